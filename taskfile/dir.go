@@ -1,0 +1,218 @@
+package taskfile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// ErrInvalidID is returned, wrapped in a *fs.PathError, for an id that
+// cannot name a task file.
+var ErrInvalidID = errors.New("invalid task id (want 1-128 of A-Z a-z 0-9 _ -)")
+
+// Dir is one task list: a directory of <id>.json task files.
+//
+// Reads take no lock (files are only ever replaced by rename, so a reader
+// sees a whole file). Update and Create hold the list's locks (see Update)
+// for the few milliseconds of a read-modify-write; they never hold them while
+// a caller's agent runs, because fn is expected to be quick.
+//
+// A Dir is safe for concurrent use by multiple goroutines; Dirs opened on the
+// same directory, in one process or several, exclude each other.
+type Dir struct {
+	path string
+	mu   *sync.Mutex
+}
+
+// Open returns the list at path, which must be an existing directory.
+func Open(path string) (*Dir, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: abs, Err: syscall.ENOTDIR}
+	}
+	return &Dir{path: abs, mu: dirMutex(abs)}, nil
+}
+
+// Path returns the directory's absolute path.
+func (d *Dir) Path() string { return d.path }
+
+// File returns the path of task id's file.
+func (d *Dir) File(id string) string { return filepath.Join(d.path, id+".json") }
+
+// Read reads and parses task id. A missing file is an error satisfying
+// errors.Is(err, fs.ErrNotExist); a file taskd will not accept is a
+// *BadFileError. Read never modifies the file.
+func (d *Dir) Read(id string) (*Task, error) {
+	if !ValidID(id) {
+		return nil, &fs.PathError{Op: "read", Path: d.File(id), Err: ErrInvalidID}
+	}
+	return readFile(d.File(id), id)
+}
+
+// ReadFile reads and parses the task file at path, whose stem must be the
+// task's id. Errors are as for Dir.Read.
+func ReadFile(path string) (*Task, error) {
+	return readFile(path, strings.TrimSuffix(filepath.Base(path), ".json"))
+}
+
+func readFile(path, stem string) (*Task, error) {
+	// O_NOFOLLOW refuses symlinks and O_NONBLOCK keeps a FIFO from blocking
+	// the open; the checks on the open descriptor cannot be raced.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
+			return nil, badFile(path, ErrSymlink, "Copy the task into the list as a regular file; taskd does not follow links.",
+				"the file is a symbolic link")
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fi.Mode().Type())
+	}
+	if fi.Size() > MaxSize {
+		return nil, badFile(path, ErrTooLarge, "Task files hold at most 1 MiB; move large inputs into separate files and reference them (for example with /read).",
+			"the file is %d bytes, larger than the 1 MiB limit", fi.Size())
+	}
+	data := make([]byte, 0, fi.Size()+1)
+	data, err = readAll(f, data)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return Parse(data, path, stem)
+}
+
+// readAll reads r into buf, stopping one byte past MaxSize.
+func readAll(r io.Reader, buf []byte) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 512)
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || len(buf) > MaxSize {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// List returns the ids of the task files in the directory, numeric ids first
+// in numeric order, then the others in byte order. Names that are not
+// <id>.json (dot-files, temporary files, lock directories) are skipped.
+func (d *Dir) List() ([]string, error) {
+	f, err := os.Open(d.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, &fs.PathError{Op: "list", Path: d.path, Err: err}
+	}
+	ids := names[:0]
+	for _, n := range names {
+		if id, ok := strings.CutSuffix(n, ".json"); ok && ValidID(id) {
+			ids = append(ids, id)
+		}
+	}
+	SortIDs(ids)
+	return ids, nil
+}
+
+// SortIDs sorts task ids as Claude Code lists them: numeric ids first, by
+// value, then the rest in byte order.
+func SortIDs(ids []string) {
+	slices.SortFunc(ids, func(a, b string) int {
+		na, ea := strconv.ParseUint(a, 10, 64)
+		nb, eb := strconv.ParseUint(b, 10, 64)
+		switch {
+		case ea == nil && eb == nil:
+			if na != nb {
+				if na < nb {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a, b)
+		case ea == nil:
+			return -1
+		case eb == nil:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+}
+
+// Update performs a locked read-modify-write of task id: it takes the list's
+// in-process mutex and its flock (<dir>/.lock), then Claude Code's lock on
+// the task file (<id>.json.lock), reads the file, calls fn on the task, and
+// if the encoded bytes changed replaces the file atomically (see writeFile).
+// If fn returns an error nothing is written and Update returns that error.
+// Waiting for the locks ends with ctx. On success Update returns the task as
+// now stored.
+func (d *Dir) Update(ctx context.Context, id string, fn func(*Task) error) (*Task, error) {
+	path := d.File(id)
+	if !ValidID(id) {
+		return nil, &fs.PathError{Op: "update", Path: path, Err: ErrInvalidID}
+	}
+	unlock, err := d.lockList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	unlockFile, err := lockFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer unlockFile()
+
+	t, err := readFile(path, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(t); err != nil {
+		return nil, err
+	}
+	if t.ID != id {
+		return nil, fmt.Errorf("update task %s: the update changed the id to %q", id, t.ID)
+	}
+	return t, d.store(t, path, false)
+}
+
+// store encodes t and writes it to path unless the bytes are unchanged; on
+// success t reflects the stored file.
+func (d *Dir) store(t *Task, path string, create bool) error {
+	out, data := t.encode()
+	if !create && bytes.Equal(data, t.raw) {
+		return nil
+	}
+	if err := writeFile(d.path, path, data, create); err != nil {
+		return err
+	}
+	t.doc, t.raw = out, data
+	return nil
+}

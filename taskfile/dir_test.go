@@ -1,0 +1,271 @@
+package taskfile_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// mustOpen creates a list directory under a temp dir and opens it.
+func mustOpen(t testing.TB) *taskfile.Dir {
+	t.Helper()
+	d, err := taskfile.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func writeRaw(t testing.TB, d *taskfile.Dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(d.Path(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const roundTripIn = `{
+  "id": "7",
+  "subject": "Übersetze die Datei ✨",
+  "x-origin": {"tool": "hand", "tags": ["a", "b"], "n": 1.50},
+  "description": "line one\nline two \u2028 <tag> & done",
+  "activeForm": "Translating",
+  "status": "pending",
+  "owner": "taskd",
+  "blocks": [],
+  "blockedBy": [],
+  "metadata": {
+    "priority": 4,
+    "custom": {"deep": {"deeper": [null, true, "日本語"]}},
+    "taskd": {"prompt": "echo hi", "unknownKnob": {"keep": "me"}}
+  },
+  "trailing": null
+}`
+
+func TestDir_UpdateRoundTrip(t *testing.T) {
+	d := mustOpen(t)
+	writeRaw(t, d, "7.json", roundTripIn)
+	ctx := context.Background()
+	got, err := d.Update(ctx, "7", func(task *taskfile.Task) error {
+		task.Status = taskfile.StatusInProgress
+		task.Metadata.Object("taskd").Set("state", "running")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != taskfile.StatusInProgress {
+		t.Errorf("returned status = %q", got.Status)
+	}
+	data, err := os.ReadFile(d.File("7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The expected file: the input re-laid-out, with exactly the two changes.
+	in, _ := taskfile.ParseValue([]byte(roundTripIn))
+	want := in.(*taskfile.Object)
+	want.Set("status", "in_progress")
+	want.Object("metadata").Object("taskd").Set("state", "running")
+	if got, want := string(data), string(taskfile.MarshalIndent(want)); got != want {
+		t.Errorf("file after Update\n got %s\nwant %s", got, want)
+	}
+	if !strings.Contains(string(data), `"n": 1.50`) || !strings.Contains(string(data), "\u2028") {
+		t.Errorf("number literal or raw U+2028 not preserved:\n%s", data)
+	}
+}
+
+func TestDir_UpdateUnchangedSkipsWrite(t *testing.T) {
+	d := mustOpen(t)
+	task, err := d.Create(context.Background(), &taskfile.Task{Subject: "s", Owner: "taskd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(d.File(task.ID))
+	if _, err := d.Update(context.Background(), task.ID, func(*taskfile.Task) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(d.File(task.ID))
+	if !os.SameFile(before, after) {
+		t.Errorf("an update without changes replaced the file")
+	}
+}
+
+func TestDir_UpdateFnError(t *testing.T) {
+	d := mustOpen(t)
+	writeRaw(t, d, "3.json", `{"id": "3", "subject": "s"}`)
+	sentinel := errors.New("no thanks")
+	_, err := d.Update(context.Background(), "3", func(task *taskfile.Task) error {
+		task.Subject = "changed"
+		return sentinel
+	})
+	if !errors.Is(err, sentinel) {
+		t.Fatalf("Update error = %v, want %v", err, sentinel)
+	}
+	if data, _ := os.ReadFile(d.File("3")); string(data) != `{"id": "3", "subject": "s"}` {
+		t.Errorf("file changed after fn failed: %s", data)
+	}
+	if _, err := os.Stat(d.File("3") + ".lock"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lock directory left behind: %v", err)
+	}
+}
+
+func TestDir_UpdateMissing(t *testing.T) {
+	d := mustOpen(t)
+	_, err := d.Update(context.Background(), "404", func(*taskfile.Task) error { return nil })
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Update of a missing task: %v, want fs.ErrNotExist", err)
+	}
+	_, err = d.Update(context.Background(), "../x", func(*taskfile.Task) error { return nil })
+	if !errors.Is(err, taskfile.ErrInvalidID) {
+		t.Fatalf("Update of ../x: %v, want ErrInvalidID", err)
+	}
+}
+
+// TestDir_BadFilesUntouched checks every kind of bad file: Read and Update
+// return the documented error and the file (or link, or FIFO) is unchanged.
+func TestDir_BadFilesUntouched(t *testing.T) {
+	d := mustOpen(t)
+	outside := filepath.Join(t.TempDir(), "outside.json")
+	os.WriteFile(outside, []byte(`{"id": "link"}`), 0o644)
+	cases := []struct {
+		id   string
+		make func(path string)
+		kind error
+	}{
+		{"badjson", func(p string) { os.WriteFile(p, []byte(`{"id": "badjson",`), 0o644) }, taskfile.ErrInvalidJSON},
+		{"array", func(p string) { os.WriteFile(p, []byte(`["x"]`), 0o644) }, taskfile.ErrNotObject},
+		{"huge", func(p string) {
+			os.WriteFile(p, append([]byte(`{"x": "`), bytes.Repeat([]byte("a"), taskfile.MaxSize+10)...), 0o644)
+		}, taskfile.ErrTooLarge},
+		{"link", func(p string) { os.Symlink(outside, p) }, taskfile.ErrSymlink},
+		{"fifo", func(p string) { syscall.Mkfifo(p, 0o644) }, taskfile.ErrNotRegular},
+		{"subdir", func(p string) { os.Mkdir(p, 0o755) }, taskfile.ErrNotRegular},
+		{"mismatch", func(p string) { os.WriteFile(p, []byte(`{"id": "other"}`), 0o644) }, taskfile.ErrIDMismatch},
+		{"wrongtype", func(p string) { os.WriteFile(p, []byte(`{"blockedBy": [1]}`), 0o644) }, taskfile.ErrWrongType},
+		{"binary", func(p string) { os.WriteFile(p, []byte{0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d}, 0o644) }, taskfile.ErrInvalidJSON},
+	}
+	for _, c := range cases {
+		t.Run(c.id, func(t *testing.T) {
+			p := d.File(c.id)
+			c.make(p)
+			before := snapshot(t, p)
+			_, err := d.Read(c.id)
+			var bad *taskfile.BadFileError
+			if !errors.As(err, &bad) || !errors.Is(err, c.kind) {
+				t.Fatalf("Read error = %v, want a *BadFileError of kind %v", err, c.kind)
+			}
+			if !strings.HasPrefix(err.Error(), p+": ") || bad.Fix == "" {
+				t.Errorf("error %q does not name the file or lacks a fix (%q)", err, bad.Fix)
+			}
+			called := false
+			_, err = d.Update(context.Background(), c.id, func(*taskfile.Task) error { called = true; return nil })
+			if !errors.Is(err, c.kind) || called {
+				t.Errorf("Update error = %v (fn called: %v), want kind %v", err, called, c.kind)
+			}
+			if after := snapshot(t, p); after != before {
+				t.Errorf("file changed:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+	if data, _ := os.ReadFile(outside); string(data) != `{"id": "link"}` {
+		t.Errorf("symlink target changed: %s", data)
+	}
+}
+
+// snapshot describes a path without following links: type, mode, size,
+// mtime and contents of regular files.
+func snapshot(t testing.TB, p string) string {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := fi.Mode().String() + " " + fi.ModTime().String()
+	if fi.Mode().IsRegular() {
+		data, _ := os.ReadFile(p)
+		s += " " + string(data)
+	}
+	return s
+}
+
+func TestDir_List(t *testing.T) {
+	d := mustOpen(t)
+	for _, n := range []string{"10.json", "9.json", "b.json", "a_1.json", ".7.json123", "x.tmp", "7.json.lock", ".lock", ".highwatermark", "bad name.json"} {
+		writeRaw(t, d, n, "{}")
+	}
+	got, err := d.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(got, " "), "9 10 a_1 b"; got != want {
+		t.Errorf("List = %s, want %s", got, want)
+	}
+}
+
+func TestDir_CreateAllocatesLikeClaudeCode(t *testing.T) {
+	d := mustOpen(t)
+	ctx := context.Background()
+	writeRaw(t, d, "4.json", `{"id": "4"}`)
+	writeRaw(t, d, ".highwatermark", "11\n")
+	task, err := d.Create(ctx, &taskfile.Task{Subject: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.ID != "12" {
+		t.Errorf("id = %s, want 12 (one more than .highwatermark)", task.ID)
+	}
+	writeRaw(t, d, "30.json", `{"id": "30"}`)
+	task, err = d.Create(ctx, &taskfile.Task{Subject: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.ID != "31" {
+		t.Errorf("id = %s, want 31 (one more than the largest file)", task.ID)
+	}
+	if hw, _ := os.ReadFile(filepath.Join(d.Path(), ".highwatermark")); string(hw) != "31" {
+		t.Errorf(".highwatermark = %q, want 31", hw)
+	}
+	data, _ := os.ReadFile(d.File("31"))
+	want := "{\n  \"id\": \"31\",\n  \"subject\": \"second\",\n  \"description\": \"\",\n  \"activeForm\": \"\",\n  \"status\": \"pending\",\n  \"blocks\": [],\n  \"blockedBy\": []\n}"
+	if string(data) != want {
+		t.Errorf("created file\n got %s\nwant %s", data, want)
+	}
+	// A named task never replaces an existing file.
+	_, err = d.Create(ctx, &taskfile.Task{ID: "30", Subject: "clobber"})
+	if !errors.Is(err, fs.ErrExist) {
+		t.Errorf("Create over an existing file: %v, want fs.ErrExist", err)
+	}
+	if data, _ := os.ReadFile(d.File("30")); string(data) != `{"id": "30"}` {
+		t.Errorf("existing file replaced: %s", data)
+	}
+}
+
+func TestDir_Sweep(t *testing.T) {
+	d := mustOpen(t)
+	old := time.Now().Add(-time.Hour)
+	for _, n := range []string{".7.json123", "..highwatermark99", "7.json"} {
+		writeRaw(t, d, n, "{}")
+		os.Chtimes(filepath.Join(d.Path(), n), old, old)
+	}
+	writeRaw(t, d, ".8.json456", "{}") // fresh: a writer may be using it
+	os.Mkdir(filepath.Join(d.Path(), "7.json.lock"), 0o755)
+	os.Chtimes(filepath.Join(d.Path(), "7.json.lock"), old, old)
+	os.Mkdir(filepath.Join(d.Path(), "8.json.lock"), 0o755) // held right now
+	removed, err := d.Sweep(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(removed, " "), "..highwatermark99 .7.json123 7.json.lock"; got != want {
+		t.Errorf("Sweep removed %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,126 @@
+package taskfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// Claude Code locks with the npm package proper-lockfile: a lock on FILE is
+// the directory FILE.lock, created with mkdir (atomic), kept fresh by
+// touching its mtime every stale/2 while held, and considered abandoned once
+// its mtime is older than stale (10 s, the package default, which Claude Code
+// keeps). It locks <list>/.lock (so the directory <list>/.lock.lock) to
+// allocate ids and <list>/<id>.json (so <id>.json.lock) to update a task.
+// taskd takes the same locks the same way, so neither side ever writes while
+// the other holds them.
+const (
+	lockStale   = 10 * time.Second
+	lockRefresh = lockStale / 2
+)
+
+// listLockName is the list's lock file: Claude Code creates it empty and
+// locks it with proper-lockfile; taskd also holds a flock(2) on it. It is
+// never deleted (deleting a lock file splits waiters across two inodes).
+const listLockName = ".lock"
+
+// mutexes holds one in-process mutex per list directory, shared by every Dir
+// opened on it, because flock(2) locks held by one process do not exclude
+// that process's other goroutines and the race detector cannot see them.
+var mutexes sync.Map // cleaned dir path → *sync.Mutex
+
+func dirMutex(path string) *sync.Mutex {
+	m, _ := mutexes.LoadOrStore(path, new(sync.Mutex))
+	return m.(*sync.Mutex)
+}
+
+// lockList takes the in-process mutex and the flock on <dir>/.lock. It waits
+// until ctx is done; the returned function releases both.
+func (d *Dir) lockList(ctx context.Context) (unlock func(), err error) {
+	d.mu.Lock()
+	fl := flock.New(filepath.Join(d.path, listLockName), flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o644))
+	ok, err := fl.TryLockContext(ctx, 2*time.Millisecond)
+	if err != nil || !ok {
+		d.mu.Unlock()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("lock list %s: %w", d.path, errors.Join(ErrLocked, err))
+	}
+	return func() {
+		fl.Unlock() // also closes the descriptor; the file stays
+		d.mu.Unlock()
+	}, nil
+}
+
+// lockFile takes Claude Code's proper-lockfile lock on target: the directory
+// target+".lock". It retries with a short backoff until ctx is done, removes
+// a lock whose mtime is older than the stale limit (its holder died), and
+// refreshes the mtime while held. The returned function releases the lock.
+func lockFile(ctx context.Context, target string) (unlock func(), err error) {
+	path := target + ".lock"
+	delay := time.Millisecond
+	for {
+		err := os.Mkdir(path, 0o755)
+		if err == nil {
+			return holdLock(path), nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, err // *fs.PathError naming the lock
+		}
+		if fi, serr := os.Stat(path); serr == nil && time.Since(fi.ModTime()) > lockStale {
+			// Abandoned: remove it and try again at once, as proper-lockfile does.
+			if rerr := os.Remove(path); rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
+				continue
+			}
+		} else if errors.Is(serr, fs.ErrNotExist) {
+			continue // released meanwhile
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, &fs.PathError{Op: "lock", Path: path, Err: errors.Join(ErrLocked, ctx.Err())}
+		case <-t.C:
+		}
+		if delay < 100*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+// holdLock keeps the lock directory at path fresh until the returned
+// function removes it.
+func holdLock(path string) func() {
+	var mu sync.Mutex
+	released := false
+	var timer *time.Timer
+	var refresh func()
+	refresh = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if released {
+			return
+		}
+		now := time.Now()
+		os.Chtimes(path, now, now) // best effort; a failure shows as staleness
+		timer = time.AfterFunc(lockRefresh, refresh)
+	}
+	mu.Lock()
+	timer = time.AfterFunc(lockRefresh, refresh)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		released = true
+		timer.Stop()
+		mu.Unlock()
+		os.Remove(path)
+	}
+}
