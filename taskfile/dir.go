@@ -146,25 +146,27 @@ func (d *Dir) List() ([]string, error) {
 // SortIDs sorts task ids as Claude Code lists them: numeric ids first, by
 // value, then the rest in byte order.
 func SortIDs(ids []string) {
-	slices.SortFunc(ids, func(a, b string) int {
-		na, ea := strconv.ParseUint(a, 10, 64)
-		nb, eb := strconv.ParseUint(b, 10, 64)
-		switch {
-		case ea == nil && eb == nil:
-			if na != nb {
-				if na < nb {
-					return -1
-				}
-				return 1
+	slices.SortFunc(ids, CompareIDs)
+}
+
+// CompareIDs orders task ids as SortIDs does, returning -1, 0 or +1.
+func CompareIDs(a, b string) int {
+	na, ea := strconv.ParseUint(a, 10, 64)
+	nb, eb := strconv.ParseUint(b, 10, 64)
+	switch {
+	case ea == nil && eb == nil:
+		if na != nb {
+			if na < nb {
+				return -1
 			}
-			return strings.Compare(a, b)
-		case ea == nil:
-			return -1
-		case eb == nil:
 			return 1
 		}
-		return strings.Compare(a, b)
-	})
+	case ea == nil:
+		return -1
+	case eb == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
 }
 
 // Update performs a locked read-modify-write of task id: it takes the list's

@@ -24,6 +24,34 @@
 //	                          stdout.log, stderr.log, result.json
 //	.taskd/rejected/<name>.txt  why a file was not accepted
 //
+// # taskd run
+//
+//	taskd run [--root DIR] [--list ID]... [--config FILE] [--insecure] [--log-format text|json] [--log-level LEVEL]
+//
+// Run runs the daemon in the foreground until it receives SIGINT or SIGTERM.
+// It is what the user service runs.
+//
+// The root of task lists is --root, else $TASKD_ROOT, else
+// $CLAUDE_CONFIG_DIR/tasks, else ~/.claude/tasks; it is created if missing.
+// Every directory in it is a task list, watched for task files addressed to
+// taskd; --list ID (repeatable) restricts the daemon to those lists. Only one
+// daemon runs per root: a second one exits with a message naming the first.
+//
+// The configuration file is --config FILE, else
+// $XDG_CONFIG_HOME/taskd/config.json if it exists. It sets agent profiles,
+// agent-name mappings, the concurrency limits and timeouts.
+//
+// For safety the daemon refuses a root or list that other users can write to
+// (they could make it run commands as you); --insecure overrides this.
+//
+// On SIGINT or SIGTERM running agents get SIGTERM, then SIGKILL after a grace
+// period; their tasks are recorded as interrupted and run again at the next
+// start. A daemon killed outright loses nothing either: at the next start a
+// task it left running is recovered from its run folder.
+//
+// Logs go to stderr (the journal, under systemd): text by default,
+// --log-format json for machines; --log-level debug|info|warn|error.
+//
 // # taskd help
 //
 //	taskd help [COMMAND]

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/taskd/taskd/daemon"
+)
+
+// listFlags collects a repeatable --list flag.
+type listFlags []string
+
+func (l *listFlags) String() string     { return strings.Join(*l, ",") }
+func (l *listFlags) Set(v string) error { *l = append(*l, v); return nil }
+
+// loadConfig resolves the root and reads the configuration file, the way
+// every command that looks at task lists does.
+func loadConfig(root, configPath string, lists []string) (*daemon.Config, error) {
+	r, err := daemon.ResolveRoot(root, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	optional := configPath == ""
+	if optional {
+		configPath = daemon.DefaultConfigPath()
+	}
+	fc, err := daemon.LoadFileConfig(configPath, optional)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := daemon.NewConfig(r, lists, fc)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", configPath, err)
+	}
+	cfg.ConfigPath = configPath
+	return cfg, nil
+}
+
+func init() {
+	register(&command{
+		name:  "run",
+		usage: "[--root DIR] [--list ID]... [--config FILE] [--insecure] [--log-format text|json] [--log-level LEVEL]",
+		short: "run the daemon in the foreground",
+		group: "Daemon",
+		long: `
+Run runs the daemon in the foreground until it receives SIGINT or SIGTERM.
+It is what the user service runs.
+
+The root of task lists is --root, else $TASKD_ROOT, else
+$CLAUDE_CONFIG_DIR/tasks, else ~/.claude/tasks; it is created if missing.
+Every directory in it is a task list, watched for task files addressed to
+taskd; --list ID (repeatable) restricts the daemon to those lists. Only one
+daemon runs per root: a second one exits with a message naming the first.
+
+The configuration file is --config FILE, else
+$XDG_CONFIG_HOME/taskd/config.json if it exists. It sets agent profiles,
+agent-name mappings, the concurrency limits and timeouts.
+
+For safety the daemon refuses a root or list that other users can write to
+(they could make it run commands as you); --insecure overrides this.
+
+On SIGINT or SIGTERM running agents get SIGTERM, then SIGKILL after a grace
+period; their tasks are recorded as interrupted and run again at the next
+start. A daemon killed outright loses nothing either: at the next start a
+task it left running is recovered from its run folder.
+
+Logs go to stderr (the journal, under systemd): text by default,
+--log-format json for machines; --log-level debug|info|warn|error.
+`,
+		run: runDaemon,
+	})
+}
+
+func runDaemon(ctx context.Context, inv *invocation) error {
+	fs := inv.flags()
+	root := fs.String("root", "", "root of task lists")
+	var lists listFlags
+	fs.Var(&lists, "list", "serve only this list (repeatable)")
+	config := fs.String("config", "", "configuration file")
+	insecure := fs.Bool("insecure", false, "run even if the root or a list is writable by others")
+	format := fs.String("log-format", "text", "log format: text or json")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return inv.usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		return inv.usageErrorf("bad --log-level %q", *level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	var h slog.Handler
+	switch *format {
+	case "text":
+		h = slog.NewTextHandler(inv.stderr, opts)
+	case "json":
+		h = slog.NewJSONHandler(inv.stderr, opts)
+	default:
+		return inv.usageErrorf("bad --log-format %q", *format)
+	}
+	cfg, err := loadConfig(*root, *config, lists)
+	if err != nil {
+		return err
+	}
+	cfg.Insecure = *insecure
+	return daemon.New(cfg, slog.New(h)).Run(ctx)
+}
+

@@ -1,0 +1,377 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// An attempt is one execution of an agent for a task: a plain task's run, a
+// workflow step, a loop iteration. Each has its own run folder.
+type attempt struct {
+	list    *list
+	taskID  string
+	parent  string
+	n       int    // attempt number, the run folder's name
+	step    string // workflow step, if any
+	profile *Profile
+	prompt  string // the full prompt (prompt.md)
+	script  string // what the agent gets if not the prompt (exec: the content alone)
+	cwd     string
+	timeout time.Duration
+	spec    spec              // model, permission mode, tools, system prompt
+	resume  string            // session to resume (claude)
+	env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
+	files   map[string][]byte // extra files for the run folder (transcript.json)
+}
+
+// How an attempt ended, besides its Result.
+type outcome int
+
+const (
+	finished    outcome = iota // the agent exited; Result says how it went
+	timedOut                   // killed at its timeout
+	cancelled                  // killed because metadata.taskd.cancel was set
+	interrupted                // killed because the daemon is stopping
+	notStarted                 // the agent could not be started (Result.Error says why)
+)
+
+// outcomeNames are recorded in result.json for attempts that did not end on
+// their own.
+var outcomeNames = map[outcome]string{timedOut: "timed_out", cancelled: "cancelled", notStarted: "not_started"}
+
+// outcomeOf maps a recorded result back to its outcome.
+func outcomeOf(r Result) outcome {
+	for o, name := range outcomeNames {
+		if r.Outcome == name {
+			return o
+		}
+	}
+	return finished
+}
+
+// Causes for cancelling an attempt's context.
+var (
+	errCancelled   = errors.New("cancelled")
+	errTimeout     = errors.New("timed out")
+	errInterrupted = errors.New("daemon stopping")
+)
+
+// runDir returns the run folder of attempt n of task id.
+func (l *list) runDir(id string, n int) string {
+	return filepath.Join(l.dir.Path(), ".taskd", "runs", id, strconv.Itoa(n))
+}
+
+// run executes the attempt: it writes prompt.md and cmd.json, starts the
+// agent in its own process group with stdout and stderr going to files,
+// waits for it (SIGTERM to the group on timeout, cancellation or shutdown,
+// SIGKILL after the grace period), and writes result.json the moment it
+// has exited. It never holds a task-file lock. ctx's cancellation cause
+// (errCancelled, errInterrupted) says why an attempt was stopped.
+func (d *Daemon) runAttempt(ctx context.Context, a *attempt) (Result, outcome) {
+	start := time.Now()
+	dir := a.list.runDir(a.taskID, a.n)
+	res, out := d.execAttempt(ctx, a, dir)
+	res.DurationMs = time.Since(start).Milliseconds()
+	if out != finished && res.Error == "" {
+		res.Error = map[outcome]string{
+			timedOut:    fmt.Sprintf("timed out after %s", a.timeout),
+			cancelled:   "cancelled",
+			interrupted: "interrupted: the daemon stopped while the agent ran",
+		}[out]
+	}
+	if out != finished {
+		res.Success = false
+		res.Outcome = outcomeNames[out]
+	}
+	// The result is persisted the moment the agent has exited, before the
+	// task file records it: a daemon that dies in between finds it here. An
+	// attempt cut short by the daemon's own stop leaves no result, so it is
+	// run again.
+	if out != interrupted {
+		if err := writeJSONFile(filepath.Join(dir, "result.json"), res); err != nil {
+			d.log.Warn("write result", "task", a.taskID, "path", dir, "err", err)
+		}
+	}
+	return res, out
+}
+
+func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Result, outcome) {
+	fail := func(format string, args ...any) (Result, outcome) {
+		msg := fmt.Sprintf(format, args...)
+		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail("create run folder: %v", err)
+	}
+	argv, stdinText := a.argv()
+	env := d.agentEnv(a, dir)
+	cmdInfo := map[string]any{
+		"argv": argv, "cwd": a.cwd, "env": envNames(env), "profile": a.profile.Name,
+		"timeout": a.timeout.String(), "step": a.step, "attempt": a.n, "prompt": a.profile.Prompt,
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prompt.md"), []byte(a.prompt), 0o644); err != nil {
+		return fail("write prompt: %v", err)
+	}
+	for name, data := range a.files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return fail("write %s: %v", name, err)
+		}
+	}
+	if err := writeJSONFile(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+		return fail("write cmd.json: %v", err)
+	}
+	path, err := lookPath(argv[0], env)
+	if err != nil {
+		return fail("agent profile %q: %v. Install it, or point the profile at it in %s: {\"profiles\": {%q: {\"command\": [\"/full/path/to/%s\", …]}}}",
+			a.profile.Name, err, d.cfg.configName(), a.profile.Name, filepath.Base(argv[0]))
+	}
+	if fi, err := os.Stat(a.cwd); err != nil || !fi.IsDir() {
+		return fail("working directory %q does not exist; set metadata.taskd.cwd to an existing directory", a.cwd)
+	}
+	stdout, err := os.Create(filepath.Join(dir, "stdout.log"))
+	if err != nil {
+		return fail("create stdout.log: %v", err)
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(filepath.Join(dir, "stderr.log"))
+	if err != nil {
+		return fail("create stderr.log: %v", err)
+	}
+	defer stderr.Close()
+
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = a.cwd, env, stdout, stderr
+	if stdinText != "" {
+		cmd.Stdin = strings.NewReader(stdinText)
+	}
+	if err := startGroup(cmd); err != nil {
+		return fail("start %s: %v", argv[0], err)
+	}
+	pgid := cmd.Process.Pid
+	os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(pgid)), 0o644)
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var timeout <-chan time.Time
+	if a.timeout > 0 {
+		t := time.NewTimer(a.timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	out := finished
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-timeout:
+		out = timedOut
+		waitErr = d.stopGroup(pgid, waited)
+	case <-ctx.Done():
+		out = cancelled
+		if errors.Is(context.Cause(ctx), errInterrupted) {
+			out = interrupted
+		}
+		waitErr = d.stopGroup(pgid, waited)
+	}
+	// The leader is gone; whatever it left running in its group goes too.
+	signalGroup(pgid, syscall.SIGKILL)
+	os.Remove(filepath.Join(dir, "pid"))
+
+	exitCode := 0
+	if waitErr != nil {
+		var ee *exec.ExitError
+		if errors.As(waitErr, &ee) {
+			exitCode = ee.ExitCode()
+		} else {
+			exitCode = -1
+		}
+	}
+	data, _ := readTail(filepath.Join(dir, "stdout.log"), maxScan)
+	res := parseResult(a.profile.Output, data, exitCode)
+	if out == finished && !res.Success && res.Error == "" {
+		res.Error = fmt.Sprintf("the agent failed (exit status %d)", exitCode)
+	}
+	return res, out
+}
+
+// stopGroup asks the group to stop (SIGTERM), then kills it (SIGKILL) if the
+// leader has not exited after the grace period. It returns the Wait error.
+func (d *Daemon) stopGroup(pgid int, waited <-chan error) error {
+	signalGroup(pgid, syscall.SIGTERM)
+	t := time.NewTimer(d.cfg.Grace)
+	defer t.Stop()
+	select {
+	case err := <-waited:
+		return err
+	case <-t.C:
+		signalGroup(pgid, syscall.SIGKILL)
+		return <-waited
+	}
+}
+
+// argv builds the command line for the attempt and the text for its stdin.
+func (a *attempt) argv() (argv []string, stdin string) {
+	p := a.profile
+	argv = append(argv, p.Command...)
+	s := a.spec
+	switch p.Flags {
+	case "claude":
+		if s.Model != "" {
+			argv = append(argv, "--model", s.Model)
+		}
+		if s.PermissionMode != "" {
+			argv = append(argv, "--permission-mode", s.PermissionMode)
+		}
+		if len(s.Tools) > 0 {
+			argv = append(argv, "--allowedTools", strings.Join(s.Tools, ","))
+		}
+		if len(s.DisallowTools) > 0 {
+			argv = append(argv, "--disallowedTools", strings.Join(s.DisallowTools, ","))
+		}
+		if s.SystemPrompt != "" {
+			argv = append(argv, "--append-system-prompt", s.SystemPrompt)
+		}
+		if a.resume != "" {
+			argv = append(argv, "--resume", a.resume)
+		}
+	case "opencode", "codex":
+		if s.Model != "" {
+			argv = append(argv, "--model", s.Model)
+		}
+	}
+	text := a.prompt
+	if a.script != "" {
+		text = a.script
+	}
+	if p.Prompt == "arg" {
+		return append(argv, text), ""
+	}
+	return argv, text
+}
+
+// baseEnv are the variables every agent inherits from the daemon, besides
+// its profile's list and taskd's own.
+var baseEnv = []string{"HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TZ", "TMPDIR", "TERM", "XDG_*"}
+
+// agentEnv builds the agent's environment: only the base variables, the
+// profile's list (NAME or PREFIX*), taskd's own TASKD_* variables, and PATH
+// with taskd's directory first, so agents can run taskd's in-execution
+// commands.
+func (d *Daemon) agentEnv(a *attempt, runDir string) []string {
+	allow := append(append([]string{}, baseEnv...), a.profile.Env...)
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "PATH" || strings.HasPrefix(name, "TASKD_") {
+			continue
+		}
+		for _, pat := range allow {
+			if pat == name || strings.HasSuffix(pat, "*") && strings.HasPrefix(name, pat[:len(pat)-1]) {
+				env = append(env, kv)
+				break
+			}
+		}
+	}
+	path := os.Getenv("PATH")
+	if d.cfg.Executable != "" {
+		path = filepath.Dir(d.cfg.Executable) + string(os.PathListSeparator) + path
+	}
+	// TASKD_RUN_DIR goes first: recovery recognises a leftover agent by it.
+	env = append([]string{"TASKD_RUN_DIR=" + runDir}, env...)
+	env = append(env,
+		"PATH="+path,
+		"TASKD_ROOT="+d.cfg.Root,
+		"TASKD_LIST="+a.list.id,
+		"TASKD_TASK_ID="+a.taskID,
+		"TASKD_TASK_FILE="+a.list.dir.File(a.taskID),
+		"TASKD_STEP="+a.step,
+		"TASKD_PARENT="+a.parent,
+		"TASKD_ATTEMPT="+strconv.Itoa(a.n),
+	)
+	for k, v := range a.env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func envNames(env []string) []string {
+	names := make([]string, len(env))
+	for i, kv := range env {
+		names[i], _, _ = strings.Cut(kv, "=")
+	}
+	return names
+}
+
+// lookPath finds prog on the agent's PATH (not the daemon's).
+func lookPath(prog string, env []string) (string, error) {
+	if strings.Contains(prog, "/") {
+		if _, err := os.Stat(prog); err != nil {
+			return "", fmt.Errorf("program %q not found", prog)
+		}
+		return prog, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, prog)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("program %q not found on PATH", prog)
+}
+
+// writeJSONFile writes v as indented JSON, replacing path atomically (a
+// reader never sees half a file). It does not fsync: run folders are a
+// record; the task file holds the state.
+func writeJSONFile(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// readTail returns at most the last n bytes of the file at path.
+func readTail(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := int64(0)
+	if fi.Size() > n {
+		off = fi.Size() - n
+	}
+	buf := make([]byte, fi.Size()-off)
+	got, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:got], nil
+}

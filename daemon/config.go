@@ -1,0 +1,229 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// FileConfig is the user's configuration file, by default
+// $XDG_CONFIG_HOME/taskd/config.json (~/.config/taskd/config.json):
+//
+//	{"defaultAgent": "claude",
+//	 "profiles": {"fast": {"command": ["claude", "-p", "--output-format", "json", "--model", "haiku"],
+//	                       "prompt": "stdin", "env": ["ANTHROPIC_API_KEY"], "timeout": "10m",
+//	                       "output": "claude-json"}},
+//	 "agents": {"Developer": "claude", "Reviewer": "fast", "tester": "exec"},
+//	 "concurrency": 2, "lists": {"nightly": {"concurrency": 1}}}
+//
+// Every field is optional. Unknown fields are errors, so a typo is reported
+// instead of silently ignored.
+type FileConfig struct {
+	DefaultAgent string                 `json:"defaultAgent,omitempty"`
+	Profiles     map[string]ProfileSpec `json:"profiles,omitempty"`
+	Agents       map[string]string      `json:"agents,omitempty"`
+	Concurrency  int                    `json:"concurrency,omitempty"`
+	Lists        map[string]ListConfig  `json:"lists,omitempty"`
+	// Timeout is the default agent timeout ("30m" unless set).
+	Timeout string `json:"timeout,omitempty"`
+	// Rescan is the period of the safety rescan ("5m" unless set).
+	Rescan string `json:"rescan,omitempty"`
+	// Grace is how long an agent has between SIGTERM and SIGKILL ("10s").
+	Grace string `json:"grace,omitempty"`
+	// AllowedRoots are directories /read may load files from, in addition
+	// to the task's cwd and its list directory.
+	AllowedRoots []string `json:"allowedRoots,omitempty"`
+	// MaxDepth and MaxChildren bound trees of child tasks (3 and 10).
+	MaxDepth    int `json:"maxDepth,omitempty"`
+	MaxChildren int `json:"maxChildren,omitempty"`
+}
+
+// ListConfig holds per-list settings.
+type ListConfig struct {
+	Concurrency int `json:"concurrency,omitempty"`
+}
+
+// ProfileSpec is an agent profile as written in the configuration file.
+type ProfileSpec struct {
+	Command []string `json:"command"`
+	Prompt  string   `json:"prompt,omitempty"`  // "stdin" (default) or "arg"
+	Env     []string `json:"env,omitempty"`     // variables passed through; NAME or PREFIX*
+	Timeout string   `json:"timeout,omitempty"` // default timeout for this profile
+	Output  string   `json:"output,omitempty"`  // "claude-json", "json" or "text" (default)
+	// Flags says how task fields (model, permission mode, tools, system
+	// prompt, session) become command-line flags: "claude", "opencode",
+	// "codex" or "none". By default it follows the command's name.
+	Flags string `json:"flags,omitempty"`
+}
+
+// Defaults for settings the configuration file leaves out.
+const (
+	DefaultTimeout     = 30 * time.Minute
+	DefaultRescan      = 5 * time.Minute
+	DefaultGrace       = 10 * time.Second
+	DefaultMaxDepth    = 3
+	DefaultMaxChildren = 10
+)
+
+// DefaultConfigPath returns $XDG_CONFIG_HOME/taskd/config.json, or
+// ~/.config/taskd/config.json.
+func DefaultConfigPath() string {
+	return filepath.Join(configHome(), "taskd", "config.json")
+}
+
+func configHome() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return x
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".config")
+}
+
+// LoadFileConfig reads the configuration file at path. A missing file is not
+// an error when optional is true (the default path); the settings are then
+// all defaults. Errors name the file and, for bad values, the field.
+func LoadFileConfig(path string, optional bool) (*FileConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if optional && errors.Is(err, fs.ErrNotExist) {
+			return &FileConfig{}, nil
+		}
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	var fc FileConfig
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fc); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := fc.validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return &fc, nil
+}
+
+func (fc *FileConfig) validate() error {
+	for _, d := range []struct{ name, v string }{{"timeout", fc.Timeout}, {"rescan", fc.Rescan}, {"grace", fc.Grace}} {
+		if d.v == "" {
+			continue
+		}
+		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
+			return fmt.Errorf("%s %q is not a positive duration such as \"10m\"", d.name, d.v)
+		}
+	}
+	if fc.Concurrency < 0 || fc.MaxDepth < 0 || fc.MaxChildren < 0 {
+		return errors.New("concurrency, maxDepth and maxChildren must not be negative")
+	}
+	for name, p := range fc.Profiles {
+		if err := p.validate(); err != nil {
+			return fmt.Errorf("profile %q: %w", name, err)
+		}
+	}
+	profiles := fc.profiles()
+	for agent, prof := range fc.Agents {
+		if _, ok := profiles[prof]; !ok {
+			return fmt.Errorf("agents: %q maps to unknown profile %q (known: %s)", agent, prof, strings.Join(sortedKeys(profiles), ", "))
+		}
+	}
+	if fc.DefaultAgent != "" {
+		if _, ok := profiles[fc.DefaultAgent]; !ok {
+			if _, ok := fc.Agents[fc.DefaultAgent]; !ok {
+				return fmt.Errorf("defaultAgent %q is not a profile or a mapped agent", fc.DefaultAgent)
+			}
+		}
+	}
+	for id, l := range fc.Lists {
+		if l.Concurrency < 0 {
+			return fmt.Errorf("lists.%s.concurrency must not be negative", id)
+		}
+	}
+	return nil
+}
+
+// Config is the daemon's complete configuration: where to look and how to
+// run agents. Build it with NewConfig; the zero value is not usable.
+type Config struct {
+	Root       string   // the root of task lists
+	Lists      []string // if not empty, only these lists are watched
+	Insecure   bool     // run even if the root is writable by others
+	ConfigPath string   // the configuration file read, for messages
+
+	DefaultAgent string
+	Profiles     map[string]*Profile
+	Agents       map[string]string
+	Concurrency  int
+	ListLimits   map[string]int
+	Timeout      time.Duration
+	Rescan       time.Duration
+	Grace        time.Duration
+	AllowedRoots []string
+	MaxDepth     int
+	MaxChildren  int
+
+	// Executable is the path of the taskd binary agents find on PATH.
+	Executable string
+}
+
+// NewConfig combines the root and the configuration file into a Config.
+func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
+	if fc == nil {
+		fc = &FileConfig{}
+	}
+	c := &Config{
+		Root:         root,
+		Lists:        lists,
+		DefaultAgent: fc.DefaultAgent,
+		Agents:       fc.Agents,
+		Concurrency:  fc.Concurrency,
+		ListLimits:   map[string]int{},
+		Timeout:      durationOr(fc.Timeout, DefaultTimeout),
+		Rescan:       durationOr(fc.Rescan, DefaultRescan),
+		Grace:        durationOr(fc.Grace, DefaultGrace),
+		AllowedRoots: fc.AllowedRoots,
+		MaxDepth:     fc.MaxDepth,
+		MaxChildren:  fc.MaxChildren,
+	}
+	if c.DefaultAgent == "" {
+		c.DefaultAgent = "claude"
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = runtime.NumCPU()
+	}
+	if c.MaxDepth == 0 {
+		c.MaxDepth = DefaultMaxDepth
+	}
+	if c.MaxChildren == 0 {
+		c.MaxChildren = DefaultMaxChildren
+	}
+	for id, l := range fc.Lists {
+		if l.Concurrency > 0 {
+			c.ListLimits[id] = l.Concurrency
+		}
+	}
+	c.Profiles = map[string]*Profile{}
+	for name, spec := range fc.profiles() {
+		p, err := spec.compile(name)
+		if err != nil {
+			return nil, err
+		}
+		c.Profiles[name] = p
+	}
+	if exe, err := os.Executable(); err == nil {
+		c.Executable = exe
+	}
+	return c, nil
+}
+
+func durationOr(s string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d
+	}
+	return def
+}

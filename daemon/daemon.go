@@ -1,0 +1,266 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Daemon watches a root of task lists and runs the tasks addressed to it.
+// Create it with New and start it with Run.
+//
+// One goroutine (Run's) owns all scheduling state: the lists, what it last
+// saw of each task file, which tasks are running. Tasks are worked on by
+// job goroutines that read and write task files through taskfile and report
+// back on a channel; they never touch the loop's state.
+type Daemon struct {
+	cfg *Config
+	log *slog.Logger
+
+	lists   map[string]*list // by list id; loop goroutine only
+	order   []string         // list ids in the order they are served
+	next    int              // round-robin position in order
+	running int              // jobs that hold a concurrency slot
+	watcher *fsnotify.Watcher
+	jobs    sync.WaitGroup
+	done    chan jobDone
+	ctx     context.Context // Run's context; jobs derive theirs from it
+
+	// fullScan asks the loop for a rescan of every list (watcher overflow,
+	// safety timer).
+	fullScan bool
+
+	// started is closed once the startup scan is complete (for tests and
+	// for taskd run's ready message).
+	started chan struct{}
+}
+
+// New returns a daemon for cfg that logs to log.
+func New(cfg *Config, log *slog.Logger) *Daemon {
+	return &Daemon{
+		cfg:     cfg,
+		log:     log,
+		lists:   map[string]*list{},
+		done:    make(chan jobDone),
+		started: make(chan struct{}),
+	}
+}
+
+// Started is closed once the daemon has taken its lock, added its watches
+// and scanned every list.
+func (d *Daemon) Started() <-chan struct{} { return d.started }
+
+// Run runs the daemon until ctx is done. It takes the root's daemon lock
+// (failing with ErrAlreadyRunning if another daemon has it), refuses a root
+// writable by others unless cfg.Insecure, adds its watches, scans and
+// recovers every list, and then serves file events. When ctx ends it stops
+// running agents (SIGTERM, then SIGKILL after the grace period), records
+// them as interrupted so the next start runs them again, and returns nil.
+func (d *Daemon) Run(ctx context.Context) error {
+	root := d.cfg.Root
+	if err := ensureRoot(root); err != nil {
+		return err
+	}
+	if !d.cfg.Insecure {
+		if err := checkPrivate(root); err != nil {
+			return err
+		}
+	}
+	lock, err := lockRoot(root)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", root, err)
+	}
+	d.watcher = w
+	defer w.Close()
+	runCtx, stopJobs := context.WithCancelCause(ctx)
+	defer stopJobs(errInterrupted)
+	d.ctx = runCtx
+
+	// Watches first, then the scan: a file created in between is seen by
+	// both, never by neither.
+	if err := w.Add(root); err != nil {
+		return fmt.Errorf("watch %s: %w", root, err)
+	}
+	d.addLists()
+	for _, id := range d.order {
+		l := d.lists[id]
+		l.events.append(Event{Type: EvDaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
+		d.scanList(l)
+	}
+	d.log.Info("taskd started", "root", root, "lists", len(d.lists), "concurrency", d.cfg.Concurrency)
+	close(d.started)
+
+	err = d.loop(ctx)
+	d.shutdown(stopJobs)
+	return err
+}
+
+// loop serves events until ctx ends.
+func (d *Daemon) loop(ctx context.Context) error {
+	rescan := time.NewTimer(d.cfg.Rescan)
+	defer rescan.Stop()
+	wake := time.NewTimer(time.Hour)
+	defer wake.Stop()
+	for {
+		d.schedule()
+		resetTimer(wake, d.nextWake())
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-d.watcher.Events:
+			if !ok {
+				return errors.New("file watcher closed")
+			}
+			d.handleEvent(ev)
+			d.drainEvents()
+		case err, ok := <-d.watcher.Errors:
+			if !ok {
+				return errors.New("file watcher closed")
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				d.log.Warn("file events were lost; rescanning", "err", err)
+			} else {
+				d.log.Warn("file watcher", "err", err)
+			}
+			d.fullScan = true
+		case msg := <-d.done:
+			d.finished(msg)
+		case <-rescan.C:
+			d.fullScan = true
+			rescan.Reset(d.cfg.Rescan)
+		case <-wake.C:
+			d.wakeDue()
+		}
+		if d.fullScan {
+			d.fullScan = false
+			d.rescanAll()
+		}
+		d.flushDirty()
+	}
+}
+
+// drainEvents takes every event already queued, so a burst of changes is
+// handled in one pass without delaying the first.
+func (d *Daemon) drainEvents() {
+	for range 4096 {
+		select {
+		case ev, ok := <-d.watcher.Events:
+			if !ok {
+				return
+			}
+			d.handleEvent(ev)
+		default:
+			return
+		}
+	}
+}
+
+// handleEvent records a file event as a hint: no file is read here.
+func (d *Daemon) handleEvent(ev fsnotify.Event) {
+	if ev.Op == fsnotify.Chmod {
+		return
+	}
+	dir, name := filepath.Split(ev.Name)
+	dir = filepath.Clean(dir)
+	if dir == d.cfg.Root {
+		// Something changed at the root: a list appeared or went away.
+		d.listChanged(name)
+		return
+	}
+	l := d.lists[filepath.Base(dir)]
+	if l == nil || filepath.Dir(dir) != d.cfg.Root {
+		return
+	}
+	if id, ok := taskID(name); ok {
+		l.dirty[id] = struct{}{}
+	}
+}
+
+// rescanAll re-reads every list and every task file in it.
+func (d *Daemon) rescanAll() {
+	d.addLists()
+	for _, id := range d.order {
+		d.scanList(d.lists[id])
+	}
+}
+
+// flushDirty reconciles the task files events pointed at.
+func (d *Daemon) flushDirty() {
+	for _, id := range d.order {
+		l := d.lists[id]
+		for tid := range l.dirty {
+			delete(l.dirty, tid)
+			d.refresh(l, tid)
+		}
+	}
+}
+
+// nextWake returns when the loop must look again without an event: the
+// earliest retry time or re-check of a file that did not parse. Idle, it
+// is far away; the safety rescan has its own timer.
+func (d *Daemon) nextWake() time.Duration {
+	next := time.Duration(-1)
+	now := time.Now()
+	for _, l := range d.lists {
+		for _, at := range []time.Time{l.nextRetry, l.nextRecheck} {
+			if at.IsZero() {
+				continue
+			}
+			if w := at.Sub(now); next < 0 || w < next {
+				next = w
+			}
+		}
+	}
+	if next < 0 {
+		return time.Hour
+	}
+	if next < time.Millisecond {
+		next = time.Millisecond
+	}
+	return next
+}
+
+func resetTimer(t *time.Timer, d time.Duration) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(d)
+}
+
+// shutdown stops every job and waits for them to record their state.
+func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
+	stopJobs(errInterrupted)
+	waited := make(chan struct{})
+	go func() { d.jobs.Wait(); close(waited) }()
+	for {
+		select {
+		case <-waited:
+			for _, id := range d.order {
+				l := d.lists[id]
+				l.events.append(Event{Type: EvDaemonStopped, List: id})
+				l.events.close()
+			}
+			d.log.Info("taskd stopped")
+			return
+		case msg := <-d.done:
+			d.finished(msg)
+		}
+	}
+}
+

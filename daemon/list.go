@@ -1,0 +1,241 @@
+package daemon
+
+import (
+	"errors"
+	"hash/maphash"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// A list is one task list directory as the loop sees it.
+type list struct {
+	id      string
+	dir     *taskfile.Dir
+	events  *eventLog
+	entries map[string]*entry
+	// waiters maps a task id to the tasks whose blockedBy names it, so a
+	// blocker's change re-evaluates exactly its dependents.
+	waiters map[string]map[string]struct{}
+	dirty   map[string]struct{} // ids events pointed at, to refresh
+	ready      []string            // runnable ids, in id order
+	inReady    map[string]bool
+	candidates map[string]struct{}  // ids to evaluate at the next schedule
+	recheck    map[string]time.Time // files that did not parse, to read again
+	running int
+	refused error // the list is not served (e.g. writable by others)
+
+	nextRetry   time.Time // earliest retryAt of a retrying task
+	nextRecheck time.Time // earliest re-check of a file that did not parse
+}
+
+// entry is what the loop remembers of one task file: enough to decide, not
+// the whole task (which is re-read whenever something is done with it).
+type entry struct {
+	hash      uint64 // of the bytes last reconciled
+	status    string
+	owned     bool
+	state     string
+	parent    string
+	blockedBy []string
+	retryAt   time.Time
+	cancel    bool
+	resolve   string
+	archived  bool
+	children  []string // the children a waiting parent waits for
+	accepted  bool     // TaskAccepted was logged by this daemon
+
+	reject    string    // why the current file is refused ("" when accepted)
+	badSince  time.Time // when the current unparsable bytes were first seen
+	badReason string
+
+	job *job // non-nil while a job works on the task
+}
+
+var hashSeed = maphash.MakeSeed()
+
+func hashBytes(b []byte) uint64 { return maphash.Bytes(hashSeed, b) }
+
+// taskID returns the id of a task file name, or false for every other name
+// (dot-files, temporary files, lock directories, editors' swap files).
+func taskID(name string) (string, bool) {
+	id, ok := strings.CutSuffix(name, ".json")
+	if !ok || !taskfile.ValidID(id) {
+		return "", false
+	}
+	return id, true
+}
+
+// addLists makes sure every list directory under the root is known and
+// watched. Its watch is added before the list is scanned.
+func (d *Daemon) addLists() {
+	entries, err := os.ReadDir(d.cfg.Root)
+	if err != nil {
+		d.log.Error("read task root", "path", d.cfg.Root, "err", err)
+		return
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		seen[name] = true
+		if d.lists[name] == nil {
+			d.openList(name, e)
+		}
+	}
+	for id := range d.lists {
+		if !seen[id] {
+			d.dropList(id)
+		}
+	}
+}
+
+// wanted reports whether list id is served (--list restricts).
+func (d *Daemon) wanted(id string) bool {
+	if strings.HasPrefix(id, ".") {
+		return false
+	}
+	return len(d.cfg.Lists) == 0 || slices.Contains(d.cfg.Lists, id)
+}
+
+// openList starts serving list id if it is a real directory (never a link
+// out of the root) that we want.
+func (d *Daemon) openList(id string, de fs.DirEntry) {
+	if !d.wanted(id) || de.Type()&fs.ModeSymlink != 0 || !de.IsDir() {
+		if de.Type()&fs.ModeSymlink != 0 && d.wanted(id) {
+			d.log.Warn("not serving a list that is a symbolic link", "list", id)
+		}
+		return
+	}
+	path := filepath.Join(d.cfg.Root, id)
+	dir, err := taskfile.Open(path)
+	if err != nil {
+		d.log.Warn("open list", "list", id, "err", err)
+		return
+	}
+	l := &list{
+		id: id, dir: dir, events: newEventLog(path),
+		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},
+		dirty: map[string]struct{}{}, inReady: map[string]bool{},
+		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
+	}
+	if !d.cfg.Insecure {
+		if err := checkPrivate(path); err != nil {
+			l.refused = err
+			d.log.Error("not serving list", "list", id, "err", err)
+		}
+	}
+	if err := d.watcher.Add(path); err != nil {
+		d.log.Error("watch list", "list", id, "err", err)
+		return
+	}
+	d.lists[id] = l
+	d.order = append(d.order, id)
+	if removed, err := dir.Sweep(time.Minute); err == nil && len(removed) > 0 {
+		d.log.Info("removed leftovers of a crashed writer", "list", id, "files", removed)
+	}
+}
+
+func (d *Daemon) dropList(id string) {
+	l := d.lists[id]
+	d.watcher.Remove(l.dir.Path())
+	for _, e := range l.entries {
+		if e.job != nil {
+			e.job.stop(errCancelled)
+		}
+	}
+	l.events.close()
+	delete(d.lists, id)
+	d.order = slices.DeleteFunc(d.order, func(s string) bool { return s == id })
+	d.log.Info("list went away", "list", id)
+}
+
+// listChanged handles an event for a name at the root.
+func (d *Daemon) listChanged(name string) {
+	fi, err := os.Lstat(filepath.Join(d.cfg.Root, name))
+	switch {
+	case err != nil:
+		if d.lists[name] != nil {
+			d.dropList(name)
+		}
+	case d.lists[name] == nil:
+		d.openList(name, fs.FileInfoToDirEntry(fi))
+		if l := d.lists[name]; l != nil {
+			d.scanList(l)
+		}
+	case !fi.IsDir():
+		d.log.Warn("a list directory was replaced by a file; not serving it", "list", name)
+		d.dropList(name)
+	}
+}
+
+// scanList reconciles every task file of l, and forgets files that are gone.
+func (d *Daemon) scanList(l *list) {
+	ids, err := l.dir.List()
+	if err != nil {
+		d.log.Warn("list tasks", "list", l.id, "err", err)
+		return
+	}
+	present := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		present[id] = true
+		d.refresh(l, id)
+	}
+	for id := range l.entries {
+		if !present[id] {
+			d.refresh(l, id)
+		}
+	}
+}
+
+// refresh re-reads task id of l and reacts to what changed. It is the only
+// place file contents enter the loop; an unchanged file costs one read.
+func (d *Daemon) refresh(l *list, id string) {
+	if l.refused != nil {
+		return
+	}
+	e := l.entries[id]
+	task, err := l.dir.Read(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		if e != nil {
+			d.forget(l, id, e)
+		}
+		return
+	}
+	var bad *taskfile.BadFileError
+	if errors.As(err, &bad) {
+		d.badFile(l, id, e, bad)
+		return
+	}
+	if err != nil {
+		d.log.Warn("read task", "list", l.id, "task", id, "err", err)
+		return
+	}
+	h := hashBytes(task.Raw())
+	if e != nil && e.hash == h && e.reject == "" && e.badReason == "" {
+		return // our own write, or an event for an unchanged file
+	}
+	if e == nil {
+		e = &entry{}
+		l.entries[id] = e
+	}
+	e.hash = h
+	d.observe(l, id, e, task)
+}
+
+// forget handles a task file that was deleted.
+func (d *Daemon) forget(l *list, id string, e *entry) {
+	if e.job != nil {
+		e.job.stop(errCancelled)
+	}
+	if e.reject != "" {
+		os.Remove(rejectPath(l, id))
+	}
+	d.setBlockedBy(l, id, nil)
+	delete(l.entries, id)
+	d.wakeWaiters(l, id) // like Claude Code: a deleted blocker blocks nothing
+}

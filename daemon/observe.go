@@ -1,0 +1,245 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// tornGrace is how long a file that does not parse may stay that way before
+// it is rejected. Claude Code rewrites task files in place (truncate, then
+// write), so a read can land between the two; the next event or this
+// re-check sees the whole file.
+const tornGrace = 500 * time.Millisecond
+
+// observe records the newly read contents of task id and reacts: it keeps
+// dependency and parent links current, rejects a taskd task that asks for
+// something impossible, and marks the task for evaluation by the scheduler.
+func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
+	prevStatus, prevState := e.status, e.state
+	e.badReason, e.badSince = "", time.Time{}
+	delete(l.recheck, id)
+	owned, ownerProfile := addressed(task)
+	e.status = task.Status
+	if e.status == "" {
+		e.status = taskfile.StatusPending
+	}
+	e.owned = owned
+	d.setBlockedBy(l, id, task.BlockedBy)
+	if e.status != prevStatus {
+		d.wakeWaiters(l, id)
+	}
+	if !owned {
+		d.clearReject(l, id, e)
+		e.state, e.parent, e.children = "", "", nil
+		return
+	}
+	sp, err := readSpec(task)
+	if err == nil {
+		err = d.validate(l, id, task, sp, ownerProfile)
+	}
+	if err != nil {
+		d.reject(l, id, e, err.Error(), fixFor(err))
+		return
+	}
+	d.clearReject(l, id, e)
+	e.state, e.parent, e.retryAt = sp.State, sp.Parent, sp.RetryAt
+	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
+	e.children = childIDs(task)
+	if !e.accepted && e.state == StateNone && e.status == taskfile.StatusPending && sp.Attempt == 0 {
+		e.accepted = true
+		l.events.append(Event{Type: EvTaskAccepted, List: l.id, Task: id, Parent: e.parent,
+			Data: map[string]any{"subject": task.Subject}})
+	}
+	if e.parent != "" && (e.state != prevState || e.status != prevStatus) {
+		d.consider(l, e.parent)
+	}
+	if e.job != nil {
+		if sp.Cancel {
+			e.job.stop(errCancelled)
+		}
+		return
+	}
+	d.consider(l, id)
+}
+
+// validate checks what a taskd task asks for beyond field types: that its
+// agent and workflow exist and that it is not its own parent.
+func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp spec, ownerProfile string) error {
+	agent := sp.Agent
+	if agent == "" {
+		agent = ownerProfile
+	}
+	if agent != "" {
+		if _, err := d.cfg.resolveAgent(agent, true); err != nil {
+			return err
+		}
+	}
+	if sp.Parent == id {
+		return fmt.Errorf("metadata.taskd.parent names the task itself (%q); a task cannot be its own parent", id)
+	}
+	if v, ok := t.Metadata.Get("workflowType"); ok && v != nil {
+		wf, isString := v.(string)
+		if !isString {
+			return fmt.Errorf("metadata.workflowType is %s, want the id of a workflow as a string", jsonType(v))
+		}
+		if wf != "" {
+			if err := d.checkWorkflow(l, wf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fixFor returns advice for a validation error.
+func fixFor(err error) string {
+	switch {
+	case errors.Is(err, ErrUnknownAgent):
+		return "Use one of the profiles named above, or add the profile or agent mapping to the configuration file."
+	case errors.Is(err, ErrUnknownWorkflow):
+		return "Use a workflow listed by `taskd workflows list`, or add <id>.json to a workflow directory."
+	}
+	return "Correct the field as described; taskd picks the file up again as soon as it is fixed."
+}
+
+// childIDs returns the children a parent waits for: metadata.taskd.children
+// (parallel and sequential) and, for workflow forks, forkState's branches.
+func childIDs(t *taskfile.Task) []string {
+	var ids []string
+	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
+		ids = append(ids, stringList(ch, "parallel")...)
+		ids = append(ids, stringList(ch, "sequential")...)
+	}
+	if fs := t.Metadata.Object("forkState").Object("branches"); fs != nil {
+		for _, name := range fs.Keys() {
+			if c, ok := fs.Object(name).String("childTaskId"); ok && !slices.Contains(ids, c) {
+				ids = append(ids, c)
+			}
+		}
+	}
+	return ids
+}
+
+// setBlockedBy replaces the dependency links of task id.
+func (d *Daemon) setBlockedBy(l *list, id string, blockedBy []string) {
+	e := l.entries[id]
+	if e != nil {
+		for _, b := range e.blockedBy {
+			if w := l.waiters[b]; w != nil {
+				delete(w, id)
+				if len(w) == 0 {
+					delete(l.waiters, b)
+				}
+			}
+		}
+		e.blockedBy = slices.Clone(blockedBy)
+	}
+	for _, b := range blockedBy {
+		if l.waiters[b] == nil {
+			l.waiters[b] = map[string]struct{}{}
+		}
+		l.waiters[b][id] = struct{}{}
+	}
+}
+
+// wakeWaiters marks the dependents of id for evaluation.
+func (d *Daemon) wakeWaiters(l *list, id string) {
+	for w := range l.waiters[id] {
+		d.consider(l, w)
+	}
+}
+
+// badFile handles a task file taskd cannot read as a task.
+func (d *Daemon) badFile(l *list, id string, e *entry, bad *taskfile.BadFileError) {
+	if e == nil {
+		e = &entry{}
+		l.entries[id] = e
+	}
+	e.hash = 0
+	prevStatus := e.status
+	e.status, e.owned = "", false // unknown: blocks its dependents
+	if prevStatus != "" {
+		d.wakeWaiters(l, id)
+	}
+	reason := strings.TrimPrefix(bad.Error(), bad.Path+": ")
+	if errors.Is(bad, taskfile.ErrInvalidJSON) {
+		now := time.Now()
+		if e.badReason != reason {
+			e.badReason, e.badSince = reason, now
+		}
+		_, lockErr := os.Stat(l.dir.File(id) + ".lock")
+		if now.Sub(e.badSince) < tornGrace || lockErr == nil {
+			d.recheckAt(l, id, e.badSince.Add(tornGrace))
+			return
+		}
+	}
+	d.reject(l, id, e, reason, bad.Fix)
+}
+
+func (d *Daemon) recheckAt(l *list, id string, at time.Time) {
+	if at.Before(time.Now()) {
+		at = time.Now().Add(tornGrace)
+	}
+	l.recheck[id] = at
+	if l.nextRecheck.IsZero() || at.Before(l.nextRecheck) {
+		l.nextRecheck = at
+	}
+}
+
+// reject records that task id is refused: a TaskRejected event and
+// .taskd/rejected/<id>.json.txt say what is wrong and how to fix it. The task
+// file itself is never touched. A rejection is recorded once per problem.
+func (d *Daemon) reject(l *list, id string, e *entry, problem, fix string) {
+	if e.job != nil {
+		// A running task's file was broken by hand; the job keeps its copy.
+		d.log.Warn("task file changed into something taskd rejects while it runs", "list", l.id, "task", id, "err", problem)
+	}
+	if e.reject == problem {
+		return
+	}
+	e.reject = problem
+	name := id + ".json"
+	text := fmt.Sprintf("%s: %s\n\nHow to fix it: %s\n\ntaskd has not changed the file. It looks at it again as soon as it changes.\n",
+		l.dir.File(id), problem, fix)
+	path := rejectPath(l, id)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+		if err := writeFileAtomic(path, []byte(text)); err != nil {
+			d.log.Warn("write rejection", "path", path, "err", err)
+		}
+	}
+	l.events.append(Event{Type: EvTaskRejected, List: l.id, Task: id,
+		Data: map[string]any{"file": name, "error": problem, "fix": fix}})
+	d.log.Warn("task rejected", "list", l.id, "task", id, "err", problem)
+}
+
+// clearReject removes a rejection once the file is acceptable (or no longer
+// taskd's).
+func (d *Daemon) clearReject(l *list, id string, e *entry) {
+	if e.reject == "" {
+		return
+	}
+	e.reject = ""
+	os.Remove(rejectPath(l, id))
+	d.log.Info("task file fixed", "list", l.id, "task", id)
+}
+
+func rejectPath(l *list, id string) string {
+	return filepath.Join(l.dir.Path(), ".taskd", "rejected", id+".json.txt")
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the
+// same directory.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,62 @@
+//go:build unix
+
+package daemon
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// startGroup starts cmd as the leader of a new process group, so that the
+// agent and everything it starts can be signalled together.
+func startGroup(cmd *exec.Cmd) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd.Start()
+}
+
+// signalGroup sends sig to the process group pgid. A group that is already
+// gone is not an error.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	if pgid <= 1 {
+		return fmt.Errorf("refusing to signal process group %d", pgid)
+	}
+	err := syscall.Kill(-pgid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// groupAlive reports whether any process of group pgid exists.
+func groupAlive(pgid int) bool {
+	return pgid > 1 && syscall.Kill(-pgid, 0) == nil
+}
+
+// killLeftover kills the process group recorded in runDir/pid by a daemon
+// that died while the attempt ran, if it still exists and is that attempt:
+// on Linux the leader's environment must carry TASKD_RUN_DIR=runDir, so a
+// recycled pid is never signalled. Elsewhere a group is only killed when its
+// leader can be verified the same way, which is never; the leftover then
+// finishes on its own. It reports whether a group was killed.
+func killLeftover(runDir string) bool {
+	data, err := os.ReadFile(filepath.Join(runDir, "pid"))
+	if err != nil {
+		return false
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || !groupAlive(pgid) {
+		return false
+	}
+	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pgid), "environ"))
+	if err != nil || !bytes.Contains(env, []byte("\x00TASKD_RUN_DIR="+runDir+"\x00")) && !bytes.HasPrefix(env, []byte("TASKD_RUN_DIR="+runDir+"\x00")) {
+		return false
+	}
+	return signalGroup(pgid, syscall.SIGKILL) == nil
+}

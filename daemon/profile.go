@@ -1,0 +1,151 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A Profile says how to run a prompt: the command, how the prompt reaches
+// it, which environment variables it may see, and how to read its output.
+type Profile struct {
+	Name    string
+	Command []string
+	Prompt  string // "stdin" or "arg"
+	Env     []string
+	Timeout time.Duration // 0: the daemon's default
+	Output  string        // "claude-json", "json" or "text"
+	Flags   string        // "claude", "opencode", "codex" or "none"
+}
+
+// claudeEnv are the variables the claude profile passes through: its
+// credentials, endpoint and settings.
+var claudeEnv = []string{"ANTHROPIC_*", "CLAUDE_*", "DISABLE_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "AWS_*", "GOOGLE_*", "CLOUD_ML_REGION", "VERTEX_*"}
+
+// builtinProfiles are the profiles of DESIGN §5.1. The configuration file
+// can override any of them by name.
+var builtinProfiles = map[string]ProfileSpec{
+	"claude":   {Command: []string{"claude", "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json", Env: claudeEnv},
+	"opencode": {Command: []string{"opencode", "run"}, Prompt: "arg", Output: "text", Env: []string{"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "OPENROUTER_*", "GEMINI_*", "GOOGLE_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}},
+	"codex":    {Command: []string{"codex", "exec"}, Prompt: "arg", Output: "text", Env: []string{"CODEX_*", "OPENAI_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}},
+	"exec":     {Command: []string{"sh", "-c"}, Prompt: "arg", Output: "text", Flags: "none"},
+}
+
+// profiles merges the built-in profiles with the file's (the file wins).
+func (fc *FileConfig) profiles() map[string]ProfileSpec {
+	out := maps.Clone(builtinProfiles)
+	maps.Copy(out, fc.Profiles)
+	return out
+}
+
+func (p ProfileSpec) validate() error {
+	if len(p.Command) == 0 || p.Command[0] == "" {
+		return errors.New(`"command" must name the program to run, such as ["claude", "-p"]`)
+	}
+	switch p.Prompt {
+	case "", "stdin", "arg":
+	default:
+		return fmt.Errorf(`"prompt" is %q, want "stdin" or "arg"`, p.Prompt)
+	}
+	switch p.Output {
+	case "", "claude-json", "json", "text":
+	default:
+		return fmt.Errorf(`"output" is %q, want "claude-json", "json" or "text"`, p.Output)
+	}
+	switch p.Flags {
+	case "", "claude", "opencode", "codex", "none":
+	default:
+		return fmt.Errorf(`"flags" is %q, want "claude", "opencode", "codex" or "none"`, p.Flags)
+	}
+	if p.Timeout != "" {
+		if d, err := time.ParseDuration(p.Timeout); err != nil || d <= 0 {
+			return fmt.Errorf(`"timeout" %q is not a positive duration such as "10m"`, p.Timeout)
+		}
+	}
+	return nil
+}
+
+func (p ProfileSpec) compile(name string) (*Profile, error) {
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("profile %q: %w", name, err)
+	}
+	out := &Profile{
+		Name:    name,
+		Command: slices.Clone(p.Command),
+		Prompt:  p.Prompt,
+		Env:     slices.Clone(p.Env),
+		Output:  p.Output,
+		Flags:   p.Flags,
+	}
+	if out.Prompt == "" {
+		out.Prompt = "stdin"
+	}
+	if out.Output == "" {
+		out.Output = "text"
+	}
+	if out.Flags == "" {
+		switch filepath.Base(p.Command[0]) {
+		case "claude", "opencode", "codex":
+			out.Flags = filepath.Base(p.Command[0])
+		default:
+			out.Flags = "none"
+		}
+	}
+	if p.Timeout != "" {
+		out.Timeout, _ = time.ParseDuration(p.Timeout)
+	}
+	return out, nil
+}
+
+// ErrUnknownAgent is returned (wrapped) for an agent name that is neither a
+// profile nor mapped to one.
+var ErrUnknownAgent = errors.New("unknown agent")
+
+// resolveAgent finds the profile for an agent name. explicit says the name
+// was chosen for this task (metadata.taskd.agent or owner "taskd:<name>"):
+// it must then be a profile or a mapped agent. Workflow agent names
+// (Developer, ns:Name, …) that are not mapped fall back to the default agent.
+// An empty name is the default agent.
+func (c *Config) resolveAgent(name string, explicit bool) (*Profile, error) {
+	if name == "" {
+		name = c.DefaultAgent
+	}
+	for range 4 { // agent → agent mappings, bounded
+		if p, ok := c.Profiles[name]; ok {
+			return p, nil
+		}
+		mapped, ok := c.Agents[name]
+		if !ok {
+			break
+		}
+		name = mapped
+	}
+	if explicit {
+		return nil, fmt.Errorf("%w %q: name a profile (%s) or map the agent to one in %s under \"agents\"",
+			ErrUnknownAgent, name, strings.Join(sortedKeys(c.Profiles), ", "), c.configName())
+	}
+	if p, ok := c.Profiles[c.DefaultAgent]; ok {
+		return p, nil
+	}
+	if mapped, ok := c.Agents[c.DefaultAgent]; ok {
+		if p, ok := c.Profiles[mapped]; ok {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q and no usable defaultAgent", ErrUnknownAgent, name)
+}
+
+func (c *Config) configName() string {
+	if c.ConfigPath != "" {
+		return c.ConfigPath
+	}
+	return "the configuration file"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

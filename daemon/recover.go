@@ -1,0 +1,55 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// recoverTask handles a task whose file says running while no job of this
+// daemon runs it: the previous daemon died (SIGKILL, power loss) during an
+// attempt. If the attempt's agent had already exited, its result.json is in
+// the run folder and is recorded as if the daemon had seen the exit: the
+// work is not done twice. Otherwise the agent's process group, if it is
+// still alive, is killed, the attempt is recorded as interrupted
+// (TaskInterrupted) and the task becomes runnable again.
+func (d *Daemon) recoverTask(ctx context.Context, j *job) (*taskfile.Task, error) {
+	t, err := j.l.dir.Read(j.id)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := readSpec(t)
+	if err != nil || sp.State != StateRunning {
+		return nil, errNotRunnable
+	}
+	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
+		return d.recoverFlow(ctx, j.l, t, sp)
+	}
+	runDir := j.l.runDir(j.id, sp.Attempt)
+	if res, ok := readResult(runDir); ok {
+		d.log.Info("recording the result of an attempt that ended while the daemon was down", "list", j.l.id, "task", j.id, "attempt", sp.Attempt)
+		return d.finish(ctx, j.l, j.id, sp, res, outcomeOf(res))
+	}
+	if killLeftover(runDir) {
+		d.log.Info("killed the agent of an interrupted attempt", "list", j.l.id, "task", j.id, "attempt", sp.Attempt)
+	}
+	res := Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
+	res.Summary = res.Error
+	return d.finish(ctx, j.l, j.id, sp, res, interrupted)
+}
+
+// readResult reads the result.json of a run folder.
+func readResult(runDir string) (Result, bool) {
+	data, err := os.ReadFile(filepath.Join(runDir, "result.json"))
+	if err != nil {
+		return Result{}, false
+	}
+	var r Result
+	if json.Unmarshal(data, &r) != nil {
+		return Result{}, false
+	}
+	return r, true
+}

@@ -1,0 +1,157 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// Result is the normalised outcome of one attempt (DESIGN §5.3), written to
+// the run folder as result.json.
+type Result struct {
+	Success    bool     `json:"success"`
+	Summary    string   `json:"summary"`
+	Results    string   `json:"results,omitempty"`
+	Answer     string   `json:"answer,omitempty"`
+	Confidence *float64 `json:"confidence,omitempty"`
+	ExitCode   int      `json:"exitCode"`
+	SessionID  string   `json:"sessionId,omitempty"`
+	CostUSD    *float64 `json:"costUsd,omitempty"`
+	DurationMs int64    `json:"durationMs"`
+	Error      string   `json:"error,omitempty"`
+	// Outcome is set when the attempt did not end on its own: "timed_out",
+	// "cancelled" or "not_started".
+	Outcome string `json:"outcome,omitempty"`
+	// Output is the agent's final text (claude: the result field; others:
+	// the end of stdout). It is not part of result.json's contract but is
+	// delivered to parents.
+	Output string `json:"output,omitempty"`
+}
+
+// maxScan bounds how much of an agent's output is searched for a result
+// object: the end of the output is what matters.
+const maxScan = 256 << 10
+
+// parseResult reads an agent's stdout according to the profile's output
+// kind and the process's exit code. The result is the last JSON object with
+// a boolean "success" in the agent's final text (for claude-json, the
+// "result" field of the JSON the CLI prints); without one, exit code 0 is
+// success.
+func parseResult(output string, stdout []byte, exitCode int) Result {
+	r := Result{ExitCode: exitCode, Success: exitCode == 0}
+	text := string(tail(stdout, maxScan))
+	if output == "claude-json" {
+		var cj struct {
+			Result    *string  `json:"result"`
+			IsError   bool     `json:"is_error"`
+			Subtype   string   `json:"subtype"`
+			SessionID string   `json:"session_id"`
+			Cost      *float64 `json:"total_cost_usd"`
+		}
+		if obj := lastObject(stdout, func(m map[string]json.RawMessage) bool { _, ok := m["session_id"]; return ok }); obj != nil && json.Unmarshal(obj, &cj) == nil {
+			r.SessionID = cj.SessionID
+			r.CostUSD = cj.Cost
+			text = ""
+			if cj.Result != nil {
+				text = *cj.Result
+			}
+			if cj.IsError {
+				r.Success = false
+				r.Error = "the agent reported an error"
+				if cj.Subtype != "" && cj.Subtype != "success" {
+					r.Error += " (" + cj.Subtype + ")"
+				}
+			}
+		}
+	}
+	r.Output = strings.TrimSpace(text)
+	if obj := lastObject([]byte(text), hasBoolSuccess); obj != nil {
+		var rep struct {
+			Success    bool     `json:"success"`
+			Summary    any      `json:"summary"`
+			Results    any      `json:"results"`
+			Answer     any      `json:"answer"`
+			Confidence *float64 `json:"confidence"`
+			Error      any      `json:"error"`
+		}
+		if json.Unmarshal(obj, &rep) == nil {
+			r.Success = rep.Success
+			r.Summary = asText(rep.Summary)
+			r.Results = asText(rep.Results)
+			r.Answer = asText(rep.Answer)
+			r.Confidence = rep.Confidence
+			if e := asText(rep.Error); e != "" {
+				r.Error = e
+			}
+		}
+	}
+	if r.Summary == "" {
+		r.Summary = summarize(r.Output)
+	}
+	return r
+}
+
+func hasBoolSuccess(m map[string]json.RawMessage) bool {
+	v, ok := m["success"]
+	return ok && (bytes.Equal(v, []byte("true")) || bytes.Equal(v, []byte("false")))
+}
+
+// lastObject returns the last JSON object in data (searching from the end)
+// that keep accepts, or nil.
+func lastObject(data []byte, keep func(map[string]json.RawMessage) bool) []byte {
+	data = tail(data, maxScan)
+	for end := len(data); end > 0; {
+		i := bytes.LastIndexByte(data[:end], '{')
+		if i < 0 {
+			return nil
+		}
+		dec := json.NewDecoder(bytes.NewReader(data[i:]))
+		var m map[string]json.RawMessage
+		if err := dec.Decode(&m); err == nil && keep(m) {
+			return data[i : i+int(dec.InputOffset())]
+		}
+		end = i
+	}
+	return nil
+}
+
+func asText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+// summarize shortens an agent's text to its last non-empty line, at most
+// 300 characters.
+func summarize(text string) string {
+	text = strings.TrimSpace(text)
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		text = strings.TrimSpace(text[i+1:])
+	}
+	return truncate(text, 300)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	return b[len(b)-n:]
+}

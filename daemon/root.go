@@ -1,0 +1,113 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gofrs/flock"
+)
+
+// ResolveRoot returns the root of task lists: flagRoot if set, else
+// $TASKD_ROOT, else $CLAUDE_CONFIG_DIR/tasks, else ~/.claude/tasks. The path
+// is made absolute; it is not created.
+func ResolveRoot(flagRoot string, getenv func(string) string) (string, error) {
+	root := flagRoot
+	if root == "" {
+		root = getenv("TASKD_ROOT")
+	}
+	if root == "" {
+		if dir := getenv("CLAUDE_CONFIG_DIR"); dir != "" {
+			root = filepath.Join(dir, "tasks")
+		}
+	}
+	if root == "" {
+		home := getenv("HOME")
+		if home == "" {
+			var err error
+			if home, err = os.UserHomeDir(); err != nil {
+				return "", fmt.Errorf("find the task root: %w (set --root or TASKD_ROOT)", err)
+			}
+		}
+		root = filepath.Join(home, ".claude", "tasks")
+	}
+	if strings.HasPrefix(root, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		root = filepath.Join(home, root[2:])
+	}
+	return filepath.Abs(root)
+}
+
+// daemonLockName is the file a running daemon holds a flock on.
+const daemonLockName = ".taskd.lock"
+
+// ErrAlreadyRunning is returned by Run when another daemon holds the root.
+var ErrAlreadyRunning = errors.New("another taskd is already running on this root")
+
+// lockRoot takes the daemon lock on root. The lock file records the
+// holder's pid for the message another daemon prints. The kernel releases
+// the lock when the process dies, however it dies.
+func lockRoot(root string) (*flock.Flock, error) {
+	path := filepath.Join(root, daemonLockName)
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o600))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !ok {
+		holder := ""
+		if data, err := os.ReadFile(path); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+				holder = fmt.Sprintf(" (pid %d)", pid)
+			}
+		}
+		return nil, fmt.Errorf("%w%s: %s is locked; stop that daemon first (taskd stop, or kill the pid), or use another --root", ErrAlreadyRunning, holder, path)
+	}
+	// Record our pid through the locked descriptor's path; the lock is on the
+	// inode, which a truncating write keeps.
+	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
+		fmt.Fprintf(f, "%d\n", os.Getpid())
+		f.Close()
+	}
+	return fl, nil
+}
+
+// ErrInsecure is returned when the root or a list can be written by other
+// users, who could then make taskd run commands as this user.
+var ErrInsecure = errors.New("writable by other users")
+
+// checkPrivate returns an error wrapping ErrInsecure when path is writable by
+// group or others, with the command that fixes it.
+func checkPrivate(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s is %w (mode %s): anyone who can write there can make taskd run commands as you; fix it with: chmod go-w %s (or run with --insecure)",
+			path, ErrInsecure, fi.Mode().Perm(), path)
+	}
+	return nil
+}
+
+// ensureRoot creates the root (mode 0700) if it is missing.
+func ensureRoot(root string) error {
+	fi, err := os.Stat(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return os.MkdirAll(root, 0o700)
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("task root %s is not a directory", root)
+	}
+	return nil
+}

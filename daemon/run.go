@@ -1,0 +1,275 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// writeTimeout bounds a state write that must happen even while the daemon
+// stops (the final state of an attempt).
+const writeTimeout = 30 * time.Second
+
+// persistCtx returns a context for writing final state: not cancelled with
+// the job, but bounded.
+func persistCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+}
+
+// claim marks task id as running for a new attempt, if it is still
+// runnable when read under the lock: status in_progress, state running, the
+// attempt number, startedAt; the fields Claude Code expects are filled in.
+// It returns the task as written and its spec.
+func (d *Daemon) claim(ctx context.Context, l *list, id string, runnable func(*taskfile.Task, spec) bool) (*taskfile.Task, spec, error) {
+	var sp spec
+	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		owned, _ := addressed(t)
+		s, err := readSpec(t)
+		if !owned || err != nil || s.Cancel || !runnable(t, s) {
+			return errNotRunnable
+		}
+		sp = s
+		sp.Attempt++
+		t.FillDefaults(id)
+		t.Status = taskfile.StatusInProgress
+		m := td(t)
+		m.Set("state", StateRunning)
+		m.Set("attempt", sp.Attempt)
+		m.Set("startedAt", stamp(time.Now()))
+		m.Set("runDir", relRunDir(id, sp.Attempt))
+		m.Delete("retryAt")
+		m.Delete("finishedAt")
+		return nil
+	})
+	return t, sp, err
+}
+
+// relRunDir is the run folder relative to the list directory, as recorded
+// in the task file.
+func relRunDir(id string, n int) string {
+	return filepath.Join(".taskd", "runs", id, itoa(n))
+}
+
+// pendingRunnable is claim's check for a task waiting to run.
+func pendingRunnable(t *taskfile.Task, s spec) bool {
+	st := t.Status
+	if st == "" {
+		st = taskfile.StatusPending
+	}
+	if st != taskfile.StatusPending {
+		return false
+	}
+	switch s.State {
+	case StateNone:
+		return true
+	case StateRetrying:
+		return !time.Now().Before(s.RetryAt)
+	}
+	return false
+}
+
+// runTask runs a pending task: a workflow if it has metadata.workflowType,
+// otherwise one attempt of its agent.
+func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
+	l, id := j.l, j.id
+	t, sp, err := d.claim(ctx, l, id, pendingRunnable)
+	if err != nil {
+		return nil, err
+	}
+	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
+		return d.runFlow(ctx, l, t, sp)
+	}
+	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
+	a, err := d.newAttempt(l, t, sp, "", "")
+	if err != nil {
+		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
+	}
+	res, out := d.runAttempt(ctx, a)
+	return d.finish(ctx, l, id, sp, res, out)
+}
+
+// newAttempt prepares attempt sp.Attempt of task t: the agent profile (the
+// task's explicit agent, else agentName, else the default), the prompt, the
+// working directory and the timeout.
+func (d *Daemon) newAttempt(l *list, t *taskfile.Task, sp spec, agentName, step string) (*attempt, error) {
+	_, ownerProfile := addressed(t)
+	name, explicit := sp.Agent, true
+	if name == "" {
+		name = ownerProfile
+	}
+	if name == "" {
+		name, explicit = agentName, false
+	}
+	prof, err := d.cfg.resolveAgent(name, explicit)
+	if err != nil {
+		return nil, err
+	}
+	prompt := t.Description
+	if sp.HasPrompt {
+		prompt = sp.Prompt
+	}
+	cwd, err := taskCwd(sp.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	timeout := d.cfg.Timeout
+	if prof.Timeout > 0 {
+		timeout = prof.Timeout
+	}
+	if sp.Timeout > 0 {
+		timeout = sp.Timeout
+	}
+	return &attempt{
+		list: l, taskID: t.ID, parent: sp.Parent, n: sp.Attempt, step: step,
+		profile: prof, prompt: prompt, cwd: cwd, timeout: timeout, spec: sp,
+	}, nil
+}
+
+// taskCwd resolves metadata.taskd.cwd: ~ is the home directory, a relative
+// path is relative to it, and no cwd means the home directory.
+func taskCwd(cwd string) (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil && (cwd == "" || !filepath.IsAbs(cwd)) {
+		return "", fmt.Errorf("no working directory: set metadata.taskd.cwd (%v)", err)
+	}
+	switch {
+	case cwd == "" || cwd == "~":
+		return home, nil
+	case strings.HasPrefix(cwd, "~/"):
+		return filepath.Join(home, cwd[2:]), nil
+	case !filepath.IsAbs(cwd):
+		return filepath.Join(home, cwd), nil
+	}
+	return filepath.Clean(cwd), nil
+}
+
+// finish records how attempt sp.Attempt of task id ended: completed on
+// success; pending with state failed, timed_out or cancelled otherwise
+// (or retrying, when metadata.taskd.retries allows another attempt);
+// pending with no state when the daemon stopped under it, so it runs again.
+func (d *Daemon) finish(ctx context.Context, l *list, id string, sp spec, res Result, out outcome) (*taskfile.Task, error) {
+	wctx, cancel := persistCtx(ctx)
+	defer cancel()
+	now := time.Now()
+	var evType string
+	var evData map[string]any
+	t, err := l.dir.Update(wctx, id, func(t *taskfile.Task) error {
+		m := td(t)
+		m.Set("finishedAt", stamp(now))
+		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))
+		failures, _ := m.Int("failures")
+		switch {
+		case out == finished && res.Success:
+			t.Status = taskfile.StatusCompleted
+			m.Set("state", StateSucceeded)
+			m.Delete("error")
+			evType = EvTaskSucceeded
+		case out == interrupted:
+			t.Status = taskfile.StatusPending
+			m.Set("state", StateNone)
+			m.Delete("finishedAt")
+			n, _ := m.Int("interrupted")
+			m.Set("interrupted", n+1)
+			evType = EvTaskInterrupted
+		case out == cancelled:
+			t.Status = taskfile.StatusPending
+			m.Set("state", StateCancelled)
+			m.Set("error", "cancelled")
+			evType = EvTaskCancelled
+		default:
+			failures++
+			m.Set("failures", failures)
+			t.Status = taskfile.StatusPending
+			msg := res.Error
+			if out != notStarted {
+				msg += "; logs: " + filepath.Join(l.dir.Path(), relRunDir(id, sp.Attempt))
+			}
+			m.Set("error", msg)
+			evType = EvTaskFailed
+			if out == timedOut {
+				evType = EvTaskTimedOut
+			}
+			if out != notStarted && int(failures) <= sp.Retries {
+				at := now.Add(backoff(int(failures)))
+				m.Set("state", StateRetrying)
+				m.Set("retryAt", stamp(at))
+				evData = map[string]any{"retryAt": stamp(at), "failures": failures, "retries": sp.Retries}
+			} else if out == timedOut {
+				m.Set("state", StateTimedOut)
+			} else {
+				m.Set("state", StateFailed)
+			}
+		}
+		return nil
+	})
+	data := map[string]any{"success": res.Success, "summary": res.Summary, "exitCode": res.ExitCode, "durationMs": res.DurationMs}
+	if res.Error != "" && !res.Success {
+		data["error"] = res.Error
+	}
+	l.events.append(Event{Type: evType, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: data})
+	if evData != nil {
+		l.events.append(Event{Type: EvTaskRetrying, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: evData})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record the end of attempt %d: %w", sp.Attempt, err)
+	}
+	return t, nil
+}
+
+// backoff is the wait before retry n (1s, 2s, 4s, … at most 5 minutes).
+func backoff(n int) time.Duration {
+	d := time.Second << min(n-1, 9)
+	return min(d, 5*time.Minute)
+}
+
+// shortResult is the result as recorded in metadata.taskd.result.
+func shortResult(r Result, runDir string) map[string]any {
+	m := map[string]any{"success": r.Success, "summary": truncate(r.Summary, 500), "exitCode": r.ExitCode, "runDir": runDir}
+	if r.SessionID != "" {
+		m["sessionId"] = r.SessionID
+	}
+	if r.CostUSD != nil {
+		m["costUsd"] = *r.CostUSD
+	}
+	if r.Answer != "" {
+		m["answer"] = truncate(r.Answer, 500)
+	}
+	if r.Confidence != nil {
+		m["confidence"] = *r.Confidence
+	}
+	return m
+}
+
+// cancelIdle cancels a task that is not running (metadata.taskd.cancel was
+// set while it waited).
+func (d *Daemon) cancelIdle(ctx context.Context, j *job) (*taskfile.Task, error) {
+	var sp spec
+	t, err := j.l.dir.Update(ctx, j.id, func(t *taskfile.Task) error {
+		s, err := readSpec(t)
+		if err != nil || !s.Cancel || !cancellable(s.State) {
+			return errNotRunnable
+		}
+		sp = s
+		t.Status = taskfile.StatusPending
+		m := td(t)
+		m.Set("state", StateCancelled)
+		m.Set("error", "cancelled before it ran")
+		m.Set("finishedAt", stamp(time.Now()))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	j.l.events.append(Event{Type: EvTaskCancelled, List: j.l.id, Task: j.id, Parent: sp.Parent, Attempt: sp.Attempt})
+	return t, nil
+}
+
+// errNoFlow is returned for workflow operations while no workflow engine is
+// configured.
+var errNoFlow = errors.New("workflows are not available")

@@ -1,0 +1,332 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// consider marks task id for evaluation at the next schedule.
+func (d *Daemon) consider(l *list, id string) {
+	l.candidates[id] = struct{}{}
+}
+
+// schedule evaluates the marked tasks and starts jobs while there are free
+// slots: globally cfg.Concurrency, per list its configured limit. Lists are
+// served round-robin so one busy list cannot starve the others; within a
+// list tasks start in id order.
+func (d *Daemon) schedule() {
+	for _, id := range d.order {
+		l := d.lists[id]
+		if len(l.candidates) == 0 {
+			continue
+		}
+		ids := make([]string, 0, len(l.candidates))
+		for tid := range l.candidates {
+			ids = append(ids, tid)
+		}
+		clear(l.candidates)
+		taskfile.SortIDs(ids)
+		for _, tid := range ids {
+			d.evaluate(l, tid)
+		}
+	}
+	for d.running < d.cfg.Concurrency {
+		started := false
+		for range d.order {
+			l := d.lists[d.order[d.next%len(d.order)]]
+			d.next++
+			if len(l.ready) == 0 || l.running >= d.listLimit(l.id) {
+				continue
+			}
+			id := l.ready[0]
+			l.ready = l.ready[1:]
+			delete(l.inReady, id)
+			if e := l.entries[id]; e != nil && e.job == nil && d.runnable(l, id, e) {
+				d.startJob(l, id, d.kindFor(e), true)
+				started = true
+				break
+			}
+		}
+		if !started {
+			return
+		}
+	}
+}
+
+func (d *Daemon) listLimit(id string) int {
+	if n, ok := d.cfg.ListLimits[id]; ok {
+		return n
+	}
+	return d.cfg.Concurrency
+}
+
+// evaluate decides what task id needs: nothing, a quick bookkeeping job
+// (cancel a task that is not running, recover one a dead daemon left
+// running), or a place in the ready queue.
+func (d *Daemon) evaluate(l *list, id string) {
+	e := l.entries[id]
+	if e == nil || !e.owned || e.reject != "" || e.job != nil || e.archived {
+		return
+	}
+	if e.cancel && cancellable(e.state) && e.status != taskfile.StatusCompleted {
+		d.startJob(l, id, jobCancel, false)
+		return
+	}
+	if e.state == StateRunning {
+		d.startJob(l, id, jobRecover, false)
+		return
+	}
+	if e.state == StateRetrying && time.Now().Before(e.retryAt) {
+		if l.nextRetry.IsZero() || e.retryAt.Before(l.nextRetry) {
+			l.nextRetry = e.retryAt
+		}
+		return
+	}
+	if !d.runnable(l, id, e) {
+		if e.state == StateNone && e.status == taskfile.StatusPending {
+			if cycle := d.cycle(l, id); cycle != nil {
+				d.reject(l, id, e, "blockedBy forms a cycle: "+strings.Join(cycle, " → "),
+					"Remove one of the ids from a blockedBy list so the tasks can run one after another.")
+			}
+		}
+		return
+	}
+	if !l.inReady[id] {
+		l.inReady[id] = true
+		i, _ := slices.BinarySearchFunc(l.ready, id, taskfile.CompareIDs)
+		l.ready = slices.Insert(l.ready, i, id)
+	}
+}
+
+// cancellable reports whether a task in state s that is not running can be
+// cancelled by metadata.taskd.cancel.
+func cancellable(s string) bool {
+	switch s {
+	case StateNone, StateQueued, StateRetrying, StateNeedsHuman, StateWaiting:
+		return true
+	}
+	return false
+}
+
+// runnable reports whether task id should get a slot now (DESIGN §3.1).
+func (d *Daemon) runnable(l *list, id string, e *entry) bool {
+	if !e.owned || e.reject != "" || e.archived || e.cancel {
+		return false
+	}
+	switch e.state {
+	case StateNone, StateRetrying:
+		if e.status != taskfile.StatusPending || time.Now().Before(e.retryAt) {
+			return false
+		}
+		return d.blockersDone(l, e)
+	case StateNeedsHuman:
+		return e.resolve != ""
+	case StateWaiting:
+		return d.childrenDone(l, e)
+	}
+	return false
+}
+
+// blockersDone reports whether every task e is blocked by is completed. As
+// in Claude Code, an id that names no task blocks nothing.
+func (d *Daemon) blockersDone(l *list, e *entry) bool {
+	for _, b := range e.blockedBy {
+		if be := l.entries[b]; be != nil && be.status != taskfile.StatusCompleted {
+			return false
+		}
+	}
+	return true
+}
+
+// childrenDone reports whether every child a waiting parent waits for has
+// ended (succeeded, failed, cancelled, timed out, stopped) or is gone.
+func (d *Daemon) childrenDone(l *list, e *entry) bool {
+	for _, c := range e.children {
+		ce := l.entries[c]
+		if ce != nil && !terminal(ce) {
+			return false
+		}
+	}
+	return true
+}
+
+func terminal(e *entry) bool {
+	switch e.state {
+	case StateSucceeded, StateFailed, StateCancelled, StateTimedOut, StateStopped:
+		return true
+	}
+	return e.archived || e.reject != ""
+}
+
+// cycle returns the ids of a blockedBy cycle through id, or nil.
+func (d *Daemon) cycle(l *list, id string) []string {
+	var path []string
+	onPath := map[string]bool{}
+	seen := map[string]bool{}
+	var visit func(string) []string
+	visit = func(n string) []string {
+		if onPath[n] {
+			i := slices.Index(path, n)
+			return append(slices.Clone(path[i:]), n)
+		}
+		if seen[n] || len(path) > 1000 {
+			return nil
+		}
+		seen[n] = true
+		e := l.entries[n]
+		if e == nil || e.status == taskfile.StatusCompleted {
+			return nil
+		}
+		onPath[n] = true
+		path = append(path, n)
+		for _, b := range e.blockedBy {
+			if c := visit(b); c != nil {
+				return c
+			}
+		}
+		path = path[:len(path)-1]
+		onPath[n] = false
+		return nil
+	}
+	c := visit(id)
+	if c == nil || c[0] != id {
+		return nil // a cycle further down is reported on its own members
+	}
+	return c
+}
+
+// wakeDue re-reads files whose re-check is due and re-evaluates tasks whose
+// retry time has come.
+func (d *Daemon) wakeDue() {
+	now := time.Now()
+	for _, l := range d.lists {
+		if !l.nextRecheck.IsZero() && !now.Before(l.nextRecheck) {
+			l.nextRecheck = time.Time{}
+			for id, at := range l.recheck {
+				if !now.Before(at) {
+					delete(l.recheck, id)
+					d.refresh(l, id)
+				} else if l.nextRecheck.IsZero() || at.Before(l.nextRecheck) {
+					l.nextRecheck = at
+				}
+			}
+		}
+		if !l.nextRetry.IsZero() && !now.Before(l.nextRetry) {
+			l.nextRetry = time.Time{}
+			for id, e := range l.entries {
+				if e.state == StateRetrying {
+					d.consider(l, id)
+				}
+			}
+		}
+	}
+}
+
+// Kinds of jobs.
+type jobKind int
+
+const (
+	jobRun     jobKind = iota // run a pending task (a plain attempt or a workflow)
+	jobResume                 // a waiting parent's children are done
+	jobResolve                // a person answered a needs_human task
+	jobCancel                 // cancel a task that is not running
+	jobRecover                // a task a dead daemon left running
+)
+
+func (d *Daemon) kindFor(e *entry) jobKind {
+	switch e.state {
+	case StateWaiting:
+		return jobResume
+	case StateNeedsHuman:
+		return jobResolve
+	}
+	return jobRun
+}
+
+// A job is one goroutine working on one task.
+type job struct {
+	l    *list
+	id   string
+	kind jobKind
+	slot bool // holds a concurrency slot
+	stop context.CancelCauseFunc
+}
+
+// jobDone reports a job's end to the loop with the task as the job last
+// wrote it (nil if it wrote nothing or does not know).
+type jobDone struct {
+	job  *job
+	task *taskfile.Task
+	err  error
+}
+
+func (d *Daemon) startJob(l *list, id string, kind jobKind, slot bool) {
+	ctx, stop := context.WithCancelCause(d.ctx)
+	j := &job{l: l, id: id, kind: kind, slot: slot, stop: stop}
+	l.entries[id].job = j
+	if slot {
+		l.running++
+		d.running++
+	}
+	d.jobs.Add(1)
+	go func() {
+		defer d.jobs.Done()
+		task, err := d.work(ctx, j)
+		stop(nil)
+		d.done <- jobDone{job: j, task: task, err: err}
+	}()
+}
+
+// finished takes a job's report.
+func (d *Daemon) finished(msg jobDone) {
+	j := msg.job
+	if j.slot {
+		j.l.running--
+		d.running--
+	}
+	if msg.err != nil && msg.err != errNotRunnable {
+		d.log.Warn("task job", "list", j.l.id, "task", j.id, "err", msg.err)
+	}
+	if d.lists[j.l.id] != j.l {
+		return // the list went away meanwhile
+	}
+	e := j.l.entries[j.id]
+	if e == nil || e.job != j {
+		return
+	}
+	e.job = nil
+	if msg.task != nil {
+		e.hash = hashBytes(msg.task.Raw())
+		d.observe(j.l, j.id, e, msg.task)
+		return
+	}
+	e.hash = 0 // unknown: read it again
+	d.refresh(j.l, j.id)
+}
+
+// work runs job j to its end.
+func (d *Daemon) work(ctx context.Context, j *job) (*taskfile.Task, error) {
+	switch j.kind {
+	case jobCancel:
+		return d.cancelIdle(ctx, j)
+	case jobRecover:
+		return d.recoverTask(ctx, j)
+	case jobResume:
+		return d.resumeTask(ctx, j)
+	case jobResolve:
+		return d.resolveTask(ctx, j)
+	default:
+		return d.runTask(ctx, j)
+	}
+}
+
+// errNotRunnable ends a job whose task changed before it could start.
+var errNotRunnable = fmt.Errorf("task is no longer runnable")
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,241 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// States of metadata.taskd.state (DESIGN §3.2).
+const (
+	StateNone       = ""            // accepted, waiting for a slot (or new)
+	StateQueued     = "queued"      // a child waiting for /run
+	StateRunning    = "running"     // an agent or a workflow is running
+	StateWaiting    = "waiting"     // waiting for its children
+	StateNeedsHuman = "needs_human" // waiting for metadata.taskd.resolve
+	StateRetrying   = "retrying"    // failed, retried at metadata.taskd.retryAt
+	StateSucceeded  = "succeeded"
+	StateFailed     = "failed"
+	StateCancelled  = "cancelled"
+	StateTimedOut   = "timed_out"
+	StateStopped    = "stopped" // a workflow stopped by its loop guard
+)
+
+// ownerPrefix marks tasks addressed to taskd by their owner field.
+const ownerName = "taskd"
+
+// addressed reports whether task is taskd's (DESIGN §3.1): owner "taskd" or
+// "taskd:<profile>", or a metadata.taskd object. profile is the profile the
+// owner names, if any.
+func addressed(t *taskfile.Task) (ok bool, profile string) {
+	if t.Owner == ownerName {
+		ok = true
+	} else if p, found := strings.CutPrefix(t.Owner, ownerName+":"); found {
+		ok, profile = true, p
+	}
+	if t.Metadata.Object("taskd") != nil {
+		ok = true
+	}
+	return ok, profile
+}
+
+// spec is what a taskd task asks for, read from metadata.taskd with its
+// types checked. The zero values mean "not set".
+type spec struct {
+	Prompt         string
+	HasPrompt      bool
+	Agent          string // explicit agent or profile
+	Model          string
+	Cwd            string
+	Timeout        time.Duration
+	Retries        int
+	Cancel         bool
+	Resolve        string
+	PermissionMode string
+	Tools          []string
+	DisallowTools  []string
+	SystemPrompt   string
+
+	State      string
+	Attempt    int
+	Failures   int
+	RetryAt    time.Time
+	Parent     string
+	SessionID  string
+	Archived   bool
+	FlowResume string // a result waiting to be applied (recovery)
+}
+
+// fieldType lists the user-settable metadata.taskd fields and their types,
+// for checking and for messages.
+var fieldType = map[string]string{
+	"prompt": "string", "agent": "string", "model": "string", "cwd": "string",
+	"timeout": "duration", "retries": "count", "cancel": "bool", "resolve": "string",
+	"permissionMode": "string", "tools": "strings", "disallowedTools": "strings",
+	"systemPrompt": "string", "allowBypass": "bool",
+	"state": "string", "attempt": "count", "failures": "count", "retryAt": "time",
+	"parent": "string", "sessionId": "string", "archived": "bool",
+}
+
+// readSpec checks and reads metadata.taskd. Errors say which field is wrong
+// and how to write it; they make the daemon reject the file.
+func readSpec(t *taskfile.Task) (spec, error) {
+	var s spec
+	td := t.Metadata.Object("taskd")
+	if v, ok := t.Metadata.Get("taskd"); ok && td == nil {
+		return s, fmt.Errorf(`metadata.taskd is %s; it must be an object such as {"prompt": "echo hi"}`, jsonType(v))
+	}
+	if td == nil {
+		return s, nil
+	}
+	for _, key := range td.Keys() {
+		kind, known := fieldType[key]
+		if !known {
+			continue // kept, not understood: other features and users may add keys
+		}
+		v, _ := td.Get(key)
+		if v == nil {
+			continue // null means unset
+		}
+		if err := checkType(key, kind, v); err != nil {
+			return s, err
+		}
+	}
+	s.Prompt, s.HasPrompt = td.String("prompt")
+	s.Agent, _ = td.String("agent")
+	s.Model, _ = td.String("model")
+	s.Cwd, _ = td.String("cwd")
+	s.Cancel, _ = td.Bool("cancel")
+	s.Resolve, _ = td.String("resolve")
+	s.PermissionMode, _ = td.String("permissionMode")
+	s.Tools = stringList(td, "tools")
+	s.DisallowTools = stringList(td, "disallowedTools")
+	s.SystemPrompt, _ = td.String("systemPrompt")
+	s.State, _ = td.String("state")
+	s.Parent, _ = td.String("parent")
+	s.SessionID, _ = td.String("sessionId")
+	s.Archived, _ = td.Bool("archived")
+	if n, ok := td.Int("retries"); ok {
+		s.Retries = int(n)
+	}
+	if n, ok := td.Int("attempt"); ok {
+		s.Attempt = int(n)
+	}
+	if n, ok := td.Int("failures"); ok {
+		s.Failures = int(n)
+	}
+	if v, ok := td.Get("timeout"); ok && v != nil {
+		s.Timeout, _ = parseTimeout(v)
+	}
+	if at, ok := td.String("retryAt"); ok {
+		s.RetryAt, _ = time.Parse(time.RFC3339Nano, at)
+	}
+	return s, nil
+}
+
+func checkType(key, kind string, v any) error {
+	bad := func(want, example string) error {
+		return fmt.Errorf("metadata.taskd.%s is %s, want %s (for example %s)", key, jsonType(v), want, example)
+	}
+	switch kind {
+	case "string":
+		if _, ok := v.(string); !ok {
+			return bad("a string", `"`+key+`": "…"`)
+		}
+	case "bool":
+		if _, ok := v.(bool); !ok {
+			return bad("true or false", `"`+key+`": true`)
+		}
+	case "count":
+		n, ok := v.(json.Number)
+		if !ok {
+			return bad("a whole number", `"`+key+`": 2`)
+		}
+		if i, err := n.Int64(); err != nil || i < 0 {
+			return bad("a whole number ≥ 0", `"`+key+`": 2`)
+		}
+	case "strings":
+		arr, ok := v.([]any)
+		if !ok {
+			return bad("an array of strings", `"`+key+`": ["Read", "Bash"]`)
+		}
+		for _, e := range arr {
+			if _, ok := e.(string); !ok {
+				return bad("an array of strings", `"`+key+`": ["Read", "Bash"]`)
+			}
+		}
+	case "duration":
+		if _, err := parseTimeout(v); err != nil {
+			return fmt.Errorf("metadata.taskd.%s: %v", key, err)
+		}
+	case "time":
+		s, ok := v.(string)
+		if !ok {
+			return bad("an RFC 3339 time", `"`+key+`": "2026-01-02T15:04:05Z"`)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			return bad("an RFC 3339 time", `"`+key+`": "2026-01-02T15:04:05Z"`)
+		}
+	}
+	return nil
+}
+
+// parseTimeout accepts a Go duration string ("90s", "10m") or a number of
+// seconds.
+func parseTimeout(v any) (time.Duration, error) {
+	switch v := v.(type) {
+	case string:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("%q is not a duration; write it like \"90s\" or \"10m\", or as a number of seconds", v)
+		}
+		return d, nil
+	case json.Number:
+		f, err := v.Float64()
+		if err != nil || f <= 0 {
+			return 0, fmt.Errorf("%s is not a positive number of seconds", v)
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	return 0, fmt.Errorf("is %s; write it like \"90s\" or \"10m\", or as a number of seconds", jsonType(v))
+}
+
+func stringList(o *taskfile.Object, key string) []string {
+	v, _ := o.Get(key)
+	arr, _ := v.([]any)
+	var out []string
+	for _, e := range arr {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// td returns metadata.taskd, creating it. Writers use it to record state.
+func td(t *taskfile.Task) *taskfile.Object {
+	return t.EnsureMetadata().EnsureObject("taskd")
+}
+
+// stamp formats a time for the task file.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
