@@ -263,4 +263,3 @@ func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
 		}
 	}
 }
-

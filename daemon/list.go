@@ -21,14 +21,14 @@ type list struct {
 	entries map[string]*entry
 	// waiters maps a task id to the tasks whose blockedBy names it, so a
 	// blocker's change re-evaluates exactly its dependents.
-	waiters map[string]map[string]struct{}
-	dirty   map[string]struct{} // ids events pointed at, to refresh
+	waiters    map[string]map[string]struct{}
+	dirty      map[string]struct{} // ids events pointed at, to refresh
 	ready      []string            // runnable ids, in id order
 	inReady    map[string]bool
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
-	running int
-	refused error // the list is not served (e.g. writable by others)
+	running    int
+	refused    error // the list is not served (e.g. writable by others)
 
 	nextRetry   time.Time // earliest retryAt of a retrying task
 	nextRecheck time.Time // earliest re-check of a file that did not parse

@@ -110,4 +110,3 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	cfg.Insecure = *insecure
 	return daemon.New(cfg, slog.New(h)).Run(ctx)
 }
-
