@@ -85,7 +85,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.watcher = w
 	defer w.Close()
-	runCtx, stopJobs := context.WithCancelCause(ctx)
+	// Jobs stop when the daemon says so (shutdown, with errInterrupted), not
+	// when ctx ends: the cause tells an agent killed for a stop from one
+	// cancelled by its task.
+	runCtx, stopJobs := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopJobs(errInterrupted)
 	d.ctx = runCtx
 

@@ -51,10 +51,13 @@ type entry struct {
 	accepted  bool     // TaskAccepted was logged by this daemon
 
 	reject    string    // why the current file is refused ("" when accepted)
+	cycle     string    // the blockedBy cycle the task is in, if any
 	badSince  time.Time // when the current unparsable bytes were first seen
 	badReason string
 
-	job *job // non-nil while a job works on the task
+	job       *job      // non-nil while a job works on the task
+	jobErrors int       // consecutive jobs that failed for reasons outside the task
+	holdUntil time.Time // no new job before this, after such failures
 }
 
 var hashSeed = maphash.MakeSeed()

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,6 +75,9 @@ func (d *Daemon) evaluate(l *list, id string) {
 	if e == nil || !e.owned || e.reject != "" || e.job != nil || e.archived {
 		return
 	}
+	if time.Now().Before(e.holdUntil) {
+		return
+	}
 	if e.cancel && cancellable(e.state) && e.status != taskfile.StatusCompleted {
 		d.startJob(l, id, jobCancel, false)
 		return
@@ -89,12 +93,7 @@ func (d *Daemon) evaluate(l *list, id string) {
 		return
 	}
 	if !d.runnable(l, id, e) {
-		if e.state == StateNone && e.status == taskfile.StatusPending {
-			if cycle := d.cycle(l, id); cycle != nil {
-				d.reject(l, id, e, "blockedBy forms a cycle: "+strings.Join(cycle, " → "),
-					"Remove one of the ids from a blockedBy list so the tasks can run one after another.")
-			}
-		}
+		d.checkCycle(l, id, e)
 		return
 	}
 	if !l.inReady[id] {
@@ -133,15 +132,40 @@ func (d *Daemon) runnable(l *list, id string, e *entry) bool {
 	return false
 }
 
-// blockersDone reports whether every task e is blocked by is completed. As
-// in Claude Code, an id that names no task blocks nothing.
+// blockersDone reports whether every task e is blocked by is completed. An
+// id that names no task (yet) blocks: files may arrive in any order, and a
+// task must not start before a blocker that is about to be written. (Claude
+// Code removes a deleted task's id from every blockedBy list.)
 func (d *Daemon) blockersDone(l *list, e *entry) bool {
 	for _, b := range e.blockedBy {
-		if be := l.entries[b]; be != nil && be.status != taskfile.StatusCompleted {
+		if be := l.entries[b]; be == nil || be.status != taskfile.StatusCompleted {
 			return false
 		}
 	}
 	return true
+}
+
+// checkCycle records (or clears) a blockedBy cycle through task id. A task
+// in a cycle can never run; it is reported like a rejected file, and the
+// report goes away when the cycle is broken.
+func (d *Daemon) checkCycle(l *list, id string, e *entry) {
+	var problem string
+	if e.state == StateNone && e.status == taskfile.StatusPending {
+		if cycle := d.cycle(l, id); cycle != nil {
+			problem = "blockedBy forms a cycle: " + strings.Join(cycle, " → ")
+		}
+	}
+	if problem == e.cycle {
+		return
+	}
+	e.cycle = problem
+	if problem == "" {
+		os.Remove(rejectPath(l, id))
+		return
+	}
+	e.reject = "" // reject records only what changed
+	d.reject(l, id, e, problem, "Remove one of the ids from a blockedBy list so the tasks can run one after another.")
+	e.reject = ""
 }
 
 // childrenDone reports whether every child a waiting parent waits for has
@@ -212,6 +236,7 @@ func (d *Daemon) wakeDue() {
 				if !now.Before(at) {
 					delete(l.recheck, id)
 					d.refresh(l, id)
+					d.consider(l, id) // a task held back after job errors
 				} else if l.nextRecheck.IsZero() || at.Before(l.nextRecheck) {
 					l.nextRecheck = at
 				}
@@ -301,6 +326,15 @@ func (d *Daemon) finished(msg jobDone) {
 		return
 	}
 	e.job = nil
+	if msg.err != nil && msg.err != errNotRunnable {
+		// Something outside the task went wrong (a lock held for too long,
+		// a full disk): try again later, more slowly each time.
+		e.jobErrors++
+		e.holdUntil = time.Now().Add(min(time.Second<<min(e.jobErrors-1, 6), time.Minute))
+		d.recheckAt(j.l, j.id, e.holdUntil)
+	} else {
+		e.jobErrors, e.holdUntil = 0, time.Time{}
+	}
 	if msg.task != nil {
 		e.hash = hashBytes(msg.task.Raw())
 		d.observe(j.l, j.id, e, msg.task)

@@ -133,6 +133,9 @@ func (t *Task) fromDoc(name, stem string) error {
 		}
 		t.Metadata = md
 	}
+	if !t.doc.Has("id") && stem != "" {
+		t.ID = stem // as Claude Code does: the file name is the id
+	}
 	if t.doc.Has("id") && stem != "" && t.ID != stem {
 		return badFile(name, ErrIDMismatch, fmt.Sprintf(`Rename the file to %s.json or set "id" to %q; Claude Code loses track of tasks whose id and file name differ.`, t.ID, stem),
 			"the id %q does not match the file name %s.json", t.ID, stem)

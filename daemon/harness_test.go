@@ -1,0 +1,212 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// harness runs a real daemon, in this process, on a temporary root. Tests
+// act on it only through files, as users do.
+type harness struct {
+	t      *testing.T
+	root   string
+	cfg    *daemon.Config
+	cancel context.CancelFunc
+	done   chan error
+	logs   *syncBuffer
+}
+
+type harnessOption func(*daemon.FileConfig)
+
+// startDaemon starts a daemon on a new root with the lists given, waits until
+// it has scanned them, and stops it when the test ends.
+func startDaemon(t *testing.T, lists []string, opts ...harnessOption) *harness {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "tasks")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lists {
+		if err := os.Mkdir(filepath.Join(root, l), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc := &daemon.FileConfig{Grace: "2s"}
+	for _, o := range opts {
+		o(fc)
+	}
+	cfg, err := daemon.NewConfig(root, nil, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, root: root, cfg: cfg, logs: &syncBuffer{}}
+	h.start()
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *harness) start() {
+	h.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	d := daemon.New(h.cfg, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	h.cancel, h.done = cancel, make(chan error, 1)
+	go func() { h.done <- d.Run(ctx) }()
+	select {
+	case <-d.Started():
+	case err := <-h.done:
+		h.t.Fatalf("daemon did not start: %v\n%s", err, h.logs)
+	case <-time.After(10 * time.Second):
+		h.t.Fatalf("daemon did not start within 10s\n%s", h.logs)
+	}
+}
+
+// stop stops the daemon and waits for it (idempotent).
+func (h *harness) stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	h.cancel = nil
+	select {
+	case err := <-h.done:
+		if err != nil {
+			h.t.Errorf("daemon: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		h.t.Errorf("daemon did not stop within 30s")
+	}
+}
+
+func (h *harness) listDir(list string) string { return filepath.Join(h.root, list) }
+
+// drop writes a task file the way a careful user does: write elsewhere in
+// the list, then rename into place.
+func (h *harness) drop(list, id, content string) {
+	h.t.Helper()
+	dir := h.listDir(list)
+	tmp := filepath.Join(dir, "."+id+".drop")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, id+".json")); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// execTask returns a task file for the exec profile running script.
+func execTask(subject, script string, extra ...string) string {
+	td := map[string]any{"agent": "exec", "prompt": script}
+	task := map[string]any{"subject": subject, "owner": "taskd", "metadata": map[string]any{"taskd": td}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		var v any
+		if err := json.Unmarshal([]byte(extra[i+1]), &v); err != nil {
+			panic(err)
+		}
+		if k, ok := strings.CutPrefix(extra[i], "taskd."); ok {
+			td[k] = v
+		} else {
+			task[extra[i]] = v
+		}
+	}
+	b, _ := json.Marshal(task)
+	return string(b)
+}
+
+// read reads a task, failing the test on error.
+func (h *harness) read(list, id string) *taskfile.Task {
+	h.t.Helper()
+	t, err := taskfile.ReadFile(filepath.Join(h.listDir(list), id+".json"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return t
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out after %s waiting for %s\ndaemon log:\n%s", timeout, what, h.logs)
+		}
+		<-tick.C
+	}
+}
+
+// waitState waits until task id of list has metadata.taskd.state == state.
+func (h *harness) waitState(list, id, state string, timeout time.Duration) *taskfile.Task {
+	h.t.Helper()
+	var last *taskfile.Task
+	h.waitFor(fmt.Sprintf("task %s/%s to be %s", list, id, state), timeout, func() bool {
+		t, err := taskfile.ReadFile(filepath.Join(h.listDir(list), id+".json"))
+		if err != nil {
+			return false
+		}
+		last = t
+		s, _ := t.Metadata.Object("taskd").String("state")
+		return s == state
+	})
+	return last
+}
+
+func stateOf(t *taskfile.Task) string {
+	s, _ := t.Metadata.Object("taskd").String("state")
+	return s
+}
+
+// events reads a list's event log.
+func (h *harness) events(list string) []daemon.Event {
+	h.t.Helper()
+	evs, err := daemon.ReadEvents(h.listDir(list))
+	if err != nil {
+		h.t.Fatalf("events of %s: %v", list, err)
+	}
+	return evs
+}
+
+func countEvents(evs []daemon.Event, typ, task string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == typ && (task == "" || e.Task == task) {
+			n++
+		}
+	}
+	return n
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var _ io.Writer = (*syncBuffer)(nil)
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
