@@ -117,7 +117,7 @@ func TestDaemon_TornWriteIsNotRejected(t *testing.T) {
 	f.WriteString(content[10:])
 	f.Close()
 	h.waitState("l", "5", daemon.StateSucceeded, 10*time.Second)
-	if countEvents(h.events("l"), daemon.EvTaskRejected, "5") != 0 {
+	if countEvents(h.waitEvents("l", daemon.EvTaskSucceeded, "5", 1), daemon.EvTaskRejected, "5") != 0 {
 		t.Errorf("a torn read caused a rejection")
 	}
 }

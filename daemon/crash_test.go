@@ -186,9 +186,7 @@ func TestDaemon_GracefulStopInterrupts(t *testing.T) {
 	if stateOf(task) != daemon.StateNone || task.Status != taskfile.StatusPending {
 		t.Errorf("after SIGTERM: state %q status %q, want none and pending", stateOf(task), task.Status)
 	}
-	if countEvents(h.events("l"), daemon.EvTaskInterrupted, "1") != 1 {
-		t.Errorf("no TaskInterrupted event")
-	}
+	h.waitEvents("l", daemon.EvTaskInterrupted, "1", 1)
 	p2 := startDaemonProc(t, root, 2)
 	h.waitState("l", "1", daemon.StateSucceeded, 10*time.Second)
 	p2.term(t)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -99,9 +98,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.addLists()
 	for _, id := range d.order {
-		l := d.lists[id]
-		l.events.append(Event{Type: EvDaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
-		d.scanList(l)
+		d.scanList(d.lists[id])
 	}
 	d.log.Info("taskd started", "root", root, "lists", len(d.lists), "concurrency", d.cfg.Concurrency)
 	close(d.started)

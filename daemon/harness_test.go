@@ -179,6 +179,18 @@ func (h *harness) events(list string) []daemon.Event {
 	return evs
 }
 
+// waitEvents waits until list's log has at least n events of typ for task.
+// (A task file shows a transition a moment before its event is logged.)
+func (h *harness) waitEvents(list, typ, task string, n int) []daemon.Event {
+	h.t.Helper()
+	var evs []daemon.Event
+	h.waitFor(fmt.Sprintf("%d %s events for %s", n, typ, task), 10*time.Second, func() bool {
+		evs, _ = daemon.ReadEvents(h.listDir(list))
+		return countEvents(evs, typ, task) >= n
+	})
+	return evs
+}
+
 func countEvents(evs []daemon.Event, typ, task string) int {
 	n := 0
 	for _, e := range evs {

@@ -138,6 +138,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	}
 	d.lists[id] = l
 	d.order = append(d.order, id)
+	l.events.append(Event{Type: EvDaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
 	if removed, err := dir.Sweep(time.Minute); err == nil && len(removed) > 0 {
 		d.log.Info("removed leftovers of a crashed writer", "list", id, "files", removed)
 	}

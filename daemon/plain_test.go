@@ -74,7 +74,7 @@ func TestDaemon_ManyTasksInDependencyOrder(t *testing.T) {
 			}
 		}
 	}
-	evs := h.events("work")
+	evs := h.waitEvents("work", daemon.EvTaskSucceeded, "", n)
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprint(i)
 		if got := countEvents(evs, daemon.EvTaskStarted, id); got != 1 {
@@ -119,7 +119,7 @@ func TestDaemon_ResultAndFailure(t *testing.T) {
 	if n, _ := t3.Metadata.Object("taskd").Int("attempt"); n != 3 {
 		t.Errorf("attempts = %d, want 3", n)
 	}
-	if got := countEvents(h.events("l"), daemon.EvTaskRetrying, "3"); got != 2 {
+	if got := countEvents(h.waitEvents("l", daemon.EvTaskFailed, "3", 3), daemon.EvTaskRetrying, "3"); got != 2 {
 		t.Errorf("TaskRetrying events = %d, want 2", got)
 	}
 	stderr, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "3", "3", "stderr.log"))
@@ -152,9 +152,7 @@ func TestDaemon_TimeoutAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitState("l", "2", daemon.StateCancelled, 20*time.Second)
-	if got := countEvents(h.events("l"), daemon.EvTaskCancelled, "2"); got != 1 {
-		t.Errorf("TaskCancelled events = %d", got)
-	}
+	h.waitEvents("l", daemon.EvTaskCancelled, "2", 1)
 
 	// Cancelling a task that has not run: blocked by a task that never ends.
 	h.drop("l", "3", execTask("never", "sleep 60"))
@@ -245,8 +243,8 @@ func TestDaemon_NewListNoticed(t *testing.T) {
 	// is seen either by the list's scan or by its watch.
 	h.drop("fresh", "1", execTask("new list", "true"))
 	h.waitState("fresh", "1", daemon.StateSucceeded, 10*time.Second)
-	evs := h.events("fresh")
-	if !slices.ContainsFunc(evs, func(e daemon.Event) bool { return e.Type == daemon.EvTaskSucceeded }) {
-		t.Errorf("no TaskSucceeded in %v", evs)
+	evs := h.waitEvents("fresh", daemon.EvTaskSucceeded, "1", 1)
+	if !slices.ContainsFunc(evs, func(e daemon.Event) bool { return e.Type == daemon.EvDaemonStarted }) {
+		t.Errorf("a list that appeared later has no DaemonStarted event: %v", evs)
 	}
 }
