@@ -24,5 +24,6 @@ func currentHost() (host, error) {
 		run:      runCommand,
 		lookPath: exec.LookPath,
 		exists:   fileExists,
+		mkdirAll: func(path string) error { return os.MkdirAll(path, 0o755) },
 	}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -159,7 +158,7 @@ func (a *launchdAgent) noManager(ctx context.Context) error {
 }
 
 func (a *launchdAgent) prepare() error {
-	if err := os.MkdirAll(a.logDir(), 0o755); err != nil {
+	if err := a.mkdirAll(a.logDir()); err != nil {
 		return fmt.Errorf("create log directory: %w", err)
 	}
 	return nil

@@ -33,7 +33,7 @@ func (e *NoServiceManagerError) Error() string {
 	}
 	fmt.Fprintf(&b, "Without one, run the daemon yourself, in the foreground:\n\t%s\n", run)
 	fmt.Fprintf(&b, "or in the background, logging to a file:\n\tnohup %s >>\"$HOME/taskd.log\" 2>&1 &\n", run)
-	fmt.Fprintf(&b, "In a container, make '%s' the container's command (or a service of its init system), so that the container runtime restarts it.", run)
+	b.WriteString("In a container, make that command the container's command (or a service of its init system), so that the container runtime restarts it.")
 	return b.String()
 }
 

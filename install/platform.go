@@ -59,6 +59,7 @@ type host struct {
 	run      runner
 	lookPath func(file string) (string, error)
 	exists   func(path string) bool
+	mkdirAll func(path string) error
 }
 
 // A platform is one service manager: systemd --user or launchd. Rendering

@@ -34,8 +34,9 @@ type Service struct {
 	euid       int
 	exists     func(path string) bool
 	newManager func(system string, c *service.Config) (manager, error)
-	exe        string // the binary to install; empty: the running one
-	allowTemp  bool   // accept a binary under the temporary directory (tests)
+	resolve    func(exe string, allowTemp bool) (string, error) // resolveExecutable
+	exe        string                                           // the binary to install; empty: the running one
+	allowTemp  bool                                             // accept a binary under the temporary directory (tests)
 }
 
 // New returns the Service of the current user on this system. It fails on
@@ -50,7 +51,13 @@ func New() (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{plat: p, euid: os.Geteuid(), exists: fileExists, newManager: kardianosManager}, nil
+	return &Service{
+		plat:       p,
+		euid:       os.Geteuid(),
+		exists:     fileExists,
+		newManager: kardianosManager,
+		resolve:    resolveExecutable,
+	}, nil
 }
 
 // File returns the path of the unit or plist file.
@@ -65,7 +72,7 @@ func (s *Service) spec(f Flags) (spec, *service.Config, error) {
 	if !filepath.IsAbs(f.Root) || (f.Config != "" && !filepath.IsAbs(f.Config)) {
 		return spec{}, nil, fmt.Errorf("root %q and config %q must be absolute paths", f.Root, f.Config)
 	}
-	exe, err := resolveExecutable(s.exe, s.allowTemp)
+	exe, err := s.resolve(s.exe, s.allowTemp)
 	if err != nil {
 		return spec{}, nil, err
 	}
@@ -173,9 +180,9 @@ func (s *Service) Install(ctx context.Context, w io.Writer, f Flags) error {
 		return fmt.Errorf("install %s %s: %w", kind, file, err)
 	}
 	if replace {
-		fmt.Fprintf(w, "Replaced the taskd service's %s: %s\n", kind, file)
+		fmt.Fprintf(w, "Replaced the installed taskd user service: %s\n", file)
 	} else {
-		fmt.Fprintf(w, "Installed the taskd service's %s: %s\n", kind, file)
+		fmt.Fprintf(w, "Installed the taskd user service: %s\n", file)
 	}
 	fmt.Fprintf(w, "It runs: %s\n", shellLine(append([]string{sp.exe}, sp.runArgs()...)...))
 	if err := s.plat.start(ctx, m); err != nil {
