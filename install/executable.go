@@ -36,8 +36,8 @@ func resolveExecutable(exe string, allowTemp bool) (string, error) {
 }
 
 // isTempBuild reports whether path is under the temporary directory (with
-// symlinks resolved, as macOS's /var is /private/var) or in a directory
-// whose name starts with go-build (GOTMPDIR may be anywhere).
+// symlinks resolved, as macOS's /var is /private/var) or in a go-build<digits>
+// directory, as the go command makes them (GOTMPDIR may be anywhere).
 func isTempBuild(path string) bool {
 	tmp := os.TempDir()
 	if r, err := filepath.EvalSymlinks(tmp); err == nil {
@@ -47,7 +47,7 @@ func isTempBuild(path string) bool {
 		return true
 	}
 	for _, part := range strings.Split(filepath.Dir(path), string(filepath.Separator)) {
-		if strings.HasPrefix(part, "go-build") {
+		if n, ok := strings.CutPrefix(part, "go-build"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
 			return true
 		}
 	}

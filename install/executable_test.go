@@ -44,7 +44,8 @@ var tempBuildTests = []struct {
 	{"/home/alice/.cache/gotmp/go-build4242/b001/exe/taskd", true},
 	{"/home/alice/go/bin/taskd", false},
 	{"/usr/local/bin/taskd", false},
-	{"/home/alice/go-builder/taskd", true},
+	{"/home/alice/go-builder/taskd", false},
+	{"/home/alice/go-build/taskd", false},
 }
 
 func TestIsTempBuild(t *testing.T) {
