@@ -28,7 +28,7 @@ func resolveExecutable(exe string, allowTemp bool) (string, error) {
 		return "", fmt.Errorf("find the taskd binary: %w", err)
 	}
 	if !allowTemp && isTempBuild(real) {
-		return "", fmt.Errorf("the taskd binary %s is a temporary build (as 'go run' makes, and deletes when it exits); "+
+		return "", fmt.Errorf("the taskd binary %s is in a temporary directory, where 'go run' builds it and deletes it on exit; "+
 			"a service must run an installed binary: install taskd with 'go install github.com/taskd/taskd/cmd/taskd@latest' "+
 			"(or 'go install ./cmd/taskd' in a clone), then run 'taskd install' with that binary", real)
 	}

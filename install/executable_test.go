@@ -23,7 +23,7 @@ func TestResolveExecutable(t *testing.T) {
 		t.Errorf("resolveExecutable(link, allowTemp) = %q, %v; want %q", got, err, realBin)
 	}
 	_, err = resolveExecutable(link, false)
-	if err == nil || !strings.Contains(err.Error(), "temporary build") || !strings.Contains(err.Error(), "go install") {
+	if err == nil || !strings.Contains(err.Error(), "temporary directory") || !strings.Contains(err.Error(), "go install") {
 		t.Errorf("resolveExecutable(temp binary) = %v, want a refusal that says to go install", err)
 	}
 	if _, err := resolveExecutable(filepath.Join(dir, "missing"), true); err == nil {

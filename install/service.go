@@ -17,8 +17,8 @@ var ErrNotInstalled = errors.New("the taskd service is not installed")
 
 // errRoot is returned to root (euid 0), whose user service would live in
 // root's home and run as root.
-var errRoot = errors.New("taskd's service commands manage the user service of the user who runs them, and this is root (euid 0): " +
-	"run them as the user the service is for, without sudo")
+var errRoot = errors.New("refusing to run as root (euid 0): taskd install, uninstall, start, stop and service-status " +
+	"manage the user service of the user who runs them; run them as the user the service is for, without sudo")
 
 // Flags are the flags of taskd run that the service passes to it.
 type Flags struct {
