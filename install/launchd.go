@@ -129,7 +129,7 @@ func (a *launchdAgent) plan(replace bool) []string {
 		p = append(p,
 			shellLine("launchctl", "unload", a.file()),
 			"# if that fails: "+shellLine("launchctl", "bootout", a.target()),
-			shellLine("launchctl", "unload", a.file())+"  # again, by kardianos/service; its failure is ignored",
+			shellLine("launchctl", "unload", a.file())+"  # again, as part of removing the agent; a failure is ignored",
 			"# remove "+a.file())
 	}
 	return append(p,
