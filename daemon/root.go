@@ -28,19 +28,12 @@ func ResolveRoot(flagRoot string, getenv func(string) string) (string, error) {
 	if root == "" {
 		home := getenv("HOME")
 		if home == "" {
-			var err error
-			if home, err = os.UserHomeDir(); err != nil {
-				return "", fmt.Errorf("find the task root: %w (set --root or TASKD_ROOT)", err)
-			}
+			return "", errors.New("no task root: give --root, or set TASKD_ROOT or HOME")
 		}
 		root = filepath.Join(home, ".claude", "tasks")
 	}
-	if strings.HasPrefix(root, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		root = filepath.Join(home, root[2:])
+	if rest, ok := strings.CutPrefix(root, "~/"); ok && getenv("HOME") != "" {
+		root = filepath.Join(getenv("HOME"), rest)
 	}
 	return filepath.Abs(root)
 }

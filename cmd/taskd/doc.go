@@ -52,6 +52,74 @@
 // Logs go to stderr (the journal, under systemd): text by default,
 // --log-format json for machines; --log-level debug|info|warn|error.
 //
+// # taskd install
+//
+//	taskd install [--root DIR] [--config FILE] [--dry-run]
+//
+// Install makes taskd a service of the current user, enables it and starts it.
+// On Linux it is a systemd --user unit, ~/.config/systemd/user/taskd.service:
+// wanted by default.target, restarted 5 seconds after a failure, logging to
+// the journal. On macOS it is a launchd agent,
+// ~/Library/LaunchAgents/com.github.taskd.taskd.plist: run at load, kept
+// alive, logging to ~/Library/Logs/taskd/. The service runs this binary, by
+// its real path, as 'taskd run --root DIR [--config FILE]' with absolute
+// paths, and sets nothing else.
+//
+// Installing again replaces the service (stop, remove, install, start): after
+// upgrading taskd, run 'taskd install' again to run the new binary.
+//
+// On Linux, install warns when lingering is off for the user, because the
+// service then stops at logout and does not start at boot, and gives the
+// command that turns it on (loginctl enable-linger USER).
+//
+// The service does not see the shell's environment. To give it variables
+// such as PATH or ANTHROPIC_API_KEY, see
+// https://github.com/taskd/taskd/blob/main/docs/service.md.
+//
+// Install refuses to run as root (the service is the user's) and to install
+// a binary that 'go run' built in a temporary directory. Where there is no
+// service manager, as in a container without systemd, it says so and how to
+// run 'taskd run' instead.
+//
+// Flags:
+//
+//	--root DIR     the task root (default: $TASKD_ROOT, else
+//	               $CLAUDE_CONFIG_DIR/tasks, else ~/.claude/tasks)
+//	--config FILE  the config file (default: taskd run's default)
+//	--dry-run      print the unit or plist file and the commands install
+//	               would run, and change nothing
+//
+// # taskd uninstall
+//
+//	taskd uninstall
+//
+// Uninstall stops taskd's user service and removes its unit (Linux) or agent
+// (macOS). When the service is not installed there is nothing to do, and
+// that is not an error. Task files and their logs are left alone.
+//
+// # taskd start
+//
+//	taskd start
+//
+// Start starts taskd's user service. It fails when the service is not
+// installed; 'taskd install' installs and starts it.
+//
+// # taskd stop
+//
+//	taskd stop
+//
+// Stop stops taskd's user service. It stays installed, and starts again with
+// 'taskd start', or at the next login or boot.
+//
+// # taskd service-status
+//
+//	taskd service-status
+//
+// Service-status prints whether taskd's user service is installed (and where
+// its unit or agent file is), whether it is running, and how to read its
+// logs. It exits with status 0 when the service runs, 3 when it is installed
+// but not running, and 1 when it is not installed.
+//
 // # taskd help
 //
 //	taskd help [COMMAND]
