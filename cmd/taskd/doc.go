@@ -52,6 +52,87 @@
 // Logs go to stderr (the journal, under systemd): text by default,
 // --log-format json for machines; --log-level debug|info|warn|error.
 //
+// # taskd logs
+//
+//	taskd logs [--root DIR] [--attempt N] [--stderr] [-f] LIST/ID
+//
+// Logs prints what the agent of a task wrote to standard output in its
+// latest attempt (--attempt N for another one, --stderr for standard error).
+// The files are .taskd/runs/<id>/<n>/stdout.log and stderr.log in the task's
+// list, next to prompt.md, cmd.json and result.json.
+//
+// With -f it keeps printing as the agent writes, moves on to the next attempt
+// when one starts, and returns when the task has ended.
+//
+// # taskd tail
+//
+//	taskd tail [--root DIR] [--list ID]... [-n N] [-f] [--json]
+//
+// Tail prints the last events (-n, default 20) of every list's
+// .taskd/events.jsonl, merged in time order, one line each:
+//
+//	15:04:05.123 demo/7 TaskStarted attempt=1
+//	15:04:09.456 demo/7 TaskSucceeded attempt=1 summary="all tests pass"
+//
+// With -f it keeps printing events as they are appended, including from
+// lists created later, until interrupted. --json prints the raw lines.
+//
+// # taskd status
+//
+//	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never]
+//
+// Status shows the tasks of every list (or of the --list ones): taskd's own
+// tasks, or with --all every task. Children are shown under their parent. For
+// each task: its id, its state (metadata.taskd.state, or pending, blocked,
+// rejected), its workflow step, the attempt number, how long ago it entered
+// that state, and its subject; a task waiting for a person also shows what it
+// waits for and the answers 'taskd resolve' accepts.
+//
+// The output fits 80 columns and is coloured only on a terminal (--color
+// always or never overrides; NO_COLOR is honoured). --json prints the same
+// data as JSON for scripts. --watch redraws whenever a task file changes,
+// until interrupted.
+//
+// # taskd submit
+//
+//	taskd submit [--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID] [--json] [PROMPT | -]
+//
+// Submit writes a new task file addressed to taskd into a list and prints its
+// path. The id is allocated as Claude Code allocates ids, so taskd and Claude
+// Code never collide. The prompt is the argument, or standard input with -.
+// With --json, standard input is a whole task (Claude Code's format, any
+// fields) and the flags add to it.
+//
+// The list is --list, else $TASKD_LIST, else "default"; it is created if
+// missing. The subject defaults to the prompt's first line.
+//
+//	taskd submit --agent exec 'make test'
+//	echo 'Summarise CHANGES.md' | taskd submit --list notes -
+//	taskd submit --workflow quick-task --subject 'Fix the login redirect'
+//
+// # taskd cancel
+//
+//	taskd cancel [--root DIR] LIST/ID...
+//
+// Cancel sets metadata.taskd.cancel in each task file. The daemon stops a
+// running agent (SIGTERM to its process group, SIGKILL after the grace
+// period) and records the task as cancelled; a task that has not run is
+// cancelled without running. 'taskd start' runs it again.
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone when
+// $TASKD_LIST is set or there is only one list.
+//
+// # taskd resolve
+//
+//	taskd resolve [--root DIR] LIST/ID ANSWER
+//
+// Resolve answers a task in state needs_human by setting
+// metadata.taskd.resolve, exactly as editing the file by hand would. The
+// answer must be one of the options the task lists in metadata.taskd.hitl
+// (shown by taskd status): for a workflow's human step, passed (continue as
+// if the step passed), failed, or leave (keep it waiting); for a loop guard,
+// continue, abort or investigate.
+//
 // # taskd install
 //
 //	taskd install [--root DIR] [--config FILE] [--dry-run]
@@ -99,10 +180,18 @@
 //
 // # taskd start
 //
-//	taskd start
+//	taskd start [--root DIR] [LIST/ID...]
 //
-// Start starts taskd's user service. It fails when the service is not
-// installed; 'taskd install' installs and starts it.
+// Start with no arguments starts taskd's user service. It fails when the
+// service is not installed; 'taskd install' installs and starts it.
+//
+// Start with task names makes those tasks run again: a failed, cancelled,
+// timed-out or stopped task is retried from scratch (its failure count
+// reset), a child queued by /push is released, a needs_human task is
+// restarted from its current step, and a completed task runs once more. A
+// running or waiting task is left alone. A task is named LIST/ID, by the
+// path of its file, or by its id alone when $TASKD_LIST is set or there is
+// only one list.
 //
 // # taskd stop
 //

@@ -70,14 +70,25 @@ that is not an error. Task files and their logs are left alone.
 		},
 		&command{
 			name:  "start",
-			usage: "",
-			short: "start the installed user service",
+			usage: "[--root DIR] [LIST/ID...]",
+			short: "start the user service, or (with task names) run tasks again",
 			group: "Service",
 			long: `
-Start starts taskd's user service. It fails when the service is not
-installed; 'taskd install' installs and starts it.
+Start with no arguments starts taskd's user service. It fails when the
+service is not installed; 'taskd install' installs and starts it.
+
+Start with task names makes those tasks run again: a failed, cancelled,
+timed-out or stopped task is retried from scratch (its failure count
+reset), a child queued by /push is released, a needs_human task is
+restarted from its current step, and a completed task runs once more. A
+running or waiting task is left alone. A task is named LIST/ID, by the
+path of its file, or by its id alone when $TASKD_LIST is set or there is
+only one list.
 `,
 			run: func(ctx context.Context, inv *invocation) error {
+				if len(inv.args) > 0 {
+					return runStartTasks(ctx, inv)
+				}
 				return serviceCommand(ctx, inv, (*install.Service).Start)
 			},
 		},

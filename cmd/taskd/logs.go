@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/daemon"
+)
+
+func init() {
+	register(
+		&command{
+			name:  "logs",
+			usage: "[--root DIR] [--attempt N] [--stderr] [-f] LIST/ID",
+			short: "print the output of a task's agent",
+			group: "Tasks",
+			long: `
+Logs prints what the agent of a task wrote to standard output in its
+latest attempt (--attempt N for another one, --stderr for standard error).
+The files are .taskd/runs/<id>/<n>/stdout.log and stderr.log in the task's
+list, next to prompt.md, cmd.json and result.json.
+
+With -f it keeps printing as the agent writes, moves on to the next attempt
+when one starts, and returns when the task has ended.
+`,
+			run: runLogs,
+		},
+		&command{
+			name:  "tail",
+			usage: "[--root DIR] [--list ID]... [-n N] [-f] [--json]",
+			short: "print the event log, one line per event",
+			group: "Tasks",
+			long: `
+Tail prints the last events (-n, default 20) of every list's
+.taskd/events.jsonl, merged in time order, one line each:
+
+	15:04:05.123 demo/7 TaskStarted attempt=1
+	15:04:09.456 demo/7 TaskSucceeded attempt=1 summary="all tests pass"
+
+With -f it keeps printing events as they are appended, including from
+lists created later, until interrupted. --json prints the raw lines.
+`,
+			run: runTail,
+		},
+	)
+}
+
+func runLogs(ctx context.Context, inv *invocation) error {
+	fs := inv.flags()
+	root := fs.String("root", "", "root of task lists")
+	attemptFlag := fs.Int("attempt", 0, "attempt number (default: the latest)")
+	stderrFlag := fs.Bool("stderr", false, "print standard error instead")
+	follow := fs.Bool("f", false, "follow")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return inv.usageErrorf("name one task")
+	}
+	r, err := daemon.ResolveRoot(*root, os.Getenv)
+	if err != nil {
+		return err
+	}
+	ref, err := parseTaskRef(r, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	dir, err := ref.dir()
+	if err != nil {
+		return err
+	}
+	name := "stdout.log"
+	if *stderrFlag {
+		name = "stderr.log"
+	}
+	latest := func() (int, bool) {
+		t, err := dir.Read(ref.id)
+		if err != nil {
+			return 0, true
+		}
+		m := t.Metadata.Object("taskd")
+		n, _ := m.Int("attempt")
+		state, _ := m.String("state")
+		return int(n), state != daemon.StateRunning && state != ""
+	}
+	n, ended := latest()
+	if *attemptFlag > 0 {
+		n, ended = *attemptFlag, true
+	}
+	if n == 0 && !*follow {
+		return fmt.Errorf("task %s has not run yet", ref)
+	}
+	runs := filepath.Join(dir.Path(), ".taskd", "runs", ref.id)
+	if !*follow || ended && *attemptFlag > 0 {
+		data, err := os.ReadFile(filepath.Join(runs, fmt.Sprint(n), name))
+		if err != nil {
+			return err
+		}
+		_, err = inv.stdout.Write(data)
+		return err
+	}
+	return followLogs(ctx, inv.stdout, runs, name, n, latest)
+}
+
+// followLogs prints attempt n's log as it grows, then later attempts', until
+// the task has ended and its last log is printed, or ctx ends.
+func followLogs(ctx context.Context, w io.Writer, runs, name string, n int, latest func() (int, bool)) error {
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer watcher.Close()
+	var off int64
+	watched := ""
+	tick := time.NewTicker(time.Second) // the task file lives elsewhere; its end is polled
+	defer tick.Stop()
+	for {
+		if n > 0 {
+			dir := filepath.Join(runs, fmt.Sprint(n))
+			if watched != dir && watcher.Add(dir) == nil {
+				watched = dir
+			}
+			off = copyFrom(w, filepath.Join(dir, name), off)
+		}
+		cur, ended := latest()
+		if cur > n {
+			n, off = cur, 0
+			continue
+		}
+		if ended && n > 0 {
+			copyFrom(w, filepath.Join(runs, fmt.Sprint(n), name), off)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-watcher.Events:
+		case <-tick.C:
+		}
+	}
+}
+
+// copyFrom writes path's bytes from off on to w and returns the new offset.
+func copyFrom(w io.Writer, path string, off int64) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return off
+	}
+	defer f.Close()
+	f.Seek(off, io.SeekStart)
+	n, _ := io.Copy(w, f)
+	return off + n
+}
+
+func runTail(ctx context.Context, inv *invocation) error {
+	fs := inv.flags()
+	root := fs.String("root", "", "root of task lists")
+	var lists listFlags
+	fs.Var(&lists, "list", "only this list (repeatable)")
+	n := fs.Int("n", 20, "number of past events to print")
+	follow := fs.Bool("f", false, "follow")
+	asJSON := fs.Bool("json", false, "print the raw JSON lines")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	r, err := daemon.ResolveRoot(*root, os.Getenv)
+	if err != nil {
+		return err
+	}
+	t := &tailer{root: r, lists: lists, w: inv.stdout, json: *asJSON, offsets: map[string]int64{}}
+	var past []daemon.Event
+	for _, path := range t.logs() {
+		evs, _ := t.read(path)
+		past = append(past, evs...)
+	}
+	slices.SortStableFunc(past, func(a, b daemon.Event) int { return a.TS.Compare(b.TS) })
+	if len(past) > *n {
+		past = past[len(past)-*n:]
+	}
+	for _, ev := range past {
+		t.print(ev)
+	}
+	if !*follow {
+		return nil
+	}
+	return watchRoot(ctx, r, func() error {
+		for _, path := range t.logs() {
+			evs, _ := t.read(path)
+			for _, ev := range evs {
+				t.print(ev)
+			}
+		}
+		return nil
+	})
+}
+
+// tailer reads event logs incrementally.
+type tailer struct {
+	root    string
+	lists   []string
+	w       io.Writer
+	json    bool
+	offsets map[string]int64
+}
+
+func (t *tailer) logs() []string {
+	var out []string
+	entries, _ := os.ReadDir(t.root)
+	for _, e := range entries {
+		if !e.IsDir() || len(t.lists) > 0 && !slices.Contains(t.lists, e.Name()) {
+			continue
+		}
+		out = append(out, filepath.Join(t.root, e.Name(), ".taskd", "events.jsonl"))
+	}
+	return out
+}
+
+// read returns the whole lines appended to path since the last read.
+func (t *tailer) read(path string) ([]daemon.Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	f.Seek(t.offsets[path], io.SeekStart)
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	end := bytes.LastIndexByte(data, '\n') + 1 // a line still being written waits
+	t.offsets[path] += int64(end)
+	var evs []daemon.Event
+	sc := bufio.NewScanner(bytes.NewReader(data[:end]))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var ev daemon.Event
+		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+			evs = append(evs, ev)
+		}
+	}
+	return evs, nil
+}
+
+func (t *tailer) print(ev daemon.Event) {
+	if t.json {
+		line, _ := json.Marshal(ev)
+		fmt.Fprintf(t.w, "%s\n", line)
+		return
+	}
+	fmt.Fprintln(t.w, formatEvent(ev))
+}
+
+// formatEvent renders an event on one line: time, list/task, step, type,
+// attempt and the other fields as key=value.
+func formatEvent(ev daemon.Event) string {
+	var b strings.Builder
+	b.WriteString(ev.TS.Local().Format("15:04:05.000"))
+	b.WriteString(" " + ev.List)
+	if ev.Task != "" {
+		b.WriteString("/" + ev.Task)
+	}
+	if ev.Step != "" {
+		b.WriteString(" [" + ev.Step + "]")
+	}
+	b.WriteString(" " + ev.Type)
+	if ev.Attempt > 0 {
+		fmt.Fprintf(&b, " attempt=%d", ev.Attempt)
+	}
+	if ev.Parent != "" {
+		b.WriteString(" parent=" + ev.Parent)
+	}
+	keys := make([]string, 0, len(ev.Data))
+	for k := range ev.Data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := ev.Data[k]
+		var s string
+		switch v := v.(type) {
+		case string:
+			s = v
+			if s == "" || strings.ContainsAny(s, " \t\n\"=") {
+				s = fmt.Sprintf("%q", fit(s, 120))
+			}
+		default:
+			raw, _ := json.Marshal(v)
+			s = fit(string(raw), 120)
+		}
+		b.WriteString(" " + k + "=" + s)
+	}
+	return b.String()
+}

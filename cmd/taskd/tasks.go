@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// taskRef is a task named on the command line.
+type taskRef struct {
+	root, list, id string
+}
+
+// parseTaskRef resolves LIST/ID, a path to a task file, or a bare ID (in
+// $TASKD_LIST, or in the only list there is).
+func parseTaskRef(root, ref string) (taskRef, error) {
+	if strings.HasSuffix(ref, ".json") {
+		abs, err := filepath.Abs(ref)
+		if err != nil {
+			return taskRef{}, err
+		}
+		return taskRef{root: filepath.Dir(filepath.Dir(abs)), list: filepath.Base(filepath.Dir(abs)), id: strings.TrimSuffix(filepath.Base(abs), ".json")}, nil
+	}
+	if list, id, ok := strings.Cut(ref, "/"); ok {
+		return taskRef{root: root, list: list, id: id}, nil
+	}
+	if l := os.Getenv("TASKD_LIST"); l != "" {
+		return taskRef{root: root, list: l, id: ref}, nil
+	}
+	entries, _ := os.ReadDir(root)
+	var lists []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			lists = append(lists, e.Name())
+		}
+	}
+	if len(lists) == 1 {
+		return taskRef{root: root, list: lists[0], id: ref}, nil
+	}
+	return taskRef{}, fmt.Errorf("task %q: name it as LIST/ID (lists in %s: %s)", ref, root, strings.Join(lists, ", "))
+}
+
+func (r taskRef) dir() (*taskfile.Dir, error) { return daemon.OpenList(r.root, r.list, false) }
+func (r taskRef) String() string              { return r.list + "/" + r.id }
+
+// forTasks runs fn on each task named in args.
+func forTasks(ctx context.Context, inv *invocation, rootFlag string, args []string, fn func(*taskfile.Dir, string) (*taskfile.Task, error), done string) error {
+	root, err := daemon.ResolveRoot(rootFlag, os.Getenv)
+	if err != nil {
+		return err
+	}
+	var failed int
+	for _, a := range args {
+		ref, err := parseTaskRef(root, a)
+		if err == nil {
+			var dir *taskfile.Dir
+			if dir, err = ref.dir(); err == nil {
+				_, err = fn(dir, ref.id)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(inv.stderr, "taskd %s: %s: %v\n", inv.cmd.name, a, err)
+			failed++
+			continue
+		}
+		fmt.Fprintf(inv.stdout, "%s %s\n", ref, done)
+	}
+	if failed > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func init() {
+	register(
+		&command{
+			name:  "submit",
+			usage: "[--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID] [--json] [PROMPT | -]",
+			short: "write a new task file",
+			group: "Tasks",
+			long: `
+Submit writes a new task file addressed to taskd into a list and prints its
+path. The id is allocated as Claude Code allocates ids, so taskd and Claude
+Code never collide. The prompt is the argument, or standard input with -.
+With --json, standard input is a whole task (Claude Code's format, any
+fields) and the flags add to it.
+
+The list is --list, else $TASKD_LIST, else "default"; it is created if
+missing. The subject defaults to the prompt's first line.
+
+	taskd submit --agent exec 'make test'
+	echo 'Summarise CHANGES.md' | taskd submit --list notes -
+	taskd submit --workflow quick-task --subject 'Fix the login redirect'
+`,
+			run: runSubmit,
+		},
+		&command{
+			name:  "cancel",
+			usage: "[--root DIR] LIST/ID...",
+			short: "cancel tasks (running agents are stopped)",
+			group: "Tasks",
+			long: `
+Cancel sets metadata.taskd.cancel in each task file. The daemon stops a
+running agent (SIGTERM to its process group, SIGKILL after the grace
+period) and records the task as cancelled; a task that has not run is
+cancelled without running. 'taskd start' runs it again.
+
+A task is named LIST/ID, by the path of its file, or by its id alone when
+$TASKD_LIST is set or there is only one list.
+`,
+			run: func(ctx context.Context, inv *invocation) error {
+				return taskEdit(ctx, inv, "cancel requested", func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+					return daemon.CancelTask(ctx, dir, id)
+				})
+			},
+		},
+		&command{
+			name:  "resolve",
+			usage: "[--root DIR] LIST/ID ANSWER",
+			short: "answer a task that waits for a person",
+			group: "Tasks",
+			long: `
+Resolve answers a task in state needs_human by setting
+metadata.taskd.resolve, exactly as editing the file by hand would. The
+answer must be one of the options the task lists in metadata.taskd.hitl
+(shown by taskd status): for a workflow's human step, passed (continue as
+if the step passed), failed, or leave (keep it waiting); for a loop guard,
+continue, abort or investigate.
+`,
+			run: runResolve,
+		},
+	)
+}
+
+// taskEdit parses [--root DIR] LIST/ID... and applies fn to each task.
+func taskEdit(ctx context.Context, inv *invocation, done string, fn func(*taskfile.Dir, string) (*taskfile.Task, error)) error {
+	fs := inv.flags()
+	root := fs.String("root", "", "root of task lists")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return inv.usageErrorf("name at least one task")
+	}
+	return forTasks(ctx, inv, *root, fs.Args(), fn, done)
+}
+
+// runStartTasks implements 'taskd start LIST/ID...'.
+func runStartTasks(ctx context.Context, inv *invocation) error {
+	return taskEdit(ctx, inv, "will run", func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+		return daemon.StartTask(ctx, dir, id)
+	})
+}
+
+func runResolve(ctx context.Context, inv *invocation) error {
+	fs := inv.flags()
+	root := fs.String("root", "", "root of task lists")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return inv.usageErrorf("want a task and an answer")
+	}
+	answer := fs.Arg(1)
+	return forTasks(ctx, inv, *root, fs.Args()[:1], func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+		return daemon.Resolve(ctx, dir, id, answer)
+	}, "answered "+answer)
+}
+
+func runSubmit(ctx context.Context, inv *invocation) error {
+	fs := inv.flags()
+	root := fs.String("root", "", "root of task lists")
+	list := fs.String("list", "", "list to submit to")
+	subject := fs.String("subject", "", "the task's subject")
+	agent := fs.String("agent", "", "agent profile or name")
+	model := fs.String("model", "", "model for the agent")
+	cwd := fs.String("cwd", "", "working directory of the agent")
+	timeout := fs.String("timeout", "", "timeout, such as 10m")
+	retries := fs.Int("retries", 0, "retries after a failure")
+	blockedBy := fs.String("blocked-by", "", "comma-separated ids that must complete first")
+	workflow := fs.String("workflow", "", "workflow to walk")
+	asJSON := fs.Bool("json", false, "read a whole task as JSON from standard input")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	r, err := daemon.ResolveRoot(*root, os.Getenv)
+	if err != nil {
+		return err
+	}
+	t := &taskfile.Task{}
+	prompt := strings.Join(fs.Args(), " ")
+	switch {
+	case *asJSON:
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return err
+		}
+		if t, err = taskfile.Parse(data, "standard input", ""); err != nil {
+			return err
+		}
+		t.ID = ""
+	case prompt == "-":
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return err
+		}
+		prompt = string(data)
+	case prompt == "" && *workflow == "":
+		return inv.usageErrorf("give the prompt as an argument, or - to read it from standard input")
+	}
+	m := t.EnsureMetadata().EnsureObject("taskd")
+	set := func(k, v string) {
+		if v != "" {
+			m.Set(k, v)
+		}
+	}
+	if prompt != "" && !*asJSON {
+		if *workflow != "" {
+			t.Description = prompt
+		} else {
+			m.Set("prompt", prompt)
+		}
+	}
+	set("agent", *agent)
+	set("model", *model)
+	set("cwd", *cwd)
+	set("timeout", *timeout)
+	if *retries > 0 {
+		m.Set("retries", *retries)
+	}
+	if *workflow != "" {
+		md := t.EnsureMetadata()
+		md.Set("workflowType", *workflow)
+		if _, ok := md.String("userDescription"); !ok {
+			md.Set("userDescription", firstNonEmpty(*subject, prompt))
+		}
+	}
+	if *blockedBy != "" {
+		t.BlockedBy = append(t.BlockedBy, strings.Split(*blockedBy, ",")...)
+	}
+	if *subject != "" {
+		t.Subject = *subject
+	}
+	if t.Subject == "" {
+		t.Subject = strings.TrimSpace(firstLineOf(prompt))
+	}
+	listID := firstNonEmpty(*list, os.Getenv("TASKD_LIST"), "default")
+	dir, err := daemon.OpenList(r, listID, true)
+	if err != nil {
+		return err
+	}
+	created, err := daemon.Submit(ctx, dir, t)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(inv.stdout, dir.File(created.ID))
+	return nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:79]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,117 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// This file holds what taskd's commands do to task files on a person's (or
+// an agent's) behalf. They are edits through taskfile, exactly what a person
+// could do by hand; a running daemon notices them like any other edit.
+
+// ErrNotTaskd is returned for a task that is not addressed to taskd.
+var ErrNotTaskd = errors.New("not a taskd task (its owner is not taskd and it has no metadata.taskd)")
+
+// OpenList opens list id under root, creating it (mode 0700) when create is
+// set.
+func OpenList(root, id string, create bool) (*taskfile.Dir, error) {
+	if !taskfile.ValidID(id) {
+		return nil, fmt.Errorf("list %q: a list name is 1-128 of A-Z a-z 0-9 _ -", id)
+	}
+	path := filepath.Join(root, id)
+	if create {
+		if err := os.MkdirAll(path, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := taskfile.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no list %q in %s", id, root)
+	}
+	return dir, err
+}
+
+// Submit writes a new task file into dir, with an id allocated as Claude Code
+// allocates ids (or t.ID, if set), and returns it as written.
+func Submit(ctx context.Context, dir *taskfile.Dir, t *taskfile.Task) (*taskfile.Task, error) {
+	if t.Owner == "" && t.Metadata.Object("taskd") == nil {
+		t.Owner = ownerName
+	}
+	if t.ActiveForm == "" {
+		t.ActiveForm = t.Subject
+	}
+	return dir.Create(ctx, t)
+}
+
+// StartTask makes task id runnable again: a failed, cancelled, timed-out or
+// stopped task is retried from scratch (its failure count reset), a queued
+// child is released, a completed task is run again. A running task is left
+// alone (ErrRunning).
+func StartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+	return dir.Update(ctx, id, func(t *taskfile.Task) error {
+		if ok, _ := addressed(t); !ok {
+			return ErrNotTaskd
+		}
+		sp, err := readSpec(t)
+		if err != nil {
+			return err
+		}
+		if sp.State == StateRunning || sp.State == StateWaiting {
+			return fmt.Errorf("task %s is %s; cancel it first (taskd cancel)", id, sp.State)
+		}
+		m := td(t)
+		for _, k := range []string{"state", "cancel", "failures", "error", "retryAt", "resolve", "hitl", "iteration", "guard"} {
+			m.Delete(k)
+		}
+		t.Status = taskfile.StatusPending
+		return nil
+	})
+}
+
+// CancelTask asks the daemon to cancel task id: a running agent gets SIGTERM
+// (SIGKILL after the grace period), a waiting task is not started.
+func CancelTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+	return dir.Update(ctx, id, func(t *taskfile.Task) error {
+		if ok, _ := addressed(t); !ok {
+			return ErrNotTaskd
+		}
+		sp, err := readSpec(t)
+		if err != nil {
+			return err
+		}
+		switch sp.State {
+		case StateSucceeded, StateFailed, StateCancelled, StateTimedOut:
+			return fmt.Errorf("task %s has already ended (%s)", id, sp.State)
+		}
+		td(t).Set("cancel", true)
+		return nil
+	})
+}
+
+// Resolve answers a task that waits for a person: answer must be one of
+// metadata.taskd.hitl.options. The daemon continues the task.
+func Resolve(ctx context.Context, dir *taskfile.Dir, id, answer string) (*taskfile.Task, error) {
+	return dir.Update(ctx, id, func(t *taskfile.Task) error {
+		sp, err := readSpec(t)
+		if err != nil {
+			return err
+		}
+		if sp.State != StateNeedsHuman {
+			return fmt.Errorf("task %s does not wait for an answer (its state is %q)", id, sp.State)
+		}
+		options := stringList(td(t).Object("hitl"), "options")
+		if len(options) > 0 && !slices.Contains(options, answer) {
+			return fmt.Errorf("%q is not an answer task %s accepts; answer one of: %s", answer, id, strings.Join(options, ", "))
+		}
+		td(t).Set("resolve", answer)
+		return nil
+	})
+}

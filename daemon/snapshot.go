@@ -1,0 +1,167 @@
+package daemon
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// TaskStatus is one task as taskd status shows it.
+type TaskStatus struct {
+	List     string    `json:"list"`
+	ID       string    `json:"id"`
+	Subject  string    `json:"subject"`
+	Status   string    `json:"status"`          // Claude Code's status
+	State    string    `json:"state,omitempty"` // metadata.taskd.state
+	Taskd    bool      `json:"taskd"`           // addressed to taskd
+	Workflow string    `json:"workflow,omitempty"`
+	Step     string    `json:"step,omitempty"`
+	Attempt  int       `json:"attempt,omitempty"`
+	Parent   string    `json:"parent,omitempty"`
+	Children []string  `json:"children,omitempty"`
+	Since    time.Time `json:"since"` // when the task entered its state (approximately)
+	Error    string    `json:"error,omitempty"`
+	// WaitingFor says what a needs_human task waits for: the reason and
+	// the answers it accepts.
+	WaitingFor string   `json:"waitingFor,omitempty"`
+	Options    []string `json:"options,omitempty"`
+	BlockedBy  []string `json:"blockedBy,omitempty"` // blockers not completed
+	Rejected   string   `json:"rejected,omitempty"`  // why the file is refused
+	Archived   bool     `json:"archived,omitempty"`
+}
+
+// ListStatus is one list's tasks.
+type ListStatus struct {
+	ID    string       `json:"id"`
+	Tasks []TaskStatus `json:"tasks"`
+}
+
+// Snapshot reads the lists under root (all, or those named) and returns
+// their tasks: taskd's own, and with all set every task. It reads files
+// only; it works whether or not a daemon runs.
+func Snapshot(root string, lists []string, all bool) ([]ListStatus, error) {
+	if len(lists) == 0 {
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				lists = append(lists, e.Name())
+			}
+		}
+	}
+	var out []ListStatus
+	for _, id := range lists {
+		ls, err := snapshotList(root, id, all)
+		if err != nil {
+			return nil, err
+		}
+		if len(ls.Tasks) > 0 || !all {
+			out = append(out, ls)
+		}
+	}
+	return out, nil
+}
+
+func snapshotList(root, id string, all bool) (ListStatus, error) {
+	ls := ListStatus{ID: id, Tasks: []TaskStatus{}}
+	dir, err := taskfile.Open(filepath.Join(root, id))
+	if err != nil {
+		return ls, err
+	}
+	ids, err := dir.List()
+	if err != nil {
+		return ls, err
+	}
+	byID := map[string]*TaskStatus{}
+	status := map[string]string{}
+	for _, tid := range ids {
+		ts := TaskStatus{List: id, ID: tid}
+		t, err := dir.Read(tid)
+		var bad *taskfile.BadFileError
+		switch {
+		case errors.As(err, &bad):
+			ts.Rejected = strings.TrimPrefix(bad.Error(), bad.Path+": ")
+			ts.Since = modTime(dir.File(tid))
+			ls.Tasks = append(ls.Tasks, ts)
+			continue
+		case err != nil:
+			continue // gone meanwhile
+		}
+		status[tid] = t.Status
+		owned, _ := addressed(t)
+		if !owned && !all {
+			continue
+		}
+		fillStatus(&ts, t, owned, dir.File(tid))
+		ls.Tasks = append(ls.Tasks, ts)
+	}
+	for i := range ls.Tasks {
+		byID[ls.Tasks[i].ID] = &ls.Tasks[i]
+	}
+	for i := range ls.Tasks {
+		ts := &ls.Tasks[i]
+		if p := byID[ts.Parent]; p != nil && !slices.Contains(p.Children, ts.ID) {
+			p.Children = append(p.Children, ts.ID)
+		}
+		var open []string
+		for _, b := range ts.BlockedBy {
+			if status[b] != taskfile.StatusCompleted {
+				open = append(open, b)
+			}
+		}
+		ts.BlockedBy = open
+	}
+	return ls, nil
+}
+
+func fillStatus(ts *TaskStatus, t *taskfile.Task, owned bool, path string) {
+	ts.Subject, ts.Status, ts.Taskd = firstLine(t.Subject), t.Status, owned
+	ts.BlockedBy = t.BlockedBy
+	ts.Workflow, _ = t.Metadata.String("workflowType")
+	ts.Step, _ = t.Metadata.String("currentStep")
+	if ts.Parent, _ = t.Metadata.String("parentTaskId"); ts.Parent == "" {
+		ts.Parent, _ = t.Metadata.Object("taskd").String("parent")
+	}
+	m := t.Metadata.Object("taskd")
+	ts.State, _ = m.String("state")
+	if n, ok := m.Int("attempt"); ok {
+		ts.Attempt = int(n)
+	}
+	ts.Error, _ = m.String("error")
+	ts.Archived, _ = m.Bool("archived")
+	if h := m.Object("hitl"); h != nil && ts.State == StateNeedsHuman {
+		ts.WaitingFor, _ = h.String("reason")
+		ts.Options = stringList(h, "options")
+	}
+	ts.Since = modTime(path)
+	for _, k := range []string{"finishedAt", "startedAt"} {
+		if s, ok := m.String(k); ok {
+			if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				ts.Since = at
+				break
+			}
+		}
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func modTime(path string) time.Time {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}
