@@ -127,7 +127,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 			return fail("write %s: %v", name, err)
 		}
 	}
-	if err := writeJSONFile(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+	if err := writeJSON(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
 		return fail("write cmd.json: %v", err)
 	}
 	path, err := lookPath(argv[0], env)
@@ -158,6 +158,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	if err := startGroup(cmd); err != nil {
 		return fail("start %s: %v", argv[0], err)
 	}
+	startedAt := time.Now()
 	pgid := cmd.Process.Pid
 	os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(pgid)), 0o644)
 
@@ -184,8 +185,8 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		waitErr = d.stopGroup(pgid, waited)
 	}
 	// The leader is gone; whatever it left running in its group goes too.
+	// (The pid file stays: recovery checks the group is gone or not ours.)
 	signalGroup(pgid, syscall.SIGKILL)
-	os.Remove(filepath.Join(dir, "pid"))
 
 	exitCode := 0
 	if waitErr != nil {
@@ -198,6 +199,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	}
 	data, _ := readTail(filepath.Join(dir, "stdout.log"), maxScan)
 	res := parseResult(a.profile.Output, data, exitCode)
+	res.StartedAt = &startedAt
 	if out == finished && !res.Success && res.Error == "" {
 		res.Error = fmt.Sprintf("the agent failed (exit status %d)", exitCode)
 	}
@@ -336,6 +338,15 @@ func lookPath(prog string, env []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("program %q not found on PATH", prog)
+}
+
+// writeJSON writes v as indented JSON to a new file at path.
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // writeJSONFile writes v as indented JSON, replacing path atomically (a

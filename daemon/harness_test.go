@@ -20,7 +20,7 @@ import (
 // harness runs a real daemon, in this process, on a temporary root. Tests
 // act on it only through files, as users do.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	root   string
 	cfg    *daemon.Config
 	cancel context.CancelFunc
@@ -33,6 +33,15 @@ type harnessOption func(*daemon.FileConfig)
 // startDaemon starts a daemon on a new root with the lists given, waits until
 // it has scanned them, and stops it when the test ends.
 func startDaemon(t *testing.T, lists []string, opts ...harnessOption) *harness {
+	return startDaemonTB(t, lists, opts...)
+}
+
+// startDaemonB is startDaemon for benchmarks, with one list "bench".
+func startDaemonB(b *testing.B, opts ...harnessOption) *harness {
+	return startDaemonTB(b, []string{"bench"}, opts...)
+}
+
+func startDaemonTB(t testing.TB, lists []string, opts ...harnessOption) *harness {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "tasks")
 	if err := os.Mkdir(root, 0o700); err != nil {

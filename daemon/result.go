@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -19,7 +20,10 @@ type Result struct {
 	SessionID  string   `json:"sessionId,omitempty"`
 	CostUSD    *float64 `json:"costUsd,omitempty"`
 	DurationMs int64    `json:"durationMs"`
-	Error      string   `json:"error,omitempty"`
+	// StartedAt is when the agent's process was started (absent if it
+	// never was).
+	StartedAt *time.Time `json:"startedAt,omitempty"`
+	Error     string     `json:"error,omitempty"`
 	// Outcome is set when the attempt did not end on its own: "timed_out",
 	// "cancelled" or "not_started".
 	Outcome string `json:"outcome,omitempty"`

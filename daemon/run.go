@@ -46,7 +46,7 @@ func (d *Daemon) claim(ctx context.Context, l *list, id string, runnable func(*t
 		m.Delete("retryAt")
 		m.Delete("finishedAt")
 		return nil
-	})
+	}, taskfile.NoDirSync) // if a power loss undoes it, the task is pending and runs again
 	return t, sp, err
 }
 

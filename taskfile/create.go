@@ -49,7 +49,7 @@ func (d *Dir) Create(ctx context.Context, t *Task) (*Task, error) {
 		t.Status = StatusPending
 	}
 	if t.ID != "" {
-		if err := d.store(t, d.File(t.ID), true); err != nil {
+		if err := d.store(t, d.File(t.ID)); err != nil {
 			return nil, err
 		}
 		if n, err := strconv.ParseUint(t.ID, 10, 63); err == nil {
@@ -65,7 +65,7 @@ func (d *Dir) Create(ctx context.Context, t *Task) (*Task, error) {
 	}
 	for ; ; next++ {
 		t.ID = strconv.FormatUint(next, 10)
-		err := d.store(t, d.File(t.ID), true)
+		err := d.store(t, d.File(t.ID))
 		if errors.Is(err, fs.ErrExist) {
 			continue // written meanwhile by someone who ignores the lock
 		}
@@ -78,6 +78,16 @@ func (d *Dir) Create(ctx context.Context, t *Task) (*Task, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// store writes t as the new file path, which must not exist.
+func (d *Dir) store(t *Task, path string) error {
+	out, data := t.encode()
+	if err := writeFile(d.path, path, data, true); err != nil {
+		return err
+	}
+	t.doc, t.raw = out, data
+	return nil
 }
 
 // nextID returns one more than the largest of .highwatermark and every

@@ -1,10 +1,7 @@
 package taskfile
 
 import (
-	"bytes"
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -167,54 +164,4 @@ func CompareIDs(a, b string) int {
 		return 1
 	}
 	return strings.Compare(a, b)
-}
-
-// Update performs a locked read-modify-write of task id: it takes the list's
-// in-process mutex and its flock (<dir>/.lock), then Claude Code's lock on
-// the task file (<id>.json.lock), reads the file, calls fn on the task, and
-// if the encoded bytes changed replaces the file atomically (see writeFile).
-// If fn returns an error nothing is written and Update returns that error.
-// Waiting for the locks ends with ctx. On success Update returns the task as
-// now stored.
-func (d *Dir) Update(ctx context.Context, id string, fn func(*Task) error) (*Task, error) {
-	path := d.File(id)
-	if !ValidID(id) {
-		return nil, &fs.PathError{Op: "update", Path: path, Err: ErrInvalidID}
-	}
-	unlock, err := d.lockList(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	unlockFile, err := lockFile(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer unlockFile()
-
-	t, err := readFile(path, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := fn(t); err != nil {
-		return nil, err
-	}
-	if t.ID != id {
-		return nil, fmt.Errorf("update task %s: the update changed the id to %q", id, t.ID)
-	}
-	return t, d.store(t, path, false)
-}
-
-// store encodes t and writes it to path unless the bytes are unchanged; on
-// success t reflects the stored file.
-func (d *Dir) store(t *Task, path string, create bool) error {
-	out, data := t.encode()
-	if !create && bytes.Equal(data, t.raw) {
-		return nil
-	}
-	if err := writeFile(d.path, path, data, create); err != nil {
-		return err
-	}
-	t.doc, t.raw = out, data
-	return nil
 }

@@ -3,6 +3,7 @@ package taskfile
 import (
 	"io/fs"
 	"os"
+	"sync"
 
 	"github.com/google/renameio/v2"
 )
@@ -11,44 +12,119 @@ import (
 // what Claude Code's own writes produce. Existing files keep their mode.
 const filePerm fs.FileMode = 0o644
 
-// writeFile puts data at path so that a reader sees either the old file or
-// the new one, never a mix, and so that the new contents survive a power
-// loss once writeFile returns:
-//
-//  1. write a temporary file in the same directory (renameio names it
-//     "."+base+digits, which the daemon's watcher ignores),
-//  2. fsync it,
-//  3. rename it over path (or, with create, hard-link it to path, which
-//     fails with fs.ErrExist instead of replacing a file someone else made),
-//  4. fsync the directory, so the rename itself is durable.
-//
-// The temporary file is removed on every error path.
-func writeFile(dir, path string, data []byte, create bool) error {
+// pendingFile is new contents for a file, written and fsynced under a
+// temporary name in the same directory (renameio names it "."+base+digits,
+// which the daemon's watcher ignores), waiting to replace the file.
+type pendingFile struct {
+	pf *renameio.PendingFile
+}
+
+// prepareFile writes data to a temporary file next to path and fsyncs it, so
+// that once renamed the new file can never be torn or empty, even after a
+// power loss. Call Cleanup when done with it.
+func prepareFile(dir, path string, data []byte) (pendingFile, error) {
 	pf, err := renameio.NewPendingFile(path,
 		renameio.WithTempDir(dir), // never /tmp: see the package documentation
 		renameio.WithPermissions(filePerm),
 		renameio.WithExistingPermissions())
 	if err != nil {
-		return err
+		return pendingFile{}, err
 	}
-	defer pf.Cleanup()
 	if _, err := pf.Write(data); err != nil {
+		pf.Cleanup()
+		return pendingFile{}, err
+	}
+	if err := pf.Sync(); err != nil {
+		pf.Cleanup()
+		return pendingFile{}, err
+	}
+	return pendingFile{pf}, nil
+}
+
+// replace renames the temporary file over the destination. Readers see the
+// old file or the new one, never a mix.
+func (p pendingFile) replace() error {
+	return p.pf.CloseAtomicallyReplace() // fsyncs again, cheaply: nothing is dirty
+}
+
+// Cleanup removes the temporary file if it was not renamed.
+func (p pendingFile) Cleanup() {
+	if p.pf != nil {
+		p.pf.Cleanup()
+	}
+}
+
+// writeFile puts data at path durably: temporary file, fsync, rename (or,
+// with create, a hard link that fails with fs.ErrExist instead of replacing
+// a file someone else made), fsync of the directory.
+func writeFile(dir, path string, data []byte, create bool) error {
+	tmp, err := prepareFile(dir, path, data)
+	if err != nil {
 		return err
 	}
+	defer tmp.Cleanup()
 	if create {
-		if err := pf.Sync(); err != nil {
+		if err := os.Link(tmp.pf.Name(), path); err != nil {
 			return err
 		}
-		if err := os.Link(pf.Name(), path); err != nil {
-			return err
-		}
-		if err := pf.Cleanup(); err != nil { // removes the temporary name
-			return err
-		}
-	} else if err := pf.CloseAtomicallyReplace(); err != nil {
+	} else if err := tmp.replace(); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return syncerFor(dir).sync()
+}
+
+// dirSyncer fsyncs one directory on behalf of many writers: a writer whose
+// rename is done asks for a sync and waits until a sync that started after
+// its rename has finished. Concurrent writers share one fsync (group
+// commit) instead of queueing one each.
+type dirSyncer struct {
+	dir     string
+	mu      sync.Mutex
+	cond    *sync.Cond
+	seq     uint64 // requests so far
+	done    uint64 // requests up to here are durable
+	running bool   // a sync is under way
+}
+
+var syncers sync.Map // dir → *dirSyncer
+
+func syncerFor(dir string) *dirSyncer {
+	if s, ok := syncers.Load(dir); ok {
+		return s.(*dirSyncer)
+	}
+	s := &dirSyncer{dir: dir}
+	s.cond = sync.NewCond(&s.mu)
+	actual, _ := syncers.LoadOrStore(dir, s)
+	return actual.(*dirSyncer)
+}
+
+// sync returns once the directory's entries as they were when sync was
+// called are on disk.
+func (s *dirSyncer) sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	mine := s.seq
+	for s.done < mine {
+		if s.running {
+			s.cond.Wait()
+			continue
+		}
+		s.running = true
+		target := s.seq
+		s.mu.Unlock()
+		err := syncDir(s.dir)
+		s.mu.Lock()
+		s.running = false
+		if err == nil {
+			s.done = target
+		}
+		s.cond.Broadcast()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // syncDir makes the directory's entries (a rename, a new link) durable.

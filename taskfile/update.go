@@ -1,0 +1,192 @@
+package taskfile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// A WriteOption changes how Update makes a write durable.
+type WriteOption int
+
+const (
+	// NoDirSync skips the fsync of the directory after the rename. The new
+	// contents are still written to a temporary file and fsynced before they
+	// replace the old file, so the file is never torn or empty; but after a
+	// power loss (not a crash: the kernel keeps the rename) the previous
+	// version of the file may reappear. Use it only for a change whose
+	// previous version is a safe state to fall back to, such as marking a
+	// task running that a restart would run again anyway.
+	NoDirSync WriteOption = 1 << iota
+)
+
+// maxRetries bounds how often Update starts over because another writer
+// changed the file between its read and its write.
+const maxRetries = 1000
+
+// Update performs a read-modify-write of task id that no other writer using
+// this package or Claude Code's lock protocol can interleave with:
+//
+//  1. read the file (no lock: files are only ever replaced whole),
+//  2. call fn on the task; if the encoded task is unchanged, stop,
+//  3. write the new contents to a temporary file in the directory and
+//     fsync it (no lock held: this is the slow part, done in parallel with
+//     other writers),
+//  4. take the in-process mutex, the flock on <dir>/.lock and Claude Code's
+//     lock on the task file (<id>.json.lock), check that the file still
+//     holds the bytes read in step 1 and rename the temporary file over it,
+//     then release the locks,
+//  5. fsync the directory, shared with concurrent writers of the same
+//     directory (group commit), unless NoDirSync is given.
+//
+// If another writer changed the file in between, the temporary file is
+// discarded and Update starts over from step 1, so fn may be called more
+// than once and must depend only on the task it is given. If fn returns an
+// error nothing is written and Update returns that error. Waiting for locks
+// ends with ctx. On success Update returns the task as now stored.
+func (d *Dir) Update(ctx context.Context, id string, fn func(*Task) error, opts ...WriteOption) (*Task, error) {
+	path := d.File(id)
+	if !ValidID(id) {
+		return nil, &fs.PathError{Op: "update", Path: path, Err: ErrInvalidID}
+	}
+	var opt WriteOption
+	for _, o := range opts {
+		opt |= o
+	}
+	for range maxRetries {
+		t, err := readFile(path, id)
+		if errors.Is(err, ErrInvalidJSON) {
+			// Claude Code rewrites task files in place: an unlocked read can
+			// catch one half written. Under its lock the file is whole.
+			return d.updateLocked(ctx, id, path, fn, opt)
+		}
+		if err != nil {
+			return nil, err
+		}
+		before := t.raw
+		if err := fn(t); err != nil {
+			return nil, err
+		}
+		if t.ID != id {
+			return nil, fmt.Errorf("update task %s: the update changed the id to %q", id, t.ID)
+		}
+		out, data := t.encode()
+		if bytes.Equal(data, before) {
+			return t, nil
+		}
+		tmp, err := prepareFile(d.path, path, data)
+		if err != nil {
+			return nil, err
+		}
+		replaced, err := d.replaceIfUnchanged(ctx, tmp, path, before)
+		tmp.Cleanup() // removes the temporary file unless it was renamed
+		if err != nil {
+			return nil, err
+		}
+		if !replaced {
+			continue // someone else wrote the file: start over from their version
+		}
+		if opt&NoDirSync == 0 {
+			if err := syncerFor(d.path).sync(); err != nil {
+				return nil, err
+			}
+		}
+		t.doc, t.raw = out, data
+		return t, nil
+	}
+	return nil, fmt.Errorf("update task %s: the file kept changing under %d attempts: %w", id, maxRetries, ErrLocked)
+}
+
+// updateLocked is Update holding every lock for the whole cycle.
+func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) error, opt WriteOption) (*Task, error) {
+	unlock, err := d.lockList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	unlockFile, err := lockFile(ctx, path)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	t, err := readFile(path, id)
+	if err == nil {
+		err = fn(t)
+	}
+	if err == nil && t.ID != id {
+		err = fmt.Errorf("update task %s: the update changed the id to %q", id, t.ID)
+	}
+	var out *Object
+	var data []byte
+	changed := false
+	if err == nil {
+		out, data = t.encode()
+		if changed = !bytes.Equal(data, t.raw); changed {
+			var tmp pendingFile
+			if tmp, err = prepareFile(d.path, path, data); err == nil {
+				err = tmp.replace()
+				tmp.Cleanup()
+			}
+		}
+	}
+	unlockFile()
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		if opt&NoDirSync == 0 {
+			if err := syncerFor(d.path).sync(); err != nil {
+				return nil, err
+			}
+		}
+		t.doc, t.raw = out, data
+	}
+	return t, nil
+}
+
+// replaceIfUnchanged renames tmp over path, under every lock, if path still
+// holds want.
+func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp pendingFile, path string, want []byte) (bool, error) {
+	unlock, err := d.lockList(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	unlockFile, err := lockFile(ctx, path)
+	if err != nil {
+		return false, err
+	}
+	defer unlockFile()
+	cur, err := readRaw(path)
+	if err != nil {
+		return false, err
+	}
+	if !bytes.Equal(cur, want) {
+		return false, nil
+	}
+	return true, tmp.replace()
+}
+
+// readRaw reads path's bytes, refusing what readFile refuses.
+func readRaw(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
+			return nil, badFile(path, ErrSymlink, "Copy the task into the list as a regular file; taskd does not follow links.", "the file is a symbolic link")
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fi.Mode().Type())
+	}
+	return readAll(f, make([]byte, 0, fi.Size()+1))
+}
