@@ -1,0 +1,104 @@
+package navigator
+
+import (
+	"strconv"
+	"strings"
+)
+
+// write builds the write-through for an advance (spec §5.2): without a task
+// file there is nothing to write.
+func (n *nav) write(resp *Response, mode WriteMode) *WriteThrough {
+	t := n.task
+	if t == nil {
+		return nil
+	}
+	w := &WriteThrough{Mode: mode, ID: t.Stem, Metadata: resp.Metadata.Fields()}
+	if id, ok := t.ID.(string); !t.HasID || !ok || id != t.Stem {
+		w.IDWarning = `[Navigator] WARNING: task.id "` + idText(t.ID, t.HasID) + `" does not match filename "` + t.Stem + `.json" — auto-correcting`
+	}
+	if mode != WriteFull {
+		return w
+	}
+	w.Subject = Subject(t.Stem, n.userDesc, resp)
+	w.ActiveForm = ActiveForm(resp)
+	if resp.OrchestratorInstructions != "" {
+		w.Description, w.SetDescription = resp.OrchestratorInstructions, true
+	}
+	return w
+}
+
+// emoji is flow's subject decoration, chosen by workflow id.
+var emoji = map[string]string{
+	"feature-development":  "✨",
+	"bug-fix":              "🐛",
+	"bug-hunt":             "🔍",
+	"agile-task":           "📋",
+	"context-optimization": "🔧",
+	"quick-task":           "⚡",
+	"ui-reconstruction":    "🎨",
+	"test-coverage":        "🧪",
+}
+
+// Subject renders a task's two-line subject after a navigation (spec §5.3):
+//
+//	#<stem> <userDescription>[ <emoji>]
+//	→ <workflowType> · <step> (<agent>|direct)[ · retries: <n>/<max>]
+//
+// with "completed ✓" for success ends and "<step> · HITL" for the others.
+func Subject(stem, userDescription string, resp *Response) string {
+	var b strings.Builder
+	b.WriteString("#")
+	b.WriteString(stem)
+	b.WriteString(" ")
+	b.WriteString(userDescription)
+	wt := resp.Metadata.WorkflowType
+	if e := emoji[wt]; e != "" {
+		b.WriteString(" ")
+		b.WriteString(e)
+	}
+	b.WriteString("\n→ ")
+	b.WriteString(wt)
+	b.WriteString(" · ")
+	switch resp.Terminal {
+	case TerminalSuccess:
+		b.WriteString("completed ✓")
+	case TerminalHITL, TerminalFailure:
+		b.WriteString(resp.Metadata.CurrentStep)
+		b.WriteString(" · HITL")
+	default:
+		b.WriteString(resp.Metadata.CurrentStep)
+		b.WriteString(" (")
+		if resp.Subagent != "" {
+			b.WriteString(resp.Subagent)
+		} else {
+			b.WriteString("direct")
+		}
+		b.WriteString(")")
+		if resp.MaxRetries > 0 {
+			b.WriteString(" · retries: ")
+			b.WriteString(strconv.Itoa(resp.Metadata.RetryCount))
+			b.WriteString("/")
+			b.WriteString(strconv.Itoa(resp.MaxRetries))
+		}
+	}
+	return b.String()
+}
+
+// ActiveForm renders the spinner text of a task after a navigation (spec
+// §5.4).
+func ActiveForm(resp *Response) string {
+	switch resp.Terminal {
+	case TerminalSuccess:
+		return "Completed"
+	case TerminalHITL, TerminalFailure:
+		return "HITL - Needs human help"
+	}
+	name := resp.CurrentStep
+	if resp.StepInstructions != nil && resp.StepInstructions.Name != "" {
+		name = resp.StepInstructions.Name
+	}
+	if resp.Subagent != "" {
+		return name + " (" + resp.Subagent + ")"
+	}
+	return name
+}
