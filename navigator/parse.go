@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 )
@@ -17,7 +18,7 @@ import (
 func Parse(data []byte) (*Workflow, error) {
 	top, _, err := decodeObject(data)
 	if err != nil {
-		return nil, fmt.Errorf("parse workflow: %w", err)
+		return nil, fmt.Errorf("parse workflow: %w", locate(data, err))
 	}
 	wf := &Workflow{nodes: map[string]*Node{}, out: map[string][]int{}}
 	for _, m := range top {
@@ -35,6 +36,27 @@ func Parse(data []byte) (*Workflow, error) {
 		}
 	}
 	return wf, nil
+}
+
+// locate adds the line and column to a JSON syntax error, and names an
+// early end of input as such.
+func locate(data []byte, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("unexpected end of JSON input")
+	case errors.As(err, &se):
+		line, col := 1, 1
+		for _, c := range data[:min(int(se.Offset), len(data))] {
+			if c == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+		}
+		return fmt.Errorf("line %d, column %d: %w", line, col, err)
+	}
+	return err
 }
 
 // member is one key of a JSON object with its undecoded value.
@@ -81,7 +103,7 @@ func decodeObject(data []byte) (members []member, dups []string, err error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, nil, err
 	}
-	if _, err := dec.Token(); err == nil {
+	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
 		return nil, nil, errors.New("data after the JSON object")
 	}
 	sort.SliceStable(members, func(i, j int) bool {

@@ -117,6 +117,9 @@ const (
 	WriteFull                      // every other advance: also subject, activeForm, description
 )
 
+// MarshalText encodes the mode as its name: none, metadata or full.
+func (m WriteMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
 func (m WriteMode) String() string {
 	switch m {
 	case WriteMetadata:

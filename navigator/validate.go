@@ -128,9 +128,6 @@ func (v *validator) node(n *Node) {
 	if n.Command != "" && n.Agent != "" {
 		v.errorf(id, `the node has both "command" and "agent"; a step runs one or the other`)
 	}
-	if n.HasMaxRetries && n.MaxRetries < 0 {
-		v.errorf(id, `"maxRetries" is negative`)
-	}
 	switch n.Type {
 	case TypeEnd:
 		switch {
@@ -215,7 +212,7 @@ func (v *validator) fork(n *Node) {
 	case j == nil:
 		v.errorf(id, "the fork's join %q does not exist", n.Join)
 	case j.Type != TypeJoin:
-		v.errorf(id, "the fork's join %q is a %s node, not a join", n.Join, j.Type)
+		v.errorf(id, "the fork's join %q is %s node, not a join", n.Join, article(j.Type))
 	case j.Fork != id:
 		v.errorf(id, "the fork's join %q names %q as its fork; fork and join must name each other", n.Join, j.Fork)
 	}
@@ -232,7 +229,7 @@ func (v *validator) fork(n *Node) {
 		case e.Type == TypeFork:
 			v.errorf(id, "branch %q enters at the fork %q; forks do not nest", b.Name, b.EntryStep)
 		case !e.IsWork():
-			v.errorf(id, "branch %q enters at %q, a %s node; a branch starts with a work step", b.Name, b.EntryStep, e.Type)
+			v.errorf(id, "branch %q enters at %q, %s node; a branch starts with a work step", b.Name, b.EntryStep, article(e.Type))
 		}
 	}
 }
@@ -246,7 +243,7 @@ func (v *validator) join(n *Node) {
 	case f == nil:
 		v.errorf(id, "the join's fork %q does not exist", n.Fork)
 	case f.Type != TypeFork:
-		v.errorf(id, "the join's fork %q is a %s node, not a fork", n.Fork, f.Type)
+		v.errorf(id, "the join's fork %q is %s node, not a fork", n.Fork, article(f.Type))
 	case f.Join != id:
 		v.errorf(id, "the join's fork %q names %q as its join; fork and join must name each other", n.Fork, f.Join)
 	}
@@ -307,4 +304,12 @@ func (v *validator) reachable() {
 			v.errorf(id, "unreachable: no path leads here from the start node")
 		}
 	}
+}
+
+// article prefixes a node type with "a" or "an".
+func article(typ string) string {
+	if typ != "" && strings.ContainsRune("aeiou", rune(typ[0])) {
+		return "an " + typ
+	}
+	return "a " + typ
 }
