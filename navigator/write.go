@@ -27,6 +27,35 @@ func (n *nav) write(resp *Response, mode WriteMode) *WriteThrough {
 	return w
 }
 
+// StartWriteThrough returns what an orchestrator records when it creates a
+// task for a workflow it just started, as flow's /flow:run protocol does
+// with TaskCreate after a Start-mode Navigate (which itself writes
+// nothing): metadata {userDescription, workflowType, currentStep,
+// retryCount: 0}, the two-line subject, the activeForm and, for a work
+// step, the orchestrator instructions as the description. description is
+// the user's description; when empty, the task's userDescription is kept.
+// It is not part of Navigate: callers opt in to it.
+func StartWriteThrough(task *Task, resp *Response, description string) *WriteThrough {
+	if task == nil || resp == nil {
+		return nil
+	}
+	if description == "" {
+		description = text(task.Metadata["userDescription"])
+	}
+	w := &WriteThrough{Mode: WriteFull, ID: task.Stem}
+	if description != "" {
+		w.Metadata = append(w.Metadata, Field{"userDescription", description})
+	}
+	w.Metadata = append(w.Metadata, Field{"workflowType", resp.Metadata.WorkflowType},
+		Field{"currentStep", resp.Metadata.CurrentStep}, Field{"retryCount", 0})
+	w.Subject = Subject(task.Stem, description, resp)
+	w.ActiveForm = ActiveForm(resp)
+	if resp.OrchestratorInstructions != "" {
+		w.Description, w.SetDescription = resp.OrchestratorInstructions, true
+	}
+	return w
+}
+
 // emoji is flow's subject decoration, chosen by workflow id.
 var emoji = map[string]string{
 	"feature-development":  "✨",

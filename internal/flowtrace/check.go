@@ -223,6 +223,41 @@ func Normalize(resp *navigator.Response) *navigator.Response {
 	return &c
 }
 
+// NormalizeJSON is Normalize for a response already encoded as JSON (as
+// `taskd navigate` prints it). It also returns the step's guidance, to
+// normalize the task description written from it with strings.Replace.
+func NormalizeJSON(data []byte) (normalized []byte, guidance string, err error) {
+	v, err := taskfile.ParseValue(data)
+	if err != nil {
+		return nil, "", err
+	}
+	o, ok := v.(*taskfile.Object)
+	if !ok {
+		return data, "", nil
+	}
+	step := func(o *taskfile.Object) string {
+		si := o.Object("stepInstructions")
+		g, ok := si.String("guidance")
+		if !ok {
+			return ""
+		}
+		si.Set("guidance", "<guidance>")
+		if oi, ok := o.String("orchestratorInstructions"); ok {
+			o.Set("orchestratorInstructions", strings.Replace(oi, g, "<guidance>", 1))
+		}
+		return g
+	}
+	guidance = step(o)
+	if br := o.Object("fork").Object("branches"); br != nil {
+		for _, k := range br.Keys() {
+			if b := br.Object(k); b != nil {
+				step(b)
+			}
+		}
+	}
+	return taskfile.MarshalIndent(o), guidance, nil
+}
+
 // NormalizeText replaces the guidance of resp's step inside s (a task
 // description written from the response) by "<guidance>".
 func NormalizeText(s string, resp *navigator.Response) string {

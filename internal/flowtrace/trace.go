@@ -161,6 +161,12 @@ func (r *Record) TaskFileRaw() (string, bool) { return r.req.String("taskFileRaw
 // Task returns a copy of the task file's contents before the call, or nil.
 func (r *Record) Task() *taskfile.Object { return r.req.Object("task").Clone() }
 
+// TaskAfter returns a copy of the task file as flow left it, or nil.
+func (r *Record) TaskAfter() *taskfile.Object {
+	o, _ := r.taskAfter.(*taskfile.Object)
+	return o.Clone()
+}
+
 // InlineWorkflows returns the workflows the request registered itself, as
 // JSON by id.
 func (r *Record) InlineWorkflows() map[string][]byte {
