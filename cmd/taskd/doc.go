@@ -133,6 +133,81 @@
 // if the step passed), failed, or leave (keep it waiting); for a loop guard,
 // continue, abort or investigate.
 //
+// # taskd navigate
+//
+//	taskd navigate [--task FILE] [--workflow ID] [--result R] [--step ID] [--autonomy | --autonomy=false] [--description TEXT] [--workflows DIR]... [--source-root DIR] [--project-root DIR] [--record-start]
+//
+// Navigate performs one call of the flow plugin's Navigate on a task file,
+// exactly as flow's navigator does, and prints the response as one JSON object
+// on stdout. It is the function the daemon walks workflows with, for scripts
+// and other orchestrators.
+//
+// Without a current step in the task (or without --task) it starts the
+// workflow and prints the first step; with a current step and no --result it
+// prints that step; with --result passed or failed it advances, prints the next
+// step and writes the new state into the task file (metadata, and subject,
+// activeForm and description), atomically and under the task's locks. A task
+// whose metadata names a workflow ignores --workflow.
+//
+//	--task FILE          the task file (<id>.json); "~/" is the home directory
+//	--workflow ID        the workflow to start when there is no task file
+//	--result R           passed or failed: advance from the current step
+//	--step ID            start at this step instead of the first one
+//	--autonomy           cross stage boundaries without stopping, and record
+//	                     that in the task; --autonomy=false switches it off
+//	--description TEXT   the user's description (default: metadata.userDescription)
+//	--workflows DIR      also load <id>.json workflows from DIR (repeatable;
+//	                     later directories win over earlier ones, which win over
+//	                     $XDG_CONFIG_HOME/taskd/workflows, <list>/.taskd/workflows
+//	                     and the built-ins)
+//	--source-root DIR    resolve "./" paths in the workflow against DIR (default:
+//	                     the directory the workflow was loaded from; none for
+//	                     built-ins); --source-root= for none
+//	--project-root DIR   resolve context_files against DIR (default: the current
+//	                     directory); --project-root= for none
+//	--record-start       when the call starts the workflow, record the first step
+//	                     in the task file, as /flow:run does when it creates a task
+//
+// When the current step has no edge for the result, the response is flow's error
+// object ({"error": ..., "currentStep": ..., "evaluation": ...}), nothing is
+// written and the exit status is 3. Any other failure (an unknown workflow or
+// step, a missing or malformed task file) is reported on stderr with exit status
+// 1. A task file whose "id" disagrees with its name is refused, not corrected:
+// fix the id or rename the file.
+//
+// Examples:
+//
+//	taskd navigate --workflow bug-fix --description "Login redirect loops"
+//	taskd navigate --task ~/.claude/tasks/proj/7.json
+//	taskd navigate --task ~/.claude/tasks/proj/7.json --result passed
+//
+// # taskd workflows
+//
+//	taskd workflows list [--json] | show ID | validate [FILE...] | diagram ID   [--workflows DIR]... [--list DIR]
+//
+// Workflows works with the workflow definitions taskd knows: the built-ins,
+// then $XDG_CONFIG_HOME/taskd/workflows, then <list>/.taskd/workflows for the
+// list given with --list, then each --workflows directory, a later definition of
+// an id replacing an earlier one. A directory holds <id>.json files (or
+// <id>/workflow.json).
+//
+//	list            every workflow: id, number of nodes, where it comes from,
+//	                name; definitions with errors are marked (--json: one JSON
+//	                array of {id, name, description, file, builtin, ok,
+//	                problems})
+//	show ID         print the definition of ID as written
+//	validate FILE   check workflow files and print every problem as
+//	                FILE: node "ID": reason; without files, check every
+//	                definition taskd would load. Exit status 1 if any has
+//	                errors (warnings alone pass)
+//	diagram ID      print ID as a Mermaid flowchart
+//
+//	--workflows DIR  also load workflows from DIR (repeatable)
+//	--list DIR       also load DIR/.taskd/workflows (a task list's own)
+//
+// The format, the "command" extension and the validation rules are described in
+// docs/workflows.md.
+//
 // # taskd install
 //
 //	taskd install [--root DIR] [--config FILE] [--dry-run]

@@ -1,0 +1,204 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/taskd/taskd/navigator"
+)
+
+// A Definition is one workflow definition as loaded.
+type Definition struct {
+	ID       string // the file name without ".json" (or the directory name for <id>/workflow.json)
+	Workflow *navigator.Workflow
+	Data     []byte // the file's contents
+	File     string // the file; "builtin/<id>.json" for built-ins
+	// SourceRoot is the directory the workflow's "./" paths resolve
+	// against: the directory of File, "" for built-ins.
+	SourceRoot string
+	Builtin    bool
+	Problems   []navigator.Problem // from validation; File is set
+}
+
+// OK reports whether the definition can be navigated: it parsed and has no
+// errors (warnings are fine).
+func (d *Definition) OK() bool {
+	return d.Workflow != nil && !navigator.HasErrors(d.Problems)
+}
+
+// A Set is a collection of workflow definitions by id. It implements
+// navigator.Catalog. A Set is not modified after Load returns and is safe
+// for concurrent use.
+type Set struct {
+	defs map[string]*Definition
+}
+
+// Lookup returns the navigable workflow registered under id and its source
+// root. It implements navigator.Catalog; a definition with errors is not
+// returned (use Get to see why).
+func (s *Set) Lookup(id string) (*navigator.Workflow, string, bool) {
+	d := s.defs[id]
+	if d == nil || !d.OK() {
+		return nil, "", false
+	}
+	return d.Workflow, d.SourceRoot, true
+}
+
+// Get returns the definition registered under id, navigable or not.
+func (s *Set) Get(id string) (*Definition, bool) {
+	d, ok := s.defs[id]
+	return d, ok
+}
+
+// IDs returns the ids of all definitions in byte order.
+func (s *Set) IDs() []string {
+	ids := make([]string, 0, len(s.defs))
+	for id := range s.defs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Problems returns the problems of every definition, by id.
+func (s *Set) Problems() []navigator.Problem {
+	var out []navigator.Problem
+	for _, id := range s.IDs() {
+		out = append(out, s.defs[id].Problems...)
+	}
+	return out
+}
+
+// Dirs returns the user directories workflows load from, lowest priority
+// first: $XDG_CONFIG_HOME/taskd/workflows (~/.config when unset), then
+// <listDir>/.taskd/workflows when listDir is not empty.
+func Dirs(listDir string) []string {
+	var dirs []string
+	config := os.Getenv("XDG_CONFIG_HOME")
+	if config == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			config = filepath.Join(home, ".config")
+		}
+	}
+	if config != "" {
+		dirs = append(dirs, filepath.Join(config, "taskd", "workflows"))
+	}
+	if listDir != "" {
+		dirs = append(dirs, filepath.Join(listDir, ".taskd", "workflows"))
+	}
+	return dirs
+}
+
+// Load returns the built-in workflows overridden by the workflows in dirs,
+// in order: a definition in a later directory replaces one with the same
+// id from the built-ins or an earlier directory. A directory that does not
+// exist is skipped. The problems of every definition, and files or
+// directories that could not be read, are returned too; they never stop
+// the loading of the rest.
+func Load(dirs ...string) (*Set, []navigator.Problem) {
+	s := &Set{defs: map[string]*Definition{}}
+	for _, d := range builtins() {
+		s.defs[d.ID] = d
+	}
+	var problems []navigator.Problem
+	for _, dir := range dirs {
+		defs, dirProblems := loadDir(dir)
+		problems = append(problems, dirProblems...)
+		for _, d := range defs {
+			s.defs[d.ID] = d
+		}
+	}
+	return s, append(problems, s.Problems()...)
+}
+
+// loadDir loads the definitions of one directory: <id>.json files and
+// <id>/workflow.json. Names starting with "." are ignored.
+func loadDir(dir string) ([]*Definition, []navigator.Problem) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, []navigator.Problem{{File: dir, Reason: fmt.Sprintf("cannot read the workflow directory: %v", err)}}
+	}
+	var defs []*Definition
+	var problems []navigator.Problem
+	seen := map[string]string{}
+	// <id>.json files first, so that they win over <id>/workflow.json.
+	for _, dirs := range []bool{false, true} {
+		for _, e := range entries {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") || e.IsDir() != dirs {
+				continue
+			}
+			var id, file string
+			if dirs {
+				id, file = name, filepath.Join(dir, name, "workflow.json")
+				if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+			} else if id = strings.TrimSuffix(name, ".json"); id == name {
+				continue
+			} else {
+				file = filepath.Join(dir, name)
+			}
+			if other, dup := seen[id]; dup {
+				problems = append(problems, navigator.Problem{File: file, Reason: fmt.Sprintf("workflow %q is also defined by %s, which is used", id, other)})
+				continue
+			}
+			seen[id] = file
+			d, err := LoadFile(file)
+			if err != nil {
+				problems = append(problems, navigator.Problem{File: file, Reason: err.Error()})
+				continue
+			}
+			defs = append(defs, d)
+		}
+	}
+	return defs, problems
+}
+
+// LoadFile reads, parses and validates one workflow file. Its id is the
+// file name without ".json", or the directory's name for workflow.json.
+// Only a file that cannot be read is an error; a file that is not a JSON
+// object yields a definition without a Workflow and a problem saying so.
+func LoadFile(path string) (*Definition, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read workflow: %w", err)
+	}
+	id := strings.TrimSuffix(filepath.Base(path), ".json")
+	if filepath.Base(path) == "workflow.json" {
+		id = filepath.Base(filepath.Dir(path))
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	return define(id, data, path, filepath.Dir(abs), false), nil
+}
+
+// define parses and validates one definition.
+func define(id string, data []byte, file, root string, builtin bool) *Definition {
+	d := &Definition{ID: id, Data: data, File: file, SourceRoot: root, Builtin: builtin}
+	wf, err := navigator.Parse(data)
+	if err != nil {
+		d.Problems = []navigator.Problem{{File: file, Reason: err.Error()}}
+		return d
+	}
+	d.Workflow = wf
+	d.Problems = navigator.Validate(wf)
+	if wf.ID != "" && wf.ID != id {
+		d.Problems = append(d.Problems, navigator.Problem{Warning: true,
+			Reason: fmt.Sprintf("the \"id\" field says %q, but the workflow is known by its file name as %q", wf.ID, id)})
+	}
+	for i := range d.Problems {
+		d.Problems[i].File = file
+	}
+	return d
+}
