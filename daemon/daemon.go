@@ -36,6 +36,8 @@ type Daemon struct {
 	// safety timer).
 	fullScan bool
 
+	catalogs catalogs // each list's workflows
+
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).
 	started chan struct{}

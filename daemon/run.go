@@ -35,14 +35,18 @@ func (d *Daemon) claim(ctx context.Context, l *list, id string, runnable func(*t
 			return errNotRunnable
 		}
 		sp = s
-		sp.Attempt++
 		t.FillDefaults(id)
 		t.Status = taskfile.StatusInProgress
 		m := td(t)
 		m.Set("state", StateRunning)
-		m.Set("attempt", sp.Attempt)
 		m.Set("startedAt", stamp(time.Now()))
-		m.Set("runDir", relRunDir(id, sp.Attempt))
+		if wf, _ := t.Metadata.String("workflowType"); wf == "" {
+			// A plain task's attempt is its run; a workflow numbers its
+			// runs as it runs its steps.
+			sp.Attempt++
+			m.Set("attempt", sp.Attempt)
+			m.Set("runDir", relRunDir(id, sp.Attempt))
+		}
 		m.Delete("retryAt")
 		m.Delete("finishedAt")
 		return nil

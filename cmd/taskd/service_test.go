@@ -49,7 +49,7 @@ var serviceUsageTests = [][]string{
 	{"install", "extra"},
 	{"install", "--bogus"},
 	{"uninstall", "x"},
-	{"start", "x"},
+	{"start", "--bogus"},
 	{"stop", "x"},
 	{"service-status", "x"},
 }

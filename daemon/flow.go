@@ -1,0 +1,351 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/navigator"
+	"github.com/taskd/taskd/taskfile"
+	"github.com/taskd/taskd/workflows"
+)
+
+// Loop guards of the /flow:run execution loop (DESIGN §4): after this many
+// steps a workflow pauses for a person, and at the hard limit it stops.
+const (
+	softGuard = 25
+	hardGuard = 50
+)
+
+// maxTrace bounds metadata.taskd.stepTrace.
+const maxTrace = 100
+
+// A flowRun walks one task through its workflow: navigate, run the step's
+// agent or command, advance with passed or failed, repeat — the execution
+// loop of /flow:run, performed by the daemon. Every advance is one locked
+// write of the task file: the navigator's write-through plus taskd's step
+// trace, so the file always says where the task is.
+type flowRun struct {
+	d   *Daemon
+	l   *list
+	id  string
+	sp  spec
+	set *workflows.Set
+	cwd string
+	t   *taskfile.Task // the task as last written
+	run int            // the last run folder number used
+}
+
+func (d *Daemon) newFlow(l *list, t *taskfile.Task, sp spec) *flowRun {
+	cwd, err := taskCwd(sp.Cwd)
+	if err != nil {
+		cwd = ""
+	}
+	f := &flowRun{d: d, l: l, id: t.ID, sp: sp, set: d.workflowsFor(l.dir.Path()), cwd: cwd, t: t}
+	f.run = max(sp.Attempt, lastRunDir(l, t.ID))
+	return f
+}
+
+// lastRunDir returns the highest run folder number of task id.
+func lastRunDir(l *list, id string) int {
+	entries, _ := os.ReadDir(filepath.Dir(l.runDir(id, 0)))
+	n := 0
+	for _, e := range entries {
+		if v, err := strconv.Atoi(e.Name()); err == nil && v > n {
+			n = v
+		}
+	}
+	return n
+}
+
+// runFlow runs a claimed workflow task until it ends, waits (fork, human) or
+// is stopped.
+func (d *Daemon) runFlow(ctx context.Context, l *list, t *taskfile.Task, sp spec) (*taskfile.Task, error) {
+	f := d.newFlow(l, t, sp)
+	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: t.ID, Parent: sp.Parent, Step: currentStep(t),
+		Data: map[string]any{"workflow": workflowType(t)}})
+	return f.loop(ctx, "", nil)
+}
+
+func currentStep(t *taskfile.Task) string  { s, _ := t.Metadata.String("currentStep"); return s }
+func workflowType(t *taskfile.Task) string { s, _ := t.Metadata.String("workflowType"); return s }
+
+// loop is the execution loop. result, when set, is first applied to the
+// current step (a resumed HITL answer, a fork's verdict, a recovered
+// result); extra, when set, is applied in that same write.
+func (f *flowRun) loop(ctx context.Context, result string, extra func(*taskfile.Task)) (*taskfile.Task, error) {
+	var prev *navigator.Response // the advance that led here, for HITL reasons
+	for {
+		if result != "" {
+			resp, err := f.advance(ctx, result, extra)
+			extra = nil
+			var nm *navigator.NoMatchError
+			if errors.As(err, &nm) {
+				return f.needsHuman(ctx, "workflow", fmt.Sprintf("step %s has no edge for the result %q; answer passed or failed to choose the way on, or edit the workflow", nm.CurrentStep, result), []string{"passed", "failed", "leave"})
+			}
+			if err != nil {
+				return nil, err
+			}
+			prev, result = resp, ""
+		}
+		resp, err := f.current(ctx)
+		if err != nil {
+			return f.fail(ctx, err.Error())
+		}
+		switch {
+		case resp.Action == navigator.ActionFork:
+			return f.fork(ctx, resp)
+		case resp.Action == navigator.ActionJoin:
+			return f.branchDone(ctx)
+		case resp.Terminal == navigator.TerminalSuccess:
+			return f.complete(ctx, resp)
+		case resp.Terminal == navigator.TerminalHITL:
+			return f.needsHuman(ctx, "workflow", f.hitlReason(resp, prev), []string{"passed", "failed", "leave"})
+		case resp.Terminal == navigator.TerminalFailure:
+			return f.fail(ctx, fmt.Sprintf("the workflow ended at %s, a failure end", resp.CurrentStep))
+		case resp.Terminal == navigator.TerminalStart:
+			result = "passed" // a start node reached by an edge: nothing to do there
+			continue
+		}
+		if t, stop, err := f.guard(ctx); stop || err != nil {
+			return t, err
+		}
+		res, out := f.runStep(ctx, resp)
+		switch out {
+		case interrupted, cancelled, notStarted:
+			return f.d.finish(ctx, f.l, f.id, f.specFor(f.run), res, out)
+		}
+		result = "failed"
+		if res.Success {
+			result = "passed"
+		}
+	}
+}
+
+// specFor is the task's spec with attempt n, for finish.
+func (f *flowRun) specFor(n int) spec {
+	sp := f.sp
+	sp.Attempt = n
+	return sp
+}
+
+// current navigates without a result: the step the task is at. A task that
+// has no step yet is started (its first step recorded, as flow's
+// orchestrator does when it creates the task).
+func (f *flowRun) current(ctx context.Context) (*navigator.Response, error) {
+	in := navigator.Input{ProjectRoot: f.cwd}
+	nt := NavigatorTask(f.t, f.id)
+	resp, _, err := navigator.Navigate(f.set, nt, in)
+	if err != nil || hasCurrentStep(nt) {
+		return resp, err
+	}
+	wt := navigator.StartWriteThrough(nt, resp, "")
+	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+		ApplyWriteThrough(t, wt)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.t = t
+	return resp, nil
+}
+
+// advance applies result to the current step in one write: the navigator's
+// write-through, the step trace and the iteration count.
+func (f *flowRun) advance(ctx context.Context, result string, extra func(*taskfile.Task)) (*navigator.Response, error) {
+	var resp *navigator.Response
+	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+		step := currentStep(t)
+		r, wt, err := navigator.Navigate(f.set, NavigatorTask(t, f.id), navigator.Input{Result: result, ProjectRoot: f.cwd})
+		if err != nil {
+			return err
+		}
+		ApplyWriteThrough(t, wt)
+		if extra != nil {
+			extra(t)
+		}
+		m := td(t)
+		m.Set("attempt", f.run)
+		n, _ := m.Int("iteration")
+		m.Set("iteration", n+1)
+		trace, _ := m.Get("stepTrace")
+		list, _ := trace.([]any)
+		entry := taskfile.NewObject()
+		entry.Set("step", step)
+		entry.Set("result", result)
+		entry.Set("action", string(r.Action))
+		entry.Set("attempt", f.run)
+		list = append(list, entry)
+		if len(list) > maxTrace {
+			list = list[len(list)-maxTrace:]
+		}
+		m.Set("stepTrace", list)
+		resp = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.t = t
+	return resp, nil
+}
+
+// guard applies the loop guards before a step runs: at the soft limit the
+// task pauses for a person (continue, abort or investigate); at the hard
+// limit it stops, left in_progress as /flow:run leaves it.
+func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
+	m := f.t.Metadata.Object("taskd")
+	n, _ := m.Int("iteration")
+	next, ok := m.Int("guardAt")
+	if !ok {
+		next = softGuard
+	}
+	trace := traceLine(f.t, 8)
+	switch {
+	case n >= hardGuard:
+		f.l.events.append(Event{Type: EvGuardStopped, List: f.l.id, Task: f.id, Step: currentStep(f.t),
+			Data: map[string]any{"iterations": n, "trace": trace}})
+		t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+			m := td(t)
+			m.Set("state", StateStopped)
+			m.Set("error", fmt.Sprintf("stopped by the loop guard after %d steps; the workflow may cycle (%s). Inspect metadata.taskd.stepTrace, then run it again with taskd start", n, trace))
+			return nil
+		})
+		return t, true, err
+	case n >= next:
+		f.l.events.append(Event{Type: EvGuardWarning, List: f.l.id, Task: f.id, Step: currentStep(f.t),
+			Data: map[string]any{"iterations": n, "trace": trace}})
+		t, err := f.needsHuman(ctx, "guard", fmt.Sprintf("loop guard: %d steps so far (%s); continue for %d more, abort, or investigate", n, trace, softGuard), []string{"continue", "abort", "investigate"})
+		return t, true, err
+	}
+	return nil, false, nil
+}
+
+// traceLine renders the last n entries of the step trace.
+func traceLine(t *taskfile.Task, n int) string {
+	v, _ := t.Metadata.Object("taskd").Get("stepTrace")
+	list, _ := v.([]any)
+	var parts []string
+	if len(list) > n {
+		parts = append(parts, "…")
+		list = list[len(list)-n:]
+	}
+	for _, e := range list {
+		o, _ := e.(*taskfile.Object)
+		step, _ := o.String("step")
+		res, _ := o.String("result")
+		if res == "failed" {
+			step += " (failed)"
+		}
+		parts = append(parts, step)
+	}
+	if s := currentStep(t); s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " → ")
+}
+
+// hitlReason says why the workflow reached a human step.
+func (f *flowRun) hitlReason(resp *navigator.Response, prev *navigator.Response) string {
+	var why string
+	last := lastTrace(f.t)
+	if prev != nil && prev.Action == navigator.ActionEscalate || last.action == "escalate" {
+		why = fmt.Sprintf("max retries exceeded at %s", last.step)
+	} else if last.result == "failed" {
+		why = fmt.Sprintf("%s failed", last.step)
+	}
+	wf, _, _ := f.set.Lookup(workflowType(f.t))
+	if wf != nil {
+		if n := wf.Node(resp.CurrentStep); n != nil {
+			what := n.Name
+			if n.Description != "" {
+				what += ": " + n.Description
+			}
+			if why == "" {
+				return what
+			}
+			return why + " — " + what
+		}
+	}
+	if why == "" {
+		why = "the workflow asks for a person at " + resp.CurrentStep
+	}
+	return why
+}
+
+type traceEntry struct{ step, result, action string }
+
+func lastTrace(t *taskfile.Task) traceEntry {
+	v, _ := t.Metadata.Object("taskd").Get("stepTrace")
+	list, _ := v.([]any)
+	if len(list) == 0 {
+		return traceEntry{}
+	}
+	o, _ := list[len(list)-1].(*taskfile.Object)
+	var e traceEntry
+	e.step, _ = o.String("step")
+	e.result, _ = o.String("result")
+	e.action, _ = o.String("action")
+	return e
+}
+
+// complete records a workflow that reached a success end.
+func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*taskfile.Task, error) {
+	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+		t.Status = taskfile.StatusCompleted
+		m := td(t)
+		m.Set("state", StateSucceeded)
+		m.Set("finishedAt", stamp(time.Now()))
+		m.Delete("error")
+		return nil
+	})
+	f.l.events.append(Event{Type: EvTaskSucceeded, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: resp.CurrentStep,
+		Data: map[string]any{"workflow": workflowType(f.t), "steps": traceLine(f.t, 20)}})
+	return t, err
+}
+
+// fail records a workflow that cannot go on.
+func (f *flowRun) fail(ctx context.Context, msg string) (*taskfile.Task, error) {
+	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+		t.Status = taskfile.StatusPending
+		m := td(t)
+		m.Set("state", StateFailed)
+		m.Set("error", msg)
+		m.Set("finishedAt", stamp(time.Now()))
+		return nil
+	})
+	f.l.events.append(Event{Type: EvTaskFailed, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
+		Data: map[string]any{"error": msg}})
+	return t, err
+}
+
+// needsHuman pauses the task for a person: status pending, state
+// needs_human, and metadata.taskd.hitl saying why, where, and which answers
+// metadata.taskd.resolve accepts.
+func (f *flowRun) needsHuman(ctx context.Context, kind, reason string, options []string) (*taskfile.Task, error) {
+	step := currentStep(f.t)
+	trace := traceLine(f.t, 8)
+	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+		t.Status = taskfile.StatusPending
+		m := td(t)
+		m.Set("state", StateNeedsHuman)
+		m.Delete("resolve")
+		h := taskfile.NewObject()
+		h.Set("kind", kind)
+		h.Set("reason", reason)
+		h.Set("step", step)
+		h.Set("options", options)
+		h.Set("trace", trace)
+		m.Set("hitl", h)
+		return nil
+	})
+	f.l.events.append(Event{Type: EvTaskNeedsHuman, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step,
+		Data: map[string]any{"reason": reason, "options": options, "kind": kind}})
+	return t, err
+}

@@ -1,0 +1,218 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/taskd/taskd/navigator"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// inherited are the metadata.taskd fields a child task takes from its
+// parent unless it sets them itself (DESIGN §5.1).
+var inherited = []string{"agent", "model", "cwd", "permissionMode", "tools", "disallowedTools", "timeout", "allowBypass"}
+
+// fork starts a workflow fork: one child task file per branch (the fields
+// of /flow:run's fork protocol: subject "#<parent>/<branch> …", the branch's
+// instructions as description, metadata with parentTaskId, forkStep and
+// branchName), recorded in the parent's forkState and
+// metadata.taskd.children; the parent waits. Children that already exist
+// for this fork (a daemon that died half way) are reused, never duplicated.
+func (f *flowRun) fork(ctx context.Context, resp *navigator.Response) (*taskfile.Task, error) {
+	forkStep := resp.CurrentStep
+	existing := f.existingBranches(forkStep)
+	userDesc, _ := f.t.Metadata.String("userDescription")
+	parentTD := f.t.Metadata.Object("taskd")
+	branches := taskfile.NewObject()
+	var ids []string
+	for _, b := range resp.Fork.Branches {
+		state := taskfile.NewObject()
+		if b.Error != "" {
+			state.Set("status", "failed")
+			state.Set("error", b.Error)
+			branches.Set(b.Name, state)
+			continue
+		}
+		id, ok := existing[b.Name]
+		if !ok {
+			child, err := f.l.dir.Create(ctx, f.branchTask(b, forkStep, userDesc, parentTD))
+			if err != nil {
+				return nil, fmt.Errorf("create branch %s of %s: %w", b.Name, forkStep, err)
+			}
+			id = child.ID
+		}
+		state.Set("status", "running")
+		state.Set("childTaskId", id)
+		branches.Set(b.Name, state)
+		ids = append(ids, id)
+	}
+	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+		fs := taskfile.NewObject()
+		fs.Set("forkStep", forkStep)
+		fs.Set("joinStep", resp.Fork.JoinStep)
+		fs.Set("joinStrategy", resp.Fork.JoinStrategy)
+		fs.Set("branches", branches)
+		t.EnsureMetadata().Set("forkState", fs)
+		m := td(t)
+		m.Set("state", StateWaiting)
+		ch := m.EnsureObject("children")
+		ch.Set("parallel", ids)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.l.events.append(Event{Type: EvForkStarted, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: forkStep,
+		Data: map[string]any{"branches": branchIDs(branches), "joinStep": resp.Fork.JoinStep, "strategy": resp.Fork.JoinStrategy}})
+	f.l.events.append(Event{Type: EvTaskWaiting, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: forkStep,
+		Data: map[string]any{"children": ids}})
+	return t, nil
+}
+
+func branchIDs(branches *taskfile.Object) map[string]any {
+	out := map[string]any{}
+	for _, name := range branches.Keys() {
+		if id, ok := branches.Object(name).String("childTaskId"); ok {
+			out[name] = id
+		} else {
+			out[name] = nil
+		}
+	}
+	return out
+}
+
+// branchTask is the child task file of fork branch b.
+func (f *flowRun) branchTask(b navigator.ForkBranch, forkStep, userDesc string, parentTD *taskfile.Object) *taskfile.Task {
+	agent := "direct"
+	if b.Subagent != "" {
+		agent = b.Subagent
+	}
+	md := taskfile.NewObject()
+	for _, field := range b.Metadata.Fields() {
+		md.Set(field.Key, field.Value)
+	}
+	md.Set("userDescription", userDesc)
+	md.Set("parentTaskId", f.id)
+	md.Set("forkStep", forkStep)
+	md.Set("branchName", b.Name)
+	ctd := md.EnsureObject("taskd")
+	ctd.Set("parent", f.id)
+	for _, k := range inherited {
+		if v, ok := parentTD.Get(k); ok {
+			ctd.Set(k, v)
+		}
+	}
+	name := b.EntryStep
+	if b.StepInstructions != nil {
+		name = b.StepInstructions.Name
+	}
+	active := name
+	if b.Subagent != "" {
+		active += " (" + b.Subagent + ")"
+	}
+	return &taskfile.Task{
+		Subject:     fmt.Sprintf("#%s/%s %s\n→ %s · %s (%s)", f.id, b.Name, userDesc, workflowType(f.t), b.EntryStep, agent),
+		ActiveForm:  active,
+		Description: b.OrchestratorInstructions,
+		Status:      taskfile.StatusPending,
+		Owner:       ownerName,
+		Metadata:    md,
+	}
+}
+
+// existingBranches finds child tasks already created for this parent's
+// fork at forkStep (and not archived), by branch name.
+func (f *flowRun) existingBranches(forkStep string) map[string]string {
+	out := map[string]string{}
+	ids, err := f.l.dir.List()
+	if err != nil {
+		return out
+	}
+	for _, id := range ids {
+		t, err := f.l.dir.Read(id)
+		if err != nil {
+			continue
+		}
+		p, _ := t.Metadata.String("parentTaskId")
+		fs, _ := t.Metadata.String("forkStep")
+		name, _ := t.Metadata.String("branchName")
+		archived, _ := t.Metadata.Object("taskd").Bool("archived")
+		if p == f.id && fs == forkStep && name != "" && !archived {
+			out[name] = id
+		}
+	}
+	return out
+}
+
+// branchDone records a fork branch that reached its join: the branch passed
+// if the step that led to the join passed. The child is completed; its
+// parent joins once every branch is done.
+func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
+	verdict := lastTrace(f.t).result
+	if verdict == "" {
+		verdict = "passed" // a branch whose entry is the join itself did nothing that failed
+	}
+	state := StateSucceeded
+	if verdict != "passed" {
+		state = StateFailed
+	}
+	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+		t.Status = taskfile.StatusCompleted
+		m := td(t)
+		m.Set("state", state)
+		m.Set("branchResult", verdict)
+		m.Set("finishedAt", stamp(time.Now()))
+		return nil
+	})
+	typ := EvTaskSucceeded
+	if state == StateFailed {
+		typ = EvTaskFailed
+	}
+	branch, _ := f.t.Metadata.String("branchName")
+	f.l.events.append(Event{Type: typ, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
+		Data: map[string]any{"branch": branch, "branchResult": verdict}})
+	return t, err
+}
+
+// joinVerdict computes a fork's result from its branches' children:
+// all-pass passes when every branch passed, any-pass when at least one did.
+// A branch whose child is missing, failed or never reached the join failed.
+func (d *Daemon) joinVerdict(l *list, t *taskfile.Task) (string, map[string]any) {
+	fs := t.Metadata.Object("forkState")
+	strategy, _ := fs.String("joinStrategy")
+	branches := fs.Object("branches")
+	results := map[string]any{}
+	passed, total := 0, 0
+	for _, name := range branches.Keys() {
+		total++
+		r := "failed"
+		if id, ok := branches.Object(name).String("childTaskId"); ok {
+			if c, err := l.dir.Read(id); err == nil {
+				if br, _ := c.Metadata.Object("taskd").String("branchResult"); br == "passed" {
+					r = "passed"
+				}
+			}
+		}
+		if r == "passed" {
+			passed++
+		}
+		results[name] = r
+	}
+	verdict := "failed"
+	if strategy == "any-pass" && passed > 0 || strategy != "any-pass" && passed == total && total > 0 {
+		verdict = "passed"
+	}
+	return verdict, results
+}
+
+// archive marks a finished child as archived: completed, kept on disk with
+// its results, no longer counted by its parent. Children are never deleted.
+func (d *Daemon) archive(ctx context.Context, l *list, id string) error {
+	_, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		t.Status = taskfile.StatusCompleted
+		td(t).Set("archived", true)
+		return nil
+	})
+	return err
+}

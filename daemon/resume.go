@@ -1,0 +1,148 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// resumeTask continues a waiting parent whose children have all ended. A
+// workflow fork joins: the verdict of its branches (by the join's strategy)
+// advances the parent past the fork, the children are archived and
+// forkState is cleared, and the workflow goes on.
+func (d *Daemon) resumeTask(ctx context.Context, j *job) (*taskfile.Task, error) {
+	l, id := j.l, j.id
+	t, err := l.dir.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	forkState := t.Metadata.Object("forkState")
+	if forkState == nil {
+		return nil, fmt.Errorf("task %s waits, but not for a workflow fork", id)
+	}
+	verdict, branches := d.joinVerdict(l, t)
+	// Archive first: if the daemon dies before the parent is written, the
+	// parent still waits, its children are still done, and the join runs
+	// again with the same verdict.
+	for _, c := range childIDs(t) {
+		if err := d.archive(ctx, l, c); err != nil && !isNotExist(err) {
+			return nil, err
+		}
+	}
+	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s spec) bool { return s.State == StateWaiting })
+	if err != nil {
+		return nil, err
+	}
+	forkStep, _ := forkState.String("forkStep")
+	strategy, _ := forkState.String("joinStrategy")
+	l.events.append(Event{Type: EvJoinCompleted, List: l.id, Task: id, Parent: sp.Parent, Step: forkStep,
+		Data: map[string]any{"result": verdict, "strategy": strategy, "branches": branches}})
+	l.events.append(Event{Type: EvTaskResumed, List: l.id, Task: id, Parent: sp.Parent, Step: forkStep})
+	f := d.newFlow(l, t, sp)
+	return f.loop(ctx, verdict, func(t *taskfile.Task) {
+		t.Metadata.Delete("forkState")
+		td(t).Delete("children")
+	})
+}
+
+// resolveTask continues a task a person answered (metadata.taskd.resolve):
+// for a workflow's human step, passed or failed advance the workflow and
+// leave keeps it waiting; for a loop guard, continue allows another round
+// of steps, abort and investigate stop the workflow.
+func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error) {
+	l, id := j.l, j.id
+	var answer, kind string
+	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s spec) bool {
+		answer, kind = s.Resolve, ""
+		kind, _ = t.Metadata.Object("taskd").Object("hitl").String("kind")
+		return s.State == StateNeedsHuman && s.Resolve != "" && answer != "leave"
+	})
+	if err == errNotRunnable && answer == "leave" {
+		return d.leavePending(ctx, l, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.events.append(Event{Type: EvHumanResolved, List: l.id, Task: id, Parent: sp.Parent, Step: currentStep(t),
+		Data: map[string]any{"answer": answer, "kind": kind}})
+	clear := func(t *taskfile.Task) {
+		m := td(t)
+		m.Delete("resolve")
+		m.Delete("hitl")
+	}
+	switch {
+	case kind == "guard" && answer == "continue":
+		t, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+			clear(t)
+			m := td(t)
+			n, _ := m.Int("iteration")
+			m.Set("guardAt", n+softGuard)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return d.newFlow(l, t, sp).loop(ctx, "", nil)
+	case kind == "guard":
+		return l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+			clear(t)
+			m := td(t)
+			m.Set("state", StateStopped)
+			m.Set("error", fmt.Sprintf("stopped at the loop guard (%s); the steps so far are in metadata.taskd.stepTrace; run it again with taskd start", answer))
+			return nil
+		})
+	case answer == "passed" || answer == "failed":
+		return d.newFlow(l, t, sp).loop(ctx, answer, clear)
+	}
+	return nil, fmt.Errorf("task %s: answer %q is not one of passed, failed or leave", id, answer)
+}
+
+// leavePending records a "leave" answer: the task keeps waiting for a
+// person, the answer is consumed.
+func (d *Daemon) leavePending(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
+	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		td(t).Delete("resolve")
+		return nil
+	})
+	if err == nil {
+		l.events.append(Event{Type: EvHumanResolved, List: l.id, Task: id, Step: currentStep(t), Data: map[string]any{"answer": "leave"}})
+	}
+	return t, err
+}
+
+// recoverFlow handles a workflow task a dead daemon left running. If the
+// step that was running had finished (its result.json exists and the step
+// trace does not have it yet), its result is applied; otherwise the step's
+// leftover processes are killed and the task runs the step again.
+func (d *Daemon) recoverFlow(ctx context.Context, l *list, t *taskfile.Task, sp spec) (*taskfile.Task, error) {
+	n := lastRunDir(l, t.ID)
+	applied, _ := t.Metadata.Object("taskd").Int("attempt")
+	if n > int(applied) {
+		runDir := l.runDir(t.ID, n)
+		if res, ok := readResult(runDir); ok {
+			switch out := outcomeOf(res); out {
+			case cancelled, notStarted:
+				sp.Attempt = n
+				return d.finish(ctx, l, t.ID, sp, res, out)
+			}
+			d.log.Info("applying the result of a step that ended while the daemon was down", "list", l.id, "task", t.ID, "attempt", n)
+			f := d.newFlow(l, t, sp)
+			f.run = n
+			result := "failed"
+			if res.Success {
+				result = "passed"
+			}
+			return f.loop(ctx, result, nil)
+		}
+		killLeftover(runDir)
+		sp.Attempt = n
+	}
+	res := Result{Error: "interrupted: the daemon stopped while the step ran", ExitCode: -1}
+	res.Summary = res.Error
+	return d.finish(ctx, l, t.ID, sp, res, interrupted)
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/taskd/taskd/navigator"
+)
+
+// runStep runs the current workflow step: its node's command with the exec
+// profile (taskd's extension: exit status 0 passes) or its agent with a
+// prompt built from the step. Each step gets its own run folder.
+func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (Result, outcome) {
+	f.run++
+	sp := f.specFor(f.run)
+	step := resp.CurrentStep
+	wf, _, _ := f.set.Lookup(workflowType(f.t))
+	var node *navigator.Node
+	if wf != nil {
+		node = wf.Node(step)
+	}
+	var a *attempt
+	var err error
+	if node != nil && node.Command != "" {
+		a, err = f.d.newAttempt(f.l, f.t, sp, "", step)
+		if err == nil {
+			a.profile, err = f.d.cfg.resolveAgent("exec", true)
+		}
+		if err == nil {
+			a.prompt, a.script = node.Command, node.Command
+		}
+	} else {
+		a, err = f.d.newAttempt(f.l, f.t, sp, resp.Subagent, step)
+		if err == nil {
+			a.prompt = stepPrompt(f, resp)
+		}
+	}
+	if err != nil {
+		return Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted
+	}
+	data := map[string]any{"profile": a.profile.Name}
+	if resp.Subagent != "" {
+		data["agent"] = resp.Subagent
+	}
+	if node != nil && node.Command != "" {
+		data["command"] = node.Command
+	}
+	f.l.events.append(Event{Type: EvStepStarted, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run, Data: data})
+	res, out := f.d.runAttempt(ctx, a)
+	if node != nil && node.Command != "" && out == finished {
+		res.Success = res.ExitCode == 0 // a command step passes on exit status 0, whatever it prints
+	}
+	result := "failed"
+	if res.Success && out == finished {
+		result = "passed"
+	}
+	f.l.events.append(Event{Type: EvStepFinished, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run,
+		Data: map[string]any{"result": result, "summary": res.Summary, "exitCode": res.ExitCode, "durationMs": res.DurationMs}})
+	if out == timedOut {
+		out = finished // a step that timed out failed; the workflow decides what follows
+	}
+	return res, out
+}
+
+// stepPrompt is what the agent of a workflow step is asked: the task, the
+// step and its guidance, the files to read first, and the answer format
+// the daemon turns into passed or failed.
+func stepPrompt(f *flowRun, resp *navigator.Response) string {
+	var b strings.Builder
+	task, _ := f.t.Metadata.String("userDescription")
+	if task == "" {
+		task = f.t.Subject
+	}
+	wf := workflowType(f.t)
+	fmt.Fprintf(&b, "You are carrying out one step of the %q workflow for task #%s.\n\n", wf, f.id)
+	fmt.Fprintf(&b, "## Task\n\n%s\n\n", strings.TrimSpace(task))
+	if si := resp.StepInstructions; si != nil {
+		fmt.Fprintf(&b, "## Step: %s\n\n", si.Name)
+		if si.Description != "" {
+			fmt.Fprintf(&b, "%s\n\n", si.Description)
+		}
+		if si.Guidance != "" {
+			fmt.Fprintf(&b, "%s\n\n", si.Guidance)
+		}
+	}
+	if i := strings.Index(resp.OrchestratorInstructions, "## Context"); i >= 0 {
+		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(resp.OrchestratorInstructions[i:]))
+	}
+	b.WriteString("## Your answer\n\nEnd your answer with one line of JSON saying how the step went, for example:\n\n")
+	b.WriteString(`{"success": true, "summary": "one sentence on what you did"}` + "\n\n")
+	b.WriteString(`Answer "success": false when the step's goal was not met — a review you would not approve, tests that fail, a fix that does not work — and say why in the summary. `)
+	b.WriteString(`Add "results" for a path or short text the next steps should see.` + "\n")
+	return b.String()
+}
