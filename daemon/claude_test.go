@@ -1,0 +1,157 @@
+package daemon_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon"
+)
+
+// claudeBinary returns the Claude Code CLI installed by scripts/test into
+// testdata/node, or skips the test when it is missing (fails instead with
+// TASKD_REQUIRE_TOOLS=1, as in CI).
+func claudeBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join("..", "testdata", "node", "node_modules", ".bin", "claude"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("TASKD_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("the Claude Code CLI is not installed (%v), and TASKD_REQUIRE_TOOLS=1", err)
+		}
+		t.Skipf("skipping: the Claude Code CLI is not installed (run: npm ci --prefix testdata/node)")
+	}
+	return bin
+}
+
+// messagesStub is a stand-in for the Anthropic Messages API on loopback: it
+// answers every POST /v1/messages with a streamed assistant message whose
+// text reply(body) chooses, and records what it was asked.
+type messagesStub struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []string // request bodies
+}
+
+func newMessagesStub(t *testing.T, reply func(body string) string) *messagesStub {
+	s := &messagesStub{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+			http.NotFound(w, r)
+			return
+		}
+		s.mu.Lock()
+		s.requests = append(s.requests, string(body))
+		s.mu.Unlock()
+		text, _ := json.Marshal(reply(string(body)))
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range [][2]string{
+			{"message_start", `{"type":"message_start","message":{"id":"msg_stub","type":"message","role":"assistant","model":"stub","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`},
+			{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
+			{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":` + string(text) + `}}`},
+			{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+			{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}`},
+			{"message_stop", `{"type":"message_stop"}`},
+		} {
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev[0], ev[1])
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *messagesStub) bodies() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
+}
+
+// useClaude points the environment of the daemon (and so of its agents) at
+// the stub, with a private HOME for the CLI's own files.
+func useClaude(t *testing.T, stub *messagesStub) {
+	t.Setenv("ANTHROPIC_BASE_URL", stub.URL)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-dummy")
+	t.Setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+}
+
+// TestFlow_RealClaudeCode runs a workflow whose steps use the claude profile
+// through the real Claude Code CLI, against a stub Messages API that passes
+// the build and fix steps and fails the review: the workflow takes the
+// failed edge to fix, then ends. The daemon's argv, the parsed results and
+// the path are checked.
+func TestFlow_RealClaudeCode(t *testing.T) {
+	bin := claudeBinary(t)
+	stub := newMessagesStub(t, func(body string) string {
+		if strings.Contains(body, "## Step: Review") {
+			return `The change has no tests. {"success": false, "summary": "needs tests"}`
+		}
+		return `Done. {"success": true, "summary": "step done"}`
+	})
+	useClaude(t, stub)
+	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) {
+		fc.Profiles = map[string]daemon.ProfileSpec{"claude": {
+			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
+			Env: []string{"ANTHROPIC_*", "CLAUDE_*"}, Timeout: "2m",
+		}}
+	})
+	h.addWorkflow("l", "review-loop", `{"id": "review-loop", "name": "review loop", "nodes": {
+  "start": {"type": "start"},
+  "build": {"type": "task", "name": "Build", "agent": "Developer"},
+  "review": {"type": "gate", "name": "Review", "agent": "Reviewer"},
+  "fix": {"type": "task", "name": "Fix", "agent": "Developer"},
+  "end": {"type": "end", "result": "success"}},
+ "edges": [{"from": "start", "to": "build"}, {"from": "build", "to": "review"},
+  {"from": "review", "to": "end", "on": "passed"}, {"from": "review", "to": "fix", "on": "failed"},
+  {"from": "fix", "to": "end"}]}`)
+	h.drop("l", "1", flowTask("1", "review-loop", "Add a greeting", `{"model": "claude-test-model"}`))
+
+	task := h.waitState("l", "1", daemon.StateSucceeded, 3*time.Minute)
+	if got, want := steps(task), "build:passed:advance review:failed:advance fix:passed:advance"; got != want {
+		t.Errorf("path\n got %s\nwant %s", got, want)
+	}
+	run := func(n int, name string) []byte {
+		data, err := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "1", fmt.Sprint(n), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	var cmd struct {
+		Argv   []string `json:"argv"`
+		Prompt string   `json:"prompt"`
+	}
+	json.Unmarshal(run(1, "cmd.json"), &cmd)
+	if got, want := strings.Join(cmd.Argv, " "), bin+" -p --output-format json --model claude-test-model"; got != want || cmd.Prompt != "stdin" {
+		t.Errorf("argv %q (prompt via %s), want %q via stdin", got, cmd.Prompt, want)
+	}
+	var review daemon.Result
+	json.Unmarshal(run(2, "result.json"), &review)
+	if review.Success || review.Summary != "needs tests" || review.SessionID == "" || review.ExitCode != 0 {
+		t.Errorf("review result = %+v", review)
+	}
+	if !strings.Contains(string(run(2, "prompt.md")), "## Step: Review") {
+		t.Errorf("review prompt:\n%s", run(2, "prompt.md"))
+	}
+	bodies := stub.bodies()
+	if len(bodies) != 3 {
+		t.Fatalf("the stub was asked %d times, want 3", len(bodies))
+	}
+	for _, b := range bodies {
+		if !strings.Contains(b, `"model":"claude-test-model"`) || !strings.Contains(b, "Add a greeting") {
+			t.Errorf("request lacks the model or the task: %.200s", b)
+		}
+	}
+}
