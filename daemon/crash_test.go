@@ -23,7 +23,11 @@ func TestMain(m *testing.M) {
 	if root := os.Getenv("TASKD_TEST_DAEMON"); root != "" {
 		os.Exit(daemonMain(root))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
 }
 
 func daemonMain(root string) int {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -41,7 +42,45 @@ func startDaemonB(b *testing.B, opts ...harnessOption) *harness {
 	return startDaemonTB(b, []string{"bench"}, opts...)
 }
 
+// startDaemonWithCLI is startDaemon with a real taskd binary on the agents'
+// PATH, for agents that run taskd's in-execution commands.
+func startDaemonWithCLI(t *testing.T, lists []string, opts ...harnessOption) *harness {
+	exe := taskdBinary(t)
+	return startDaemonExe(t, lists, exe, opts...)
+}
+
 func startDaemonTB(t testing.TB, lists []string, opts ...harnessOption) *harness {
+	return startDaemonExe(t, lists, "", opts...)
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// taskdBinary builds cmd/taskd once per test run.
+func taskdBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "taskd-test-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "taskd")
+		out, err := exec.Command("go", "build", "-o", builtBin, "../cmd/taskd").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+func startDaemonExe(t testing.TB, lists []string, exe string, opts ...harnessOption) *harness {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "tasks")
 	if err := os.Mkdir(root, 0o700); err != nil {
@@ -59,6 +98,9 @@ func startDaemonTB(t testing.TB, lists []string, opts ...harnessOption) *harness
 	cfg, err := daemon.NewConfig(root, nil, fc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if exe != "" {
+		cfg.Executable = exe
 	}
 	h := &harness{t: t, root: root, cfg: cfg, logs: &syncBuffer{}}
 	h.start()

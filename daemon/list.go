@@ -47,6 +47,7 @@ type entry struct {
 	cancel    bool
 	resolve   string
 	archived  bool
+	delivered bool     // an ended child's result is in its parent's inbox
 	children  []string // the children a waiting parent waits for
 	accepted  bool     // TaskAccepted was logged by this daemon
 

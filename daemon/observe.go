@@ -37,7 +37,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 	}
 	if !owned {
 		d.clearReject(l, id, e)
-		e.state, e.parent, e.children = "", "", nil
+		e.state, e.parent, e.children, e.delivered = "", "", nil, false
 		return
 	}
 	sp, err := readSpec(task)
@@ -51,6 +51,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 	d.clearReject(l, id, e)
 	e.state, e.parent, e.retryAt = sp.State, sp.Parent, sp.RetryAt
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
+	e.delivered, _ = task.Metadata.Object("taskd").Bool("delivered")
 	e.children = childIDs(task)
 	if !e.accepted && e.state == StateNone && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true

@@ -9,7 +9,8 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// resumeTask continues a waiting parent whose children have all ended. A
+// resumeTask continues a waiting parent whose children have all ended: a
+// plain parent gets a new attempt with their results (resumeChildren); a
 // workflow fork joins: the verdict of its branches (by the join's strategy)
 // advances the parent past the fork, the children are archived and
 // forkState is cleared, and the workflow goes on.
@@ -21,7 +22,7 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job) (*taskfile.Task, error)
 	}
 	forkState := t.Metadata.Object("forkState")
 	if forkState == nil {
-		return nil, fmt.Errorf("task %s waits, but not for a workflow fork", id)
+		return d.resumeChildren(ctx, l, id)
 	}
 	verdict, branches := d.joinVerdict(l, t)
 	// Archive first: if the daemon dies before the parent is written, the

@@ -129,10 +129,14 @@ func (d *Daemon) newAttempt(l *list, t *taskfile.Task, sp spec, agentName, step 
 	if sp.Timeout > 0 {
 		timeout = sp.Timeout
 	}
-	return &attempt{
+	a := &attempt{
 		list: l, taskID: t.ID, parent: sp.Parent, n: sp.Attempt, step: step,
 		profile: prof, prompt: prompt, cwd: cwd, timeout: timeout, spec: sp,
-	}, nil
+	}
+	if prof.Flags == "none" {
+		a.script = prompt // a shell script is the prompt's content alone
+	}
+	return a, nil
 }
 
 // taskCwd resolves metadata.taskd.cwd: ~ is the home directory, a relative
@@ -170,6 +174,16 @@ func (d *Daemon) finish(ctx context.Context, l *list, id string, sp spec, res Re
 		failures, _ := m.Int("failures")
 		switch {
 		case out == finished && res.Success:
+			if waiting := outstanding(l.dir, t); len(waiting) > 0 {
+				// The agent ended its turn while its children still run:
+				// it is resumed with their results once they have ended.
+				t.Status = taskfile.StatusInProgress
+				m.Set("state", StateWaiting)
+				m.Delete("finishedAt")
+				evType = EvTaskWaiting
+				evData = map[string]any{"children": waiting}
+				break
+			}
 			t.Status = taskfile.StatusCompleted
 			m.Set("state", StateSucceeded)
 			m.Delete("error")
@@ -216,9 +230,13 @@ func (d *Daemon) finish(ctx context.Context, l *list, id string, sp spec, res Re
 	if res.Error != "" && !res.Success {
 		data["error"] = res.Error
 	}
-	l.events.append(Event{Type: evType, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: data})
-	if evData != nil {
-		l.events.append(Event{Type: EvTaskRetrying, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: evData})
+	if evType == EvTaskWaiting {
+		l.events.append(Event{Type: EvTaskWaiting, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: evData})
+	} else {
+		l.events.append(Event{Type: evType, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: data})
+		if evData != nil {
+			l.events.append(Event{Type: EvTaskRetrying, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: evData})
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("record the end of attempt %d: %w", sp.Attempt, err)

@@ -86,6 +86,10 @@ func (d *Daemon) evaluate(l *list, id string) {
 		d.startJob(l, id, jobRecover, false)
 		return
 	}
+	if e.parent != "" && !e.delivered && endedState(e.state) {
+		d.startJob(l, id, jobDeliver, false)
+		return
+	}
 	if e.state == StateRetrying && time.Now().Before(e.retryAt) {
 		if l.nextRetry.IsZero() || e.retryAt.Before(l.nextRetry) {
 			l.nextRetry = e.retryAt
@@ -262,6 +266,7 @@ const (
 	jobResolve                // a person answered a needs_human task
 	jobCancel                 // cancel a task that is not running
 	jobRecover                // a task a dead daemon left running
+	jobDeliver                // send an ended child's result to its parent
 )
 
 func (d *Daemon) kindFor(e *entry) jobKind {
@@ -351,6 +356,8 @@ func (d *Daemon) work(ctx context.Context, j *job) (*taskfile.Task, error) {
 		return d.cancelIdle(ctx, j)
 	case jobRecover:
 		return d.recoverTask(ctx, j)
+	case jobDeliver:
+		return d.deliverResult(ctx, j)
 	case jobResume:
 		return d.resumeTask(ctx, j)
 	case jobResolve:

@@ -8,6 +8,9 @@ import (
 	"strings"
 )
 
+// flagSet is the flag set commands parse their arguments with.
+type flagSet = flag.FlagSet
+
 // A command is one taskd subcommand. The table of commands is the single
 // source of `taskd help`, `taskd help CMD` and the manual in doc.go (a test
 // keeps doc.go in step with it).

@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// These commands are for agents that taskd runs: they act on the agent's
+// own task, found through $TASKD_TASK_FILE (or --task LIST/ID or FILE, for a
+// person trying them out).
+
+// self is the task an in-execution command acts for.
+type self struct {
+	dir  *taskfile.Dir
+	id   string
+	list string
+	cfg  *daemon.Config
+}
+
+// findSelf resolves the acting task from --task or $TASKD_TASK_FILE.
+func findSelf(taskFlag string) (*self, error) {
+	path := os.Getenv("TASKD_TASK_FILE")
+	cfgRoot := ""
+	if taskFlag != "" {
+		root, err := daemon.ResolveRoot("", os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		ref, err := parseTaskRef(root, taskFlag)
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Join(ref.root, ref.list, ref.id+".json")
+		cfgRoot = ref.root
+	}
+	if path == "" {
+		return nil, errors.New("no task: this command is for agents taskd runs ($TASKD_TASK_FILE is not set); name a task with --task LIST/ID")
+	}
+	dir, err := taskfile.Open(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	if cfgRoot == "" {
+		cfgRoot = filepath.Dir(dir.Path())
+	}
+	cfg, err := loadConfig(cfgRoot, os.Getenv("TASKD_CONFIG"), nil)
+	if err != nil {
+		return nil, err
+	}
+	return &self{dir: dir, id: strings.TrimSuffix(filepath.Base(path), ".json"), list: filepath.Base(dir.Path()), cfg: cfg}, nil
+}
+
+func init() {
+	register(
+		&command{name: "push", group: "Inside a running task",
+			usage: "[--task T] [--seq] [--start] [name=N] [model=M] [agent=A] [timeout=S] PROMPT",
+			short: "queue a child task",
+			long: `
+Push queues a child of the current task: a new task file in the same list
+with metadata.taskd.parent and a name unique among its siblings, inheriting
+the parent's agent, model, working directory and permission mode unless
+overridden. It is queued (not started) until 'taskd run'; --start starts
+it at once, --seq puts it in the sequential collection (its sequential
+siblings run one after another). The prompt may begin with its own /read
+lines; they are processed when the child starts. It prints the child's id.
+
+The parent's children are bounded in number (maxChildren, default 10) and
+depth (maxDepth, default 3).
+`,
+			run: runPush},
+		&command{name: "run", group: "Inside a running task", usage: "[--task T] [N]",
+			short: "start queued children (up to N)",
+			long: `
+Run starts up to N of the current task's queued children, all of them
+without N, in the order they were pushed. They run in parallel within the
+daemon's limits. When the current task's agent ends while its started
+children still run, the task waits, and is resumed with their results.
+`,
+			run: runRunChildren},
+		&command{name: "queue", group: "Inside a running task", usage: "[--task T] [--json]",
+			short: "list the current task's children",
+			long: `
+Queue lists the current task's children: queued, running (with their age)
+and finished (with their outcome and summary).
+`,
+			run: runQueue},
+		&command{name: "inbox", group: "Inside a running task", usage: "[--task T] [--json]",
+			short: "show the messages waiting in the inbox, without consuming them",
+			long: `
+Inbox lists the messages in the current task's inbox that have not been
+consumed: results of finished children and messages sent with taskd send.
+`,
+			run: runInbox},
+		&command{name: "check", group: "Inside a running task", usage: "[--task T] [--from ID] [--lifo] [--json]",
+			short: "take one message from the inbox if there is one (never waits)",
+			long: `
+Check consumes and prints the oldest message in the current task's inbox
+(--lifo: the newest; --from ID: only from that task). It never waits: with
+no message it prints nothing on standard output, says so on standard error,
+and exits with status 1.
+`,
+			run: func(ctx context.Context, inv *invocation) error { return runTake(ctx, inv, false) }},
+		&command{name: "receive", group: "Inside a running task", usage: "[--task T] [--from ID] [--lifo] [--timeout D] [--json]",
+			short: "take one message from the inbox, waiting for one",
+			long: `
+Receive consumes and prints one message from the current task's inbox like
+check, but waits until one arrives. It wakes on the file system event of a
+delivery, without polling. With --timeout (such as 30s or 10m) it gives up
+after that long with exit status 1. Two receivers never get the same
+message.
+`,
+			run: func(ctx context.Context, inv *invocation) error { return runTake(ctx, inv, true) }},
+		&command{name: "send", group: "Inside a running task", usage: "[--task T] TASK MESSAGE",
+			short: "send a message to another task's inbox",
+			long: `
+Send delivers MESSAGE to the inbox of TASK (an id in the same list, or
+LIST/ID). The task must exist and not have ended. The message's sender is
+the current task, or "user" outside a task.
+`,
+			run: runSend},
+		&command{name: "kill", group: "Inside a running task", usage: "[--task T] NAME",
+			short: "cancel a child by name",
+			long: `
+Kill cancels the current task's child called NAME (or with that id): a
+running child's agent is stopped, a queued one never starts.
+`,
+			run: runKill},
+	)
+}
+
+// agentFlags adds --task to fs and parses; it returns the acting task.
+func agentSetup(inv *invocation, extra func(*flagSet)) (*self, []string, error) {
+	fs := inv.flags()
+	task := fs.String("task", "", "act for this task (LIST/ID or file) instead of $TASKD_TASK_FILE")
+	if extra != nil {
+		extra(fs)
+	}
+	if err := inv.parse(fs); err != nil {
+		return nil, nil, err
+	}
+	s, err := findSelf(*task)
+	return s, fs.Args(), err
+}
+
+func runPush(ctx context.Context, inv *invocation) error {
+	var seq, start *bool
+	s, args, err := agentSetup(inv, func(fs *flagSet) {
+		seq = fs.Bool("seq", false, "sequential child")
+		start = fs.Bool("start", false, "start it at once")
+	})
+	if err != nil {
+		return err
+	}
+	opt, err := parsePushArgs(args)
+	if err != nil {
+		return inv.usageErrorf("%v", err)
+	}
+	opt.Sequential, opt.Start = *seq, *start
+	child, err := daemon.Push(ctx, s.cfg, s.dir, s.id, opt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(inv.stdout, child.ID)
+	return nil
+}
+
+// parsePushArgs reads [name=N] [model=M] [agent=A] [timeout=S] PROMPT.
+func parsePushArgs(args []string) (daemon.PushOptions, error) {
+	var opt daemon.PushOptions
+	for len(args) > 0 {
+		k, v, ok := strings.Cut(args[0], "=")
+		if !ok {
+			break
+		}
+		switch k {
+		case "name":
+			opt.Name = v
+		case "model":
+			opt.Model = v
+		case "agent":
+			opt.Agent = v
+		case "timeout":
+			d, err := time.ParseDuration(v)
+			if n, nerr := strconv.Atoi(v); nerr == nil {
+				d, err = time.Duration(n)*time.Second, nil
+			}
+			if err != nil || d <= 0 {
+				return opt, fmt.Errorf("timeout=%s is not a duration such as 90s or 10m", v)
+			}
+			opt.Timeout = d
+		default:
+			goto prompt
+		}
+		args = args[1:]
+	}
+prompt:
+	opt.Prompt = strings.Join(args, " ")
+	if opt.Prompt == "-" {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return opt, err
+		}
+		opt.Prompt = string(data)
+	}
+	if strings.TrimSpace(opt.Prompt) == "" {
+		return opt, errors.New("give the child's prompt (or - to read it from standard input)")
+	}
+	return opt, nil
+}
+
+func runRunChildren(ctx context.Context, inv *invocation) error {
+	s, args, err := agentSetup(inv, nil)
+	if err != nil {
+		return err
+	}
+	n := 0
+	if len(args) > 1 {
+		return inv.usageErrorf("takes at most one number")
+	}
+	if len(args) == 1 {
+		if n, err = strconv.Atoi(args[0]); err != nil || n < 1 {
+			return inv.usageErrorf("N must be a number ≥ 1")
+		}
+	}
+	started, err := daemon.RunChildren(ctx, s.dir, s.id, n)
+	if err != nil {
+		return err
+	}
+	for _, id := range started {
+		fmt.Fprintln(inv.stdout, id)
+	}
+	if len(started) == 0 {
+		fmt.Fprintln(inv.stderr, "no queued children")
+	}
+	return nil
+}
+
+func runQueue(ctx context.Context, inv *invocation) error {
+	var asJSON *bool
+	s, _, err := agentSetup(inv, func(fs *flagSet) { asJSON = fs.Bool("json", false, "print JSON") })
+	if err != nil {
+		return err
+	}
+	cs, err := daemon.Children(s.dir, s.id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(inv.stdout, cs)
+	}
+	if len(cs) == 0 {
+		fmt.Fprintln(inv.stdout, "no children")
+	}
+	for _, c := range cs {
+		what := c.State
+		switch {
+		case c.State == daemon.StateQueued || c.State == "" && c.Collection == "queued":
+			what = "queued"
+		case c.State == daemon.StateRunning || c.State == "":
+			what = "running " + age(time.Now(), c.Since)
+		}
+		line := fmt.Sprintf("%-6s %-16s %-12s %s", c.ID, fit(c.Name, 16), c.Collection, what)
+		if c.Summary != "" {
+			line += "  " + fit(c.Summary, 60)
+		}
+		fmt.Fprintln(inv.stdout, line)
+	}
+	return nil
+}
+
+func runInbox(ctx context.Context, inv *invocation) error {
+	var asJSON *bool
+	s, _, err := agentSetup(inv, func(fs *flagSet) { asJSON = fs.Bool("json", false, "print JSON") })
+	if err != nil {
+		return err
+	}
+	msgs, err := daemon.InboxOf(s.dir.Path(), s.id).Peek(daemon.Filter{})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if msgs == nil {
+			msgs = []daemon.Message{}
+		}
+		return writeJSON(inv.stdout, msgs)
+	}
+	if len(msgs) == 0 {
+		fmt.Fprintln(inv.stdout, "no messages")
+	}
+	for _, m := range msgs {
+		fmt.Fprintln(inv.stdout, messageLine(m))
+	}
+	return nil
+}
+
+func runTake(ctx context.Context, inv *invocation, wait bool) error {
+	var from *string
+	var lifo, asJSON *bool
+	var timeout *time.Duration
+	s, _, err := agentSetup(inv, func(fs *flagSet) {
+		from = fs.String("from", "", "only messages from this task")
+		lifo = fs.Bool("lifo", false, "newest first")
+		asJSON = fs.Bool("json", false, "print JSON")
+		if wait {
+			timeout = fs.Duration("timeout", 0, "give up after this long")
+		}
+	})
+	if err != nil {
+		return err
+	}
+	ib := daemon.InboxOf(s.dir.Path(), s.id)
+	f := daemon.Filter{From: *from, LIFO: *lifo}
+	var m *daemon.Message
+	if wait {
+		if *timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, *timeout)
+			defer cancel()
+		}
+		m, err = ib.Receive(ctx, f)
+	} else {
+		m, err = ib.Check(f)
+	}
+	if errors.Is(err, daemon.ErrNoMessage) || err == nil && m == nil {
+		if *asJSON {
+			fmt.Fprintln(inv.stdout, "null")
+		}
+		return &exitError{code: 1, err: errors.New("no message")}
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(inv.stdout, m)
+	}
+	fmt.Fprint(inv.stdout, messageText(*m))
+	return nil
+}
+
+func runSend(ctx context.Context, inv *invocation) error {
+	s, args, err := agentSetup(inv, nil)
+	if err != nil && len(args) == 0 {
+		return err
+	}
+	if len(args) < 2 {
+		return inv.usageErrorf("want a task and a message")
+	}
+	from := "user"
+	var dir *taskfile.Dir
+	if s != nil {
+		from, dir = s.id, s.dir
+	}
+	to := args[0]
+	if list, id, ok := strings.Cut(to, "/"); ok {
+		root, err := daemon.ResolveRoot("", os.Getenv)
+		if err != nil {
+			return err
+		}
+		if dir, err = daemon.OpenList(root, list, false); err != nil {
+			return err
+		}
+		to = id
+	}
+	if dir == nil {
+		return errors.New("send: name the recipient as LIST/ID outside a task")
+	}
+	if err := daemon.Send(dir, from, to, strings.Join(args[1:], " ")); err != nil {
+		return err
+	}
+	fmt.Fprintf(inv.stdout, "sent to %s\n", to)
+	return nil
+}
+
+func runKill(ctx context.Context, inv *invocation) error {
+	s, args, err := agentSetup(inv, nil)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return inv.usageErrorf("name one child")
+	}
+	id, err := daemon.ChildByName(s.dir, s.id, args[0])
+	if err != nil {
+		return err
+	}
+	if _, err := daemon.CancelTask(ctx, s.dir, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(inv.stdout, "%s cancelled\n", id)
+	return nil
+}
+
+func messageLine(m daemon.Message) string {
+	switch {
+	case m.Success != nil:
+		verdict := "succeeded"
+		if !*m.Success {
+			verdict = "failed"
+		}
+		return fmt.Sprintf("from %s (%s): %s  %s", m.From, m.Name, verdict, fit(m.Summary, 60))
+	default:
+		return fmt.Sprintf("from %s: %s", m.From, fit(m.Text, 70))
+	}
+}
+
+// messageText renders a consumed message in full.
+func messageText(m daemon.Message) string {
+	var b strings.Builder
+	b.WriteString(messageLine(m) + "\n")
+	if m.Text != "" {
+		b.WriteString(m.Text + "\n")
+	}
+	if m.Error != "" {
+		b.WriteString("error: " + m.Error + "\n")
+	}
+	if m.Output != "" {
+		b.WriteString("output:\n" + m.Output + "\n")
+	}
+	if m.PartialOutput != "" {
+		b.WriteString("partial output:\n" + m.PartialOutput + "\n")
+	}
+	return b.String()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

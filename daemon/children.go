@@ -1,0 +1,316 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// Child collections of a parent, in metadata.taskd.children:
+//
+//	queued      pushed, not started (waiting for /run or taskd run)
+//	parallel    started together; the parent waits for all of them
+//	sequential  run one after another in order; the parent waits for all
+//	done        children whose results the parent has been given
+//
+// A parent waits only for its own parallel and sequential children, so
+// trees of any depth (up to the configured maxDepth) resume level by level.
+const (
+	collQueued     = "queued"
+	collParallel   = "parallel"
+	collSequential = "sequential"
+	collDone       = "done"
+)
+
+// PushOptions describe a child to queue.
+type PushOptions struct {
+	Name       string        // unique among the parent's children; generated if empty
+	Prompt     string        // the child's prompt (slash lines processed when it starts)
+	Model      string        // override the inherited model
+	Agent      string        // override the inherited agent
+	Timeout    time.Duration // override the inherited timeout
+	Sequential bool          // run after the parent's earlier sequential children
+	Start      bool          // start at once instead of waiting for a run
+	// Extra metadata.taskd fields for the child (loop, return, …).
+	Extra map[string]any
+}
+
+// ErrLimit is returned (wrapped) when a child would exceed maxDepth or
+// maxChildren.
+var ErrLimit = errors.New("limit reached")
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Push creates a child of task parentID in dir: a task file with
+// metadata.taskd.parent and name, state queued (or, with Start, ready to
+// run), inheriting the parent's agent, model, cwd and permission mode unless
+// opt says otherwise, and records it in the parent's children. A parentID of
+// "" makes a queued top-level task for the user (taskd start runs it). The
+// depth of the tree and the parent's number of children are bounded by
+// cfg.MaxDepth and cfg.MaxChildren.
+func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, opt PushOptions) (*taskfile.Task, error) {
+	if opt.Name != "" && !namePattern.MatchString(opt.Name) {
+		return nil, fmt.Errorf("child name %q: use 1-64 of A-Z a-z 0-9 _ -", opt.Name)
+	}
+	if strings.TrimSpace(opt.Prompt) == "" {
+		return nil, errors.New("a child needs a prompt")
+	}
+	child := &taskfile.Task{Subject: subjectFor(opt), Status: taskfile.StatusPending, Owner: ownerName}
+	child.ActiveForm = child.Subject
+	m := td(child)
+	m.Set("prompt", opt.Prompt)
+	if parentID != "" {
+		parent, err := dir.Read(parentID)
+		if err != nil {
+			return nil, fmt.Errorf("read parent %s: %w", parentID, err)
+		}
+		if depth := treeDepth(dir, parent); depth+1 > cfg.MaxDepth {
+			return nil, fmt.Errorf("%w: task %s is at depth %d; children may go %d levels deep (maxDepth)", ErrLimit, parentID, depth, cfg.MaxDepth)
+		}
+		ptd := parent.Metadata.Object("taskd")
+		names := childNames(dir, parent)
+		if len(names) >= cfg.MaxChildren {
+			return nil, fmt.Errorf("%w: task %s already has %d children (maxChildren)", ErrLimit, parentID, len(names))
+		}
+		if opt.Name == "" {
+			for i := len(names) + 1; ; i++ {
+				if n := fmt.Sprintf("child-%d", i); !slices.Contains(names, n) {
+					opt.Name = n
+					break
+				}
+			}
+		} else if slices.Contains(names, opt.Name) {
+			return nil, fmt.Errorf("task %s already has a child named %q", parentID, opt.Name)
+		}
+		for _, k := range inherited {
+			if v, ok := ptd.Get(k); ok {
+				m.Set(k, v)
+			}
+		}
+		m.Set("parent", parentID)
+		m.Set("name", opt.Name)
+	} else if opt.Name != "" {
+		m.Set("name", opt.Name)
+	}
+	if opt.Model != "" {
+		m.Set("model", opt.Model)
+	}
+	if opt.Agent != "" {
+		m.Set("agent", opt.Agent)
+	}
+	if opt.Timeout > 0 {
+		m.Set("timeout", opt.Timeout.String())
+	}
+	for _, k := range sortedKeys(opt.Extra) {
+		m.Set(k, opt.Extra[k])
+	}
+	coll := collQueued
+	switch {
+	case opt.Sequential && parentID != "":
+		coll = collSequential
+		if !sequentialIdle(dir, parentID) {
+			m.Set("state", StateQueued) // released in order by the daemon
+		}
+	case opt.Start && parentID != "":
+		coll = collParallel
+	default:
+		m.Set("state", StateQueued)
+	}
+	created, err := dir.Create(ctx, child)
+	if err != nil {
+		return nil, err
+	}
+	if parentID == "" {
+		return created, nil
+	}
+	_, err = dir.Update(ctx, parentID, func(t *taskfile.Task) error {
+		addChild(t, coll, created.ID)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record child %s in %s: %w", created.ID, parentID, err)
+	}
+	return created, nil
+}
+
+// sequentialIdle reports whether every sequential child of parentID has
+// ended, so a new one can start at once.
+func sequentialIdle(dir *taskfile.Dir, parentID string) bool {
+	parent, err := dir.Read(parentID)
+	if err != nil {
+		return false
+	}
+	for _, id := range stringList(parent.Metadata.Object("taskd").Object("children"), collSequential) {
+		if c, err := dir.Read(id); err == nil {
+			if s, _ := c.Metadata.Object("taskd").String("state"); !endedState(s) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func subjectFor(opt PushOptions) string {
+	first := strings.TrimSpace(opt.Prompt)
+	if i := strings.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	if r := []rune(first); len(r) > 60 {
+		first = string(r[:59]) + "…"
+	}
+	if opt.Name != "" {
+		return opt.Name + ": " + first
+	}
+	return first
+}
+
+// addChild appends id to collection coll of t's children.
+func addChild(t *taskfile.Task, coll, id string) {
+	ch := td(t).EnsureObject("children")
+	ids := stringList(ch, coll)
+	if !slices.Contains(ids, id) {
+		ch.Set(coll, append(ids, id))
+	}
+}
+
+// moveChild moves id from one collection to another.
+func moveChild(t *taskfile.Task, from, to, id string) {
+	ch := td(t).EnsureObject("children")
+	ids := stringList(ch, from)
+	if i := slices.Index(ids, id); i >= 0 {
+		ch.Set(from, slices.Delete(ids, i, i+1))
+	}
+	addChild(t, to, id)
+}
+
+// childNames returns the names of every child of parent (all collections).
+func childNames(dir *taskfile.Dir, parent *taskfile.Task) []string {
+	ch := parent.Metadata.Object("taskd").Object("children")
+	var names []string
+	for _, coll := range []string{collQueued, collParallel, collSequential, collDone} {
+		for _, id := range stringList(ch, coll) {
+			if c, err := dir.Read(id); err == nil {
+				if n, ok := c.Metadata.Object("taskd").String("name"); ok {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	return names
+}
+
+// treeDepth is the number of ancestors of t (0 for a top-level task).
+func treeDepth(dir *taskfile.Dir, t *taskfile.Task) int {
+	depth := 0
+	seen := map[string]bool{t.ID: true}
+	for p, _ := t.Metadata.Object("taskd").String("parent"); p != "" && !seen[p]; depth++ {
+		seen[p] = true
+		pt, err := dir.Read(p)
+		if err != nil {
+			return depth + 1
+		}
+		p, _ = pt.Metadata.Object("taskd").String("parent")
+	}
+	return depth
+}
+
+// RunChildren starts up to n of parentID's queued children (all when n is
+// 0), in the order they were pushed, and returns their ids. They run in
+// parallel, within the daemon's concurrency limits.
+func RunChildren(ctx context.Context, dir *taskfile.Dir, parentID string, n int) ([]string, error) {
+	parent, err := dir.Read(parentID)
+	if err != nil {
+		return nil, err
+	}
+	queued := stringList(parent.Metadata.Object("taskd").Object("children"), collQueued)
+	if n > 0 && len(queued) > n {
+		queued = queued[:n]
+	}
+	var started []string
+	for _, id := range queued {
+		_, err := dir.Update(ctx, id, func(t *taskfile.Task) error {
+			if s, _ := td(t).String("state"); s == StateQueued {
+				td(t).Delete("state")
+			}
+			return nil
+		})
+		if err != nil {
+			return started, fmt.Errorf("start child %s: %w", id, err)
+		}
+		started = append(started, id)
+	}
+	if len(started) == 0 {
+		return nil, nil
+	}
+	_, err = dir.Update(ctx, parentID, func(t *taskfile.Task) error {
+		for _, id := range started {
+			moveChild(t, collQueued, collParallel, id)
+		}
+		return nil
+	})
+	return started, err
+}
+
+// ChildStatus is one child as taskd queue shows it.
+type ChildStatus struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name"`
+	Collection string    `json:"collection"` // queued, parallel, sequential, done
+	State      string    `json:"state"`
+	Since      time.Time `json:"since"`
+	Summary    string    `json:"summary,omitempty"`
+	Success    *bool     `json:"success,omitempty"`
+}
+
+// Children lists the children of parentID with their collection and state.
+func Children(dir *taskfile.Dir, parentID string) ([]ChildStatus, error) {
+	parent, err := dir.Read(parentID)
+	if err != nil {
+		return nil, err
+	}
+	ch := parent.Metadata.Object("taskd").Object("children")
+	var out []ChildStatus
+	for _, coll := range []string{collQueued, collParallel, collSequential, collDone} {
+		for _, id := range stringList(ch, coll) {
+			cs := ChildStatus{ID: id, Collection: coll}
+			if c, err := dir.Read(id); err == nil {
+				m := c.Metadata.Object("taskd")
+				cs.Name, _ = m.String("name")
+				cs.State, _ = m.String("state")
+				var ts TaskStatus
+				fillStatus(&ts, c, true, dir.File(id))
+				cs.Since = ts.Since
+				if r := m.Object("result"); r != nil {
+					cs.Summary, _ = r.String("summary")
+					if ok, isBool := r.Bool("success"); isBool {
+						cs.Success = &ok
+					}
+				}
+			} else {
+				cs.State = "missing"
+			}
+			out = append(out, cs)
+		}
+	}
+	return out, nil
+}
+
+// ChildByName finds the child of parentID called name.
+func ChildByName(dir *taskfile.Dir, parentID, name string) (string, error) {
+	cs, err := Children(dir, parentID)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cs {
+		if c.Name == name || c.ID == name {
+			return c.ID, nil
+		}
+	}
+	return "", fmt.Errorf("task %s has no child named %q", parentID, name)
+}

@@ -1,0 +1,205 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// outstanding returns the parallel and sequential children of t that have
+// not ended. The caller may be inside an Update of t: only child files are
+// read.
+func outstanding(dir *taskfile.Dir, t *taskfile.Task) []string {
+	ch := t.Metadata.Object("taskd").Object("children")
+	var out []string
+	for _, coll := range []string{collParallel, collSequential} {
+		for _, id := range stringList(ch, coll) {
+			c, err := dir.Read(id)
+			if err != nil {
+				continue // a child that is gone (or broken) is not waited for
+			}
+			if s, _ := c.Metadata.Object("taskd").String("state"); !endedState(s) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// endedState reports whether a task in state s has ended for its parent.
+func endedState(s string) bool {
+	switch s {
+	case StateSucceeded, StateFailed, StateCancelled, StateTimedOut, StateStopped:
+		return true
+	}
+	return false
+}
+
+// deliverResult sends an ended child's result to its parent's inbox (once:
+// the message is keyed by child and attempt, and the child is marked
+// delivered afterwards), then releases the parent's next sequential child.
+func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, error) {
+	l, id := j.l, j.id
+	t, err := l.dir.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	m := t.Metadata.Object("taskd")
+	parent, _ := m.String("parent")
+	state, _ := m.String("state")
+	if delivered, _ := m.Bool("delivered"); parent == "" || delivered || !endedState(state) {
+		return nil, errNotRunnable
+	}
+	msg := childMessage(l, t)
+	attempt, _ := m.Int("attempt")
+	if err := InboxOf(l.dir.Path(), parent).Deliver(msg, fmt.Sprintf("result-%s-%d", id, attempt)); err != nil {
+		return nil, fmt.Errorf("deliver the result of %s to %s: %w", id, parent, err)
+	}
+	l.events.append(Event{Type: EvMessageDelivered, List: l.id, Task: parent, Data: map[string]any{"from": id, "name": msg.Name, "success": *msg.Success}})
+	t, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		td(t).Set("delivered", true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.releaseSequential(ctx, l, parent); err != nil {
+		d.log.Warn("release the next sequential child", "list", l.id, "task", parent, "err", err)
+	}
+	return t, nil
+}
+
+// childMessage is the inbox message for an ended child.
+func childMessage(l *list, t *taskfile.Task) Message {
+	m := t.Metadata.Object("taskd")
+	state, _ := m.String("state")
+	ok := state == StateSucceeded
+	msg := Message{From: t.ID, TaskID: t.ID, Success: &ok}
+	msg.Name, _ = m.String("name")
+	msg.Summary, _ = m.Object("result").String("summary")
+	if !ok {
+		msg.Error, _ = m.String("error")
+	}
+	attempt, _ := m.Int("attempt")
+	if res, found := readResult(l.runDir(t.ID, int(attempt))); found {
+		msg.Output = truncate(res.Output, 64<<10)
+	}
+	if !ok && msg.Output == "" {
+		data, _ := readTail(filepath.Join(l.runDir(t.ID, int(attempt)), "stdout.log"), 16<<10)
+		msg.PartialOutput = string(data)
+	}
+	return msg
+}
+
+// releaseSequential starts the first of parentID's sequential children that
+// has not run, if every one before it has ended.
+func (d *Daemon) releaseSequential(ctx context.Context, l *list, parentID string) error {
+	parent, err := l.dir.Read(parentID)
+	if err != nil {
+		return err
+	}
+	for _, id := range stringList(parent.Metadata.Object("taskd").Object("children"), collSequential) {
+		c, err := l.dir.Read(id)
+		if err != nil {
+			continue
+		}
+		s, _ := c.Metadata.Object("taskd").String("state")
+		if endedState(s) {
+			continue
+		}
+		if s != StateQueued {
+			return nil // the current one still runs
+		}
+		_, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+			if s, _ := td(t).String("state"); s == StateQueued {
+				td(t).Delete("state")
+			}
+			return nil
+		})
+		return err
+	}
+	return nil
+}
+
+// resumeChildren continues a parent whose children have all ended: a new
+// attempt whose prompt carries the children's results in order (for the
+// claude profile, the first attempt's session is resumed and the prompt is
+// the results alone). The children move to the parent's done collection.
+func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
+	var kids []string
+	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s spec) bool {
+		if s.State != StateWaiting || len(outstanding(l.dir, t)) > 0 {
+			return false
+		}
+		ch := t.Metadata.Object("taskd").Object("children")
+		kids = append(stringList(ch, collParallel), stringList(ch, collSequential)...)
+		for _, k := range kids {
+			for _, coll := range []string{collParallel, collSequential} {
+				if slices.Contains(stringList(ch, coll), k) {
+					moveChild(t, coll, collDone, k)
+				}
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.events.append(Event{Type: EvTaskResumed, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+		Data: map[string]any{"children": kids}})
+	a, err := d.newAttempt(l, t, sp, "", "")
+	if err != nil {
+		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
+	}
+	results := resultsText(l, kids)
+	session, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
+	if a.profile.Flags == "claude" && session != "" {
+		a.resume = session
+		a.prompt = results
+	} else {
+		// An exec agent runs its script again (a.script); the results are in
+		// prompt.md and in $TASKD_RESULTS.
+		a.prompt = strings.TrimSpace(a.prompt) + "\n\n" + results
+	}
+	a.env = map[string]string{"TASKD_RESULTS": results}
+	res, out := d.runAttempt(ctx, a)
+	return d.finish(ctx, l, id, sp, res, out)
+}
+
+// resultsText renders children's results for a resumed parent.
+func resultsText(l *list, ids []string) string {
+	var b strings.Builder
+	b.WriteString("## Results of your child tasks\n\nAll the child tasks you started have finished. Their results, in order:\n")
+	for _, id := range ids {
+		c, err := l.dir.Read(id)
+		if err != nil {
+			fmt.Fprintf(&b, "\n### #%s: missing\n\nThe task file is gone.\n", id)
+			continue
+		}
+		msg := childMessage(l, c)
+		verdict := "succeeded"
+		if !*msg.Success {
+			verdict = "failed"
+		}
+		name := msg.Name
+		if name == "" {
+			name = "#" + id
+		}
+		fmt.Fprintf(&b, "\n### %s (task %s): %s\n\n", name, id, verdict)
+		if msg.Summary != "" {
+			fmt.Fprintf(&b, "Summary: %s\n\n", msg.Summary)
+		}
+		if msg.Error != "" {
+			fmt.Fprintf(&b, "Error: %s\n\n", msg.Error)
+		}
+		if msg.Output != "" && msg.Output != msg.Summary {
+			fmt.Fprintf(&b, "Output:\n\n%s\n", truncate(msg.Output, 8<<10))
+		}
+	}
+	b.WriteString("\nContinue with your task using these results.\n")
+	return b.String()
+}
