@@ -177,7 +177,15 @@ func (d *Daemon) checkCycle(l *list, id string, e *entry) {
 func (d *Daemon) childrenDone(l *list, e *entry) bool {
 	for _, c := range e.children {
 		ce := l.entries[c]
-		if ce != nil && !terminal(ce) {
+		if ce == nil {
+			// Not seen yet: a child created a moment ago whose event is
+			// still queued. Only a child whose file is gone is done.
+			if _, err := os.Lstat(l.dir.File(c)); err == nil {
+				return false
+			}
+			continue
+		}
+		if !terminal(ce) {
 			return false
 		}
 	}
