@@ -35,7 +35,7 @@ func (n *nav) instructions(node *Node) *StepInstructions {
 		si.Name = node.ID
 	}
 	if si.Guidance == "" {
-		si.Guidance = guidance[Classify(node.ID, node.Name)]
+		si.Guidance = guidance[n.wf.buckets[node.ID]]
 	}
 	return si
 }
@@ -107,7 +107,7 @@ func (n *nav) branch(fork *Node, b *Branch) ForkBranch {
 	entry := n.wf.nodes[b.EntryStep]
 	if entry == nil {
 		fb.Error = "Entry step '" + b.EntryStep + "' not found"
-		if !hasKey(b.raw, "entryStep") {
+		if !hasKey(b.raw.members, "entryStep") {
 			fb.Error = "Entry step 'undefined' not found"
 		}
 		return fb

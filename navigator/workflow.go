@@ -37,6 +37,8 @@ type Workflow struct {
 	edges []Edge
 	out   map[string][]int // node id → indexes into edges, in array order
 
+	buckets map[string]Bucket // node id → guidance bucket, classified once
+
 	hasNodes bool // "nodes" is an object
 	hasEdges bool // "edges" is an array
 
@@ -86,7 +88,7 @@ type Branch struct {
 	Description    string
 	HasDescription bool
 
-	raw []member // the branch object as written, for error branches
+	raw *object // the branch object as written, for error branches
 }
 
 // An Edge connects two nodes. An empty On makes it unconditional; otherwise

@@ -76,6 +76,7 @@ var emoji = map[string]string{
 // with "completed ✓" for success ends and "<step> · HITL" for the others.
 func Subject(stem, userDescription string, resp *Response) string {
 	var b strings.Builder
+	b.Grow(64 + len(stem) + len(userDescription) + 2*len(resp.Metadata.WorkflowType) + len(resp.Metadata.CurrentStep) + len(resp.Subagent))
 	b.WriteString("#")
 	b.WriteString(stem)
 	b.WriteString(" ")
