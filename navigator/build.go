@@ -2,7 +2,7 @@ package navigator
 
 import "strings"
 
-// step builds the response for a work, start or end node (spec §4.6).
+// step builds the response for a work, start or end node.
 func (n *nav) step(node *Node, action Action, retryCount int, retried bool) *Response {
 	r := &Response{
 		CurrentStep:        node.ID,
@@ -69,7 +69,7 @@ func (n *nav) prompt(node *Node, guidance string) string {
 	return b.String()
 }
 
-// control builds the response for a fork or join node (spec §4.7).
+// control builds the response for a fork or join node.
 func (n *nav) control(node *Node, retryCount int) *Response {
 	r := &Response{
 		CurrentStep: node.ID,

@@ -6,7 +6,7 @@ import (
 	"github.com/taskd/taskd/navigator"
 )
 
-// TestClassify pins the guidance classifier of spec §4.6: flow's substring
+// TestClassify pins the guidance classifier: flow's substring
 // rules, in flow's order, surprises included.
 func TestClassify(t *testing.T) {
 	tests := []struct {

@@ -2,7 +2,7 @@ package navigator
 
 import "testing"
 
-// TestResolveRefs pins flow's "./" resolution (spec §4.6): Node's
+// TestResolveRefs pins flow's "./" resolution: Node's
 // path.join, which collapses ".." and keeps a trailing slash, applied to
 // every match of flow's pattern, sentence punctuation included.
 func TestResolveRefs(t *testing.T) {

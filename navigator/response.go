@@ -28,7 +28,7 @@ const (
 
 // A Response is the answer to a Navigate call. Its JSON form (MarshalJSON)
 // has flow's fields in flow's order, with null and absent exactly as flow
-// writes them (spec §4.6, §4.7). String fields documented as "null when
+// writes them. String fields documented as "null when
 // empty" are JSON null when "".
 type Response struct {
 	CurrentStep        string
@@ -130,7 +130,7 @@ func (m WriteMode) String() string {
 	return "none"
 }
 
-// A WriteThrough is what a navigation changes in the task file (spec §5),
+// A WriteThrough is what a navigation changes in the task file,
 // as data: the caller applies it inside its own locked read-modify-write.
 type WriteThrough struct {
 	Mode WriteMode

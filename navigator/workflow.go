@@ -141,7 +141,7 @@ func (n *Node) IsControl() bool { return n.Type == TypeFork || n.Type == TypeJoi
 // the navigator does not know.
 func (n *Node) IsWork() bool { return !n.IsTerminal() && !n.IsControl() }
 
-// Terminal classifies n as flow does (spec §3): start nodes are "start"; end
+// Terminal classifies n as flow does: start nodes are "start"; end
 // nodes are "hitl" when they escalate to a human, else "success" when their
 // result is success, else "failure"; everything else is not terminal.
 func (n *Node) Terminal() Terminal {
