@@ -14,6 +14,7 @@ func (n *nav) step(node *Node, action Action, retryCount int, retried bool) *Res
 		MaxRetries:         node.MaxRetries,
 		Metadata:           Metadata{WorkflowType: n.workflowType, CurrentStep: node.ID, RetryCount: retryCount},
 		SourceRoot:         n.sourceRoot,
+		Command:            node.Command,
 	}
 	if !node.IsTerminal() {
 		r.StepInstructions = n.instructions(node)
@@ -117,6 +118,7 @@ func (n *nav) branch(fork *Node, b *Branch) ForkBranch {
 	fb.StepInstructions = n.instructions(entry)
 	fb.OrchestratorInstructions = n.prompt(entry, fb.StepInstructions.Guidance)
 	fb.MaxRetries = entry.MaxRetries
+	fb.Command = entry.Command
 	for _, i := range n.wf.out[entry.ID] {
 		if n.wf.edges[i].To != fork.Join {
 			fb.MultiStep = true

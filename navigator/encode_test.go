@@ -1,6 +1,7 @@
 package navigator_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -47,4 +48,29 @@ func TestResponse_JSON(t *testing.T) {
 func mustJSON(v any) string {
 	data, _ := json.Marshal(v)
 	return string(data)
+}
+
+// TestResponse_Command checks that taskd's command extension reaches Go
+// callers but stays out of flow's JSON.
+func TestResponse_Command(t *testing.T) {
+	wf, err := navigator.Parse([]byte(`{"nodes": {"start": {"type": "start"}, "t": {"type": "gate", "command": "make test"},
+	  "f": {"type": "fork", "join": "j", "branches": {"b": {"entryStep": "t"}}}, "j": {"type": "join", "fork": "f"}},
+	  "edges": [{"from": "start", "to": "t"}, {"from": "t", "to": "j"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := testCatalog{wfs: map[string]*navigator.Workflow{"w": wf}}
+	resp, _, err := navigator.Navigate(cat, nil, navigator.Input{WorkflowType: "w"})
+	if err != nil || resp.Command != "make test" {
+		t.Fatalf("Command = %q, %v", resp.Command, err)
+	}
+	fork, _, _ := navigator.Navigate(cat, nil, navigator.Input{WorkflowType: "w", StepID: "f"})
+	if fork.Fork.Branches[0].Command != "make test" {
+		t.Errorf("branch Command = %q", fork.Fork.Branches[0].Command)
+	}
+	for _, r := range []*navigator.Response{resp, fork} {
+		if data := r.AppendJSON(nil); bytes.Contains(data, []byte("make test")) {
+			t.Errorf("the command leaked into flow's JSON: %s", data)
+		}
+	}
 }

@@ -49,6 +49,10 @@ type Response struct {
 	SourceRoot               string // null when empty
 	Fork                     *Fork  // set for ActionFork only
 	Join                     *Join  // set for ActionJoin only
+
+	// Command is the step's "command" (taskd's extension): run it instead
+	// of an agent. It is not part of flow's response and not encoded.
+	Command string
 }
 
 // StepInstructions describe a work step.
@@ -94,6 +98,7 @@ type ForkBranch struct {
 	// than the fork's join: the branch must run its own Navigate loop.
 	MultiStep bool
 	Metadata  Metadata // the child task's starting state
+	Command   string   // the entry step's "command"; not encoded
 
 	// Error is set, and the fields above are not, when the entry step does
 	// not exist: "Entry step '<id>' not found".
