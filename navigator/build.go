@@ -2,7 +2,7 @@ package navigator
 
 import "strings"
 
-// step builds the response for a work, start or end node (spec §4.6).
+// step builds the response for a work, start or end node.
 func (n *nav) step(node *Node, action Action, retryCount int, retried bool) *Response {
 	r := &Response{
 		CurrentStep:        node.ID,
@@ -14,6 +14,7 @@ func (n *nav) step(node *Node, action Action, retryCount int, retried bool) *Res
 		MaxRetries:         node.MaxRetries,
 		Metadata:           Metadata{WorkflowType: n.workflowType, CurrentStep: node.ID, RetryCount: retryCount},
 		SourceRoot:         n.sourceRoot,
+		Command:            node.Command,
 	}
 	if !node.IsTerminal() {
 		r.StepInstructions = n.instructions(node)
@@ -35,7 +36,7 @@ func (n *nav) instructions(node *Node) *StepInstructions {
 		si.Name = node.ID
 	}
 	if si.Guidance == "" {
-		si.Guidance = guidance[Classify(node.ID, node.Name)]
+		si.Guidance = guidance[n.wf.buckets[node.ID]]
 	}
 	return si
 }
@@ -69,7 +70,7 @@ func (n *nav) prompt(node *Node, guidance string) string {
 	return b.String()
 }
 
-// control builds the response for a fork or join node (spec §4.7).
+// control builds the response for a fork or join node.
 func (n *nav) control(node *Node, retryCount int) *Response {
 	r := &Response{
 		CurrentStep: node.ID,
@@ -107,7 +108,7 @@ func (n *nav) branch(fork *Node, b *Branch) ForkBranch {
 	entry := n.wf.nodes[b.EntryStep]
 	if entry == nil {
 		fb.Error = "Entry step '" + b.EntryStep + "' not found"
-		if !hasKey(b.raw, "entryStep") {
+		if !hasKey(b.raw.members, "entryStep") {
 			fb.Error = "Entry step 'undefined' not found"
 		}
 		return fb
@@ -117,6 +118,7 @@ func (n *nav) branch(fork *Node, b *Branch) ForkBranch {
 	fb.StepInstructions = n.instructions(entry)
 	fb.OrchestratorInstructions = n.prompt(entry, fb.StepInstructions.Guidance)
 	fb.MaxRetries = entry.MaxRetries
+	fb.Command = entry.Command
 	for _, i := range n.wf.out[entry.ID] {
 		if n.wf.edges[i].To != fork.Join {
 			fb.MultiStep = true

@@ -18,12 +18,11 @@
 //     *NoMatchError is flow's returned error object, anything else is what
 //     flow throws, with flow's message.
 //
-// The behaviour, including flow's quirks (one retry counter per task, the
+// The behaviour, flow's quirks included (one retry counter per task, the
 // substring classifier for guidance, escalations reported as "advance"), is
-// specified in the project's navigator specification and checked against
-// recorded flow traces. The deliberate deviations are listed in
-// docs/navigator.md: numeric coercion of retryCount and maxRetries, autonomy
-// continuing into a fork or join answering as a fork or join, and an
-// explicit autonomy=false switching a stored true off. The guidance
+// checked against recorded flow traces. The deliberate deviations are listed
+// in docs/navigator.md: numeric coercion of retryCount and maxRetries,
+// autonomy continuing into a fork or join answering as a fork or join, and
+// an explicit autonomy=false switching a stored true off. The guidance
 // paragraphs are taskd's own wording.
 package navigator

@@ -1,7 +1,9 @@
 package navigator
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -15,6 +17,7 @@ func (r *Response) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil
 
 // AppendJSON appends the compact JSON form of r to buf.
 func (r *Response) AppendJSON(buf []byte) []byte {
+	buf = slices.Grow(buf, r.sizeHint())
 	buf = append(buf, `{"currentStep":`...)
 	buf = appendString(buf, r.CurrentStep)
 	buf = append(buf, `,"stage":`...)
@@ -72,6 +75,25 @@ func (r *Response) AppendJSON(buf []byte) []byte {
 	return append(buf, '}')
 }
 
+// sizeHint estimates the length of r's JSON form, so that encoding
+// allocates once.
+func (r *Response) sizeHint() int {
+	n := 320 + len(r.OrchestratorInstructions) + 2*len(r.CurrentStep) + len(r.Metadata.WorkflowType) + len(r.SourceRoot)
+	if si := r.StepInstructions; si != nil {
+		n += len(si.Name) + len(si.Description) + len(si.Guidance)
+	}
+	if f := r.Fork; f != nil {
+		for i := range f.Branches {
+			b := &f.Branches[i]
+			n += 400 + len(b.OrchestratorInstructions) + len(b.Description)
+			if si := b.StepInstructions; si != nil {
+				n += len(si.Name) + len(si.Description) + len(si.Guidance)
+			}
+		}
+	}
+	return n
+}
+
 func (si *StepInstructions) appendJSON(buf []byte) []byte {
 	if si == nil {
 		return append(buf, "null"...)
@@ -104,8 +126,8 @@ func (b *ForkBranch) appendJSON(buf []byte) []byte {
 		// Flow copies the branch definition as written and adds the error.
 		buf = append(buf, '{')
 		wrote := false
-		if b.def != nil {
-			for _, m := range b.def.raw {
+		if b.def != nil && b.def.raw != nil {
+			for _, m := range b.def.raw.members {
 				if m.key == "error" {
 					continue
 				}
@@ -114,7 +136,7 @@ func (b *ForkBranch) appendJSON(buf []byte) []byte {
 				}
 				buf = appendString(buf, m.key)
 				buf = append(buf, ':')
-				buf = appendRaw(buf, m.val)
+				buf = appendValue(buf, m.val)
 				wrote = true
 			}
 		}
@@ -199,53 +221,59 @@ func appendNullable(buf []byte, s string) []byte {
 	return appendString(buf, s)
 }
 
-// appendRaw appends a raw JSON value without its insignificant whitespace.
-func appendRaw(buf []byte, raw []byte) []byte {
-	inString, escaped := false, false
-	for _, c := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			continue
+// appendValue appends a value decoded from a workflow file.
+func appendValue(buf []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(buf, "null"...)
+	case bool:
+		return strconv.AppendBool(buf, v)
+	case string:
+		return appendString(buf, v)
+	case number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return append(buf, v...)
 		}
-		buf = append(buf, c)
+		return append(buf, formatNumber(f)...)
+	case []any:
+		buf = append(buf, '[')
+		for i, e := range v {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendValue(buf, e)
+		}
+		return append(buf, ']')
+	case *object:
+		buf = append(buf, '{')
+		for i, m := range v.members {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendString(buf, m.key)
+			buf = append(buf, ':')
+			buf = appendValue(buf, m.val)
+		}
+		return append(buf, '}')
 	}
-	return buf
+	return append(buf, "null"...)
 }
 
 const hex = "0123456789abcdef"
 
 // appendString quotes s as JSON.stringify does: quotes, backslashes and
-// control characters are escaped, everything else is written as UTF-8.
+// control characters are escaped, everything else is written as UTF-8
+// (invalid UTF-8 becomes U+FFFD).
 func appendString(buf []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\ufffd")
+	}
 	buf = append(buf, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
-			if c < utf8.RuneSelf {
-				i++
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				buf = append(buf, s[start:i]...)
-				buf = append(buf, "\ufffd"...)
-				i++
-				start = i
-				continue
-			}
-			i += size
 			continue
 		}
 		buf = append(buf, s[start:i]...)
@@ -265,8 +293,7 @@ func appendString(buf []byte, s string) []byte {
 		default:
 			buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
-		i++
-		start = i
+		start = i + 1
 	}
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')

@@ -6,7 +6,7 @@ import (
 )
 
 // Kinds of errors Navigate returns in place of a response. Each error's
-// message is flow's exact text (spec §6); errors.Is tells the kinds apart.
+// message is flow's exact text; errors.Is tells the kinds apart.
 var (
 	// ErrTaskFile: the task file is missing or unreadable. Navigate never
 	// reads files; callers report it with TaskFileError.
@@ -47,7 +47,7 @@ func TaskFileError(path string) error {
 	return fail(ErrTaskFile, "Task file not found: %s", path)
 }
 
-// NoMatchError is flow's returned error object (spec §4.10): the current
+// NoMatchError is flow's returned error object: the current
 // step has no edge for the result. It is an answer, not a failure of the
 // call: nothing is written, and its JSON form is what flow returns:
 //

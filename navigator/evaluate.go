@@ -18,8 +18,8 @@ type evaluation struct {
 	available  []EdgeRef
 }
 
-// evaluate picks the edge to leave node by with the given result (spec
-// §4.4):
+// evaluate picks the edge to leave node by with the given result, as
+// flow does:
 //
 //  1. no outgoing edges: no next step;
 //  2. among the edges whose "on" equals the result, a failed result with

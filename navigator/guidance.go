@@ -4,7 +4,7 @@ import "strings"
 
 // A step without "instructions" gets a baseline paragraph chosen by what
 // its id and name say about it. The buckets and the order in which they are
-// tested are flow's (spec §4.6), so a step lands in the same bucket in both;
+// tested are flow's, so a step lands in the same bucket in both;
 // the paragraphs are taskd's own.
 
 // Bucket names a kind of step for the baseline guidance.

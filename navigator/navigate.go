@@ -35,7 +35,7 @@ type Input struct {
 	ProjectRoot  string // context_files that are not "./" resolve against it
 }
 
-// Navigate performs one call of flow's Navigate (spec §4) against the
+// Navigate performs one call of flow's Navigate against the
 // workflows of cat. task is nil when there is no task file. It is pure: it
 // reads nothing, writes nothing, and is safe for concurrent use.
 //
@@ -123,7 +123,7 @@ func (n *nav) noWrite() *WriteThrough {
 	return &WriteThrough{Mode: WriteNone, ID: n.task.Stem}
 }
 
-// start implements Start mode (spec §4.2): nothing is written and the
+// start implements Start mode: nothing is written and the
 // result is ignored.
 func (n *nav) start(stepID string) (*Response, error) {
 	wf := n.wf
@@ -159,7 +159,7 @@ func (n *nav) start(stepID string) (*Response, error) {
 	return n.step(wf.nodes[target], ActionStart, 0, false), nil
 }
 
-// current implements Current mode (spec §4.3): the stored step as it is.
+// current implements Current mode: the stored step as it is.
 func (n *nav) current(currentStep string, retryCount int) (*Response, error) {
 	node := n.wf.nodes[currentStep]
 	if node == nil {
@@ -171,7 +171,7 @@ func (n *nav) current(currentStep string, retryCount int) (*Response, error) {
 	return n.step(node, ActionCurrent, retryCount, false), nil
 }
 
-// advance implements Advance mode (spec §4.5).
+// advance implements Advance mode.
 func (n *nav) advance(currentStep string, retryCount int) (*Response, *WriteThrough, error) {
 	wf := n.wf
 	if cur := wf.nodes[currentStep]; cur != nil && cur.Type == TypeFork && cur.Join != "" {
@@ -230,7 +230,7 @@ func (n *nav) advance(currentStep string, retryCount int) (*Response, *WriteThro
 }
 
 // forkVerdict handles a result reported on a fork: the branches are done
-// and the result is their verdict, so the join's edges decide (spec §4.5 A).
+// and the result is their verdict, so the join's edges decide.
 // There is no retry, escalation or autonomy on this path.
 func (n *nav) forkVerdict(fork *Node) (*Response, *WriteThrough, error) {
 	wf := n.wf

@@ -46,15 +46,15 @@ func navigate(t *testing.T, cat navigator.Catalog, tk *navigator.Task, in naviga
 	return o
 }
 
-// Each case is one rule of the navigator specification (§ numbers refer to
-// it), stated in its name.
+// Each case is one rule of flow's Navigate, stated in its name; the
+// comments group them by mode.
 var navigateTests = []struct {
 	name string
 	task *navigator.Task
 	in   navigator.Input
 	want outcome
 }{
-	// §4.1 inputs
+	// Inputs
 	{"no workflow type throws", nil, navigator.Input{},
 		outcome{Err: "workflowType is required (either directly or via task metadata)"}},
 	{"unknown workflow throws", nil, navigator.Input{WorkflowType: "nope"},
@@ -66,7 +66,7 @@ var navigateTests = []struct {
 	{"a workflow without nodes throws", nil, navigator.Input{WorkflowType: "no-nodes"},
 		outcome{Err: "Workflow 'no-nodes' must have nodes"}},
 
-	// §4.2 Start
+	// Start mode
 	{"start goes to the target of the start node's first edge", nil, navigator.Input{WorkflowType: "ship"},
 		outcome{Action: navigator.ActionStart, Step: "analyze_request"}},
 	{"start ignores the result and records no autonomy", nil, navigator.Input{WorkflowType: "ship", Result: "failed", Autonomy: ptr(true)},
@@ -98,7 +98,7 @@ var navigateTests = []struct {
 	{"no edges array fails as flow's engine does", nil, navigator.Input{WorkflowType: "no-edges"},
 		outcome{Err: "Cannot read properties of undefined (reading 'find')"}},
 
-	// §4.3 Current
+	// Current mode
 	{"current reports the stored step and count", at("ship", "run_tests", 2), navigator.Input{},
 		outcome{Action: navigator.ActionCurrent, Step: "run_tests", Retries: 2, Write: navigator.WriteNone}},
 	{"current at an end node is terminal", at("ship", "stuck", 1), navigator.Input{},
@@ -112,7 +112,7 @@ var navigateTests = []struct {
 	{"current does not record autonomy", at("ship", "implement", 0), navigator.Input{Autonomy: ptr(true)},
 		outcome{Action: navigator.ActionCurrent, Step: "implement", Write: navigator.WriteNone}},
 
-	// §4.4 edge evaluation
+	// Edge evaluation
 	{"a conditional edge beats an earlier unconditional one", at("edges", "a", 0), navigator.Input{Result: "passed"},
 		outcome{Action: navigator.ActionAdvance, Step: "c", Write: navigator.WriteFull}},
 	{"failed on a step with only an unconditional edge for it advances", at("edges", "a", 1), navigator.Input{Result: "failed"},
@@ -136,7 +136,7 @@ var navigateTests = []struct {
 	{"a failed edge to a non-HITL end is an advance", at("ship", "publish", 1), navigator.Input{Result: "failed"},
 		outcome{Action: navigator.ActionAdvance, Step: "abandoned", Terminal: navigator.TerminalFailure, Write: navigator.WriteFull}},
 
-	// §4.5 B: advance
+	// Advance
 	{"an unconditional advance keeps the count", at("ship", "implement", 1), navigator.Input{Result: "passed"},
 		outcome{Action: navigator.ActionAdvance, Step: "run_tests", Retries: 1, Write: navigator.WriteFull}},
 	{"a conditional advance resets the count", at("ship", "publish", 2), navigator.Input{Result: "passed"},
@@ -162,7 +162,7 @@ var navigateTests = []struct {
 	{"advancing without an edges array throws", at("no-edges", "a", 0), navigator.Input{Result: "passed"},
 		outcome{Err: "Workflow no-edges must have edges array"}},
 
-	// §4.5 A: a verdict on a fork
+	// A verdict on a fork
 	{"a passed verdict on the fork continues after the join with count 0", at("ship", "fork_checks", 2), navigator.Input{Result: "passed"},
 		outcome{Action: navigator.ActionAdvance, Step: "publish", Write: navigator.WriteFull}},
 	{"a failed verdict on the fork reaches HITL as an advance", at("ship", "fork_checks", 0), navigator.Input{Result: "failed"},
@@ -174,7 +174,7 @@ var navigateTests = []struct {
 	{"a verdict on a fork does not continue autonomously", at("stages", "fork", 0), navigator.Input{Result: "passed", Autonomy: ptr(true)},
 		outcome{Action: navigator.ActionAdvance, Step: "three_done", Terminal: navigator.TerminalSuccess, Autonomy: "true", Write: navigator.WriteFull}},
 
-	// §4.9 autonomy and stage boundaries
+	// Autonomy and stage boundaries
 	{"without autonomy a stage boundary is a success end", at("ship", "analyze_request", 0), navigator.Input{Result: "passed"},
 		outcome{Action: navigator.ActionAdvance, Step: "planned", Terminal: navigator.TerminalSuccess, Write: navigator.WriteFull}},
 	{"with autonomy a stage boundary is crossed", at("ship", "analyze_request", 0), navigator.Input{Result: "passed", Autonomy: ptr(true)},
@@ -251,7 +251,7 @@ func TestNavigate_Errors(t *testing.T) {
 	}
 }
 
-// TestTerminal pins the terminal classification of spec §3.
+// TestTerminal pins flow's terminal classification.
 func TestTerminal(t *testing.T) {
 	tests := []struct {
 		node navigator.Node

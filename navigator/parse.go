@@ -1,12 +1,8 @@
 package navigator
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"sort"
 	"strconv"
 )
 
@@ -16,12 +12,16 @@ import (
 // complete list of problems rather than the first. Unknown fields are
 // ignored, as flow ignores them.
 func Parse(data []byte) (*Workflow, error) {
-	top, _, err := decodeObject(data)
+	v, err := decodeJSON(data)
 	if err != nil {
-		return nil, fmt.Errorf("parse workflow: %w", locate(data, err))
+		return nil, fmt.Errorf("parse workflow: %w", err)
 	}
-	wf := &Workflow{nodes: map[string]*Node{}, out: map[string][]int{}}
-	for _, m := range top {
+	top, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("parse workflow: %w", errNotObject)
+	}
+	wf := &Workflow{nodes: map[string]*Node{}, out: map[string][]int{}, buckets: map[string]Bucket{}}
+	for _, m := range top.members {
 		switch m.key {
 		case "id":
 			wf.ID = wf.str("", "id", m.val)
@@ -38,118 +38,23 @@ func Parse(data []byte) (*Workflow, error) {
 	return wf, nil
 }
 
-// locate adds the line and column to a JSON syntax error, and names an
-// early end of input as such.
-func locate(data []byte, err error) error {
-	var se *json.SyntaxError
-	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("unexpected end of JSON input")
-	case errors.As(err, &se):
-		line, col := 1, 1
-		for _, c := range data[:min(int(se.Offset), len(data))] {
-			if c == '\n' {
-				line, col = line+1, 1
-			} else {
-				col++
-			}
-		}
-		return fmt.Errorf("line %d, column %d: %w", line, col, err)
-	}
-	return err
-}
+var errNotObject = errors.New("the workflow is not a JSON object")
 
-// member is one key of a JSON object with its undecoded value.
-type member struct {
-	key string
-	val json.RawMessage
-}
-
-var errNotObject = errors.New("not a JSON object")
-
-// decodeObject splits a JSON object into its members in JavaScript's key
-// order: a key that repeats keeps its first position and its last value,
-// and integer-like keys move to the front in numeric order. dups lists the
-// keys that repeat.
-func decodeObject(data []byte) (members []member, dups []string, err error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, nil, err
-	}
-	if tok != json.Delim('{') {
-		return nil, nil, errNotObject
-	}
-	index := map[string]int{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		key := tok.(string) // the decoder only yields strings in key position
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil, nil, err
-		}
-		if i, ok := index[key]; ok {
-			members[i].val = val
-			dups = append(dups, key)
-			continue
-		}
-		index[key] = len(members)
-		members = append(members, member{key, val})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, nil, err
-	}
-	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
-		return nil, nil, errors.New("data after the JSON object")
-	}
-	sort.SliceStable(members, func(i, j int) bool {
-		a, aIdx := arrayIndex(members[i].key)
-		b, bIdx := arrayIndex(members[j].key)
-		if aIdx && bIdx {
-			return a < b
-		}
-		return aIdx && !bIdx
-	})
-	return members, dups, nil
-}
-
-// arrayIndex reports whether key is what JavaScript calls an array index
-// (a canonical decimal integer below 2³²−1), which object key order puts
-// first.
-func arrayIndex(key string) (uint64, bool) {
-	if key == "" || (len(key) > 1 && key[0] == '0') {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(key, 10, 32)
-	if err != nil || n == 1<<32-1 {
-		return 0, false
-	}
-	return n, true
-}
-
-// kind returns the JSON type of a raw value by its first byte.
-func kind(raw json.RawMessage) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
+// kind names the JSON type of a decoded value for problems.
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
 		return "null"
-	default:
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case number:
 		return "a number"
+	case []any:
+		return "an array"
+	default:
+		return "an object"
 	}
 }
 
@@ -157,32 +62,31 @@ func (wf *Workflow) problem(node, format string, args ...any) {
 	wf.problems = append(wf.problems, Problem{Node: node, Reason: fmt.Sprintf(format, args...)})
 }
 
-// str decodes a string field; null counts as absent.
-func (wf *Workflow) str(node, field string, raw json.RawMessage) string {
-	var s string
-	switch kind(raw) {
-	case "a string":
-		json.Unmarshal(raw, &s) // valid: the decoder produced it
-	case "null":
+// str reads a string field; null counts as absent.
+func (wf *Workflow) str(node, field string, v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case nil:
 	default:
-		wf.problem(node, "%q is %s, want a string", field, kind(raw))
+		wf.problem(node, "%q is %s, want a string", field, kind(v))
 	}
-	return s
+	return ""
 }
 
-func (wf *Workflow) parseNodes(raw json.RawMessage) {
-	members, dups, err := decodeObject(raw)
-	if err != nil {
-		wf.problem("", `"nodes" is %s, want an object of nodes keyed by id`, kind(raw))
+func (wf *Workflow) parseNodes(v any) {
+	nodes, ok := v.(*object)
+	if !ok {
+		wf.problem("", `"nodes" is %s, want an object of nodes keyed by id`, kind(v))
 		return
 	}
 	wf.hasNodes = true
-	for _, id := range dups {
+	for _, id := range nodes.dups {
 		wf.problem(id, "the node id appears more than once in \"nodes\"; only the last definition counts")
 	}
-	for _, m := range members {
-		fields, _, err := decodeObject(m.val)
-		if err != nil {
+	for _, m := range nodes.members {
+		fields, ok := m.val.(*object)
+		if !ok {
 			wf.problem(m.key, "the node is %s, want an object", kind(m.val))
 			continue
 		}
@@ -191,9 +95,9 @@ func (wf *Workflow) parseNodes(raw json.RawMessage) {
 	}
 }
 
-func (wf *Workflow) parseNode(id string, fields []member) *Node {
+func (wf *Workflow) parseNode(id string, fields *object) *Node {
 	n := &Node{ID: id}
-	for _, f := range fields {
+	for _, f := range fields.members {
 		switch f.key {
 		case "type":
 			n.Type = wf.str(id, f.key, f.val)
@@ -231,48 +135,44 @@ func (wf *Workflow) parseNode(id string, fields []member) *Node {
 			n.Branches = wf.branches(id, f.val)
 		}
 	}
+	wf.buckets[id] = Classify(id, n.Name)
 	return n
 }
 
-// maxRetries decodes a retry budget. Numbers and numeric strings count (the
-// latter with a problem); null counts as absent.
-func (wf *Workflow) maxRetries(id string, raw json.RawMessage) (int, bool) {
-	switch kind(raw) {
-	case "null":
+// maxRetries reads a retry budget. Numbers and numeric strings count (the
+// latter with a warning); null counts as absent.
+func (wf *Workflow) maxRetries(id string, v any) (int, bool) {
+	switch v := v.(type) {
+	case nil:
 		return 0, false
-	case "a number":
-		var f float64
-		json.Unmarshal(raw, &f)
-		if f < 0 || f != float64(int(f)) {
-			wf.problem(id, `"maxRetries" is %s, want a whole number of at least 0`, raw)
+	case number:
+		if f, err := strconv.ParseFloat(string(v), 64); err != nil || f < 0 || f != float64(int(f)) {
+			wf.problem(id, `"maxRetries" is %s, want a whole number of at least 0`, v)
 		}
-		return count(json.Number(raw)), true
-	case "a string":
-		var s string
-		json.Unmarshal(raw, &s)
+		return count(string(v)), true
+	case string:
 		wf.problems = append(wf.problems, Problem{Node: id, Warning: true,
-			Reason: fmt.Sprintf(`"maxRetries" is the string %q; write it as a number`, s)})
-		return count(s), true
-	default:
-		wf.problem(id, `"maxRetries" is %s, want a number`, kind(raw))
-		return 0, false
+			Reason: fmt.Sprintf(`"maxRetries" is the string %q; write it as a number`, v)})
+		return count(v), true
 	}
+	wf.problem(id, `"maxRetries" is %s, want a number`, kind(v))
+	return 0, false
 }
 
-func (wf *Workflow) strings(id, field string, raw json.RawMessage) []string {
-	if kind(raw) == "null" {
+func (wf *Workflow) strings(id, field string, v any) []string {
+	if v == nil {
 		return nil
 	}
-	var vals []json.RawMessage
-	if kind(raw) != "an array" || json.Unmarshal(raw, &vals) != nil {
-		wf.problem(id, "%q is %s, want an array of strings", field, kind(raw))
+	arr, ok := v.([]any)
+	if !ok {
+		wf.problem(id, "%q is %s, want an array of strings", field, kind(v))
 		return nil
 	}
-	out := make([]string, 0, len(vals))
-	for i, v := range vals {
-		var s string
-		if kind(v) != "a string" || json.Unmarshal(v, &s) != nil {
-			wf.problem(id, "element %d of %q is %s, want a string", i, field, kind(v))
+	out := make([]string, 0, len(arr))
+	for i, e := range arr {
+		s, ok := e.(string)
+		if !ok {
+			wf.problem(id, "element %d of %q is %s, want a string", i, field, kind(e))
 			continue
 		}
 		out = append(out, s)
@@ -280,29 +180,29 @@ func (wf *Workflow) strings(id, field string, raw json.RawMessage) []string {
 	return out
 }
 
-func (wf *Workflow) branches(id string, raw json.RawMessage) []Branch {
-	if kind(raw) == "null" {
+func (wf *Workflow) branches(id string, v any) []Branch {
+	if v == nil {
 		return nil
 	}
-	members, _, err := decodeObject(raw)
-	if err != nil {
-		wf.problem(id, `"branches" is %s, want an object of branches keyed by name`, kind(raw))
+	obj, ok := v.(*object)
+	if !ok {
+		wf.problem(id, `"branches" is %s, want an object of branches keyed by name`, kind(v))
 		return nil
 	}
-	out := make([]Branch, 0, len(members))
-	for _, m := range members {
-		fields, _, err := decodeObject(m.val)
-		if err != nil {
+	out := make([]Branch, 0, len(obj.members))
+	for _, m := range obj.members {
+		fields, ok := m.val.(*object)
+		if !ok {
 			wf.problem(id, "branch %q is %s, want an object with an entryStep", m.key, kind(m.val))
 			continue
 		}
 		b := Branch{Name: m.key, raw: fields}
-		for _, f := range fields {
+		for _, f := range fields.members {
 			switch f.key {
 			case "entryStep":
 				b.EntryStep = wf.str(id, "branches."+m.key+".entryStep", f.val)
 			case "description":
-				if kind(f.val) != "null" {
+				if f.val != nil {
 					b.Description = wf.str(id, "branches."+m.key+".description", f.val)
 					b.HasDescription = true
 				}
@@ -313,22 +213,23 @@ func (wf *Workflow) branches(id string, raw json.RawMessage) []Branch {
 	return out
 }
 
-func (wf *Workflow) parseEdges(raw json.RawMessage) {
-	var vals []json.RawMessage
-	if kind(raw) != "an array" || json.Unmarshal(raw, &vals) != nil {
-		wf.problem("", `"edges" is %s, want an array of edges`, kind(raw))
+func (wf *Workflow) parseEdges(v any) {
+	arr, ok := v.([]any)
+	if !ok {
+		wf.problem("", `"edges" is %s, want an array of edges`, kind(v))
 		return
 	}
 	wf.hasEdges = true
-	for i, v := range vals {
-		fields, _, err := decodeObject(v)
-		if err != nil {
-			wf.problem("", "edge %d is %s, want an object with from and to", i, kind(v))
+	wf.edges = make([]Edge, 0, len(arr))
+	for i, ev := range arr {
+		fields, ok := ev.(*object)
+		if !ok {
+			wf.problem("", "edge %d is %s, want an object with from and to", i, kind(ev))
 			continue
 		}
 		var e Edge
-		where := fmt.Sprintf("edge %d", i)
-		for _, f := range fields {
+		where := "edge " + strconv.Itoa(i)
+		for _, f := range fields.members {
 			switch f.key {
 			case "from":
 				e.From = wf.str("", where+` "from"`, f.val)
@@ -349,15 +250,21 @@ func (wf *Workflow) parseEdges(raw json.RawMessage) {
 // results with ===, so such an edge never matches any result.
 const neverMatches = "\x00"
 
-func (wf *Workflow) on(where string, raw json.RawMessage) string {
-	var v any
-	json.Unmarshal(raw, &v)
-	if s, ok := v.(string); ok {
-		return s
+func (wf *Workflow) on(where string, v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case nil:
+		return "" // unconditional, as in flow
+	case bool:
+		if !v {
+			return ""
+		}
+	case number:
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil && f == 0 {
+			return ""
+		}
 	}
-	if !truthy(v) {
-		return "" // null, false, 0: unconditional, as in flow
-	}
-	wf.problem("", `%s "on" is %s, want "passed" or "failed"`, where, kind(raw))
+	wf.problem("", `%s "on" is %s, want "passed" or "failed"`, where, kind(v))
 	return neverMatches
 }

@@ -28,7 +28,7 @@ const (
 
 // A Response is the answer to a Navigate call. Its JSON form (MarshalJSON)
 // has flow's fields in flow's order, with null and absent exactly as flow
-// writes them (spec §4.6, §4.7). String fields documented as "null when
+// writes them. String fields documented as "null when
 // empty" are JSON null when "".
 type Response struct {
 	CurrentStep        string
@@ -49,6 +49,10 @@ type Response struct {
 	SourceRoot               string // null when empty
 	Fork                     *Fork  // set for ActionFork only
 	Join                     *Join  // set for ActionJoin only
+
+	// Command is the step's "command" (taskd's extension): run it instead
+	// of an agent. It is not part of flow's response and not encoded.
+	Command string
 }
 
 // StepInstructions describe a work step.
@@ -94,6 +98,7 @@ type ForkBranch struct {
 	// than the fork's join: the branch must run its own Navigate loop.
 	MultiStep bool
 	Metadata  Metadata // the child task's starting state
+	Command   string   // the entry step's "command"; not encoded
 
 	// Error is set, and the fields above are not, when the entry step does
 	// not exist: "Entry step '<id>' not found".
@@ -130,7 +135,7 @@ func (m WriteMode) String() string {
 	return "none"
 }
 
-// A WriteThrough is what a navigation changes in the task file (spec §5),
+// A WriteThrough is what a navigation changes in the task file,
 // as data: the caller applies it inside its own locked read-modify-write.
 type WriteThrough struct {
 	Mode WriteMode

@@ -37,6 +37,8 @@ type Workflow struct {
 	edges []Edge
 	out   map[string][]int // node id → indexes into edges, in array order
 
+	buckets map[string]Bucket // node id → guidance bucket, classified once
+
 	hasNodes bool // "nodes" is an object
 	hasEdges bool // "edges" is an array
 
@@ -86,7 +88,7 @@ type Branch struct {
 	Description    string
 	HasDescription bool
 
-	raw []member // the branch object as written, for error branches
+	raw *object // the branch object as written, for error branches
 }
 
 // An Edge connects two nodes. An empty On makes it unconditional; otherwise
@@ -139,7 +141,7 @@ func (n *Node) IsControl() bool { return n.Type == TypeFork || n.Type == TypeJoi
 // the navigator does not know.
 func (n *Node) IsWork() bool { return !n.IsTerminal() && !n.IsControl() }
 
-// Terminal classifies n as flow does (spec §3): start nodes are "start"; end
+// Terminal classifies n as flow does: start nodes are "start"; end
 // nodes are "hitl" when they escalate to a human, else "success" when their
 // result is success, else "failure"; everything else is not terminal.
 func (n *Node) Terminal() Terminal {

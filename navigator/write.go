@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// write builds the write-through for an advance (spec §5.2): without a task
+// write builds the write-through for an advance as flow writes it: without a task
 // file there is nothing to write.
 func (n *nav) write(resp *Response, mode WriteMode) *WriteThrough {
 	t := n.task
@@ -68,7 +68,7 @@ var emoji = map[string]string{
 	"test-coverage":        "🧪",
 }
 
-// Subject renders a task's two-line subject after a navigation (spec §5.3):
+// Subject renders a task's two-line subject after a navigation:
 //
 //	#<stem> <userDescription>[ <emoji>]
 //	→ <workflowType> · <step> (<agent>|direct)[ · retries: <n>/<max>]
@@ -76,6 +76,7 @@ var emoji = map[string]string{
 // with "completed ✓" for success ends and "<step> · HITL" for the others.
 func Subject(stem, userDescription string, resp *Response) string {
 	var b strings.Builder
+	b.Grow(64 + len(stem) + len(userDescription) + 2*len(resp.Metadata.WorkflowType) + len(resp.Metadata.CurrentStep) + len(resp.Subagent))
 	b.WriteString("#")
 	b.WriteString(stem)
 	b.WriteString(" ")
@@ -113,8 +114,7 @@ func Subject(stem, userDescription string, resp *Response) string {
 	return b.String()
 }
 
-// ActiveForm renders the spinner text of a task after a navigation (spec
-// §5.4).
+// ActiveForm renders the spinner text of a task after a navigation.
 func ActiveForm(resp *Response) string {
 	switch resp.Terminal {
 	case TerminalSuccess:

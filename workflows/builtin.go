@@ -42,6 +42,16 @@ func builtins() []*Definition {
 	return builtinDefs
 }
 
+// builtin parses the built-in definition of id alone, or returns nil.
+func builtin(id string) *Definition {
+	file := path.Join("builtin", id+".json")
+	data, err := builtinFS.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	return define(id, data, file, "", true)
+}
+
 // Builtin returns the definitions embedded in taskd, by id order.
 func Builtin() []*Definition {
 	return append([]*Definition(nil), builtins()...)

@@ -116,6 +116,31 @@ func Load(dirs ...string) (*Set, []navigator.Problem) {
 	return s, append(problems, s.Problems()...)
 }
 
+// Find returns the definition of id that Load(dirs...) would hold, reading
+// and parsing only the files that can define it: <id>.json, then
+// <id>/workflow.json, in each directory from the last to the first, then
+// the built-in. It returns nil when no file defines id, and an error when
+// one that may cannot be read. It is for callers that need one workflow,
+// such as `taskd navigate`; it validates only that one.
+func Find(id string, dirs ...string) (*Definition, error) {
+	if id == "" || strings.HasPrefix(id, ".") || strings.ContainsAny(id, `/\`) {
+		return nil, nil
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		for _, file := range []string{filepath.Join(dirs[i], id+".json"), filepath.Join(dirs[i], id, "workflow.json")} {
+			d, err := LoadFile(file)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			return d, nil
+		}
+	}
+	return builtin(id), nil
+}
+
 // loadDir loads the definitions of one directory: <id>.json files and
 // <id>/workflow.json. Names starting with "." are ignored.
 func loadDir(dir string) ([]*Definition, []navigator.Problem) {

@@ -89,7 +89,7 @@ func TestLoad_Problems(t *testing.T) {
 	want := []string{
 		filepath.Join("good", "workflow.json") + `: workflow "good" is also defined by ` + filepath.Join(dir, "good.json") + `, which is used`,
 		`bug-fix.json: there is no node of type "start"`,
-		`garbage.json: parse workflow: unexpected end of JSON input`,
+		`garbage.json: parse workflow: line 1, column 10: unexpected end of JSON input, expected a value`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -117,5 +117,35 @@ func TestDirs(t *testing.T) {
 	t.Setenv("HOME", "/home/u")
 	if got, want := workflows.Dirs(""), []string{"/home/u/.config/taskd/workflows"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Dirs = %q, want %q", got, want)
+	}
+}
+
+// TestFind checks that Find returns, for every id, the definition Load
+// would hold.
+func TestFind(t *testing.T) {
+	base := t.TempDir()
+	user, list := filepath.Join(base, "user"), filepath.Join(base, "list")
+	writeFile(t, filepath.Join(user, "shared.json"), minimal("user"))
+	writeFile(t, filepath.Join(user, "quick-task.json"), minimal("user"))
+	writeFile(t, filepath.Join(list, "shared.json"), minimal("list"))
+	writeFile(t, filepath.Join(list, "shared", "workflow.json"), minimal("shadowed"))
+	writeFile(t, filepath.Join(list, "bundle", "workflow.json"), minimal("bundle"))
+	writeFile(t, filepath.Join(list, "bug-fix.json"), `{"nodes": {}, "edges": []}`)
+	dirs := []string{user, filepath.Join(base, "missing"), list}
+	set, _ := workflows.Load(dirs...)
+	for _, id := range []string{"shared", "quick-task", "bundle", "bug-fix", "feature-development", "nope", "", ".hidden", "../user/shared"} {
+		got, err := workflows.Find(id, dirs...)
+		if err != nil {
+			t.Fatalf("Find(%q): %v", id, err)
+		}
+		want, ok := set.Get(id)
+		switch {
+		case !ok && got != nil:
+			t.Errorf("Find(%q) = %s, Load has none", id, got.File)
+		case ok && got == nil:
+			t.Errorf("Find(%q) = nil, Load has %s", id, want.File)
+		case ok && (got.File != want.File || got.SourceRoot != want.SourceRoot || got.OK() != want.OK() || got.Builtin != want.Builtin):
+			t.Errorf("Find(%q) = %s (root %q, ok %v), Load has %s (root %q, ok %v)", id, got.File, got.SourceRoot, got.OK(), want.File, want.SourceRoot, want.OK())
+		}
 	}
 }

@@ -104,8 +104,7 @@ func runNavigate(ctx context.Context, inv *invocation) error {
 	if taskPath != "" {
 		listDir = filepath.Dir(daemon.TaskFilePath(taskPath))
 	}
-	set, _ := workflows.Load(append(workflows.Dirs(listDir), dirs...)...)
-	cat := &cliCatalog{set: set, root: sourceRoot}
+	cat := &cliCatalog{dirs: append(workflows.Dirs(listDir), dirs...), root: sourceRoot}
 
 	var resp *navigator.Response
 	var wt *navigator.WriteThrough
@@ -121,6 +120,8 @@ func runNavigate(ctx context.Context, inv *invocation) error {
 	case errors.As(err, &nm):
 		inv.stdout.Write(append(nm.AppendJSON(nil), '\n'))
 		return &exitError{code: 3}
+	case cat.err != nil:
+		return cat.err
 	case errors.Is(err, navigator.ErrUnknownWorkflow) && cat.broken != nil:
 		return cat.brokenError()
 	case errors.Is(err, navigator.ErrUnknownWorkflow):
@@ -137,27 +138,34 @@ func runNavigate(ctx context.Context, inv *invocation) error {
 	return err
 }
 
-// cliCatalog serves the loaded workflows, optionally with every source root
-// replaced, and remembers a requested workflow whose definition is broken
-// so that the error can say why.
+// cliCatalog finds the requested workflow in the built-ins and user
+// directories (loading only that one), optionally with its source root
+// replaced, and remembers a definition that is broken or unreadable so that
+// the error can say why.
 type cliCatalog struct {
-	set    *workflows.Set
+	dirs   []string
 	root   optionalString
 	broken *workflows.Definition
+	err    error
 }
 
 func (c *cliCatalog) Lookup(id string) (*navigator.Workflow, string, bool) {
-	wf, root, ok := c.set.Lookup(id)
-	if !ok {
-		if d, exists := c.set.Get(id); exists {
-			c.broken = d
-		}
+	d, err := workflows.Find(id, c.dirs...)
+	switch {
+	case err != nil:
+		c.err = err
+		return nil, "", false
+	case d == nil:
+		return nil, "", false
+	case !d.OK():
+		c.broken = d
 		return nil, "", false
 	}
+	root := d.SourceRoot
 	if c.root.set {
 		root = c.root.value
 	}
-	return wf, root, true
+	return d.Workflow, root, true
 }
 
 func (c *cliCatalog) brokenError() error {

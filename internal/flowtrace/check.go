@@ -97,9 +97,9 @@ func (r *Record) Check(o Outcome) []string {
 	wantResp, wantAfter := r.response, r.taskAfter
 	switch r.Deviation() {
 	case AutonomyOff:
-		wantResp, wantAfter = autonomyOff(wantResp), autonomyOff(wantAfter)
+		wantResp, wantAfter = withMetadata(wantResp, "autonomy", false), withMetadata(wantAfter, "autonomy", false)
 	case RetryCount:
-		wantResp, wantAfter = retryCount(wantResp, 2), retryCount(wantAfter, 2)
+		wantResp, wantAfter = withMetadata(wantResp, "retryCount", 2), withMetadata(wantAfter, "retryCount", 2)
 	case AutonomyFork:
 		return append(diffs, r.checkAutonomyFork(got, o)...)
 	}
@@ -165,23 +165,15 @@ func (r *Record) checkAutonomyFork(got any, o Outcome) []string {
 	return diffs
 }
 
-func autonomyOff(v any) any {
+// withMetadata returns a copy of the recorded object v with one metadata
+// key set: how a deviation changes flow's answer.
+func withMetadata(v any, key string, value any) any {
 	o, ok := v.(*taskfile.Object)
 	if !ok {
 		return v
 	}
 	o = o.Clone()
-	o.EnsureObject("metadata").Set("autonomy", false)
-	return o
-}
-
-func retryCount(v any, n int) any {
-	o, ok := v.(*taskfile.Object)
-	if !ok {
-		return v
-	}
-	o = o.Clone()
-	o.EnsureObject("metadata").Set("retryCount", n)
+	o.EnsureObject("metadata").Set(key, value)
 	return o
 }
 
