@@ -27,9 +27,10 @@ var navigatorKeys = [...]string{"workflowType", "currentStep", "retryCount", "us
 // copied; the task is not modified.
 func NavigatorTask(t *taskfile.Task, stem string) *navigator.Task {
 	nt := &navigator.Task{Stem: stem}
-	if t.ID != "" {
+	if t.Has("id") || t.Raw() == nil && t.ID != "" {
 		// taskfile refuses files whose id differs from their name, so an id
-		// that is present equals the stem.
+		// that is present equals the stem. (A task not read from a file has
+		// the id it will be written with.)
 		nt.ID, nt.HasID = t.ID, true
 	}
 	if t.Metadata != nil {

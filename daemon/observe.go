@@ -170,7 +170,8 @@ func (d *Daemon) badFile(l *list, id string, e *entry, bad *taskfile.BadFileErro
 		d.wakeWaiters(l, id)
 	}
 	reason := strings.TrimPrefix(bad.Error(), bad.Path+": ")
-	if errors.Is(bad, taskfile.ErrInvalidJSON) {
+	if errors.Is(bad, taskfile.ErrInvalidJSON) || errors.Is(bad, taskfile.ErrTooLarge) {
+		// Possibly caught mid-write: give the writer the grace period.
 		now := time.Now()
 		if e.badReason != reason {
 			e.badReason, e.badSince = reason, now

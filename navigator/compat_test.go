@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskd/taskd/internal/flowtrace"
 	"github.com/taskd/taskd/navigator"
+	"github.com/taskd/taskd/navigator/flowtrace"
 	"github.com/taskd/taskd/taskfile"
 )
 

@@ -195,6 +195,9 @@ func defaultSubject(t *Task) string {
 
 func (t *Task) has(key string) bool { return t.doc != nil && t.doc.Has(key) }
 
+// Has reports whether the file the task was read from has the top-level key.
+func (t *Task) Has(key string) bool { return t.has(key) }
+
 // Raw returns the bytes the task was parsed from, or nil for a new task.
 func (t *Task) Raw() []byte { return t.raw }
 

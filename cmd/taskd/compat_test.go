@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskd/taskd/internal/flowtrace"
+	"github.com/taskd/taskd/navigator/flowtrace"
 	"github.com/taskd/taskd/taskfile"
 )
 
