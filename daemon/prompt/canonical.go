@@ -23,8 +23,12 @@ func (o Overrides) check(fields bool) *Error {
 		return fieldsPrefix + key
 	}
 	for _, f := range []struct{ key, v string }{{"model", o.Model}, {"agent", o.Agent}} {
-		if strings.ContainsAny(f.v, " \t\r\n") {
-			return errorf("%s %q contains a blank", name(f.key), f.v)
+		if strings.ContainsAny(f.v, " \t\r\n,") {
+			hint := ""
+			if !fields {
+				hint = " (separate parameters with &&)"
+			}
+			return errorf("%s %q must be a single name, without blanks or commas%s", name(f.key), f.v, hint)
 		}
 	}
 	if o.As != "" && !namePattern.MatchString(o.As) {
@@ -62,7 +66,7 @@ func (o Overrides) check(fields bool) *Error {
 		}
 		if len(with) > 0 {
 			return errorf("%s cannot be combined with %s: the planner writes the whole workflow",
-				name("auto"), strings.Join(with, " or "))
+				name("auto"), orList(with))
 		}
 	}
 	return nil
@@ -74,10 +78,11 @@ func (o Overrides) check(fields bool) *Error {
 func (o Overrides) String() string {
 	var parts []string
 	add := func(key string, vals ...string) {
+		out := make([]string, len(vals))
 		for i, v := range vals {
-			vals[i] = blockValue(v)
+			out[i] = blockValue(v)
 		}
-		parts = append(parts, key+":"+strings.Join(vals, " || "))
+		parts = append(parts, key+":"+strings.Join(out, " || "))
 	}
 	if o.Model != "" {
 		add("model", o.Model)

@@ -121,7 +121,7 @@ func (c *CommandFile) frontmatter(m *ynode) error {
 			last = v
 		default:
 			err = &Error{Line: v.line, Text: v.text, Msg: "unknown key " + strconv.Quote(key) + " (known: " +
-				strings.Join(frontmatterKeys, ", ") + ")" + suggest(key, frontmatterKeys)}
+				strings.Join(frontmatterKeys, ", ") + ")" + suggest(key, frontmatterKeys, "", "")}
 		}
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,8 +144,11 @@ func parsePush(args string) (*Push, error) {
 			break
 		}
 		if !slices.Contains(pushOptions, key) {
-			return nil, errorf("unknown option %s= (known: name=, model=, agent=, timeout=)%s; to start the prompt with %q, quote the prompt",
-				key, suggest(key, pushOptions), key+"=")
+			hint := suggest(key, pushOptions, "", "=")
+			if hint == "" {
+				hint = fmt.Sprintf("; to start the prompt with %q, quote the prompt", key+"=")
+			}
+			return nil, errorf("unknown option %s= (known: name=, model=, agent=, timeout=)%s", key, hint)
 		}
 		if seen[key] {
 			return nil, errorf("option %s= appears twice", key)

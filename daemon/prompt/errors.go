@@ -60,19 +60,27 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// suggest returns ` (did you mean X?)` when word is a likely misspelling of
-// one of known, and "" otherwise.
-func suggest(word string, known []string) string {
+// suggest returns "; did you mean X?" when word is a likely misspelling
+// of one of known (X being prefix, the match and suffix), and "" otherwise.
+func suggest(word string, known []string, prefix, suffix string) string {
+	if best := closest(word, known); best != "" {
+		return "; did you mean " + prefix + best + suffix + "?"
+	}
+	return ""
+}
+
+// closest returns the entry of known within two edits of word, or "".
+func closest(word string, known []string) string {
 	best, bestDist := "", 3
 	for _, k := range known {
 		if d := distance(strings.ToLower(word), k); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
-	if best == "" || best == word {
+	if best == word {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %s?)", best)
+	return best
 }
 
 // distance is the Levenshtein distance between a and b, in bytes, capped

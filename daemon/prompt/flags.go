@@ -72,7 +72,7 @@ func parseFlags(cmd string, args []arg, specs []flagSpec) ([]arg, error) {
 		}
 		if spec.str != nil {
 			if !slices.Contains(spec.values, val) {
-				return nil, errorf("--%s must be %s, not %q%s", name, orList(spec.values), val, suggest(val, spec.values))
+				return nil, errorf("--%s must be %s, not %q%s", name, orList(spec.values), val, suggest(val, spec.values, "", ""))
 			}
 			*spec.str = val
 			continue
@@ -112,10 +112,7 @@ func suggestFlag(name string, specs []flagSpec) string {
 	for _, sp := range specs {
 		names = append(names, sp.name)
 	}
-	if s := suggest(name, names); s != "" {
-		return strings.Replace(s, "mean ", "mean --", 1)
-	}
-	return ""
+	return suggest(name, names, "--", "")
 }
 
 func valueHint(sp *flagSpec) string {

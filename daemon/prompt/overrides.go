@@ -65,7 +65,7 @@ func ParseOverrides(block string) (Overrides, error) {
 // text in which quoted runs and balanced {…} are kept as written and hide
 // the separators and the closing brace.
 func parseBlock(s string) (Overrides, string, error) {
-	p := &blockParser{s: s, i: 1, vals: map[string][]string{}}
+	p := &blockParser{s: s, i: 1, vals: map[string][]string{}, quoted: map[string]bool{}}
 	p.skipBlanks()
 	if p.peek() == '}' {
 		return Overrides{}, s[p.i+1:], nil
@@ -94,7 +94,8 @@ type blockParser struct {
 	s    string
 	i    int
 	keys []string            // in the order written
-	vals map[string][]string // key → value, or items for list keys
+	vals   map[string][]string // key → value, or items for list keys
+	quoted map[string]bool     // the value of a key (not a list key) was quoted
 }
 
 func (p *blockParser) peek() byte {
@@ -130,7 +131,7 @@ func (p *blockParser) key() (string, error) {
 		return "", errorf("a parameter has an empty key before ':'")
 	}
 	if !slices.Contains(blockKeys, text) {
-		return "", errorf("unknown key %q (known: %s)%s", text, strings.Join(blockKeys, ", "), suggest(text, blockKeys))
+		return "", errorf("unknown key %q (known: %s)%s", text, strings.Join(blockKeys, ", "), suggest(text, blockKeys, "", ""))
 	}
 	if _, dup := p.vals[text]; dup {
 		return "", errorf("key %s appears twice", text)
@@ -145,10 +146,11 @@ func (p *blockParser) value(key string) error {
 	list := listKeys[key]
 	var items []string
 	for {
-		item, err := p.item(key, list)
+		item, quoted, err := p.item(key, list)
 		if err != nil {
 			return err
 		}
+		p.quoted[key] = quoted
 		if item == "" {
 			if list && (len(items) > 0 || p.at("||")) {
 				return errorf("%s item %d is empty", key, len(items)+1)
@@ -167,22 +169,23 @@ func (p *blockParser) value(key string) error {
 
 // item reads one value or list item, leaving p at the separator or '}'
 // that ends it (or at the end of s).
-func (p *blockParser) item(key string, list bool) (string, error) {
+func (p *blockParser) item(key string, list bool) (val string, quoted bool, err error) {
 	p.skipBlanks()
 	if p.peek() == '"' {
-		val, rest, err := unquote(p.s[p.i:], "the value of "+key)
+		var rest string
+		val, rest, err = unquote(p.s[p.i:], "the value of "+key)
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		p.i = len(p.s) - len(rest)
 		p.skipBlanks()
 		if p.i < len(p.s) && p.peek() != '}' && !p.at("&&") && !(list && p.at("||")) {
-			return "", errorf("text after the closing quote of the value of %s (end the value there, or quote all of it)", key)
+			return "", false, errorf("text after the closing quote of the value of %s (end the value there, or quote all of it)", key)
 		}
 		if val == "" {
-			return "", errorf("key %s has an empty value", key)
+			return "", false, errorf("key %s has an empty value", key)
 		}
-		return val, nil
+		return val, true, nil
 	}
 	start, depth := p.i, 0
 	for p.i < len(p.s) {
@@ -191,21 +194,21 @@ func (p *blockParser) item(key string, list bool) (string, error) {
 		case c == '"':
 			end := closingQuote(p.s, p.i)
 			if end < 0 {
-				return "", errorf(`unclosed quote in the value of %s: add the closing ", or write \" inside a quoted value`, key)
+				return "", false, errorf(`unclosed quote in the value of %s: add the closing ", or write \" inside a quoted value`, key)
 			}
 			p.i = end
 		case c == '{':
 			depth++
 		case c == '}' && depth == 0:
-			return trimBlanks(p.s[start:p.i]), nil
+			return trimBlanks(p.s[start:p.i]), false, nil
 		case c == '}':
 			depth--
 		case depth == 0 && (p.at("&&") || list && p.at("||")):
-			return trimBlanks(p.s[start:p.i]), nil
+			return trimBlanks(p.s[start:p.i]), false, nil
 		}
 		p.i++
 	}
-	return trimBlanks(p.s[start:p.i]), nil
+	return trimBlanks(p.s[start:p.i]), false, nil
 }
 
 // closingQuote returns the index of the quote that closes the one at
@@ -227,11 +230,10 @@ func (p *blockParser) overrides() (Overrides, error) {
 	var o Overrides
 	one := func(k string) string { return p.vals[k][0] }
 	for _, k := range p.keys {
+		if !listKeys[k] && !p.quoted[k] && strings.Contains(one(k), "||") {
+			return o, errorf("the value of %s contains ||, which separates items only in return and parallel; separate parameters with && (or quote the value)", k)
+		}
 		switch k {
-		case "model", "agent":
-			if strings.ContainsAny(one(k), " \t\r\n") {
-				return o, errorf("%s %q contains a blank; separate parameters with &&", k, one(k))
-			}
 		case "as":
 			if !namePattern.MatchString(one(k)) {
 				return o, errorf("as %q is not a name: use 1 to 64 letters, digits, _ or -", one(k))
@@ -283,7 +285,11 @@ func (p *blockParser) overrides() (Overrides, error) {
 func loopCount(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || strings.TrimLeft(s, "0123456789") != "" {
-		return 0, errorf("loop must be a whole number ≥ 1, not %q", s)
+		hint := ""
+		if strings.ContainsAny(s, ",|") {
+			hint = " (separate parameters with &&)"
+		}
+		return 0, errorf("loop must be a whole number ≥ 1, not %q%s", s, hint)
 	}
 	return n, nil
 }

@@ -190,8 +190,11 @@ func parseCommand(w, rest string, opts ParseOptions) (Command, error) {
 		}
 		return &Invoke{Name: w, Overrides: o, Args: trimBlanks(after)}, nil
 	}
-	return nil, errorf("unknown command /%s (known: /%s, or the name of a command file)%s; if this line is text for the agent, reword it so it does not start with /%s",
-		w, strings.Join(builtins, ", /"), suggest(w, builtins), w)
+	hint := suggest(w, builtins, "/", "")
+	if hint == "" {
+		hint = "; if the line is text for the agent, reword it so that it does not start with /" + w
+	}
+	return nil, errorf("unknown command /%s (known: /%s and command files)%s", w, strings.Join(builtins, ", /"), hint)
 }
 
 // blockPrefix parses the {…} block that may follow a command word and

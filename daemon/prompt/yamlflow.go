@@ -23,7 +23,7 @@ func (p *yparser) plain(l yline, val string) (*ynode, error) {
 
 // yquoted reads the quoted scalar at the start of s and returns its value
 // and what follows it. Double quotes decode \\ \" \n \t \r; in single
-// quotes ” is a quote.
+// quotes a doubled single quote stands for one.
 func yquoted(s string) (val, rest string, err error) {
 	var b strings.Builder
 	q := s[0]
