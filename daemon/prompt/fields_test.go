@@ -79,7 +79,7 @@ type orderedObject struct {
 	vals map[string]any
 }
 
-func (o *orderedObject) Keys() []string               { return o.keys }
+func (o *orderedObject) Keys() []string             { return o.keys }
 func (o *orderedObject) Get(key string) (any, bool) { v, ok := o.vals[key]; return v, ok }
 
 func TestOverridesFromFields(t *testing.T) {

@@ -91,9 +91,9 @@ func parseBlock(s string) (Overrides, string, error) {
 }
 
 type blockParser struct {
-	s    string
-	i    int
-	keys []string            // in the order written
+	s      string
+	i      int
+	keys   []string            // in the order written
 	vals   map[string][]string // key → value, or items for list keys
 	quoted map[string]bool     // the value of a key (not a list key) was quoted
 }
