@@ -82,6 +82,17 @@ func plainArgs(args []string) []arg {
 	return out
 }
 
+// checkArgs refuses arguments that are not UTF-8.
+func checkArgs(args []arg) error {
+	for _, a := range args {
+		if err := checkUTF8(a.s, false); err != nil {
+			err.Text = a.s
+			return err
+		}
+	}
+	return nil
+}
+
 // parseACELine parses the rest of a /delegate, /handoff or /converge line,
 // split like a shell would split it.
 func parseACELine(w, rest string) (Command, error) {
@@ -100,6 +111,9 @@ func parseACELine(w, rest string) (Command, error) {
 }
 
 func parseDelegate(args []arg) (*Delegate, error) {
+	if err := checkArgs(args); err != nil {
+		return nil, err
+	}
 	d := &Delegate{Timeout: DefaultDelegateTimeout}
 	words, err := parseFlags("delegate", args, []flagSpec{
 		{name: "agent-type", required: true, str: &d.AgentType, values: agentTypes},
@@ -135,6 +149,9 @@ func parseDelegate(args []arg) (*Delegate, error) {
 }
 
 func parseHandoff(args []arg) (*Handoff, error) {
+	if err := checkArgs(args); err != nil {
+		return nil, err
+	}
 	h := &Handoff{Timeout: DefaultHandoffTimeout, OnFailure: "escalate"}
 	ids, err := parseFlags("handoff", args, []flagSpec{
 		{name: "transfer-control", boolean: &h.TransferControl},
@@ -155,6 +172,9 @@ func parseHandoff(args []arg) (*Handoff, error) {
 }
 
 func parseConverge(args []arg) (*Converge, error) {
+	if err := checkArgs(args); err != nil {
+		return nil, err
+	}
 	c := &Converge{ConflictResolution: "manual", OutputFormat: "json"}
 	ids, err := parseFlags("converge", args, []flagSpec{
 		{name: "strategy", required: true, str: &c.Strategy, values: strategies},

@@ -183,6 +183,7 @@ func TestParseACE_Errors(t *testing.T) {
 		{"converge bad resolution", converge, "1 2 --strategy merge --conflict-resolution newest", `--conflict-resolution must be manual, auto_accept_latest or prefer_higher_confidence, not "newest"`},
 		{"converge bad format", converge, "1 2 --strategy merge --output-format yaml", `--output-format must be json, markdown or delta_batch, not "yaml"`},
 		{"converge ids after flags", converge, "1 --strategy merge 2", `unexpected "2" after the flags: /converge takes its task ids before the flags (quote text that contains --)`},
+		{"not UTF-8", delegate, "x\x80 --agent-type builder", `"x\x80": invalid UTF-8 (byte 0x80); write the text as UTF-8`},
 		{"converge bad id", converge, "1 x/y --strategy merge", `"x/y" is not a task id: use letters, digits, _ or -`},
 	}
 	for _, tt := range tests {
@@ -227,10 +228,10 @@ func TestParseACE_Quoting(t *testing.T) {
 		}
 	}
 	for line, want := range map[string]string{
-		`/delegate 'open --agent-type tester`:   `line 1: "/delegate 'open --agent-type tester": unclosed ' in an argument: add the closing '`,
-		`/delegate x --agent-type tester \`:     `line 1: "/delegate x --agent-type tester \\": the line ends with a lone \`,
-		`/delegate "a\q" --agent-type tester`:   `line 1: "/delegate \"a\\q\" --agent-type tester": unknown escape \q in an argument (known: \n, \t, \", \\)`,
-		`/converge{x} 1 2 --strategy merge`:     `line 1: "/converge{x} 1 2 --strategy merge": /converge takes no {…} block; only /subtask and command files do`,
+		`/delegate 'open --agent-type tester`:               `line 1: "/delegate 'open --agent-type tester": unclosed ' in an argument: add the closing '`,
+		`/delegate x --agent-type tester \`:                 `line 1: "/delegate x --agent-type tester \\": the line ends with a lone \`,
+		`/delegate "a\q" --agent-type tester`:               `line 1: "/delegate \"a\\q\" --agent-type tester": unknown escape \q in an argument (known: \n, \t, \", \\)`,
+		`/converge{x} 1 2 --strategy merge`:                 `line 1: "/converge{x} 1 2 --strategy merge": /converge takes no {…} block; only /subtask and command files do`,
 		"/handoff 12 --on-failure retry\nwork\n/handoff 13": `line 3: "/handoff 13": only /push may follow the content; move /handoff before the content`,
 	} {
 		_, err := prompt.Parse(line, prompt.ParseOptions{})

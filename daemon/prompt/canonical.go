@@ -22,6 +22,17 @@ func (o Overrides) check(fields bool) *Error {
 		}
 		return fieldsPrefix + key
 	}
+	texts := map[string][]string{"model": {o.Model}, "agent": {o.Agent}, "as": {o.As}, "return": o.Return, "parallel": o.Parallel}
+	if o.Loop != nil {
+		texts["until"], texts["untilCommand"] = []string{o.Loop.Until}, []string{o.Loop.UntilCommand}
+	}
+	for _, key := range blockKeys {
+		for _, s := range texts[key] {
+			if e := checkUTF8(s, false); e != nil {
+				return errorf("%s: %s", name(key), e.Msg)
+			}
+		}
+	}
 	for _, f := range []struct{ key, v string }{{"model", o.Model}, {"agent", o.Agent}} {
 		if strings.ContainsAny(f.v, " \t\r\n,") {
 			hint := ""

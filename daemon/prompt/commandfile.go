@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // CommandFile is a user-defined command: a markdown file whose optional
@@ -42,8 +41,8 @@ func ParseCommandFile(name string, data []byte) (*CommandFile, error) {
 	if slices.Contains(builtins, name) || slices.Contains(agentCommands, name) {
 		return nil, errorf("a command file cannot be named %s: /%s is built in", name, name)
 	}
-	if !utf8.Valid(data) {
-		return nil, errorf("the file is not valid UTF-8; save it as UTF-8")
+	if err := checkUTF8(string(data), true); err != nil {
+		return nil, err
 	}
 	lines := strings.Split(strings.TrimPrefix(string(data), "\ufeff"), "\n")
 	c := &CommandFile{Name: name}

@@ -99,7 +99,7 @@ func TestParseCommandFile_Errors(t *testing.T) {
 		{"bad name", "Review", "x", `command name "Review" is not a command word: use lower-case letters, digits, _ and -, starting with a letter`},
 		{"built-in name", "push", "x", "a command file cannot be named push: /push is built in"},
 		{"agent command name", "check", "x", "a command file cannot be named check: /check is built in"},
-		{"not UTF-8", "cmd", "\xff", "the file is not valid UTF-8; save it as UTF-8"},
+		{"not UTF-8", "cmd", "---\nagent: a\xff\n---\nb", "line 2: invalid UTF-8 (byte 0xff); write the text as UTF-8"},
 		{"no body", "cmd", "---\nagent: x\n---\n\n", "line 5: the command has no prompt; write it after the frontmatter, with $ARGUMENTS where the arguments go"},
 		{"empty file", "cmd", "", "line 1: the command has no prompt; write it after the frontmatter, with $ARGUMENTS where the arguments go"},
 		{"unclosed frontmatter", "cmd", "---\nagent: x\nbody", `line 1: "---": the frontmatter that starts here has no closing --- line`},

@@ -136,6 +136,7 @@ func TestOverridesFromFields_Errors(t *testing.T) {
 		{"agent an array", map[string]any{"agent": []any{"a"}}, `metadata.taskd.agent must be a string (it is an array)`},
 		{"as not a name", map[string]any{"as": "a/b"}, `metadata.taskd.as "a/b" is not a name: use 1 to 64 letters, digits, _ or -`},
 		{"auto a string", map[string]any{"auto": "true"}, `metadata.taskd.auto must be true or false (it is the string "true")`},
+		{"not UTF-8", map[string]any{"return": []any{"a\xc3"}}, "metadata.taskd.return: invalid UTF-8 (byte 0xc3); write the text as UTF-8"},
 		{"auto with return", map[string]any{"auto": true, "return": []any{"x"}}, `metadata.taskd.auto cannot be combined with metadata.taskd.return: the planner writes the whole workflow`},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The lexical pieces every syntax of the package shares: quoted strings,
@@ -86,6 +87,27 @@ func word(s string) string {
 		return quote(s)
 	}
 	return s
+}
+
+// checkUTF8 returns an *Error naming the line of the first byte of text
+// that is not UTF-8, or nil. Lines are counted from 1 when lines is set.
+func checkUTF8(text string, lines bool) *Error {
+	if utf8.ValidString(text) {
+		return nil
+	}
+	i := 0
+	for i < len(text) {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		i += n
+	}
+	e := errorf("invalid UTF-8 (byte 0x%02x); write the text as UTF-8", text[i])
+	if lines {
+		e.Line = strings.Count(text[:i], "\n") + 1
+	}
+	return e
 }
 
 // trimBlanks trims spaces and tabs (not other white space) from both ends.

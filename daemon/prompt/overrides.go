@@ -42,6 +42,9 @@ var listKeys = map[string]bool{"return": true, "parallel": true}
 // are allowed; anything else outside them is an error. It fails with an
 // *Error that names the offending key.
 func ParseOverrides(block string) (Overrides, error) {
+	if err := checkUTF8(block, false); err != nil {
+		return Overrides{}, err
+	}
 	s := trimBlanks(block)
 	if !strings.HasPrefix(s, "{") {
 		return Overrides{}, &Error{Text: block, Msg: `a block starts with "{", as in {model:opus && loop:3}`}

@@ -133,6 +133,7 @@ func TestParseOverrides_Errors(t *testing.T) {
 		{"stray quote in plain text", `{until:it is 6" tall}`, `"{until:it is 6\" tall}": unclosed quote in the value of until: add the closing ", or write \" inside a quoted value`},
 		{"unbalanced nested brace", `{return:/subtask{x a}`, `"{return:/subtask{x a}": unclosed "{": the value of return runs to the end; close the block with "}"`},
 		{"text after the block", `{model:x} and more`, `"{model:x} and more": text after the closing "}" of the block`},
+		{"not UTF-8", "{until:\xff}", "invalid UTF-8 (byte 0xff); write the text as UTF-8"},
 		{"quoted key", `{"model":x}`, `"{\"model\":x}": unknown key "\"model\"" (known: model, agent, loop, until, untilCommand, return, parallel, as, auto); did you mean model?`},
 	}
 	for _, tt := range tests {

@@ -204,6 +204,7 @@ func TestParse_Errors(t *testing.T) {
 		{"command file bad block", "/review {modle:x} src", `line 1: "/review {modle:x} src": unknown key "modle" (known: model, agent, loop, until, untilCommand, return, parallel, as, auto); did you mean model?`},
 		{"duplicate names", "/push name=a \"x\"\n\n/push name=a \"y\"\ngo", `line 3: "/push name=a \"y\"": name a is already used by the /push on line 1`},
 		{"duplicate trailing names", "go\n/push name=a \"x\"\n/push name=a \"y\"", `line 3: "/push name=a \"y\"": name a is already used by the /push on line 2`},
+		{"not UTF-8", "/read a\nDo \xfe it", "line 2: invalid UTF-8 (byte 0xfe); write the text as UTF-8"},
 		{"delegate line error", "/delegate fix it", `line 1: "/delegate fix it": /delegate needs --agent-type (builder, tester, analyzer or retriever)`},
 		{"delegate unclosed quote", `/delegate "fix it --agent-type builder`, `line 1: "/delegate \"fix it --agent-type builder": unclosed quote in an argument: add the closing "`},
 	}
