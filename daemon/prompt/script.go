@@ -24,7 +24,8 @@ type Step struct {
 type ParseOptions struct {
 	// Commands reports whether name is a user-defined command (a command
 	// file), so that `/name args` is an *Invoke. Built-in command words
-	// are never passed to it. Nil means there are none.
+	// (and check, receive, send, queue, inbox) are never passed to it. Nil
+	// means there are none.
 	Commands func(name string) bool
 }
 
@@ -163,8 +164,12 @@ func isSubtask(c Command) bool {
 	return ok
 }
 
+// isKnown reports whether w is a built-in command or a command file.
 func isKnown(w string, opts ParseOptions) bool {
-	return slices.Contains(builtins, w) || opts.Commands != nil && opts.Commands(w)
+	if slices.Contains(builtins, w) {
+		return true
+	}
+	return !slices.Contains(agentCommands, w) && opts.Commands != nil && opts.Commands(w)
 }
 
 // parseCommand parses a leading slash line other than /subtask.

@@ -232,3 +232,18 @@ func TestParse_NoCommands(t *testing.T) {
 		t.Errorf("Parse(/review) error = %v, want unknown command", err)
 	}
 }
+
+// ParseOptions.Commands is asked only about words that are not built in.
+func TestParse_CommandsAskedOnlyAboutOtherWords(t *testing.T) {
+	var asked []string
+	opts := prompt.ParseOptions{Commands: func(name string) bool {
+		asked = append(asked, name)
+		return name == "review"
+	}}
+	for _, in := range []string{"/read a\n/push x\n/run\n/review src\nwork\n/push y", "/check", "x\n/inbox", "/nope", "/subtask x", "/delegate x --agent-type tester"} {
+		_, _ = prompt.Parse(in, opts)
+	}
+	if want := []string{"review", "nope"}; !reflect.DeepEqual(asked, want) {
+		t.Errorf("Commands was asked about %q, want %q", asked, want)
+	}
+}
