@@ -1,7 +1,6 @@
 package prompt
 
 import (
-	"slices"
 	"strings"
 	"time"
 )
@@ -121,14 +120,16 @@ func parseDelegate(args []arg) (*Delegate, error) {
 		{name: "permission-mode", str: &d.PermissionMode, values: permissionModes},
 		{name: "timeout", set: timeout(&d.Timeout)},
 		{name: "tools", set: func(v string) error {
+			seen := map[string]bool{}
 			for t := range strings.SplitSeq(v, ",") {
 				t = trimBlanks(t)
 				if t == "" {
 					return errorf("--tools %q has an empty tool name; write --tools Read,Grep", v)
 				}
-				if slices.Contains(d.Tools, t) {
+				if seen[t] {
 					return errorf("--tools names %s twice", t)
 				}
+				seen[t] = true
 				d.Tools = append(d.Tools, t)
 			}
 			return nil
@@ -184,13 +185,15 @@ func parseConverge(args []arg) (*Converge, error) {
 	if err != nil {
 		return nil, err
 	}
+	seen := map[string]bool{}
 	for _, id := range ids {
 		if !idPattern.MatchString(id.s) {
 			return nil, errorf("%q is not a task id: use letters, digits, _ or -", id.s)
 		}
-		if slices.Contains(c.IDs, id.s) {
+		if seen[id.s] {
 			return nil, errorf("task %s is named twice", id.s)
 		}
+		seen[id.s] = true
 		c.IDs = append(c.IDs, id.s)
 	}
 	if len(c.IDs) < 2 {

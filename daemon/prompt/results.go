@@ -1,7 +1,6 @@
 package prompt
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,13 +19,14 @@ type ref struct {
 // followed by a name and "]" is an *Error naming its line.
 func refs(text string) ([]ref, error) {
 	var out []ref
+	line := 1
 	for off := 0; ; {
 		i := strings.Index(text[off:], resultRef)
 		if i < 0 {
 			return out, nil
 		}
 		start := off + i
-		line := strings.Count(text[:start], "\n") + 1
+		line += strings.Count(text[off:start], "\n")
 		rest := text[start+len(resultRef):]
 		j := strings.IndexByte(rest, ']')
 		if nl := strings.IndexByte(rest, '\n'); j < 0 || nl >= 0 && nl < j {
@@ -78,6 +78,7 @@ func SubstituteResults(text string, lookup func(name string) (string, bool)) (st
 	var (
 		b       strings.Builder
 		missing []string
+		known   = map[string]bool{} // names already in missing
 		first   ref
 		last    int
 	)
@@ -91,7 +92,8 @@ func SubstituteResults(text string, lookup func(name string) (string, bool)) (st
 			if len(missing) == 0 {
 				first = r
 			}
-			if !slices.Contains(missing, r.name) {
+			if !known[r.name] {
+				known[r.name] = true
 				missing = append(missing, r.name)
 			}
 			continue

@@ -50,10 +50,9 @@ var agentCommands = []string{"check", "receive", "send", "queue", "inbox"}
 // /read and the bodies of commands are not parsed.
 //
 // Parse fails with an *Error naming the line: text that is not UTF-8, an
-// unknown command word, a
-// command other than /push after the content, a malformed command, two
-// /push lines of one block with the same name, or a /subtask without a
-// prompt.
+// unknown command word, a command other than /push after the content, a
+// malformed command, two /push lines of one block with the same name, or a
+// /subtask without a prompt.
 func Parse(text string, opts ParseOptions) (*Script, error) {
 	if err := checkUTF8(text, true); err != nil {
 		return nil, err

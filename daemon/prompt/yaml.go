@@ -40,6 +40,7 @@ type ynode struct {
 	items  []*ynode // yList
 	keys   []string // yMap, in the order written
 	vals   []*ynode // yMap
+	index  map[string]int
 }
 
 // yline is one significant line (not blank, not a comment).
@@ -101,9 +102,6 @@ func (p *yparser) mapping(indent int, top bool) (*ynode, error) {
 			return nil, p.errAt(l, "expected key: value (keys are plain words; quote values that contain \": \")")
 		}
 		key, rest, _ := strings.Cut(l.body, ":")
-		if m.get(key) != nil {
-			return nil, p.errAt(l, "key %s appears twice", key)
-		}
 		p.i++
 		rest = trimBlanks(rest)
 		var v *ynode
@@ -116,7 +114,9 @@ func (p *yparser) mapping(indent int, top bool) (*ynode, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.keys, m.vals = append(m.keys, key), append(m.vals, v)
+		if !m.add(key, v) {
+			return nil, p.errAt(l, "key %s appears twice", key)
+		}
 	}
 	return m, nil
 }
@@ -172,9 +172,6 @@ func (p *yparser) list(indent int) (*ynode, error) {
 				}
 			}
 			key, rest, _ := strings.Cut(body, ":")
-			if m.get(key) != nil {
-				return nil, p.errAt(kl, "key %s appears twice", key)
-			}
 			v := &ynode{kind: yNull, line: kl.n, text: kl.text}
 			if rest = trimBlanks(rest); rest != "" && rest[0] != '#' {
 				var err error
@@ -182,20 +179,26 @@ func (p *yparser) list(indent int) (*ynode, error) {
 					return nil, err
 				}
 			}
-			m.keys, m.vals = append(m.keys, key), append(m.vals, v)
+			if !m.add(key, v) {
+				return nil, p.errAt(kl, "key %s appears twice", key)
+			}
 		}
 		n.items = append(n.items, m)
 	}
 	return n, nil
 }
 
-func (m *ynode) get(key string) *ynode {
-	for i, k := range m.keys {
-		if k == key {
-			return m.vals[i]
-		}
+// add adds key to the mapping m, unless m has it already.
+func (m *ynode) add(key string, v *ynode) bool {
+	if m.index == nil {
+		m.index = map[string]int{}
 	}
-	return nil
+	if _, dup := m.index[key]; dup {
+		return false
+	}
+	m.index[key] = len(m.keys)
+	m.keys, m.vals = append(m.keys, key), append(m.vals, v)
+	return true
 }
 
 // inline parses a value written on its key's line: a scalar, or (where

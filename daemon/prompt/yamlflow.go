@@ -94,6 +94,7 @@ func (p *yparser) flow(l yline, s string) ([]*ynode, string, error) {
 
 // flowMap parses a flow mapping of scalars, s[0] being '{'.
 func (p *yparser) flowMap(l yline, s string) (keys []string, vals []*ynode, rest string, err error) {
+	seen := map[string]bool{}
 	for i := 1; ; {
 		i = skipBlanks(s, i)
 		if i < len(s) && s[i] == '}' && len(keys) == 0 {
@@ -104,11 +105,10 @@ func (p *yparser) flowMap(l yline, s string) (keys []string, vals []*ynode, rest
 			return nil, nil, "", p.errAt(l, "expected key: value in the flow mapping")
 		}
 		key := s[i : i+colon]
-		for _, k := range keys {
-			if k == key {
-				return nil, nil, "", p.errAt(l, "key %s appears twice", key)
-			}
+		if seen[key] {
+			return nil, nil, "", p.errAt(l, "key %s appears twice", key)
 		}
+		seen[key] = true
 		v := &ynode{kind: yNull, line: l.n, text: l.text}
 		i = skipBlanks(s, i+colon+1)
 		if i < len(s) && s[i] != ',' && s[i] != '}' {
