@@ -30,10 +30,11 @@ var frontmatterKeys = []string{"description", "agent", "model", "subtask", "retu
 // subtask (true or false), return (a string or a list of strings),
 // parallel (a string of comma-separated /commands, a list of strings, or a
 // list of {command, arguments} mappings), loop (N, or a mapping of max,
-// until and untilCommand) and subtask2 (auto); see the package's YAML
-// subset in yaml.go. It fails with an *Error naming the line of the file
-// for anything else, for values of the wrong form, and for a file without
-// a body; the caller adds the file's path.
+// until and untilCommand) and subtask2 (auto), written in a strict subset
+// of YAML (docs/prompt-commands.md). It fails with an *Error naming the
+// line of the file for anything else, for values of the wrong form, for
+// text that is not UTF-8 and for a file without a body; the caller adds
+// the file's path.
 func ParseCommandFile(name string, data []byte) (*CommandFile, error) {
 	if !commandName.MatchString(name) {
 		return nil, errorf("command name %q is not a command word: use lower-case letters, digits, _ and -, starting with a letter", name)
