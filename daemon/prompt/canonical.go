@@ -59,6 +59,11 @@ func (o Overrides) check(fields bool) *Error {
 		if o.Loop.Max < 1 {
 			return errorf("%s must be a whole number ≥ 1, not %d", name("loop"), o.Loop.Max)
 		}
+		for _, k := range []string{"until", "untilCommand"} {
+			if v := texts[k][0]; v != "" && isBlank(v) {
+				return errorf("%s is blank", name(k))
+			}
+		}
 		if o.Loop.Until != "" && o.Loop.UntilCommand != "" {
 			return errorf("%s and %s cannot both be set: a loop ends either on a judge's verdict or on a command's exit status",
 				name("until"), name("untilCommand"))

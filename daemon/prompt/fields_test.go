@@ -125,6 +125,7 @@ func TestOverridesFromFields_Errors(t *testing.T) {
 		{"loop empty", map[string]any{"loop": map[string]any{}}, `metadata.taskd.loop needs max, until or untilCommand, as in {"max": 5}`},
 		{"loop unknown key", map[string]any{"loop": map[string]any{"max": 2, "maxx": 3}}, `metadata.taskd.loop.maxx is not a loop field (known: max, until, untilCommand)`},
 		{"until not a string", map[string]any{"loop": map[string]any{"until": true}}, `metadata.taskd.loop.until must be a string (it is true)`},
+		{"blank until", map[string]any{"loop": map[string]any{"until": " \t"}}, `metadata.taskd.loop.until is blank`},
 		{"both untils", map[string]any{"loop": map[string]any{"until": "a", "untilCommand": "b"}},
 			`metadata.taskd.loop.until and metadata.taskd.loop.untilCommand cannot both be set: a loop ends either on a judge's verdict or on a command's exit status`},
 		{"return a string", map[string]any{"return": "review"}, `metadata.taskd.return must be an array of strings such as ["run the tests", "/review src"] (it is the string "review")`},

@@ -154,7 +154,7 @@ func (p *blockParser) value(key string) error {
 			return err
 		}
 		p.quoted[key] = quoted
-		if item == "" {
+		if isBlank(item) {
 			if list && (len(items) > 0 || p.at("||")) {
 				return errorf("%s item %d is empty", key, len(items)+1)
 			}
@@ -184,9 +184,6 @@ func (p *blockParser) item(key string, list bool) (val string, quoted bool, err 
 		p.skipBlanks()
 		if p.i < len(p.s) && p.peek() != '}' && !p.at("&&") && !(list && p.at("||")) {
 			return "", false, errorf("text after the closing quote of the value of %s (end the value there, or quote all of it)", key)
-		}
-		if val == "" {
-			return "", false, errorf("key %s has an empty value", key)
 		}
 		return val, true, nil
 	}

@@ -112,6 +112,8 @@ func TestParseOverrides_Errors(t *testing.T) {
 		{"empty first item", `{return: || b}`, `"{return: || b}": return item 1 is empty`},
 		{"empty middle item", `{return:a || || b}`, `"{return:a || || b}": return item 2 is empty`},
 		{"empty last item", `{parallel:/a || }`, `"{parallel:/a || }": parallel item 2 is empty`},
+		{"empty quoted item", `{return:a || ""}`, `"{return:a || \"\"}": return item 2 is empty`},
+		{"blank quoted value", `{until:"  "}`, `"{until:\"  \"}": key until has an empty value`},
 		{"loop zero", `{loop:0}`, `"{loop:0}": loop must be a whole number ≥ 1, not "0"`},
 		{"loop negative", `{loop:-1}`, `"{loop:-1}": loop must be a whole number ≥ 1, not "-1"`},
 		{"loop plus", `{loop:+5}`, `"{loop:+5}": loop must be a whole number ≥ 1, not "+5"`},
