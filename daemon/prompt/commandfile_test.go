@@ -186,6 +186,11 @@ func TestCommandFile_Expand(t *testing.T) {
 	if got, want := plain.Expand(" "), "Run the linters."; got != want {
 		t.Errorf("Expand of blank args without $ARGUMENTS = %q, want %q", got, want)
 	}
+	// $TURN has no meaning in taskd (there is no chat to quote): it stays text.
+	turn, _ := prompt.ParseCommandFile("auto", []byte("---\nsubtask2: auto\n---\n$ARGUMENTS\n$TURN[2]"))
+	if got, want := turn.Expand("plan it"), "plan it\n$TURN[2]"; got != want {
+		t.Errorf("Expand with $TURN = %q, want %q", got, want)
+	}
 }
 
 // A command invoked with a block: the block goes over the frontmatter.
