@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -60,6 +61,11 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 	}
 	if strings.TrimSpace(opt.Prompt) == "" {
 		return nil, errors.New("a child needs a prompt")
+	}
+	// Its slash lines run when it starts; a prompt that cannot run is
+	// refused now, where the pusher sees why.
+	if _, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: loadCommands(commandDirs(dir.Path())).has}); err != nil {
+		return nil, fmt.Errorf("child prompt: %w", err)
 	}
 	child := &taskfile.Task{Subject: subjectFor(opt), Status: taskfile.StatusPending, Owner: ownerName}
 	child.ActiveForm = child.Subject

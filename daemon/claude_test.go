@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/taskfile"
 )
 
 // claudeBinary returns the Claude Code CLI installed by scripts/test into
@@ -35,15 +36,27 @@ func claudeBinary(t *testing.T) string {
 }
 
 // messagesStub is a stand-in for the Anthropic Messages API on loopback: it
-// answers every POST /v1/messages with a streamed assistant message whose
-// text reply(body) chooses, and records what it was asked.
+// answers every POST /v1/messages with a streamed assistant message that
+// reply(body) chooses — text, or a Bash tool call — and records what it was
+// asked.
 type messagesStub struct {
 	*httptest.Server
 	mu       sync.Mutex
 	requests []string // request bodies
 }
 
+// stubReply is one assistant message: Bash, when set, makes it a tool call
+// running that command; otherwise it is Text.
+type stubReply struct {
+	Text string
+	Bash string
+}
+
 func newMessagesStub(t *testing.T, reply func(body string) string) *messagesStub {
+	return newToolStub(t, func(body string) stubReply { return stubReply{Text: reply(body)} })
+}
+
+func newToolStub(t *testing.T, reply func(body string) stubReply) *messagesStub {
 	s := &messagesStub{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -53,17 +66,30 @@ func newMessagesStub(t *testing.T, reply func(body string) string) *messagesStub
 		}
 		s.mu.Lock()
 		s.requests = append(s.requests, string(body))
+		n := len(s.requests)
 		s.mu.Unlock()
-		text, _ := json.Marshal(reply(string(body)))
+		rep := reply(string(body))
+		events := [][2]string{{"message_start", `{"type":"message_start","message":{"id":"msg_stub","type":"message","role":"assistant","model":"stub","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`}}
+		stop := "end_turn"
+		if rep.Bash != "" {
+			input, _ := json.Marshal(map[string]string{"command": rep.Bash, "description": "run taskd"})
+			partial, _ := json.Marshal(string(input))
+			events = append(events,
+				[2]string{"content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_%d","name":"Bash","input":{}}}`, n)},
+				[2]string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":` + string(partial) + `}}`})
+			stop = "tool_use"
+		} else {
+			text, _ := json.Marshal(rep.Text)
+			events = append(events,
+				[2]string{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
+				[2]string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":` + string(text) + `}}`})
+		}
+		events = append(events,
+			[2]string{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+			[2]string{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"` + stop + `","stop_sequence":null},"usage":{"output_tokens":5}}`},
+			[2]string{"message_stop", `{"type":"message_stop"}`})
 		w.Header().Set("Content-Type", "text/event-stream")
-		for _, ev := range [][2]string{
-			{"message_start", `{"type":"message_start","message":{"id":"msg_stub","type":"message","role":"assistant","model":"stub","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`},
-			{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
-			{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":` + string(text) + `}}`},
-			{"content_block_stop", `{"type":"content_block_stop","index":0}`},
-			{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}`},
-			{"message_stop", `{"type":"message_stop"}`},
-		} {
+		for _, ev := range events {
 			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev[0], ev[1])
 		}
 	}))
@@ -154,4 +180,68 @@ func TestFlow_RealClaudeCode(t *testing.T) {
 			t.Errorf("request lacks the model or the task: %.200s", b)
 		}
 	}
+}
+
+// TestChildren_RealClaudePushes: the real Claude Code CLI, told by the stub
+// to run a Bash command, runs taskd push and taskd run itself; the child
+// appears and runs, and the parent is resumed in its session with the
+// child's result.
+func TestChildren_RealClaudePushes(t *testing.T) {
+	bin := claudeBinary(t)
+	stub := newToolStub(t, func(body string) stubReply {
+		switch {
+		case strings.Contains(body, "Results of your child tasks"):
+			return stubReply{Text: `Read the results. {"success": true, "summary": "resumed with the child's result"}`}
+		case strings.Contains(body, "tool_result"):
+			return stubReply{Text: `Started the child. {"success": true, "summary": "pushed"}`}
+		}
+		return stubReply{Bash: `taskd push name=x agent=exec 'sleep 2; echo child done; echo "{\"success\": true, \"summary\": \"x finished\"}"' && taskd run`}
+	})
+	useClaude(t, stub)
+	h := startDaemonWithCLI(t, []string{"l"}, func(fc *daemon.FileConfig) {
+		fc.Profiles = map[string]daemon.ProfileSpec{"claude": {
+			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
+			Env: []string{"ANTHROPIC_*", "CLAUDE_*"}, Timeout: "2m",
+		}}
+	})
+	h.drop("l", "1", `{"subject": "delegate", "owner": "taskd", "metadata": {"taskd": {"agent": "claude", "tools": ["Bash(taskd:*)"], "prompt": "Start a child task named x that says child done."}}}`)
+	parent := h.waitState("l", "1", daemon.StateSucceeded, 3*time.Minute)
+	var child *taskfile.Task
+	for _, id := range mustList(t, h.listDir("l")) {
+		if task := h.read("l", id); id != "1" {
+			child = task
+		}
+	}
+	if child == nil {
+		t.Fatalf("no child was created\n%s", h.logs)
+	}
+	m := child.Metadata.Object("taskd")
+	if n, _ := m.String("name"); n != "x" || stateOf(child) != daemon.StateSucceeded {
+		t.Errorf("child name %q state %q", n, stateOf(child))
+	}
+	if p, _ := m.String("parent"); p != "1" {
+		t.Errorf("child parent %q", p)
+	}
+	if s, _ := parent.Metadata.Object("taskd").Object("result").String("summary"); s != "resumed with the child's result" {
+		t.Errorf("parent summary %q (was it resumed?)", s)
+	}
+	evs := h.waitEvents("l", daemon.EvTaskResumed, "1", 1)
+	if countEvents(evs, daemon.EvTaskResumed, "1") != 1 {
+		t.Errorf("parent resumed %d times", countEvents(evs, daemon.EvTaskResumed, "1"))
+	}
+	var cmd struct{ Argv []string }
+	raw, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "1", "2", "cmd.json"))
+	json.Unmarshal(raw, &cmd)
+	if !slicesContainsPair(cmd.Argv, "--resume") {
+		t.Errorf("the resumed attempt did not resume the session: %v", cmd.Argv)
+	}
+}
+
+func slicesContainsPair(argv []string, flag string) bool {
+	for i := 0; i+1 < len(argv); i++ {
+		if argv[i] == flag && argv[i+1] != "" {
+			return true
+		}
+	}
+	return false
 }

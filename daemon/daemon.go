@@ -36,7 +36,8 @@ type Daemon struct {
 	// safety timer).
 	fullScan bool
 
-	catalogs catalogs // each list's workflows
+	catalogs catalogs     // each list's workflows
+	commands commandCache // each list's command files
 
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).

@@ -155,6 +155,12 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 	if err != nil {
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
 	}
+	if script, err := d.parsePrompt(l, a.prompt); err == nil {
+		a.prompt = script.Content // the leading commands ran in the first attempt
+		if a.profile.Flags == "none" {
+			a.script = script.Content
+		}
+	}
 	results := resultsText(l, kids)
 	session, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
 	if a.profile.Flags == "claude" && session != "" {
@@ -167,7 +173,11 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 	}
 	a.env = map[string]string{"TASKD_RESULTS": results}
 	res, out := d.runAttempt(ctx, a)
-	return d.finish(ctx, l, id, sp, res, out)
+	t, err = d.finish(ctx, l, id, sp, res, out)
+	if err != nil || stateOfTask(t) != StateSucceeded {
+		return t, err
+	}
+	return d.runTrailing(ctx, l, t)
 }
 
 // resultsText renders children's results for a resumed parent.

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -91,11 +92,46 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	}
 	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 	a, err := d.newAttempt(l, t, sp, "", "")
+	var prep *prepared
+	if err == nil {
+		prep, err = d.runLeading(ctx, l, t, sp, a.cwd)
+	}
 	if err != nil {
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
 	}
+	prep.apply(a)
 	res, out := d.runAttempt(ctx, a)
-	return d.finish(ctx, l, id, sp, res, out)
+	t, err = d.finish(ctx, l, id, sp, res, out)
+	if err != nil || stateOfTask(t) != StateSucceeded {
+		return t, err
+	}
+	return d.runTrailing(ctx, l, t)
+}
+
+// apply gives the attempt the processed prompt: prompt.md with the injected
+// round trips, the content alone as an exec agent's script, and the
+// transcript in the run folder ($TASKD_TRANSCRIPT).
+func (p *prepared) apply(a *attempt) {
+	a.prompt = p.render()
+	if a.profile.Flags == "none" {
+		a.script = p.script.Content
+	}
+	if len(p.transcript) > 0 {
+		data, _ := json.MarshalIndent(p.transcript, "", "  ")
+		a.files = map[string][]byte{"transcript.json": append(data, '\n')}
+		if a.env == nil {
+			a.env = map[string]string{}
+		}
+		a.env["TASKD_TRANSCRIPT"] = filepath.Join(a.list.runDir(a.taskID, a.n), "transcript.json")
+	}
+}
+
+func stateOfTask(t *taskfile.Task) string {
+	if t == nil {
+		return ""
+	}
+	s, _ := t.Metadata.Object("taskd").String("state")
+	return s
 }
 
 // newAttempt prepares attempt sp.Attempt of task t: the agent profile (the

@@ -90,6 +90,10 @@ func (d *Daemon) evaluate(l *list, id string) {
 		d.startJob(l, id, jobDeliver, false)
 		return
 	}
+	if e.followUps {
+		d.startJob(l, id, jobFollowUps, false)
+		return
+	}
 	if e.state == StateRetrying && time.Now().Before(e.retryAt) {
 		if l.nextRetry.IsZero() || e.retryAt.Before(l.nextRetry) {
 			l.nextRetry = e.retryAt
@@ -275,6 +279,7 @@ const (
 	jobCancel                 // cancel a task that is not running
 	jobRecover                // a task a dead daemon left running
 	jobDeliver                // send an ended child's result to its parent
+	jobFollowUps              // push the trailing /push lines of a succeeded task
 )
 
 func (d *Daemon) kindFor(e *entry) jobKind {
@@ -366,6 +371,12 @@ func (d *Daemon) work(ctx context.Context, j *job) (*taskfile.Task, error) {
 		return d.recoverTask(ctx, j)
 	case jobDeliver:
 		return d.deliverResult(ctx, j)
+	case jobFollowUps:
+		t, err := j.l.dir.Read(j.id)
+		if err != nil {
+			return nil, err
+		}
+		return d.runTrailing(ctx, j.l, t)
 	case jobResume:
 		return d.resumeTask(ctx, j)
 	case jobResolve:

@@ -1,0 +1,102 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/taskd/taskd/daemon/prompt"
+)
+
+// commandSet is the command files a list's prompts can invoke as /name:
+// $XDG_CONFIG_HOME/taskd/commands/<name>.md, overridden by
+// <list>/.taskd/commands/<name>.md.
+type commandSet struct {
+	files   map[string]*prompt.CommandFile
+	errs    map[string]error // files that do not parse, by name
+	stamp   string
+	checked time.Time
+}
+
+// has reports whether name is a command file (valid or not: an invalid one
+// is reported when it is used, with its error).
+func (c *commandSet) has(name string) bool {
+	_, ok := c.files[name]
+	_, bad := c.errs[name]
+	return ok || bad
+}
+
+// get returns command name, or the reason it cannot be used.
+func (c *commandSet) get(name string) (*prompt.CommandFile, error) {
+	if err := c.errs[name]; err != nil {
+		return nil, err
+	}
+	return c.files[name], nil
+}
+
+type commandCache struct {
+	mu    sync.Mutex // protects byDir
+	byDir map[string]*commandSet
+}
+
+// commandDirs are the directories command files load from, lowest priority
+// first.
+func commandDirs(listDir string) []string {
+	return []string{filepath.Join(configHome(), "taskd", "commands"), filepath.Join(listDir, ".taskd", "commands")}
+}
+
+// commandsFor returns the command files of the list at listDir, reloaded
+// when the directories change (checked at most once a second).
+func (d *Daemon) commandsFor(listDir string) *commandSet {
+	c := &d.commands
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byDir == nil {
+		c.byDir = map[string]*commandSet{}
+	}
+	cs := c.byDir[listDir]
+	if cs != nil && time.Since(cs.checked) < time.Second {
+		return cs
+	}
+	dirs := commandDirs(listDir)
+	stamp := dirStamp(dirs)
+	if cs != nil && cs.stamp == stamp {
+		cs.checked = time.Now()
+		return cs
+	}
+	cs = loadCommands(dirs)
+	cs.stamp, cs.checked = stamp, time.Now()
+	c.byDir[listDir] = cs
+	return cs
+}
+
+// loadCommands reads every <name>.md of dirs; later directories win.
+func loadCommands(dirs []string) *commandSet {
+	cs := &commandSet{files: map[string]*prompt.CommandFile{}, errs: map[string]error{}}
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name, ok := strings.CutSuffix(e.Name(), ".md")
+			if !ok || e.IsDir() {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err == nil {
+				var cf *prompt.CommandFile
+				if cf, err = prompt.ParseCommandFile(name, data); err == nil {
+					cs.files[name] = cf
+					delete(cs.errs, name)
+					continue
+				}
+			}
+			cs.errs[name] = err
+			delete(cs.files, name)
+		}
+	}
+	return cs
+}

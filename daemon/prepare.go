@@ -1,0 +1,313 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// maxReadSize bounds what /read injects into a prompt.
+const maxReadSize = 1 << 20
+
+// taskPrompt returns a plain task's prompt text: metadata.taskd.prompt, or
+// the description.
+func taskPrompt(t *taskfile.Task, sp spec) string {
+	if sp.HasPrompt {
+		return sp.Prompt
+	}
+	return t.Description
+}
+
+// parsePrompt parses a task's prompt with the list's command files.
+func (d *Daemon) parsePrompt(l *list, text string) (*prompt.Script, error) {
+	return prompt.Parse(text, prompt.ParseOptions{Commands: d.commandsFor(l.dir.Path()).has})
+}
+
+// hasSlashLines is a cheap test for prompts that may hold commands.
+func hasSlashLines(text string) bool {
+	return strings.HasPrefix(text, "/") || strings.Contains(text, "\n/")
+}
+
+// checkPrompt validates a plain task's prompt when the task is accepted: it
+// parses, and every /read names a file inside the directories /read may
+// load from. Errors name the line.
+func (d *Daemon) checkPrompt(l *list, t *taskfile.Task, sp spec) error {
+	text := taskPrompt(t, sp)
+	if !hasSlashLines(text) {
+		return nil
+	}
+	script, err := d.parsePrompt(l, text)
+	if err != nil {
+		return fmt.Errorf("prompt: %w", err)
+	}
+	cwd, err := taskCwd(sp.Cwd)
+	if err != nil {
+		return err
+	}
+	for _, st := range script.Leading {
+		if r, ok := st.Cmd.(*prompt.Read); ok {
+			if _, err := d.resolveRead(l, cwd, r.Path); err != nil {
+				return fmt.Errorf("prompt line %d: %w", st.Line, err)
+			}
+		}
+	}
+	return nil
+}
+
+// readRoots are the directories /read may load files from: the task's
+// working directory, its list directory, and the configured allowedRoots.
+func (d *Daemon) readRoots(l *list, cwd string) []string {
+	roots := []string{cwd, l.dir.Path()}
+	for _, r := range d.cfg.AllowedRoots {
+		if p, err := taskCwd(r); err == nil {
+			roots = append(roots, p)
+		}
+	}
+	return roots
+}
+
+// errOutsideRoots is returned for a /read path that leaves the allowed
+// directories.
+var errOutsideRoots = errors.New("outside the directories /read may load from")
+
+// resolveRead turns a /read path into an absolute path inside the allowed
+// roots: ~ is the home directory, a relative path is relative to the task's
+// working directory, and symbolic links are followed before the check, so a
+// link cannot lead out of the roots.
+func (d *Daemon) resolveRead(l *list, cwd, path string) (string, error) {
+	p := path
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(home, strings.TrimPrefix(p[1:], "/"))
+	} else if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	p = filepath.Clean(p)
+	real := p
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		real = r
+	} else if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		real = filepath.Join(r, filepath.Base(p))
+	}
+	for _, root := range d.readRoots(l, cwd) {
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			root = r
+		}
+		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("/read %s: %s is %w (the task's cwd %s, its list directory, and allowedRoots in the configuration)", path, p, errOutsideRoots, cwd)
+}
+
+// A transcriptEntry is one half of an injected tool round trip.
+type transcriptEntry struct {
+	Role string         `json:"role"` // "assistant" (the call) or "tool" (its result)
+	Tool string         `json:"tool"`
+	Path string         `json:"path"`
+	Call map[string]any `json:"call,omitempty"`
+	// Content is the file read; Error is set instead when it could not be.
+	Content string `json:"content,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// prepared is a plain task's prompt after its leading commands ran.
+type prepared struct {
+	script     *prompt.Script
+	transcript []transcriptEntry
+}
+
+// render is prompt.md: the injected round trips, then the content.
+func (p *prepared) render() string {
+	var b strings.Builder
+	for _, e := range p.transcript {
+		switch e.Role {
+		case "assistant":
+			call, _ := json.Marshal(e.Call)
+			fmt.Fprintf(&b, "<tool_use>%s</tool_use>\n", call)
+		case "tool":
+			if e.Error != "" {
+				fmt.Fprintf(&b, "<tool_result path=%q error=\"true\">\n%s\n</tool_result>\n\n", e.Path, e.Error)
+			} else {
+				fmt.Fprintf(&b, "<tool_result path=%q>\n%s\n</tool_result>\n\n", e.Path, strings.TrimSuffix(e.Content, "\n"))
+			}
+		}
+	}
+	b.WriteString(p.script.Content)
+	return b.String()
+}
+
+// runLeading processes the leading commands of a plain task's prompt, in
+// order, before its agent starts: /read injects a file as a read tool round
+// trip (a missing or unreadable file injects the error, and the task still
+// runs), /push queues a child (named after its line unless named, so running
+// the commands again after a crash pushes nothing twice), /run starts queued
+// children. Nothing inside a file that /read loads is processed.
+func (d *Daemon) runLeading(ctx context.Context, l *list, t *taskfile.Task, sp spec, cwd string) (*prepared, error) {
+	text := taskPrompt(t, sp)
+	if !hasSlashLines(text) {
+		return &prepared{script: &prompt.Script{Content: strings.TrimSpace(text)}}, nil
+	}
+	script, err := d.parsePrompt(l, text)
+	if err != nil {
+		return nil, fmt.Errorf("prompt: %w", err)
+	}
+	p := &prepared{script: script}
+	for _, st := range script.Leading {
+		switch c := st.Cmd.(type) {
+		case *prompt.Read:
+			p.read(d, l, cwd, c.Path)
+		case *prompt.Push:
+			if err := d.pushChild(ctx, l, t.ID, c, fmt.Sprintf("line%d", st.Line)); err != nil {
+				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
+			}
+		case *prompt.Run:
+			if _, err := RunChildren(ctx, l.dir, t.ID, c.N); err != nil {
+				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
+			}
+		default:
+			if err := d.runOrchestration(ctx, l, t, sp, st); err != nil {
+				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
+			}
+		}
+	}
+	return p, nil
+}
+
+// read records one /read round trip.
+func (p *prepared) read(d *Daemon, l *list, cwd, path string) {
+	call := map[string]any{"tool": "read", "path": path}
+	abs, err := d.resolveRead(l, cwd, path)
+	res := transcriptEntry{Role: "tool", Tool: "read", Path: path}
+	if err == nil {
+		call["path"] = abs
+		res.Path = abs
+		res.Content, err = readLimited(abs)
+	}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	p.transcript = append(p.transcript, transcriptEntry{Role: "assistant", Tool: "read", Path: res.Path, Call: call}, res)
+}
+
+func readLimited(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxReadSize+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) > maxReadSize {
+		return "", fmt.Errorf("%s is larger than %d bytes; /read loads files up to 1 MiB", path, maxReadSize)
+	}
+	return string(data), nil
+}
+
+// pushChild runs one /push line for parent: a queued child named name
+// unless the line names it, skipped if the parent already has a child of
+// that name (the line ran before a crash).
+func (d *Daemon) pushChild(ctx context.Context, l *list, parent string, c *prompt.Push, name string) error {
+	if c.Name != "" {
+		name = c.Name
+	}
+	if _, err := ChildByName(l.dir, parent, name); err == nil {
+		return nil
+	}
+	_, err := Push(ctx, d.cfg, l.dir, parent, PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout})
+	return err
+}
+
+// runTrailing processes the trailing /push lines of a task that has
+// succeeded: follow-up tasks for its parent (queued in the parent's
+// children) or, at the top level, queued tasks for the user to start with
+// taskd start. It records metadata.taskd.followUpsDone so a restart does not
+// push them again.
+func (d *Daemon) runTrailing(ctx context.Context, l *list, t *taskfile.Task) (*taskfile.Task, error) {
+	sp, err := readSpec(t)
+	if err != nil {
+		return t, err
+	}
+	text := taskPrompt(t, sp)
+	if !hasSlashLines(text) {
+		return t, nil
+	}
+	script, err := d.parsePrompt(l, text)
+	if err != nil || len(script.Trailing) == 0 {
+		return t, err
+	}
+	for _, st := range script.Trailing {
+		c, ok := st.Cmd.(*prompt.Push)
+		if !ok {
+			continue
+		}
+		name := c.Name
+		if name == "" {
+			name = fmt.Sprintf("%s-line%d", t.ID, st.Line)
+		}
+		if sp.Parent != "" {
+			if err := d.pushChild(ctx, l, sp.Parent, &prompt.Push{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout}, name); err != nil {
+				return t, fmt.Errorf("prompt line %d: %w", st.Line, err)
+			}
+			continue
+		}
+		if d.followUpExists(l, t.ID, name) {
+			continue
+		}
+		opt := PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
+			Extra: map[string]any{"pushedBy": t.ID}}
+		td := t.Metadata.Object("taskd")
+		for _, k := range inherited {
+			if v, ok := td.Get(k); ok {
+				if _, set := opt.Extra[k]; !set {
+					opt.Extra[k] = v
+				}
+			}
+		}
+		if opt.Agent != "" {
+			delete(opt.Extra, "agent")
+		}
+		if opt.Model != "" {
+			delete(opt.Extra, "model")
+		}
+		if _, err := Push(ctx, d.cfg, l.dir, "", opt); err != nil {
+			return t, fmt.Errorf("prompt line %d: %w", st.Line, err)
+		}
+	}
+	return l.dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
+		td(t).Set("followUpsDone", true)
+		return nil
+	})
+}
+
+// followUpExists reports whether task id already pushed a top-level
+// follow-up called name.
+func (d *Daemon) followUpExists(l *list, id, name string) bool {
+	ids, _ := l.dir.List()
+	for _, other := range ids {
+		o, err := l.dir.Read(other)
+		if err != nil {
+			continue
+		}
+		m := o.Metadata.Object("taskd")
+		by, _ := m.String("pushedBy")
+		n, _ := m.String("name")
+		if by == id && n == name {
+			return true
+		}
+	}
+	return false
+}
