@@ -7,7 +7,7 @@ import (
 	"github.com/taskd/taskd/daemon/prompt"
 )
 
-// The prompts of the prompt-processing design (worker, orchestrator,
+// The prompts of ikigai's prompt-processing design (worker, orchestrator,
 // sequential pipeline, personas) parse to the phases it describes.
 func TestParse_PromptProcessingExamples(t *testing.T) {
 	tests := []struct {

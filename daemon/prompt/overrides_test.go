@@ -8,8 +8,8 @@ import (
 	"github.com/taskd/taskd/daemon/prompt"
 )
 
-// overridesTests are blocks and what they mean. Every block written in
-// seed 000 (the subtask2 plan and its testing checklist) is here.
+// overridesTests are blocks and what they mean. Every block of subtask2's
+// plan for its inline syntax (including its testing checklist) is here.
 var overridesTests = []struct {
 	name, in string
 	want     prompt.Overrides
