@@ -273,13 +273,13 @@ func (d *Daemon) wakeDue() {
 type jobKind int
 
 const (
-	jobRun     jobKind = iota // run a pending task (a plain attempt or a workflow)
-	jobResume                 // a waiting parent's children are done
-	jobResolve                // a person answered a needs_human task
-	jobCancel                 // cancel a task that is not running
-	jobRecover                // a task a dead daemon left running
-	jobDeliver                // send an ended child's result to its parent
-	jobFollowUps              // push the trailing /push lines of a succeeded task
+	jobRun       jobKind = iota // run a pending task (a plain attempt or a workflow)
+	jobResume                   // a waiting parent's children are done
+	jobResolve                  // a person answered a needs_human task
+	jobCancel                   // cancel a task that is not running
+	jobRecover                  // a task a dead daemon left running
+	jobDeliver                  // send an ended child's result to its parent
+	jobFollowUps                // push the trailing /push lines of a succeeded task
 )
 
 func (d *Daemon) kindFor(e *entry) jobKind {
