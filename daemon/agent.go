@@ -30,6 +30,7 @@ type attempt struct {
 	timeout time.Duration
 	spec    spec              // model, permission mode, tools, system prompt
 	resume  string            // session to resume (claude)
+	sub     string            // a folder inside the run folder (a loop's judge), if any
 	env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
 	files   map[string][]byte // extra files for the run folder (transcript.json)
 }
@@ -44,6 +45,15 @@ const (
 	interrupted                // killed because the daemon is stopping
 	notStarted                 // the agent could not be started (Result.Error says why)
 )
+
+// dirPath is the attempt's run folder.
+func (a *attempt) dirPath() string {
+	dir := a.list.runDir(a.taskID, a.n)
+	if a.sub != "" {
+		dir = filepath.Join(dir, a.sub)
+	}
+	return dir
+}
 
 // outcomeNames are recorded in result.json for attempts that did not end on
 // their own.
@@ -79,7 +89,7 @@ func (l *list) runDir(id string, n int) string {
 // (errCancelled, errInterrupted) says why an attempt was stopped.
 func (d *Daemon) runAttempt(ctx context.Context, a *attempt) (Result, outcome) {
 	start := time.Now()
-	dir := a.list.runDir(a.taskID, a.n)
+	dir := a.dirPath()
 	res, out := d.execAttempt(ctx, a, dir)
 	res.DurationMs = time.Since(start).Milliseconds()
 	if out != finished && res.Error == "" {

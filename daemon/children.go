@@ -38,6 +38,7 @@ type PushOptions struct {
 	Timeout    time.Duration // override the inherited timeout
 	Sequential bool          // run after the parent's earlier sequential children
 	Start      bool          // start at once instead of waiting for a run
+	BlockedBy  []string      // tasks that must complete before it runs
 	// Extra metadata.taskd fields for the child (loop, return, …).
 	Extra map[string]any
 }
@@ -67,7 +68,7 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 	if _, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: loadCommands(commandDirs(dir.Path())).has}); err != nil {
 		return nil, fmt.Errorf("child prompt: %w", err)
 	}
-	child := &taskfile.Task{Subject: subjectFor(opt), Status: taskfile.StatusPending, Owner: ownerName}
+	child := &taskfile.Task{Subject: subjectFor(opt), Status: taskfile.StatusPending, Owner: ownerName, BlockedBy: opt.BlockedBy}
 	child.ActiveForm = child.Subject
 	m := td(child)
 	m.Set("prompt", opt.Prompt)
@@ -125,6 +126,8 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 		}
 	case opt.Start && parentID != "":
 		coll = collParallel
+	case opt.Start:
+		// a top-level task that runs by itself
 	default:
 		m.Set("state", StateQueued)
 	}

@@ -222,6 +222,18 @@ func TestFlow_ForkJoin(t *testing.T) {
 			h := startDaemon(t, []string{"l"})
 			h.addWorkflow("l", "fan", forkWorkflow(tt.strategy, "true", "true", "true", tt.c))
 			h.drop("l", "1", flowTask("1", "fan", "Fan out", ""))
+			defer func() {
+				if t.Failed() {
+					for _, id := range mustList(t, h.listDir("l")) {
+						data, _ := os.ReadFile(filepath.Join(h.listDir("l"), id+".json"))
+						t.Logf("%s: %s", id, data)
+					}
+					evs, _ := daemon.ReadEvents(h.listDir("l"))
+					for _, e := range evs {
+						t.Logf("%s %s %s %v", e.Task, e.Type, e.Step, e.Data)
+					}
+				}
+			}()
 			parent := h.waitState("l", "1", tt.want, 30*time.Second)
 			evs := h.waitEvents("l", daemon.EvJoinCompleted, "1", 1)
 			if got := countEvents(evs, daemon.EvForkStarted, "1"); got != 1 {

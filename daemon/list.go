@@ -48,7 +48,6 @@ type entry struct {
 	resolve   string
 	archived  bool
 	delivered bool     // an ended child's result is in its parent's inbox
-	followUps bool     // a succeeded task whose trailing /push lines have not run
 	children  []string // the children a waiting parent waits for
 	accepted  bool     // TaskAccepted was logged by this daemon
 

@@ -56,14 +56,6 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 	e.state, e.parent, e.retryAt = sp.State, sp.Parent, sp.RetryAt
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
 	e.delivered, _ = task.Metadata.Object("taskd").Bool("delivered")
-	e.followUps = false
-	if done, _ := task.Metadata.Object("taskd").Bool("followUpsDone"); !done && sp.State == StateSucceeded && wf == "" {
-		if text := taskPrompt(task, sp); hasSlashLines(text) {
-			if script, err := d.parsePrompt(l, text); err == nil && len(script.Trailing) > 0 {
-				e.followUps = true
-			}
-		}
-	}
 	e.children = childIDs(task)
 	if !e.accepted && e.state == StateNone && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true

@@ -149,16 +149,34 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 	if err != nil {
 		return nil, err
 	}
+	if !wantsResume(l, kids) {
+		// Only parallel items, a plan or return chains ran: the task's own
+		// agent has done its part; it completes now, its returns next.
+		// The claim numbered a new attempt that does not run: go back to
+		// the last one, whose result stands.
+		sp.Attempt--
+		if _, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+			m := td(t)
+			m.Set("attempt", sp.Attempt)
+			m.Set("runDir", relRunDir(id, sp.Attempt))
+			return nil
+		}, taskfile.NoDirSync); err != nil {
+			return nil, err
+		}
+		res, _ := readResult(l.runDir(id, sp.Attempt))
+		res.Success = true
+		return d.afterAttempt(ctx, l, id, sp, res, finished)
+	}
 	l.events.append(Event{Type: EvTaskResumed, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"children": kids}})
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err != nil {
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
 	}
-	if script, err := d.parsePrompt(l, a.prompt); err == nil {
-		a.prompt = script.Content // the leading commands ran in the first attempt
+	if pl, err := d.promptPlan(l, t, sp); err == nil {
+		a.prompt = pl.content // the leading commands ran in the first attempt
 		if a.profile.Flags == "none" {
-			a.script = script.Content
+			a.script = pl.content
 		}
 	}
 	results := resultsText(l, kids)
@@ -173,11 +191,27 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 	}
 	a.env = map[string]string{"TASKD_RESULTS": results}
 	res, out := d.runAttempt(ctx, a)
-	t, err = d.finish(ctx, l, id, sp, res, out)
-	if err != nil || stateOfTask(t) != StateSucceeded {
-		return t, err
+	return d.afterAttempt(ctx, l, id, sp, res, out)
+}
+
+// wantsResume reports whether any of a parent's ended children was started
+// by the parent's agent (/push, taskd push, a delegation), whose results it
+// must be given in a new attempt. Parallel items, an auto plan and return
+// chains are part of the task's own definition and need no new attempt.
+func wantsResume(l *list, kids []string) bool {
+	for _, k := range kids {
+		c, err := l.dir.Read(k)
+		if err != nil {
+			continue
+		}
+		m := c.Metadata.Object("taskd")
+		item, _ := m.Bool("parallelItem")
+		ret, _ := m.String("returnOf")
+		if !item && ret == "" {
+			return true
+		}
 	}
-	return d.runTrailing(ctx, l, t)
+	return false
 }
 
 // resultsText renders children's results for a resumed parent.

@@ -36,26 +36,46 @@ func hasSlashLines(text string) bool {
 	return strings.HasPrefix(text, "/") || strings.Contains(text, "\n/")
 }
 
-// checkPrompt validates a plain task's prompt when the task is accepted: it
-// parses, and every /read names a file inside the directories /read may
-// load from. Errors name the line.
+// checkPrompt validates a plain task's prompt and subtask2 fields when the
+// task is accepted: the prompt parses; every /read names a file inside the
+// directories /read may load from; a /subtask or /command block agrees with
+// the fields already in the file and names agents taskd knows; the fields
+// have the right types; every return and parallel item parses. Errors name
+// the line, field or item.
 func (d *Daemon) checkPrompt(l *list, t *taskfile.Task, sp spec) error {
-	text := taskPrompt(t, sp)
-	if !hasSlashLines(text) {
-		return nil
-	}
-	script, err := d.parsePrompt(l, text)
-	if err != nil {
-		return fmt.Errorf("prompt: %w", err)
-	}
-	cwd, err := taskCwd(sp.Cwd)
+	ov, err := taskOverrides(t)
 	if err != nil {
 		return err
 	}
-	for _, st := range script.Leading {
-		if r, ok := st.Cmd.(*prompt.Read); ok {
-			if _, err := d.resolveRead(l, cwd, r.Path); err != nil {
-				return fmt.Errorf("prompt line %d: %w", st.Line, err)
+	if text := taskPrompt(t, sp); hasSlashLines(text) {
+		pl, err := d.promptPlan(l, t, sp)
+		if err != nil {
+			return err
+		}
+		if err := d.checkBlock(t, pl); err != nil {
+			return err
+		}
+		if pl.hasBlk {
+			if ov, err = prompt.MergeOverrides(ov, pl.block); err != nil {
+				return err
+			}
+		}
+		cwd, err := taskCwd(sp.Cwd)
+		if err != nil {
+			return err
+		}
+		for _, st := range pl.script.Leading {
+			if r, ok := st.Cmd.(*prompt.Read); ok {
+				if _, err := d.resolveRead(l, cwd, r.Path); err != nil {
+					return fmt.Errorf("prompt line %d: %w", st.Line, err)
+				}
+			}
+		}
+	}
+	for kind, items := range map[string][]string{"return": ov.Return, "parallel": ov.Parallel} {
+		for i, item := range items {
+			if _, err := d.parsePrompt(l, item); err != nil {
+				return fmt.Errorf("%s item %d (%q): %w", kind, i+1, truncate(item, 60), err)
 			}
 		}
 	}
@@ -231,23 +251,23 @@ func (d *Daemon) pushChild(ctx context.Context, l *list, parent string, c *promp
 	return err
 }
 
-// runTrailing processes the trailing /push lines of a task that has
-// succeeded: follow-up tasks for its parent (queued in the parent's
-// children) or, at the top level, queued tasks for the user to start with
-// taskd start. It records metadata.taskd.followUpsDone so a restart does not
-// push them again.
-func (d *Daemon) runTrailing(ctx context.Context, l *list, t *taskfile.Task) (*taskfile.Task, error) {
+// createFollowUps processes the trailing /push lines of a task that is
+// about to be recorded as succeeded: follow-up tasks for its parent (queued
+// in the parent's children) or, at the top level, queued tasks for the user
+// to start with taskd start. A follow-up that exists already (a restart in
+// between) is not pushed again.
+func (d *Daemon) createFollowUps(ctx context.Context, l *list, t *taskfile.Task) error {
 	sp, err := readSpec(t)
 	if err != nil {
-		return t, err
+		return err
 	}
 	text := taskPrompt(t, sp)
 	if !hasSlashLines(text) {
-		return t, nil
+		return nil
 	}
 	script, err := d.parsePrompt(l, text)
 	if err != nil || len(script.Trailing) == 0 {
-		return t, err
+		return err
 	}
 	for _, st := range script.Trailing {
 		c, ok := st.Cmd.(*prompt.Push)
@@ -260,7 +280,7 @@ func (d *Daemon) runTrailing(ctx context.Context, l *list, t *taskfile.Task) (*t
 		}
 		if sp.Parent != "" {
 			if err := d.pushChild(ctx, l, sp.Parent, &prompt.Push{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout}, name); err != nil {
-				return t, fmt.Errorf("prompt line %d: %w", st.Line, err)
+				return fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 			continue
 		}
@@ -268,15 +288,8 @@ func (d *Daemon) runTrailing(ctx context.Context, l *list, t *taskfile.Task) (*t
 			continue
 		}
 		opt := PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
-			Extra: map[string]any{"pushedBy": t.ID}}
-		td := t.Metadata.Object("taskd")
-		for _, k := range inherited {
-			if v, ok := td.Get(k); ok {
-				if _, set := opt.Extra[k]; !set {
-					opt.Extra[k] = v
-				}
-			}
-		}
+			Extra: inheritedFields(t.Metadata.Object("taskd"))}
+		opt.Extra["pushedBy"] = t.ID
 		if opt.Agent != "" {
 			delete(opt.Extra, "agent")
 		}
@@ -284,13 +297,10 @@ func (d *Daemon) runTrailing(ctx context.Context, l *list, t *taskfile.Task) (*t
 			delete(opt.Extra, "model")
 		}
 		if _, err := Push(ctx, d.cfg, l.dir, "", opt); err != nil {
-			return t, fmt.Errorf("prompt line %d: %w", st.Line, err)
+			return fmt.Errorf("prompt line %d: %w", st.Line, err)
 		}
 	}
-	return l.dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
-		td(t).Set("followUpsDone", true)
-		return nil
-	})
+	return nil
 }
 
 // followUpExists reports whether task id already pushed a top-level

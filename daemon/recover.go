@@ -31,7 +31,7 @@ func (d *Daemon) recoverTask(ctx context.Context, j *job) (*taskfile.Task, error
 	runDir := j.l.runDir(j.id, sp.Attempt)
 	if res, ok := readResult(runDir); ok {
 		d.log.Info("recording the result of an attempt that ended while the daemon was down", "list", j.l.id, "task", j.id, "attempt", sp.Attempt)
-		return d.finish(ctx, j.l, j.id, sp, res, outcomeOf(res))
+		return d.afterAttempt(ctx, j.l, j.id, sp, res, outcomeOf(res))
 	}
 	if killLeftover(runDir) {
 		d.log.Info("killed the agent of an interrupted attempt", "list", j.l.id, "task", j.id, "attempt", sp.Attempt)

@@ -42,6 +42,9 @@ func (d *Daemon) claim(ctx context.Context, l *list, id string, runnable func(*t
 		m.Set("state", StateRunning)
 		m.Set("startedAt", stamp(time.Now()))
 		if wf, _ := t.Metadata.String("workflowType"); wf == "" {
+			if pl, err := d.promptPlan(l, t, s); err == nil {
+				compileBlock(t, pl) // a /subtask or /command block becomes fields
+			}
 			// A plain task's attempt is its run; a workflow numbers its
 			// runs as it runs its steps.
 			sp.Attempt++
@@ -91,21 +94,128 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 		return d.runFlow(ctx, l, t, sp)
 	}
 	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
-	a, err := d.newAttempt(l, t, sp, "", "")
-	var prep *prepared
-	if err == nil {
-		prep, err = d.runLeading(ctx, l, t, sp, a.cwd)
-	}
+	a, err := d.prepareAttempt(ctx, l, t, sp)
 	if err != nil {
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
 	}
-	prep.apply(a)
 	res, out := d.runAttempt(ctx, a)
-	t, err = d.finish(ctx, l, id, sp, res, out)
-	if err != nil || stateOfTask(t) != StateSucceeded {
-		return t, err
+	return d.afterAttempt(ctx, l, id, sp, res, out)
+}
+
+// prepareAttempt makes a plain task's attempt: its parallel items started,
+// its leading prompt commands run, $RESULT references substituted, an auto
+// task's request wrapped for the planner, and a return task given the step
+// before it (the same claude session, when there is one, else its result).
+func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, sp spec) (*attempt, error) {
+	a, err := d.newAttempt(l, t, sp, "", "")
+	if err != nil {
+		return nil, err
 	}
-	return d.runTrailing(ctx, l, t)
+	pl, err := d.promptPlan(l, t, sp)
+	if err != nil {
+		return nil, err
+	}
+	ov, err := taskOverrides(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.startParallel(ctx, l, t, ov); err != nil {
+		return nil, err
+	}
+	prep, err := d.runLeading(ctx, l, t, sp, a.cwd)
+	if err != nil {
+		return nil, err
+	}
+	content, err := substituteResults(l, sp.Parent, pl.content)
+	if err != nil {
+		return nil, fmt.Errorf("prompt: %w", err)
+	}
+	if ov.Auto {
+		content = plannerPrompt(content)
+	}
+	if prev, _ := t.Metadata.Object("taskd").String("previous"); prev != "" {
+		if session := sessionOf(l, prev); session != "" && a.profile.Flags == "claude" {
+			a.resume = session
+		} else if a.profile.Flags != "none" {
+			content = previousContext(l, prev) + "## This step\n\n" + content
+		}
+	}
+	prep.script.Content = content
+	prep.apply(a)
+	return a, nil
+}
+
+// sessionOf returns the agent session a task's last attempt reported.
+func sessionOf(l *list, id string) string {
+	t, err := l.dir.Read(id)
+	if err != nil {
+		return ""
+	}
+	s, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
+	return s
+}
+
+// afterAttempt records how a plain task's attempt ended and what follows
+// from it: a waiting parent, an auto task's plan, the next iteration of a
+// loop, or — once the task has succeeded for good — its return chain and
+// trailing follow-ups, created before the success is written (so a parent
+// never sees the task done while they are missing, and a restart creates
+// them once) and recorded in the same write.
+func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp spec, res Result, out outcome) (*taskfile.Task, error) {
+	t, err := l.dir.Read(id)
+	if err != nil {
+		return nil, err
+	}
+	ov, _ := taskOverrides(t)
+	if out != finished || !res.Success {
+		ft, err := d.finish(ctx, l, id, sp, res, out)
+		if ov.Loop != nil && (stateOfTask(ft) == StateFailed || stateOfTask(ft) == StateTimedOut) {
+			l.events.append(Event{Type: EvLoopExited, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+				Data: map[string]any{"exitReason": loopError, "error": res.Error}})
+		}
+		return ft, err
+	}
+	if len(outstanding(l.dir, t)) > 0 {
+		return d.finish(ctx, l, id, sp, res, out) // waits for its children first
+	}
+	if ov.Auto {
+		if planned, _ := ChildByName(l.dir, id, id+".plan"); planned == "" {
+			if err := d.runPlan(ctx, l, t, res); err != nil {
+				res.Success, res.Error = false, err.Error()
+				return d.finish(ctx, l, id, sp, res, notStarted)
+			}
+			return d.finish(ctx, l, id, sp, res, out) // waits for the plan
+		}
+	}
+	var loopDone func(*taskfile.Task)
+	if ov.Loop != nil {
+		iteration, done, reason := d.loopCheck(ctx, l, t, sp, ov.Loop, res)
+		if !done {
+			return d.continueLoop(ctx, l, id, sp, res, iteration)
+		}
+		loopDone = func(t *taskfile.Task) {
+			m := td(t)
+			m.Set("loopIteration", iteration)
+			m.Set("loopExit", reason)
+		}
+	}
+	if err := d.createReturns(ctx, l, t, ov); err != nil {
+		res.Success, res.Error = false, err.Error()
+		return d.finish(ctx, l, id, sp, res, notStarted)
+	}
+	if err := d.createFollowUps(ctx, l, t); err != nil {
+		res.Success, res.Error = false, err.Error()
+		return d.finish(ctx, l, id, sp, res, notStarted)
+	}
+	return d.finishWith(ctx, l, id, sp, res, out, func(t *taskfile.Task) {
+		m := td(t)
+		if len(ov.Return) > 0 {
+			m.Set("returnsDone", true)
+		}
+		if loopDone != nil {
+			loopDone(t)
+		}
+	})
 }
 
 // apply gives the attempt the processed prompt: prompt.md with the injected
@@ -198,6 +308,12 @@ func taskCwd(cwd string) (string, error) {
 // (or retrying, when metadata.taskd.retries allows another attempt);
 // pending with no state when the daemon stopped under it, so it runs again.
 func (d *Daemon) finish(ctx context.Context, l *list, id string, sp spec, res Result, out outcome) (*taskfile.Task, error) {
+	return d.finishWith(ctx, l, id, sp, res, out, nil)
+}
+
+// finishWith is finish; onSuccess, if set, also changes the task in the
+// write that records its success.
+func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp spec, res Result, out outcome, onSuccess func(*taskfile.Task)) (*taskfile.Task, error) {
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
 	now := time.Now()
@@ -223,6 +339,9 @@ func (d *Daemon) finish(ctx context.Context, l *list, id string, sp spec, res Re
 			t.Status = taskfile.StatusCompleted
 			m.Set("state", StateSucceeded)
 			m.Delete("error")
+			if onSuccess != nil {
+				onSuccess(t)
+			}
 			evType = EvTaskSucceeded
 		case out == interrupted:
 			t.Status = taskfile.StatusPending

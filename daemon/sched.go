@@ -90,10 +90,6 @@ func (d *Daemon) evaluate(l *list, id string) {
 		d.startJob(l, id, jobDeliver, false)
 		return
 	}
-	if e.followUps {
-		d.startJob(l, id, jobFollowUps, false)
-		return
-	}
 	if e.state == StateRetrying && time.Now().Before(e.retryAt) {
 		if l.nextRetry.IsZero() || e.retryAt.Before(l.nextRetry) {
 			l.nextRetry = e.retryAt
@@ -371,12 +367,6 @@ func (d *Daemon) work(ctx context.Context, j *job) (*taskfile.Task, error) {
 		return d.recoverTask(ctx, j)
 	case jobDeliver:
 		return d.deliverResult(ctx, j)
-	case jobFollowUps:
-		t, err := j.l.dir.Read(j.id)
-		if err != nil {
-			return nil, err
-		}
-		return d.runTrailing(ctx, j.l, t)
 	case jobResume:
 		return d.resumeTask(ctx, j)
 	case jobResolve:

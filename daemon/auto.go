@@ -1,0 +1,96 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// plannerPrompt is what an auto task's agent is asked: to write the workflow
+// for the user's request in subtask2's inline syntax.
+func plannerPrompt(request string) string {
+	var b strings.Builder
+	b.WriteString(`You plan work for a task runner. Turn the request below into one workflow, written as a single /subtask line in this syntax:
+
+    /subtask {key:value && key:value} PROMPT
+
+Keys (all optional, in any order, separated by &&):
+
+- model:ID — the model to use
+- agent:NAME — the agent or profile to run it
+- loop:N — run it up to N times; with until:CONDITION, a reviewer checks the condition after each run and the loop stops once it holds (until alone means at most 10 runs)
+- return:A || B || C — follow-up prompts run in order after it succeeds; an item may be a /subtask {…} line of its own, whose returns run before the chain goes on
+- parallel:A || B — prompts run at the same time as it, as separate tasks
+- as:NAME — name its result, so later prompts can use $RESULT[NAME]
+
+Quote a value with "…" if it contains }, && or ||.
+
+Examples:
+
+    /subtask {return:review the change || run the tests} implement the login form
+    /subtask {loop:5 && until:all tests pass} fix the failing tests
+    /subtask {parallel:research option A || research option B && return:compare the options and pick one} choose a storage engine
+
+First think about the request; then give the workflow inside one block, exactly like this:
+
+<subtask2 auto="true">
+/subtask {…} …
+</subtask2>
+
+Only the first line of the block may start with a slash. Do not do the work yourself.
+
+## The request
+
+`)
+	b.WriteString(strings.TrimSpace(request))
+	b.WriteString("\n")
+	return b.String()
+}
+
+// runPlan reads the workflow an auto task's planner wrote and starts it as
+// the task's child; the task then waits for it (and for the returns it
+// adds) and completes when they have ended. A missing or invalid block, or
+// a workflow outside the limits (unknown agents), fails the task with the
+// reason; the planner's output stays in its run folder.
+func (d *Daemon) runPlan(ctx context.Context, l *list, t *taskfile.Task, res Result) error {
+	script, err := prompt.ParseAutoOutput(res.Output, prompt.ParseOptions{Commands: d.commandsFor(l.dir.Path()).has})
+	if err != nil {
+		return fmt.Errorf("the planner's output holds no usable workflow: %w", err)
+	}
+	var ov prompt.Overrides
+	for _, st := range script.Leading {
+		if s, ok := st.Cmd.(*prompt.Subtask); ok {
+			ov = s.Overrides
+		}
+	}
+	agents := []string{ov.Agent}
+	items := append(append([]string{}, ov.Return...), ov.Parallel...)
+	for _, item := range items {
+		if sub, err := d.parsePrompt(l, item); err == nil {
+			for _, st := range sub.Leading {
+				if s, ok := st.Cmd.(*prompt.Subtask); ok {
+					agents = append(agents, s.Overrides.Agent)
+				}
+			}
+		}
+	}
+	for _, a := range agents {
+		if a == "" {
+			continue
+		}
+		if _, err := d.cfg.resolveAgent(a, true); err != nil {
+			return fmt.Errorf("the planner's workflow names an agent taskd cannot run: %w", err)
+		}
+	}
+	name := t.ID + ".plan"
+	if _, err := ChildByName(l.dir, t.ID, name); err == nil {
+		return nil
+	}
+	extra := inheritedFields(t.Metadata.Object("taskd"))
+	extra["parallelItem"] = true
+	_, err = Push(ctx, d.cfg, l.dir, t.ID, PushOptions{Name: name, Prompt: script.String(), Start: true, Extra: extra})
+	return err
+}

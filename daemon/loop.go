@@ -1,0 +1,161 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// Events of loops.
+const (
+	EvLoopIteration = "LoopIteration"
+	EvLoopExited    = "LoopExited"
+)
+
+// Why a loop ended (metadata.taskd.loopExit).
+const (
+	loopSatisfied  = "satisfied"   // the until condition held (judge or command)
+	loopMaxReached = "max_reached" // it ran loop.max times
+	loopError      = "error"       // an iteration failed
+)
+
+// breakVerdict matches a judge's answer that the condition holds:
+// <subtask2 loop=break/>, case-insensitive, quotes and the slash optional.
+var breakVerdict = regexp.MustCompile(`(?i)<subtask2\s+loop\s*=\s*["']?break["']?\s*/?\s*>`)
+
+// loopCheck decides after a successful iteration whether a looping task
+// runs again. An iteration is an attempt of the task (its own run folder);
+// without a condition the task runs exactly loop.max times; with until, a
+// read-only judge decides after each iteration, and the loop ends only on
+// its explicit break verdict; with untilCommand, the command's exit status 0
+// ends it. It returns the iteration number, whether the loop has ended and
+// why.
+func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp spec, lp *prompt.Loop, res Result) (iteration int, done bool, reason string) {
+	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
+	iteration = int(n) + 1
+	satisfied := false
+	by := "count"
+	switch {
+	case lp.UntilCommand != "":
+		by = "command"
+		satisfied = d.untilCommand(ctx, l, t, sp, lp.UntilCommand)
+	case lp.Until != "":
+		by = "judge"
+		satisfied = d.judge(ctx, l, t, sp, lp, iteration, res)
+	}
+	verdict := "continue"
+	switch {
+	case satisfied:
+		done, reason, verdict = true, loopSatisfied, "break"
+	case iteration >= lp.Max:
+		done, reason = true, loopMaxReached
+	}
+	l.events.append(Event{Type: EvLoopIteration, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
+		Data: map[string]any{"iteration": iteration, "max": lp.Max, "verdict": verdict, "by": by}})
+	if done {
+		l.events.append(Event{Type: EvLoopExited, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
+			Data: map[string]any{"exitReason": reason, "iterations": iteration}})
+	}
+	return iteration, done, reason
+}
+
+// untilCommand runs a loop's condition command with the exec profile in the
+// task's working directory, in the iteration's run folder (until/).
+func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp spec, command string) bool {
+	a, err := d.newAttempt(l, t, sp, "", "")
+	if err == nil {
+		a.profile, err = d.cfg.resolveAgent("exec", true)
+	}
+	if err != nil {
+		d.log.Warn("loop condition command", "list", l.id, "task", t.ID, "err", err)
+		return false
+	}
+	a.sub, a.prompt, a.script, a.timeout = "until", command, command, min(a.timeout, 10*time.Minute)
+	res, out := d.runAttempt(ctx, a)
+	return out == finished && res.ExitCode == 0
+}
+
+// judge asks a read-only agent whether the loop's condition holds. The judge
+// is the profile the "judge" agent name maps to in the configuration, else
+// the task's own profile, run in its most restrictive permission mode
+// (claude: plan) in the iteration's run folder (judge/). It is given the
+// condition verbatim, the iteration number, the task's prompt and the
+// iteration's result. A judge that fails is asked once more; failing again
+// counts as "not satisfied".
+func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp spec, lp *prompt.Loop, iteration int, res Result) bool {
+	agent := ""
+	if _, ok := d.cfg.Agents["judge"]; ok {
+		agent = "judge"
+	} else if _, ok := d.cfg.Profiles["judge"]; ok {
+		agent = "judge"
+	}
+	jsp := sp
+	jsp.PermissionMode = "plan"
+	jsp.Tools = nil
+	if agent != "" {
+		jsp.Agent = agent
+	}
+	for try := 1; try <= 2; try++ {
+		a, err := d.newAttempt(l, t, jsp, "", "")
+		if err != nil {
+			d.log.Warn("loop judge", "list", l.id, "task", t.ID, "err", err)
+			return false
+		}
+		a.sub = "judge"
+		if try == 2 {
+			a.sub = "judge-retry"
+		}
+		a.prompt = judgePrompt(lp, iteration, taskPrompt(t, sp), res)
+		a.script = ""
+		jr, out := d.runAttempt(ctx, a)
+		if out == finished && jr.ExitCode == 0 {
+			text := jr.Output
+			if text == "" {
+				data, _ := readTail(a.dirPath()+"/stdout.log", maxScan)
+				text = string(data)
+			}
+			return breakVerdict.MatchString(text)
+		}
+		d.log.Warn("loop judge failed", "list", l.id, "task", t.ID, "try", try, "err", jr.Error)
+	}
+	return false
+}
+
+// judgePrompt is what the judge is asked.
+func judgePrompt(lp *prompt.Loop, iteration int, task string, res Result) string {
+	var b strings.Builder
+	b.WriteString("You are checking whether a repeated task is finished. Look at the work (read files, run tests or read-only commands such as git diff or git status), but do not change anything.\n\n")
+	fmt.Fprintf(&b, "## The condition\n\n<user-condition>\n%s\n</user-condition>\n\n", lp.Until)
+	fmt.Fprintf(&b, "The task has now run %d of at most %d times.\n\n", iteration, lp.Max)
+	fmt.Fprintf(&b, "## The task\n\n%s\n\n", strings.TrimSpace(task))
+	b.WriteString("## What the last run reported\n\n")
+	if res.Summary != "" {
+		fmt.Fprintf(&b, "Summary: %s\n\n", res.Summary)
+	}
+	if res.Output != "" && res.Output != res.Summary {
+		fmt.Fprintf(&b, "%s\n\n", truncate(res.Output, 8<<10))
+	}
+	b.WriteString("## Your answer\n\nIf the condition holds now, answer with exactly this line:\n\n<subtask2 loop=break/>\n\nOtherwise say briefly what is still missing, without that line; the task will run again.\n")
+	return b.String()
+}
+
+// continueLoop records an iteration after which the loop goes on: the task
+// is pending again (no state), to run its next iteration as a new attempt.
+func (d *Daemon) continueLoop(ctx context.Context, l *list, id string, sp spec, res Result, iteration int) (*taskfile.Task, error) {
+	wctx, cancel := persistCtx(ctx)
+	defer cancel()
+	return l.dir.Update(wctx, id, func(t *taskfile.Task) error {
+		t.Status = taskfile.StatusPending
+		m := td(t)
+		m.Set("state", StateNone)
+		m.Set("loopIteration", iteration)
+		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))
+		m.Delete("finishedAt")
+		return nil
+	})
+}

@@ -1,0 +1,180 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// maxReturnDepth bounds how deeply return items with returns of their own
+// are expanded.
+const maxReturnDepth = 5
+
+// A retEntry is one task of a materialised return chain.
+type retEntry struct {
+	prompt string
+	// expanded says the entry's own returns are part of the chain already,
+	// right after it, so it must not add them again when it succeeds.
+	expanded bool
+}
+
+// expandReturns turns return items into the chain of tasks that runs them,
+// depth first: an item with returns of its own (an inline /subtask {return:
+// …} or a /command whose file has a return list) is followed by its
+// returns, and only then does the outer chain continue. Identical items are
+// separate entries.
+func (d *Daemon) expandReturns(l *list, items []string, depth int) []retEntry {
+	var out []retEntry
+	for _, item := range items {
+		nested, args := d.itemReturns(l, item)
+		e := retEntry{prompt: item, expanded: len(nested) > 0 && depth < maxReturnDepth}
+		out = append(out, e)
+		if e.expanded {
+			for i := range nested {
+				nested[i] = prompt.ExpandArguments(nested[i], args)
+			}
+			out = append(out, d.expandReturns(l, nested, depth+1)...)
+		}
+	}
+	return out
+}
+
+// itemReturns returns the return items an item sets for itself, and the
+// arguments of a command it invokes.
+func (d *Daemon) itemReturns(l *list, item string) ([]string, string) {
+	script, err := d.parsePrompt(l, item)
+	if err != nil {
+		return nil, ""
+	}
+	for _, st := range script.Leading {
+		switch c := st.Cmd.(type) {
+		case *prompt.Subtask:
+			return c.Overrides.Return, ""
+		case *prompt.Invoke:
+			cf, err := d.commandsFor(l.dir.Path()).get(c.Name)
+			if err != nil || cf == nil {
+				return nil, ""
+			}
+			merged, err := prompt.MergeOverrides(cf.Overrides, c.Overrides)
+			if err != nil {
+				return nil, ""
+			}
+			return merged.Return, c.Args
+		}
+	}
+	return nil, ""
+}
+
+// createReturns writes the return chain of task t, which is about to be
+// recorded as succeeded: one task per entry, each blocked by the one before
+// (the first by t), so they run in order after t, visible in the list and
+// surviving restarts. They are t's siblings (children of t's parent, which
+// waits for them too) and take t's agent, model and working directory.
+// Entries that exist already (named <t>.r<n>) are not created again.
+func (d *Daemon) createReturns(ctx context.Context, l *list, t *taskfile.Task, ov prompt.Overrides) error {
+	m := t.Metadata.Object("taskd")
+	if expanded, _ := m.Bool("returnsExpanded"); expanded || len(ov.Return) == 0 {
+		return nil
+	}
+	parent, _ := m.String("parent")
+	prev := t.ID
+	for i, e := range d.expandReturns(l, ov.Return, 0) {
+		name := fmt.Sprintf("%s.r%d", t.ID, i+1)
+		if id := d.siblingNamed(l, parent, name); id != "" {
+			prev = id
+			continue
+		}
+		extra := inheritedFields(m)
+		extra["returnOf"] = t.ID
+		extra["previous"] = prev
+		if e.expanded {
+			extra["returnsExpanded"] = true
+		}
+		child, err := Push(ctx, d.cfg, l.dir, parent, PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra})
+		if err != nil {
+			return fmt.Errorf("return %d (%q): %w", i+1, truncate(e.prompt, 60), err)
+		}
+		prev = child.ID
+	}
+	return nil
+}
+
+// startParallel starts a task's parallel items as concurrent children
+// (their own returns are ignored) before its agent runs. The task waits for
+// them after its agent; when they have all ended it completes (it is not
+// run again), so its returns fire once all are done. A child's failure does
+// not affect its siblings.
+func (d *Daemon) startParallel(ctx context.Context, l *list, t *taskfile.Task, ov prompt.Overrides) error {
+	m := t.Metadata.Object("taskd")
+	for i, item := range ov.Parallel {
+		name := fmt.Sprintf("%s.p%d", t.ID, i+1)
+		if _, err := ChildByName(l.dir, t.ID, name); err == nil {
+			continue
+		}
+		extra := map[string]any{"parallelItem": true, "returnsExpanded": true}
+		for k, v := range inheritedFields(m) {
+			extra[k] = v
+		}
+		if _, err := Push(ctx, d.cfg, l.dir, t.ID, PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
+			return fmt.Errorf("parallel %d (%q): %w", i+1, truncate(item, 60), err)
+		}
+	}
+	return nil
+}
+
+// inheritedFields copies the fields a follow-up takes from the task it
+// follows.
+func inheritedFields(m *taskfile.Object) map[string]any {
+	out := map[string]any{}
+	for _, k := range inherited {
+		if v, ok := m.Get(k); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// siblingNamed finds the child of parent (or, at the top level, the
+// top-level task) called name.
+func (d *Daemon) siblingNamed(l *list, parent, name string) string {
+	if parent != "" {
+		id, _ := ChildByName(l.dir, parent, name)
+		return id
+	}
+	ids, _ := l.dir.List()
+	for _, id := range ids {
+		t, err := l.dir.Read(id)
+		if err != nil {
+			continue
+		}
+		m := t.Metadata.Object("taskd")
+		p, _ := m.String("parent")
+		n, _ := m.String("name")
+		if p == "" && n == name {
+			return id
+		}
+	}
+	return ""
+}
+
+// previousContext is what a return task is told about the task before it
+// in the chain, when it cannot continue that task's agent session.
+func previousContext(l *list, prevID string) string {
+	prev, err := l.dir.Read(prevID)
+	if err != nil {
+		return ""
+	}
+	msg := childMessage(l, prev)
+	var b strings.Builder
+	fmt.Fprintf(&b, "## The step before this one (task %s)\n\n", prevID)
+	if msg.Summary != "" {
+		fmt.Fprintf(&b, "Summary: %s\n\n", msg.Summary)
+	}
+	if msg.Output != "" && msg.Output != msg.Summary {
+		fmt.Fprintf(&b, "%s\n\n", truncate(msg.Output, 8<<10))
+	}
+	return b.String()
+}
