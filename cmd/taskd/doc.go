@@ -82,16 +82,39 @@
 //	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never]
 //
 // Status shows the tasks of every list (or of the --list ones): taskd's own
-// tasks, or with --all every task. Children are shown under their parent. For
-// each task: its id, its state (metadata.taskd.state, or pending, blocked,
-// rejected), its workflow step, the attempt number, how long ago it entered
-// that state, and its subject; a task waiting for a person also shows what it
-// waits for and the answers 'taskd resolve' accepts.
+// tasks, or with --all every task. It reads the task files only, so it works
+// whether or not a daemon runs; its first line names the root and says
+// whether a daemon serves it.
+//
+// Each list starts with a count of its tasks by state. Then one line per
+// task: its id, its state, its workflow step, the attempt number, how long
+// ago it entered that state (5s, 3m, 2h, 4d) and its subject. Children are
+// drawn under their parent (a waiting parent, or a workflow's fork with one
+// child per branch). The state is metadata.taskd.state (running, waiting,
+// needs_human, retrying, succeeded, failed, cancelled, timed_out, stopped,
+// or queued for a child waiting for /run), else pending, blocked (by tasks
+// in blockedBy that have not completed) or rejected (a file the daemon will
+// not run). Under a task, notes say what it waits for and what to do:
+//
+//	waiting for:  why a needs_human task waits, and
+//	answer:       the 'taskd resolve' command with the answers it accepts
+//	blocked by:   the blockers that have not completed
+//	error:        why a task failed, with where its logs are, and
+//	retry:        the 'taskd start' and 'taskd logs' commands for it
+//	rejected:     what is wrong with the file, and
+//	fix:          how to fix it
 //
 // The output fits 80 columns and is coloured only on a terminal (--color
 // always or never overrides; NO_COLOR is honoured). --json prints the same
-// data as JSON for scripts. --watch redraws whenever a task file changes,
-// until interrupted.
+// data as JSON for scripts: an array of lists, each {"id", "tasks",
+// "hidden"}, each task with the fields above ("state", "step", "attempt",
+// "since", "parent", "children", "waitingFor", "options", "error",
+// "blockedBy", "rejected", "fix"). --watch redraws whenever a task file
+// changes, until interrupted.
+//
+// Status fails when the root cannot be read, and when --list names a list
+// that does not exist. A root that does not exist yet is not an error: it
+// has no lists.
 //
 // # taskd submit
 //
