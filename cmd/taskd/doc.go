@@ -24,6 +24,40 @@
 //	                          stdout.log, stderr.log, result.json
 //	.taskd/rejected/<name>.txt  why a file was not accepted
 //
+// # taskd doctor
+//
+//	taskd doctor [--root DIR] [--list ID]... [--config FILE]
+//
+// Doctor checks what taskd needs and prints one line per check, marked ok,
+// warn or fail, with the fix under every problem:
+//
+//	config     the configuration file parses and is valid (--config FILE,
+//	           else ~/.config/taskd/config.json if it exists)
+//	root       the task root exists and other users cannot write to it
+//	list       each list (or each --list): a directory, not a link, that
+//	           other users cannot write to; task files the daemon rejected
+//	daemon     whether a daemon holds the root's lock ($ROOT/.taskd.lock),
+//	           and its pid
+//	service    whether the user service is installed and running
+//	profile    for each agent profile, whether its program (the first word
+//	           of its command) is found as the daemon finds it: on the
+//	           PATH of the running daemon when one runs (read from the
+//	           system where it can be), else on this shell's PATH, with
+//	           the directory of taskd first
+//	workflows  the built-in workflows, yours (~/.config/taskd/workflows)
+//	           and each list's (.taskd/workflows) load without errors
+//
+// It fails only on what stops tasks from running: an unsafe or unusable
+// root or list, a bad configuration, a configured profile whose program is
+// missing, a workflow with errors, a service that is installed but not
+// running, a lock that cannot be checked. The rest are warnings: no daemon
+// running, no service installed or no service manager (in a container, run
+// 'taskd run' yourself), a built-in profile you do not use whose program is
+// missing, rejected task files.
+//
+// Doctor changes nothing. It exits with status 0 when no check failed, and
+// 1 otherwise.
+//
 // # taskd run
 //
 //	taskd run [--root DIR] [--list ID]... [--config FILE] [--insecure] [--log-format text|json] [--log-level LEVEL]
