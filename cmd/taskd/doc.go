@@ -152,6 +152,9 @@
 //	rejected:     what is wrong with the file, and
 //	fix:          how to fix it
 //
+// A root or list that other users can write to is marked refused, with the
+// command that fixes it: the daemon ignores it (see taskd help run).
+//
 // The output fits 80 columns and is coloured only on a terminal (--color
 // always or never overrides; NO_COLOR is honoured). --json prints the same
 // data as JSON for scripts: an array of lists, each {"id", "tasks",

@@ -45,6 +45,9 @@ not run). Under a task, notes say what it waits for and what to do:
 	rejected:     what is wrong with the file, and
 	fix:          how to fix it
 
+A root or list that other users can write to is marked refused, with the
+command that fixes it: the daemon ignores it (see taskd help run).
+
 The output fits 80 columns and is coloured only on a terminal (--color
 always or never overrides; NO_COLOR is honoured). --json prints the same
 data as JSON for scripts: an array of lists, each {"id", "tasks",
@@ -104,7 +107,8 @@ func runStatus(ctx context.Context, inv *invocation) error {
 			fmt.Fprint(inv.stdout, "\x1b[H\x1b[2J")
 		}
 		home, _ := os.UserHomeDir()
-		v := &statusView{root: r, home: home, daemon: daemonOf(r), lists: snap, now: time.Now(), width: 80, color: color}
+		v := &statusView{root: r, home: home, daemon: daemonOf(r), lists: snap, refused: refusals(r, snap),
+			now: time.Now(), width: 80, color: color}
 		v.render(inv.stdout)
 		return nil
 	}
@@ -136,6 +140,26 @@ func snapshot(root string, lists []string, all bool) ([]daemon.ListStatus, error
 		snap = []daemon.ListStatus{}
 	}
 	return snap, nil
+}
+
+// refusals returns the mode of the root (key "") and of each list that a
+// daemon refuses because other users can write to it (its own rule).
+func refusals(root string, lists []daemon.ListStatus) map[string]string {
+	out := map[string]string{}
+	check := func(key, path string) {
+		if err := daemon.CheckPrivate(path); errors.Is(err, daemon.ErrInsecure) {
+			mode := "?"
+			if fi, err := os.Stat(path); err == nil {
+				mode = fmt.Sprintf("%04o", fi.Mode().Perm())
+			}
+			out[key] = mode
+		}
+	}
+	check("", root)
+	for _, l := range lists {
+		check(l.ID, filepath.Join(root, l.ID))
+	}
+	return out
 }
 
 // daemonOf says whether a daemon holds root's lock.

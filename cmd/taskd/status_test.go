@@ -66,22 +66,25 @@ var statusGoldenTests = []struct {
 	lists  []string
 	all    bool
 	daemon daemonState
+	shared bool // the root and the first list can be written by their group
 }{
 	// Plain tasks in every state: pending, blocked, running, succeeded,
 	// failed, timed out, cancelled, retrying, a broken file, a file the
 	// daemon rejected, one not addressed to taskd (hidden), wide characters.
-	{"plain", []string{"plain"}, false, daemonState{}},
+	{"plain", []string{"plain"}, false, daemonState{}, false},
 	// Workflows: running at a step, needs_human at a HITL end and at the
 	// loop guard, succeeded, stopped by the hard guard.
-	{"flow", []string{"flow"}, false, daemonState{running: true, pid: 4242}},
+	{"flow", []string{"flow"}, false, daemonState{running: true, pid: 4242}, false},
 	// A parent waiting for its children, one of which waits for its own.
-	{"children", []string{"children"}, false, daemonState{running: true, pid: 4242}},
+	{"children", []string{"children"}, false, daemonState{running: true, pid: 4242}, false},
 	// A workflow waiting at its fork, one child per branch.
-	{"fork", []string{"fork"}, false, daemonState{running: true}},
+	{"fork", []string{"fork"}, false, daemonState{running: true}, false},
 	// Every list, every task.
-	{"all", nil, true, daemonState{running: true, pid: 4242}},
+	{"all", nil, true, daemonState{running: true, pid: 4242}, false},
 	// The daemon lock could not be checked.
-	{"lockerror", []string{"children"}, false, daemonState{err: "check the daemon lock " + goldenRoot + "/.taskd.lock: operation not supported"}},
+	{"lockerror", []string{"children"}, false, daemonState{err: "check the daemon lock " + goldenRoot + "/.taskd.lock: operation not supported"}, false},
+	// A root and a list the daemon refuses: their group can write to them.
+	{"refused", []string{"fork"}, false, daemonState{}, true},
 }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
@@ -95,13 +98,22 @@ func TestStatus_golden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: snapshot: %v", tt.name, err)
 		}
+		if tt.shared {
+			os.Chmod(root, 0o770)
+			os.Chmod(filepath.Join(root, tt.lists[0]), 0o775)
+		}
+		refused := refusals(root, snap)
+		if tt.shared {
+			os.Chmod(root, 0o700)
+			os.Chmod(filepath.Join(root, tt.lists[0]), 0o700)
+		}
 		for _, color := range []bool{false, true} {
 			name := tt.name
 			if color {
 				name += ".color"
 			}
 			t.Run(name, func(t *testing.T) {
-				v := &statusView{root: goldenRoot, home: goldenHome, daemon: tt.daemon, lists: snap, now: statusNow, width: 80, color: color}
+				v := &statusView{root: goldenRoot, home: goldenHome, daemon: tt.daemon, lists: snap, refused: refused, now: statusNow, width: 80, color: color}
 				var out bytes.Buffer
 				v.render(&out)
 				checkGolden(t, filepath.Join("testdata", "status", name+".golden"), out.Bytes())

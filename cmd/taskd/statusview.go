@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,9 +17,12 @@ type statusView struct {
 	home   string // the user's home, shown as ~ in paths; empty: no abbreviation
 	daemon daemonState
 	lists  []daemon.ListStatus
-	now    time.Time // ages are relative to it
-	width  int       // columns; every line fits
-	color  bool      // ANSI colours
+	// refused holds the mode of the root ("") and of each list (by id)
+	// that the daemon refuses because other users can write to it.
+	refused map[string]string
+	now     time.Time // ages are relative to it
+	width   int       // columns; every line fits
+	color   bool      // ANSI colours
 }
 
 // daemonState says whether a daemon serves the root.
@@ -110,7 +114,10 @@ func (r *renderer) header() {
 	if v.daemon.err != "" {
 		r.text(v.abbrev(v.daemon.err))
 	}
-	if !v.daemon.running && v.daemon.err == "" {
+	if mode := v.refused[""]; mode != "" {
+		r.noteAt(0, "refused: ", "other users can write to this root (mode "+mode+"), so no daemon runs on it", "31;1")
+		r.noteAt(0, "fix: ", "chmod go-w "+v.path(v.root), "")
+	} else if !v.daemon.running && v.daemon.err == "" {
 		r.text("Tasks wait until one runs: start it with 'taskd run', or 'taskd start' for the user service.")
 	}
 }
@@ -142,6 +149,10 @@ func (r *renderer) list(l daemon.ListStatus) {
 			l = strings.Repeat(" ", colIndent) + l
 		}
 		r.line(r.paint("1", l))
+	}
+	if mode := v.refused[l.ID]; mode != "" {
+		r.noteAt(colIndent, "refused: ", "other users can write to this list (mode "+mode+"), so the daemon ignores it", "31;1")
+		r.noteAt(colIndent, "fix: ", "chmod go-w "+v.path(filepath.Join(v.root, l.ID)), "")
 	}
 	if len(l.Tasks) > 0 {
 		r.line(r.paint("2", strings.TrimRight(r.cells("ID", pad("STATE", colState), "STEP", "ATT", "AGE", "SUBJECT"), " ")))
@@ -261,9 +272,14 @@ func (r *renderer) row(t *daemon.TaskStatus, tree string) {
 // note writes label and text under the task, wrapped to at most
 // maxNoteLines lines; the label is painted with code.
 func (r *renderer) note(label, text, code string) {
-	avail := r.v.width - noteIndent - width(label)
+	r.noteAt(noteIndent, label, text, code)
+}
+
+// noteAt is note at any indentation.
+func (r *renderer) noteAt(at int, label, text, code string) {
+	avail := r.v.width - at - width(label)
 	lines := wrap(r.v.abbrev(clean(text)), avail, maxNoteLines)
-	indent := strings.Repeat(" ", noteIndent)
+	indent := strings.Repeat(" ", at)
 	for i, l := range lines {
 		lab := r.paint(code, label)
 		if i > 0 {
@@ -287,64 +303,4 @@ func (v *statusView) abbrev(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, v.home+"/", "~/")
-}
-
-// subject is the task's subject without the "#<id> " that flow's
-// write-through puts in front (the ID column shows it); a fork branch's
-// "#<parent>/<branch> " becomes "<branch>: ".
-func subject(t *daemon.TaskStatus) string {
-	s := t.Subject
-	if rest, ok := strings.CutPrefix(s, "#"+t.ID+" "); ok {
-		return rest
-	}
-	if t.Parent != "" {
-		if rest, ok := strings.CutPrefix(s, "#"+t.Parent+"/"); ok {
-			if branch, desc, ok := strings.Cut(rest, " "); ok {
-				return branch + ": " + desc
-			}
-			return rest
-		}
-	}
-	return s
-}
-
-// displayState is the word status shows for a task's state.
-func displayState(t *daemon.TaskStatus) string {
-	switch {
-	case t.Rejected != "":
-		return "rejected"
-	case t.State != "":
-		return t.State
-	case !t.Taskd:
-		return t.Status
-	case t.Status == "completed":
-		return "completed"
-	case len(t.BlockedBy) > 0:
-		return "blocked"
-	}
-	return "pending"
-}
-
-// age renders a duration briefly: 5s, 3m, 2h, 4d.
-func age(now, since time.Time) string {
-	if since.IsZero() {
-		return ""
-	}
-	d := now.Sub(since)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
