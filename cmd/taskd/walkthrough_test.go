@@ -139,9 +139,10 @@ func newWalk(t *testing.T) *walk {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
-		case name == "HOME" || name == "PATH" || strings.HasPrefix(name, "GO") || name == "CLAUDE_CONFIG_DIR" ||
-			strings.HasPrefix(name, "TASKD_") || strings.HasPrefix(name, "XDG_"):
-			continue // the new user's, set above, or none
+		case name == "HOME" || name == "PATH" || name == "CLAUDE_CONFIG_DIR" ||
+			strings.HasPrefix(name, "TASKD_") || strings.HasPrefix(name, "XDG_"),
+			name == "GOPATH" || name == "GOBIN" || name == "GOCACHE" || name == "GOMODCACHE" || name == "GOENV":
+			continue // the new user's, set above, or none (other GO* settings are kept)
 		}
 		env = append(env, kv)
 	}
