@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +23,7 @@ type TaskStatus struct {
 	Attempt  int       `json:"attempt,omitempty"`
 	Parent   string    `json:"parent,omitempty"`
 	Children []string  `json:"children,omitempty"`
-	Since    time.Time `json:"since"` // when the task entered its state (approximately)
+	Since    time.Time `json:"since,omitzero"` // when the task entered its state (approximately)
 	Error    string    `json:"error,omitempty"`
 	// WaitingFor says what a needs_human task waits for: the reason and
 	// the answers it accepts.
@@ -32,6 +31,7 @@ type TaskStatus struct {
 	Options    []string `json:"options,omitempty"`
 	BlockedBy  []string `json:"blockedBy,omitempty"` // blockers not completed
 	Rejected   string   `json:"rejected,omitempty"`  // why the file is refused
+	Fix        string   `json:"fix,omitempty"`       // how to fix a rejected file
 	Archived   bool     `json:"archived,omitempty"`
 }
 
@@ -39,6 +39,9 @@ type TaskStatus struct {
 type ListStatus struct {
 	ID    string       `json:"id"`
 	Tasks []TaskStatus `json:"tasks"`
+	// Hidden counts the tasks not addressed to taskd that were left out
+	// (all of them are shown when Snapshot's all is set).
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // Snapshot reads the lists under root (all, or those named) and returns
@@ -87,7 +90,7 @@ func snapshotList(root, id string, all bool) (ListStatus, error) {
 		var bad *taskfile.BadFileError
 		switch {
 		case errors.As(err, &bad):
-			ts.Rejected = strings.TrimPrefix(bad.Error(), bad.Path+": ")
+			ts.Rejected, ts.Fix = bad.Problem, bad.Fix
 			ts.Since = modTime(dir.File(tid))
 			ls.Tasks = append(ls.Tasks, ts)
 			continue
@@ -97,17 +100,19 @@ func snapshotList(root, id string, all bool) (ListStatus, error) {
 		status[tid] = t.Status
 		owned, _ := addressed(t)
 		if !owned && !all {
+			ls.Hidden++
 			continue
 		}
 		fillStatus(&ts, t, owned, dir.File(tid))
 		ls.Tasks = append(ls.Tasks, ts)
 	}
+	addRejections(dir, ls.Tasks)
 	for i := range ls.Tasks {
 		byID[ls.Tasks[i].ID] = &ls.Tasks[i]
 	}
 	for i := range ls.Tasks {
 		ts := &ls.Tasks[i]
-		if p := byID[ts.Parent]; p != nil && !slices.Contains(p.Children, ts.ID) {
+		if p := byID[ts.Parent]; p != nil && p != ts { // ids are unique: no duplicates
 			p.Children = append(p.Children, ts.ID)
 		}
 		var open []string
@@ -140,14 +145,16 @@ func fillStatus(ts *TaskStatus, t *taskfile.Task, owned bool, path string) {
 		ts.WaitingFor, _ = h.String("reason")
 		ts.Options = stringList(h, "options")
 	}
-	ts.Since = modTime(path)
-	for _, k := range []string{"finishedAt", "startedAt"} {
+	ts.Since = time.Time{}
+	for _, k := range []string{"finishedAt", "startedAt"} { // the later: a rerun keeps an old finishedAt
 		if s, ok := m.String(k); ok {
-			if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			if at, err := time.Parse(time.RFC3339Nano, s); err == nil && at.After(ts.Since) {
 				ts.Since = at
-				break
 			}
 		}
+	}
+	if ts.Since.IsZero() {
+		ts.Since = modTime(path)
 	}
 }
 

@@ -76,7 +76,9 @@ siblings run one after another). The prompt may begin with its own /read
 lines; they are processed when the child starts. It prints the child's id.
 
 The parent's children are bounded in number (maxChildren, default 10) and
-depth (maxDepth, default 3).
+depth (maxDepth, default 3). Push fails (status 1) beyond those bounds,
+for a name a sibling already has, without a prompt, and outside a task
+(no $TASKD_TASK_FILE and no --task).
 `,
 			run: runPush},
 		&command{name: "run", group: "Inside a running task", usage: "[--task T] [N]",
@@ -86,13 +88,15 @@ Run starts up to N of the current task's queued children, all of them
 without N, in the order they were pushed. They run in parallel within the
 daemon's limits. When the current task's agent ends while its started
 children still run, the task waits, and is resumed with their results.
+Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1; with no queued child it starts nothing. Outside a
+task, 'taskd run' is the daemon (see above).
 `,
 			run: runRunChildren},
 		&command{name: "queue", group: "Inside a running task", usage: "[--task T] [--json]",
 			short: "list the current task's children",
 			long: `
 Queue lists the current task's children: queued, running (with their age)
-and finished (with their outcome and summary).
+and finished (with their outcome and summary). Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 `,
 			run: runQueue},
 		&command{name: "inbox", group: "Inside a running task", usage: "[--task T] [--json]",
@@ -100,6 +104,7 @@ and finished (with their outcome and summary).
 			long: `
 Inbox lists the messages in the current task's inbox that have not been
 consumed: results of finished children and messages sent with taskd send.
+Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 `,
 			run: runInbox},
 		&command{name: "check", group: "Inside a running task", usage: "[--task T] [--from ID] [--lifo] [--json]",
@@ -108,7 +113,7 @@ consumed: results of finished children and messages sent with taskd send.
 Check consumes and prints the oldest message in the current task's inbox
 (--lifo: the newest; --from ID: only from that task). It never waits: with
 no message it prints nothing on standard output, says so on standard error,
-and exits with status 1.
+and exits with status 1. Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 `,
 			run: func(ctx context.Context, inv *invocation) error { return runTake(ctx, inv, false) }},
 		&command{name: "receive", group: "Inside a running task", usage: "[--task T] [--from ID] [--lifo] [--timeout D] [--json]",
@@ -118,22 +123,25 @@ Receive consumes and prints one message from the current task's inbox like
 check, but waits until one arrives. It wakes on the file system event of a
 delivery, without polling. With --timeout (such as 30s or 10m) it gives up
 after that long with exit status 1. Two receivers never get the same
-message.
+message. Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 `,
 			run: func(ctx context.Context, inv *invocation) error { return runTake(ctx, inv, true) }},
 		&command{name: "send", group: "Inside a running task", usage: "[--task T] TASK MESSAGE",
 			short: "send a message to another task's inbox",
 			long: `
 Send delivers MESSAGE to the inbox of TASK (an id in the same list, or
-LIST/ID). The task must exist and not have ended. The message's sender is
-the current task, or "user" outside a task.
+LIST/ID). The task must exist and not have ended: otherwise send fails
+with status 1 and delivers nothing. The message's sender is the current
+task, or "user" outside a task.
 `,
 			run: runSend},
 		&command{name: "kill", group: "Inside a running task", usage: "[--task T] NAME",
 			short: "cancel a child by name",
 			long: `
 Kill cancels the current task's child called NAME (or with that id): a
-running child's agent is stopped, a queued one never starts.
+running child's agent is stopped, a queued one never starts. It fails
+(status 1) when the current task has no such child, when the child has
+already ended, and outside a task.
 `,
 			run: runKill},
 	)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -76,6 +77,41 @@ func lookup(name string) *command {
 	return nil
 }
 
+// runCommand resolves "run", the name of two commands: the daemon, and,
+// for an agent inside a running task ($TASKD_TASK_FILE set, or --task
+// given), starting that task's queued children.
+func runCommand(args []string) *command {
+	inTask := os.Getenv("TASKD_TASK_FILE") != ""
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "task" {
+			inTask = true
+		}
+	}
+	for _, c := range commands {
+		if c.name == "run" && (c.group == "Inside a running task") == inTask {
+			return c
+		}
+	}
+	return nil
+}
+
+// named returns the commands called name, in the order of their groups
+// (two commands are called run: the daemon, and one for agents).
+func named(name string) []*command {
+	var out []*command
+	for _, g := range groups {
+		for _, c := range commands {
+			if c.name == name && c.group == g {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 // groups orders the headings of the command list.
 var groups = []string{"Daemon", "Tasks", "Workflows", "Inside a running task", "Service", "Other"}
 
@@ -115,19 +151,29 @@ func init() {
 		group: "Other",
 		long: `
 Help prints the list of commands, or with a command name the manual of that
-command. The same text, for every command, is the package documentation:
-go doc github.com/taskd/taskd/cmd/taskd.
+command (for run, both: the daemon, and the command for agents inside a
+task). The same text, for every command, is the package documentation:
+go doc github.com/taskd/taskd/cmd/taskd. An unknown command name is an
+error (status 1).
 `,
 		run: func(ctx context.Context, inv *invocation) error {
 			if len(inv.args) == 0 {
 				printUsage(inv.stdout)
 				return nil
 			}
-			c := lookup(inv.args[0])
-			if c == nil {
+			found := named(inv.args[0])
+			if len(found) == 0 {
 				return fmt.Errorf("no command %q; run 'taskd help' for the list", inv.args[0])
 			}
-			fmt.Fprint(inv.stdout, manual(c))
+			for i, c := range found {
+				if i > 0 {
+					fmt.Fprintln(inv.stdout)
+				}
+				if len(found) > 1 {
+					fmt.Fprintf(inv.stdout, "%s:\n", c.group)
+				}
+				fmt.Fprint(inv.stdout, manual(c))
+			}
 			return nil
 		},
 	})

@@ -24,6 +24,40 @@
 //	                          stdout.log, stderr.log, result.json
 //	.taskd/rejected/<name>.txt  why a file was not accepted
 //
+// # taskd doctor
+//
+//	taskd doctor [--root DIR] [--list ID]... [--config FILE]
+//
+// Doctor checks what taskd needs and prints one line per check, marked ok,
+// warn or fail, with the fix under every problem:
+//
+//	config     the configuration file parses and is valid (--config FILE,
+//	           else ~/.config/taskd/config.json if it exists)
+//	root       the task root exists and other users cannot write to it
+//	list       each list (or each --list): a directory, not a link, that
+//	           other users cannot write to; task files the daemon rejected
+//	daemon     whether a daemon holds the root's lock ($ROOT/.taskd.lock),
+//	           and its pid
+//	service    whether the user service is installed and running
+//	profile    for each agent profile, whether its program (the first word
+//	           of its command) is found as the daemon finds it: on the
+//	           PATH of the running daemon when one runs (read from the
+//	           system where it can be), else on this shell's PATH, with
+//	           the directory of taskd first
+//	workflows  the built-in workflows, yours (~/.config/taskd/workflows)
+//	           and each list's (.taskd/workflows) load without errors
+//
+// It fails only on what stops tasks from running: an unsafe or unusable
+// root or list, a bad configuration, a configured profile whose program is
+// missing, a workflow with errors, a service that is installed but not
+// running, a lock that cannot be checked. The rest are warnings: no daemon
+// running, no service installed or no service manager (in a container, run
+// 'taskd run' yourself), a built-in profile you do not use whose program is
+// missing, rejected task files.
+//
+// Doctor changes nothing. It exits with status 0 when no check failed, and
+// 1 otherwise.
+//
 // # taskd run
 //
 //	taskd run [--root DIR] [--list ID]... [--config FILE] [--insecure] [--log-format text|json] [--log-level LEVEL]
@@ -52,6 +86,13 @@
 // Logs go to stderr (the journal, under systemd): text by default,
 // --log-format json for machines; --log-level debug|info|warn|error.
 //
+// Run exits with status 0 after a signal. It fails at once (status 1, with
+// the reason and the fix) when the root is not a directory or other users
+// can write to it, when another daemon holds the root's lock ($ROOT/.taskd.lock,
+// naming its pid), and when the configuration file is invalid; a list that
+// other users can write to is not served, and the log says so. 'taskd doctor'
+// checks all of this without starting a daemon.
+//
 // # taskd logs
 //
 //	taskd logs [--root DIR] [--attempt N] [--stderr] [-f] LIST/ID
@@ -63,6 +104,10 @@
 //
 // With -f it keeps printing as the agent writes, moves on to the next attempt
 // when one starts, and returns when the task has ended.
+//
+// Logs fails (status 1) when the task does not exist, when it has not run
+// yet (without -f, which waits for its first attempt), and when the
+// attempt's log file does not exist.
 //
 // # taskd tail
 //
@@ -77,21 +122,50 @@
 // With -f it keeps printing events as they are appended, including from
 // lists created later, until interrupted. --json prints the raw lines.
 //
+// A list without an event log has no events; lines that are not JSON are
+// skipped. Tail fails only when the root cannot be found or watched.
+//
 // # taskd status
 //
 //	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never]
 //
 // Status shows the tasks of every list (or of the --list ones): taskd's own
-// tasks, or with --all every task. Children are shown under their parent. For
-// each task: its id, its state (metadata.taskd.state, or pending, blocked,
-// rejected), its workflow step, the attempt number, how long ago it entered
-// that state, and its subject; a task waiting for a person also shows what it
-// waits for and the answers 'taskd resolve' accepts.
+// tasks, or with --all every task. It reads the task files only, so it works
+// whether or not a daemon runs; its first line names the root and says
+// whether a daemon serves it.
+//
+// Each list starts with a count of its tasks by state. Then one line per
+// task: its id, its state, its workflow step, the attempt number, how long
+// ago it entered that state (5s, 3m, 2h, 4d) and its subject. Children are
+// drawn under their parent (a waiting parent, or a workflow's fork with one
+// child per branch). The state is metadata.taskd.state (running, waiting,
+// needs_human, retrying, succeeded, failed, cancelled, timed_out, stopped,
+// or queued for a child waiting for /run), else pending, blocked (by tasks
+// in blockedBy that have not completed) or rejected (a file the daemon will
+// not run). Under a task, notes say what it waits for and what to do:
+//
+//	waiting for:  why a needs_human task waits, and
+//	answer:       the 'taskd resolve' command with the answers it accepts
+//	blocked by:   the blockers that have not completed
+//	error:        why a task failed, with where its logs are, and
+//	retry:        the 'taskd start' and 'taskd logs' commands for it
+//	rejected:     what is wrong with the file, and
+//	fix:          how to fix it
+//
+// A root or list that other users can write to is marked refused, with the
+// command that fixes it: the daemon ignores it (see taskd help run).
 //
 // The output fits 80 columns and is coloured only on a terminal (--color
 // always or never overrides; NO_COLOR is honoured). --json prints the same
-// data as JSON for scripts. --watch redraws whenever a task file changes,
-// until interrupted.
+// data as JSON for scripts: an array of lists, each {"id", "tasks",
+// "hidden"}, each task with the fields above ("state", "step", "attempt",
+// "since", "parent", "children", "waitingFor", "options", "error",
+// "blockedBy", "rejected", "fix"). --watch redraws whenever a task file
+// changes, until interrupted.
+//
+// Status fails when the root cannot be read, and when --list names a list
+// that does not exist. A root that does not exist yet is not an error: it
+// has no lists.
 //
 // # taskd submit
 //
@@ -110,6 +184,12 @@
 //	echo 'Summarise CHANGES.md' | taskd submit --list notes -
 //	taskd submit --workflow quick-task --subject 'Fix the login redirect'
 //
+// Submit fails (status 1) when standard input is not a task with --json,
+// when the list name is not 1-128 of A-Z a-z 0-9 _ -, and when the file
+// cannot be written; without a prompt or --workflow it prints its usage
+// (status 2). Submit does not check the agent or the workflow: a daemon
+// rejects a task that names unknown ones, and 'taskd status' shows why.
+//
 // # taskd cancel
 //
 //	taskd cancel [--root DIR] LIST/ID...
@@ -122,6 +202,10 @@
 // A task is named LIST/ID, by the path of its file, or by its id alone when
 // $TASKD_LIST is set or there is only one list.
 //
+// A task that does not exist, is not addressed to taskd or has already
+// ended is reported on standard error and left alone; the others are still
+// cancelled, and the exit status is 1.
+//
 // # taskd resolve
 //
 //	taskd resolve [--root DIR] LIST/ID ANSWER
@@ -132,6 +216,11 @@
 // (shown by taskd status): for a workflow's human step, passed (continue as
 // if the step passed), failed, or leave (keep it waiting); for a loop guard,
 // continue, abort or investigate.
+//
+// Resolve fails (status 1) when the task does not exist, is not in state
+// needs_human, or does not accept the answer; the message lists the answers
+// it accepts. To run a needs_human task again from its step instead, use
+// 'taskd start'.
 //
 // # taskd navigate
 //
@@ -206,7 +295,9 @@
 //	--list DIR       also load DIR/.taskd/workflows (a task list's own)
 //
 // The format, the "command" extension and the validation rules are described in
-// docs/workflows.md.
+// docs/workflows.md. Show and diagram fail (status 1) for an id no
+// definition has; a missing or unknown subcommand prints the usage (status
+// 2).
 //
 // # taskd push
 //
@@ -221,7 +312,9 @@
 // lines; they are processed when the child starts. It prints the child's id.
 //
 // The parent's children are bounded in number (maxChildren, default 10) and
-// depth (maxDepth, default 3).
+// depth (maxDepth, default 3). Push fails (status 1) beyond those bounds,
+// for a name a sibling already has, without a prompt, and outside a task
+// (no $TASKD_TASK_FILE and no --task).
 //
 // # taskd run
 //
@@ -231,13 +324,15 @@
 // without N, in the order they were pushed. They run in parallel within the
 // daemon's limits. When the current task's agent ends while its started
 // children still run, the task waits, and is resumed with their results.
+// Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1; with no queued child it starts nothing. Outside a
+// task, 'taskd run' is the daemon (see above).
 //
 // # taskd queue
 //
 //	taskd queue [--task T] [--json]
 //
 // Queue lists the current task's children: queued, running (with their age)
-// and finished (with their outcome and summary).
+// and finished (with their outcome and summary). Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 //
 // # taskd inbox
 //
@@ -245,6 +340,7 @@
 //
 // Inbox lists the messages in the current task's inbox that have not been
 // consumed: results of finished children and messages sent with taskd send.
+// Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 //
 // # taskd check
 //
@@ -253,7 +349,7 @@
 // Check consumes and prints the oldest message in the current task's inbox
 // (--lifo: the newest; --from ID: only from that task). It never waits: with
 // no message it prints nothing on standard output, says so on standard error,
-// and exits with status 1.
+// and exits with status 1. Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 //
 // # taskd receive
 //
@@ -263,22 +359,25 @@
 // check, but waits until one arrives. It wakes on the file system event of a
 // delivery, without polling. With --timeout (such as 30s or 10m) it gives up
 // after that long with exit status 1. Two receivers never get the same
-// message.
+// message. Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 //
 // # taskd send
 //
 //	taskd send [--task T] TASK MESSAGE
 //
 // Send delivers MESSAGE to the inbox of TASK (an id in the same list, or
-// LIST/ID). The task must exist and not have ended. The message's sender is
-// the current task, or "user" outside a task.
+// LIST/ID). The task must exist and not have ended: otherwise send fails
+// with status 1 and delivers nothing. The message's sender is the current
+// task, or "user" outside a task.
 //
 // # taskd kill
 //
 //	taskd kill [--task T] NAME
 //
 // Kill cancels the current task's child called NAME (or with that id): a
-// running child's agent is stopped, a queued one never starts.
+// running child's agent is stopped, a queued one never starts. It fails
+// (status 1) when the current task has no such child, when the child has
+// already ended, and outside a task.
 //
 // # taskd install
 //
@@ -323,7 +422,9 @@
 //
 // Uninstall stops taskd's user service and removes its unit (Linux) or agent
 // (macOS). When the service is not installed there is nothing to do, and
-// that is not an error. Task files and their logs are left alone.
+// that is not an error. Task files and their logs are left alone. It fails
+// when run as root, when there is no service manager, and when the manager
+// cannot stop or remove the service.
 //
 // # taskd start
 //
@@ -338,14 +439,18 @@
 // restarted from its current step, and a completed task runs once more. A
 // running or waiting task is left alone. A task is named LIST/ID, by the
 // path of its file, or by its id alone when $TASKD_LIST is set or there is
-// only one list.
+// only one list. A task that does not exist, is not taskd's, or is running
+// or waiting is reported on standard error and the exit status is 1; the
+// other tasks named still start.
 //
 // # taskd stop
 //
 //	taskd stop
 //
 // Stop stops taskd's user service. It stays installed, and starts again with
-// 'taskd start', or at the next login or boot.
+// 'taskd start', or at the next login or boot. A service that is not running
+// is no error; stop fails when the service is not installed, when run as
+// root and when there is no service manager.
 //
 // # taskd service-status
 //
@@ -361,13 +466,15 @@
 //	taskd help [COMMAND]
 //
 // Help prints the list of commands, or with a command name the manual of that
-// command. The same text, for every command, is the package documentation:
-// go doc github.com/taskd/taskd/cmd/taskd.
+// command (for run, both: the daemon, and the command for agents inside a
+// task). The same text, for every command, is the package documentation:
+// go doc github.com/taskd/taskd/cmd/taskd. An unknown command name is an
+// error (status 1).
 //
 // # taskd version
 //
 //	taskd version
 //
 // Version prints taskd's version, the platform and the Go version it was built
-// with.
+// with. It takes no arguments, and cannot fail otherwise.
 package main

@@ -32,6 +32,10 @@ list, next to prompt.md, cmd.json and result.json.
 
 With -f it keeps printing as the agent writes, moves on to the next attempt
 when one starts, and returns when the task has ended.
+
+Logs fails (status 1) when the task does not exist, when it has not run
+yet (without -f, which waits for its first attempt), and when the
+attempt's log file does not exist.
 `,
 			run: runLogs,
 		},
@@ -49,6 +53,9 @@ Tail prints the last events (-n, default 20) of every list's
 
 With -f it keeps printing events as they are appended, including from
 lists created later, until interrupted. --json prints the raw lines.
+
+A list without an event log has no events; lines that are not JSON are
+skipped. Tail fails only when the root cannot be found or watched.
 `,
 			run: runTail,
 		},

@@ -69,6 +69,13 @@ task it left running is recovered from its run folder.
 
 Logs go to stderr (the journal, under systemd): text by default,
 --log-format json for machines; --log-level debug|info|warn|error.
+
+Run exits with status 0 after a signal. It fails at once (status 1, with
+the reason and the fix) when the root is not a directory or other users
+can write to it, when another daemon holds the root's lock ($ROOT/.taskd.lock,
+naming its pid), and when the configuration file is invalid; a list that
+other users can write to is not served, and the log says so. 'taskd doctor'
+checks all of this without starting a daemon.
 `,
 		run: runDaemon,
 	})

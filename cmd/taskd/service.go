@@ -62,7 +62,9 @@ Flags:
 			long: `
 Uninstall stops taskd's user service and removes its unit (Linux) or agent
 (macOS). When the service is not installed there is nothing to do, and
-that is not an error. Task files and their logs are left alone.
+that is not an error. Task files and their logs are left alone. It fails
+when run as root, when there is no service manager, and when the manager
+cannot stop or remove the service.
 `,
 			run: func(ctx context.Context, inv *invocation) error {
 				return serviceCommand(ctx, inv, (*install.Service).Uninstall)
@@ -83,7 +85,9 @@ reset), a child queued by /push is released, a needs_human task is
 restarted from its current step, and a completed task runs once more. A
 running or waiting task is left alone. A task is named LIST/ID, by the
 path of its file, or by its id alone when $TASKD_LIST is set or there is
-only one list.
+only one list. A task that does not exist, is not taskd's, or is running
+or waiting is reported on standard error and the exit status is 1; the
+other tasks named still start.
 `,
 			run: func(ctx context.Context, inv *invocation) error {
 				if len(inv.args) > 0 {
@@ -99,7 +103,9 @@ only one list.
 			group: "Service",
 			long: `
 Stop stops taskd's user service. It stays installed, and starts again with
-'taskd start', or at the next login or boot.
+'taskd start', or at the next login or boot. A service that is not running
+is no error; stop fails when the service is not installed, when run as
+root and when there is no service manager.
 `,
 			run: func(ctx context.Context, inv *invocation) error {
 				return serviceCommand(ctx, inv, (*install.Service).Stop)

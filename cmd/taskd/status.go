@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -22,16 +23,42 @@ func init() {
 		group: "Tasks",
 		long: `
 Status shows the tasks of every list (or of the --list ones): taskd's own
-tasks, or with --all every task. Children are shown under their parent. For
-each task: its id, its state (metadata.taskd.state, or pending, blocked,
-rejected), its workflow step, the attempt number, how long ago it entered
-that state, and its subject; a task waiting for a person also shows what it
-waits for and the answers 'taskd resolve' accepts.
+tasks, or with --all every task. It reads the task files only, so it works
+whether or not a daemon runs; its first line names the root and says
+whether a daemon serves it.
+
+Each list starts with a count of its tasks by state. Then one line per
+task: its id, its state, its workflow step, the attempt number, how long
+ago it entered that state (5s, 3m, 2h, 4d) and its subject. Children are
+drawn under their parent (a waiting parent, or a workflow's fork with one
+child per branch). The state is metadata.taskd.state (running, waiting,
+needs_human, retrying, succeeded, failed, cancelled, timed_out, stopped,
+or queued for a child waiting for /run), else pending, blocked (by tasks
+in blockedBy that have not completed) or rejected (a file the daemon will
+not run). Under a task, notes say what it waits for and what to do:
+
+	waiting for:  why a needs_human task waits, and
+	answer:       the 'taskd resolve' command with the answers it accepts
+	blocked by:   the blockers that have not completed
+	error:        why a task failed, with where its logs are, and
+	retry:        the 'taskd start' and 'taskd logs' commands for it
+	rejected:     what is wrong with the file, and
+	fix:          how to fix it
+
+A root or list that other users can write to is marked refused, with the
+command that fixes it: the daemon ignores it (see taskd help run).
 
 The output fits 80 columns and is coloured only on a terminal (--color
 always or never overrides; NO_COLOR is honoured). --json prints the same
-data as JSON for scripts. --watch redraws whenever a task file changes,
-until interrupted.
+data as JSON for scripts: an array of lists, each {"id", "tasks",
+"hidden"}, each task with the fields above ("state", "step", "attempt",
+"since", "parent", "children", "waitingFor", "options", "error",
+"blockedBy", "rejected", "fix"). --watch redraws whenever a task file
+changes, until interrupted.
+
+Status fails when the root cannot be read, and when --list names a list
+that does not exist. A root that does not exist yet is not an error: it
+has no lists.
 `,
 		run: runStatus,
 	})
@@ -49,6 +76,9 @@ func runStatus(ctx context.Context, inv *invocation) error {
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return inv.usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
 	r, err := daemon.ResolveRoot(*root, os.Getenv)
 	if err != nil {
 		return err
@@ -64,7 +94,7 @@ func runStatus(ctx context.Context, inv *invocation) error {
 		return inv.usageErrorf("bad --color %q", *colorFlag)
 	}
 	show := func() error {
-		snap, err := daemon.Snapshot(r, lists, *all)
+		snap, err := snapshot(r, lists, *all)
 		if err != nil {
 			return err
 		}
@@ -76,13 +106,69 @@ func runStatus(ctx context.Context, inv *invocation) error {
 		if *watch && color {
 			fmt.Fprint(inv.stdout, "\x1b[H\x1b[2J")
 		}
-		renderStatus(inv.stdout, snap, time.Now(), 80, color)
+		home, _ := os.UserHomeDir()
+		v := &statusView{root: r, home: home, daemon: daemonOf(r), lists: snap, refused: refusals(r, snap),
+			now: time.Now(), width: 80, color: color}
+		v.render(inv.stdout)
 		return nil
 	}
 	if err := show(); err != nil || !*watch {
 		return err
 	}
 	return watchRoot(ctx, r, show)
+}
+
+// snapshot is daemon.Snapshot for status: a root that does not exist yet
+// has no lists, and a --list that does not exist is named in the error.
+func snapshot(root string, lists []string, all bool) ([]daemon.ListStatus, error) {
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		if len(lists) > 0 {
+			return nil, fmt.Errorf("no list %q: the task root %s does not exist", lists[0], root)
+		}
+		return []daemon.ListStatus{}, nil
+	}
+	for _, l := range lists {
+		if _, err := os.Stat(filepath.Join(root, l)); err != nil {
+			return nil, fmt.Errorf("no list %q in %s", l, root)
+		}
+	}
+	snap, err := daemon.Snapshot(root, lists, all)
+	if err != nil {
+		return nil, fmt.Errorf("read task lists: %w", err)
+	}
+	if snap == nil {
+		snap = []daemon.ListStatus{}
+	}
+	return snap, nil
+}
+
+// refusals returns the mode of the root (key "") and of each list that a
+// daemon refuses because other users can write to it (its own rule).
+func refusals(root string, lists []daemon.ListStatus) map[string]string {
+	out := map[string]string{}
+	check := func(key, path string) {
+		if err := daemon.CheckPrivate(path); errors.Is(err, daemon.ErrInsecure) {
+			mode := "?"
+			if fi, err := os.Stat(path); err == nil {
+				mode = fmt.Sprintf("%04o", fi.Mode().Perm())
+			}
+			out[key] = mode
+		}
+	}
+	check("", root)
+	for _, l := range lists {
+		check(l.ID, filepath.Join(root, l.ID))
+	}
+	return out
+}
+
+// daemonOf says whether a daemon holds root's lock.
+func daemonOf(root string) daemonState {
+	held, pid, err := daemon.LockHolder(root)
+	if err != nil {
+		return daemonState{err: err.Error()}
+	}
+	return daemonState{running: held, pid: pid}
 }
 
 // watchRoot calls fn whenever something under root's lists changes, at
@@ -132,147 +218,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// ANSI colours by state.
-var stateColor = map[string]string{
-	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
-	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33",
-	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
-}
-
-// renderStatus writes the status table. Columns: ID (with the tree), STATE,
-// STEP, ATT, AGE, SUBJECT, fitted to width.
-func renderStatus(w io.Writer, lists []daemon.ListStatus, now time.Time, width int, color bool) {
-	paint := func(code, s string) string {
-		if !color || code == "" {
-			return s
-		}
-		return "\x1b[" + code + "m" + s + "\x1b[0m"
-	}
-	if len(lists) == 0 {
-		fmt.Fprintln(w, "no task lists")
-		return
-	}
-	for i, l := range lists {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "%s  (%d %s)\n", paint("1", "list "+l.ID), len(l.Tasks), plural(len(l.Tasks), "task", "tasks"))
-		if len(l.Tasks) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "  %-10s %-11s %-14s %3s %5s  %s\n", "ID", "STATE", "STEP", "ATT", "AGE", "SUBJECT")
-		byID := map[string]*daemon.TaskStatus{}
-		for i := range l.Tasks {
-			byID[l.Tasks[i].ID] = &l.Tasks[i]
-		}
-		var row func(t *daemon.TaskStatus, prefix, branch string)
-		row = func(t *daemon.TaskStatus, prefix, branch string) {
-			state := displayState(t)
-			id := fit(prefix+branch+t.ID, 10)
-			attempt := ""
-			if t.Attempt > 0 {
-				attempt = fmt.Sprint(t.Attempt)
-			}
-			subjectWidth := max(width-(2+10+1+11+1+14+1+3+1+5+2), 10)
-			fmt.Fprintf(w, "  %-10s %s %-14s %3s %5s  %s\n", id,
-				paint(stateColor[state], fmt.Sprintf("%-11s", fit(state, 11))),
-				fit(t.Step, 14), attempt, age(now, t.Since), fit(t.Subject, subjectWidth))
-			indent := strings.Repeat(" ", 2+10+1)
-			note := func(label, text string) {
-				fmt.Fprintf(w, "%s%s\n", indent, fit(label+text, width-len(indent)))
-			}
-			switch {
-			case t.Rejected != "":
-				note("rejected: ", t.Rejected)
-			case state == "needs_human":
-				note("waiting for: ", t.WaitingFor)
-				note("answer with: ", "taskd resolve "+t.List+"/"+t.ID+" "+strings.Join(t.Options, "|"))
-			case state == "blocked":
-				note("blocked by: ", strings.Join(t.BlockedBy, ", "))
-			case t.Error != "" && (state == "failed" || state == "timed_out" || state == "retrying" || state == "stopped"):
-				note("error: ", t.Error)
-			}
-			kids := t.Children
-			for k, c := range kids {
-				ct := byID[c]
-				if ct == nil {
-					continue
-				}
-				next := prefix
-				if branch == "├ " {
-					next += "│ "
-				} else if branch == "└ " {
-					next += "  "
-				}
-				b := "├ "
-				if k == len(kids)-1 {
-					b = "└ "
-				}
-				row(ct, next, b)
-			}
-		}
-		for i := range l.Tasks {
-			t := &l.Tasks[i]
-			if t.Parent != "" && byID[t.Parent] != nil {
-				continue // shown under its parent
-			}
-			row(t, "", "")
-		}
-	}
-}
-
-// displayState is the word status shows for a task's state.
-func displayState(t *daemon.TaskStatus) string {
-	switch {
-	case t.Rejected != "":
-		return "rejected"
-	case t.State != "":
-		return t.State
-	case !t.Taskd:
-		return t.Status
-	case t.Status == "completed":
-		return "completed"
-	case len(t.BlockedBy) > 0:
-		return "blocked"
-	}
-	return "pending"
-}
-
-// fit truncates s to n columns (runes), marking the cut with "…".
-func fit(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	if n <= 1 {
-		return string(r[:n])
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// age renders a duration briefly: 5s, 3m, 2h, 4d.
-func age(now, since time.Time) string {
-	if since.IsZero() {
-		return ""
-	}
-	d := now.Sub(since)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -97,6 +97,12 @@ missing. The subject defaults to the prompt's first line.
 	taskd submit --agent exec 'make test'
 	echo 'Summarise CHANGES.md' | taskd submit --list notes -
 	taskd submit --workflow quick-task --subject 'Fix the login redirect'
+
+Submit fails (status 1) when standard input is not a task with --json,
+when the list name is not 1-128 of A-Z a-z 0-9 _ -, and when the file
+cannot be written; without a prompt or --workflow it prints its usage
+(status 2). Submit does not check the agent or the workflow: a daemon
+rejects a task that names unknown ones, and 'taskd status' shows why.
 `,
 			run: runSubmit,
 		},
@@ -113,7 +119,12 @@ cancelled without running. 'taskd start' runs it again.
 
 A task is named LIST/ID, by the path of its file, or by its id alone when
 $TASKD_LIST is set or there is only one list.
+
+A task that does not exist, is not addressed to taskd or has already
+ended is reported on standard error and left alone; the others are still
+cancelled, and the exit status is 1.
 `,
+
 			run: func(ctx context.Context, inv *invocation) error {
 				return taskEdit(ctx, inv, "cancel requested", func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 					return daemon.CancelTask(ctx, dir, id)
@@ -132,6 +143,11 @@ answer must be one of the options the task lists in metadata.taskd.hitl
 (shown by taskd status): for a workflow's human step, passed (continue as
 if the step passed), failed, or leave (keep it waiting); for a loop guard,
 continue, abort or investigate.
+
+Resolve fails (status 1) when the task does not exist, is not in state
+needs_human, or does not accept the answer; the message lists the answers
+it accepts. To run a needs_human task again from its step instead, use
+'taskd start'.
 `,
 			run: runResolve,
 		},

@@ -41,7 +41,7 @@ func init() {
 		group: "Other",
 		long: `
 Version prints taskd's version, the platform and the Go version it was built
-with.
+with. It takes no arguments, and cannot fail otherwise.
 `,
 		run: func(ctx context.Context, inv *invocation) error {
 			if len(inv.args) > 0 {

@@ -39,7 +39,9 @@ an id replacing an earlier one. A directory holds <id>.json files (or
 	--list DIR       also load DIR/.taskd/workflows (a task list's own)
 
 The format, the "command" extension and the validation rules are described in
-docs/workflows.md.
+docs/workflows.md. Show and diagram fail (status 1) for an id no
+definition has; a missing or unknown subcommand prints the usage (status
+2).
 `,
 		run: runWorkflows,
 	})

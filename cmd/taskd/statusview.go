@@ -1,0 +1,306 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/daemon"
+)
+
+// statusView is everything taskd status draws. Rendering it is pure: the
+// same view gives the same text, whatever the clock or the terminal.
+type statusView struct {
+	root   string // the task root, as found
+	home   string // the user's home, shown as ~ in paths; empty: no abbreviation
+	daemon daemonState
+	lists  []daemon.ListStatus
+	// refused holds the mode of the root ("") and of each list (by id)
+	// that the daemon refuses because other users can write to it.
+	refused map[string]string
+	now     time.Time // ages are relative to it
+	width   int       // columns; every line fits
+	color   bool      // ANSI colours
+}
+
+// daemonState says whether a daemon serves the root.
+type daemonState struct {
+	running bool
+	pid     int    // the holder of the lock, if the lock file records it
+	err     string // why it could not be told; then running means nothing
+}
+
+// Column widths of the task table. The subject takes what is left.
+const (
+	colIndent    = 2
+	colID        = 10
+	colState     = 11 // "needs_human"
+	colStep      = 14
+	colAttempt   = 3
+	colAge       = 5
+	noteIndent   = colIndent + colID + 1 // notes start under STATE
+	maxNoteLines = 3
+)
+
+// ANSI colours by state.
+var stateColor = map[string]string{
+	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
+	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33",
+	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
+}
+
+// stateOrder orders the counts in a list's summary line.
+var stateOrder = []string{"needs_human", "failed", "timed_out", "stopped", "rejected", "retrying",
+	"running", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
+
+// render writes the view to w.
+func (v *statusView) render(w io.Writer) {
+	r := &renderer{v: v, w: w}
+	r.header()
+	if len(v.lists) == 0 {
+		r.line("")
+		r.text(fmt.Sprintf("No task lists in %s yet. Put a task file in %s/<list>/, or run 'taskd submit'.",
+			v.path(v.root), v.path(v.root)))
+		return
+	}
+	for _, l := range v.lists {
+		r.line("")
+		r.list(l)
+	}
+}
+
+// renderer holds the state of one render.
+type renderer struct {
+	v *statusView
+	w io.Writer
+}
+
+func (r *renderer) line(s string) { fmt.Fprintln(r.w, s) }
+
+func (r *renderer) paint(code, s string) string {
+	if !r.v.color || code == "" || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (r *renderer) fit(s string, n int) string { return fit(s, n) }
+
+// text writes a message wrapped to the width.
+func (r *renderer) text(s string) {
+	for _, l := range wrap(clean(s), r.v.width, 10) {
+		r.line(l)
+	}
+}
+
+// header says which root this is and whether a daemon serves it.
+func (r *renderer) header() {
+	v := r.v
+	var state, code string
+	switch {
+	case v.daemon.err != "":
+		state, code = "daemon state unknown", "33"
+	case v.daemon.running && v.daemon.pid > 0:
+		state, code = fmt.Sprintf("daemon running (pid %d)", v.daemon.pid), "32"
+	case v.daemon.running:
+		state, code = "daemon running", "32"
+	default:
+		state, code = "no daemon running", "33;1"
+	}
+	root := fitLeft(clean(v.path(v.root)), max(v.width-width(state)-3, 20))
+	r.line(r.paint("1", root) + " · " + r.paint(code, r.fit(state, v.width-width(root)-3)))
+	if v.daemon.err != "" {
+		r.text(v.abbrev(v.daemon.err))
+	}
+	if mode := v.refused[""]; mode != "" {
+		r.noteAt(0, "refused: ", "other users can write to this root (mode "+mode+"), so no daemon runs on it", "31;1")
+		r.noteAt(0, "fix: ", "chmod go-w "+v.path(v.root), "")
+	} else if !v.daemon.running && v.daemon.err == "" {
+		r.text("Tasks wait until one runs: start it with 'taskd run', or 'taskd start' for the user service.")
+	}
+}
+
+// list writes one list: a summary line, the table of tasks as trees of
+// parents and children, and what was left out.
+func (r *renderer) list(l daemon.ListStatus) {
+	v := r.v
+	counts := map[string]int{}
+	for i := range l.Tasks {
+		counts[displayState(&l.Tasks[i])]++
+	}
+	var parts []string
+	for _, s := range stateOrder {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+			delete(counts, s)
+		}
+	}
+	for s, n := range counts { // states this version does not know
+		parts = append(parts, fmt.Sprintf("%d %s", n, s))
+	}
+	head := fmt.Sprintf("%s: %d %s", clean(l.ID), len(l.Tasks), plural(len(l.Tasks), "task", "tasks"))
+	if len(parts) > 0 {
+		head += " · " + strings.Join(parts, ", ")
+	}
+	for i, l := range wrap(head, v.width-colIndent, 3) {
+		if i > 0 {
+			l = strings.Repeat(" ", colIndent) + l
+		}
+		r.line(r.paint("1", l))
+	}
+	if mode := v.refused[l.ID]; mode != "" {
+		r.noteAt(colIndent, "refused: ", "other users can write to this list (mode "+mode+"), so the daemon ignores it", "31;1")
+		r.noteAt(colIndent, "fix: ", "chmod go-w "+v.path(filepath.Join(v.root, l.ID)), "")
+	}
+	if len(l.Tasks) > 0 {
+		r.line(r.paint("2", strings.TrimRight(r.cells("ID", pad("STATE", colState), "STEP", "ATT", "AGE", "SUBJECT"), " ")))
+		r.tree(l)
+	}
+	if l.Hidden > 0 {
+		r.line(r.fit(fmt.Sprintf("%s+ %d %s not addressed to taskd: 'taskd status --all' shows %s",
+			strings.Repeat(" ", colIndent), l.Hidden, plural(l.Hidden, "task", "tasks"), plural(l.Hidden, "it", "them")), v.width))
+	}
+}
+
+// cells lays out one row of the table; state is padded before painting.
+func (r *renderer) cells(id, state, step, attempt, age, subject string) string {
+	subjectWidth := max(r.v.width-(colIndent+colID+1+colState+1+colStep+1+colAttempt+1+colAge+2), 10)
+	return strings.Repeat(" ", colIndent) + pad(r.fit(id, colID), colID) + " " + state + " " +
+		pad(r.fit(step, colStep), colStep) + " " + padLeft(attempt, colAttempt) + " " +
+		padLeft(age, colAge) + "  " + r.fit(subject, subjectWidth)
+}
+
+// tree writes the tasks of l, each child under its parent. A task whose
+// parent is not in the list is a root; tasks in a parent cycle, which no
+// root reaches, are written at the end as roots, so none is lost.
+func (r *renderer) tree(l daemon.ListStatus) {
+	byID := make(map[string]*daemon.TaskStatus, len(l.Tasks))
+	for i := range l.Tasks {
+		byID[l.Tasks[i].ID] = &l.Tasks[i]
+	}
+	done := make(map[string]bool, len(l.Tasks))
+	var walk func(t *daemon.TaskStatus, prefix, branch string)
+	walk = func(t *daemon.TaskStatus, prefix, branch string) {
+		done[t.ID] = true
+		r.row(t, prefix+branch)
+		next := prefix
+		switch branch {
+		case "├ ":
+			next += "│ "
+		case "└ ":
+			next += "  "
+		}
+		var kids []*daemon.TaskStatus
+		for _, c := range t.Children {
+			if ct := byID[c]; ct != nil && !done[c] {
+				kids = append(kids, ct)
+			}
+		}
+		for k, ct := range kids {
+			if done[ct.ID] { // reached twice in a malformed tree
+				continue
+			}
+			b := "├ "
+			if k == len(kids)-1 {
+				b = "└ "
+			}
+			walk(ct, next, b)
+		}
+	}
+	for i := range l.Tasks {
+		t := &l.Tasks[i]
+		if p := byID[t.Parent]; p == nil || p == t {
+			walk(t, "", "")
+		}
+	}
+	for i := range l.Tasks {
+		if t := &l.Tasks[i]; !done[t.ID] {
+			walk(t, "", "")
+		}
+	}
+}
+
+// row writes one task and the notes that say what it waits for or what
+// went wrong, with the command that acts on it.
+func (r *renderer) row(t *daemon.TaskStatus, tree string) {
+	v := r.v
+	state := displayState(t)
+	attempt := ""
+	if t.Attempt > 0 {
+		attempt = fmt.Sprint(t.Attempt)
+	}
+	word := r.fit(state, colState)
+	painted := r.paint(stateColor[state], word) + strings.Repeat(" ", colState-width(word))
+	r.line(strings.TrimRight(r.cells(tree+t.ID, painted, t.Step, attempt, age(v.now, t.Since), subject(t)), " "))
+	ref := clean(t.List + "/" + t.ID)
+	switch {
+	case state == "rejected":
+		r.note("rejected: ", t.Rejected, "31")
+		if t.Fix != "" {
+			r.note("fix: ", t.Fix, "")
+		}
+	case state == "needs_human":
+		r.note("waiting for: ", firstNonEmpty(t.WaitingFor, "a person's answer"), "33")
+		answer := "taskd resolve " + ref + " ANSWER"
+		if len(t.Options) > 0 {
+			answer = "taskd resolve " + ref + " " + t.Options[0]
+			if len(t.Options) > 1 {
+				answer += " (or " + strings.Join(t.Options[1:], ", ") + ")"
+			}
+		}
+		r.note("answer: ", answer, "")
+	case state == "blocked":
+		r.note("blocked by: ", strings.Join(t.BlockedBy, ", ")+" (must complete first)", "")
+	case state == "failed" || state == "timed_out" || state == "stopped" || state == "cancelled":
+		if t.Error != "" && t.Error != "cancelled" {
+			r.note("error: ", t.Error, "31")
+		}
+		again := "retry: taskd start " + ref
+		if t.Attempt > 0 {
+			again += " · output: taskd logs " + ref
+		}
+		r.note("", again, "")
+	case state == "retrying" && t.Error != "":
+		r.note("retrying after: ", t.Error, "33")
+	case !t.Taskd:
+		r.note("", `not taskd's: its owner is not "taskd" and it has no metadata.taskd`, "")
+	}
+}
+
+// note writes label and text under the task, wrapped to at most
+// maxNoteLines lines; the label is painted with code.
+func (r *renderer) note(label, text, code string) {
+	r.noteAt(noteIndent, label, text, code)
+}
+
+// noteAt is note at any indentation.
+func (r *renderer) noteAt(at int, label, text, code string) {
+	avail := r.v.width - at - width(label)
+	lines := wrap(r.v.abbrev(clean(text)), avail, maxNoteLines)
+	indent := strings.Repeat(" ", at)
+	for i, l := range lines {
+		lab := r.paint(code, label)
+		if i > 0 {
+			lab = strings.Repeat(" ", width(label))
+		}
+		r.line(strings.TrimRight(indent+lab+l, " "))
+	}
+}
+
+// path shows p with the home directory as ~.
+func (v *statusView) path(p string) string {
+	if v.home != "" && (p == v.home || strings.HasPrefix(p, v.home+"/")) {
+		return "~" + p[len(v.home):]
+	}
+	return p
+}
+
+// abbrev replaces the home directory in paths inside s with ~.
+func (v *statusView) abbrev(s string) string {
+	if v.home == "" || v.home == "/" {
+		return s
+	}
+	return strings.ReplaceAll(s, v.home+"/", "~/")
+}

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// TestWalkthrough runs the shell blocks of the README's "Try it" section,
+// verbatim and in order, in one shell, as a new user pasting them into a
+// terminal would: on an empty home directory (so ~/.claude/tasks is new),
+// with go install writing to an empty GOPATH. It waits for the example
+// tasks to succeed before the block that watches them, checks what that
+// block prints, and stops the daemon the first block started, by its pid.
+func TestWalkthrough(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and installs taskd and runs a daemon; skipped with -short")
+	}
+	if _, err := exec.LookPath("jq"); err != nil {
+		if os.Getenv("TASKD_REQUIRE_TOOLS") == "1" {
+			t.Fatal("jq is not on PATH, and TASKD_REQUIRE_TOOLS=1: the README's walkthrough uses it")
+		}
+		t.Skip("jq is not on PATH: the README's walkthrough uses it (install it, e.g. apt-get install jq, to run this test)")
+	}
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := tryItBlocks(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	w := newWalk(t)
+	for i, block := range blocks {
+		if i == len(blocks)-1 {
+			w.waitForTasks("demo", "1", "2")
+		}
+		w.run(i, block)
+	}
+	w.stop()
+
+	out := w.output()
+	if testing.Verbose() {
+		t.Logf("output of the walkthrough:\n%s", out)
+	}
+	for _, want := range []string{
+		"completed succeeded\n",            // jq on the first task
+		"hello from taskd on ",             // its stdout.log
+		`"step":"greet"`, `"step":"check"`, // the workflow's step trace
+		"TaskSucceeded", // taskd tail
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the walkthrough's output lacks %q:\n%s", want, out)
+		}
+	}
+	if got := strings.Count(out, " succeeded "); got < 2 {
+		t.Errorf("taskd status shows %d succeeded tasks, want both:\n%s", got, out)
+	}
+}
+
+// tryItBlocks returns the ```sh blocks of the README's "## Try it" section.
+func tryItBlocks(readme string) ([]string, error) {
+	_, section, ok := strings.Cut(readme, "\n## Try it\n")
+	if !ok {
+		return nil, errors.New(`README.md has no "## Try it" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var blocks []string
+	for {
+		_, rest, ok := strings.Cut(section, "```sh\n")
+		if !ok {
+			break
+		}
+		body, after, ok := strings.Cut(rest, "```")
+		if !ok {
+			return nil, errors.New(`README.md: a "Try it" code block is not closed`)
+		}
+		blocks = append(blocks, body)
+		section = after
+	}
+	if len(blocks) < 2 {
+		return nil, fmt.Errorf("README.md: %d shell blocks in \"Try it\", want the daemon's and the tasks'", len(blocks))
+	}
+	return blocks, nil
+}
+
+// walk is one shell session on a new home directory.
+type walk struct {
+	t       *testing.T
+	home    string
+	status  string // the shell reports each block's end here
+	out     string // the shell's standard output and error
+	sh      *exec.Cmd
+	stdin   io.WriteCloser
+	exited  chan error
+	daemon  int // pid of the block that ended with "&"
+	stopped bool
+}
+
+// newWalk starts sh with the environment of a new user: an empty home,
+// and an empty GOPATH whose bin directory is GOBIN, so that the README's
+// PATH line finds what go install installed. The build and module caches
+// and the Go settings of this machine are kept, so nothing is downloaded.
+func newWalk(t *testing.T) *walk {
+	dir := t.TempDir()
+	w := &walk{t: t, home: filepath.Join(dir, "home"), status: filepath.Join(dir, "status"), out: filepath.Join(dir, "output")}
+	for _, d := range []string{w.home, w.status} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goenv := map[string]string{}
+	raw, err := exec.Command(goTool(), "env", "-json", "GOCACHE", "GOMODCACHE", "GOENV").Output()
+	if err == nil {
+		err = json.Unmarshal(raw, &goenv)
+	}
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	gopath := filepath.Join(dir, "gopath")
+	env := []string{
+		"HOME=" + w.home, "GOPATH=" + gopath, "GOBIN=" + filepath.Join(gopath, "bin"),
+		"GOCACHE=" + goenv["GOCACHE"], "GOMODCACHE=" + goenv["GOMODCACHE"], "GOENV=" + goenv["GOENV"],
+		"PATH=" + os.Getenv("PATH") + string(os.PathListSeparator) + filepath.Dir(goTool()),
+	}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "HOME" || name == "PATH" || name == "CLAUDE_CONFIG_DIR" ||
+			strings.HasPrefix(name, "TASKD_") || strings.HasPrefix(name, "XDG_"),
+			name == "GOPATH" || name == "GOBIN" || name == "GOCACHE" || name == "GOMODCACHE" || name == "GOENV":
+			continue // the new user's, set above, or none (other GO* settings are kept)
+		}
+		env = append(env, kv)
+	}
+	out, err := os.Create(w.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	// umask 022 is a fresh account's usual one; under 002 the directories the
+	// README creates are group-writable, and the daemon refuses them.
+	w.sh = exec.Command("sh", "-c", "umask 022; set -e; . /dev/stdin")
+	w.sh.Dir = "../.." // "In a clone of this repository"
+	w.sh.Env = env
+	w.sh.Stdout, w.sh.Stderr = out, out // files: the daemon inherits them and outlives no pipe
+	if w.stdin, err = w.sh.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.exited = make(chan error, 1)
+	go func() { w.exited <- w.sh.Wait() }()
+	t.Cleanup(w.stop)
+	return w
+}
+
+// goTool returns the go command that runs this test.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+func (w *walk) output() string {
+	data, _ := os.ReadFile(w.out)
+	return string(data)
+}
+
+// run pastes block i into the shell and waits until it has run; the shell
+// stops at the first command that fails (set -e).
+func (w *walk) run(i int, block string) {
+	w.t.Helper()
+	done := filepath.Join(w.status, fmt.Sprint(i))
+	// After the block, record that it ended and the last background pid.
+	script := block + fmt.Sprintf("echo \"$!\" > %s\n", done)
+	if _, err := io.WriteString(w.stdin, script); err != nil {
+		w.t.Fatalf("block %d: write to sh: %v", i+1, err)
+	}
+	deadline := time.Now().Add(5 * time.Minute) // the first block builds taskd
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if data, err := os.ReadFile(done); err == nil && strings.HasSuffix(string(data), "\n") {
+			if strings.Contains(block, "&\n") {
+				fmt.Sscan(string(data), &w.daemon)
+			}
+			return
+		}
+		select {
+		case err := <-w.exited:
+			w.exited <- err
+			w.t.Fatalf("block %d failed (%v):\n%s\noutput:\n%s", i+1, err, block, w.output())
+		case <-tick.C:
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("block %d did not finish in 5 minutes:\n%s\noutput:\n%s", i+1, block, w.output())
+		}
+	}
+}
+
+// waitForTasks waits until the tasks ids of list have succeeded, and fails
+// as soon as one has failed.
+func (w *walk) waitForTasks(list string, ids ...string) {
+	w.t.Helper()
+	dir := filepath.Join(w.home, ".claude", "tasks", list)
+	deadline := time.Now().Add(2 * time.Minute)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		pending := ""
+		for _, id := range ids {
+			state := ""
+			if task, err := taskfile.ReadFile(filepath.Join(dir, id+".json")); err == nil {
+				state, _ = task.Metadata.Object("taskd").String("state")
+			}
+			switch state {
+			case daemon.StateSucceeded:
+				continue
+			case daemon.StateFailed, daemon.StateTimedOut, daemon.StateStopped, daemon.StateNeedsHuman:
+				data, _ := os.ReadFile(filepath.Join(dir, id+".json"))
+				w.t.Fatalf("task %s/%s is %s:\n%s\noutput:\n%s", list, id, state, data, w.output())
+			}
+			pending = id
+		}
+		if pending == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("task %s/%s did not succeed within 2 minutes; output:\n%s", list, pending, w.output())
+		}
+		<-tick.C
+	}
+}
+
+// stop ends the shell and stops the daemon it started: SIGTERM to its pid,
+// then waiting until its lock on the root is released (SIGKILL after 30s).
+func (w *walk) stop() {
+	if w.stopped {
+		return
+	}
+	w.stopped = true
+	w.stdin.Close()
+	if w.daemon > 0 {
+		syscall.Kill(w.daemon, syscall.SIGTERM)
+		root := filepath.Join(w.home, ".claude", "tasks")
+		deadline := time.Now().Add(30 * time.Second)
+		tick := time.NewTicker(20 * time.Millisecond)
+		for {
+			held, _, err := daemon.LockHolder(root)
+			if !held || err != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				w.t.Errorf("the daemon (pid %d) did not stop within 30s of SIGTERM; killing it", w.daemon)
+				syscall.Kill(w.daemon, syscall.SIGKILL)
+				break
+			}
+			<-tick.C
+		}
+		tick.Stop()
+	}
+	select {
+	case <-w.exited:
+	case <-time.After(30 * time.Second):
+		w.t.Errorf("sh did not exit")
+		w.sh.Process.Kill()
+	}
+}

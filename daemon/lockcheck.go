@@ -1,0 +1,50 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gofrs/flock"
+)
+
+// LockFile returns the path of the lock a running daemon holds on root.
+func LockFile(root string) string {
+	return filepath.Join(root, daemonLockName)
+}
+
+// LockHolder reports whether a daemon holds root's lock ($ROOT/.taskd.lock)
+// and, when one does, the pid the lock file records (0 if the file holds no
+// pid). A missing lock file means no daemon: it is not an error, and
+// LockHolder never creates the file.
+//
+// It asks by taking a shared lock on the file without waiting and
+// releasing it at once. A daemon starting in that instant fails to take
+// its lock and exits with ErrAlreadyRunning, as if another daemon ran; the
+// window is a few microseconds. It fails when the lock file cannot be
+// opened or locked for another reason than being held (for example on a
+// file system without flock).
+func LockHolder(root string) (held bool, pid int, err error) {
+	path := LockFile(root)
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return false, 0, nil
+	}
+	fl := flock.New(path, flock.SetFlag(os.O_RDONLY))
+	ok, err := fl.TryRLock()
+	if err != nil {
+		return false, 0, fmt.Errorf("check the daemon lock %s: %w", path, err)
+	}
+	if ok {
+		fl.Unlock()
+		return false, 0, nil
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	}
+	return true, pid, nil
+}

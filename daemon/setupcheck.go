@@ -1,0 +1,41 @@
+package daemon
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// This file exports, for taskd doctor, the rules the daemon applies to its
+// setup, so that the checks and the daemon cannot disagree.
+
+// CheckPrivate returns nil when path can be written only by its owner, and
+// otherwise an error wrapping ErrInsecure that names the mode and the
+// command that fixes it. It is the rule the daemon applies to the root and
+// to every list unless --insecure. It fails like os.Stat when path cannot
+// be examined.
+func CheckPrivate(path string) error {
+	return checkPrivate(path)
+}
+
+// AgentPath returns the PATH an agent sees when the daemon runs with
+// daemonPath as its own PATH and exe as its binary: the directory of exe
+// first (so agents find taskd), then daemonPath. An empty exe adds nothing.
+func AgentPath(exe, daemonPath string) string {
+	if exe == "" {
+		return daemonPath
+	}
+	return filepath.Dir(exe) + string(os.PathListSeparator) + daemonPath
+}
+
+// ProgramPath returns the program profile p runs (the first word of its
+// command), found as the daemon finds it when it starts an agent: a name
+// with a slash must exist, any other name must be an executable file in a
+// directory of agentPath (see AgentPath). It fails with the message a task
+// would fail with.
+func ProgramPath(p *Profile, agentPath string) (string, error) {
+	if p == nil || len(p.Command) == 0 {
+		return "", errors.New("the profile has no command")
+	}
+	return lookPath(p.Command[0], []string{"PATH=" + agentPath})
+}
