@@ -85,12 +85,10 @@ func (d *Daemon) runPlan(ctx context.Context, l *list, t *taskfile.Task, res Res
 			return fmt.Errorf("the planner's workflow names an agent taskd cannot run: %w", err)
 		}
 	}
-	name := t.ID + ".plan"
+	name := t.ID + "-plan"
 	if _, err := ChildByName(l.dir, t.ID, name); err == nil {
 		return nil
 	}
-	extra := inheritedFields(t.Metadata.Object("taskd"))
-	extra["parallelItem"] = true
-	_, err = Push(ctx, d.cfg, l.dir, t.ID, PushOptions{Name: name, Prompt: script.String(), Start: true, Extra: extra})
+	_, err = Push(ctx, d.cfg, l.dir, t.ID, PushOptions{Name: name, Prompt: script.String(), Start: true, Extra: map[string]any{"parallelItem": true}})
 	return err
 }

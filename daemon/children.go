@@ -41,6 +41,10 @@ type PushOptions struct {
 	BlockedBy  []string      // tasks that must complete before it runs
 	// Extra metadata.taskd fields for the child (loop, return, …).
 	Extra map[string]any
+	// Inherit are fields the child takes from a task other than its parent
+	// (a return takes them from the task it follows). Like the fields taken
+	// from the parent, a block in the child's own prompt overrides them.
+	Inherit map[string]any
 }
 
 // ErrLimit is returned (wrapped) when a child would exceed maxDepth or
@@ -72,6 +76,7 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 	child.ActiveForm = child.Subject
 	m := td(child)
 	m.Set("prompt", opt.Prompt)
+	var inheritedKeys []string
 	if parentID != "" {
 		parent, err := dir.Read(parentID)
 		if err != nil {
@@ -98,6 +103,7 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 		for _, k := range inherited {
 			if v, ok := ptd.Get(k); ok {
 				m.Set(k, v)
+				inheritedKeys = append(inheritedKeys, k)
 			}
 		}
 		m.Set("parent", parentID)
@@ -105,11 +111,22 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 	} else if opt.Name != "" {
 		m.Set("name", opt.Name)
 	}
+	for _, k := range sortedKeys(opt.Inherit) {
+		m.Set(k, opt.Inherit[k])
+		if !slices.Contains(inheritedKeys, k) {
+			inheritedKeys = append(inheritedKeys, k)
+		}
+	}
 	if opt.Model != "" {
 		m.Set("model", opt.Model)
+		inheritedKeys = slices.DeleteFunc(inheritedKeys, func(k string) bool { return k == "model" })
 	}
 	if opt.Agent != "" {
 		m.Set("agent", opt.Agent)
+		inheritedKeys = slices.DeleteFunc(inheritedKeys, func(k string) bool { return k == "agent" })
+	}
+	if len(inheritedKeys) > 0 {
+		m.Set("inherited", inheritedKeys)
 	}
 	if opt.Timeout > 0 {
 		m.Set("timeout", opt.Timeout.String())

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -111,7 +112,7 @@ func TestDaemon_SurvivesSIGKILL(t *testing.T) {
 	}
 	h.waitFor("20 agents running", 20*time.Second, func() bool {
 		for i := 1; i <= n; i++ {
-			if _, err := os.Stat(filepath.Join(marks, strconv.Itoa(i))); err != nil {
+			if readString(marks, strconv.Itoa(i)) != "1\n" {
 				return false
 			}
 		}
@@ -194,4 +195,78 @@ func TestDaemon_GracefulStopInterrupts(t *testing.T) {
 	p2 := startDaemonProc(t, root, 2)
 	h.waitState("l", "1", daemon.StateSucceeded, 10*time.Second)
 	p2.term(t)
+}
+
+// TestSubtask2_SurvivesSIGKILL kills the daemon in the middle of a loop and
+// in the middle of a return chain. After a restart both go on where they
+// were: every iteration and every return is recorded as done exactly once,
+// and the only runs repeated are attempts the kill interrupted (each
+// explained by a TaskInterrupted event).
+func TestSubtask2_SurvivesSIGKILL(t *testing.T) {
+	root := newRoot(t, "l")
+	h := &harness{t: t, root: root, logs: &syncBuffer{}}
+	cwd := t.TempDir()
+	h.drop("l", "1", s2Task(`echo "i$TASKD_ATTEMPT" >> loop; sleep 0.4`, cwd, map[string]any{"loop": map[string]any{"max": 4}}))
+	h.drop("l", "2", s2Task(`echo O >> chain`, cwd, map[string]any{"return": []string{
+		"echo R1 >> chain; sleep 0.4", "echo R2 >> chain; sleep 0.4", "echo R3 >> chain; sleep 0.4"}}))
+	p := startDaemonProc(t, root, 4)
+	h.waitFor("the loop and the chain to be under way", 30*time.Second, func() bool {
+		return strings.Count(readString(cwd, "loop"), "\n") >= 2 && strings.Contains(readString(cwd, "chain"), "R1")
+	})
+	p.kill(t)
+	p2 := startDaemonProc(t, root, 4)
+	h.waitState("l", "1", daemon.StateSucceeded, 60*time.Second)
+	r3 := findNamed(t, h, "l", "2-r3")
+	h.waitState("l", r3, daemon.StateSucceeded, 60*time.Second)
+	p2.term(t)
+	evs := h.events("l")
+
+	// The loop: iterations 1..4 recorded once each; every extra run was an
+	// interrupted attempt.
+	iterations := map[float64]int{}
+	for _, e := range evs {
+		if e.Task == "1" && e.Type == "LoopIteration" {
+			iterations[e.Data["iteration"].(float64)]++
+		}
+	}
+	for i := 1.0; i <= 4; i++ {
+		if iterations[i] != 1 {
+			t.Errorf("iteration %v recorded %d times", i, iterations[i])
+		}
+	}
+	runs := len(strings.Fields(readString(cwd, "loop")))
+	if interrupted := countEvents(evs, daemon.EvTaskInterrupted, "1"); runs-interrupted != 4 {
+		t.Errorf("the loop ran %d times with %d interrupted attempts; want 4 uninterrupted", runs, interrupted)
+	}
+	if n, _ := h.read("l", "1").Metadata.Object("taskd").Int("loopIteration"); n != 4 {
+		t.Errorf("loopIteration = %d", n)
+	}
+
+	// The chain: each return succeeded once, in order; repeats only after
+	// interruptions.
+	chain := strings.Fields(readString(cwd, "chain"))
+	var order []string
+	for _, w := range chain {
+		if len(order) == 0 || order[len(order)-1] != w {
+			order = append(order, w)
+		}
+	}
+	if got := strings.Join(order, " "); got != "O R1 R2 R3" {
+		t.Errorf("chain ran %v, want O R1 R2 R3 in order", chain)
+	}
+	for _, name := range []string{"2-r1", "2-r2", "2-r3"} {
+		id := findNamed(t, h, "l", name)
+		if got := countEvents(evs, daemon.EvTaskSucceeded, id); got != 1 {
+			t.Errorf("return %s succeeded %d times", name, got)
+		}
+		started := countEvents(evs, daemon.EvTaskStarted, id)
+		if interrupted := countEvents(evs, daemon.EvTaskInterrupted, id); started-interrupted != 1 {
+			t.Errorf("return %s started %d times with %d interruptions", name, started, interrupted)
+		}
+	}
+}
+
+func readString(dir, name string) string {
+	data, _ := os.ReadFile(filepath.Join(dir, name))
+	return string(data)
 }

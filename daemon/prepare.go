@@ -288,14 +288,7 @@ func (d *Daemon) createFollowUps(ctx context.Context, l *list, t *taskfile.Task)
 			continue
 		}
 		opt := PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
-			Extra: inheritedFields(t.Metadata.Object("taskd"))}
-		opt.Extra["pushedBy"] = t.ID
-		if opt.Agent != "" {
-			delete(opt.Extra, "agent")
-		}
-		if opt.Model != "" {
-			delete(opt.Extra, "model")
-		}
+			Extra: map[string]any{"pushedBy": t.ID}, Inherit: inheritedFields(t.Metadata.Object("taskd"))}
 		if _, err := Push(ctx, d.cfg, l.dir, "", opt); err != nil {
 			return fmt.Errorf("prompt line %d: %w", st.Line, err)
 		}

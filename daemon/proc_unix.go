@@ -15,9 +15,13 @@ import (
 )
 
 // startGroup starts cmd as the leader of a new process group, so that the
-// agent and everything it starts can be signalled together.
+// agent and everything it starts can be signalled together. Where the
+// system supports it (Linux) the leader is also killed if the daemon dies:
+// an agent that outlives the daemon would finish unseen, and its work would
+// be done again by the attempt that replaces it.
 func startGroup(cmd *exec.Cmd) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	return cmd.Start()
 }
 

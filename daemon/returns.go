@@ -82,18 +82,18 @@ func (d *Daemon) createReturns(ctx context.Context, l *list, t *taskfile.Task, o
 	parent, _ := m.String("parent")
 	prev := t.ID
 	for i, e := range d.expandReturns(l, ov.Return, 0) {
-		name := fmt.Sprintf("%s.r%d", t.ID, i+1)
+		name := fmt.Sprintf("%s-r%d", t.ID, i+1)
 		if id := d.siblingNamed(l, parent, name); id != "" {
 			prev = id
 			continue
 		}
-		extra := inheritedFields(m)
+		extra := map[string]any{}
 		extra["returnOf"] = t.ID
 		extra["previous"] = prev
 		if e.expanded {
 			extra["returnsExpanded"] = true
 		}
-		child, err := Push(ctx, d.cfg, l.dir, parent, PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra})
+		child, err := Push(ctx, d.cfg, l.dir, parent, PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra, Inherit: inheritedFields(m)})
 		if err != nil {
 			return fmt.Errorf("return %d (%q): %w", i+1, truncate(e.prompt, 60), err)
 		}
@@ -108,16 +108,12 @@ func (d *Daemon) createReturns(ctx context.Context, l *list, t *taskfile.Task, o
 // run again), so its returns fire once all are done. A child's failure does
 // not affect its siblings.
 func (d *Daemon) startParallel(ctx context.Context, l *list, t *taskfile.Task, ov prompt.Overrides) error {
-	m := t.Metadata.Object("taskd")
 	for i, item := range ov.Parallel {
-		name := fmt.Sprintf("%s.p%d", t.ID, i+1)
+		name := fmt.Sprintf("%s-p%d", t.ID, i+1)
 		if _, err := ChildByName(l.dir, t.ID, name); err == nil {
 			continue
 		}
 		extra := map[string]any{"parallelItem": true, "returnsExpanded": true}
-		for k, v := range inheritedFields(m) {
-			extra[k] = v
-		}
 		if _, err := Push(ctx, d.cfg, l.dir, t.ID, PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
 			return fmt.Errorf("parallel %d (%q): %w", i+1, truncate(item, 60), err)
 		}

@@ -42,8 +42,12 @@ func (d *Daemon) claim(ctx context.Context, l *list, id string, runnable func(*t
 		m.Set("state", StateRunning)
 		m.Set("startedAt", stamp(time.Now()))
 		if wf, _ := t.Metadata.String("workflowType"); wf == "" {
-			if pl, err := d.promptPlan(l, t, s); err == nil {
+			if pl, err := d.promptPlan(l, t, s); err == nil && pl.hasBlk {
 				compileBlock(t, pl) // a /subtask or /command block becomes fields
+				if c, err := readSpec(t); err == nil {
+					c.Attempt = sp.Attempt
+					sp = c
+				}
 			}
 			// A plain task's attempt is its run; a workflow numbers its
 			// runs as it runs its steps.
@@ -179,7 +183,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp spec, 
 		return d.finish(ctx, l, id, sp, res, out) // waits for its children first
 	}
 	if ov.Auto {
-		if planned, _ := ChildByName(l.dir, id, id+".plan"); planned == "" {
+		if planned, _ := ChildByName(l.dir, id, id+"-plan"); planned == "" {
 			if err := d.runPlan(ctx, l, t, res); err != nil {
 				res.Success, res.Error = false, err.Error()
 				return d.finish(ctx, l, id, sp, res, notStarted)

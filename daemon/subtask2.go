@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/taskd/taskd/daemon/prompt"
@@ -80,7 +81,11 @@ func (d *Daemon) checkBlock(t *taskfile.Task, p *plan) error {
 		return nil
 	}
 	m := t.Metadata.Object("taskd")
+	inh := stringList(m, "inherited")
 	for k, v := range p.block.Fields() {
+		if slices.Contains(inh, k) {
+			continue // taken from another task: the block overrides it
+		}
 		if cur, ok := m.Get(k); ok && cur != nil && !sameValue(cur, v) {
 			return fmt.Errorf("metadata.taskd.%s and the prompt's block disagree; keep one of them", k)
 		}
@@ -101,12 +106,19 @@ func compileBlock(t *taskfile.Task, p *plan) {
 	}
 	m := td(t)
 	fields := p.block.Fields()
+	inh := stringList(m, "inherited")
 	for _, k := range overrideKeys {
 		if v, ok := fields[k]; ok {
-			if cur, set := m.Get(k); !set || cur == nil {
+			if cur, set := m.Get(k); !set || cur == nil || slices.Contains(inh, k) {
 				m.Set(k, v)
+				inh = slices.DeleteFunc(inh, func(s string) bool { return s == k })
 			}
 		}
+	}
+	if len(inh) > 0 {
+		m.Set("inherited", inh)
+	} else {
+		m.Delete("inherited")
 	}
 }
 

@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package daemon
+
+import "syscall"
+
+// dieWithParent does nothing where the system has no parent-death signal;
+// recovery kills what it can verify instead (see killLeftover).
+func dieWithParent(attr *syscall.SysProcAttr) {}

@@ -1,0 +1,257 @@
+package daemon_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon"
+)
+
+// s2Task is an exec task whose prompt (and optional metadata.taskd fields)
+// use subtask2's features; the shell runs in cwd.
+func s2Task(prompt, cwd string, fields map[string]any) string {
+	td := map[string]any{"agent": "exec", "prompt": prompt, "cwd": cwd}
+	for k, v := range fields {
+		td[k] = v
+	}
+	b, _ := json.Marshal(map[string]any{"subject": "subtask2", "owner": "taskd", "metadata": map[string]any{"taskd": td}})
+	return string(b)
+}
+
+func lines(t *testing.T, path string) string {
+	t.Helper()
+	data, _ := os.ReadFile(path)
+	return strings.Join(strings.Fields(string(data)), " ")
+}
+
+// waitLines waits until path holds want (its words, space-joined).
+func (h *harness) waitLines(path, want string, timeout time.Duration) {
+	h.t.Helper()
+	h.waitFor(path+" to be "+want, timeout, func() bool {
+		data, _ := os.ReadFile(path)
+		return strings.Join(strings.Fields(string(data)), " ") == want
+	})
+}
+
+func TestSubtask2_ReturnsInOrder(t *testing.T) {
+	h := startDaemon(t, []string{"l"})
+	cwd := t.TempDir()
+	h.drop("l", "1", s2Task("echo O >> f", cwd, map[string]any{"return": []string{"echo A >> f", "echo B >> f", "echo A >> f"}}))
+	h.waitLines(filepath.Join(cwd, "f"), "O A B A", 30*time.Second)
+	origin := h.waitState("l", "1", daemon.StateSucceeded, 10*time.Second)
+	if done, _ := origin.Metadata.Object("taskd").Bool("returnsDone"); !done {
+		t.Errorf("returnsDone not recorded")
+	}
+	// Three return tasks, each blocked by the one before, all succeeded.
+	prev := "1"
+	for i := 1; i <= 3; i++ {
+		id := findNamed(t, h, "l", "1-r"+strconv.Itoa(i))
+		task := h.waitState("l", id, daemon.StateSucceeded, 10*time.Second)
+		if got := strings.Join(task.BlockedBy, ","); got != prev {
+			t.Errorf("return %d blockedBy %q, want %q", i, got, prev)
+		}
+		prev = id
+	}
+}
+
+// findNamed returns the id of the task named name (metadata.taskd.name).
+func findNamed(t *testing.T, h *harness, list, name string) string {
+	t.Helper()
+	var id string
+	h.waitFor("a task named "+name, 10*time.Second, func() bool {
+		for _, tid := range mustList(t, h.listDir(list)) {
+			if n, _ := h.read(list, tid).Metadata.Object("taskd").String("name"); n == name {
+				id = tid
+				return true
+			}
+		}
+		return false
+	})
+	return id
+}
+
+func TestSubtask2_NestedReturnsRunFirst(t *testing.T) {
+	h := startDaemon(t, []string{"l"})
+	cwd := t.TempDir()
+	h.drop("l", "1", s2Task("/subtask {return:/subtask {return:echo N1 >> f || echo N2 >> f} echo R1 >> f || echo R2 >> f} echo O >> f", cwd, nil))
+	h.waitLines(filepath.Join(cwd, "f"), "O R1 N1 N2 R2", 30*time.Second)
+	// The block was compiled into fields.
+	origin := h.read("l", "1")
+	if v, _ := origin.Metadata.Object("taskd").Get("return"); v == nil {
+		t.Errorf("the /subtask block was not compiled into metadata.taskd.return")
+	}
+	// Nothing ran twice: wait until everything is done and look again.
+	for _, n := range []string{"1-r1", "1-r2", "1-r3", "1-r4"} {
+		h.waitState("l", findNamed(t, h, "l", n), daemon.StateSucceeded, 10*time.Second)
+	}
+	if got := lines(t, filepath.Join(cwd, "f")); got != "O R1 N1 N2 R2" {
+		t.Errorf("f = %q", got)
+	}
+}
+
+func TestSubtask2_Loops(t *testing.T) {
+	dir := t.TempDir()
+	judge := filepath.Join(dir, "judge.sh")
+	// A scripted judge: the condition holds once the counter file has three
+	// lines. It records the prompt it was given.
+	os.WriteFile(judge, []byte(`cat > "$TASKD_RUN_DIR/given.md"
+if [ "$(wc -l < count)" -ge 3 ]; then echo 'looks done <subtask2 loop=break/>'; else echo 'not yet'; fi
+`), 0o755)
+	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) {
+		fc.Profiles = map[string]daemon.ProfileSpec{"judge-script": {Command: []string{"sh", judge}, Prompt: "stdin"}}
+		fc.Agents = map[string]string{"judge": "judge-script"}
+	})
+	tests := []struct {
+		id, prompt string
+		runs       int
+		exit       string
+	}{
+		{"1", "/subtask {loop:5} echo x >> count", 5, "max_reached"},
+		{"2", "/subtask {until:the counter has three lines && loop:5} echo x >> count", 3, "satisfied"},
+		{"3", "/subtask {loop:5 && untilCommand:test $(wc -l < count) -ge 2} echo x >> count", 2, "satisfied"},
+		{"4", "/subtask {until:never && loop:2} echo x >> count; rm -f nothing", 2, "max_reached"},
+	}
+	cwds := map[string]string{}
+	for _, tt := range tests {
+		cwds[tt.id] = t.TempDir()
+		if tt.id == "4" {
+			os.WriteFile(judge+".never", nil, 0o644)
+		}
+		h.drop("l", tt.id, s2Task(tt.prompt, cwds[tt.id], nil))
+	}
+	for _, tt := range tests {
+		task := h.waitState("l", tt.id, daemon.StateSucceeded, 60*time.Second)
+		m := task.Metadata.Object("taskd")
+		n, _ := m.Int("loopIteration")
+		exit, _ := m.String("loopExit")
+		attempt, _ := m.Int("attempt")
+		count := lines(t, filepath.Join(cwds[tt.id], "count"))
+		if int(n) != tt.runs || exit != tt.exit || int(attempt) != tt.runs || len(strings.Fields(count)) != tt.runs {
+			t.Errorf("task %s: %d iterations (attempt %d, %d runs), exit %q; want %d, %q", tt.id, n, attempt, len(strings.Fields(count)), exit, tt.runs, tt.exit)
+		}
+		evs := h.waitEvents("l", "LoopExited", tt.id, 1)
+		if got := countEvents(evs, "LoopIteration", tt.id); got != tt.runs {
+			t.Errorf("task %s: %d LoopIteration events, want %d", tt.id, got, tt.runs)
+		}
+	}
+	// The judge was given the condition verbatim and the iteration count.
+	given, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "2", "2", "judge", "given.md"))
+	for _, want := range []string{"<user-condition>\nthe counter has three lines\n</user-condition>", "run 2 of at most 5 times", "echo x >> count"} {
+		if !strings.Contains(string(given), want) {
+			t.Errorf("judge prompt lacks %q:\n%s", want, given)
+		}
+	}
+	var cmd struct{ Argv []string }
+	raw, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "2", "1", "judge", "cmd.json"))
+	json.Unmarshal(raw, &cmd)
+	if len(cmd.Argv) != 2 || cmd.Argv[1] != judge {
+		t.Errorf("judge argv = %v", cmd.Argv)
+	}
+}
+
+func TestSubtask2_ParallelWithAFailingChild(t *testing.T) {
+	h := startDaemon(t, []string{"l"})
+	cwd := t.TempDir()
+	h.drop("l", "1", s2Task("/subtask {parallel:sleep 0.3; echo P1 >> p || exit 3 || echo P3 >> p && return:echo R >> f} echo O >> f", cwd, nil))
+	task := h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitLines(filepath.Join(cwd, "f"), "O R", 20*time.Second)
+	if got := lines(t, filepath.Join(cwd, "p")); got != "P3 P1" && got != "P1 P3" {
+		t.Errorf("parallel output %q", got)
+	}
+	want := map[string]string{"1-p1": daemon.StateSucceeded, "1-p2": daemon.StateFailed, "1-p3": daemon.StateSucceeded}
+	for name, state := range want {
+		if s := stateOf(h.read("l", findNamed(t, h, "l", name))); s != state {
+			t.Errorf("%s ended %q, want %q", name, s, state)
+		}
+	}
+	if n, _ := task.Metadata.Object("taskd").Int("attempt"); n != 1 {
+		t.Errorf("the task ran %d times; parallel items do not make it run again", n)
+	}
+	// The return ran only after every parallel child had ended.
+	evs := h.waitEvents("l", daemon.EvTaskSucceeded, findNamed(t, h, "l", "1-r1"), 1)
+	var lastChild, returnStart time.Time
+	for _, e := range evs {
+		if (e.Type == daemon.EvTaskSucceeded || e.Type == daemon.EvTaskFailed) && e.Parent == "1" && e.TS.After(lastChild) {
+			lastChild = e.TS
+		}
+		if e.Type == daemon.EvTaskStarted && e.Task == findNamed(t, h, "l", "1-r1") {
+			returnStart = e.TS
+		}
+	}
+	if !returnStart.After(lastChild) {
+		t.Errorf("the return started at %v, before the last parallel child ended at %v", returnStart, lastChild)
+	}
+}
+
+func TestSubtask2_NamedResults(t *testing.T) {
+	h := startDaemon(t, []string{"l"})
+	cwd := t.TempDir()
+	h.drop("l", "1", s2Task("echo start", cwd, map[string]any{"return": []string{
+		"/subtask {as:plan} echo the plan is ready",
+		`echo "got: $RESULT[plan]" > plan.txt`,
+	}}))
+	h.waitFor("plan.txt", 30*time.Second, func() bool {
+		data, _ := os.ReadFile(filepath.Join(cwd, "plan.txt"))
+		return string(data) == "got: the plan is ready\n"
+	})
+	h.drop("l", "5", s2Task(`echo "$RESULT[nope]"`, cwd, nil))
+	task := h.waitState("l", "5", daemon.StateFailed, 10*time.Second)
+	if e, _ := task.Metadata.Object("taskd").String("error"); !strings.Contains(e, "nope") {
+		t.Errorf("error = %q, want it to name the unknown result", e)
+	}
+}
+
+func TestSubtask2_Auto(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.sh")
+	os.WriteFile(good, []byte(`cat > "$TASKD_RUN_DIR/asked.md"
+echo 'I will write it and then record it.'
+printf '<subtask2 auto="true">\n/subtask {agent:exec && return:echo R >> f} echo W >> f\n</subtask2>\n'
+`), 0o755)
+	bad := filepath.Join(dir, "bad.sh")
+	os.WriteFile(bad, []byte("echo 'just do it'\n"), 0o755)
+	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) {
+		fc.Profiles = map[string]daemon.ProfileSpec{
+			"planner":     {Command: []string{"sh", good}, Prompt: "stdin"},
+			"bad-planner": {Command: []string{"sh", bad}, Prompt: "stdin"},
+		}
+	})
+	cwd := t.TempDir()
+	auto := func(agent string) string {
+		b, _ := json.Marshal(map[string]any{"subject": "auto", "owner": "taskd", "metadata": map[string]any{"taskd": map[string]any{
+			"agent": agent, "cwd": cwd, "prompt": "/subtask {auto:true} write a line and then a second one"}}})
+		return string(b)
+	}
+	h.drop("l", "1", auto("planner"))
+	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	if got := lines(t, filepath.Join(cwd, "f")); got != "W R" {
+		t.Errorf("f = %q, want the planned workflow's lines", got)
+		for _, id := range mustList(t, h.listDir("l")) {
+			data, _ := os.ReadFile(filepath.Join(h.listDir("l"), id+".json"))
+			cmd, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", id, "1", "cmd.json"))
+			t.Logf("%s: %s\n%s", id, data, cmd)
+		}
+	}
+	asked, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "1", "1", "asked.md"))
+	if !strings.Contains(string(asked), "write a line and then a second one") || !strings.Contains(string(asked), `<subtask2 auto="true">`) {
+		t.Errorf("the planner was asked:\n%s", asked)
+	}
+	plan := h.read("l", findNamed(t, h, "l", "1-plan"))
+	if p, _ := plan.Metadata.Object("taskd").String("prompt"); !strings.HasPrefix(p, "/subtask {agent:exec && return:echo R >> f}") {
+		t.Errorf("plan prompt = %q", p)
+	}
+
+	h.drop("l", "2", auto("bad-planner"))
+	task := h.waitState("l", "2", daemon.StateFailed, 30*time.Second)
+	if e, _ := task.Metadata.Object("taskd").String("error"); !strings.Contains(e, "holds no usable workflow") {
+		t.Errorf("error = %q", e)
+	}
+	if out, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "2", "1", "stdout.log")); string(out) != "just do it\n" {
+		t.Errorf("the planner's output was not kept: %q", out)
+	}
+}
