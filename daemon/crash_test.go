@@ -40,6 +40,9 @@ func daemonMain(root string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if exe := os.Getenv("TASKD_TEST_EXE"); exe != "" {
+		cfg.Executable = exe // the taskd binary agents run their commands with
+	}
 	if err := daemon.New(cfg, slog.New(slog.NewTextHandler(os.Stderr, nil))).Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -57,6 +60,9 @@ func startDaemonProc(t *testing.T, root string, concurrency int) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TASKD_TEST_DAEMON="+root, "TASKD_TEST_CONCURRENCY="+strconv.Itoa(concurrency))
+	if builtBin != "" {
+		cmd.Env = append(cmd.Env, "TASKD_TEST_EXE="+builtBin)
+	}
 	p := &daemonProc{cmd: cmd, log: &syncBuffer{}}
 	cmd.Stderr = p.log
 	if err := cmd.Start(); err != nil {
@@ -269,4 +275,33 @@ func TestSubtask2_SurvivesSIGKILL(t *testing.T) {
 func readString(dir, name string) string {
 	data, _ := os.ReadFile(filepath.Join(dir, name))
 	return string(data)
+}
+
+// TestChildren_WaitingParentSurvivesSIGKILL: the daemon is killed while a
+// parent waits for its child; after a restart the child runs again (it was
+// interrupted) and the parent is resumed exactly once, with its result.
+func TestChildren_WaitingParentSurvivesSIGKILL(t *testing.T) {
+	taskdBinary(t) // agents run taskd push
+	root := newRoot(t, "l")
+	h := &harness{t: t, root: root, logs: &syncBuffer{}}
+	marks := t.TempDir()
+	h.drop("l", "1", execTask("parent", `if [ -n "$TASKD_RESULTS" ]; then printf '%s' "$TASKD_RESULTS" > `+marks+`/resumed; exit 0; fi
+taskd push name=slow "echo started >> `+marks+`/child; sleep 1; echo '{\"success\": true, \"summary\": \"slow done\"}'" && taskd run`))
+	p := startDaemonProc(t, root, 2)
+	h.waitState("l", "1", daemon.StateWaiting, 30*time.Second)
+	h.waitFor("the child to run", 30*time.Second, func() bool { return readString(marks, "child") != "" })
+	p.kill(t)
+	p2 := startDaemonProc(t, root, 2)
+	h.waitState("l", "1", daemon.StateSucceeded, 60*time.Second)
+	p2.term(t)
+	evs := h.events("l")
+	if got := countEvents(evs, daemon.EvTaskResumed, "1"); got != 1 {
+		t.Errorf("the parent was resumed %d times, want once", got)
+	}
+	if got := readString(marks, "resumed"); !strings.Contains(got, "slow done") {
+		t.Errorf("the parent was resumed with %q", got)
+	}
+	if runs := strings.Count(readString(marks, "child"), "started"); runs != 2 {
+		t.Errorf("the child ran %d times, want 2 (the first one interrupted)", runs)
+	}
 }
