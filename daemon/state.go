@@ -66,7 +66,6 @@ type spec struct {
 	Parent     string
 	SessionID  string
 	Archived   bool
-	FlowResume string // a result waiting to be applied (recovery)
 }
 
 // fieldType lists the user-settable metadata.taskd fields and their types,
