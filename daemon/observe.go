@@ -65,6 +65,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 		}
 	}
 	e.children = childIDs(task)
+	d.observeSubagents(l, id, e, task) // waits and handoff links (aceevents.go)
 	if !e.accepted && e.state == StateNone && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true
 		l.events.append(Event{Type: EvTaskAccepted, List: l.id, Task: id, Parent: e.parent,

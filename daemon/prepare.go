@@ -126,6 +126,10 @@ type transcriptEntry struct {
 type prepared struct {
 	script     *prompt.Script
 	transcript []transcriptEntry
+	// results are sections the leading commands add after the content: a
+	// handed-off child's result, a converged result (acehandoff.go,
+	// convergerun.go). An exec agent gets them in $TASKD_RESULTS.
+	results []string
 }
 
 // render is prompt.md: the injected round trips, then the content.
@@ -145,6 +149,9 @@ func (p *prepared) render() string {
 		}
 	}
 	b.WriteString(p.script.Content)
+	for _, r := range p.results {
+		b.WriteString("\n\n" + strings.TrimSpace(r))
+	}
 	return b.String()
 }
 
@@ -177,7 +184,7 @@ func (d *Daemon) runLeading(ctx context.Context, l *list, t *taskfile.Task, sp s
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		default:
-			if err := d.runOrchestration(ctx, l, t, sp, st); err != nil {
+			if err := d.runOrchestration(ctx, l, t, sp, st, p); err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		}

@@ -92,9 +92,15 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	}
 	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 	a, err := d.newAttempt(l, t, sp, "", "")
+	if err == nil {
+		err = d.startSubagent(l, t, sp) // a delegated child's permission check (acedelegate.go)
+	}
 	var prep *prepared
 	if err == nil {
 		prep, err = d.runLeading(ctx, l, t, sp, a.cwd)
+	}
+	if waiting, ok := asSuspended(err); ok {
+		return waiting, nil // a /handoff or /converge line waits (acewait.go)
 	}
 	if err != nil {
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
@@ -115,6 +121,9 @@ func (p *prepared) apply(a *attempt) {
 	a.prompt = p.render()
 	if a.profile.Flags == "none" {
 		a.script = p.script.Content
+	}
+	if len(p.results) > 0 {
+		a.env = map[string]string{"TASKD_RESULTS": strings.Join(p.results, "\n\n")}
 	}
 	if len(p.transcript) > 0 {
 		data, _ := json.MarshalIndent(p.transcript, "", "  ")
@@ -197,7 +206,15 @@ func taskCwd(cwd string) (string, error) {
 // success; pending with state failed, timed_out or cancelled otherwise
 // (or retrying, when metadata.taskd.retries allows another attempt);
 // pending with no state when the daemon stopped under it, so it runs again.
+// An attempt whose agent asked for it with taskd handoff or taskd converge
+// ends failed or needs_human instead (aceverdict.go).
 func (d *Daemon) finish(ctx context.Context, l *list, id string, sp spec, res Result, out outcome) (*taskfile.Task, error) {
+	if v := d.exitVerdict(l, id, sp, out); v != nil { // taskd handoff or converge asked for it (aceverdict.go)
+		if v.Action == verdictNeedsHuman {
+			return d.finishNeedsHuman(ctx, l, id, sp, res, v)
+		}
+		res = v.fail(res)
+	}
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
 	now := time.Now()

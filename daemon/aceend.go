@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// subagentEnded reports the end of an attempt of child c, once, when its
+// result is delivered to its parent (before delivered is set, so a crash in
+// between reports it again rather than never):
+//
+//   - for a subagent (agentType set), a TranscriptEvent subagent_stop with
+//     the outcome, plus SubagentError (a failure, with the end of its
+//     stderr) or SubagentTimeout (its own timeout); metadata.taskd.endLogged
+//     records the attempt reported;
+//   - for every unresolved handoff of the parent to c, HandoffComplete; a
+//     monitor-mode handoff is then over (HandoffResolved, action none).
+//
+// Failures are logged and do not stop the delivery.
+func (d *Daemon) subagentEnded(ctx context.Context, l *list, c *taskfile.Task) {
+	m := c.Metadata.Object("taskd")
+	parentID, _ := m.String("parent")
+	state, _ := m.String("state")
+	attempt, _ := m.Int("attempt")
+	fields := subagentFields(l.dir.Path(), c)
+	if _, isSub := m.String("agentType"); isSub {
+		if logged, ok := m.Int("endLogged"); !ok || logged != attempt {
+			d.reportEnd(l, c, parentID, state, int(attempt), fields)
+			_, err := l.dir.Update(ctx, c.ID, func(t *taskfile.Task) error {
+				td(t).Set("endLogged", attempt)
+				return nil
+			})
+			if err != nil {
+				d.log.Warn("record the subagent's end", "list", l.id, "task", c.ID, "err", err)
+			}
+		}
+	}
+	if err := d.completeHandoffs(ctx, l, c, parentID, state, int(attempt), fields); err != nil {
+		d.log.Warn("record the end of a handoff", "list", l.id, "task", parentID, "child", c.ID, "err", err)
+	}
+}
+
+// reportEnd logs the end of a subagent's attempt.
+func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID, state string, attempt int, fields map[string]any) {
+	stop := maps.Clone(fields)
+	stop["event_type"] = trSubagentStop
+	l.emit(Event{Type: EvTranscriptEvent, Task: c.ID, Parent: parentID, Attempt: attempt, Data: stop})
+	m := c.Metadata.Object("taskd")
+	switch state {
+	case StateFailed, StateStopped:
+		f := maps.Clone(fields)
+		f["error"], _ = m.String("error")
+		f["error_kind"] = "failure"
+		if attempt > 0 {
+			tail, _ := readTail(filepath.Join(l.runDir(c.ID, attempt), "stderr.log"), 2<<10)
+			f["stderr"] = string(tail)
+		}
+		l.emit(Event{Type: EvSubagentError, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
+	case StateTimedOut:
+		f := maps.Clone(fields)
+		f["source"] = "subagent"
+		if v, ok := m.Get("timeout"); ok {
+			if d, err := parseTimeout(v); err == nil {
+				f["timeout"] = d.String()
+			}
+		}
+		l.emit(Event{Type: EvSubagentTimeout, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
+	}
+}
+
+// completeHandoffs logs HandoffComplete for the parent's unresolved
+// handoffs to c whose end has not been reported for this attempt, and
+// resolves the monitor-mode ones.
+func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task, parentID, state string, attempt int, fields map[string]any) error {
+	parent, err := l.dir.Read(parentID)
+	if err != nil || len(handoffsOf(parent.Metadata.Object("taskd"))) == 0 {
+		return nil
+	}
+	var done []handoffRecord
+	_, err = l.dir.Update(ctx, parentID, func(t *taskfile.Task) error {
+		done = nil
+		m := td(t)
+		recs := handoffsOf(m)
+		for i := range recs {
+			r := &recs[i]
+			if r.Child != c.ID || r.State == handoffResolved || r.Completed != nil && *r.Completed == attempt {
+				continue
+			}
+			n := attempt
+			r.Completed = &n
+			r.Outcome = outcomeOfState(state)
+			if r.TimedOut && state == StateCancelled {
+				r.Outcome = "timeout"
+			}
+			if r.Mode == modeMonitor {
+				r.State, r.Action, r.ResolvedAt = handoffResolved, actNone, stamp(time.Now())
+			}
+			done = append(done, *r)
+		}
+		if len(done) == 0 {
+			return errNotRunnable // nothing to write
+		}
+		setRecord(m, "handoffs", recs)
+		return nil
+	})
+	if err == errNotRunnable {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	h := &handoffs{cfg: d.cfg, dir: l.dir, parent: parentID, emit: l.emit}
+	for i := range done {
+		r := &done[i]
+		f := maps.Clone(fields)
+		f["handoff_mode"] = r.Mode
+		f["outcome"] = r.Outcome
+		f["artifacts"] = f["artifact_paths"]
+		f["subagent_attempt"] = attempt
+		if r.Line > 0 {
+			f["line"] = r.Line
+		}
+		l.emit(Event{Type: EvHandoffComplete, Task: parentID, Data: f})
+		if r.Mode == modeMonitor {
+			h.resolved(r, c)
+		}
+	}
+	return nil
+}
