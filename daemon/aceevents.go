@@ -27,9 +27,9 @@ const (
 
 // event_type values of TranscriptEvent.
 const (
-	trSubagentStart  = "subagent_start"  // a subagent was delegated
-	trSubagentStop   = "subagent_stop"   // a subagent's attempt ended
-	trSubagentRetry  = "subagent_retry"  // a handoff runs its child again
+	trSubagentStart  = "subagent_start" // a subagent was delegated
+	trSubagentStop   = "subagent_stop"  // a subagent's attempt ended
+	trSubagentRetry  = "subagent_retry" // a handoff runs its child again
 	trConflictFound  = "conflict_detected"
 	trConflictSolved = "conflict_resolved"
 )
