@@ -72,6 +72,9 @@ func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID stri
 		text, system = inheritContext(dir, parent, at.Name, req.Task)
 		extra["systemPrompt"] = system
 	}
+	// Created queued, so that SubagentSpawned comes before anything the
+	// child does; released below.
+	extra["state"] = StateQueued
 	if scopeErr != nil {
 		// Recorded as failed before it could run: it is never started, and
 		// its result (the failure) is still delivered to the parent.
@@ -107,7 +110,17 @@ func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID stri
 		start[k] = v
 	}
 	emit(Event{Type: EvTranscriptEvent, Task: child.ID, Parent: parentID, Data: start})
-	return child, nil
+	return releaseQueued(ctx, dir, child.ID)
+}
+
+// releaseQueued lets a queued child run.
+func releaseQueued(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+	return dir.Update(ctx, id, func(t *taskfile.Task) error {
+		if s, _ := td(t).String("state"); s == StateQueued {
+			td(t).Delete("state")
+		}
+		return nil
+	})
 }
 
 // nextTypeName is the first <type>-<n> (n = 1, 2, …) no child of parent has.
@@ -164,8 +177,9 @@ func (d *Daemon) delegateLine(ctx context.Context, l *list, t *taskfile.Task, st
 		}
 	}
 	name := fmt.Sprintf("%s-%d", c.AgentType, n)
-	if _, err := ChildByName(l.dir, t.ID, name); err == nil {
-		return nil
+	if id, err := ChildByName(l.dir, t.ID, name); err == nil {
+		_, err = releaseQueued(ctx, l.dir, id) // a pass cut short between creating and releasing it
+		return err
 	}
 	_, err := Delegate(ctx, d.cfg, l.dir, t.ID, c, DelegateOptions{Name: name, Log: d.log, emit: l.emit})
 	if errors.Is(err, ErrScope) {

@@ -1,0 +1,133 @@
+package daemon_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon"
+)
+
+// TestDelegate_PromptLine runs a /delegate line end to end: the child is
+// started at once (the parent's agent does not wait for it), records its
+// agent type and scope, and the seed's events follow one another with
+// their fields.
+func TestDelegate_PromptLine(t *testing.T) {
+	h := startACE(t, []string{"l"})
+	cwd := t.TempDir()
+	child := "sleep 0.5; touch built; " + resultJSON(`"summary": "built it"`)
+	prompt := "/delegate " + q(child) + " --agent-type builder --timeout 60\n\n" +
+		`if [ -n "$TASKD_RESULTS" ]; then exit 0; fi` + "\n" +
+		"test -f built && exit 7; echo parent went on"
+	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"permissionMode": "acceptEdits"}))
+	parent := h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	id := h.childNamed("l", "1", "builder-1")
+	c := h.read("l", id)
+
+	m := c.Metadata.Object("taskd")
+	for k, want := range map[string]any{
+		"agentType": "builder", "permissionMode": "acceptEdits", "inheritContext": false, "timeout": "1m0s",
+		"allowBypass": false, "parent": "1", "agent": "builder", "state": daemon.StateSucceeded,
+		"tools": []any{"Read", "Edit", "Write", "Bash", "Glob", "Grep"},
+	} {
+		if got, _ := m.Get(k); !equalJSON(got, want) {
+			t.Errorf("child metadata.taskd.%s = %v, want %v", k, got, want)
+		}
+	}
+	if _, ok := m.String("spawnedAt"); !ok {
+		t.Errorf("child has no spawnedAt")
+	}
+	// The parent's agent ran while the child still worked (no "built"
+	// yet), then waited and was resumed with the result.
+	if got := countEvents(h.events("l"), daemon.EvTaskResumed, "1"); got != 1 {
+		t.Errorf("parent resumed %d times, want 1", got)
+	}
+	if done := stringsOf(parent.Metadata.Object("taskd").Object("children"), "done"); len(done) != 1 || done[0] != id {
+		t.Errorf("parent's done children = %v", done)
+	}
+
+	evs := h.waitEvents("l", daemon.EvTranscriptEvent, id, 2)
+	common := map[string]any{"subagent_id": id, "session_id": "1", "agent_type": "builder", "permission_mode": "acceptEdits",
+		"task_description": child, "spawn_timestamp": nil}
+	with := func(extra map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range common {
+			out[k] = v
+		}
+		for k, v := range extra {
+			out[k] = v
+		}
+		return out
+	}
+	got := checkSequence(t, evs, []wantEvent{
+		{daemon.EvTaskStarted, "1", nil},
+		{daemon.EvSubagentSpawned, id, with(map[string]any{"parent_session_id": "1"})},
+		{daemon.EvTranscriptEvent, id, with(map[string]any{"event_type": "subagent_start"})},
+		{daemon.EvSubagentActive, id, with(map[string]any{"initial_state": "running"})},
+		{daemon.EvTaskSucceeded, id, nil},
+		{daemon.EvTranscriptEvent, id, with(map[string]any{"event_type": "subagent_stop", "outcome": "success",
+			"completion_timestamp": nil, "duration_ms": nil, "artifact_paths": []any{
+				filepath.Join(".taskd", "runs", id, "1", "result.json"), filepath.Join(".taskd", "runs", id, "1", "stdout.log")}})},
+	})
+	if got[1].Parent != "1" {
+		t.Errorf("SubagentSpawned parent = %q, want 1", got[0].Parent)
+	}
+	if n := countEvents(evs, daemon.EvSubagentSpawned, id); n != 1 {
+		t.Errorf("%d SubagentSpawned events, want 1 (the line ran twice?)", n)
+	}
+}
+
+// TestDelegate_Command runs taskd delegate inside an agent, with
+// --inherit-context and --tools: the child gets the parent's /read files
+// and its prompt as system prompt, and the tools asked for.
+func TestDelegate_Command(t *testing.T) {
+	h := startACE(t, []string{"l"})
+	cwd := t.TempDir()
+	os.WriteFile(filepath.Join(cwd, "notes.md"), []byte("the shared notes\n"), 0o644)
+	child := `cp "$TASKD_TRANSCRIPT" child-transcript.json; ` + resultJSON(`"summary": "tested"`)
+	prompt := "/read notes.md\n\nRun the tests.\n" +
+		`if [ -n "$TASKD_RESULTS" ]; then exit 0; fi` + "\n" +
+		`id=$(taskd delegate '` + strings.ReplaceAll(child, `'`, `'\''`) + `' --agent-type tester --inherit-context --tools Read) || exit 5` + "\n" +
+		`echo "$id" > child.id`
+	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"tools": []string{"Read", "Bash"}, "permissionMode": "acceptEdits"}))
+	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	data, err := os.ReadFile(filepath.Join(cwd, "child.id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(string(data))
+	c := h.waitState("l", id, daemon.StateSucceeded, 20*time.Second)
+	m := c.Metadata.Object("taskd")
+	if got, want := tdString(c, "name"), "tester-1"; got != want {
+		t.Errorf("name = %q, want %q", got, want)
+	}
+	if got, want := tdString(c, "permissionMode"), "plan"; got != want {
+		t.Errorf("permissionMode = %q, want %q (the tester's)", got, want)
+	}
+	if got, _ := m.Get("tools"); !equalJSON(got, []any{"Read"}) {
+		t.Errorf("tools = %v, want [Read]", got)
+	}
+	if got, _ := m.Bool("inheritContext"); !got {
+		t.Errorf("inheritContext not recorded")
+	}
+	if p := tdString(c, "prompt"); !strings.HasPrefix(p, "/read notes.md\n\n") {
+		t.Errorf("child prompt does not start with the parent's /read lines:\n%s", p)
+	}
+	if sys := tdString(c, "systemPrompt"); !strings.Contains(sys, "Run the tests.") || !strings.Contains(sys, "tester subagent of task 1") {
+		t.Errorf("child system prompt = %q", sys)
+	}
+	transcript, _ := os.ReadFile(filepath.Join(cwd, "child-transcript.json"))
+	if !strings.Contains(string(transcript), "the shared notes") {
+		t.Errorf("the child did not read the parent's context file:\n%s", transcript)
+	}
+	evs := h.waitEvents("l", daemon.EvSubagentActive, id, 1)
+	checkSequence(t, evs, []wantEvent{
+		{daemon.EvSubagentSpawned, id, map[string]any{"agent_type": "tester", "permission_mode": "plan", "tools": []any{"Read"}}},
+		{daemon.EvTranscriptEvent, id, map[string]any{"event_type": "subagent_start"}},
+		{daemon.EvSubagentActive, id, map[string]any{"initial_state": "running"}},
+	})
+}
+
+func equalJSON(a, b any) bool { return string(mustJSON(a)) == string(mustJSON(b)) }
