@@ -219,3 +219,11 @@ func toPlain(o *taskfile.Object) any {
 	json.Unmarshal(taskfile.AppendJSON(nil, o), &out)
 	return out
 }
+
+// in returns h for use in subtest t (its failures end t, not the test
+// that started the daemon).
+func (h *harness) in(t *testing.T) *harness {
+	c := *h
+	c.t = t
+	return &c
+}

@@ -86,6 +86,7 @@ func TestDelegate_PermissionScope(t *testing.T) {
 	}
 	for i, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
+			h := h.in(t)
 			pid := fmt.Sprintf("p%02d", i)
 			h.waitState("l", pid, daemon.StateSucceeded, 30*time.Second)
 			id := h.childNamed("l", pid, r.agentType+"-1")

@@ -15,12 +15,15 @@ import (
 //
 //   - for a subagent (agentType set), a TranscriptEvent subagent_stop with
 //     the outcome, plus SubagentError (a failure, with the end of its
-//     stderr) or SubagentTimeout (its own timeout); metadata.taskd.endLogged
-//     records the attempt reported;
+//     stderr) or SubagentTimeout (its own timeout), unless
+//     metadata.taskd.endLogged says this attempt was reported;
 //   - for every unresolved handoff of the parent to c, HandoffComplete; a
 //     monitor-mode handoff is then over (HandoffResolved, action none).
 //
-// Failures are logged and do not stop the delivery.
+// Failures are logged and do not stop the delivery. (The child's file is
+// not written here: a write while a cancelled child's result is delivered
+// would stop the delivery job. deliverResult records endLogged with
+// delivered, through markEndReported.)
 func (d *Daemon) subagentEnded(ctx context.Context, l *list, c *taskfile.Task) {
 	m := c.Metadata.Object("taskd")
 	parentID, _ := m.String("parent")
@@ -30,13 +33,6 @@ func (d *Daemon) subagentEnded(ctx context.Context, l *list, c *taskfile.Task) {
 	if _, isSub := m.String("agentType"); isSub {
 		if logged, ok := m.Int("endLogged"); !ok || logged != attempt {
 			d.reportEnd(l, c, parentID, state, int(attempt), fields)
-			_, err := l.dir.Update(ctx, c.ID, func(t *taskfile.Task) error {
-				td(t).Set("endLogged", attempt)
-				return nil
-			})
-			if err != nil {
-				d.log.Warn("record the subagent's end", "list", l.id, "task", c.ID, "err", err)
-			}
 		}
 	}
 	if err := d.completeHandoffs(ctx, l, c, parentID, state, int(attempt), fields); err != nil {
@@ -130,4 +126,14 @@ func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task
 		}
 	}
 	return nil
+}
+
+// markEndReported records, with delivered, that the end of a subagent's
+// current attempt has been reported.
+func markEndReported(t *taskfile.Task) {
+	m := td(t)
+	if _, ok := m.String("agentType"); ok {
+		n, _ := m.Int("attempt")
+		m.Set("endLogged", n)
+	}
 }

@@ -180,7 +180,11 @@ func (a *aceList) mirror(log *eventLog, ev Event) {
 	if !ok {
 		return
 	}
-	data := map[string]any{"event_type": ev.Type, "mirror_of": ev.Task, "subagent_id": ev.Task,
+	typ := ev.Type
+	if t, ok := ev.Data["event_type"].(string); ok && ev.Type == EvTranscriptEvent {
+		typ = t // the child's own transcript event (subagent_stop, …)
+	}
+	data := map[string]any{"event_type": typ, "mirror_of": ev.Task, "subagent_id": ev.Task,
 		"session_id": m.parent, "handoff_mode": m.mode}
 	if m.agentType != "" {
 		data["agent_type"] = m.agentType

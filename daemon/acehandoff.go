@@ -178,14 +178,14 @@ func (h *handoffs) timeOut(ctx context.Context, rec *handoffRecord, c *taskfile.
 		return nil, err
 	}
 	*rec = r
-	if _, err := CancelTask(ctx, h.dir, rec.Child); err != nil && !strings.Contains(err.Error(), "already ended") {
-		return nil, fmt.Errorf("cancel %s after the handoff's timeout: %w", rec.Child, err)
-	}
 	f := subagentFields(h.dir.Path(), c)
 	f["source"] = "handoff"
 	f["timeout"] = rec.Timeout
 	f["handoff_mode"] = rec.Mode
 	h.emit(Event{Type: EvSubagentTimeout, Task: rec.Child, Parent: h.parent, Data: f})
+	if _, err := CancelTask(ctx, h.dir, rec.Child); err != nil && !strings.Contains(err.Error(), "already ended") {
+		return nil, fmt.Errorf("cancel %s after the handoff's timeout: %w", rec.Child, err)
+	}
 	wctx, cancel := stopWait(ctx, h.cfg)
 	defer cancel()
 	tasks, err := waitTasks(wctx, h.dir, []string{rec.Child}, func(ts map[string]*taskfile.Task) bool {

@@ -63,6 +63,7 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, err
 	d.subagentEnded(ctx, l, t) // subagent and handoff events, before delivered is set (aceend.go)
 	t, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
 		td(t).Set("delivered", true)
+		markEndReported(t) // aceend.go
 		return nil
 	})
 	if err != nil {
