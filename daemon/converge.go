@@ -132,7 +132,7 @@ func converge(ins []convergeInput, strategy, method string, tol tolerance, answe
 		}
 		cv.Children = append(cv.Children, c)
 	}
-	r := &resolver{cv: cv, byID: byID, method: method, answers: answers}
+	r := &resolver{cv: cv, byID: byID, method: method, answers: answers, tol: tol}
 	switch strategy {
 	case strategyMerge:
 		r.merge(ins, tol)
@@ -158,6 +158,7 @@ type resolver struct {
 	byID    map[string]*convergeInput
 	method  string
 	answers []string
+	tol     tolerance
 }
 
 // decide records conflict c and resolves it, returning the winner ("" if a
@@ -185,7 +186,11 @@ func (r *resolver) decide(c conflict) string {
 		return ""
 	}
 	res := resolution{Conflict: idx, Method: how, Winner: winner}
+	wv, hasValue := c.Values[winner]
 	for _, id := range c.Children {
+		if v, ok := c.Values[id]; hasValue && ok && sameAnswer(v, wv, r.tol) {
+			continue // it agrees with the winner: nothing of it is overridden
+		}
 		if id != winner {
 			res.Overridden = append(res.Overridden, id)
 			if v, ok := c.Values[id]; ok {
