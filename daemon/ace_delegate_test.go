@@ -90,7 +90,8 @@ func TestDelegate_Command(t *testing.T) {
 	prompt := "/read notes.md\n\nRun the tests.\n" +
 		`if [ -n "$TASKD_RESULTS" ]; then exit 0; fi` + "\n" +
 		`id=$(taskd delegate '` + strings.ReplaceAll(child, `'`, `'\''`) + `' --agent-type tester --inherit-context --tools Read) || exit 5` + "\n" +
-		`echo "$id" > child.id`
+		`echo "$id" > child.id` + "\n" +
+		`taskd delegate 'touch widened' --agent-type builder --permission-mode bypassPermissions > refused.id 2> refused.err; echo $? > refused.rc`
 	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"tools": []string{"Read", "Bash"}, "permissionMode": "acceptEdits"}))
 	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
 	data, err := os.ReadFile(filepath.Join(cwd, "child.id"))
@@ -121,6 +122,16 @@ func TestDelegate_Command(t *testing.T) {
 	transcript, _ := os.ReadFile(filepath.Join(cwd, "child-transcript.json"))
 	if !strings.Contains(string(transcript), "the shared notes") {
 		t.Errorf("the child did not read the parent's context file:\n%s", transcript)
+	}
+	if rc := strings.TrimSpace(readFile(t, filepath.Join(cwd, "refused.rc"))); rc != "1" {
+		t.Errorf("a widening taskd delegate exited %s, want 1", rc)
+	}
+	if e := readFile(t, filepath.Join(cwd, "refused.err")); !strings.Contains(e, "wider than the parent's acceptEdits") {
+		t.Errorf("a widening taskd delegate said %q", e)
+	}
+	refused := h.waitState("l", strings.TrimSpace(readFile(t, filepath.Join(cwd, "refused.id"))), daemon.StateFailed, 10*time.Second)
+	if _, err := os.Stat(filepath.Join(cwd, "widened")); err == nil || tdString(refused, "name") != "builder-1" {
+		t.Errorf("the refused subagent %s ran or is misnamed", refused.ID)
 	}
 	evs := h.waitEvents("l", daemon.EvSubagentActive, id, 1)
 	checkSequence(t, evs, []wantEvent{

@@ -301,3 +301,55 @@ func checkFormat(t *testing.T, format string, content []byte) {
 		}
 	}
 }
+
+// TestConverge_Command runs taskd converge inside an agent: a vote tie
+// for manual review makes the command exit 3 and the task needs_human
+// when its agent exits; a person's answer runs the agent again, and the
+// same taskd converge then writes the output.
+func TestConverge_Command(t *testing.T) {
+	h := startACE(t, []string{"l"})
+	cwd := t.TempDir()
+	script := `if ! taskd queue | grep -q tester-1; then
+  for a in a b c; do taskd delegate "echo '{\"success\": true, \"answer\": \"$a\"}'" --agent-type tester > /dev/null || exit 5; done
+fi
+taskd converge tester-1 tester-2 tester-3 --strategy vote > out.$TASKD_ATTEMPT; echo $? > rc.$TASKD_ATTEMPT`
+	h.drop("l", "1", parentTask(script, cwd, nil))
+	p := h.waitState("l", "1", daemon.StateNeedsHuman, 30*time.Second)
+	if rc := strings.TrimSpace(readFile(t, filepath.Join(cwd, "rc.1"))); rc != "3" {
+		t.Errorf("taskd converge exit status %s, want 3", rc)
+	}
+	var conflicts []map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(cwd, "out.1"))), &conflicts); err != nil || len(conflicts) != 1 || conflicts[0]["kind"] != "tie" {
+		t.Errorf("taskd converge printed %s (%v), want the tie", readFile(t, filepath.Join(cwd, "out.1")), err)
+	}
+	hitl := p.Metadata.Object("taskd").Object("hitl")
+	if s, _ := hitl.String("source"); s != "command" {
+		t.Errorf("hitl source %q, want command", s)
+	}
+	b := h.childNamed("l", "1", "tester-2")
+	answer(t, h, "1", b)
+	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	if rc := strings.TrimSpace(readFile(t, filepath.Join(cwd, "rc.2"))); rc != "0" {
+		t.Errorf("second taskd converge exit status %s, want 0", rc)
+	}
+	var cv convergedFile
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(cwd, "out.2"))), &cv); err != nil || cv.Answer != "b" || cv.Winner != b {
+		t.Errorf("output %+v (%v), want answer b from %s", cv, err, b)
+	}
+	if _, err := os.Stat(filepath.Join(h.listDir("l"), ".taskd", "runs", "1", "2", "converged.json")); err != nil {
+		t.Errorf("the output is not in the second attempt's run folder: %v", err)
+	}
+	evs := h.events("l")
+	checkSequence(t, evs, []wantEvent{
+		{daemon.EvConvergenceInitiated, "1", map[string]any{"strategy": "vote"}},
+		{daemon.EvManualReviewRequired, "1", map[string]any{"conflict_count": 1}},
+		{daemon.EvTaskNeedsHuman, "1", map[string]any{"kind": "converge"}},
+		{daemon.EvHumanResolved, "1", map[string]any{"answer": b, "kind": "converge"}},
+		{daemon.EvConvergenceComplete, "1", map[string]any{"conflict_count": 1, "resolution_count": 1}},
+	})
+	for typ, want := range map[string]int{daemon.EvConvergenceInitiated: 1, daemon.EvManualReviewRequired: 1, daemon.EvConvergenceComplete: 1, daemon.EvSubagentSpawned: 0} {
+		if got := countEvents(evs, typ, "1"); got != want {
+			t.Errorf("%d %s events for the parent, want %d", got, typ, want)
+		}
+	}
+}
