@@ -33,7 +33,7 @@ func TestWorkflows(t *testing.T) {
 		Builtin  bool
 		OK       bool
 	}
-	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 || len(list) != 9 || !list[0].Builtin || !list[0].OK {
+	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 || len(list) != 10 || !list[0].Builtin || !list[0].OK {
 		t.Errorf("list --json: exit %d, %v:\n%s", code, err, out)
 	}
 
@@ -53,7 +53,7 @@ func TestWorkflows(t *testing.T) {
 		t.Errorf("validate: exit %d, stdout:\n%s\nwant:\n%s\nstderr: %s", code, out, want, errOut)
 	}
 	out, _, code = runCLI(t, "workflows", "validate")
-	if code != 0 || strings.Count(out, ": ok\n") != 9 {
+	if code != 0 || strings.Count(out, ": ok\n") != 10 {
 		t.Errorf("validate (all): exit %d:\n%s", code, out)
 	}
 
