@@ -83,11 +83,11 @@ func TestHandoff_TransferControl(t *testing.T) {
 // hangs and retries run out), abort fails the parent, escalate asks a
 // person, who answers by editing the file.
 func TestHandoff_Timeout(t *testing.T) {
-	// The child hangs on its first run; with "always" on every run.
+	// The child hangs on its first attempt; with "always" on every one.
 	hang := func(always bool) string {
-		s := `echo $$ >> child.pids; if [ -f tried ]; then ` + resultJSON(`"summary": "second run"`) + `; exit 0; fi; `
+		s := `echo $$ >> child.pids; `
 		if !always {
-			s += "touch tried; "
+			s += `if [ "$TASKD_ATTEMPT" -gt 1 ]; then ` + resultJSON(`"summary": "second run"`) + `; exit 0; fi; `
 		}
 		return s + "exec sleep 30"
 	}
@@ -193,6 +193,16 @@ func TestHandoff_Timeout(t *testing.T) {
 				h.waitEvents("l", daemon.EvHumanResolved, pid, 1)
 			}
 		})
+	}
+	var timeouts, retries int
+	for _, tt := range tests {
+		timeouts += 1 + tt.wantRetries - boolInt(!tt.always && tt.wantRetries > 0)
+		retries += tt.wantRetries
+	}
+	m := metricsOf(t, h)
+	if m.Timeouts["handoff"] != timeouts || m.Retries != retries || m.Handoffs.Initiated != len(tests) || m.Handoffs.ByAction["abort"] != 2 {
+		t.Errorf("metrics: %d handoff timeouts, %d retries, handoffs %+v; want %d, %d, %d initiated, 2 aborted",
+			m.Timeouts["handoff"], m.Retries, m.Handoffs, timeouts, retries, len(tests))
 	}
 }
 

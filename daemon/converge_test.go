@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -257,6 +258,38 @@ func TestConverge_Strategies(t *testing.T) {
 			}
 		})
 	}
+	// taskd metrics reads the same story from the event logs.
+	var spawned, cancelled, withConflicts, manual int
+	for _, tt := range tests {
+		spawned += len(tt.kids)
+		cancelled += len(tt.wantCancelled)
+		withConflicts += min(tt.wantConflicts, 1)
+		manual += min(tt.answer, 1)
+	}
+	m := metricsOf(t, h)
+	c := m.Convergences
+	if m.Spawned != spawned || m.ByType["analyzer"].Spawned != spawned || m.Cancelled != cancelled ||
+		c.Initiated != len(tests) || c.Completed != len(tests) || c.WithConflicts != withConflicts || c.ManualReviews != manual {
+		t.Errorf("metrics = %+v %+v, want %d spawned, %d cancelled, %d convergences, %d with conflicts, %d manual reviews",
+			m, c, spawned, cancelled, len(tests), withConflicts, manual)
+	}
+	if got, want := c.ConflictRate, float64(withConflicts)/float64(len(tests)); got != want {
+		t.Errorf("conflict rate %v, want %v", got, want)
+	}
+}
+
+// metricsOf runs taskd metrics --json on the harness's root.
+func metricsOf(t *testing.T, h *harness) daemon.Metrics {
+	t.Helper()
+	out, err := exec.Command(taskdBinary(t), "metrics", "--root", h.root, "--json").Output()
+	if err != nil {
+		t.Fatalf("taskd metrics: %v", err)
+	}
+	var m daemon.Metrics
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("taskd metrics --json: %v\n%s", err, out)
+	}
+	return m
 }
 
 func keys(n int) []int {
