@@ -75,14 +75,14 @@ events, no polling) and prints its result, or until --timeout (default
 600s) passes: the child is then cancelled (SubagentTimeout) and counts as
 failed. On failure, --on-failure (default escalate) decides:
 
-  retry     run the child again and wait again, at most 2 times; then as
-            escalate
-  abort     exit with status 1; when the current task's agent exits, the
-            task fails with the reason, whatever the agent reports
-  escalate  exit with status 1; when the agent exits, the task becomes
-            needs_human (metadata.taskd.hitl kind handoff) with the options
-            retry (run the task again), continue (record the attempt as the
-            agent reported it), abort and leave
+	retry     run the child again and wait again, at most 2 times; then as
+	          escalate
+	abort     exit with status 1; when the current task's agent exits, the
+	          task fails with the reason, whatever the agent reports
+	escalate  exit with status 1; when the agent exits, the task becomes
+	          needs_human (metadata.taskd.hitl kind handoff) with the options
+	          retry (run the task again), continue (record the attempt as the
+	          agent reported it), abort and leave
 
 HandoffComplete is logged at each end of the child, HandoffResolved with
 the outcome, the action and the child's artifacts when the handoff is over.
@@ -97,17 +97,17 @@ combines their persisted results (result.json: success, summary, answer,
 confidence, output; "files" in the child's final JSON object lists the
 files it changed). Strategies:
 
-  merge          every result in order; conflicts: two children changed the
-                 same file, or gave different values for a key of "answer"
-                 (a JSON object answer has keys; any other is one value)
-  vote           at least 3 children; the most common answer wins; a tie is
-                 a conflict
-  consensus      all children succeeded with agreeing answers (numbers
-                 within --tolerance, else metadata.taskd.convergeTolerance:
-                 a number, or a percentage such as 1%); otherwise a conflict
-  first_success  the first child to succeed wins; converge returns as soon
-                 as one has, cancels the others (recorded as cancelled) and
-                 waits until they have stopped
+	merge          every result in order; conflicts: two children changed the
+	               same file, or gave different values for a key of "answer"
+	               (a JSON object answer has keys; any other is one value)
+	vote           at least 3 children; the most common answer wins; a tie is
+	               a conflict
+	consensus      all children succeeded with agreeing answers (numbers
+	               within --tolerance, else metadata.taskd.convergeTolerance:
+	               a number, or a percentage such as 1%); otherwise a conflict
+	first_success  the first child to succeed wins; converge returns as soon
+	               as one has, cancels the others (recorded as cancelled) and
+	               waits until they have stopped
 
 Conflicts are resolved by --conflict-resolution: auto_accept_latest (the
 child that finished last wins; the overridden results are logged),
