@@ -97,9 +97,6 @@ func (d *Daemon) abortByPerson(ctx context.Context, l *list, id string, sp spec,
 // answerHandoff applies retry or continue to an escalated handoff.
 func (d *Daemon) answerHandoff(ctx context.Context, l *list, id string, sp spec, h hitlRecord, answer string) (*taskfile.Task, error) {
 	hs := &handoffs{cfg: d.cfg, dir: l.dir, parent: id, emit: l.emit}
-	if h.Source == "command" && answer == actContinue {
-		return d.acceptAttempt(ctx, l, id, sp, h)
-	}
 	child, err := l.dir.Read(h.Child)
 	if err != nil {
 		return nil, err
@@ -125,6 +122,9 @@ func (d *Daemon) answerHandoff(ctx context.Context, l *list, id string, sp spec,
 		})
 		if err == nil {
 			hs.resolved(&rec, child)
+		}
+		if err == nil && h.Source == "command" {
+			return d.acceptAttempt(ctx, l, id, sp, h)
 		}
 	}
 	if err != nil {

@@ -67,9 +67,10 @@ func readVerdict(path string) (verdict, bool) {
 }
 
 // exitVerdict returns the verdict left for attempt sp.Attempt of task id,
-// or nil. An interrupted attempt has none: it runs again.
+// or nil. Only an agent that exited by itself has one: a timeout or a
+// cancellation stands, and an interrupted attempt runs again.
 func (d *Daemon) exitVerdict(l *list, id string, sp spec, out outcome) *verdict {
-	if out == interrupted || out == notStarted || sp.Attempt == 0 {
+	if out != finished || sp.Attempt == 0 {
 		return nil
 	}
 	v, ok := readVerdict(filepath.Join(l.runDir(id, sp.Attempt), verdictFile))
