@@ -154,7 +154,7 @@ func TestDelegate_ScopeCheckedBeforeEachRun(t *testing.T) {
 	checkSequence(t, evs, []wantEvent{
 		{daemon.EvTaskStarted, "c", nil},
 		{daemon.EvTaskFailed, "c", nil},
-		{daemon.EvSubagentError, "c", map[string]any{"error_kind": "failure", "permission_mode": "acceptEdits", "agent_type": "analyzer"}},
+		{daemon.EvSubagentError, "c", map[string]any{"error_kind": "permission", "permission_mode": "acceptEdits", "agent_type": "analyzer"}},
 	})
 	if n := countEvents(evs, daemon.EvSubagentActive, "c"); n != 0 {
 		t.Errorf("SubagentActive logged for a refused subagent")

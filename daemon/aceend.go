@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/taskd/taskd/taskfile"
@@ -49,8 +50,12 @@ func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID, state string, at
 	switch state {
 	case StateFailed, StateStopped:
 		f := maps.Clone(fields)
-		f["error"], _ = m.String("error")
+		msg, _ := m.String("error")
+		f["error"] = msg
 		f["error_kind"] = "failure"
+		if strings.HasPrefix(msg, ErrScope.Error()+":") {
+			f["error_kind"] = "permission" // refused before its attempt started
+		}
 		if attempt > 0 {
 			tail, _ := readTail(filepath.Join(l.runDir(c.ID, attempt), "stderr.log"), 2<<10)
 			f["stderr"] = string(tail)
