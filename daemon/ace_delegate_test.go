@@ -1,8 +1,10 @@
 package daemon_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,7 +118,7 @@ func TestDelegate_Command(t *testing.T) {
 	if p := tdString(c, "prompt"); !strings.HasPrefix(p, "/read notes.md\n\n") {
 		t.Errorf("child prompt does not start with the parent's /read lines:\n%s", p)
 	}
-	if sys := tdString(c, "systemPrompt"); !strings.Contains(sys, "Run the tests.") || !strings.Contains(sys, "tester subagent of task 1") {
+	if sys := tdString(c, "systemPrompt"); !strings.Contains(sys, "Run the tests.") || !strings.Contains(sys, "subagent of type tester working for task 1") {
 		t.Errorf("child system prompt = %q", sys)
 	}
 	transcript, _ := os.ReadFile(filepath.Join(cwd, "child-transcript.json"))
@@ -142,3 +144,34 @@ func TestDelegate_Command(t *testing.T) {
 }
 
 func equalJSON(a, b any) bool { return string(mustJSON(a)) == string(mustJSON(b)) }
+
+// TestDelegate_InheritSession: with --inherit-context, a subagent whose
+// profile is claude's resumes its parent's last Claude session as a new
+// one (--resume ID --fork-session), with its scope as flags.
+func TestDelegate_InheritSession(t *testing.T) {
+	h := startACE(t, []string{"l"}, func(fc *daemon.FileConfig) {
+		fc.Profiles = map[string]daemon.ProfileSpec{"fakeclaude": {
+			Command: []string{"sh", "-c", `printf '%s\n' "$@" > "$TASKD_RUN_DIR/argv"; cat > /dev/null; echo '{"success": true}'`, "claude"},
+			Prompt:  "stdin", Flags: "claude"}}
+		fc.Agents["analyzer"] = "fakeclaude"
+	})
+	cwd := t.TempDir()
+	parent := map[string]any{"subject": "parent", "owner": "taskd", "metadata": map[string]any{"taskd": map[string]any{
+		"agent": "exec", "cwd": cwd, "permissionMode": "acceptEdits",
+		"prompt": `[ -n "$TASKD_RESULTS" ] && exit 0; taskd delegate 'look at it' --agent-type analyzer --inherit-context > child.id`,
+		"result": map[string]any{"success": true, "summary": "earlier", "sessionId": "sess-parent"}}}}
+	data, _ := json.Marshal(parent)
+	h.drop("l", "1", string(data))
+	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	id := strings.TrimSpace(readFile(t, filepath.Join(cwd, "child.id")))
+	h.waitState("l", id, daemon.StateSucceeded, 10*time.Second)
+	argv := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(h.listDir("l"), ".taskd", "runs", id, "1", "argv"))), "\n")
+	for _, want := range [][]string{{"--permission-mode", "plan"}, {"--allowedTools", "Read,Grep,Glob"}, {"--resume", "sess-parent", "--fork-session"}} {
+		if i := slices.Index(argv, want[0]); i < 0 || !slices.Equal(argv[i:min(i+len(want), len(argv))], want) {
+			t.Errorf("argv %q lacks %q", argv, want)
+		}
+	}
+	if i := slices.Index(argv, "--append-system-prompt"); i < 0 || !strings.Contains(argv[i+1], "subagent of type analyzer working for task 1") {
+		t.Errorf("argv %q lacks the parent's context as system prompt", argv)
+	}
+}

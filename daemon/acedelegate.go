@@ -27,9 +27,10 @@ type DelegateOptions struct {
 // Delegate starts a subagent of task parentID in dir, as /delegate and
 // taskd delegate do: a child task (daemon.Push, started at once, in the
 // parent's parallel collection) with metadata.taskd.agentType,
-// permissionMode, tools, inheritContext and spawnedAt, its agent the agent
-// type (which the configuration's "agents" maps to a profile) and its
-// timeout the line's. The child's permission mode and tools are the line's
+// permissionMode, tools, inheritContext and spawnedAt (with
+// --inherit-context also the parent's context and inheritSession, the
+// parent's last Claude session), its agent the agent type (which the
+// configuration's "agents" maps to a profile) and its timeout the line's. The child's permission mode and tools are the line's
 // or its type's, and may only narrow the parent's (see acescope.go); a
 // child never inherits allowBypass. It logs SubagentSpawned and a
 // TranscriptEvent subagent_start.
@@ -71,6 +72,9 @@ func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID stri
 		var system string
 		text, system = inheritContext(dir, parent, at.Name, req.Task)
 		extra["systemPrompt"] = system
+		if s, ok := parent.Metadata.Object("taskd").Object("result").String("sessionId"); ok && s != "" {
+			extra["inheritSession"] = s
+		}
 	}
 	// Created queued, so that SubagentSpawned comes before anything the
 	// child does; released below.
@@ -136,7 +140,8 @@ func nextTypeName(dir *taskfile.Dir, parent *taskfile.Task, agentType string) st
 // inheritContext gives a subagent its parent's context: the parent's
 // leading /read lines come before the task (the child reads the same
 // files), and the parent's prompt content goes into the child's system
-// prompt (claude: --append-system-prompt).
+// prompt (claude: --append-system-prompt). (Delegate also records the
+// parent's last Claude session, which the child resumes as its own.)
 func inheritContext(dir *taskfile.Dir, parent *taskfile.Task, agentType, task string) (text, system string) {
 	sp, _ := readSpec(parent)
 	script, err := prompt.Parse(taskPrompt(parent, sp), prompt.ParseOptions{Commands: loadCommands(commandDirs(dir.Path())).has})
@@ -154,7 +159,7 @@ func inheritContext(dir *taskfile.Dir, parent *taskfile.Task, agentType, task st
 	if len(reads) > 0 {
 		text = strings.Join(reads, "\n") + "\n\n" + task
 	}
-	system = fmt.Sprintf("You are a %s subagent of task %s (%s). Your parent task, for context:\n\n%s",
+	system = fmt.Sprintf("You are a subagent of type %s working for task %s (%s). Your parent task, for context:\n\n%s",
 		agentType, parent.ID, parent.Subject, truncate(content, 16<<10))
 	if sp.SystemPrompt != "" {
 		system = sp.SystemPrompt + "\n\n" + system
@@ -193,11 +198,16 @@ func (d *Daemon) delegateLine(ctx context.Context, l *list, t *taskfile.Task, st
 // metadata.taskd.agentType): its permission mode and tools must still lie
 // within its parent's (a person may have edited either), else it fails
 // with an error wrapping ErrScope and the attempt never starts. It logs
-// SubagentActive, and warns about a bypassPermissions grant.
-func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp spec) error {
+// SubagentActive, and warns about a bypassPermissions grant. A subagent
+// that inherits its parent's Claude session (inheritSession) resumes it
+// as a new session when its profile is claude's.
+func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp spec, a *attempt) error {
 	agentType, ok := t.Metadata.Object("taskd").String("agentType")
 	if !ok {
 		return nil
+	}
+	if s, ok := t.Metadata.Object("taskd").String("inheritSession"); ok && s != "" && a.profile.Flags == "claude" {
+		a.resume, a.fork = s, true // the parent's conversation, continued as a new session
 	}
 	if sp.Parent == "" {
 		return scopeErrorf("a subagent (agentType %s) needs metadata.taskd.parent", agentType)

@@ -30,6 +30,7 @@ type attempt struct {
 	timeout time.Duration
 	spec    spec              // model, permission mode, tools, system prompt
 	resume  string            // session to resume (claude)
+	fork    bool              // resume as a new session (--fork-session): a subagent inheriting its parent's
 	env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
 	files   map[string][]byte // extra files for the run folder (transcript.json)
 }
@@ -245,6 +246,9 @@ func (a *attempt) argv() (argv []string, stdin string) {
 		}
 		if a.resume != "" {
 			argv = append(argv, "--resume", a.resume)
+			if a.fork {
+				argv = append(argv, "--fork-session")
+			}
 		}
 	case "opencode", "codex":
 		if s.Model != "" {

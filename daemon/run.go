@@ -93,7 +93,7 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err == nil {
-		err = d.startSubagent(l, t, sp) // a delegated child's permission check (acedelegate.go)
+		err = d.startSubagent(l, t, sp, a) // a delegated child's permission check (acedelegate.go)
 	}
 	var prep *prepared
 	if err == nil {

@@ -253,7 +253,9 @@
 // on the parent, set by a person; every grant is logged.
 //
 // --inherit-context gives the subagent the parent's /read files (as /read
-// lines before its task) and the parent's prompt as its system prompt.
+// lines before its task) and the parent's prompt as its system prompt, and
+// for a claude profile resumes the parent's last recorded Claude session as
+// a new session (--resume ID --fork-session).
 // --timeout (default 300s) is the subagent's own timeout. The events
 // SubagentSpawned, TranscriptEvent (subagent_start) and, when it starts,
 // SubagentActive are logged. When the parent's agent ends while subagents
