@@ -160,3 +160,40 @@ func TestDelegate_ScopeCheckedBeforeEachRun(t *testing.T) {
 		t.Errorf("SubagentActive logged for a refused subagent")
 	}
 }
+
+// TestDelegate_AgentTypesConfig: the configuration's agentTypes override
+// a type's default tools and mode; mistakes in it are refused with the
+// field named.
+func TestDelegate_AgentTypesConfig(t *testing.T) {
+	for _, tt := range []struct{ config, wantErr string }{
+		{`{"agentTypes": {"reviewer": {"permissionMode": "plan"}}}`, `agentTypes: "reviewer" is not an agent type (known: builder, tester, analyzer, retriever)`},
+		{`{"agentTypes": {"tester": {"permissionMode": "sudo"}}}`, `agentTypes.tester.permissionMode is "sudo", want one of plan, default, acceptEdits, bypassPermissions`},
+		{`{"agentTypes": {"tester": {"tools": []}}}`, `agentTypes.tester.tools is empty`},
+		{`{"agentTypes": {"tester": {"tools": ["Read,Bash"]}}}`, `agentTypes.tester.tools has "Read,Bash"`},
+		{`{"agentTypes": {"tester": {"tool": ["Read"]}}}`, `unknown field "tool"`},
+	} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		os.WriteFile(path, []byte(tt.config), 0o644)
+		if _, err := daemon.LoadFileConfig(path, false); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("%s: error %v, want %q", tt.config, err, tt.wantErr)
+		}
+	}
+
+	h := startACE(t, []string{"l"}, func(fc *daemon.FileConfig) {
+		fc.AgentTypes = map[string]daemon.AgentTypeSpec{"tester": {Tools: []string{"Bash(go test:*)", "Read"}, PermissionMode: "acceptEdits"}}
+	})
+	cwd := t.TempDir()
+	h.drop("l", "1", parentTask("/delegate "+q("echo ok")+" --agent-type tester\n/delegate "+q("echo ok")+" --agent-type analyzer\n\n"+
+		`[ -n "$TASKD_RESULTS" ] || echo parent`, cwd, map[string]any{"permissionMode": "acceptEdits"}))
+	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	for name, want := range map[string]struct {
+		mode  string
+		tools []string
+	}{"tester-1": {"acceptEdits", []string{"Bash(go test:*)", "Read"}}, "analyzer-1": {"plan", []string{"Read", "Grep", "Glob"}}} {
+		c := h.read("l", h.childNamed("l", "1", name))
+		got, _ := c.Metadata.Object("taskd").Get("tools")
+		if tdString(c, "permissionMode") != want.mode || !equalJSON(got, want.tools) {
+			t.Errorf("%s: mode %q tools %s, want %q %v", name, tdString(c, "permissionMode"), mustJSON(got), want.mode, want.tools)
+		}
+	}
+}
