@@ -38,6 +38,39 @@ func TestHandoff_Monitor(t *testing.T) {
 	}
 }
 
+// TestHandoff_Command: taskd handoff --transfer-control waits for the
+// child and prints its result; a later monitor-mode handoff to the child,
+// which has ended by then, is complete and resolved at once.
+func TestHandoff_Command(t *testing.T) {
+	h := startACE(t, []string{"l"})
+	cwd := t.TempDir()
+	script := `[ -n "$TASKD_RESULTS" ] && exit 0
+taskd delegate "sleep 0.3; echo '{\"success\": true, \"summary\": \"done it\"}'" --agent-type builder > child.id
+taskd handoff builder-1 --transfer-control > waited.txt || exit 4
+taskd handoff --json builder-1 > monitor.json || exit 5`
+	h.drop("l", "1", parentTask(script, cwd, map[string]any{"permissionMode": "acceptEdits"}))
+	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	id := strings.TrimSpace(readFile(t, filepath.Join(cwd, "child.id")))
+	if got := readFile(t, filepath.Join(cwd, "waited.txt")); !strings.Contains(got, "(builder-1): succeeded  done it") {
+		t.Errorf("taskd handoff --transfer-control printed:\n%s", got)
+	}
+	if got := readFile(t, filepath.Join(cwd, "monitor.json")); !strings.Contains(got, `"mode": "monitor"`) {
+		t.Errorf("taskd handoff --json printed:\n%s", got)
+	}
+	evs := h.waitEvents("l", daemon.EvHandoffResolved, "1", 2)
+	checkSequence(t, evs, []wantEvent{
+		{daemon.EvHandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control"}},
+		{daemon.EvHandoffComplete, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "outcome": "success"}},
+		{daemon.EvHandoffResolved, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "action": "none"}},
+		{daemon.EvHandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor"}},
+		{daemon.EvHandoffComplete, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor", "outcome": "success"}},
+		{daemon.EvHandoffResolved, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor", "action": "none"}},
+	})
+	if n := countEvents(evs, daemon.EvHandoffComplete, "1"); n != 2 {
+		t.Errorf("%d HandoffComplete events, want 2", n)
+	}
+}
+
 // TestHandoff_TransferControl: a /handoff --transfer-control line keeps
 // the parent's agent from starting until the child has ended, then gives
 // it the child's result.

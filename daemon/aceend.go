@@ -117,15 +117,7 @@ func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task
 	h := &handoffs{cfg: d.cfg, dir: l.dir, parent: parentID, emit: l.emit}
 	for i := range done {
 		r := &done[i]
-		f := maps.Clone(fields)
-		f["handoff_mode"] = r.Mode
-		f["outcome"] = r.Outcome
-		f["artifacts"] = f["artifact_paths"]
-		f["subagent_attempt"] = attempt
-		if r.Line > 0 {
-			f["line"] = r.Line
-		}
-		l.emit(Event{Type: EvHandoffComplete, Task: parentID, Data: f})
+		l.emit(Event{Type: EvHandoffComplete, Task: parentID, Data: completeFields(maps.Clone(fields), r, attempt)})
 		if r.Mode == modeMonitor {
 			h.resolved(r, c)
 		}

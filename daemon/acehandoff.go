@@ -122,23 +122,29 @@ func (h *handoffs) ensure(ctx context.Context, child *taskfile.Task, req *prompt
 	return rec, nil
 }
 
-// update applies fn to the record of child from line (the active one from
-// taskd handoff for line 0) and returns it as written.
+// update applies fn to the record of child from line (for taskd handoff,
+// line 0, the latest one not resolved, else the latest) and returns it as
+// written.
 func (h *handoffs) update(ctx context.Context, child string, line int, fn func(*handoffRecord)) (handoffRecord, error) {
 	var out handoffRecord
 	_, err := h.dir.Update(ctx, h.parent, func(t *taskfile.Task) error {
 		m := td(t)
 		recs := handoffsOf(m)
+		found := -1
 		for i := len(recs) - 1; i >= 0; i-- {
-			r := &recs[i]
-			if r.Child == child && r.Line == line && (line > 0 || r.State != handoffResolved) {
-				fn(r)
-				out = *r
-				setRecord(m, "handoffs", recs)
-				return nil
+			if r := &recs[i]; r.Child == child && r.Line == line {
+				if found < 0 || recs[found].State == handoffResolved && r.State != handoffResolved {
+					found = i
+				}
 			}
 		}
-		return fmt.Errorf("task %s has no handoff to %s", h.parent, child)
+		if found < 0 {
+			return fmt.Errorf("task %s has no handoff to %s", h.parent, child)
+		}
+		fn(&recs[found])
+		out = recs[found]
+		setRecord(m, "handoffs", recs)
+		return nil
 	})
 	return out, err
 }
@@ -214,6 +220,9 @@ const (
 // accepted), retry (c runs again), abort or escalate. HandoffResolved is
 // logged for every action but retry.
 func (h *handoffs) settle(ctx context.Context, rec *handoffRecord, c *taskfile.Task) (string, error) {
+	if err := h.completed(ctx, rec, c); err != nil {
+		return "", err
+	}
 	state, _ := c.Metadata.Object("taskd").String("state")
 	outcome := outcomeOfState(state)
 	if rec.TimedOut && state == StateCancelled {
@@ -261,6 +270,68 @@ func (h *handoffs) settle(ctx context.Context, rec *handoffRecord, c *taskfile.T
 	*rec = r
 	h.resolved(rec, c)
 	return action, nil
+}
+
+// completed logs HandoffComplete for an end of c that the delivery of its
+// result did not report (the handoff was recorded after it).
+func (h *handoffs) completed(ctx context.Context, rec *handoffRecord, c *taskfile.Task) error {
+	n, _ := c.Metadata.Object("taskd").Int("attempt")
+	report := false
+	r, err := h.update(ctx, rec.Child, rec.Line, func(r *handoffRecord) {
+		// Decided on the record as stored: the delivery may just have
+		// reported it.
+		a := int(n)
+		report = r.Completed == nil || *r.Completed != a
+		r.Completed = &a
+	})
+	if err != nil {
+		return err
+	}
+	*rec = r
+	if !report {
+		return nil
+	}
+	h.emit(Event{Type: EvHandoffComplete, Task: h.parent, Data: completeFields(subagentFields(h.dir.Path(), c), rec, int(n))})
+	return nil
+}
+
+// completeFields are HandoffComplete's data: the child's fields and the
+// handoff's.
+func completeFields(f map[string]any, r *handoffRecord, attempt int) map[string]any {
+	f["handoff_mode"] = r.Mode
+	if r.TimedOut && f["outcome"] == "cancelled" {
+		f["outcome"] = "timeout"
+	}
+	f["artifacts"] = f["artifact_paths"]
+	f["subagent_attempt"] = attempt
+	if r.Line > 0 {
+		f["line"] = r.Line
+	}
+	return f
+}
+
+// monitorEnded ends a monitor-mode handoff to a child that had already
+// ended when the handoff was recorded (its delivery saw no handoff).
+func (h *handoffs) monitorEnded(ctx context.Context, rec *handoffRecord, c *taskfile.Task) error {
+	if rec.Mode != modeMonitor || rec.State != handoffActive || !childDone(c) {
+		return nil
+	}
+	if err := h.completed(ctx, rec, c); err != nil {
+		return err
+	}
+	state, _ := c.Metadata.Object("taskd").String("state")
+	resolve := false
+	r, err := h.update(ctx, rec.Child, rec.Line, func(r *handoffRecord) {
+		if resolve = r.State == handoffActive; resolve {
+			r.State, r.Outcome, r.Action, r.ResolvedAt = handoffResolved, outcomeOfState(state), actNone, stamp(time.Now())
+		}
+	})
+	if err != nil || !resolve {
+		return err
+	}
+	*rec = r
+	h.resolved(rec, c)
+	return nil
 }
 
 // resolved logs HandoffResolved for rec.

@@ -50,7 +50,7 @@ func Handoff(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID, runD
 	}
 	out := &HandoffResult{Child: c.ID, Mode: rec.Mode}
 	if !req.TransferControl {
-		return out, nil
+		return out, h.monitorEnded(ctx, &rec, c)
 	}
 	for {
 		c, err = h.waitChild(ctx, &rec)
@@ -99,8 +99,11 @@ func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp 
 		return err
 	}
 	rec, err := h.ensure(ctx, child, c, line)
-	if err != nil || !c.TransferControl {
+	if err != nil {
 		return err
+	}
+	if !c.TransferControl {
+		return h.monitorEnded(ctx, &rec, child)
 	}
 	action := rec.Action
 	switch rec.State {
