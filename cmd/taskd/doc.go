@@ -225,6 +225,78 @@
 // The format, the "command" extension and the validation rules are described in
 // docs/workflows.md.
 //
+// # taskd push
+//
+//	taskd push [--task T] [--seq] [--start] [name=N] [model=M] [agent=A] [timeout=S] PROMPT
+//
+// Push queues a child of the current task: a new task file in the same list
+// with metadata.taskd.parent and a name unique among its siblings, inheriting
+// the parent's agent, model, working directory and permission mode unless
+// overridden. It is queued (not started) until 'taskd run'; --start starts
+// it at once, --seq puts it in the sequential collection (its sequential
+// siblings run one after another). The prompt may begin with its own /read
+// lines; they are processed when the child starts. It prints the child's id.
+//
+// The parent's children are bounded in number (maxChildren, default 10) and
+// depth (maxDepth, default 3).
+//
+// # taskd run
+//
+//	taskd run [--task T] [N]
+//
+// Run starts up to N of the current task's queued children, all of them
+// without N, in the order they were pushed. They run in parallel within the
+// daemon's limits. When the current task's agent ends while its started
+// children still run, the task waits, and is resumed with their results.
+//
+// # taskd queue
+//
+//	taskd queue [--task T] [--json]
+//
+// Queue lists the current task's children: queued, running (with their age)
+// and finished (with their outcome and summary).
+//
+// # taskd inbox
+//
+//	taskd inbox [--task T] [--json]
+//
+// Inbox lists the messages in the current task's inbox that have not been
+// consumed: results of finished children and messages sent with taskd send.
+//
+// # taskd check
+//
+//	taskd check [--task T] [--from ID] [--lifo] [--json]
+//
+// Check consumes and prints the oldest message in the current task's inbox
+// (--lifo: the newest; --from ID: only from that task). It never waits: with
+// no message it prints nothing on standard output, says so on standard error,
+// and exits with status 1.
+//
+// # taskd receive
+//
+//	taskd receive [--task T] [--from ID] [--lifo] [--timeout D] [--json]
+//
+// Receive consumes and prints one message from the current task's inbox like
+// check, but waits until one arrives. It wakes on the file system event of a
+// delivery, without polling. With --timeout (such as 30s or 10m) it gives up
+// after that long with exit status 1. Two receivers never get the same
+// message.
+//
+// # taskd send
+//
+//	taskd send [--task T] TASK MESSAGE
+//
+// Send delivers MESSAGE to the inbox of TASK (an id in the same list, or
+// LIST/ID). The task must exist and not have ended. The message's sender is
+// the current task, or "user" outside a task.
+//
+// # taskd kill
+//
+//	taskd kill [--task T] NAME
+//
+// Kill cancels the current task's child called NAME (or with that id): a
+// running child's agent is stopped, a queued one never starts.
+//
 // # taskd delegate
 //
 //	taskd delegate [--task T] [--json] TASK --agent-type builder|tester|analyzer|retriever [--inherit-context] [--permission-mode plan|acceptEdits|bypassPermissions] [--timeout S] [--tools a,b]
@@ -331,78 +403,6 @@
 // collapsed and case ignored. Events: ConvergenceInitiated, a
 // TranscriptEvent per conflict detected and resolved, ConvergenceComplete
 // (conflict_count, resolution_count, output_size).
-//
-// # taskd push
-//
-//	taskd push [--task T] [--seq] [--start] [name=N] [model=M] [agent=A] [timeout=S] PROMPT
-//
-// Push queues a child of the current task: a new task file in the same list
-// with metadata.taskd.parent and a name unique among its siblings, inheriting
-// the parent's agent, model, working directory and permission mode unless
-// overridden. It is queued (not started) until 'taskd run'; --start starts
-// it at once, --seq puts it in the sequential collection (its sequential
-// siblings run one after another). The prompt may begin with its own /read
-// lines; they are processed when the child starts. It prints the child's id.
-//
-// The parent's children are bounded in number (maxChildren, default 10) and
-// depth (maxDepth, default 3).
-//
-// # taskd run
-//
-//	taskd run [--task T] [N]
-//
-// Run starts up to N of the current task's queued children, all of them
-// without N, in the order they were pushed. They run in parallel within the
-// daemon's limits. When the current task's agent ends while its started
-// children still run, the task waits, and is resumed with their results.
-//
-// # taskd queue
-//
-//	taskd queue [--task T] [--json]
-//
-// Queue lists the current task's children: queued, running (with their age)
-// and finished (with their outcome and summary).
-//
-// # taskd inbox
-//
-//	taskd inbox [--task T] [--json]
-//
-// Inbox lists the messages in the current task's inbox that have not been
-// consumed: results of finished children and messages sent with taskd send.
-//
-// # taskd check
-//
-//	taskd check [--task T] [--from ID] [--lifo] [--json]
-//
-// Check consumes and prints the oldest message in the current task's inbox
-// (--lifo: the newest; --from ID: only from that task). It never waits: with
-// no message it prints nothing on standard output, says so on standard error,
-// and exits with status 1.
-//
-// # taskd receive
-//
-//	taskd receive [--task T] [--from ID] [--lifo] [--timeout D] [--json]
-//
-// Receive consumes and prints one message from the current task's inbox like
-// check, but waits until one arrives. It wakes on the file system event of a
-// delivery, without polling. With --timeout (such as 30s or 10m) it gives up
-// after that long with exit status 1. Two receivers never get the same
-// message.
-//
-// # taskd send
-//
-//	taskd send [--task T] TASK MESSAGE
-//
-// Send delivers MESSAGE to the inbox of TASK (an id in the same list, or
-// LIST/ID). The task must exist and not have ended. The message's sender is
-// the current task, or "user" outside a task.
-//
-// # taskd kill
-//
-//	taskd kill [--task T] NAME
-//
-// Kill cancels the current task's child called NAME (or with that id): a
-// running child's agent is stopped, a queued one never starts.
 //
 // # taskd install
 //
