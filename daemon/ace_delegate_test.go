@@ -175,3 +175,26 @@ func TestDelegate_InheritSession(t *testing.T) {
 		t.Errorf("argv %q lacks the parent's context as system prompt", argv)
 	}
 }
+
+// TestDelegate_OwnTimeout: a subagent that outlives its --timeout is
+// stopped (its process is gone) and logged with SubagentTimeout.
+func TestDelegate_OwnTimeout(t *testing.T) {
+	h := startACE(t, []string{"l"})
+	cwd := t.TempDir()
+	h.drop("l", "1", parentTask("/delegate "+q("echo $$ > kid.pid; exec sleep 30")+" --agent-type analyzer --timeout 1\n\n"+
+		`[ -n "$TASKD_RESULTS" ] || echo parent`, cwd, nil))
+	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	id := h.childNamed("l", "1", "analyzer-1")
+	if s := stateOf(h.read("l", id)); s != daemon.StateTimedOut {
+		t.Errorf("child state %q, want timed_out", s)
+	}
+	if pid := readPid(t, filepath.Join(cwd, "kid.pid")); alive(pid) {
+		t.Errorf("the timed-out subagent's process %d is alive", pid)
+	}
+	evs := h.waitEvents("l", daemon.EvSubagentTimeout, id, 1)
+	checkSequence(t, evs, []wantEvent{
+		{daemon.EvTaskTimedOut, id, nil},
+		{daemon.EvTranscriptEvent, id, map[string]any{"event_type": "subagent_stop", "outcome": "timeout"}},
+		{daemon.EvSubagentTimeout, id, map[string]any{"source": "subagent", "timeout": "1s", "outcome": "timeout", "agent_type": "analyzer"}},
+	})
+}
