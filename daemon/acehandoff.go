@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -360,46 +359,4 @@ func handoffChild(dir *taskfile.Dir, parent, ref string) (*taskfile.Task, error)
 		return nil, fmt.Errorf("task %s is queued; start it (/run, taskd run) before handing off to it", id)
 	}
 	return c, nil
-}
-
-// handoffReport renders an ended child's result for its parent.
-func handoffReport(l *list, c *taskfile.Task, rec *handoffRecord) string {
-	msg := childMessage(l, c)
-	name := msg.Name
-	if name == "" {
-		name = "#" + c.ID
-	}
-	verdict := "succeeded"
-	if !*msg.Success {
-		verdict = "failed (" + rec.Outcome + "; accepted by a person)"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "## Result of the subagent you handed off to: %s (task %s), %s\n\n", name, c.ID, verdict)
-	if msg.Summary != "" {
-		fmt.Fprintf(&b, "Summary: %s\n\n", msg.Summary)
-	}
-	if msg.Error != "" {
-		fmt.Fprintf(&b, "Error: %s\n\n", msg.Error)
-	}
-	if msg.Output != "" && msg.Output != msg.Summary {
-		fmt.Fprintf(&b, "Output:\n\n%s\n", truncate(msg.Output, 8<<10))
-	}
-	return b.String()
-}
-
-// moveToDone moves ids to parent's done collection: their results have
-// been given to it.
-func moveToDone(ctx context.Context, dir *taskfile.Dir, parent string, ids []string) error {
-	_, err := dir.Update(ctx, parent, func(t *taskfile.Task) error {
-		ch := t.Metadata.Object("taskd").Object("children")
-		for _, id := range ids {
-			for _, coll := range []string{collParallel, collSequential} {
-				if slices.Contains(stringList(ch, coll), id) {
-					moveChild(t, coll, collDone, id)
-				}
-			}
-		}
-		return nil
-	})
-	return err
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/prompt"
@@ -141,4 +143,46 @@ func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp 
 func (l *list) emit(ev Event) {
 	ev.List = l.id
 	l.events.append(ev)
+}
+
+// handoffReport renders an ended child's result for its parent.
+func handoffReport(l *list, c *taskfile.Task, rec *handoffRecord) string {
+	msg := childMessage(l, c)
+	name := msg.Name
+	if name == "" {
+		name = "#" + c.ID
+	}
+	verdict := "succeeded"
+	if !*msg.Success {
+		verdict = "failed (" + rec.Outcome + "; accepted by a person)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Result of the subagent you handed off to: %s (task %s), %s\n\n", name, c.ID, verdict)
+	if msg.Summary != "" {
+		fmt.Fprintf(&b, "Summary: %s\n\n", msg.Summary)
+	}
+	if msg.Error != "" {
+		fmt.Fprintf(&b, "Error: %s\n\n", msg.Error)
+	}
+	if msg.Output != "" && msg.Output != msg.Summary {
+		fmt.Fprintf(&b, "Output:\n\n%s\n", truncate(msg.Output, 8<<10))
+	}
+	return b.String()
+}
+
+// moveToDone moves ids to parent's done collection: their results have
+// been given to it.
+func moveToDone(ctx context.Context, dir *taskfile.Dir, parent string, ids []string) error {
+	_, err := dir.Update(ctx, parent, func(t *taskfile.Task) error {
+		ch := t.Metadata.Object("taskd").Object("children")
+		for _, id := range ids {
+			for _, coll := range []string{collParallel, collSequential} {
+				if slices.Contains(stringList(ch, coll), id) {
+					moveChild(t, coll, collDone, id)
+				}
+			}
+		}
+		return nil
+	})
+	return err
 }

@@ -127,8 +127,8 @@ type prepared struct {
 	script     *prompt.Script
 	transcript []transcriptEntry
 	// results are sections the leading commands add after the content: a
-	// handed-off child's result, a converged result (acehandoff.go,
-	// convergerun.go). An exec agent gets them in $TASKD_RESULTS.
+	// handed-off child's result, a converged result (acehandoffrun.go,
+	// convergeentry.go). An exec agent gets them in $TASKD_RESULTS.
 	results []string
 }
 

@@ -10,6 +10,8 @@ import (
 )
 
 // resumeTask continues a waiting parent whose children have all ended: a
+// task suspended by a /handoff or /converge line becomes pending and runs
+// its prompt again (releaseWaiting); a
 // plain parent gets a new attempt with their results (resumeChildren); a
 // workflow fork joins: the verdict of its branches (by the join's strategy)
 // advances the parent past the fork, the children are archived and
