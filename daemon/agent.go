@@ -31,6 +31,7 @@ type attempt struct {
 	spec    spec              // model, permission mode, tools, system prompt
 	resume  string            // session to resume (claude)
 	sub     string            // a folder inside the run folder (a loop's judge), if any
+	fork    bool              // resume as a new session (--fork-session): a subagent inheriting its parent's
 	env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
 	files   map[string][]byte // extra files for the run folder (transcript.json)
 }
@@ -255,6 +256,9 @@ func (a *attempt) argv() (argv []string, stdin string) {
 		}
 		if a.resume != "" {
 			argv = append(argv, "--resume", a.resume)
+			if a.fork {
+				argv = append(argv, "--fork-session")
+			}
 		}
 	case "opencode", "codex":
 		if s.Model != "" {

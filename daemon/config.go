@@ -43,6 +43,9 @@ type FileConfig struct {
 	// MaxDepth and MaxChildren bound trees of child tasks (3 and 10).
 	MaxDepth    int `json:"maxDepth,omitempty"`
 	MaxChildren int `json:"maxChildren,omitempty"`
+	// AgentTypes override the default tools and permission modes of the
+	// subagent types (acetypes.go).
+	AgentTypes map[string]AgentTypeSpec `json:"agentTypes,omitempty"`
 }
 
 // ListConfig holds per-list settings.
@@ -144,7 +147,7 @@ func (fc *FileConfig) validate() error {
 			return fmt.Errorf("lists.%s.concurrency must not be negative", id)
 		}
 	}
-	return nil
+	return validateAgentTypes(fc.AgentTypes)
 }
 
 // Config is the daemon's complete configuration: where to look and how to
@@ -166,6 +169,7 @@ type Config struct {
 	AllowedRoots []string
 	MaxDepth     int
 	MaxChildren  int
+	AgentTypes   map[string]*AgentType // subagent types by name (acetypes.go)
 
 	// Executable is the path of the taskd binary agents find on PATH.
 	Executable string
@@ -189,6 +193,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		AllowedRoots: fc.AllowedRoots,
 		MaxDepth:     fc.MaxDepth,
 		MaxChildren:  fc.MaxChildren,
+		AgentTypes:   compileAgentTypes(fc.AgentTypes),
 	}
 	if c.DefaultAgent == "" {
 		c.DefaultAgent = "claude"

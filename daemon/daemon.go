@@ -215,20 +215,18 @@ func (d *Daemon) flushDirty() {
 // earliest retry time or re-check of a file that did not parse. Idle, it
 // is far away; the safety rescan has its own timer.
 func (d *Daemon) nextWake() time.Duration {
-	next := time.Duration(-1)
+	next, found := time.Hour, false
 	now := time.Now()
 	for _, l := range d.lists {
 		for _, at := range []time.Time{l.nextRetry, l.nextRecheck} {
 			if at.IsZero() {
 				continue
 			}
-			if w := at.Sub(now); next < 0 || w < next {
-				next = w
+			// A time already past is due now; it must not count as unset.
+			if w := at.Sub(now); !found || w < next {
+				next, found = w, true
 			}
 		}
-	}
-	if next < 0 {
-		return time.Hour
 	}
 	if next < time.Millisecond {
 		next = time.Millisecond

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -104,6 +105,9 @@ type eventLog struct {
 	path string
 	mu   sync.Mutex // protects f
 	f    *os.File
+	// tap sees every event appended, after the write (the mirroring of
+	// handed-off children's events, aceevents.go); nil for none.
+	tap atomic.Pointer[func(Event)]
 }
 
 func newEventLog(listDir string) *eventLog {
@@ -115,6 +119,9 @@ func newEventLog(listDir string) *eventLog {
 func (l *eventLog) append(ev Event) error {
 	if ev.TS.IsZero() {
 		ev.TS = time.Now()
+	}
+	if tap := l.tap.Load(); tap != nil {
+		defer (*tap)(ev) // runs after the lock is released: the tap may append
 	}
 	line, err := json.Marshal(ev)
 	if err != nil {

@@ -32,6 +32,8 @@ type list struct {
 
 	nextRetry   time.Time // earliest retryAt of a retrying task
 	nextRecheck time.Time // earliest re-check of a file that did not parse
+
+	ace *aceList // subagent links for mirroring events (aceevents.go); nil until needed
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
@@ -50,6 +52,7 @@ type entry struct {
 	delivered bool     // an ended child's result is in its parent's inbox
 	children  []string // the children a waiting parent waits for
 	accepted  bool     // TaskAccepted was logged by this daemon
+	aceWait   *aceWait // what a task suspended by /handoff or /converge waits for (acewait.go)
 
 	reject    string    // why the current file is refused ("" when accepted)
 	cycle     string    // the blockedBy cycle the task is in, if any

@@ -57,6 +57,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
 	e.delivered, _ = task.Metadata.Object("taskd").Bool("delivered")
 	e.children = childIDs(task)
+	d.observeSubagents(l, id, e, task) // waits and handoff links (aceevents.go)
 	if !e.accepted && e.state == StateNone && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true
 		l.events.append(Event{Type: EvTaskAccepted, List: l.id, Task: id, Parent: e.parent,

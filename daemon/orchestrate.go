@@ -9,12 +9,21 @@ import (
 )
 
 // runOrchestration runs a leading command other than /read, /push and /run,
-// in the order it appears, before the task's agent starts.
-func (d *Daemon) runOrchestration(ctx context.Context, l *list, t *taskfile.Task, sp spec, st prompt.Step) error {
-	switch st.Cmd.(type) {
+// in the order it appears, before the task's agent starts. p is the prompt
+// being prepared: commands may add sections to it. A command that must wait
+// returns an error for which asSuspended holds, with the task already
+// written as waiting (or needs_human).
+func (d *Daemon) runOrchestration(ctx context.Context, l *list, t *taskfile.Task, sp spec, st prompt.Step, p *prepared) error {
+	switch c := st.Cmd.(type) {
 	case *prompt.Subtask, *prompt.Invoke:
 		// Compiled into the task's fields when it is claimed (subtask2.go).
 		return nil
+	case *prompt.Delegate:
+		return d.delegateLine(ctx, l, t, st, c, p.script)
+	case *prompt.Handoff:
+		return d.handoffLine(ctx, l, t, sp, st.Line, c, p)
+	case *prompt.Converge:
+		return d.convergeLine(ctx, l, t, sp, st.Line, c, p)
 	}
 	return fmt.Errorf("%s: this command is not available yet", st.Cmd)
 }

@@ -60,8 +60,10 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, err
 		return nil, fmt.Errorf("deliver the result of %s to %s: %w", id, parent, err)
 	}
 	l.events.append(Event{Type: EvMessageDelivered, List: l.id, Task: parent, Data: map[string]any{"from": id, "name": msg.Name, "success": *msg.Success}})
+	d.subagentEnded(ctx, l, t) // subagent and handoff events, before delivered is set (aceend.go)
 	t, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
 		td(t).Set("delivered", true)
+		markEndReported(t) // aceend.go
 		return nil
 	})
 	if err != nil {

@@ -146,6 +146,10 @@ type transcriptEntry struct {
 type prepared struct {
 	script     *prompt.Script
 	transcript []transcriptEntry
+	// results are sections the leading commands add after the content: a
+	// handed-off child's result, a converged result (acehandoffrun.go,
+	// convergeentry.go). An exec agent gets them in $TASKD_RESULTS.
+	results []string
 }
 
 // render is prompt.md: the injected round trips, then the content.
@@ -165,6 +169,9 @@ func (p *prepared) render() string {
 		}
 	}
 	b.WriteString(p.script.Content)
+	for _, r := range p.results {
+		b.WriteString("\n\n" + strings.TrimSpace(r))
+	}
 	return b.String()
 }
 
@@ -197,7 +204,7 @@ func (d *Daemon) runLeading(ctx context.Context, l *list, t *taskfile.Task, sp s
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		default:
-			if err := d.runOrchestration(ctx, l, t, sp, st); err != nil {
+			if err := d.runOrchestration(ctx, l, t, sp, st, p); err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		}

@@ -108,7 +108,8 @@ var ErrUnknownAgent = errors.New("unknown agent")
 // resolveAgent finds the profile for an agent name. explicit says the name
 // was chosen for this task (metadata.taskd.agent or owner "taskd:<name>"):
 // it must then be a profile or a mapped agent. Workflow agent names
-// (Developer, ns:Name, …) that are not mapped fall back to the default agent.
+// (Developer, ns:Name, …) that are not mapped fall back to the default agent;
+// so do the agent types of subagents (builder, tester, …), even explicit.
 // An empty name is the default agent.
 func (c *Config) resolveAgent(name string, explicit bool) (*Profile, error) {
 	if name == "" {
@@ -124,7 +125,7 @@ func (c *Config) resolveAgent(name string, explicit bool) (*Profile, error) {
 		}
 		name = mapped
 	}
-	if explicit {
+	if explicit && !isAgentType(name) { // an unmapped agent type runs the default agent
 		return nil, fmt.Errorf("%w %q: name a profile (%s) or map the agent to one in %s under \"agents\"",
 			ErrUnknownAgent, name, strings.Join(sortedKeys(c.Profiles), ", "), c.configName())
 	}

@@ -10,6 +10,8 @@ import (
 )
 
 // resumeTask continues a waiting parent whose children have all ended: a
+// task suspended by a /handoff or /converge line becomes pending and runs
+// its prompt again (releaseWaiting); a
 // plain parent gets a new attempt with their results (resumeChildren); a
 // workflow fork joins: the verdict of its branches (by the join's strategy)
 // advances the parent past the fork, the children are archived and
@@ -21,6 +23,9 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job) (*taskfile.Task, error)
 		return nil, err
 	}
 	forkState := t.Metadata.Object("forkState")
+	if forkState == nil && waitOf(t) != nil {
+		return d.releaseWaiting(ctx, l, id) // a /handoff or /converge line's wait is over (acewait.go)
+	}
 	if forkState == nil {
 		return d.resumeChildren(ctx, l, id)
 	}
@@ -55,6 +60,9 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job) (*taskfile.Task, error)
 // of steps, abort and investigate stop the workflow.
 func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	l, id := j.l, j.id
+	if t, err, ok := d.resolveSubagent(ctx, l, id); ok {
+		return t, err // a converge or handoff question (aceresolve.go)
+	}
 	var answer, kind string
 	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s spec) bool {
 		answer, kind = s.Resolve, ""

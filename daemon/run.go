@@ -99,6 +99,9 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	}
 	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 	a, err := d.prepareAttempt(ctx, l, t, sp)
+	if waiting, ok := asSuspended(err); ok {
+		return waiting, nil // a /handoff or /converge line waits (acewait.go)
+	}
 	if err != nil {
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
 	}
@@ -113,6 +116,9 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, sp spec) (*attempt, error) {
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err != nil {
+		return nil, err
+	}
+	if err := d.startSubagent(l, t, sp, a); err != nil { // a delegated child's permission check (acedelegate.go)
 		return nil, err
 	}
 	pl, err := d.promptPlan(l, t, sp)
@@ -171,7 +177,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp spec, 
 		return nil, err
 	}
 	ov, _ := taskOverrides(t)
-	if out != finished || !res.Success {
+	if out != finished || !res.Success || d.exitVerdict(l, id, sp, out) != nil {
 		ft, err := d.finish(ctx, l, id, sp, res, out)
 		if ov.Loop != nil && (stateOfTask(ft) == StateFailed || stateOfTask(ft) == StateTimedOut) {
 			l.events.append(Event{Type: EvLoopExited, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
@@ -229,6 +235,9 @@ func (p *prepared) apply(a *attempt) {
 	a.prompt = p.render()
 	if a.profile.Flags == "none" {
 		a.script = p.script.Content
+	}
+	if len(p.results) > 0 {
+		a.env = map[string]string{"TASKD_RESULTS": strings.Join(p.results, "\n\n")}
 	}
 	if len(p.transcript) > 0 {
 		data, _ := json.MarshalIndent(p.transcript, "", "  ")
@@ -311,12 +320,20 @@ func taskCwd(cwd string) (string, error) {
 // success; pending with state failed, timed_out or cancelled otherwise
 // (or retrying, when metadata.taskd.retries allows another attempt);
 // pending with no state when the daemon stopped under it, so it runs again.
+// An attempt whose agent asked for it with taskd handoff or taskd converge
+// ends failed or needs_human instead (aceverdict.go).
 func (d *Daemon) finish(ctx context.Context, l *list, id string, sp spec, res Result, out outcome) (*taskfile.Task, error) {
+	if v := d.exitVerdict(l, id, sp, out); v != nil { // taskd handoff or converge asked for it (aceverdict.go)
+		if v.Action == verdictNeedsHuman {
+			return d.finishNeedsHuman(ctx, l, id, sp, res, v)
+		}
+		res = v.fail(res)
+	}
 	return d.finishWith(ctx, l, id, sp, res, out, nil)
 }
 
-// finishWith is finish; onSuccess, if set, also changes the task in the
-// write that records its success.
+// finishWith is finish without a verdict check; onSuccess, if set, also
+// changes the task in the write that records its success.
 func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp spec, res Result, out outcome, onSuccess func(*taskfile.Task)) (*taskfile.Task, error) {
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()

@@ -131,6 +131,9 @@ func (d *Daemon) runnable(l *list, id string, e *entry) bool {
 	case StateNeedsHuman:
 		return e.resolve != ""
 	case StateWaiting:
+		if e.aceWait != nil {
+			return d.aceWaitDone(l, e) // suspended by /handoff or /converge (acewait.go)
+		}
 		return d.childrenDone(l, e)
 	}
 	return false

@@ -125,6 +125,25 @@
 // A list without an event log has no events; lines that are not JSON are
 // skipped. Tail fails only when the root cannot be found or watched.
 //
+// # taskd metrics
+//
+//	taskd metrics [--root DIR] [--list ID]... [--json]
+//
+// Metrics reads the event logs (<list>/.taskd/events.jsonl) of every list
+// under the root, or of the lists named with --list, and reports on the
+// subagents (/delegate, taskd delegate): how many were spawned and how fast,
+// how many ended and how (success rate), the average duration by agent type,
+// timeouts (a subagent's own, or a handoff's) and retries, permission
+// refusals and bypassPermissions grants, handoffs by the action that
+// resolved them, and convergences with their conflict rate (the share of
+// completed convergences that found a conflict). It reads only the logs: it
+// works on any directory, whether a daemon runs or not. Events mirrored
+// into a parent's stream are not counted twice.
+//
+// --json prints the numbers as one JSON object. A root that cannot be read
+// is an error (exit status 1); a log with a line that does not parse is
+// reported on standard error and counted up to that line.
+//
 // # taskd status
 //
 //	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never]
@@ -378,6 +397,113 @@
 // running child's agent is stopped, a queued one never starts. It fails
 // (status 1) when the current task has no such child, when the child has
 // already ended, and outside a task.
+//
+// # taskd delegate
+//
+//	taskd delegate [--task T] [--json] TASK --agent-type builder|tester|analyzer|retriever [--inherit-context] [--permission-mode plan|acceptEdits|bypassPermissions] [--timeout S] [--tools a,b]
+//
+// Delegate starts a subagent of the current task at once and prints its id;
+// it does not wait for it. The subagent is a child task (in the parent's
+// parallel collection, like 'taskd push --start') named <type>-<n>, with
+// metadata.taskd.agentType, permissionMode, tools, inheritContext and
+// timeout. Its agent is the agent type, which the configuration's "agents"
+// maps to a profile (an unmapped type runs the defaultAgent).
+//
+// The agent type gives the default tools and permission mode (configurable
+// under "agentTypes"): builder Read, Edit, Write, Bash, Glob, Grep with
+// acceptEdits; tester Bash, Read, Glob, Grep with plan; analyzer Read, Grep,
+// Glob with plan; retriever WebFetch, WebSearch, Read with plan.
+//
+// A subagent may narrow its parent's permissions, never widen them. Modes
+// order plan < default < acceptEdits < bypassPermissions; the parent's mode is
+// its metadata.taskd.permissionMode (none: default, Claude Code's own), its
+// tools metadata.taskd.tools (none: unrestricted). Without --permission-mode
+// the type's mode is used, lowered to the parent's; without --tools the
+// type's tools that the parent allows. An explicit mode or tool wider than the
+// parent's fails the subagent before anything runs: its task file is written
+// failed with the reason, SubagentError is logged, and this command exits
+// with status 1. bypassPermissions also needs metadata.taskd.allowBypass: true
+// on the parent, set by a person; every grant is logged.
+//
+// --inherit-context gives the subagent the parent's /read files (as /read
+// lines before its task) and the parent's prompt as its system prompt, and
+// for a claude profile resumes the parent's last recorded Claude session as
+// a new session (--resume ID --fork-session).
+// --timeout (default 300s) is the subagent's own timeout. The events
+// SubagentSpawned, TranscriptEvent (subagent_start) and, when it starts,
+// SubagentActive are logged. When the parent's agent ends while subagents
+// still run, the parent waits and is resumed with their results, as with
+// 'taskd push'.
+//
+// # taskd handoff
+//
+//	taskd handoff [--task T] [--json] ID [--transfer-control] [--timeout S] [--on-failure retry|abort|escalate]
+//
+// Handoff hands off to the current task's child ID (its id or name). The link
+// is recorded in the parent's metadata.taskd.handoffs (HandoffInitiated).
+//
+// Monitor mode (the default) returns at once: the daemon mirrors the child's
+// events into the parent's event stream (TranscriptEvent with the parent's
+// id) and logs HandoffComplete and HandoffResolved when the child ends.
+// --on-failure does not apply in monitor mode: the parent observes, it does
+// not intervene.
+//
+// --transfer-control waits until the child has ended (waking on file
+// events, no polling) and prints its result, or until --timeout (default
+// 600s) passes: the child is then cancelled (SubagentTimeout) and counts as
+// failed. On failure, --on-failure (default escalate) decides:
+//
+//	retry     run the child again and wait again, at most 2 times; then as
+//	          escalate
+//	abort     exit with status 1; when the current task's agent exits, the
+//	          task fails with the reason, whatever the agent reports
+//	escalate  exit with status 1; when the agent exits, the task becomes
+//	          needs_human (metadata.taskd.hitl kind handoff) with the options
+//	          retry (run the task again), continue (record the attempt as the
+//	          agent reported it), abort and leave
+//
+// HandoffComplete is logged at each end of the child, HandoffResolved with
+// the outcome, the action and the child's artifacts when the handoff is over.
+//
+// # taskd converge
+//
+//	taskd converge [--task T] [--tolerance N|N%] ID ID... --strategy merge|vote|consensus|first_success [--conflict-resolution manual|auto_accept_latest|prefer_higher_confidence] [--output-format json|markdown|delta_batch]
+//
+// Converge waits until the named children (ids or names) have ended and
+// combines their persisted results (result.json: success, summary, answer,
+// confidence, output; "files" in the child's final JSON object lists the
+// files it changed). Strategies:
+//
+//	merge          every result in order; conflicts: two children changed the
+//	               same file, or gave different values for a key of "answer"
+//	               (a JSON object answer has keys; any other is one value)
+//	vote           at least 3 children; the most common answer wins; a tie is
+//	               a conflict
+//	consensus      all children succeeded with agreeing answers (numbers
+//	               within --tolerance, else metadata.taskd.convergeTolerance:
+//	               a number, or a percentage such as 1%); otherwise a conflict
+//	first_success  the first child to succeed wins; converge returns as soon
+//	               as one has, cancels the others (recorded as cancelled) and
+//	               waits until they have stopped
+//
+// Conflicts are resolved by --conflict-resolution: auto_accept_latest (the
+// child that finished last wins; the overridden results are logged),
+// prefer_higher_confidence (the highest "confidence"; a child without one
+// leaves the conflict to a person) or manual (the default). Conflicts left
+// for a person write no output: converge prints them as JSON, logs
+// ManualReviewRequired and exits with status 3, and when the agent exits the
+// task becomes needs_human (metadata.taskd.hitl kind converge, with the
+// conflicts); the person answers with the id of the child whose result wins
+// (or abort, or leave), and the task runs again: the same converge then
+// uses the answer.
+//
+// The output goes to the current run folder: converged.json always, and
+// converged.md (--output-format markdown) or converged.jsonl (delta_batch: a
+// batch line, then one delta per accepted result); converge prints the file
+// of the requested format (json by default). Answers compare with blanks
+// collapsed and case ignored. Events: ConvergenceInitiated, a
+// TranscriptEvent per conflict detected and resolved, ConvergenceComplete
+// (conflict_count, resolution_count, output_size).
 //
 // # taskd install
 //

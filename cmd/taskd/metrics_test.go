@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMetrics reads constructed event logs of two lists: only the logs
+// matter, and mirrored copies are not counted twice.
+func TestMetrics(t *testing.T) {
+	isolate(t)
+	root := t.TempDir()
+	writeTask(t, filepath.Join(root, "a", ".taskd", "events.jsonl"), strings.Join([]string{
+		`{"ts":"2026-01-01T10:00:00Z","type":"SubagentSpawned","list":"a","task":"2","agent_type":"builder"}`,
+		`{"ts":"2026-01-01T10:00:01Z","type":"SubagentSpawned","list":"a","task":"3","agent_type":"tester","bypass_allowed_by":"metadata.taskd.allowBypass of task 1"}`,
+		`{"ts":"2026-01-01T10:00:01Z","type":"SubagentError","list":"a","task":"4","agent_type":"tester","error_kind":"permission"}`,
+		`{"ts":"2026-01-01T10:10:00Z","type":"TranscriptEvent","list":"a","task":"2","agent_type":"builder","event_type":"subagent_stop","outcome":"success","duration_ms":4000}`,
+		`{"ts":"2026-01-01T10:10:00Z","type":"TranscriptEvent","list":"a","task":"1","agent_type":"builder","event_type":"subagent_stop","outcome":"success","duration_ms":4000,"mirror_of":"2"}`,
+		`{"ts":"2026-01-01T10:20:00Z","type":"SubagentTimeout","list":"a","task":"3","agent_type":"tester","source":"handoff"}`,
+		`{"ts":"2026-01-01T10:20:01Z","type":"TranscriptEvent","list":"a","task":"3","agent_type":"tester","event_type":"subagent_retry"}`,
+		`{"ts":"2026-01-01T10:30:00Z","type":"TranscriptEvent","list":"a","task":"3","agent_type":"tester","event_type":"subagent_stop","outcome":"failure","duration_ms":2000}`,
+		`{"ts":"2026-01-01T10:30:01Z","type":"HandoffInitiated","list":"a","task":"1"}`,
+		`{"ts":"2026-01-01T10:30:02Z","type":"HandoffResolved","list":"a","task":"1","action":"escalate"}`,
+	}, "\n")+"\n")
+	writeTask(t, filepath.Join(root, "b", ".taskd", "events.jsonl"), strings.Join([]string{
+		`{"ts":"2026-01-01T10:59:56Z","type":"ConvergenceInitiated","list":"b","task":"1"}`,
+		`{"ts":"2026-01-01T10:59:57Z","type":"ManualReviewRequired","list":"b","task":"1"}`,
+		`{"ts":"2026-01-01T10:59:58Z","type":"ConvergenceComplete","list":"b","task":"1","conflict_count":2,"resolution_count":2}`,
+		`{"ts":"2026-01-01T10:59:59Z","type":"ConvergenceInitiated","list":"b","task":"5"}`,
+		`{"ts":"2026-01-01T11:00:00Z","type":"ConvergenceComplete","list":"b","task":"5","conflict_count":0,"resolution_count":0}`,
+	}, "\n")+"\n")
+
+	out, errOut, code := runCLI(t, "metrics", "--root", root, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	m := readJSON(t, out)
+	for path, want := range map[string]any{
+		"spawned": 2.0, "refused": 1.0, "bypassGrants": 1.0, "ended": 2.0, "succeeded": 1.0, "failed": 1.0, "successRate": 0.5,
+		"retries": 1.0, "spawnsPerHour": 2.0,
+		"timeouts/handoff":             1.0,
+		"byType/builder/avgDurationMs": 4000.0, "byType/tester/successRate": 0.0, "byType/tester/ended": 1.0,
+		"handoffs/byAction/escalate": 1.0, "convergences/completed": 2.0, "convergences/withConflicts": 1.0,
+		"convergences/conflictRate": 0.5, "convergences/manualReviews": 1.0, "convergences/conflicts": 2.0,
+	} {
+		if got := field(m, strings.Split(path, "/")...); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+
+	out, _, _ = runCLI(t, "metrics", "--root", root)
+	for _, want := range []string{
+		"subagents   2 spawned (2.0/h), 1 refused by permission scope, 1 bypassPermissions grants",
+		"ended       2: 1 succeeded, 1 failed, 0 timed out, 0 cancelled; success rate 50%",
+		"  builder    1 spawned, 1 ended, success 100%, average 4.0s",
+		"converge    2 initiated, 2 completed, 1 with conflicts (conflict rate 50%)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, _, _ = runCLI(t, "metrics", "--root", root, "--list", "b", "--json")
+	var only map[string]any
+	json.Unmarshal([]byte(out), &only)
+	if only["spawned"] != 0.0 || field(only, "convergences", "completed") != 2.0 {
+		t.Errorf("--list b: %s", out)
+	}
+	if out, _, _ := runCLI(t, "metrics", "--root", t.TempDir()); out != "no subagent events\n" {
+		t.Errorf("empty root: %q", out)
+	}
+}

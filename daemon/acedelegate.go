@@ -1,0 +1,231 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// DelegateOptions are the choices of Delegate beyond the /delegate line.
+type DelegateOptions struct {
+	// Name is the child's name; empty means the next free <type>-<n>.
+	Name string
+	// Log receives a warning for every bypassPermissions grant; nil for
+	// none.
+	Log *slog.Logger
+
+	emit func(Event) // the daemon's event log; nil: AppendEvent
+}
+
+// Delegate starts a subagent of task parentID in dir, as /delegate and
+// taskd delegate do: a child task (daemon.Push, started at once, in the
+// parent's parallel collection) with metadata.taskd.agentType,
+// permissionMode, tools, inheritContext and spawnedAt (with
+// --inherit-context also the parent's context and inheritSession, the
+// parent's last Claude session), its agent the agent type (which the
+// configuration's "agents" maps to a profile) and its timeout the line's. The child's permission mode and tools are the line's
+// or its type's, and may only narrow the parent's (see acescope.go); a
+// child never inherits allowBypass. It logs SubagentSpawned and a
+// TranscriptEvent subagent_start.
+//
+// When the scope is wider than the parent's, the child is still created,
+// but as failed with the reason in its error, and it never runs: Delegate
+// logs SubagentError and returns the child with an error wrapping ErrScope.
+// Other errors (the parent is missing, the prompt does not parse, limits)
+// create nothing.
+func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, req *prompt.Delegate, opt DelegateOptions) (*taskfile.Task, error) {
+	emit := opt.emit
+	if emit == nil {
+		emit = func(ev Event) { AppendEvent(dir.Path(), ev) }
+	}
+	parent, err := dir.Read(parentID)
+	if err != nil {
+		return nil, fmt.Errorf("read parent %s: %w", parentID, err)
+	}
+	at, err := cfg.agentType(req.AgentType)
+	if err != nil {
+		return nil, err
+	}
+	ps := scopeOf(parent)
+	sc, scopeErr := childScope(parentID, ps, at, req.PermissionMode, req.Tools)
+	name := opt.Name
+	if name == "" {
+		name = nextTypeName(dir, parent, at.Name)
+	}
+	now := time.Now()
+	extra := map[string]any{
+		"agentType": at.Name, "permissionMode": sc.Mode, "inheritContext": req.InheritContext,
+		"spawnedAt": stamp(now), "allowBypass": false,
+	}
+	if sc.Tools != nil {
+		extra["tools"] = sc.Tools
+	}
+	text := req.Task
+	if req.InheritContext {
+		var system string
+		text, system = inheritContext(dir, parent, at.Name, req.Task)
+		extra["systemPrompt"] = system
+		if s, ok := parent.Metadata.Object("taskd").Object("result").String("sessionId"); ok && s != "" {
+			extra["inheritSession"] = s
+		}
+	}
+	// Created queued, so that SubagentSpawned comes before anything the
+	// child does; released below.
+	extra["state"] = StateQueued
+	if scopeErr != nil {
+		// Recorded as failed before it could run: it is never started, and
+		// its result (the failure) is still delivered to the parent.
+		extra["state"] = StateFailed
+		extra["error"] = scopeErr.Error()
+		extra["finishedAt"] = stamp(now)
+		extra["endLogged"] = 0
+	}
+	child, err := Push(ctx, cfg, dir, parentID, PushOptions{Name: name, Prompt: text, Agent: at.Name,
+		Timeout: req.Timeout, Start: true, Extra: extra})
+	if err != nil {
+		return nil, err
+	}
+	fields := subagentFields(dir.Path(), child)
+	if scopeErr != nil {
+		fields["error"] = scopeErr.Error()
+		fields["error_kind"] = "permission"
+		fields["requested_permission_mode"] = req.PermissionMode
+		fields["parent_permission_mode"] = ps.Mode
+		emit(Event{Type: EvSubagentError, Task: child.ID, Parent: parentID, Data: fields})
+		emit(Event{Type: EvTaskFailed, Task: child.ID, Parent: parentID, Data: map[string]any{"error": scopeErr.Error()}})
+		return child, scopeErr
+	}
+	if sc.Mode == "bypassPermissions" {
+		fields["bypass_allowed_by"] = "metadata.taskd.allowBypass of task " + parentID
+		if opt.Log != nil {
+			opt.Log.Warn("subagent granted bypassPermissions", "task", child.ID, "parent", parentID, "allowedBy", "metadata.taskd.allowBypass")
+		}
+	}
+	emit(Event{Type: EvSubagentSpawned, Task: child.ID, Parent: parentID, Data: fields})
+	start := map[string]any{"event_type": trSubagentStart}
+	for k, v := range fields {
+		start[k] = v
+	}
+	emit(Event{Type: EvTranscriptEvent, Task: child.ID, Parent: parentID, Data: start})
+	return releaseQueued(ctx, dir, child.ID)
+}
+
+// releaseQueued lets a queued child run.
+func releaseQueued(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+	return dir.Update(ctx, id, func(t *taskfile.Task) error {
+		if s, _ := td(t).String("state"); s == StateQueued {
+			td(t).Delete("state")
+		}
+		return nil
+	})
+}
+
+// nextTypeName is the first <type>-<n> (n = 1, 2, …) no child of parent has.
+func nextTypeName(dir *taskfile.Dir, parent *taskfile.Task, agentType string) string {
+	names := childNames(dir, parent)
+	for n := 1; ; n++ {
+		if name := fmt.Sprintf("%s-%d", agentType, n); !slices.Contains(names, name) {
+			return name
+		}
+	}
+}
+
+// inheritContext gives a subagent its parent's context: the parent's
+// leading /read lines come before the task (the child reads the same
+// files), and the parent's prompt content goes into the child's system
+// prompt (claude: --append-system-prompt). (Delegate also records the
+// parent's last Claude session, which the child resumes as its own.)
+func inheritContext(dir *taskfile.Dir, parent *taskfile.Task, agentType, task string) (text, system string) {
+	sp, _ := readSpec(parent)
+	script, err := prompt.Parse(taskPrompt(parent, sp), prompt.ParseOptions{Commands: loadCommands(commandDirs(dir.Path())).has})
+	var reads []string
+	content := strings.TrimSpace(taskPrompt(parent, sp))
+	if err == nil {
+		content = script.Content
+		for _, st := range script.Leading {
+			if r, ok := st.Cmd.(*prompt.Read); ok {
+				reads = append(reads, r.String())
+			}
+		}
+	}
+	text = task
+	if len(reads) > 0 {
+		text = strings.Join(reads, "\n") + "\n\n" + task
+	}
+	system = fmt.Sprintf("You are a subagent of type %s working for task %s (%s). Your parent task, for context:\n\n%s",
+		agentType, parent.ID, parent.Subject, truncate(content, 16<<10))
+	if sp.SystemPrompt != "" {
+		system = sp.SystemPrompt + "\n\n" + system
+	}
+	return text, system
+}
+
+// delegateLine runs a /delegate prompt line of task t. The child is named
+// <type>-<n> for the line's place among the script's /delegate lines of
+// that type, so a pass that runs again finds it instead of starting it
+// twice. A scope violation fails the child, not t.
+func (d *Daemon) delegateLine(ctx context.Context, l *list, t *taskfile.Task, st prompt.Step, c *prompt.Delegate, script *prompt.Script) error {
+	n := 0
+	for _, s := range script.Leading {
+		if o, ok := s.Cmd.(*prompt.Delegate); ok && o.AgentType == c.AgentType {
+			n++
+		}
+		if s.Line == st.Line {
+			break
+		}
+	}
+	name := fmt.Sprintf("%s-%d", c.AgentType, n)
+	if id, err := ChildByName(l.dir, t.ID, name); err == nil {
+		_, err = releaseQueued(ctx, l.dir, id) // a pass cut short between creating and releasing it
+		return err
+	}
+	_, err := Delegate(ctx, d.cfg, l.dir, t.ID, c, DelegateOptions{Name: name, Log: d.log, emit: l.emit})
+	if errors.Is(err, ErrScope) {
+		d.log.Warn("subagent refused", "list", l.id, "task", t.ID, "line", st.Line, "err", err)
+		return nil
+	}
+	return err
+}
+
+// startSubagent runs before every attempt of a subagent (a task with
+// metadata.taskd.agentType): its permission mode and tools must still lie
+// within its parent's (a person may have edited either), else it fails
+// with an error wrapping ErrScope and the attempt never starts. It logs
+// SubagentActive, and warns about a bypassPermissions grant. A subagent
+// that inherits its parent's Claude session (inheritSession) resumes it
+// as a new session when its profile is claude's.
+func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp spec, a *attempt) error {
+	agentType, ok := t.Metadata.Object("taskd").String("agentType")
+	if !ok {
+		return nil
+	}
+	if s, ok := t.Metadata.Object("taskd").String("inheritSession"); ok && s != "" && a.profile.Flags == "claude" {
+		a.resume, a.fork = s, true // the parent's conversation, continued as a new session
+	}
+	if sp.Parent == "" {
+		return scopeErrorf("a subagent (agentType %s) needs metadata.taskd.parent", agentType)
+	}
+	parent, err := l.dir.Read(sp.Parent)
+	if err != nil {
+		return scopeErrorf("its parent task %s cannot be read (%v); a subagent runs only within its parent's permissions", sp.Parent, err)
+	}
+	cs := scopeOf(t)
+	if err := checkScope(sp.Parent, scopeOf(parent), cs); err != nil {
+		return err
+	}
+	fields := subagentFields(l.dir.Path(), t)
+	fields["initial_state"] = StateRunning
+	if cs.Mode == "bypassPermissions" {
+		fields["bypass_allowed_by"] = "metadata.taskd.allowBypass of task " + sp.Parent
+		d.log.Warn("subagent runs with bypassPermissions", "list", l.id, "task", t.ID, "parent", sp.Parent, "allowedBy", "metadata.taskd.allowBypass")
+	}
+	l.events.append(Event{Type: EvSubagentActive, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt, Data: fields})
+	return nil
+}

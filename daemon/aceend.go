@@ -1,0 +1,136 @@
+package daemon
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// subagentEnded reports the end of an attempt of child c, once, when its
+// result is delivered to its parent (before delivered is set, so a crash in
+// between reports it again rather than never):
+//
+//   - for a subagent (agentType set), a TranscriptEvent subagent_stop with
+//     the outcome, plus SubagentError (a failure, with the end of its
+//     stderr) or SubagentTimeout (its own timeout), unless
+//     metadata.taskd.endLogged says this attempt was reported;
+//   - for every unresolved handoff of the parent to c, HandoffComplete; a
+//     monitor-mode handoff is then over (HandoffResolved, action none).
+//
+// Failures are logged and do not stop the delivery. (The child's file is
+// not written here: a write while a cancelled child's result is delivered
+// would stop the delivery job. deliverResult records endLogged with
+// delivered, through markEndReported.)
+func (d *Daemon) subagentEnded(ctx context.Context, l *list, c *taskfile.Task) {
+	m := c.Metadata.Object("taskd")
+	parentID, _ := m.String("parent")
+	state, _ := m.String("state")
+	attempt, _ := m.Int("attempt")
+	fields := subagentFields(l.dir.Path(), c)
+	if _, isSub := m.String("agentType"); isSub {
+		if logged, ok := m.Int("endLogged"); !ok || logged != attempt {
+			d.reportEnd(l, c, parentID, state, int(attempt), fields)
+		}
+	}
+	if err := d.completeHandoffs(ctx, l, c, parentID, state, int(attempt), fields); err != nil {
+		d.log.Warn("record the end of a handoff", "list", l.id, "task", parentID, "child", c.ID, "err", err)
+	}
+}
+
+// reportEnd logs the end of a subagent's attempt.
+func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID, state string, attempt int, fields map[string]any) {
+	stop := maps.Clone(fields)
+	stop["event_type"] = trSubagentStop
+	l.emit(Event{Type: EvTranscriptEvent, Task: c.ID, Parent: parentID, Attempt: attempt, Data: stop})
+	m := c.Metadata.Object("taskd")
+	switch state {
+	case StateFailed, StateStopped:
+		f := maps.Clone(fields)
+		msg, _ := m.String("error")
+		f["error"] = msg
+		f["error_kind"] = "failure"
+		if strings.HasPrefix(msg, ErrScope.Error()+":") {
+			f["error_kind"] = "permission" // refused before its attempt started
+		}
+		if attempt > 0 {
+			tail, _ := readTail(filepath.Join(l.runDir(c.ID, attempt), "stderr.log"), 2<<10)
+			f["stderr"] = string(tail)
+		}
+		l.emit(Event{Type: EvSubagentError, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
+	case StateTimedOut:
+		f := maps.Clone(fields)
+		f["source"] = "subagent"
+		if v, ok := m.Get("timeout"); ok {
+			if d, err := parseTimeout(v); err == nil {
+				f["timeout"] = d.String()
+			}
+		}
+		l.emit(Event{Type: EvSubagentTimeout, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
+	}
+}
+
+// completeHandoffs logs HandoffComplete for the parent's unresolved
+// handoffs to c whose end has not been reported for this attempt, and
+// resolves the monitor-mode ones.
+func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task, parentID, state string, attempt int, fields map[string]any) error {
+	parent, err := l.dir.Read(parentID)
+	if err != nil || len(handoffsOf(parent.Metadata.Object("taskd"))) == 0 {
+		return nil
+	}
+	var done []handoffRecord
+	_, err = l.dir.Update(ctx, parentID, func(t *taskfile.Task) error {
+		done = nil
+		m := td(t)
+		recs := handoffsOf(m)
+		for i := range recs {
+			r := &recs[i]
+			if r.Child != c.ID || r.State == handoffResolved || r.Completed != nil && *r.Completed == attempt {
+				continue
+			}
+			n := attempt
+			r.Completed = &n
+			r.Outcome = outcomeOfState(state)
+			if r.TimedOut && state == StateCancelled {
+				r.Outcome = "timeout"
+			}
+			if r.Mode == modeMonitor {
+				r.State, r.Action, r.ResolvedAt = handoffResolved, actNone, stamp(time.Now())
+			}
+			done = append(done, *r)
+		}
+		if len(done) == 0 {
+			return errNotRunnable // nothing to write
+		}
+		setRecord(m, "handoffs", recs)
+		return nil
+	})
+	if err == errNotRunnable {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	h := &handoffs{cfg: d.cfg, dir: l.dir, parent: parentID, emit: l.emit}
+	for i := range done {
+		r := &done[i]
+		l.emit(Event{Type: EvHandoffComplete, Task: parentID, Data: completeFields(maps.Clone(fields), r, attempt)})
+		if r.Mode == modeMonitor {
+			h.resolved(r, c)
+		}
+	}
+	return nil
+}
+
+// markEndReported records, with delivered, that the end of a subagent's
+// current attempt has been reported.
+func markEndReported(t *taskfile.Task) {
+	m := td(t)
+	if _, ok := m.String("agentType"); ok {
+		n, _ := m.Int("attempt")
+		m.Set("endLogged", n)
+	}
+}

@@ -1,0 +1,231 @@
+package daemon
+
+import (
+	"path/filepath"
+	"sync"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// Event types of the subagent commands (seed 001's names). Their data has
+// seed 001's fields in snake_case: session_id (the parent task's id),
+// subagent_id, agent_type, permission_mode, task_description,
+// spawn_timestamp, completion_timestamp, outcome, artifact_paths.
+const (
+	EvSubagentSpawned      = "SubagentSpawned"
+	EvSubagentActive       = "SubagentActive"
+	EvSubagentError        = "SubagentError"
+	EvSubagentTimeout      = "SubagentTimeout"
+	EvTranscriptEvent      = "TranscriptEvent"
+	EvHandoffInitiated     = "HandoffInitiated"
+	EvHandoffComplete      = "HandoffComplete"
+	EvHandoffResolved      = "HandoffResolved"
+	EvConvergenceInitiated = "ConvergenceInitiated"
+	EvConvergenceComplete  = "ConvergenceComplete"
+	EvManualReviewRequired = "ManualReviewRequired"
+)
+
+// event_type values of TranscriptEvent.
+const (
+	trSubagentStart  = "subagent_start" // a subagent was delegated
+	trSubagentStop   = "subagent_stop"  // a subagent's attempt ended
+	trSubagentRetry  = "subagent_retry" // a handoff runs its child again
+	trConflictFound  = "conflict_detected"
+	trConflictSolved = "conflict_resolved"
+)
+
+// Outcomes of a subagent (seed 001), from its state.
+func outcomeOfState(state string) string {
+	switch state {
+	case StateSucceeded:
+		return "success"
+	case StateTimedOut:
+		return "timeout"
+	case StateCancelled:
+		return "cancelled"
+	case StateFailed, StateStopped:
+		return "failure"
+	}
+	return ""
+}
+
+// subagentFields are the fields every event about child c carries. The
+// completion fields are set once c has ended.
+func subagentFields(listDir string, c *taskfile.Task) map[string]any {
+	m := c.Metadata.Object("taskd")
+	parent, _ := m.String("parent")
+	f := map[string]any{"subagent_id": c.ID, "session_id": parent, "parent_session_id": parent}
+	if n, ok := m.String("name"); ok {
+		f["subagent_name"] = n
+	}
+	if v, ok := m.String("agentType"); ok {
+		f["agent_type"] = v
+	}
+	mode, _ := m.String("permissionMode")
+	if mode == "" {
+		mode = unsetMode
+	}
+	f["permission_mode"] = mode
+	if _, ok := m.Get("tools"); ok {
+		f["tools"] = stringList(m, "tools")
+	}
+	if p, ok := m.String("prompt"); ok {
+		f["task_description"] = truncate(p, 500)
+	}
+	if s, ok := m.String("spawnedAt"); ok {
+		f["spawn_timestamp"] = s
+	}
+	state, _ := m.String("state")
+	if !endedState(state) {
+		return f
+	}
+	f["outcome"] = outcomeOfState(state)
+	if s, ok := m.String("finishedAt"); ok {
+		f["completion_timestamp"] = s
+	}
+	res, found := childResult(listDir, c)
+	if found {
+		f["duration_ms"] = res.DurationMs
+		if res.SessionID != "" {
+			f["agent_session_id"] = res.SessionID
+		}
+	}
+	f["artifact_paths"] = artifactPaths(c, res, found)
+	return f
+}
+
+// childResult reads the result.json of c's last attempt.
+func childResult(listDir string, c *taskfile.Task) (Result, bool) {
+	n, _ := c.Metadata.Object("taskd").Int("attempt")
+	if n == 0 {
+		return Result{}, false
+	}
+	return readResult(filepath.Join(listDir, relRunDir(c.ID, int(n))))
+}
+
+// artifactPaths are a child's run folder files (relative to the list
+// directory) and the files its result says it changed (as it wrote them).
+func artifactPaths(c *taskfile.Task, res Result, found bool) []string {
+	out := []string{}
+	if n, _ := c.Metadata.Object("taskd").Int("attempt"); n > 0 && found {
+		dir := relRunDir(c.ID, int(n))
+		out = append(out, filepath.Join(dir, "result.json"), filepath.Join(dir, "stdout.log"))
+	}
+	return append(out, resultFiles(res)...)
+}
+
+// aceList is a list's bookkeeping for mirroring: which children are handed
+// off (monitor or transfer-control), to which parent. The loop updates it;
+// job goroutines read it through the event log's tap. It is safe for
+// concurrent use.
+type aceList struct {
+	mu       sync.Mutex          // protects the maps
+	monitors map[string]monitor  // child id → the parent watching it
+	byParent map[string][]string // parent id → its monitored children
+}
+
+// monitor is one handed-off child as the mirror sees it.
+type monitor struct {
+	parent    string
+	agentType string
+	mode      string
+}
+
+// aceState returns l's aceList, creating it and installing the mirror on
+// l's event log. Loop goroutine only.
+func (l *list) aceState() *aceList {
+	if l.ace == nil {
+		a := &aceList{monitors: map[string]monitor{}, byParent: map[string][]string{}}
+		log := l.events
+		tap := func(ev Event) { a.mirror(log, ev) }
+		log.tap.Store(&tap)
+		l.ace = a
+	}
+	return l.ace
+}
+
+// setLinks replaces the children parent monitors.
+func (a *aceList) setLinks(parent string, links map[string]monitor) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range a.byParent[parent] {
+		if m, ok := a.monitors[c]; ok && m.parent == parent {
+			delete(a.monitors, c)
+		}
+	}
+	delete(a.byParent, parent)
+	for c, m := range links {
+		a.monitors[c] = m
+		a.byParent[parent] = append(a.byParent[parent], c)
+	}
+}
+
+// watching reports whether parent monitors any child.
+func (a *aceList) watching(parent string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.byParent[parent]) > 0
+}
+
+// mirror copies an event of a handed-off child into its parent's stream: a
+// TranscriptEvent of the parent with the child's event type and data.
+// Mirrored events are not mirrored again.
+func (a *aceList) mirror(log *eventLog, ev Event) {
+	if ev.Task == "" || ev.Type == EvTranscriptEvent && ev.Data["mirror_of"] != nil {
+		return
+	}
+	a.mu.Lock()
+	m, ok := a.monitors[ev.Task]
+	a.mu.Unlock()
+	if !ok {
+		return
+	}
+	typ := ev.Type
+	if t, ok := ev.Data["event_type"].(string); ok && ev.Type == EvTranscriptEvent {
+		typ = t // the child's own transcript event (subagent_stop, …)
+	}
+	data := map[string]any{"event_type": typ, "mirror_of": ev.Task, "subagent_id": ev.Task,
+		"session_id": m.parent, "handoff_mode": m.mode}
+	if m.agentType != "" {
+		data["agent_type"] = m.agentType
+	}
+	if ev.Attempt > 0 {
+		data["attempt"] = ev.Attempt
+	}
+	if len(ev.Data) > 0 {
+		data["event"] = ev.Data
+	}
+	log.append(Event{TS: ev.TS, Type: EvTranscriptEvent, List: ev.List, Task: m.parent, Data: data})
+}
+
+// observeSubagents is observe's part for the subagent commands: it keeps
+// the suspended wait of a task (and a wake-up at its deadline), re-evaluates
+// the parent of a child (a suspended parent also waits for the delivery of
+// its children's results), and keeps the mirror's links current. Loop
+// goroutine only.
+func (d *Daemon) observeSubagents(l *list, id string, e *entry, t *taskfile.Task) {
+	e.aceWait = nil
+	if e.state == StateWaiting {
+		if w := waitOf(t); w != nil {
+			e.aceWait = w
+			if !w.deadline.IsZero() {
+				d.recheckAt(l, id, w.deadline)
+			}
+		}
+	}
+	if e.parent != "" {
+		d.consider(l, e.parent)
+	}
+	recs := handoffsOf(t.Metadata.Object("taskd"))
+	if len(recs) == 0 && (l.ace == nil || !l.ace.watching(id)) {
+		return
+	}
+	links := map[string]monitor{}
+	for _, r := range recs {
+		if r.State == handoffResolved {
+			continue
+		}
+		links[r.Child] = monitor{parent: id, mode: r.Mode, agentType: r.AgentType}
+	}
+	l.aceState().setLinks(id, links)
+}

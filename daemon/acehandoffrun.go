@@ -1,0 +1,188 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// ErrHandoffFailed is returned (wrapped) by Handoff when the child failed
+// and --on-failure was abort or escalate (or retries ran out).
+var ErrHandoffFailed = errors.New("handoff failed")
+
+// HandoffResult is what taskd handoff reports.
+type HandoffResult struct {
+	Child   string   `json:"child"`
+	Mode    string   `json:"mode"`
+	Outcome string   `json:"outcome,omitempty"` // success, failure, timeout, cancelled
+	Action  string   `json:"action,omitempty"`  // none, abort, escalate
+	Retries int      `json:"retries"`
+	Result  *Message `json:"result,omitempty"` // the child's result (transfer-control)
+}
+
+// Handoff hands off from task parentID in dir to its child ref (an id or a
+// name), as taskd handoff does while parentID's agent runs. runDir is the
+// parent's current run folder.
+//
+// In monitor mode it records the link (HandoffInitiated) and returns at
+// once; the daemon mirrors the child's events into the parent's stream.
+// With transfer-control it blocks until the child has ended (waking on file
+// events) or the timeout passes (the child is then cancelled:
+// SubagentTimeout), and applies --on-failure: retry runs the child again
+// and waits again (at most twice; then it escalates); abort and escalate
+// return an error wrapping ErrHandoffFailed and leave a verdict in runDir
+// that the daemon applies when the parent's agent exits: abort fails the
+// parent, escalate makes it needs_human. ctx ending stops the wait.
+func Handoff(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID, runDir string, req *prompt.Handoff) (*HandoffResult, error) {
+	h := &handoffs{cfg: cfg, dir: dir, parent: parentID, emit: func(ev Event) { AppendEvent(dir.Path(), ev) }}
+	c, err := handoffChild(dir, parentID, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := h.ensure(ctx, c, req, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := &HandoffResult{Child: c.ID, Mode: rec.Mode}
+	if !req.TransferControl {
+		return out, h.monitorEnded(ctx, &rec, c)
+	}
+	for {
+		c, err = h.waitChild(ctx, &rec)
+		if err != nil {
+			return nil, err
+		}
+		action, err := h.settle(ctx, &rec, c)
+		if err != nil {
+			return nil, err
+		}
+		if action == actRetry {
+			continue
+		}
+		msg := childMessage(&list{id: filepath.Base(dir.Path()), dir: dir}, c)
+		out.Outcome, out.Action, out.Retries, out.Result = rec.Outcome, rec.Action, rec.Retries, &msg
+		if action == actNone || action == actContinue {
+			return out, nil
+		}
+		reason := fmt.Sprintf("the handoff to %s (task %s) ended with %s after %d retries; --on-failure %s",
+			firstNonEmptyString(rec.Name, c.ID), c.ID, rec.Outcome, rec.Retries, rec.OnFailure)
+		v := verdict{Action: verdictFail, Kind: "handoff", Reason: reason, Child: c.ID}
+		if action == actEscalate {
+			v.Action, v.Options = verdictNeedsHuman, handoffOptions
+		}
+		if err := writeVerdict(runDir, v); err != nil {
+			return out, err
+		}
+		return out, fmt.Errorf("%w: %s", ErrHandoffFailed, reason)
+	}
+}
+
+// handoffOptions are the answers to an escalated handoff.
+var handoffOptions = []string{actRetry, actContinue, actAbort, "leave"}
+
+// handoffLine runs a /handoff prompt line of task t. Monitor mode records
+// the link and goes on. Transfer-control suspends t until the child has
+// ended (or the handoff's deadline, when the child is cancelled), then
+// applies --on-failure: the child's result goes into the prompt on success
+// (or when a person accepted its failure), retry runs the child again and
+// suspends t again, abort fails t (the error), escalate makes t
+// needs_human with the options retry, continue, abort and leave.
+func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp spec, line int, c *prompt.Handoff, p *prepared) error {
+	h := &handoffs{cfg: d.cfg, dir: l.dir, parent: t.ID, emit: l.emit}
+	child, err := handoffChild(l.dir, t.ID, c.ID)
+	if err != nil {
+		return err
+	}
+	rec, err := h.ensure(ctx, child, c, line)
+	if err != nil {
+		return err
+	}
+	if !c.TransferControl {
+		return h.monitorEnded(ctx, &rec, child)
+	}
+	action := rec.Action
+	switch rec.State {
+	case handoffActive:
+		if !childDone(child) {
+			if time.Now().Before(rec.deadline()) {
+				return d.suspend(ctx, l, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: stamp(rec.deadline())})
+			}
+			if child, err = h.timeOut(ctx, &rec, child); err != nil {
+				return err
+			}
+		}
+		if action, err = h.settle(ctx, &rec, child); err != nil {
+			return err
+		}
+	case handoffEscalated:
+		action = actEscalate // still for a person to answer
+	}
+	switch action {
+	case actRetry:
+		return d.suspend(ctx, l, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: stamp(rec.deadline())})
+	case actAbort:
+		return fmt.Errorf("the handoff to %s (task %s) ended with %s; --on-failure abort", firstNonEmptyString(rec.Name, child.ID), child.ID, rec.Outcome)
+	case actEscalate:
+		reason := fmt.Sprintf("the subagent %s (task %s) you hand off to at line %d ended with %s after %d retries (--on-failure %s): retry it, continue without it, or abort",
+			firstNonEmptyString(rec.Name, child.ID), child.ID, line, rec.Outcome, rec.Retries, rec.OnFailure)
+		return d.askPerson(ctx, l, t, sp, hitlRecord{Kind: "handoff", Source: "line", Line: line, Child: child.ID,
+			Reason: reason, Options: handoffOptions})
+	}
+	p.results = append(p.results, handoffReport(l, child, &rec))
+	return moveToDone(ctx, l.dir, t.ID, []string{child.ID})
+}
+
+// emit appends ev to l's event log with the list's id.
+func (l *list) emit(ev Event) {
+	ev.List = l.id
+	l.events.append(ev)
+}
+
+// handoffReport renders an ended child's result for its parent.
+func handoffReport(l *list, c *taskfile.Task, rec *handoffRecord) string {
+	msg := childMessage(l, c)
+	name := msg.Name
+	if name == "" {
+		name = "#" + c.ID
+	}
+	verdict := "succeeded"
+	if !*msg.Success {
+		verdict = "failed (" + rec.Outcome + "; accepted by a person)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Result of the subagent you handed off to: %s (task %s), %s\n\n", name, c.ID, verdict)
+	if msg.Summary != "" {
+		fmt.Fprintf(&b, "Summary: %s\n\n", msg.Summary)
+	}
+	if msg.Error != "" {
+		fmt.Fprintf(&b, "Error: %s\n\n", msg.Error)
+	}
+	if msg.Output != "" && msg.Output != msg.Summary {
+		fmt.Fprintf(&b, "Output:\n\n%s\n", truncate(msg.Output, 8<<10))
+	}
+	return b.String()
+}
+
+// moveToDone moves ids to parent's done collection: their results have
+// been given to it.
+func moveToDone(ctx context.Context, dir *taskfile.Dir, parent string, ids []string) error {
+	_, err := dir.Update(ctx, parent, func(t *taskfile.Task) error {
+		ch := t.Metadata.Object("taskd").Object("children")
+		for _, id := range ids {
+			for _, coll := range []string{collParallel, collSequential} {
+				if slices.Contains(stringList(ch, coll), id) {
+					moveChild(t, coll, collDone, id)
+				}
+			}
+		}
+		return nil
+	})
+	return err
+}

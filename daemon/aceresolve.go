@@ -1,0 +1,186 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// A person answers a handoff or converge question (metadata.taskd.hitl
+// with kind handoff or converge) by setting metadata.taskd.resolve to one
+// of hitl.options:
+//
+//	handoff   retry     run the child again; the parent waits for it again
+//	          continue  go on without it: before the agent (source line),
+//	                    the failed result goes into the prompt; after it
+//	                    (source command), the attempt counts as the agent
+//	                    reported it
+//	converge  <task id> that child wins the conflicts it takes part in; the
+//	                    convergence runs again (more conflicts: asks again)
+//	both      abort     the parent fails
+//	          leave     the question stays open
+//
+// Every answer but abort and leave makes the parent pending: it runs again
+// from its first prompt line (source line), or its agent runs again
+// (source command; its taskd converge then finds the answer).
+
+// resolveSubagent handles the answer to a handoff or converge question of
+// task id; ok is false for any other task, which resolveTask handles.
+func (d *Daemon) resolveSubagent(ctx context.Context, l *list, id string) (t *taskfile.Task, err error, ok bool) {
+	t, err = l.dir.Read(id)
+	if err != nil {
+		return nil, nil, false
+	}
+	sp, err := readSpec(t)
+	h, found := hitlOf(t)
+	if err != nil || !found || sp.State != StateNeedsHuman || sp.Resolve == "" {
+		return nil, nil, false
+	}
+	answer := sp.Resolve
+	if answer == "leave" {
+		t, err = d.leavePending(ctx, l, id)
+		return t, err, true
+	}
+	if !slices.Contains(h.Options, answer) {
+		return d.refuseAnswer(ctx, l, id, answer, h), nil, true
+	}
+	l.emit(Event{Type: EvHumanResolved, Task: id, Parent: sp.Parent, Data: map[string]any{"answer": answer, "kind": h.Kind}})
+	switch {
+	case answer == actAbort:
+		t, err = d.abortByPerson(ctx, l, id, sp, h)
+	case h.Kind == "handoff":
+		t, err = d.answerHandoff(ctx, l, id, sp, h, answer)
+	default:
+		t, err = d.answerConverge(ctx, l, id, h, answer)
+	}
+	return t, err, true
+}
+
+// hitlOf reads the handoff or converge question of t.
+func hitlOf(t *taskfile.Task) (hitlRecord, bool) {
+	h, ok := getRecord[hitlRecord](t.Metadata.Object("taskd"), "hitl")
+	return h, ok && (h.Kind == "handoff" || h.Kind == "converge")
+}
+
+// refuseAnswer consumes an answer that is not an option and says so in the
+// question's reason.
+func (d *Daemon) refuseAnswer(ctx context.Context, l *list, id, answer string, h hitlRecord) *taskfile.Task {
+	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		td(t).Delete("resolve")
+		return nil
+	})
+	d.log.Warn("answer is not an option", "list", l.id, "task", id, "answer", answer, "options", h.Options, "err", err)
+	return t
+}
+
+// abortByPerson fails a task whose question a person answered with abort.
+func (d *Daemon) abortByPerson(ctx context.Context, l *list, id string, sp spec, h hitlRecord) (*taskfile.Task, error) {
+	msg := fmt.Sprintf("aborted by a person: %s", h.Reason)
+	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		m := td(t)
+		m.Set("state", StateFailed)
+		m.Set("error", msg)
+		m.Set("finishedAt", stamp(time.Now()))
+		m.Delete("resolve")
+		m.Delete("hitl")
+		return nil
+	})
+	if err == nil {
+		l.emit(Event{Type: EvTaskFailed, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: map[string]any{"error": msg}})
+	}
+	return t, err
+}
+
+// answerHandoff applies retry or continue to an escalated handoff.
+func (d *Daemon) answerHandoff(ctx context.Context, l *list, id string, sp spec, h hitlRecord, answer string) (*taskfile.Task, error) {
+	hs := &handoffs{cfg: d.cfg, dir: l.dir, parent: id, emit: l.emit}
+	child, err := l.dir.Read(h.Child)
+	if err != nil {
+		return nil, err
+	}
+	switch answer {
+	case actRetry:
+		if childDone(child) {
+			if _, err := restartChild(ctx, l.dir, h.Child); err != nil {
+				return nil, err
+			}
+		}
+		_, err = hs.update(ctx, h.Child, h.Line, func(r *handoffRecord) {
+			r.State, r.TryStartedAt, r.TimedOut, r.Action, r.ResolvedAt = handoffActive, stamp(time.Now()), false, "", ""
+		})
+		f := subagentFields(l.dir.Path(), child)
+		f["event_type"] = trSubagentRetry
+		f["by"] = "person"
+		l.emit(Event{Type: EvTranscriptEvent, Task: h.Child, Parent: id, Data: f})
+	case actContinue:
+		var rec handoffRecord
+		rec, err = hs.update(ctx, h.Child, h.Line, func(r *handoffRecord) {
+			r.State, r.Action, r.Accepted, r.ResolvedAt = handoffResolved, actContinue, true, stamp(time.Now())
+		})
+		if err == nil {
+			hs.resolved(&rec, child)
+		}
+		if err == nil && h.Source == "command" {
+			return d.acceptAttempt(ctx, l, id, sp, h)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d.rerun(ctx, l, id)
+}
+
+// answerConverge records a person's choice for a convergence.
+func (d *Daemon) answerConverge(ctx context.Context, l *list, id string, h hitlRecord, answer string) (*taskfile.Task, error) {
+	cg := &converger{cfg: d.cfg, dir: l.dir, parent: id, emit: l.emit}
+	_, err := cg.update(ctx, h.Key, func(r *convergeRecord) {
+		r.Resolutions = append(r.Resolutions, answer)
+		r.State = convergeWaiting
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d.rerun(ctx, l, id)
+}
+
+// rerun makes an answered task pending again: it runs from its first line.
+func (d *Daemon) rerun(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
+	return l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		t.Status = taskfile.StatusPending
+		m := td(t)
+		m.Delete("state")
+		m.Delete("resolve")
+		m.Delete("hitl")
+		return nil
+	})
+}
+
+// acceptAttempt records an escalated attempt as its agent reported it.
+func (d *Daemon) acceptAttempt(ctx context.Context, l *list, id string, sp spec, h hitlRecord) (*taskfile.Task, error) {
+	ok := h.AgentSuccess != nil && *h.AgentSuccess
+	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		m := td(t)
+		m.Delete("resolve")
+		m.Delete("hitl")
+		if ok {
+			t.Status = taskfile.StatusCompleted
+			m.Set("state", StateSucceeded)
+			m.Delete("error")
+			return nil
+		}
+		m.Set("state", StateFailed)
+		m.Set("error", "the agent failed; a person accepted the failed handoff")
+		return nil
+	})
+	if err == nil {
+		ev := Event{Type: EvTaskSucceeded, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: map[string]any{"acceptedBy": "person"}}
+		if !ok {
+			ev.Type = EvTaskFailed
+		}
+		l.emit(ev)
+	}
+	return t, err
+}

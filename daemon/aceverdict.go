@@ -1,0 +1,150 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// taskd handoff and taskd converge run inside an agent, which is still
+// running when they find that its task must fail (handoff --on-failure
+// abort) or wait for a person (escalate; converge conflicts for manual
+// review). They leave a verdict in the attempt's run folder, onexit.json;
+// when the agent exits, finish applies it to that attempt: a fail verdict
+// records the attempt as failed with the verdict's reason (whatever the
+// agent's own result), a needs_human verdict makes the task needs_human
+// with metadata.taskd.hitl. A verdict belongs to its attempt: an attempt
+// the daemon interrupted runs again without it.
+
+// verdictFile is the name of a verdict in a run folder.
+const verdictFile = "onexit.json"
+
+// Verdict actions.
+const (
+	verdictFail       = "fail"
+	verdictNeedsHuman = "needs_human"
+)
+
+// verdict is onexit.json.
+type verdict struct {
+	Action    string     `json:"action"` // fail or needs_human
+	Kind      string     `json:"kind"`   // handoff or converge
+	Reason    string     `json:"reason"`
+	Child     string     `json:"child,omitempty"` // handoff: the child
+	Key       string     `json:"key,omitempty"`   // converge: the record
+	Options   []string   `json:"options,omitempty"`
+	Conflicts []conflict `json:"conflicts,omitempty"`
+}
+
+// writeVerdict leaves v in runDir. A fail verdict already there is kept:
+// the first reason to fail wins.
+func writeVerdict(runDir string, v verdict) error {
+	if runDir == "" {
+		return errors.New("no run folder to leave the verdict in ($TASKD_RUN_DIR is not set)")
+	}
+	path := filepath.Join(runDir, verdictFile)
+	if old, ok := readVerdict(path); ok && old.Action == verdictFail {
+		return nil
+	}
+	return writeJSONFile(path, v)
+}
+
+func readVerdict(path string) (verdict, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return verdict{}, false
+	}
+	var v verdict
+	if json.Unmarshal(data, &v) != nil || v.Action != verdictFail && v.Action != verdictNeedsHuman {
+		return verdict{}, false
+	}
+	return v, true
+}
+
+// exitVerdict returns the verdict left for attempt sp.Attempt of task id,
+// or nil. Only an agent that exited by itself has one: a timeout or a
+// cancellation stands, and an interrupted attempt runs again.
+func (d *Daemon) exitVerdict(l *list, id string, sp spec, out outcome) *verdict {
+	if out != finished || sp.Attempt == 0 {
+		return nil
+	}
+	v, ok := readVerdict(filepath.Join(l.runDir(id, sp.Attempt), verdictFile))
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+// fail makes res a failure for the verdict's reason.
+func (v *verdict) fail(res Result) Result {
+	res.Success = false
+	res.Error = v.Reason
+	res.Summary = v.Reason
+	return res
+}
+
+// hitlRecord is metadata.taskd.hitl for a handoff or converge question.
+type hitlRecord struct {
+	Kind      string     `json:"kind"`   // handoff or converge
+	Source    string     `json:"source"` // line (before the agent) or command (taskd handoff|converge)
+	Line      int        `json:"line,omitempty"`
+	Child     string     `json:"child,omitempty"`
+	Key       string     `json:"key,omitempty"`
+	Reason    string     `json:"reason"`
+	Options   []string   `json:"options"`
+	Conflicts []conflict `json:"conflicts,omitempty"`
+	// AgentSuccess is the agent's own verdict on an attempt that asked
+	// (source command): continue records it.
+	AgentSuccess *bool `json:"agentSuccess,omitempty"`
+}
+
+// finishNeedsHuman records an attempt whose agent left a needs_human
+// verdict: its result, and the task pending, needs_human, with hitl.
+func (d *Daemon) finishNeedsHuman(ctx context.Context, l *list, id string, sp spec, res Result, v *verdict) (*taskfile.Task, error) {
+	wctx, cancel := persistCtx(ctx)
+	defer cancel()
+	ok := res.Success
+	h := hitlRecord{Kind: v.Kind, Source: "command", Child: v.Child, Key: v.Key, Reason: v.Reason,
+		Options: v.Options, Conflicts: v.Conflicts, AgentSuccess: &ok}
+	t, err := l.dir.Update(wctx, id, func(t *taskfile.Task) error {
+		m := td(t)
+		m.Set("finishedAt", stamp(time.Now()))
+		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))
+		setHITL(t, h)
+		return nil
+	})
+	l.emit(Event{Type: EvTaskNeedsHuman, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+		Data: map[string]any{"reason": h.Reason, "options": h.Options, "kind": h.Kind}})
+	return t, err
+}
+
+// setHITL makes t wait for a person's answer to h.
+func setHITL(t *taskfile.Task, h hitlRecord) {
+	t.Status = taskfile.StatusPending
+	m := td(t)
+	m.Set("state", StateNeedsHuman)
+	m.Delete("resolve")
+	setRecord(m, "hitl", h)
+}
+
+// askPerson ends a pass of t's leading lines with a question for a person:
+// t becomes needs_human with h (TaskNeedsHuman); no agent ran, so the
+// attempt number goes back to what it was.
+func (d *Daemon) askPerson(ctx context.Context, l *list, t *taskfile.Task, sp spec, h hitlRecord) error {
+	written, err := l.dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
+		setHITL(t, h)
+		unclaim(td(t), t.ID, sp.Attempt)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	l.emit(Event{Type: EvTaskNeedsHuman, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
+		Data: map[string]any{"reason": h.Reason, "options": h.Options, "kind": h.Kind, "line": h.Line}})
+	return &suspended{task: written}
+}

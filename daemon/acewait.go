@@ -1,0 +1,258 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// A /handoff --transfer-control or /converge line whose children have not
+// ended suspends its task before the agent starts: the task is written
+// waiting, with metadata.taskd.wait saying for what, and the pass over its
+// leading lines ends. When the wait is over (the children have ended and
+// their results are delivered, the first success of first_success, or the
+// handoff's deadline) the task is made pending again and runs from the top:
+// every leading line can run twice (children are found by name, records by
+// line), so the lines before the one that waited do nothing new, and that
+// line now finds what it waited for.
+
+// aceWait is metadata.taskd.wait.
+type aceWait struct {
+	Kind     string   `json:"kind"` // "handoff" or "converge"
+	Line     int      `json:"line"`
+	Children []string `json:"children"`
+	Any      bool     `json:"any,omitempty"`      // one success is enough (first_success)
+	Deadline string   `json:"deadline,omitempty"` // the handoff's timeout
+	// Attempt is the task's attempt when it was suspended: a wait left
+	// behind by a later attempt (a task restarted by hand) is stale.
+	Attempt int `json:"attempt"`
+
+	deadline time.Time
+}
+
+// waitOf returns the wait of a task suspended by a leading line, or nil.
+func waitOf(t *taskfile.Task) *aceWait {
+	m := t.Metadata.Object("taskd")
+	w, ok := getRecord[aceWait](m, "wait")
+	if !ok || len(w.Children) == 0 {
+		return nil
+	}
+	if n, _ := m.Int("attempt"); int(n) != w.Attempt {
+		return nil
+	}
+	if w.Deadline != "" {
+		w.deadline, _ = time.Parse(time.RFC3339Nano, w.Deadline)
+	}
+	return &w
+}
+
+// suspended is the error of a leading line that stopped the pass: the task
+// is already written waiting (or needs_human).
+type suspended struct {
+	task *taskfile.Task
+}
+
+func (s *suspended) Error() string { return "the task waits" }
+
+// asSuspended reports whether err says a leading line suspended the task,
+// and returns the task as written.
+func asSuspended(err error) (*taskfile.Task, bool) {
+	var s *suspended
+	if errors.As(err, &s) {
+		return s.task, true
+	}
+	return nil, false
+}
+
+// suspend writes task t waiting for w and returns the error that ends the
+// pass. No agent ran, so the attempt number goes back to what it was before
+// the claim.
+func (d *Daemon) suspend(ctx context.Context, l *list, t *taskfile.Task, sp spec, w aceWait) error {
+	w.Attempt = sp.Attempt - 1
+	written, err := l.dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
+		t.Status = taskfile.StatusInProgress
+		m := td(t)
+		m.Set("state", StateWaiting)
+		setRecord(m, "wait", w)
+		unclaim(m, t.ID, sp.Attempt)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	l.events.append(Event{Type: EvTaskWaiting, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
+		Data: map[string]any{"children": w.Children, "reason": w.Kind, "line": w.Line}})
+	return &suspended{task: written}
+}
+
+// unclaim undoes claim's attempt bookkeeping for a pass whose agent never
+// ran.
+func unclaim(m *taskfile.Object, id string, attempt int) {
+	m.Delete("startedAt")
+	if attempt <= 1 {
+		m.Delete("attempt")
+		m.Delete("runDir")
+		return
+	}
+	m.Set("attempt", attempt-1)
+	m.Set("runDir", relRunDir(id, attempt-1))
+}
+
+// aceWaitDone reports whether the wait of a suspended task is over: every
+// child has ended and its result is delivered, or (first_success) one has
+// succeeded, or the handoff's deadline has passed. Loop goroutine only.
+func (d *Daemon) aceWaitDone(l *list, e *entry) bool {
+	w := e.aceWait
+	if !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
+		return true
+	}
+	ended := 0
+	for _, c := range w.Children {
+		ce := l.entries[c]
+		if ce == nil {
+			if _, err := os.Lstat(l.dir.File(c)); err != nil {
+				ended++ // gone
+			}
+			continue
+		}
+		if !terminal(ce) || !(ce.delivered || ce.reject != "" || ce.archived) {
+			continue
+		}
+		ended++
+		if w.Any && ce.state == StateSucceeded {
+			return true
+		}
+	}
+	return ended == len(w.Children)
+}
+
+// releaseWaiting ends the wait of a suspended task: it becomes pending (a
+// TaskResumed event says why), and runs again from its first line.
+func (d *Daemon) releaseWaiting(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
+	var w *aceWait
+	var sp spec
+	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		s, err := readSpec(t)
+		if w = waitOf(t); err != nil || w == nil || s.State != StateWaiting {
+			return errNotRunnable
+		}
+		sp = s
+		t.Status = taskfile.StatusPending
+		m := td(t)
+		m.Delete("state")
+		m.Delete("wait")
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.events.append(Event{Type: EvTaskResumed, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+		Data: map[string]any{"reason": w.Kind, "line": w.Line, "children": w.Children}})
+	return t, nil
+}
+
+// childDone reports whether child c has ended and its result has been
+// delivered to its parent (so that it can be run again, or its result
+// counted, without racing the delivery).
+func childDone(c *taskfile.Task) bool {
+	m := c.Metadata.Object("taskd")
+	s, _ := m.String("state")
+	delivered, _ := m.Bool("delivered")
+	archived, _ := m.Bool("archived")
+	return endedState(s) && (delivered || archived)
+}
+
+// waitTasks waits until done holds for the tasks ids of dir (a missing task
+// is passed as nil), waking on the file events of the directory, not by
+// polling. It returns ctx's error if ctx ends first.
+func waitTasks(ctx context.Context, dir *taskfile.Dir, ids []string, done func(map[string]*taskfile.Task) bool) (map[string]*taskfile.Task, error) {
+	w, err := newDirWatch(dir.Path())
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	for {
+		// Read after the watch is in place, so no change is missed.
+		tasks := map[string]*taskfile.Task{}
+		for _, id := range ids {
+			t, err := dir.Read(id)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				var bad *taskfile.BadFileError
+				if !errors.As(err, &bad) {
+					return nil, err
+				}
+			}
+			tasks[id] = t
+		}
+		if done(tasks) {
+			return tasks, nil
+		}
+		if err := w.next(ctx, ids); err != nil {
+			return tasks, err
+		}
+	}
+}
+
+// restartChild runs an ended child again (a handoff's retry): its state,
+// error, cancellation and delivery are cleared, its attempts go on.
+func restartChild(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+	return dir.Update(ctx, id, func(t *taskfile.Task) error {
+		if !childDone(t) {
+			return errors.New("task " + id + " has not ended")
+		}
+		t.Status = taskfile.StatusPending
+		m := td(t)
+		for _, k := range []string{"state", "cancel", "failures", "error", "retryAt", "finishedAt", "delivered", "resolve", "hitl"} {
+			m.Delete(k)
+		}
+		return nil
+	})
+}
+
+// getRecords decodes the array under key of m (entries that do not decode
+// are skipped).
+func getRecords[T any](m *taskfile.Object, key string) []T {
+	v, _ := m.Get(key)
+	arr, _ := v.([]any)
+	var out []T
+	for _, e := range arr {
+		var r T
+		if json.Unmarshal(taskfile.AppendJSON(nil, e), &r) == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// getRecord decodes the value under key of m.
+func getRecord[T any](m *taskfile.Object, key string) (T, bool) {
+	var r T
+	v, ok := m.Get(key)
+	if !ok || v == nil {
+		return r, false
+	}
+	return r, json.Unmarshal(taskfile.AppendJSON(nil, v), &r) == nil
+}
+
+// setRecord stores v (any JSON-encodable value) under key of m.
+func setRecord(m *taskfile.Object, key string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // records are plain structs: a programming error
+	}
+	val, err := taskfile.ParseValue(data)
+	if err != nil {
+		panic(err)
+	}
+	m.Set(key, val)
+}
+
+// stopWait bounds how long to wait for cancelled children to end: the
+// grace period twice over, and a margin.
+func stopWait(ctx context.Context, cfg *Config) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, 2*cfg.Grace+30*time.Second)
+}
