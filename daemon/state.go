@@ -59,13 +59,13 @@ type spec struct {
 	DisallowTools  []string
 	SystemPrompt   string
 
-	State      string
-	Attempt    int
-	Failures   int
-	RetryAt    time.Time
-	Parent     string
-	SessionID  string
-	Archived   bool
+	State     string
+	Attempt   int
+	Failures  int
+	RetryAt   time.Time
+	Parent    string
+	SessionID string
+	Archived  bool
 }
 
 // fieldType lists the user-settable metadata.taskd fields and their types,
