@@ -314,6 +314,12 @@ func (d *Daemon) agentEnv(a *attempt, runDir string) []string {
 		"TASKD_PARENT="+a.parent,
 		"TASKD_ATTEMPT="+strconv.Itoa(a.n),
 	)
+	if d.cfg.ConfigPath != "" {
+		if _, err := os.Stat(d.cfg.ConfigPath); err == nil {
+			// taskd push, delegate, … read the daemon's configuration.
+			env = append(env, "TASKD_CONFIG="+d.cfg.ConfigPath)
+		}
+	}
 	for k, v := range a.env {
 		env = append(env, k+"="+v)
 	}
