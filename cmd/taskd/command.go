@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -70,6 +71,27 @@ func register(cmds ...*command) {
 func lookup(name string) *command {
 	for _, c := range commands {
 		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// runCommand resolves "run", the name of two commands: the daemon, and,
+// for an agent inside a running task ($TASKD_TASK_FILE set, or --task
+// given), starting that task's queued children.
+func runCommand(args []string) *command {
+	inTask := os.Getenv("TASKD_TASK_FILE") != ""
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "task" {
+			inTask = true
+		}
+	}
+	for _, c := range commands {
+		if c.name == "run" && (c.group == "Inside a running task") == inTask {
 			return c
 		}
 	}

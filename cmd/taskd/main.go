@@ -83,6 +83,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		name = "version"
 	}
 	cmd := lookup(name)
+	if name == "run" {
+		cmd = runCommand(rest)
+	}
 	if cmd == nil {
 		fmt.Fprintf(stderr, "taskd: unknown command %q\nRun 'taskd help' for the list of commands.\n", name)
 		return errUsage
