@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"syscall"
 )
 
 // A WriteOption changes how Update makes a write durable.
@@ -173,20 +171,10 @@ func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp pendingFile, path stri
 
 // readRaw reads path's bytes, refusing what readFile refuses.
 func readRaw(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, fi, err := openTask(path)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
-			return nil, badFile(path, ErrSymlink, "Copy the task into the list as a regular file; taskd does not follow links.", "the file is a symbolic link")
-		}
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fi.Mode().Type())
-	}
 	return readAll(f, make([]byte, 0, fi.Size()+1))
 }
