@@ -214,20 +214,15 @@ func (d *Daemon) flushDirty() {
 // earliest retry time or re-check of a file that did not parse. Idle, it
 // is far away; the safety rescan has its own timer.
 func (d *Daemon) nextWake() time.Duration {
-	next := time.Duration(-1)
+	next := time.Hour
 	now := time.Now()
 	for _, l := range d.lists {
 		for _, at := range []time.Time{l.nextRetry, l.nextRecheck} {
-			if at.IsZero() {
-				continue
-			}
-			if w := at.Sub(now); next < 0 || w < next {
+			// An overdue time (a busy loop got here late) is due now.
+			if w := at.Sub(now); !at.IsZero() && w < next {
 				next = w
 			}
 		}
-	}
-	if next < 0 {
-		return time.Hour
 	}
 	if next < time.Millisecond {
 		next = time.Millisecond
