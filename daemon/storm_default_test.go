@@ -1,0 +1,9 @@
+//go:build !stress
+
+package daemon_test
+
+// The short crash storm of the default test run (and CI).
+const (
+	stormTasks = 100
+	stormKills = 3
+)
