@@ -7,3 +7,6 @@ const (
 	stormTasks = 100
 	stormKills = 3
 )
+
+// Tasks run while two other writers rewrite their files (TestConcurrentWriters).
+const writersTasks = 100

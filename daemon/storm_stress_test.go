@@ -7,3 +7,6 @@ const (
 	stormTasks = 1000
 	stormKills = 20
 )
+
+// Tasks run while two other writers rewrite their files (TestConcurrentWriters).
+const writersTasks = 500
