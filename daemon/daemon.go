@@ -27,10 +27,14 @@ type Daemon struct {
 	order   []string         // list ids in the order they are served
 	next    int              // round-robin position in order
 	running int              // jobs that hold a concurrency slot
-	watcher *fsnotify.Watcher
-	jobs    sync.WaitGroup
-	done    chan jobDone
-	ctx     context.Context // Run's context; jobs derive theirs from it
+	// finishing counts jobs that gave their slot back when their agent
+	// exited and are still recording the end; at most Concurrency of them.
+	finishing int
+	watcher   *fsnotify.Watcher
+	jobs      sync.WaitGroup
+	done      chan jobDone
+	freed     chan *job       // a job's agent exited: its slot is free
+	ctx       context.Context // Run's context; jobs derive theirs from it
 
 	// fullScan asks the loop for a rescan of every list (watcher overflow,
 	// safety timer).
@@ -50,6 +54,7 @@ func New(cfg *Config, log *slog.Logger) *Daemon {
 		log:     log,
 		lists:   map[string]*list{},
 		done:    make(chan jobDone),
+		freed:   make(chan *job),
 		started: make(chan struct{}),
 	}
 }
@@ -140,6 +145,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 			d.fullScan = true
 		case msg := <-d.done:
 			d.finished(msg)
+		case j := <-d.freed:
+			d.freeSlot(j)
 		case <-rescan.C:
 			d.fullScan = true
 			rescan.Reset(d.cfg.Rescan)
@@ -257,6 +264,8 @@ func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
 			return
 		case msg := <-d.done:
 			d.finished(msg)
+		case j := <-d.freed:
+			d.freeSlot(j)
 		}
 	}
 }

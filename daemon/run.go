@@ -95,6 +95,7 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
 	}
 	res, out := d.runAttempt(ctx, a)
+	j.agentExited() // result.json is written: the next agent may start
 	return d.finish(ctx, l, id, sp, res, out)
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/taskd/taskd/taskfile"
@@ -37,7 +38,7 @@ func (d *Daemon) schedule() {
 			d.evaluate(l, tid)
 		}
 	}
-	for d.running < d.cfg.Concurrency {
+	for d.running < d.cfg.Concurrency && d.finishing < d.cfg.Concurrency {
 		started := false
 		for range d.order {
 			l := d.lists[d.order[d.next%len(d.order)]]
@@ -289,11 +290,16 @@ func (d *Daemon) kindFor(e *entry) jobKind {
 
 // A job is one goroutine working on one task.
 type job struct {
-	l    *list
-	id   string
-	kind jobKind
-	slot bool // holds a concurrency slot
-	stop context.CancelCauseFunc
+	l         *list
+	id        string
+	kind      jobKind
+	slot      bool // holds a concurrency slot (loop goroutine only)
+	finishing bool // gave its slot back, still recording (loop goroutine only)
+	stop      context.CancelCauseFunc
+	// agentExited gives the job's concurrency slot back once its agent has
+	// exited, so the next task's agent can start while this job records
+	// the end (its writes wait for the disk). Called by the job goroutine.
+	agentExited func()
 }
 
 // jobDone reports a job's end to the loop with the task as the job last
@@ -307,6 +313,11 @@ type jobDone struct {
 func (d *Daemon) startJob(l *list, id string, kind jobKind, slot bool) {
 	ctx, stop := context.WithCancelCause(d.ctx)
 	j := &job{l: l, id: id, kind: kind, slot: slot, stop: stop}
+	j.agentExited = sync.OnceFunc(func() {
+		if slot {
+			d.freed <- j
+		}
+	})
 	l.entries[id].job = j
 	if slot {
 		l.running++
@@ -327,6 +338,9 @@ func (d *Daemon) finished(msg jobDone) {
 	if j.slot {
 		j.l.running--
 		d.running--
+	}
+	if j.finishing {
+		d.finishing--
 	}
 	if msg.err != nil && msg.err != errNotRunnable {
 		d.log.Warn("task job", "list", j.l.id, "task", j.id, "err", msg.err)
@@ -355,6 +369,18 @@ func (d *Daemon) finished(msg jobDone) {
 	}
 	e.hash = 0 // unknown: read it again
 	d.refresh(j.l, j.id)
+}
+
+// freeSlot gives job j's concurrency slot back: its agent has exited.
+// The task keeps its job (nothing else starts for it) until the job ends.
+func (d *Daemon) freeSlot(j *job) {
+	if !j.slot {
+		return
+	}
+	j.slot, j.finishing = false, true
+	j.l.running--
+	d.running--
+	d.finishing++
 }
 
 // work runs job j to its end.
