@@ -30,11 +30,17 @@ type Daemon struct {
 	// finishing counts jobs that gave their slot back when their agent
 	// exited and are still recording the end; at most Concurrency of them.
 	finishing int
-	watcher   *fsnotify.Watcher
-	jobs      sync.WaitGroup
-	done      chan jobDone
-	freed     chan *job       // a job's agent exited: its slot is free
-	ctx       context.Context // Run's context; jobs derive theirs from it
+	// pending counts jobs started ahead of a free slot (their claim is
+	// written while other agents run); queue holds those that asked for
+	// their slot, in order. Loop goroutine only.
+	pending  int
+	queue    []*job
+	slotWait chan *job // a pending job asks for its slot
+	watcher  *fsnotify.Watcher
+	jobs     sync.WaitGroup
+	done     chan jobDone
+	freed    chan *job       // a job's agent exited: its slot is free
+	ctx      context.Context // Run's context; jobs derive theirs from it
 
 	// fullScan asks the loop for a rescan of every list (watcher overflow,
 	// safety timer).
@@ -50,12 +56,13 @@ type Daemon struct {
 // New returns a daemon for cfg that logs to log.
 func New(cfg *Config, log *slog.Logger) *Daemon {
 	return &Daemon{
-		cfg:     cfg,
-		log:     log,
-		lists:   map[string]*list{},
-		done:    make(chan jobDone),
-		freed:   make(chan *job),
-		started: make(chan struct{}),
+		cfg:      cfg,
+		log:      log,
+		lists:    map[string]*list{},
+		done:     make(chan jobDone),
+		freed:    make(chan *job),
+		slotWait: make(chan *job),
+		started:  make(chan struct{}),
 	}
 }
 
@@ -147,6 +154,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 			d.finished(msg)
 		case j := <-d.freed:
 			d.freeSlot(j)
+		case j := <-d.slotWait:
+			d.queue = append(d.queue, j)
 		case <-rescan.C:
 			d.fullScan = true
 			rescan.Reset(d.cfg.Rescan)
@@ -266,6 +275,9 @@ func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
 			d.finished(msg)
 		case j := <-d.freed:
 			d.freeSlot(j)
+		case j := <-d.slotWait:
+			d.queue = append(d.queue, j)
+			d.grant()
 		}
 	}
 }

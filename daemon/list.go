@@ -28,6 +28,7 @@ type list struct {
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
 	running    int
+	pending    int   // jobs started ahead of a free slot (see Daemon.pending)
 	refused    error // the list is not served (e.g. writable by others)
 
 	nextRetry   time.Time // earliest retryAt of a retrying task

@@ -86,6 +86,16 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := j.acquire(ctx); err != nil {
+		// Stopped while waiting for a slot: no agent ran.
+		out := interrupted
+		if errors.Is(err, errCancelled) {
+			out = cancelled
+		}
+		res := Result{Error: "stopped before it started: " + err.Error(), ExitCode: -1}
+		res.Summary = res.Error
+		return d.finish(ctx, l, id, sp, res, out)
+	}
 	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
 		return d.runFlow(ctx, l, t, sp)
 	}
