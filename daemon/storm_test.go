@@ -137,6 +137,12 @@ func TestCrashStorm(t *testing.T) {
 	}
 	h.waitFor("every task to end", 10*time.Minute, func() bool { return allTerminal(list) })
 	elapsed := time.Since(start)
+	// The last daemon may have nothing left to do; it is stopped once it
+	// is up (it handles SIGTERM from then on).
+	h.waitFor("the last daemon to start", time.Minute, func() bool {
+		data, _ := os.ReadFile(filepath.Join(list, ".taskd", "events.jsonl"))
+		return bytes.Count(data, []byte(`"type":"DaemonStarted"`)) >= kills+1
+	})
 	p.term(t)
 	logs.WriteString(p.log.String())
 
