@@ -32,6 +32,12 @@ type attempt struct {
 	resume  string            // session to resume (claude)
 	env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
 	files   map[string][]byte // extra files for the run folder (transcript.json)
+	// beforeStart, if set, is called once the run folder is ready, just
+	// before the agent starts (a job waits there for its concurrency
+	// slot); its error stops the attempt, which then never started.
+	beforeStart func(ctx context.Context) error
+	// afterExit, if set, is called the moment the agent has exited.
+	afterExit func()
 }
 
 // How an attempt ended, besides its Result.
@@ -164,6 +170,16 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	if stdinText != "" {
 		cmd.Stdin = strings.NewReader(stdinText)
 	}
+	if a.beforeStart != nil {
+		if err := a.beforeStart(ctx); err != nil {
+			out := interrupted
+			if errors.Is(err, errCancelled) {
+				out = cancelled
+			}
+			record()
+			return Result{Success: false, ExitCode: -1}, out
+		}
+	}
 	if err := startGroup(cmd); err != nil {
 		return fail("start %s: %v", argv[0], err)
 	}
@@ -197,8 +213,11 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		waitErr = d.stopGroup(pgid, waited)
 	}
 	// The leader is gone; whatever it left running in its group goes too.
-	// (The pid file stays: recovery checks the group is gone or not ours.)
+	// (cmd.json stays: recovery checks the group is gone or not ours.)
 	signalGroup(pgid, syscall.SIGKILL)
+	if a.afterExit != nil {
+		a.afterExit()
+	}
 
 	exitCode := 0
 	if waitErr != nil {

@@ -348,6 +348,11 @@ func (d *Daemon) startJob(l *list, id string, kind jobKind, slot, prefetch bool)
 			return nil
 		}
 		select {
+		case <-j.granted:
+			return nil // already has it
+		default:
+		}
+		select {
 		case d.slotWait <- j:
 		case <-ctx.Done():
 			return context.Cause(ctx)
