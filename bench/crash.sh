@@ -18,6 +18,7 @@ if go test -tags stress -count=1 -timeout 30m -run '^TestCrashStorm$' -v ./daemo
 	echo "crash.sh: PASS"
 else
 	grep -v '^        time=' "$log" | tail -60
+	echo
 	echo "crash.sh: FAIL" >&2
 	exit 1
 fi

@@ -207,22 +207,29 @@ func TestCrashStorm(t *testing.T) {
 			}
 		}
 	}
-	// The blocked tasks ran after their blockers (marks carry no time, so
-	// the order of their first TaskStarted events is checked).
-	startedAt := map[string]int{}
-	for i, e := range evs {
-		if e.Type == daemon.EvTaskStarted {
-			if _, ok := startedAt[e.Task]; !ok {
-				startedAt[e.Task] = i
-			}
+	// The blocked tasks started after their blockers had finished: a
+	// task's first TaskStarted is later than each blocker's finishedAt.
+	// (The order of the events themselves proves nothing: a blocker's
+	// TaskSucceeded is appended after its file says completed, and the
+	// dependent may start in between.)
+	firstStart := map[string]time.Time{}
+	for _, e := range evs {
+		if _, ok := firstStart[e.Task]; !ok && e.Type == daemon.EvTaskStarted {
+			firstStart[e.Task] = e.TS
 		}
 	}
 	for _, id := range blocked {
 		n, _ := strconv.Atoi(id)
 		for _, b := range []int{n - 1, n - 3} {
 			bid := strconv.Itoa(b)
-			if sa, ok := succeededAt[bid]; ok && startedAt[id] < sa {
-				t.Errorf("task %s started (event %d) before its blocker %s succeeded (event %d)", id, startedAt[id], bid, sa)
+			s, _ := h.read("s", bid).Metadata.Object("taskd").String("finishedAt")
+			finished, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				t.Errorf("blocker %s: finishedAt %q: %v", bid, s, err)
+				continue
+			}
+			if started, ok := firstStart[id]; ok && started.Before(finished) {
+				t.Errorf("task %s started at %s, before its blocker %s finished at %s", id, started.Format(time.RFC3339Nano), bid, s)
 			}
 		}
 	}
