@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -114,6 +115,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for _, id := range d.order {
 		d.scanList(d.lists[id])
 	}
+	// The scan parsed every task file and kept a few fields of each: give
+	// the rest back to the system now, not whenever the runtime gets to
+	// it, since the daemon may idle for hours.
+	debug.FreeOSMemory()
 	d.log.Info("taskd started", "root", root, "lists", len(d.lists), "concurrency", d.cfg.Concurrency)
 	close(d.started)
 
