@@ -58,8 +58,8 @@ func stormSize(t *testing.T) (tasks, kills int) {
 // workflow with a fork) while the daemon is killed with SIGKILL at moments
 // chosen at random and restarted. Afterwards every task is in a terminal
 // state, every task file parses, no event line is torn, no task ran again
-// after it succeeded, and every re-run is explained by an interrupted
-// attempt in the events. Without the stress tag it is a short storm; with
+// after it succeeded, no fork branch was made twice, and every re-run is
+// explained by an interrupted attempt in the events. Without the stress tag it is a short storm; with
 // it (go test -tags stress, or bench/crash.sh) 1,000 tasks and 20 kills.
 func TestCrashStorm(t *testing.T) {
 	n, kills := stormSize(t)
@@ -157,10 +157,13 @@ func TestCrashStorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	children := 0
+	branches := map[string]int{} // parent/branch → child tasks made for it
 	for _, id := range ids {
 		task := h.read("s", id)
-		if _, ok := task.Metadata.Get("parentTaskId"); ok {
+		if p, ok := task.Metadata.String("parentTaskId"); ok {
 			children++
+			b, _ := task.Metadata.String("branchName")
+			branches[p+"/"+b]++
 		}
 		if s := stateOf(task); s != daemon.StateSucceeded {
 			t.Errorf("task %s ended %q (status %q), want succeeded", id, s, task.Status)
@@ -232,6 +235,17 @@ func TestCrashStorm(t *testing.T) {
 				t.Errorf("task %s started at %s, before its blocker %s finished at %s", id, started.Format(time.RFC3339Nano), bid, s)
 			}
 		}
+	}
+	var twice []string
+	for pb, n := range branches {
+		if n > 1 {
+			twice = append(twice, fmt.Sprintf("%s ×%d", pb, n))
+		}
+	}
+	slices.Sort(twice)
+	if len(twice) > 0 {
+		// A branch made again runs its steps again.
+		t.Errorf("fork branches made more than once (parent/branch): %s", strings.Join(twice, ", "))
 	}
 	recovered := strings.Count(logs.String(), "recording the result of an attempt that ended while the daemon was down")
 	t.Logf("storm: %d tasks (%d plain, %d blocked, %d workflows with %d fork children), %d kills in %s",
