@@ -34,6 +34,12 @@ type attempt struct {
 	fork    bool              // resume as a new session (--fork-session): a subagent inheriting its parent's
 	env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
 	files   map[string][]byte // extra files for the run folder (transcript.json)
+	// beforeStart, if set, is called once the run folder is ready, just
+	// before the agent starts (a job waits there for its concurrency
+	// slot); its error stops the attempt, which then never started.
+	beforeStart func(ctx context.Context) error
+	// afterExit, if set, is called the moment the agent has exited.
+	afterExit func()
 }
 
 // How an attempt ended, besides its Result.
@@ -117,29 +123,38 @@ func (d *Daemon) runAttempt(ctx context.Context, a *attempt) (Result, outcome) {
 }
 
 func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Result, outcome) {
-	fail := func(format string, args ...any) (Result, outcome) {
-		msg := fmt.Sprintf(format, args...)
-		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fail("create run folder: %v", err)
-	}
 	argv, stdinText := a.argv()
 	env := d.agentEnv(a, dir)
 	cmdInfo := map[string]any{
 		"argv": argv, "cwd": a.cwd, "env": envNames(env), "profile": a.profile.Name,
 		"timeout": a.timeout.String(), "step": a.step, "attempt": a.n, "prompt": a.profile.Prompt,
 	}
-	if err := os.WriteFile(filepath.Join(dir, "prompt.md"), []byte(a.prompt), 0o644); err != nil {
-		return fail("write prompt: %v", err)
+	// record writes prompt.md and cmd.json, the record of the attempt.
+	record := func() {
+		if err := writeJSON(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+			d.log.Warn("write cmd.json", "task", a.taskID, "path", dir, "err", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "prompt.md"), []byte(a.prompt), 0o644); err != nil {
+			d.log.Warn("write prompt.md", "task", a.taskID, "path", dir, "err", err)
+		}
 	}
+	fail := func(format string, args ...any) (Result, outcome) {
+		record()
+		msg := fmt.Sprintf(format, args...)
+		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		msg := fmt.Sprintf("create run folder: %v", err)
+		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
+	}
+	// Only what the agent may read goes into the run folder before it
+	// starts; prompt.md and cmd.json are a record, written while it runs.
+	// Every file created here waits for the file system's journal, and
+	// each of them used to delay the start.
 	for name, data := range a.files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return fail("write %s: %v", name, err)
 		}
-	}
-	if err := writeJSON(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
-		return fail("write cmd.json: %v", err)
 	}
 	path, err := lookPath(argv[0], env)
 	if err != nil {
@@ -166,12 +181,25 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	if stdinText != "" {
 		cmd.Stdin = strings.NewReader(stdinText)
 	}
+	if a.beforeStart != nil {
+		if err := a.beforeStart(ctx); err != nil {
+			out := interrupted
+			if errors.Is(err, errCancelled) {
+				out = cancelled
+			}
+			record()
+			return Result{Success: false, ExitCode: -1}, out
+		}
+	}
 	if err := startGroup(cmd); err != nil {
 		return fail("start %s: %v", argv[0], err)
 	}
 	startedAt := time.Now()
 	pgid := cmd.Process.Pid
-	os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(pgid)), 0o644)
+	// cmd.json records the process group first: recovery kills a leftover
+	// agent by it.
+	cmdInfo["pid"] = pgid
+	record()
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -196,8 +224,11 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		waitErr = d.stopGroup(pgid, waited)
 	}
 	// The leader is gone; whatever it left running in its group goes too.
-	// (The pid file stays: recovery checks the group is gone or not ours.)
+	// (cmd.json stays: recovery checks the group is gone or not ours.)
 	signalGroup(pgid, syscall.SIGKILL)
+	if a.afterExit != nil {
+		a.afterExit()
+	}
 
 	exitCode := 0
 	if waitErr != nil {

@@ -40,7 +40,7 @@ func (d *Daemon) convergeLine(ctx context.Context, l *list, t *taskfile.Task, sp
 			return nil
 		}
 	}
-	tasks := readTasks(l.dir, ids)
+	tasks := readTaskMap(l.dir, ids)
 	if !ready(rec.Strategy, tasks) {
 		return d.suspend(ctx, l, t, sp, aceWait{Kind: "converge", Line: line, Children: ids, Any: rec.Strategy == strategyFirstSuccess})
 	}

@@ -148,8 +148,8 @@ func ready(strategy string, tasks map[string]*taskfile.Task) bool {
 	return all
 }
 
-// readTasks reads ids (nil for a missing task).
-func readTasks(dir *taskfile.Dir, ids []string) map[string]*taskfile.Task {
+// readTaskMap reads ids (nil for a missing task).
+func readTaskMap(dir *taskfile.Dir, ids []string) map[string]*taskfile.Task {
 	out := map[string]*taskfile.Task{}
 	for _, id := range ids {
 		out[id], _ = dir.Read(id)

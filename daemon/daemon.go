@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -27,10 +28,20 @@ type Daemon struct {
 	order   []string         // list ids in the order they are served
 	next    int              // round-robin position in order
 	running int              // jobs that hold a concurrency slot
-	watcher *fsnotify.Watcher
-	jobs    sync.WaitGroup
-	done    chan jobDone
-	ctx     context.Context // Run's context; jobs derive theirs from it
+	// finishing counts jobs that gave their slot back when their agent
+	// exited and are still recording the end; at most Concurrency of them.
+	finishing int
+	// pending counts jobs started ahead of a free slot (their claim is
+	// written while other agents run); queue holds those that asked for
+	// their slot, in order. Loop goroutine only.
+	pending  int
+	queue    []*job
+	slotWait chan *job // a pending job asks for its slot
+	watcher  *fsnotify.Watcher
+	jobs     sync.WaitGroup
+	done     chan jobDone
+	freed    chan *job       // a job's agent exited: its slot is free
+	ctx      context.Context // Run's context; jobs derive theirs from it
 
 	// fullScan asks the loop for a rescan of every list (watcher overflow,
 	// safety timer).
@@ -47,11 +58,13 @@ type Daemon struct {
 // New returns a daemon for cfg that logs to log.
 func New(cfg *Config, log *slog.Logger) *Daemon {
 	return &Daemon{
-		cfg:     cfg,
-		log:     log,
-		lists:   map[string]*list{},
-		done:    make(chan jobDone),
-		started: make(chan struct{}),
+		cfg:      cfg,
+		log:      log,
+		lists:    map[string]*list{},
+		done:     make(chan jobDone),
+		freed:    make(chan *job),
+		slotWait: make(chan *job),
+		started:  make(chan struct{}),
 	}
 }
 
@@ -103,6 +116,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for _, id := range d.order {
 		d.scanList(d.lists[id])
 	}
+	// The scan parsed every task file and kept a few fields of each: give
+	// the rest back to the system now, not whenever the runtime gets to
+	// it, since the daemon may idle for hours.
+	debug.FreeOSMemory()
 	d.log.Info("taskd started", "root", root, "lists", len(d.lists), "concurrency", d.cfg.Concurrency)
 	close(d.started)
 
@@ -141,6 +158,10 @@ func (d *Daemon) loop(ctx context.Context) error {
 			d.fullScan = true
 		case msg := <-d.done:
 			d.finished(msg)
+		case j := <-d.freed:
+			d.freeSlot(j)
+		case j := <-d.slotWait:
+			d.queue = append(d.queue, j)
 		case <-rescan.C:
 			d.fullScan = true
 			rescan.Reset(d.cfg.Rescan)
@@ -261,6 +282,11 @@ func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
 			return
 		case msg := <-d.done:
 			d.finished(msg)
+		case j := <-d.freed:
+			d.freeSlot(j)
+		case j := <-d.slotWait:
+			d.queue = append(d.queue, j)
+			d.grant()
 		}
 	}
 }

@@ -22,6 +22,23 @@ var inherited = []string{"agent", "model", "cwd", "permissionMode", "tools", "di
 func (f *flowRun) fork(ctx context.Context, resp *navigator.Response) (*taskfile.Task, error) {
 	forkStep := resp.CurrentStep
 	existing := f.existingBranches(forkStep)
+	// A parent that still has forkState for this fork started it before:
+	// the daemon died during the join, after archiving the children and
+	// before advancing the parent. Its children, archived or not, are
+	// this fork's: joining again reuses them; making new ones would run
+	// every branch again.
+	if fs := f.t.Metadata.Object("forkState"); fs != nil {
+		if step, _ := fs.String("forkStep"); step == forkStep {
+			branches := fs.Object("branches")
+			for _, name := range branches.Keys() {
+				if id, ok := branches.Object(name).String("childTaskId"); ok {
+					if _, err := f.l.dir.Read(id); err == nil {
+						existing[name] = id
+					}
+				}
+			}
+		}
+	}
 	userDesc, _ := f.t.Metadata.String("userDescription")
 	parentTD := f.t.Metadata.Object("taskd")
 	branches := taskfile.NewObject()

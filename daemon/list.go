@@ -6,8 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/taskd/taskd/taskfile"
@@ -28,6 +31,7 @@ type list struct {
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
 	running    int
+	pending    int   // jobs started ahead of a free slot (see Daemon.pending)
 	refused    error // the list is not served (e.g. writable by others)
 
 	nextRetry   time.Time // earliest retryAt of a retrying task
@@ -189,9 +193,11 @@ func (d *Daemon) scanList(l *list) {
 		return
 	}
 	present := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		present[id] = true
-		d.refresh(l, id)
+	if l.refused == nil {
+		readTasks(l.dir, ids, func(id string, task *taskfile.Task, err error) {
+			present[id] = true
+			d.reconcile(l, id, task, err)
+		})
 	}
 	for id := range l.entries {
 		if !present[id] {
@@ -206,8 +212,13 @@ func (d *Daemon) refresh(l *list, id string) {
 	if l.refused != nil {
 		return
 	}
-	e := l.entries[id]
 	task, err := l.dir.Read(id)
+	d.reconcile(l, id, task, err)
+}
+
+// reconcile is refresh with the file already read.
+func (d *Daemon) reconcile(l *list, id string, task *taskfile.Task, err error) {
+	e := l.entries[id]
 	if errors.Is(err, fs.ErrNotExist) {
 		if e != nil {
 			d.forget(l, id, e)
@@ -233,6 +244,50 @@ func (d *Daemon) refresh(l *list, id string) {
 	}
 	e.hash = h
 	d.observe(l, id, e, task)
+}
+
+// scanBatch is how many task files a scan reads ahead of reconciling them.
+const scanBatch = 256
+
+// readTasks reads task files ids of dir and calls fn with each, in the
+// order of ids, from the calling goroutine. The files are read (opened,
+// read and parsed: most of a scan's time) by one goroutine per CPU, a
+// batch ahead of fn.
+func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, task *taskfile.Task, err error)) {
+	type result struct {
+		task *taskfile.Task
+		err  error
+	}
+	workers := runtime.GOMAXPROCS(0)
+	read := func(batch []string) <-chan []result {
+		c := make(chan []result, 1)
+		go func() {
+			out := make([]result, len(batch))
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for range min(workers, len(batch)) {
+				wg.Go(func() {
+					for i := int(next.Add(1) - 1); i < len(batch); i = int(next.Add(1) - 1) {
+						out[i].task, out[i].err = dir.Read(batch[i])
+					}
+				})
+			}
+			wg.Wait()
+			c <- out
+		}()
+		return c
+	}
+	batch := func(i int) []string { return ids[min(i, len(ids)):min(i+scanBatch, len(ids))] }
+	ahead := read(batch(0))
+	for i := 0; i < len(ids); i += scanBatch {
+		cur := ahead
+		if i+scanBatch < len(ids) {
+			ahead = read(batch(i + scanBatch))
+		}
+		for k, r := range <-cur {
+			fn(ids[i+k], r.task, r.err)
+		}
+	}
 }
 
 // forget handles a task file that was deleted.

@@ -4,6 +4,7 @@ package daemon
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -43,18 +44,15 @@ func groupAlive(pgid int) bool {
 	return pgid > 1 && syscall.Kill(-pgid, 0) == nil
 }
 
-// killLeftover kills the process group recorded in runDir/pid by a daemon
+// killLeftover kills the process group recorded in runDir/cmd.json (or
+// the pid file of older run folders) by a daemon
 // that died while the attempt ran, if it still exists and is that attempt:
 // on Linux the leader's environment must carry TASKD_RUN_DIR=runDir, so a
 // recycled pid is never signalled. Elsewhere a group is only killed when its
 // leader can be verified the same way, which is never; the leftover then
 // finishes on its own. It reports whether a group was killed.
 func killLeftover(runDir string) bool {
-	data, err := os.ReadFile(filepath.Join(runDir, "pid"))
-	if err != nil {
-		return false
-	}
-	pgid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	pgid, err := recordedGroup(runDir)
 	if err != nil || !groupAlive(pgid) {
 		return false
 	}
@@ -63,4 +61,19 @@ func killLeftover(runDir string) bool {
 		return false
 	}
 	return signalGroup(pgid, syscall.SIGKILL) == nil
+}
+
+// recordedGroup reads the agent's process group from the run folder.
+func recordedGroup(runDir string) (int, error) {
+	var info struct {
+		PID int `json:"pid"`
+	}
+	if data, err := os.ReadFile(filepath.Join(runDir, "cmd.json")); err == nil && json.Unmarshal(data, &info) == nil && info.PID > 0 {
+		return info.PID, nil
+	}
+	data, err := os.ReadFile(filepath.Join(runDir, "pid"))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(data)))
 }

@@ -95,6 +95,16 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 		return nil, err
 	}
 	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
+		if err := j.acquire(ctx); err != nil {
+			// Stopped while waiting for a slot: no step ran.
+			out := interrupted
+			if errors.Is(err, errCancelled) {
+				out = cancelled
+			}
+			res := Result{Error: "stopped before it started: " + err.Error(), ExitCode: -1}
+			res.Summary = res.Error
+			return d.finish(ctx, l, id, sp, res, out)
+		}
 		return d.runFlow(ctx, l, t, sp)
 	}
 	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
@@ -105,7 +115,12 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	if err != nil {
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
 	}
+	// The run folder is made while the job waits for its slot, and the
+	// slot is given back the moment the agent exits: between two agents
+	// of a slot there is no file to create.
+	a.beforeStart, a.afterExit = j.acquire, j.agentExited
 	res, out := d.runAttempt(ctx, a)
+	j.agentExited() // in case the agent never started
 	return d.afterAttempt(ctx, l, id, sp, res, out)
 }
 

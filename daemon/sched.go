@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/taskd/taskd/taskfile"
@@ -37,19 +38,33 @@ func (d *Daemon) schedule() {
 			d.evaluate(l, tid)
 		}
 	}
-	for d.running < d.cfg.Concurrency {
+	d.grant()
+	for d.finishing < d.cfg.Concurrency {
 		started := false
 		for range d.order {
 			l := d.lists[d.order[d.next%len(d.order)]]
 			d.next++
-			if len(l.ready) == 0 || l.running >= d.listLimit(l.id) {
+			if len(l.ready) == 0 {
 				continue
 			}
 			id := l.ready[0]
+			e := l.entries[id]
+			kind := jobRun
+			if e != nil {
+				kind = d.kindFor(e)
+			}
+			// A task that will run gets its job (and so its claim) while
+			// the agents before it still run: its agent starts the moment
+			// a slot is free. Other jobs that need a slot take one at once.
+			prefetch := kind == jobRun
+			if prefetch && (d.pending >= d.cfg.Concurrency || l.pending >= d.listLimit(l.id)) ||
+				!prefetch && (d.running >= d.cfg.Concurrency || l.running >= d.listLimit(l.id)) {
+				continue
+			}
 			l.ready = l.ready[1:]
 			delete(l.inReady, id)
-			if e := l.entries[id]; e != nil && e.job == nil && d.runnable(l, id, e) {
-				d.startJob(l, id, d.kindFor(e), true)
+			if e != nil && e.job == nil && d.runnable(l, id, e) {
+				d.startJob(l, id, kind, true, prefetch)
 				started = true
 				break
 			}
@@ -79,15 +94,15 @@ func (d *Daemon) evaluate(l *list, id string) {
 		return
 	}
 	if e.cancel && cancellable(e.state) && e.status != taskfile.StatusCompleted {
-		d.startJob(l, id, jobCancel, false)
+		d.startJob(l, id, jobCancel, false, false)
 		return
 	}
 	if e.state == StateRunning {
-		d.startJob(l, id, jobRecover, false)
+		d.startJob(l, id, jobRecover, false, false)
 		return
 	}
 	if e.parent != "" && !e.delivered && endedState(e.state) {
-		d.startJob(l, id, jobDeliver, false)
+		d.startJob(l, id, jobDeliver, false, false)
 		return
 	}
 	if e.state == StateRetrying && time.Now().Before(e.retryAt) {
@@ -293,11 +308,24 @@ func (d *Daemon) kindFor(e *entry) jobKind {
 
 // A job is one goroutine working on one task.
 type job struct {
-	l    *list
-	id   string
-	kind jobKind
-	slot bool // holds a concurrency slot
-	stop context.CancelCauseFunc
+	l         *list
+	id        string
+	kind      jobKind
+	slot      bool // holds a concurrency slot (loop goroutine only)
+	pending   bool // will need a slot, does not hold one yet (loop goroutine only)
+	finishing bool // gave its slot back, still recording (loop goroutine only)
+	stop      context.CancelCauseFunc
+	// prefetched is set for a job started before a slot was free; it
+	// must acquire one before it starts an agent. granted is closed by the
+	// loop when it has one.
+	prefetched bool
+	granted    chan struct{}
+	// agentExited gives the job's concurrency slot back once its agent has
+	// exited, so the next task's agent can start while this job records
+	// the end (its writes wait for the disk). Called by the job goroutine.
+	agentExited func()
+	// acquire waits for a slot (for a prefetched job) or for ctx.
+	acquire func(ctx context.Context) error
 }
 
 // jobDone reports a job's end to the loop with the task as the job last
@@ -308,11 +336,46 @@ type jobDone struct {
 	err  error
 }
 
-func (d *Daemon) startJob(l *list, id string, kind jobKind, slot bool) {
+// startJob starts a job of kind on task id. With slot the job needs a
+// concurrency slot: it takes one now, or with prefetch it acquires one
+// later (job.acquire), when its agent is about to start.
+func (d *Daemon) startJob(l *list, id string, kind jobKind, slot, prefetch bool) {
 	ctx, stop := context.WithCancelCause(d.ctx)
-	j := &job{l: l, id: id, kind: kind, slot: slot, stop: stop}
+	j := &job{l: l, id: id, kind: kind, stop: stop, prefetched: slot && prefetch, granted: make(chan struct{})}
+	j.agentExited = sync.OnceFunc(func() {
+		if slot {
+			d.freed <- j
+		}
+	})
+	j.acquire = func(ctx context.Context) error {
+		if !j.prefetched {
+			return nil
+		}
+		select {
+		case <-j.granted:
+			return nil // already has it
+		default:
+		}
+		select {
+		case d.slotWait <- j:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		select {
+		case <-j.granted:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 	l.entries[id].job = j
-	if slot {
+	switch {
+	case j.prefetched:
+		j.pending = true
+		l.pending++
+		d.pending++
+	case slot:
+		j.slot = true
 		l.running++
 		d.running++
 	}
@@ -331,6 +394,15 @@ func (d *Daemon) finished(msg jobDone) {
 	if j.slot {
 		j.l.running--
 		d.running--
+	}
+	if j.finishing {
+		d.finishing--
+	}
+	if j.pending {
+		j.pending = false
+		j.l.pending--
+		d.pending--
+		d.queue = slices.DeleteFunc(d.queue, func(q *job) bool { return q == j })
 	}
 	if msg.err != nil && msg.err != errNotRunnable {
 		d.log.Warn("task job", "list", j.l.id, "task", j.id, "err", msg.err)
@@ -359,6 +431,37 @@ func (d *Daemon) finished(msg jobDone) {
 	}
 	e.hash = 0 // unknown: read it again
 	d.refresh(j.l, j.id)
+}
+
+// freeSlot gives job j's concurrency slot back: its agent has exited.
+// The task keeps its job (nothing else starts for it) until the job ends.
+func (d *Daemon) freeSlot(j *job) {
+	if !j.slot {
+		return
+	}
+	j.slot, j.finishing = false, true
+	j.l.running--
+	d.running--
+	d.finishing++
+}
+
+// grant gives free slots to the jobs waiting for one, in the order they
+// asked.
+func (d *Daemon) grant() {
+	for i := 0; i < len(d.queue) && d.running < d.cfg.Concurrency; {
+		j := d.queue[i]
+		if j.l.running >= d.listLimit(j.l.id) {
+			i++
+			continue
+		}
+		d.queue = slices.Delete(d.queue, i, i+1)
+		j.pending, j.slot = false, true
+		j.l.pending--
+		d.pending--
+		j.l.running++
+		d.running++
+		close(j.granted)
+	}
 }
 
 // work runs job j to its end.

@@ -70,24 +70,11 @@ func ReadFile(path string) (*Task, error) {
 }
 
 func readFile(path, stem string) (*Task, error) {
-	// O_NOFOLLOW refuses symlinks and O_NONBLOCK keeps a FIFO from blocking
-	// the open; the checks on the open descriptor cannot be raced.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, fi, err := openTask(path)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
-			return nil, badFile(path, ErrSymlink, "Copy the task into the list as a regular file; taskd does not follow links.",
-				"the file is a symbolic link")
-		}
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fi.Mode().Type())
-	}
 	if fi.Size() > MaxSize {
 		return nil, badFile(path, ErrTooLarge, "Task files hold at most 1 MiB; move large inputs into separate files and reference them (for example with /read).",
 			"the file is %d bytes, larger than the 1 MiB limit", fi.Size())
@@ -98,6 +85,34 @@ func readFile(path, stem string) (*Task, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return Parse(data, path, stem)
+}
+
+// openTask opens the task file at path for reading, refusing what is not a
+// regular file. O_NOFOLLOW refuses symlinks and O_NONBLOCK keeps a FIFO from
+// blocking the open; the checks on the open descriptor cannot be raced.
+func openTask(path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		switch {
+		case errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK):
+			return nil, nil, badFile(path, ErrSymlink, "Copy the task into the list as a regular file; taskd does not follow links.",
+				"the file is a symbolic link")
+		case errors.Is(err, syscall.ENXIO):
+			// Opening a Unix socket fails with ENXIO.
+			return nil, nil, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (a socket)")
+		}
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fi.Mode().Type())
+	}
+	return f, fi, nil
 }
 
 // readAll reads r into buf, stopping one byte past MaxSize.

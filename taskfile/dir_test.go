@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,6 +151,14 @@ func TestDir_BadFilesUntouched(t *testing.T) {
 		{"link", func(p string) { os.Symlink(outside, p) }, taskfile.ErrSymlink},
 		{"fifo", func(p string) { syscall.Mkfifo(p, 0o644) }, taskfile.ErrNotRegular},
 		{"subdir", func(p string) { os.Mkdir(p, 0o755) }, taskfile.ErrNotRegular},
+		{"socket", func(p string) {
+			l, err := net.Listen("unix", p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.(*net.UnixListener).SetUnlinkOnClose(false)
+			l.Close()
+		}, taskfile.ErrNotRegular},
 		{"mismatch", func(p string) { os.WriteFile(p, []byte(`{"id": "other"}`), 0o644) }, taskfile.ErrIDMismatch},
 		{"wrongtype", func(p string) { os.WriteFile(p, []byte(`{"blockedBy": [1]}`), 0o644) }, taskfile.ErrWrongType},
 		{"binary", func(p string) { os.WriteFile(p, []byte{0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d}, 0o644) }, taskfile.ErrInvalidJSON},

@@ -53,6 +53,20 @@ func helper(args []string) error {
 			}
 			fmt.Println(task.ID)
 		}
+	case "update", "update-nodirsync": // update DIR ID: one Update, then a line on stdout
+		var opts []taskfile.WriteOption
+		if args[0] == "update-nodirsync" {
+			opts = append(opts, taskfile.NoDirSync)
+		}
+		if _, err := d.Update(ctx, args[2], increment("n"), opts...); err != nil {
+			return err
+		}
+		fmt.Println(returnedMark)
+	case "create-id": // create-id DIR ID: one Create, then a line on stdout
+		if _, err := d.Create(ctx, &taskfile.Task{ID: args[2], Subject: "new"}); err != nil {
+			return err
+		}
+		fmt.Println(returnedMark)
 	default:
 		return fmt.Errorf("unknown helper %q", args[0])
 	}

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"syscall"
 )
 
 // A WriteOption changes how Update makes a write durable.
@@ -36,10 +34,10 @@ const maxRetries = 1000
 //  3. write the new contents to a temporary file in the directory and
 //     fsync it (no lock held: this is the slow part, done in parallel with
 //     other writers),
-//  4. take the in-process mutex, the flock on <dir>/.lock and Claude Code's
-//     lock on the task file (<id>.json.lock), check that the file still
-//     holds the bytes read in step 1 and rename the temporary file over it,
-//     then release the locks,
+//  4. take Claude Code's lock on the task file (<id>.json.lock), then the
+//     in-process mutex and the flock on <dir>/.lock, check that the file
+//     still holds the bytes read in step 1 and rename the temporary file
+//     over it, then release the locks,
 //  5. fsync the directory, shared with concurrent writers of the same
 //     directory (group commit), unless NoDirSync is given.
 //
@@ -103,13 +101,13 @@ func (d *Dir) Update(ctx context.Context, id string, fn func(*Task) error, opts 
 
 // updateLocked is Update holding every lock for the whole cycle.
 func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) error, opt WriteOption) (*Task, error) {
-	unlock, err := d.lockList(ctx)
+	unlockFile, err := lockFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	unlockFile, err := lockFile(ctx, path)
+	unlock, err := d.lockList(ctx)
 	if err != nil {
-		unlock()
+		unlockFile()
 		return nil, err
 	}
 	t, err := readFile(path, id)
@@ -132,8 +130,8 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 			}
 		}
 	}
-	unlockFile()
 	unlock()
+	unlockFile()
 	if err != nil {
 		return nil, err
 	}
@@ -150,17 +148,23 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 
 // replaceIfUnchanged renames tmp over path, under every lock, if path still
 // holds want.
+//
+// The task file's own lock (a directory, made and removed: two journal
+// operations that can each wait for a commit) is taken first and released
+// last, so the list's lock, which every write to the list takes, is held
+// only for the read and the rename. Every path takes the two in this
+// order.
 func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp pendingFile, path string, want []byte) (bool, error) {
-	unlock, err := d.lockList(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
 	unlockFile, err := lockFile(ctx, path)
 	if err != nil {
 		return false, err
 	}
 	defer unlockFile()
+	unlock, err := d.lockList(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
 	cur, err := readRaw(path)
 	if err != nil {
 		return false, err
@@ -173,20 +177,10 @@ func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp pendingFile, path stri
 
 // readRaw reads path's bytes, refusing what readFile refuses.
 func readRaw(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, fi, err := openTask(path)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
-			return nil, badFile(path, ErrSymlink, "Copy the task into the list as a regular file; taskd does not follow links.", "the file is a symbolic link")
-		}
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fi.Mode().Type())
-	}
 	return readAll(f, make([]byte, 0, fi.Size()+1))
 }

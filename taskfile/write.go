@@ -16,7 +16,9 @@ const filePerm fs.FileMode = 0o644
 // temporary name in the same directory (renameio names it "."+base+digits,
 // which the daemon's watcher ignores), waiting to replace the file.
 type pendingFile struct {
-	pf *renameio.PendingFile
+	pf      *renameio.PendingFile
+	path    string // the file it is to replace
+	renamed *bool  // set once replace has renamed it
 }
 
 // prepareFile writes data to a temporary file next to path and fsyncs it, so
@@ -38,18 +40,30 @@ func prepareFile(dir, path string, data []byte) (pendingFile, error) {
 		pf.Cleanup()
 		return pendingFile{}, err
 	}
-	return pendingFile{pf}, nil
+	return pendingFile{pf: pf, path: path, renamed: new(bool)}, nil
 }
 
 // replace renames the temporary file over the destination. Readers see the
-// old file or the new one, never a mix.
+// old file or the new one, never a mix. prepareFile fsynced the contents,
+// so this closes and renames without the second fsync that renameio's
+// CloseAtomicallyReplace would make: on a busy file system that fsync is not
+// free, it waits for the journal commit under way.
 func (p pendingFile) replace() error {
-	return p.pf.CloseAtomicallyReplace() // fsyncs again, cheaply: nothing is dirty
+	if err := p.pf.File.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(p.pf.Name(), p.path); err != nil {
+		os.Remove(p.pf.Name())
+		*p.renamed = true // nothing left for Cleanup
+		return err
+	}
+	*p.renamed = true
+	return nil
 }
 
 // Cleanup removes the temporary file if it was not renamed.
 func (p pendingFile) Cleanup() {
-	if p.pf != nil {
+	if p.pf != nil && !*p.renamed {
 		p.pf.Cleanup()
 	}
 }
