@@ -63,9 +63,13 @@ type entry struct {
 	badSince  time.Time // when the current unparsable bytes were first seen
 	badReason string
 
-	job       *job      // non-nil while a job works on the task
-	jobErrors int       // consecutive jobs that failed for reasons outside the task
-	holdUntil time.Time // no new job before this, after such failures
+	job *job // non-nil while a job works on the task
+	// changedInJob is set when the file was seen to change while a job
+	// worked on the task: the job's report is then not trusted as the
+	// file's contents.
+	changedInJob bool
+	jobErrors    int       // consecutive jobs that failed for reasons outside the task
+	holdUntil    time.Time // no new job before this, after such failures
 }
 
 var hashSeed = maphash.MakeSeed()
@@ -243,6 +247,12 @@ func (d *Daemon) reconcile(l *list, id string, task *taskfile.Task, err error) {
 		l.entries[id] = e
 	}
 	e.hash = h
+	if e.job != nil {
+		// The job's own write, or another writer's (a person, Claude Code,
+		// another job): when the job ends, its last view of the file may
+		// be stale (finished reads the file again).
+		e.changedInJob = true
+	}
 	d.observe(l, id, e, task)
 }
 

@@ -424,7 +424,14 @@ func (d *Daemon) finished(msg jobDone) {
 	} else {
 		e.jobErrors, e.holdUntil = 0, time.Time{}
 	}
-	if msg.task != nil {
+	// The task as the job last wrote it is the file, unless the file was
+	// seen to change while the job ran: that may have been another
+	// writer, whose change the job's report does not hold (a parent's job
+	// restarting this child while its delivery job ran, say). Then the
+	// file is read again, and what it says is acted on.
+	changed := e.changedInJob
+	e.changedInJob = false
+	if msg.task != nil && !changed {
 		e.hash = hashBytes(msg.task.Raw())
 		d.observe(j.l, j.id, e, msg.task)
 		return
