@@ -89,6 +89,9 @@ func subagentFields(listDir string, c *taskfile.Task) map[string]any {
 		if res.SessionID != "" {
 			f["agent_session_id"] = res.SessionID
 		}
+		if res.ToolInvocations != nil {
+			f["tool_invocation_count"] = *res.ToolInvocations
+		}
 	}
 	f["artifact_paths"] = artifactPaths(c, res, found)
 	return f

@@ -129,13 +129,10 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		"argv": argv, "cwd": a.cwd, "env": envNames(env), "profile": a.profile.Name,
 		"timeout": a.timeout.String(), "step": a.step, "attempt": a.n, "prompt": a.profile.Prompt,
 	}
-	// record writes prompt.md and cmd.json, the record of the attempt.
+	// record writes cmd.json, the record of how the agent was started.
 	record := func() {
 		if err := writeJSON(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
 			d.log.Warn("write cmd.json", "task", a.taskID, "path", dir, "err", err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "prompt.md"), []byte(a.prompt), 0o644); err != nil {
-			d.log.Warn("write prompt.md", "task", a.taskID, "path", dir, "err", err)
 		}
 	}
 	fail := func(format string, args ...any) (Result, outcome) {
@@ -147,10 +144,13 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		msg := fmt.Sprintf("create run folder: %v", err)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
 	}
-	// Only what the agent may read goes into the run folder before it
-	// starts; prompt.md and cmd.json are a record, written while it runs.
-	// Every file created here waits for the file system's journal, and
-	// each of them used to delay the start.
+	// What the agent may read is in the run folder before it starts: its
+	// prompt and the files of its prompt commands. cmd.json records the
+	// process group, so it is written the moment the agent has started.
+	// All of it is made while the job still waits for its slot.
+	if err := os.WriteFile(filepath.Join(dir, "prompt.md"), []byte(a.prompt), 0o644); err != nil {
+		return fail("write prompt.md: %v", err)
+	}
 	for name, data := range a.files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return fail("write %s: %v", name, err)
@@ -242,6 +242,13 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	data, _ := readTail(filepath.Join(dir, "stdout.log"), maxScan)
 	res := parseResult(a.profile.Output, data, exitCode)
 	res.StartedAt = &startedAt
+	if res.SessionID != "" && res.ToolInvocations == nil {
+		// Transcript lines carry whole-second precision in places; a
+		// second's slack keeps this attempt's first message in.
+		if n, ok := countToolUses(claudeConfigDir(env), res.SessionID, startedAt.Add(-time.Second)); ok {
+			res.ToolInvocations = &n
+		}
+	}
 	if out == finished && !res.Success && res.Error == "" {
 		res.Error = fmt.Sprintf("the agent failed (exit status %d)", exitCode)
 	}

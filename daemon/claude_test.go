@@ -235,6 +235,17 @@ func TestChildren_RealClaudePushes(t *testing.T) {
 	if !slicesContainsPair(cmd.Argv, "--resume") {
 		t.Errorf("the resumed attempt did not resume the session: %v", cmd.Argv)
 	}
+	// The first attempt called one tool (Bash); the resumed one none, though
+	// its session transcript holds the first attempt's call too.
+	for n, want := range map[string]int{"1": 1, "2": 0} {
+		var res struct{ ToolInvocations *int }
+		raw, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "1", n, "result.json"))
+		if err := json.Unmarshal(raw, &res); err != nil || res.ToolInvocations == nil {
+			t.Errorf("attempt %s: no toolInvocations in result.json (%v): %s", n, err, raw)
+		} else if got := *res.ToolInvocations; got != want {
+			t.Errorf("attempt %s: toolInvocations = %d, want %d", n, got, want)
+		}
+	}
 }
 
 func slicesContainsPair(argv []string, flag string) bool {

@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -125,6 +126,39 @@ func TestDaemon_ResultAndFailure(t *testing.T) {
 	stderr, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "3", "3", "stderr.log"))
 	if string(stderr) != "oops\n" {
 		t.Errorf("stderr.log = %q", stderr)
+	}
+}
+
+// TestDaemon_RunFolderBeforeStart checks what an agent finds in its run
+// folder the moment it starts: its prompt and its logs; cmd.json follows
+// with the process group it was started in.
+func TestDaemon_RunFolderBeforeStart(t *testing.T) {
+	h := startDaemon(t, []string{"l"})
+	script := `test -f "$TASKD_RUN_DIR/prompt.md" && test -f "$TASKD_RUN_DIR/stdout.log" && test -f "$TASKD_RUN_DIR/stderr.log" || exit 3`
+	for i := 1; i <= 5; i++ {
+		h.drop("l", fmt.Sprint(i), execTask("run folder", script))
+	}
+	for i := 1; i <= 5; i++ {
+		var task *taskfile.Task
+		h.waitFor("task "+fmt.Sprint(i)+" to end", 20*time.Second, func() bool {
+			task = h.read("l", fmt.Sprint(i))
+			s := stateOf(task)
+			return s == daemon.StateSucceeded || s == daemon.StateFailed
+		})
+		if got := stateOf(task); got != daemon.StateSucceeded {
+			e, _ := task.Metadata.Object("taskd").String("error")
+			t.Errorf("task %d: %s (%s): the run folder was not ready when the agent started", i, got, e)
+		}
+		dir := filepath.Join(h.listDir("l"), ".taskd", "runs", fmt.Sprint(i), "1")
+		prompt, err := os.ReadFile(filepath.Join(dir, "prompt.md"))
+		if err != nil || !strings.Contains(string(prompt), "TASKD_RUN_DIR") {
+			t.Errorf("task %d: prompt.md = %q, %v", i, prompt, err)
+		}
+		var cmd struct{ Pid int }
+		raw, _ := os.ReadFile(filepath.Join(dir, "cmd.json"))
+		if err := json.Unmarshal(raw, &cmd); err != nil || cmd.Pid <= 0 {
+			t.Errorf("task %d: cmd.json has no process group: %s", i, raw)
+		}
 	}
 }
 

@@ -19,7 +19,10 @@ type Result struct {
 	ExitCode   int      `json:"exitCode"`
 	SessionID  string   `json:"sessionId,omitempty"`
 	CostUSD    *float64 `json:"costUsd,omitempty"`
-	DurationMs int64    `json:"durationMs"`
+	// ToolInvocations is how many tools the agent invoked, when that is
+	// known (tooluse.go).
+	ToolInvocations *int  `json:"toolInvocations,omitempty"`
+	DurationMs      int64 `json:"durationMs"`
 	// StartedAt is when the agent's process was started (absent if it
 	// never was).
 	StartedAt *time.Time `json:"startedAt,omitempty"`
@@ -78,6 +81,7 @@ func parseResult(output string, stdout []byte, exitCode int) Result {
 			Answer     any      `json:"answer"`
 			Confidence *float64 `json:"confidence"`
 			Error      any      `json:"error"`
+			Tools      *int     `json:"tool_invocation_count"`
 		}
 		if json.Unmarshal(obj, &rep) == nil {
 			r.Success = rep.Success
@@ -85,6 +89,9 @@ func parseResult(output string, stdout []byte, exitCode int) Result {
 			r.Results = asText(rep.Results)
 			r.Answer = asText(rep.Answer)
 			r.Confidence = rep.Confidence
+			if rep.Tools != nil && *rep.Tools >= 0 {
+				r.ToolInvocations = rep.Tools
+			}
 			if e := asText(rep.Error); e != "" {
 				r.Error = e
 			}
