@@ -38,6 +38,28 @@ func TestHandoff_Monitor(t *testing.T) {
 	}
 }
 
+// TestHandoff_MonitorMirrorsCommandEvents: an event a taskd command logs
+// for a monitored child (here a message sent to it, by itself) is
+// mirrored into the parent's stream like the daemon's own events.
+func TestHandoff_MonitorMirrorsCommandEvents(t *testing.T) {
+	h := startACE(t, []string{"l"})
+	cwd := t.TempDir()
+	child := `sleep 0.3; taskd send "$TASKD_TASK_ID" note-to-self || exit 3; ` + resultJSON(`"summary": "noted"`)
+	prompt := "/delegate " + q(child) + " --agent-type builder\n/handoff builder-1\n\n" +
+		`[ -n "$TASKD_RESULTS" ] && exit 0; echo parent`
+	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"permissionMode": "acceptEdits"}))
+	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	id := h.childNamed("l", "1", "builder-1")
+	evs := h.waitEvents("l", daemon.EvHandoffResolved, "1", 1)
+	checkSequence(t, evs, []wantEvent{
+		{daemon.EvHandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor"}},
+		{daemon.EvMessageSent, id, map[string]any{"from": id}},
+		{daemon.EvTranscriptEvent, "1", map[string]any{"mirror_of": id, "event_type": daemon.EvMessageSent, "subagent_id": id, "handoff_mode": "monitor"}},
+		{daemon.EvTranscriptEvent, "1", map[string]any{"mirror_of": id, "event_type": daemon.EvTaskSucceeded, "subagent_id": id}},
+		{daemon.EvHandoffResolved, "1", map[string]any{"subagent_id": id, "outcome": "success", "action": "none"}},
+	})
+}
+
 // TestHandoff_Command: taskd handoff --transfer-control waits for the
 // child and prints its result; a later monitor-mode handoff to the child,
 // which has ended by then, is complete and resolved at once.

@@ -232,3 +232,35 @@ func (d *Daemon) observeSubagents(l *list, id string, e *entry, t *taskfile.Task
 	}
 	l.aceState().setLinks(id, links)
 }
+
+// cliMonitor finds, for an event a taskd command logs, the handoff that
+// monitors its task: the task's parent holds an unresolved handoff record
+// for it. The daemon knows its links from its entries; a command reads
+// the two task files. Any failure to read means no mirror.
+func cliMonitor(listDir string, ev Event) (monitor, bool) {
+	if ev.Task == "" || ev.Type == EvTranscriptEvent && ev.Data["mirror_of"] != nil {
+		return monitor{}, false
+	}
+	dir, err := taskfile.Open(listDir)
+	if err != nil {
+		return monitor{}, false
+	}
+	c, err := dir.Read(ev.Task)
+	if err != nil {
+		return monitor{}, false
+	}
+	parent, _ := c.Metadata.Object("taskd").String("parent")
+	if parent == "" {
+		return monitor{}, false
+	}
+	p, err := dir.Read(parent)
+	if err != nil {
+		return monitor{}, false
+	}
+	for _, r := range handoffsOf(p.Metadata.Object("taskd")) {
+		if r.Child == ev.Task && r.State != handoffResolved {
+			return monitor{parent: parent, mode: r.Mode, agentType: r.AgentType}, true
+		}
+	}
+	return monitor{}, false
+}

@@ -156,12 +156,19 @@ func (l *eventLog) close() error {
 }
 
 // AppendEvent appends one event to the log of the list at listDir. It is
-// what taskd commands other than the daemon use.
+// what taskd commands other than the daemon use. An event of a child that
+// its parent monitors through a handoff is mirrored into the parent's
+// stream, as the daemon mirrors the events it logs (cliMirror).
 func AppendEvent(listDir string, ev Event) error {
 	l := newEventLog(listDir)
 	defer l.close()
 	if ev.List == "" {
 		ev.List = filepath.Base(listDir)
+	}
+	if m, ok := cliMonitor(listDir, ev); ok {
+		a := &aceList{monitors: map[string]monitor{ev.Task: m}}
+		tap := func(ev Event) { a.mirror(l, ev) }
+		l.tap.Store(&tap)
 	}
 	return l.append(ev)
 }
