@@ -194,11 +194,15 @@ func (d *Daemon) drainEvents() {
 
 // handleEvent records a file event as a hint: no file is read here.
 func (d *Daemon) handleEvent(ev fsnotify.Event) {
-	if ev.Op == fsnotify.Chmod {
-		return
-	}
 	dir, name := filepath.Split(ev.Name)
 	dir = filepath.Clean(dir)
+	if ev.Op == fsnotify.Chmod {
+		// Only a list directory's mode matters: whether it is served.
+		if l := d.lists[name]; l != nil && dir == d.cfg.Root {
+			d.checkListMode(l)
+		}
+		return
+	}
 	if dir == d.cfg.Root {
 		// Something changed at the root: a list appeared or went away.
 		d.listChanged(name)
@@ -217,7 +221,9 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 func (d *Daemon) rescanAll() {
 	d.addLists()
 	for _, id := range d.order {
-		d.scanList(d.lists[id])
+		l := d.lists[id]
+		d.checkListMode(l)
+		d.scanList(l)
 	}
 }
 

@@ -141,7 +141,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	if !d.cfg.Insecure {
 		if err := checkPrivate(path); err != nil {
 			l.refused = err
-			d.log.Error("not serving list", "list", id, "err", err)
+			d.log.Error("not serving list; fix its mode and it is served at once", "list", id, "err", err)
 		}
 	}
 	if err := d.watcher.Add(path); err != nil {
@@ -186,6 +186,31 @@ func (d *Daemon) listChanged(name string) {
 	case !fi.IsDir():
 		d.log.Warn("a list directory was replaced by a file; not serving it", "list", name)
 		d.dropList(name)
+	}
+}
+
+// checkListMode serves list l again once other users can no longer write
+// to it, and stops starting its tasks when they can (agents already
+// running finish). The watcher reports a list directory's mode changes;
+// every rescan checks again.
+func (d *Daemon) checkListMode(l *list) {
+	if d.cfg.Insecure {
+		return
+	}
+	err := checkPrivate(l.dir.Path())
+	switch {
+	case err == nil && l.refused != nil:
+		l.refused = nil
+		d.log.Info("serving list: its mode is fixed", "list", l.id)
+		d.scanList(l)
+		for id := range l.entries {
+			d.consider(l, id) // unchanged files are not observed again
+		}
+	case err != nil && l.refused == nil:
+		l.refused = err
+		l.ready, l.inReady = nil, map[string]bool{}
+		clear(l.candidates)
+		d.log.Error("not serving list any more; fix its mode and it is served again", "list", l.id, "err", err)
 	}
 }
 

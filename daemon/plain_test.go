@@ -270,6 +270,44 @@ func TestDaemon_InsecureRoot(t *testing.T) {
 	}
 }
 
+// TestDaemon_ListModeChanges: a list other users can write to is not
+// served, and is served the moment its mode is fixed, without a restart;
+// a served list that becomes writable by others stops starting tasks.
+func TestDaemon_ListModeChanges(t *testing.T) {
+	h := startDaemon(t, []string{"good"})
+	shared := filepath.Join(h.root, "shared")
+	os.Mkdir(shared, 0o700)
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	notRun := func(id, sentinel string) {
+		t.Helper()
+		// A task of the good list dropped after it has run, so the daemon
+		// has seen the shared one and left it.
+		h.drop("good", sentinel, execTask("sentinel", "true"))
+		h.waitState("good", sentinel, daemon.StateSucceeded, 10*time.Second)
+		if s := stateOf(h.read("shared", id)); s != "" {
+			t.Fatalf("task %s of a world-writable list has state %q", id, s)
+		}
+	}
+	h.drop("shared", "1", execTask("in a shared list", "true"))
+	h.waitFor("the list to be refused", 10*time.Second, func() bool {
+		return strings.Contains(h.logs.String(), "not serving list")
+	})
+	notRun("1", "1")
+	os.Chmod(shared, 0o700)
+	h.waitState("shared", "1", daemon.StateSucceeded, 10*time.Second)
+
+	os.Chmod(shared, 0o757)
+	h.waitFor("the list to be refused again", 10*time.Second, func() bool {
+		return strings.Count(h.logs.String(), "not serving list") >= 2
+	})
+	h.drop("shared", "2", execTask("while shared again", "true"))
+	notRun("2", "2")
+	os.Chmod(shared, 0o755)
+	h.waitState("shared", "2", daemon.StateSucceeded, 10*time.Second)
+}
+
 func TestDaemon_NewListNoticed(t *testing.T) {
 	h := startDaemon(t, nil)
 	os.Mkdir(filepath.Join(h.root, "fresh"), 0o700)

@@ -87,7 +87,7 @@ func (d *Daemon) listLimit(id string) int {
 // running), or a place in the ready queue.
 func (d *Daemon) evaluate(l *list, id string) {
 	e := l.entries[id]
-	if e == nil || !e.owned || e.reject != "" || e.job != nil || e.archived {
+	if e == nil || !e.owned || e.reject != "" || e.job != nil || e.archived || l.refused != nil {
 		return
 	}
 	if time.Now().Before(e.holdUntil) {
