@@ -113,7 +113,7 @@ func TestHandoff_TransferControl(t *testing.T) {
 	if done := stringsOf(parent.Metadata.Object("taskd").Object("children"), "done"); len(done) != 1 || done[0] != id {
 		t.Errorf("done children = %v, want [%s]", done, id)
 	}
-	evs := h.events("l")
+	evs := h.waitEvents("l", daemon.EvTaskSucceeded, "1", 1) // logged just after the file shows it
 	checkSequence(t, evs, []wantEvent{
 		{daemon.EvHandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "on_failure": "escalate"}},
 		{daemon.EvTaskWaiting, "1", map[string]any{"reason": "handoff", "children": []any{id}}},

@@ -76,7 +76,11 @@ func TestDaemon_RejectsBadFilesAndLeavesThemAlone(t *testing.T) {
 			t.Errorf("%s: rejection says\n%s\nwant it to contain %q and a fix", c.name, text, c.want)
 		}
 	}
-	evs := h.events("l")
+	var evs []daemon.Event
+	for _, c := range badCases {
+		// The event follows the rejection's text.
+		evs = h.waitEvents("l", daemon.EvTaskRejected, strings.TrimSuffix(c.name, ".json"), 1)
+	}
 	for _, c := range badCases {
 		if got := countEvents(evs, daemon.EvTaskRejected, strings.TrimSuffix(c.name, ".json")); got != 1 {
 			t.Errorf("%s: %d TaskRejected events, want 1", c.name, got)
