@@ -190,7 +190,10 @@ func TestDaemon_GracefulStopInterrupts(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	p := startDaemonProc(t, root, 2)
 	h.drop("l", "1", execTask("long", `if [ "$TASKD_ATTEMPT" = 1 ]; then sleep 60 & echo $! > `+pidFile+`; wait; fi`))
-	h.waitFor("the agent to start", 10*time.Second, func() bool { _, err := os.Stat(pidFile); return err == nil })
+	h.waitFor("the agent to record its child", 10*time.Second, func() bool {
+		data, _ := os.ReadFile(pidFile)
+		return len(strings.TrimSpace(string(data))) > 0
+	})
 	p.term(t)
 	assertGone(t, pidFile)
 	task := h.read("l", "1")

@@ -197,13 +197,19 @@ func TestDaemon_TimeoutAndCancel(t *testing.T) {
 // assertGone waits for the process whose pid is in file to be gone.
 func assertGone(t *testing.T, pidFile string) {
 	t.Helper()
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatalf("the agent did not record its child: %v", err)
-	}
-	var pid int
-	fmt.Sscan(string(data), &pid)
+	// The shell creates the file before it writes the pid: wait for one.
 	deadline := time.Now().Add(10 * time.Second)
+	var pid int
+	for {
+		data, err := os.ReadFile(pidFile)
+		if _, serr := fmt.Sscan(string(data), &pid); err == nil && serr == nil && pid > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent did not record its child's pid in %s: %v, %q", pidFile, err, data)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition with a deadline
+	}
 	for syscall.Kill(pid, 0) == nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("process %d of the agent's group still runs", pid)
