@@ -17,7 +17,7 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// claudeBinary returns the Claude Code CLI installed by scripts/test into
+// claudeBinary returns the Claude Code CLI installed by scripts/test-deps into
 // testdata/node, or skips the test when it is missing (fails instead with
 // TASKD_REQUIRE_TOOLS=1, as in CI).
 func claudeBinary(t *testing.T) string {

@@ -195,7 +195,7 @@ func TestDaemon_GracefulStopInterrupts(t *testing.T) {
 		return len(strings.TrimSpace(string(data))) > 0
 	})
 	p.term(t)
-	assertGone(t, pidFile)
+	assertGone(h, pidFile)
 	task := h.read("l", "1")
 	if stateOf(task) != daemon.StateNone || task.Status != taskfile.StatusPending {
 		t.Errorf("after SIGTERM: state %q status %q, want none and pending", stateOf(task), task.Status)

@@ -171,7 +171,7 @@ func TestDaemon_TimeoutAndCancel(t *testing.T) {
 	if e, _ := t1.Metadata.Object("taskd").String("error"); !strings.HasPrefix(e, "timed out after 300ms") {
 		t.Errorf("error = %q", e)
 	}
-	assertGone(t, pidFile)
+	assertGone(h, pidFile)
 
 	h.drop("l", "2", execTask("cancel me", "sleep 60"))
 	h.waitState("l", "2", daemon.StateRunning, 10*time.Second)
@@ -195,27 +195,18 @@ func TestDaemon_TimeoutAndCancel(t *testing.T) {
 }
 
 // assertGone waits for the process whose pid is in file to be gone.
-func assertGone(t *testing.T, pidFile string) {
-	t.Helper()
+func assertGone(h *harness, pidFile string) {
+	h.t.Helper()
 	// The shell creates the file before it writes the pid: wait for one.
-	deadline := time.Now().Add(10 * time.Second)
 	var pid int
-	for {
+	h.waitFor("a pid in "+pidFile, 10*time.Second, func() bool {
 		data, err := os.ReadFile(pidFile)
-		if _, serr := fmt.Sscan(string(data), &pid); err == nil && serr == nil && pid > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent did not record its child's pid in %s: %v, %q", pidFile, err, data)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition with a deadline
-	}
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d of the agent's group still runs", pid)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition with a deadline
-	}
+		_, serr := fmt.Sscan(string(data), &pid)
+		return err == nil && serr == nil && pid > 0
+	})
+	h.waitFor(fmt.Sprintf("process %d of the agent's group to be gone", pid), 10*time.Second, func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
 }
 
 func TestDaemon_MissingExecutable(t *testing.T) {
