@@ -158,15 +158,7 @@ func handoffReport(l *list, c *taskfile.Task, rec *handoffRecord) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Result of the subagent you handed off to: %s (task %s), %s\n\n", name, c.ID, verdict)
-	if msg.Summary != "" {
-		fmt.Fprintf(&b, "Summary: %s\n\n", msg.Summary)
-	}
-	if msg.Error != "" {
-		fmt.Fprintf(&b, "Error: %s\n\n", msg.Error)
-	}
-	if msg.Output != "" && msg.Output != msg.Summary {
-		fmt.Fprintf(&b, "Output:\n\n%s\n", truncate(msg.Output, 8<<10))
-	}
+	writeResult(&b, msg)
 	return b.String()
 }
 

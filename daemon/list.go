@@ -65,8 +65,8 @@ type entry struct {
 
 	job *job // non-nil while a job works on the task
 	// changedInJob is set when the file was seen to change while a job
-	// worked on the task: the job's report is then not trusted as the
-	// file's contents.
+	// worked on the task: the job's report is then trusted as the file's
+	// contents only if it is what was seen last.
 	changedInJob bool
 	jobErrors    int       // consecutive jobs that failed for reasons outside the task
 	holdUntil    time.Time // no new job before this, after such failures
@@ -275,7 +275,7 @@ func (d *Daemon) reconcile(l *list, id string, task *taskfile.Task, err error) {
 	if e.job != nil {
 		// The job's own write, or another writer's (a person, Claude Code,
 		// another job): when the job ends, its last view of the file may
-		// be stale (finished reads the file again).
+		// be stale (finished then reads the file again).
 		e.changedInJob = true
 	}
 	d.observe(l, id, e, task)

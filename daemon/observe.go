@@ -93,7 +93,7 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp spec, ownerPr
 	if v, ok := t.Metadata.Get("workflowType"); ok && v != nil {
 		wf, isString := v.(string)
 		if !isString {
-			return fmt.Errorf("metadata.workflowType is %s, want the id of a workflow as a string", jsonType(v))
+			return fmt.Errorf("metadata.workflowType is %s, want the id of a workflow as a string", taskfile.TypeName(v))
 		}
 		if wf != "" {
 			if err := d.checkWorkflow(l, wf); err != nil {

@@ -236,16 +236,22 @@ func resultsText(l *list, ids []string) string {
 			name = "#" + id
 		}
 		fmt.Fprintf(&b, "\n### %s (task %s): %s\n\n", name, id, verdict)
-		if msg.Summary != "" {
-			fmt.Fprintf(&b, "Summary: %s\n\n", msg.Summary)
-		}
-		if msg.Error != "" {
-			fmt.Fprintf(&b, "Error: %s\n\n", msg.Error)
-		}
-		if msg.Output != "" && msg.Output != msg.Summary {
-			fmt.Fprintf(&b, "Output:\n\n%s\n", truncate(msg.Output, 8<<10))
-		}
+		writeResult(&b, msg)
 	}
 	b.WriteString("\nContinue with your task using these results.\n")
 	return b.String()
+}
+
+// writeResult renders a child's result for its parent's prompt: its
+// summary, error and output (truncated; left out when it is the summary).
+func writeResult(b *strings.Builder, msg Message) {
+	if msg.Summary != "" {
+		fmt.Fprintf(b, "Summary: %s\n\n", msg.Summary)
+	}
+	if msg.Error != "" {
+		fmt.Fprintf(b, "Error: %s\n\n", msg.Error)
+	}
+	if msg.Output != "" && msg.Output != msg.Summary {
+		fmt.Fprintf(b, "Output:\n\n%s\n", truncate(msg.Output, 8<<10))
+	}
 }

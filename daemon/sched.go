@@ -425,16 +425,19 @@ func (d *Daemon) finished(msg jobDone) {
 		e.jobErrors, e.holdUntil = 0, time.Time{}
 	}
 	// The task as the job last wrote it is the file, unless the file was
-	// seen to change while the job ran: that may have been another
-	// writer, whose change the job's report does not hold (a parent's job
-	// restarting this child while its delivery job ran, say). Then the
-	// file is read again, and what it says is acted on.
+	// last seen, while the job ran, with other contents: that may have
+	// been another writer, whose change the job's report does not hold (a
+	// parent's job restarting this child while its delivery job ran, say).
+	// Then the file is read again, and what it says is acted on. (A change
+	// not seen yet comes with its own event.)
 	changed := e.changedInJob
 	e.changedInJob = false
-	if msg.task != nil && !changed {
-		e.hash = hashBytes(msg.task.Raw())
-		d.observe(j.l, j.id, e, msg.task)
-		return
+	if msg.task != nil {
+		if h := hashBytes(msg.task.Raw()); !changed || e.hash == h {
+			e.hash = h
+			d.observe(j.l, j.id, e, msg.task)
+			return
+		}
 	}
 	e.hash = 0 // unknown: read it again
 	d.refresh(j.l, j.id)

@@ -85,7 +85,7 @@ func readSpec(t *taskfile.Task) (spec, error) {
 	var s spec
 	td := t.Metadata.Object("taskd")
 	if v, ok := t.Metadata.Get("taskd"); ok && td == nil {
-		return s, fmt.Errorf(`metadata.taskd is %s; it must be an object such as {"prompt": "echo hi"}`, jsonType(v))
+		return s, fmt.Errorf(`metadata.taskd is %s; it must be an object such as {"prompt": "echo hi"}`, taskfile.TypeName(v))
 	}
 	if td == nil {
 		return s, nil
@@ -137,7 +137,7 @@ func readSpec(t *taskfile.Task) (spec, error) {
 
 func checkType(key, kind string, v any) error {
 	bad := func(want, example string) error {
-		return fmt.Errorf("metadata.taskd.%s is %s, want %s (for example %s)", key, jsonType(v), want, example)
+		return fmt.Errorf("metadata.taskd.%s is %s, want %s (for example %s)", key, taskfile.TypeName(v), want, example)
 	}
 	switch kind {
 	case "string":
@@ -199,7 +199,7 @@ func parseTimeout(v any) (time.Duration, error) {
 		}
 		return time.Duration(f * float64(time.Second)), nil
 	}
-	return 0, fmt.Errorf("is %s; write it like \"90s\" or \"10m\", or as a number of seconds", jsonType(v))
+	return 0, fmt.Errorf("is %s; write it like \"90s\" or \"10m\", or as a number of seconds", taskfile.TypeName(v))
 }
 
 func stringList(o *taskfile.Object, key string) []string {
@@ -212,23 +212,6 @@ func stringList(o *taskfile.Object, key string) []string {
 		}
 	}
 	return out
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case []any:
-		return "an array"
-	default:
-		return "an object"
-	}
 }
 
 // td returns metadata.taskd, creating it. Writers use it to record state.

@@ -40,8 +40,10 @@ func badFile(path string, kind error, fix, format string, args ...any) *BadFileE
 	return &BadFileError{Path: path, Problem: fmt.Sprintf(format, args...), Fix: fix, Err: kind}
 }
 
-// typeName names the JSON type of a parsed value for error messages.
-func typeName(v any) string {
+// TypeName names the JSON type of a value of an Object ("null", "a
+// boolean", "a string", "a number", "an array", "an object") for error
+// messages.
+func TypeName(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"

@@ -63,7 +63,7 @@ func Parse(data []byte, name, stem string) (*Task, error) {
 	doc, ok := v.(*Object)
 	if !ok {
 		return nil, badFile(name, ErrNotObject, `A task file holds one JSON object, such as {"subject": "...", "owner": "taskd"}.`,
-			"the file holds %s, not a JSON object", typeName(v))
+			"the file holds %s, not a JSON object", TypeName(v))
 	}
 	t := &Task{doc: doc, raw: data}
 	if err := t.fromDoc(name, stem); err != nil {
@@ -80,7 +80,7 @@ func (t *Task) fromDoc(name, stem string) error {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return badFile(name, ErrWrongType, fmt.Sprintf("Make %q a JSON string.", key), "field %q is %s, want a string", key, typeName(v))
+			return badFile(name, ErrWrongType, fmt.Sprintf("Make %q a JSON string.", key), "field %q is %s, want a string", key, TypeName(v))
 		}
 		*dst = s
 		return nil
@@ -92,13 +92,13 @@ func (t *Task) fromDoc(name, stem string) error {
 		}
 		arr, ok := v.([]any)
 		if !ok {
-			return badFile(name, ErrWrongType, fmt.Sprintf(`Make %q an array of task ids as strings, such as ["3", "4"].`, key), "field %q is %s, want an array of strings", key, typeName(v))
+			return badFile(name, ErrWrongType, fmt.Sprintf(`Make %q an array of task ids as strings, such as ["3", "4"].`, key), "field %q is %s, want an array of strings", key, TypeName(v))
 		}
 		out := make([]string, len(arr))
 		for i, e := range arr {
 			s, ok := e.(string)
 			if !ok {
-				return badFile(name, ErrWrongType, fmt.Sprintf(`Write every id in %q as a string, such as "3".`, key), "element %d of %q is %s, want a string", i, key, typeName(e))
+				return badFile(name, ErrWrongType, fmt.Sprintf(`Write every id in %q as a string, such as "3".`, key), "element %d of %q is %s, want a string", i, key, TypeName(e))
 			}
 			out[i] = s
 		}
@@ -129,7 +129,7 @@ func (t *Task) fromDoc(name, stem string) error {
 	if v, ok := t.doc.Get("metadata"); ok {
 		md, isObj := v.(*Object)
 		if !isObj {
-			return badFile(name, ErrWrongType, `Make "metadata" a JSON object, such as {"taskd": {}}.`, `field "metadata" is %s, want an object`, typeName(v))
+			return badFile(name, ErrWrongType, `Make "metadata" a JSON object, such as {"taskd": {}}.`, `field "metadata" is %s, want an object`, TypeName(v))
 		}
 		t.Metadata = md
 	}

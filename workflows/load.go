@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/taskd/taskd/navigator"
@@ -57,12 +58,7 @@ func (s *Set) Get(id string) (*Definition, bool) {
 
 // IDs returns the ids of all definitions in byte order.
 func (s *Set) IDs() []string {
-	ids := make([]string, 0, len(s.defs))
-	for id := range s.defs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
+	return slices.Sorted(maps.Keys(s.defs))
 }
 
 // Problems returns the problems of every definition, by id.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -250,12 +251,7 @@ func (d *doctor) checkProfiles(cfg *daemon.Config, fc *daemon.FileConfig, pid in
 		}
 	}
 	agentPath := daemon.AgentPath(exe, path)
-	names := make([]string, 0, len(cfg.Profiles))
-	for name := range cfg.Profiles {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
 		p := cfg.Profiles[name]
 		what := "profile " + name
 		prog, err := daemon.ProgramPath(p, agentPath)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -286,12 +287,7 @@ func formatEvent(ev daemon.Event) string {
 	if ev.Parent != "" {
 		b.WriteString(" parent=" + ev.Parent)
 	}
-	keys := make([]string, 0, len(ev.Data))
-	for k := range ev.Data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(ev.Data)) {
 		v := ev.Data[k]
 		var s string
 		switch v := v.(type) {

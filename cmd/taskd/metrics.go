@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,12 +89,7 @@ func printMetrics(w io.Writer, m *daemon.Metrics) {
 	fmt.Fprintf(w, "ended       %d: %d succeeded, %d failed, %d timed out, %d cancelled; success rate %s\n",
 		m.Ended, m.Succeeded, m.Failed, m.TimedOut, m.Cancelled, pct(m.SuccessRate))
 	fmt.Fprintf(w, "timeouts    %d own, %d handoff; retries %d\n", m.Timeouts["subagent"], m.Timeouts["handoff"], m.Retries)
-	types := make([]string, 0, len(m.ByType))
-	for t := range m.ByType {
-		types = append(types, t)
-	}
-	slices.Sort(types)
-	for _, t := range types {
+	for _, t := range slices.Sorted(maps.Keys(m.ByType)) {
 		tm := m.ByType[t]
 		fmt.Fprintf(w, "  %-10s %d spawned, %d ended, success %s, average %.1fs\n", t, tm.Spawned, tm.Ended, pct(tm.SuccessRate), tm.AvgDurationMs/1000)
 	}
