@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,11 @@ type attempt struct {
 	// before the agent starts (a job waits there for its concurrency
 	// slot); its error stops the attempt, which then never started.
 	beforeStart func(ctx context.Context) error
+	// origin, if set, is the task file an unclaimed attempt started from
+	// (lateclaim.go): cmd.json records it before the agent starts.
+	origin *taskOrigin
+	// afterStart, if set, is called the moment the agent has started.
+	afterStart func(startedAt time.Time)
 	// afterExit, if set, is called the moment the agent has exited.
 	afterExit func()
 }
@@ -174,6 +180,14 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		return fail("create stderr.log: %v", err)
 	}
 	defer stderr.Close()
+	if a.origin != nil {
+		// Before the agent starts, cmd.json says which file it starts
+		// from: the record a restart finds an unclaimed attempt by.
+		cmdInfo["startedFrom"] = a.origin
+		if err := writeJSON(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+			return fail("write cmd.json: %v", err)
+		}
+	}
 
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
@@ -199,7 +213,18 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	// cmd.json records the process group first: recovery kills a leftover
 	// agent by it.
 	cmdInfo["pid"] = pgid
-	record()
+	if a.origin != nil {
+		// Written over the first version in one write, never truncated
+		// first: a daemon killed at any moment leaves one or the other.
+		if err := overwriteJSON(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+			d.log.Warn("write cmd.json", "task", a.taskID, "path", dir, "err", err)
+		}
+	} else {
+		record()
+	}
+	if a.afterStart != nil {
+		a.afterStart(startedAt)
+	}
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -405,6 +430,31 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// overwriteJSON writes v as indented JSON over the file at path in a single
+// write from its start, padded with blanks to at least the file's length,
+// so that the file always holds the old JSON or the new: never empty, never
+// a mix.
+func overwriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if fi, err := f.Stat(); err == nil && int64(len(data)) < fi.Size() {
+		pad := bytes.Repeat([]byte(" "), int(fi.Size())-len(data))
+		data = append(data[:len(data)-1], append(pad, '\n')...)
+	}
+	_, err = f.WriteAt(data, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeJSONFile writes v as indented JSON, replacing path atomically (a

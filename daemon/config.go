@@ -73,6 +73,7 @@ const (
 	DefaultGrace       = 10 * time.Second
 	DefaultMaxDepth    = 3
 	DefaultMaxChildren = 10
+	DefaultClaimAfter  = 100 * time.Millisecond
 )
 
 // DefaultConfigPath returns $XDG_CONFIG_HOME/taskd/config.json, or
@@ -173,6 +174,11 @@ type Config struct {
 
 	// Executable is the path of the taskd binary agents find on PATH.
 	Executable string
+
+	// ClaimAfter is how long a simple task's agent runs before the task
+	// file is marked in_progress (lateclaim.go); an agent that ends sooner
+	// is recorded in one write. Negative: mark it before the agent starts.
+	ClaimAfter time.Duration
 }
 
 // NewConfig combines the root and the configuration file into a Config.
@@ -193,6 +199,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		AllowedRoots: fc.AllowedRoots,
 		MaxDepth:     fc.MaxDepth,
 		MaxChildren:  fc.MaxChildren,
+		ClaimAfter:   DefaultClaimAfter,
 		AgentTypes:   compileAgentTypes(fc.AgentTypes),
 	}
 	if c.DefaultAgent == "" {

@@ -43,6 +43,9 @@ func daemonMain(root string) int {
 	if exe := os.Getenv("TASKD_TEST_EXE"); exe != "" {
 		cfg.Executable = exe // the taskd binary agents run their commands with
 	}
+	if d, err := time.ParseDuration(os.Getenv("TASKD_TEST_CLAIM_AFTER")); err == nil {
+		cfg.ClaimAfter = d
+	}
 	if err := daemon.New(cfg, slog.New(slog.NewTextHandler(os.Stderr, nil))).Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -56,10 +59,13 @@ type daemonProc struct {
 	log *syncBuffer
 }
 
-func startDaemonProc(t *testing.T, root string, concurrency int) *daemonProc {
+// startDaemonProc starts a daemon process on root; env adds variables
+// (TASKD_TEST_CLAIM_AFTER sets Config.ClaimAfter).
+func startDaemonProc(t *testing.T, root string, concurrency int, env ...string) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TASKD_TEST_DAEMON="+root, "TASKD_TEST_CONCURRENCY="+strconv.Itoa(concurrency))
+	cmd.Env = append(cmd.Env, env...)
 	if builtBin != "" {
 		cmd.Env = append(cmd.Env, "TASKD_TEST_EXE="+builtBin)
 	}

@@ -47,20 +47,73 @@ func groupAlive(pgid int) bool {
 // killLeftover kills the process group recorded in runDir/cmd.json (or
 // the pid file of older run folders) by a daemon
 // that died while the attempt ran, if it still exists and is that attempt:
-// on Linux the leader's environment must carry TASKD_RUN_DIR=runDir, so a
-// recycled pid is never signalled. Elsewhere a group is only killed when its
-// leader can be verified the same way, which is never; the leftover then
-// finishes on its own. It reports whether a group was killed.
+// on Linux a member of the group (the leader, or, once the leader is gone,
+// any process left in it) must carry TASKD_RUN_DIR=runDir in its
+// environment, so a recycled pid is never signalled. Elsewhere a group is
+// only killed when a member can be verified the same way, which is never;
+// the leftover then finishes on its own. It reports whether a group was
+// killed.
 func killLeftover(runDir string) bool {
 	pgid, err := recordedGroup(runDir)
-	if err != nil || !groupAlive(pgid) {
-		return false
-	}
-	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pgid), "environ"))
-	if err != nil || !bytes.Contains(env, []byte("\x00TASKD_RUN_DIR="+runDir+"\x00")) && !bytes.HasPrefix(env, []byte("TASKD_RUN_DIR="+runDir+"\x00")) {
+	if err != nil || !groupAlive(pgid) || !groupOf(pgid, runDir) {
 		return false
 	}
 	return signalGroup(pgid, syscall.SIGKILL) == nil
+}
+
+// groupOf reports whether a process of group pgid runs in runDir's attempt.
+// The leader is looked at first; when the daemon dies the kernel kills it
+// (dieWithParent), and what it started stays in its group.
+func groupOf(pgid int, runDir string) bool {
+	if hasRunDir(pgid, runDir) {
+		return true
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		if processGroup(pid) == pgid && hasRunDir(pid, runDir) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasRunDir reports whether process pid's environment holds
+// TASKD_RUN_DIR=runDir.
+func hasRunDir(pid int, runDir string) bool {
+	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+	if err != nil {
+		return false
+	}
+	v := []byte("TASKD_RUN_DIR=" + runDir + "\x00")
+	return bytes.HasPrefix(env, v) || bytes.Contains(env, append([]byte{0}, v...))
+}
+
+// processGroup returns the process group of pid from /proc/<pid>/stat, or
+// 0.
+func processGroup(pid int) int {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid pgrp …; comm may hold anything but ends at the
+	// last parenthesis.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 3 {
+		return 0
+	}
+	pg, _ := strconv.Atoi(f[2])
+	return pg
 }
 
 // recordedGroup reads the agent's process group from the run folder.

@@ -28,17 +28,28 @@ func (d *Daemon) recoverTask(ctx context.Context, j *job) (*taskfile.Task, error
 	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
 		return d.recoverFlow(ctx, j.l, t, sp)
 	}
-	runDir := j.l.runDir(j.id, sp.Attempt)
+	return d.recoverRun(ctx, j.l, j.id, sp)
+}
+
+// recoverRun records how attempt sp.Attempt of a plain task ended while no
+// daemon watched it: with its result.json if the agent had exited, else as
+// interrupted, its leftover process group killed.
+func (d *Daemon) recoverRun(ctx context.Context, l *list, id string, sp spec) (*taskfile.Task, error) {
+	runDir := l.runDir(id, sp.Attempt)
+	var t *taskfile.Task
+	var err error
 	if res, ok := readResult(runDir); ok {
-		d.log.Info("recording the result of an attempt that ended while the daemon was down", "list", j.l.id, "task", j.id, "attempt", sp.Attempt)
-		return d.afterAttempt(ctx, j.l, j.id, sp, res, outcomeOf(res))
+		d.log.Info("recording the result of an attempt that ended while the daemon was down", "list", l.id, "task", id, "attempt", sp.Attempt)
+		t, err = d.afterAttempt(ctx, l, id, sp, res, outcomeOf(res))
+	} else {
+		if killLeftover(runDir) {
+			d.log.Info("killed the agent of an interrupted attempt", "list", l.id, "task", id, "attempt", sp.Attempt)
+		}
+		res := Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
+		res.Summary = res.Error
+		t, err = d.finish(ctx, l, id, sp, res, interrupted)
 	}
-	if killLeftover(runDir) {
-		d.log.Info("killed the agent of an interrupted attempt", "list", j.l.id, "task", j.id, "attempt", sp.Attempt)
-	}
-	res := Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
-	res.Summary = res.Error
-	return d.finish(ctx, j.l, j.id, sp, res, interrupted)
+	return t, err
 }
 
 // readResult reads the result.json of a run folder.

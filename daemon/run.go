@@ -30,36 +30,54 @@ func persistCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 func (d *Daemon) claim(ctx context.Context, l *list, id string, runnable func(*taskfile.Task, spec) bool) (*taskfile.Task, spec, error) {
 	var sp spec
 	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-		owned, _ := addressed(t)
-		s, err := readSpec(t)
-		if !owned || err != nil || s.Cancel || !runnable(t, s) {
-			return errNotRunnable
-		}
-		sp = s
-		t.FillDefaults(id)
-		t.Status = taskfile.StatusInProgress
-		m := td(t)
-		m.Set("state", StateRunning)
-		m.Set("startedAt", stamp(time.Now()))
-		if wf, _ := t.Metadata.String("workflowType"); wf == "" {
-			if pl, err := d.promptPlan(l, t, s); err == nil && pl.hasBlk {
-				compileBlock(t, pl) // a /subtask or /command block becomes fields
-				if c, err := readSpec(t); err == nil {
-					c.Attempt = sp.Attempt
-					sp = c
-				}
-			}
-			// A plain task's attempt is its run; a workflow numbers its
-			// runs as it runs its steps.
-			sp.Attempt++
-			m.Set("attempt", sp.Attempt)
-			m.Set("runDir", relRunDir(id, sp.Attempt))
-		}
-		m.Delete("retryAt")
-		m.Delete("finishedAt")
-		return nil
+		var err error
+		sp, err = d.takeClaim(l, id, t, runnable, time.Now())
+		return err
 	}, taskfile.NoDirSync) // if a power loss undoes it, the task is pending and runs again
 	return t, sp, err
+}
+
+// takeClaim is claim's change to t, made in memory: it returns
+// errNotRunnable if t is not (or no longer) a task to run, and otherwise the
+// spec of the new attempt.
+func (d *Daemon) takeClaim(l *list, id string, t *taskfile.Task, runnable func(*taskfile.Task, spec) bool, now time.Time) (spec, error) {
+	owned, _ := addressed(t)
+	sp, err := readSpec(t)
+	if !owned || err != nil || sp.Cancel || !runnable(t, sp) {
+		return spec{}, errNotRunnable
+	}
+	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
+		if pl, err := d.promptPlan(l, t, sp); err == nil && pl.hasBlk {
+			compileBlock(t, pl) // a /subtask or /command block becomes fields
+			if c, err := readSpec(t); err == nil {
+				c.Attempt = sp.Attempt
+				sp = c
+			}
+		}
+		// A plain task's attempt is its run; a workflow numbers its runs
+		// as it runs its steps.
+		sp.Attempt++
+	}
+	markRunning(t, id, sp, now)
+	return sp, nil
+}
+
+// markRunning records in task id that attempt sp.Attempt started at now: status
+// in_progress, state running, the attempt and its run folder (a plain
+// task's), the fields Claude Code expects. Applying it twice changes
+// nothing.
+func markRunning(t *taskfile.Task, id string, sp spec, now time.Time) {
+	t.FillDefaults(id)
+	t.Status = taskfile.StatusInProgress
+	m := td(t)
+	m.Set("state", StateRunning)
+	m.Set("startedAt", stamp(now))
+	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
+		m.Set("attempt", sp.Attempt)
+		m.Set("runDir", relRunDir(id, sp.Attempt))
+	}
+	m.Delete("retryAt")
+	m.Delete("finishedAt")
 }
 
 // relRunDir is the run folder relative to the list directory, as recorded
@@ -90,6 +108,24 @@ func pendingRunnable(t *taskfile.Task, s spec) bool {
 // otherwise one attempt of its agent.
 func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	l, id := j.l, j.id
+	// What the claim would make of the file as it is now: an attempt a
+	// daemon started from it but did not record is recorded; a simple
+	// task starts before its claim is written (lateclaim.go).
+	if t, err := l.dir.Read(id); err == nil {
+		o, known := originOf(l.dir.File(id), t.Raw())
+		sp, err := d.takeClaim(l, id, t, pendingRunnable, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		if wf, _ := t.Metadata.String("workflowType"); wf == "" && known {
+			if at, ok := unclaimedAt(l.runDir(id, sp.Attempt), o); ok {
+				return d.recoverUnclaimed(ctx, l, id, sp, at)
+			}
+			if d.lateClaimable(t, sp) {
+				return d.runUnclaimed(ctx, j, t, sp, o)
+			}
+		}
+	}
 	t, sp, err := d.claim(ctx, l, id, pendingRunnable)
 	if err != nil {
 		return nil, err
@@ -356,6 +392,9 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp spec, re
 	var evType string
 	var evData map[string]any
 	t, err := l.dir.Update(wctx, id, func(t *taskfile.Task) error {
+		if sp.unclaimed != nil {
+			sp.unclaimed(t)
+		}
 		m := td(t)
 		m.Set("finishedAt", stamp(now))
 		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))
