@@ -221,3 +221,36 @@ func cmdJSONFrom(t *testing.T, path string, content []byte) []byte {
 	data, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", "true"}, "startedFrom": from})
 	return data
 }
+
+// TestLateClaim_CancelBeforeClaim: cancelling a simple task whose agent
+// runs but is not marked running yet stops the agent, and the end records
+// the attempt as the claim would have.
+func TestLateClaim_CancelBeforeClaim(t *testing.T) {
+	h := startDaemonClaimAfter(t, time.Hour)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	h.drop("l", "1", execTask("cancel me", "sleep 60 & echo $! > "+pidFile+"; wait"))
+	h.waitFor("the agent to start", 10*time.Second, func() bool {
+		data, _ := os.ReadFile(pidFile)
+		return len(strings.TrimSpace(string(data))) > 0
+	})
+	if _, err := daemon.CancelTask(t.Context(), mustOpen(t, h.listDir("l")), "1"); err != nil {
+		t.Fatal(err)
+	}
+	task := h.waitState("l", "1", daemon.StateCancelled, 20*time.Second)
+	assertGone(h, pidFile)
+	m := task.Metadata.Object("taskd")
+	attempt, _ := m.Int("attempt")
+	startedAt, _ := m.String("startedAt")
+	if attempt != 1 || startedAt == "" || task.Status != taskfile.StatusPending {
+		t.Errorf("after cancel: attempt %d startedAt %q status %q", attempt, startedAt, task.Status)
+	}
+}
+
+func mustOpen(t *testing.T, path string) *taskfile.Dir {
+	t.Helper()
+	d, err := taskfile.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
