@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -112,15 +111,10 @@ func (d *Daemon) lateClaimable(t *taskfile.Task, sp spec) bool {
 // file with origin o, without writing its claim first.
 func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp spec, o taskOrigin) (*taskfile.Task, error) {
 	l, id := j.l, j.id
-	var mu sync.Mutex
 	startedAt := time.Now() // until the agent has started
 	claimSpec := sp
-	sp.unclaimed = func(t *taskfile.Task) {
-		mu.Lock()
-		at := startedAt
-		mu.Unlock()
-		markRunning(t, id, claimSpec, at)
-	}
+	// Called by the write that ends the attempt, in this goroutine.
+	sp.unclaimed = func(t *taskfile.Task) { markRunning(t, id, claimSpec, startedAt) }
 	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 	a, err := d.prepareAttempt(ctx, l, t, sp)
 	if err != nil {
@@ -130,10 +124,8 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 	var timer *time.Timer
 	claimed := make(chan struct{})
 	a.beforeStart, a.afterExit = j.acquire, j.agentExited
-	a.afterStart = func(at time.Time) {
-		mu.Lock()
+	a.afterStart = func(at time.Time) { // in this goroutine, inside runAttempt
 		startedAt = at
-		mu.Unlock()
 		timer = time.AfterFunc(d.cfg.ClaimAfter, func() {
 			defer close(claimed)
 			d.lateClaim(ctx, l, id, claimSpec, at)
