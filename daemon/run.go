@@ -108,20 +108,22 @@ func pendingRunnable(t *taskfile.Task, s spec) bool {
 // otherwise one attempt of its agent.
 func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	l, id := j.l, j.id
-	// What the claim would make of the file as it is now: an attempt a
-	// daemon started from it but did not record is recorded; a simple
-	// task starts before its claim is written (lateclaim.go).
+	// What the claim would make of the file as it is now. A simple task
+	// starts before its claim is written (lateclaim.go), unless a daemon
+	// already started this attempt from these very bytes and did not
+	// record it: then that attempt is recorded. (Only simple tasks are
+	// started unclaimed, so only they need the check.)
 	if t, err := l.dir.Read(id); err == nil {
-		o, known := originOf(l.dir.File(id), t.Raw())
+		raw := t.Raw()
 		sp, err := d.takeClaim(l, id, t, pendingRunnable, time.Now())
 		if err != nil {
 			return nil, err
 		}
-		if wf, _ := t.Metadata.String("workflowType"); wf == "" && known {
-			if at, ok := unclaimedAt(l.runDir(id, sp.Attempt), o); ok {
-				return d.recoverUnclaimed(ctx, l, id, sp, at)
-			}
-			if d.lateClaimable(t, sp) {
+		if d.lateClaimable(t, sp) {
+			if o, known := originOf(l.dir.File(id), raw); known {
+				if at, ok := unclaimedAt(l.runDir(id, sp.Attempt), o); ok {
+					return d.recoverUnclaimed(ctx, l, id, sp, at)
+				}
 				return d.runUnclaimed(ctx, j, t, sp, o)
 			}
 		}
