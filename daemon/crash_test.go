@@ -130,6 +130,11 @@ func TestDaemon_SurvivesSIGKILL(t *testing.T) {
 		}
 		return true
 	})
+	// Killed once every file says running: no write of the daemon is under
+	// way (agents start before their files are marked, lateclaim.go).
+	for i := 1; i <= n; i++ {
+		h.waitState("l", strconv.Itoa(i), daemon.StateRunning, 10*time.Second)
+	}
 	p.kill(t)
 	// Every file parses right after the kill.
 	for i := 1; i <= n; i++ {
