@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,20 +46,52 @@ func groupAlive(pgid int) bool {
 }
 
 // killLeftover kills the process group recorded in runDir/cmd.json (or
-// the pid file of older run folders) by a daemon
-// that died while the attempt ran, if it still exists and is that attempt:
-// on Linux a member of the group (the leader, or, once the leader is gone,
-// any process left in it) must carry TASKD_RUN_DIR=runDir in its
-// environment, so a recycled pid is never signalled. Elsewhere a group is
+// the pid file of older run folders) by a daemon that died while the
+// attempt ran, if it still exists and is that attempt: on Linux a member of
+// the group (the leader, or, once the leader is gone, any process left in
+// it) must carry TASKD_RUN_DIR=runDir in its environment, so a recycled pid
+// is never signalled. When no group is recorded - the daemon died between
+// starting the agent and writing its pid - the groups of all processes
+// carrying TASKD_RUN_DIR=runDir are killed. Elsewhere than Linux a group is
 // only killed when a member can be verified the same way, which is never;
 // the leftover then finishes on its own. It reports whether a group was
 // killed.
 func killLeftover(runDir string) bool {
 	pgid, err := recordedGroup(runDir)
-	if err != nil || !groupAlive(pgid) || !groupOf(pgid, runDir) {
-		return false
+	if err == nil && pgid > 0 {
+		if !groupAlive(pgid) || !groupOf(pgid, runDir) {
+			return false
+		}
+		return signalGroup(pgid, syscall.SIGKILL) == nil
 	}
-	return signalGroup(pgid, syscall.SIGKILL) == nil
+	killed := false
+	for _, pgid := range groupsIn(runDir) {
+		if signalGroup(pgid, syscall.SIGKILL) == nil {
+			killed = true
+		}
+	}
+	return killed
+}
+
+// groupsIn returns the process groups of the processes whose environment
+// holds TASKD_RUN_DIR=runDir, other than the caller's own group.
+func groupsIn(runDir string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	own := syscall.Getpgrp()
+	var groups []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !hasRunDir(pid, runDir) {
+			continue
+		}
+		if pg := processGroup(pid); pg > 1 && pg != own && !slices.Contains(groups, pg) {
+			groups = append(groups, pg)
+		}
+	}
+	return groups
 }
 
 // groupOf reports whether a process of group pgid runs in runDir's attempt.
