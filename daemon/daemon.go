@@ -29,7 +29,8 @@ type Daemon struct {
 	next    int              // round-robin position in order
 	running int              // jobs that hold a concurrency slot
 	// finishing counts jobs that gave their slot back when their agent
-	// exited and are still recording the end; at most Concurrency of them.
+	// exited and are still recording the end; at most finishingPerSlot ×
+	// Concurrency of them.
 	finishing int
 	// pending counts jobs started ahead of a free slot (their claim is
 	// written while other agents run); queue holds those that asked for
