@@ -98,23 +98,7 @@ func groupsIn(runDir string) []int {
 // The leader is looked at first; when the daemon dies the kernel kills it
 // (dieWithParent), and what it started stays in its group.
 func groupOf(pgid int, runDir string) bool {
-	if hasRunDir(pgid, runDir) {
-		return true
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == pgid {
-			continue
-		}
-		if processGroup(pid) == pgid && hasRunDir(pid, runDir) {
-			return true
-		}
-	}
-	return false
+	return hasRunDir(pgid, runDir) || slices.Contains(groupsIn(runDir), pgid)
 }
 
 // hasRunDir reports whether process pid's environment holds
