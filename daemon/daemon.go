@@ -24,25 +24,31 @@ type Daemon struct {
 	cfg *Config
 	log *slog.Logger
 
-	lists   map[string]*list // by list id; loop goroutine only
-	order   []string         // list ids in the order they are served
-	next    int              // round-robin position in order
-	running int              // jobs that hold a concurrency slot
-	// finishing counts jobs that gave their slot back when their agent
-	// exited and are still recording the end; at most finishingPerSlot ×
-	// Concurrency of them.
+	lists map[string]*list // by list id; loop goroutine only
+	order []string         // list ids in the order they are served
+	next  int              // round-robin position in order
+
+	// Concurrency slots (slots.go), guarded by slotMu together with each
+	// list's running and pending counts and each job's slot, pending and
+	// finishing flags. running counts jobs that hold a slot; finishing,
+	// jobs that gave theirs back when their agent exited and still record
+	// the end (at most finishingPerSlot × Concurrency); pending, jobs
+	// started ahead of a free slot (their run folder is made while other
+	// agents run); queue holds those of them that asked for their slot, in
+	// order.
+	slotMu    sync.Mutex
+	running   int
 	finishing int
-	// pending counts jobs started ahead of a free slot (their claim is
-	// written while other agents run); queue holds those that asked for
-	// their slot, in order. Loop goroutine only.
-	pending  int
-	queue    []*job
-	slotWait chan *job // a pending job asks for its slot
-	watcher  *fsnotify.Watcher
-	jobs     sync.WaitGroup
-	done     chan jobDone
-	freed    chan *job       // a job's agent exited: its slot is free
-	ctx      context.Context // Run's context; jobs derive theirs from it
+	pending   int
+	queue     []*job
+	// kick asks the loop to schedule again: a slot changed hands outside
+	// it. Buffered; a kick already waiting is enough.
+	kick chan struct{}
+
+	watcher *fsnotify.Watcher
+	jobs    sync.WaitGroup
+	done    chan jobDone
+	ctx     context.Context // Run's context; jobs derive theirs from it
 
 	// fullScan asks the loop for a rescan of every list (watcher overflow,
 	// safety timer).
@@ -59,13 +65,12 @@ type Daemon struct {
 // New returns a daemon for cfg that logs to log.
 func New(cfg *Config, log *slog.Logger) *Daemon {
 	return &Daemon{
-		cfg:      cfg,
-		log:      log,
-		lists:    map[string]*list{},
-		done:     make(chan jobDone),
-		freed:    make(chan *job),
-		slotWait: make(chan *job),
-		started:  make(chan struct{}),
+		cfg:     cfg,
+		log:     log,
+		lists:   map[string]*list{},
+		done:    make(chan jobDone),
+		kick:    make(chan struct{}, 1),
+		started: make(chan struct{}),
 	}
 }
 
@@ -159,10 +164,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 			d.fullScan = true
 		case msg := <-d.done:
 			d.finished(msg)
-		case j := <-d.freed:
-			d.freeSlot(j)
-		case j := <-d.slotWait:
-			d.queue = append(d.queue, j)
+		case <-d.kick:
+			// A slot changed hands: schedule() starts what may start now.
 		case <-rescan.C:
 			d.fullScan = true
 			rescan.Reset(d.cfg.Rescan)
@@ -289,11 +292,6 @@ func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
 			return
 		case msg := <-d.done:
 			d.finished(msg)
-		case j := <-d.freed:
-			d.freeSlot(j)
-		case j := <-d.slotWait:
-			d.queue = append(d.queue, j)
-			d.grant()
 		}
 	}
 }

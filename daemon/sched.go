@@ -50,6 +50,8 @@ func (d *Daemon) schedule() {
 			d.evaluate(l, tid)
 		}
 	}
+	d.slotMu.Lock()
+	defer d.slotMu.Unlock()
 	d.grant()
 	for d.finishing < finishingPerSlot*d.cfg.Concurrency {
 		started := false
@@ -323,18 +325,19 @@ type job struct {
 	l         *list
 	id        string
 	kind      jobKind
-	slot      bool // holds a concurrency slot (loop goroutine only)
-	pending   bool // will need a slot, does not hold one yet (loop goroutine only)
-	finishing bool // gave its slot back, still recording (loop goroutine only)
+	slot      bool // holds a concurrency slot (guarded by Daemon.slotMu)
+	pending   bool // will need a slot, does not hold one yet (slotMu)
+	finishing bool // gave its slot back, still recording (slotMu)
 	stop      context.CancelCauseFunc
 	// prefetched is set for a job started before a slot was free; it
-	// must acquire one before it starts an agent. granted is closed by the
-	// loop when it has one.
+	// must acquire one before it starts an agent. granted is closed when
+	// it has one (by whichever goroutine handed it the slot).
 	prefetched bool
 	granted    chan struct{}
 	// agentExited gives the job's concurrency slot back once its agent has
 	// exited, so the next task's agent can start while this job records
-	// the end (its writes wait for the disk). Called by the job goroutine.
+	// the end (its writes wait for the disk). Called by the job goroutine;
+	// only the first call counts.
 	agentExited func()
 	// acquire waits for a slot (for a prefetched job) or for ctx.
 	acquire func(ctx context.Context) error
@@ -350,36 +353,17 @@ type jobDone struct {
 
 // startJob starts a job of kind on task id. With slot the job needs a
 // concurrency slot: it takes one now, or with prefetch it acquires one
-// later (job.acquire), when its agent is about to start.
+// later (job.acquire), when its agent is about to start. Called by the
+// loop, holding d.slotMu if slot is set.
 func (d *Daemon) startJob(l *list, id string, kind jobKind, slot, prefetch bool) {
 	ctx, stop := context.WithCancelCause(d.ctx)
 	j := &job{l: l, id: id, kind: kind, stop: stop, prefetched: slot && prefetch, granted: make(chan struct{})}
 	j.agentExited = sync.OnceFunc(func() {
 		if slot {
-			d.freed <- j
+			d.releaseSlot(j)
 		}
 	})
-	j.acquire = func(ctx context.Context) error {
-		if !j.prefetched {
-			return nil
-		}
-		select {
-		case <-j.granted:
-			return nil // already has it
-		default:
-		}
-		select {
-		case d.slotWait <- j:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-		select {
-		case <-j.granted:
-			return nil
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
+	j.acquire = func(ctx context.Context) error { return d.acquireSlot(ctx, j) }
 	l.entries[id].job = j
 	switch {
 	case j.prefetched:
@@ -403,6 +387,7 @@ func (d *Daemon) startJob(l *list, id string, kind jobKind, slot, prefetch bool)
 // finished takes a job's report.
 func (d *Daemon) finished(msg jobDone) {
 	j := msg.job
+	d.slotMu.Lock()
 	if j.slot {
 		j.l.running--
 		d.running--
@@ -416,6 +401,7 @@ func (d *Daemon) finished(msg jobDone) {
 		d.pending--
 		d.queue = slices.DeleteFunc(d.queue, func(q *job) bool { return q == j })
 	}
+	d.slotMu.Unlock()
 	if msg.err != nil && msg.err != errNotRunnable {
 		d.log.Warn("task job", "list", j.l.id, "task", j.id, "err", msg.err)
 	}
@@ -453,37 +439,6 @@ func (d *Daemon) finished(msg jobDone) {
 	}
 	e.hash = 0 // unknown: read it again
 	d.refresh(j.l, j.id)
-}
-
-// freeSlot gives job j's concurrency slot back: its agent has exited.
-// The task keeps its job (nothing else starts for it) until the job ends.
-func (d *Daemon) freeSlot(j *job) {
-	if !j.slot {
-		return
-	}
-	j.slot, j.finishing = false, true
-	j.l.running--
-	d.running--
-	d.finishing++
-}
-
-// grant gives free slots to the jobs waiting for one, in the order they
-// asked.
-func (d *Daemon) grant() {
-	for i := 0; i < len(d.queue) && d.running < d.cfg.Concurrency; {
-		j := d.queue[i]
-		if j.l.running >= d.listLimit(j.l.id) {
-			i++
-			continue
-		}
-		d.queue = slices.Delete(d.queue, i, i+1)
-		j.pending, j.slot = false, true
-		j.l.pending--
-		d.pending--
-		j.l.running++
-		d.running++
-		close(j.granted)
-	}
 }
 
 // work runs job j to its end.
