@@ -49,23 +49,23 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 // (nothing else starts for it) until the job ends. Called by j's goroutine.
 func (d *Daemon) releaseSlot(j *job) {
 	d.slotMu.Lock()
-	freed := j.slot
-	if freed {
-		j.slot, j.finishing = false, true
-		j.l.running--
-		d.running--
-		d.finishing++
-	}
-	granted := d.grant()
-	d.slotMu.Unlock()
-	if !freed {
+	if !j.slot {
+		d.slotMu.Unlock()
 		return
 	}
+	j.slot, j.finishing = false, true
+	j.l.running--
+	d.running--
+	d.finishing++
+	// The loop is woken before the slot is granted: a goroutine woken by
+	// this one runs next on this processor, and the last one woken goes
+	// first. The job given the slot starts its agent; the loop, which
+	// prepares the job after it, follows.
 	d.kickLoop()
+	granted := d.grant()
+	d.slotMu.Unlock()
 	if granted {
-		// The job given the slot was made runnable on this goroutine's
-		// processor; let it start its agent before this one records its
-		// end.
+		// Let that job start its agent before this one records its end.
 		runtime.Gosched()
 	}
 }
