@@ -30,9 +30,9 @@ type list struct {
 	inReady    map[string]bool
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
-	running    int
-	pending    int   // jobs started ahead of a free slot (see Daemon.pending)
-	refused    error // the list is not served (e.g. writable by others)
+	running    int                  // jobs holding a slot (guarded by Daemon.slotMu)
+	pending    int                  // jobs started ahead of a free slot (Daemon.slotMu)
+	refused    error                // the list is not served (e.g. writable by others)
 
 	nextRetry   time.Time // earliest retryAt of a retrying task
 	nextRecheck time.Time // earliest re-check of a file that did not parse

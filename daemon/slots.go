@@ -37,7 +37,9 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 	select {
 	case <-j.granted:
 		d.kickLoop() // one job fewer waits ahead of a slot: prefetch another
-		return nil
+		// Granted as the job was stopped: start nothing; the job gives
+		// the slot back as it ends.
+		return context.Cause(ctx)
 	case <-ctx.Done():
 		// Still queued, or granted meanwhile: finished() settles either.
 		return context.Cause(ctx)
