@@ -11,8 +11,8 @@ import (
 // by an agent that exited goes straight to the first job waiting for one,
 // in the exiting job's goroutine: a round trip through the loop, which may
 // be busy reading the files of a burst of events, would leave the slot
-// idle for as long. The loop is kicked afterwards so that it starts the
-// next job ahead of the next free slot.
+// idle for as long. The loop is kicked too, so that it prepares the next
+// job ahead of the next free slot.
 //
 // Every count and queue here is guarded by Daemon.slotMu, which is held
 // only while counting, never across I/O.
