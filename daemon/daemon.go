@@ -16,10 +16,11 @@ import (
 // Daemon watches a root of task lists and runs the tasks addressed to it.
 // Create it with New and start it with Run.
 //
-// One goroutine (Run's) owns all scheduling state: the lists, what it last
-// saw of each task file, which tasks are running. Tasks are worked on by
-// job goroutines that read and write task files through taskfile and report
-// back on a channel; they never touch the loop's state.
+// One goroutine (Run's) owns the scheduling state: the lists, what it last
+// saw of each task file, which task has a job. Tasks are worked on by job
+// goroutines that read and write task files through taskfile and report
+// back on a channel; of the loop's state they touch only the concurrency
+// slots, under their own mutex (slots.go).
 type Daemon struct {
 	cfg *Config
 	log *slog.Logger
@@ -32,10 +33,10 @@ type Daemon struct {
 	// list's running and pending counts and each job's slot, pending and
 	// finishing flags. running counts jobs that hold a slot; finishing,
 	// jobs that gave theirs back when their agent exited and still record
-	// the end (at most finishingPerSlot × Concurrency); pending, jobs
-	// started ahead of a free slot (their run folder is made while other
-	// agents run); queue holds those of them that asked for their slot, in
-	// order.
+	// the end (no new job starts while finishingPerSlot × Concurrency do);
+	// pending, jobs started ahead of a free slot (their run folder is made
+	// while other agents run); queue holds those of them that asked for
+	// their slot, in order.
 	slotMu    sync.Mutex
 	running   int
 	finishing int

@@ -19,15 +19,17 @@ func (d *Daemon) consider(l *list, id string) {
 }
 
 // finishingPerSlot bounds the jobs still recording their end (their agent
-// exited, their slot is free) per concurrency slot; while that many are
-// recording, no new job starts. A short agent ends faster than its end is
-// written (a temporary file, fsync, rename, directory fsync, on a busy
-// disk a few milliseconds), so with one job recording per slot the next
-// agent waited for the write before it; four per slot keep the slots busy
-// (about 15% more tasks of `true` per second with one or two slots on a
-// virtual disk) and still bound the work in memory when the disk stalls.
-// A crash loses none of it: each result.json is written before the slot
-// is given back.
+// exited, their slot is free) per concurrency slot: while that many are
+// recording, no new job starts (jobs already started still get their
+// slots). A short agent ends faster than its end is written (a temporary
+// file, fsync, rename, directory fsync, on a busy disk a few
+// milliseconds), so with one job recording per slot the next agent waited
+// for the write before it; four per slot keep the slots busy (about 15%
+// more tasks of `true` per second with one or two slots on a virtual disk)
+// and still bound the work in memory when the disk stalls. A crash in
+// between costs at most a re-run: the agent's result.json is written as
+// soon as it has exited, and an attempt without one is recorded as
+// interrupted on restart and run again.
 const finishingPerSlot = 4
 
 // schedule evaluates the marked tasks and starts jobs while there are free
@@ -51,9 +53,9 @@ func (d *Daemon) schedule() {
 		}
 	}
 	d.slotMu.Lock()
-	defer d.slotMu.Unlock()
 	d.grant()
-	for d.finishing < finishingPerSlot*d.cfg.Concurrency {
+	d.slotMu.Unlock()
+	for d.roomToFinish() {
 		started := false
 		for range d.order {
 			l := d.lists[d.order[d.next%len(d.order)]]
@@ -71,17 +73,24 @@ func (d *Daemon) schedule() {
 			// the agents before it still run: its agent starts the moment
 			// a slot is free. Other jobs that need a slot take one at once.
 			prefetch := kind == jobRun
-			if prefetch && (d.pending >= d.cfg.Concurrency || l.pending >= d.listLimit(l.id)) ||
-				!prefetch && (d.running >= d.cfg.Concurrency || l.running >= d.listLimit(l.id)) {
+			if !d.hasRoom(l, prefetch) {
 				continue
 			}
 			l.ready = l.ready[1:]
 			delete(l.inReady, id)
-			if e != nil && e.job == nil && d.runnable(l, id, e) {
-				d.startJob(l, id, kind, true, prefetch)
-				started = true
-				break
+			// runnable may look at files: it is not asked under slotMu.
+			if e == nil || e.job != nil || !d.runnable(l, id, e) {
+				continue
 			}
+			if !d.startJob(l, id, kind, true, prefetch) {
+				// A waiting job was given the slot meanwhile: this task
+				// stays first in its list's queue.
+				l.ready = slices.Insert(l.ready, 0, id)
+				l.inReady[id] = true
+				continue
+			}
+			started = true
+			break
 		}
 		if !started {
 			return
@@ -353,11 +362,16 @@ type jobDone struct {
 
 // startJob starts a job of kind on task id. With slot the job needs a
 // concurrency slot: it takes one now, or with prefetch it acquires one
-// later (job.acquire), when its agent is about to start. Called by the
-// loop, holding d.slotMu if slot is set.
-func (d *Daemon) startJob(l *list, id string, kind jobKind, slot, prefetch bool) {
+// later (job.acquire), when its agent is about to start; if the limits
+// leave no room for that, nothing starts and startJob reports false.
+// Called by the loop.
+func (d *Daemon) startJob(l *list, id string, kind jobKind, slot, prefetch bool) bool {
+	j := &job{l: l, id: id, kind: kind, prefetched: slot && prefetch, granted: make(chan struct{})}
+	if slot && !d.takeRoom(j) {
+		return false
+	}
 	ctx, stop := context.WithCancelCause(d.ctx)
-	j := &job{l: l, id: id, kind: kind, stop: stop, prefetched: slot && prefetch, granted: make(chan struct{})}
+	j.stop = stop
 	j.agentExited = sync.OnceFunc(func() {
 		if slot {
 			d.releaseSlot(j)
@@ -365,16 +379,6 @@ func (d *Daemon) startJob(l *list, id string, kind jobKind, slot, prefetch bool)
 	})
 	j.acquire = func(ctx context.Context) error { return d.acquireSlot(ctx, j) }
 	l.entries[id].job = j
-	switch {
-	case j.prefetched:
-		j.pending = true
-		l.pending++
-		d.pending++
-	case slot:
-		j.slot = true
-		l.running++
-		d.running++
-	}
 	d.jobs.Add(1)
 	go func() {
 		defer d.jobs.Done()
@@ -382,6 +386,7 @@ func (d *Daemon) startJob(l *list, id string, kind jobKind, slot, prefetch bool)
 		stop(nil)
 		d.done <- jobDone{job: j, task: task, err: err}
 	}()
+	return true
 }
 
 // finished takes a job's report.

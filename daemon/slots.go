@@ -7,18 +7,66 @@ import (
 )
 
 // Concurrency slots change hands without the loop. The loop decides which
-// tasks start and counts them (schedule, finished), but a slot given back
-// by an agent that exited goes straight to the first job waiting for one,
-// in the exiting job's goroutine: a round trip through the loop, which may
-// be busy reading the files of a burst of events, would leave the slot
-// idle for as long. The loop is kicked too, so that it prepares the next
-// job ahead of the next free slot.
+// tasks start (schedule) and takes a job's counts back when it ends
+// (finished), but a slot given back by an agent that exited goes straight
+// to the first job waiting for one, in the exiting job's goroutine: a
+// round trip through the loop, which may be busy reading the files of a
+// burst of events, would leave the slot idle for as long. The loop is
+// kicked too, so that it prepares the next job ahead of the next free
+// slot.
 //
 // Every count and queue here is guarded by Daemon.slotMu, which is held
 // only while counting, never across I/O.
 
+// hasRoom reports whether the limits leave room for a new job of list l:
+// one prepared ahead of a free slot (prefetch), or one taking its slot at
+// once.
+func (d *Daemon) hasRoom(l *list, prefetch bool) bool {
+	d.slotMu.Lock()
+	defer d.slotMu.Unlock()
+	return d.roomLocked(l, prefetch)
+}
+
+func (d *Daemon) roomLocked(l *list, prefetch bool) bool {
+	if prefetch {
+		return d.pending < d.cfg.Concurrency && l.pending < d.listLimit(l.id)
+	}
+	return d.running < d.cfg.Concurrency && l.running < d.listLimit(l.id)
+}
+
+// takeRoom counts job j, about to start, as waiting for a slot (if it is
+// prefetched) or as holding one, if the limits leave room for it, and
+// reports whether they did.
+func (d *Daemon) takeRoom(j *job) bool {
+	d.slotMu.Lock()
+	defer d.slotMu.Unlock()
+	if !d.roomLocked(j.l, j.prefetched) {
+		return false
+	}
+	if j.prefetched {
+		j.pending = true
+		j.l.pending++
+		d.pending++
+	} else {
+		j.slot = true
+		j.l.running++
+		d.running++
+	}
+	return true
+}
+
+// roomToFinish reports whether fewer jobs than the bound are recording
+// their ends (finishingPerSlot), so that new jobs may start.
+func (d *Daemon) roomToFinish() bool {
+	d.slotMu.Lock()
+	defer d.slotMu.Unlock()
+	return d.finishing < finishingPerSlot*d.cfg.Concurrency
+}
+
 // acquireSlot waits until job j holds a concurrency slot, or ctx ends. A job
-// that took its slot when it started returns at once.
+// that took its slot when it started returns at once. A job stopped while
+// it waits leaves the queue, and a slot granted to it meanwhile goes to the
+// next job waiting.
 func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 	if !j.prefetched {
 		return nil
@@ -36,14 +84,23 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 	d.slotMu.Unlock()
 	select {
 	case <-j.granted:
-		d.kickLoop() // one job fewer waits ahead of a slot: prefetch another
-		// Granted as the job was stopped: start nothing; the job gives
-		// the slot back as it ends.
-		return context.Cause(ctx)
 	case <-ctx.Done():
-		// Still queued, or granted meanwhile: finished() settles either.
-		return context.Cause(ctx)
 	}
+	if err := context.Cause(ctx); err != nil {
+		d.slotMu.Lock()
+		d.queue = slices.DeleteFunc(d.queue, func(q *job) bool { return q == j })
+		if j.slot {
+			j.slot = false
+			j.l.running--
+			d.running--
+			d.grant()
+		}
+		d.slotMu.Unlock()
+		d.kickLoop()
+		return err
+	}
+	d.kickLoop() // one job fewer waits ahead of a slot: prefetch another
+	return nil
 }
 
 // releaseSlot gives job j's concurrency slot back, its agent having exited,
@@ -59,10 +116,11 @@ func (d *Daemon) releaseSlot(j *job) {
 	j.l.running--
 	d.running--
 	d.finishing++
-	// The loop is woken before the slot is granted: a goroutine woken by
-	// this one runs next on this processor, and the last one woken goes
-	// first. The job given the slot starts its agent; the loop, which
-	// prepares the job after it, follows.
+	// The loop is woken before the slot is granted. In Go's scheduler as
+	// it is, a goroutine woken by this one runs next on this processor,
+	// and the last one woken goes first: so the job given the slot starts
+	// its agent, and the loop, which prepares the job after it, follows.
+	// (Only the speed depends on that order.)
 	d.kickLoop()
 	granted := d.grant()
 	d.slotMu.Unlock()
