@@ -155,8 +155,16 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	}
 	// The run folder is made while the job waits for its slot, and the
 	// slot is given back the moment the agent exits: between two agents
-	// of a slot there is no file to create.
+	// of a slot there is no file to create. A loop whose condition is
+	// checked by an agent of its own (a judge, or the untilCommand) keeps
+	// the slot until that agent too has run.
 	a.beforeStart, a.afterExit = j.acquire, j.agentExited
+	if ov, err := taskOverrides(t); err == nil && ov.Loop != nil && (ov.Loop.Until != "" || ov.Loop.UntilCommand != "") {
+		a.afterExit = nil
+		res, out := d.runAttempt(ctx, a)
+		defer j.agentExited()
+		return d.afterAttempt(ctx, l, id, sp, res, out)
+	}
 	res, out := d.runAttempt(ctx, a)
 	j.agentExited() // in case the agent never started
 	return d.afterAttempt(ctx, l, id, sp, res, out)

@@ -89,3 +89,59 @@ rmdir %[1]s/"$me"`, live, seen)
 		t.Errorf("at most %d agents (%d of list a) were seen alive at once; want the limits %d and 1 reached", maxAll, maxA, global)
 	}
 }
+
+// TestConcurrencyLimits_LoopCondition: a loop's condition is checked by a
+// command of its own after each run (untilCommand); with one slot, no other
+// task's agent may run beside that command.
+func TestConcurrencyLimits_LoopCondition(t *testing.T) {
+	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	work := t.TempDir()
+	live := filepath.Join(work, "live")
+	seen := filepath.Join(work, "seen")
+	for _, d := range []string{live, seen} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// mark.sh NAME: alive for a moment, looking around twice; it fails,
+	// so that as a loop condition it never ends the loop early.
+	mark := filepath.Join(work, "mark.sh")
+	script := fmt.Sprintf(`me="$1-$$"
+mkdir %[1]s/"$me"
+ls %[1]s > %[2]s/"$me".1
+sleep 0.1
+ls %[1]s > %[2]s/"$me".2
+rmdir %[1]s/"$me"
+exit 1
+`, live, seen)
+	if err := os.WriteFile(mark, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.drop("l", "1", s2Task(fmt.Sprintf("/subtask {loop:3 && untilCommand:sh %s until} sh %s loop; true", mark, mark), work, nil))
+	for i := 2; i <= 6; i++ {
+		h.drop("l", strconv.Itoa(i), execTask("other", fmt.Sprintf("sh %s other; true", mark)))
+	}
+	for i := 1; i <= 6; i++ {
+		h.waitState("l", strconv.Itoa(i), "succeeded", 60*time.Second)
+	}
+	entries, err := os.ReadDir(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untils := 0
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(seen, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alive := strings.Fields(string(data)); len(alive) > 1 {
+			t.Errorf("%s saw %d agents alive with one slot: %v", e.Name(), len(alive), alive)
+		}
+		if strings.HasPrefix(e.Name(), "until-") {
+			untils++
+		}
+	}
+	if untils == 0 {
+		t.Fatalf("the loop's condition command never ran (%d observations)", len(entries))
+	}
+}
