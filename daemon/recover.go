@@ -36,20 +36,16 @@ func (d *Daemon) recoverTask(ctx context.Context, j *job) (*taskfile.Task, error
 // interrupted, its leftover process group killed.
 func (d *Daemon) recoverRun(ctx context.Context, l *list, id string, sp spec) (*taskfile.Task, error) {
 	runDir := l.runDir(id, sp.Attempt)
-	var t *taskfile.Task
-	var err error
 	if res, ok := readResult(runDir); ok {
 		d.log.Info("recording the result of an attempt that ended while the daemon was down", "list", l.id, "task", id, "attempt", sp.Attempt)
-		t, err = d.afterAttempt(ctx, l, id, sp, res, outcomeOf(res))
-	} else {
-		if killLeftover(runDir) {
-			d.log.Info("killed the agent of an interrupted attempt", "list", l.id, "task", id, "attempt", sp.Attempt)
-		}
-		res := Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
-		res.Summary = res.Error
-		t, err = d.finish(ctx, l, id, sp, res, interrupted)
+		return d.afterAttempt(ctx, l, id, sp, res, outcomeOf(res))
 	}
-	return t, err
+	if killLeftover(runDir) {
+		d.log.Info("killed the agent of an interrupted attempt", "list", l.id, "task", id, "attempt", sp.Attempt)
+	}
+	res := Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
+	res.Summary = res.Error
+	return d.finish(ctx, l, id, sp, res, interrupted)
 }
 
 // readResult reads the result.json of a run folder.

@@ -158,15 +158,17 @@ func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
 	// of a slot there is no file to create. A loop whose condition is
 	// checked by an agent of its own (a judge, or the untilCommand) keeps
 	// the slot until that agent too has run.
-	a.beforeStart, a.afterExit = j.acquire, j.agentExited
-	if ov, err := taskOverrides(t); err == nil && ov.Loop != nil && (ov.Loop.Until != "" || ov.Loop.UntilCommand != "") {
-		a.afterExit = nil
-		res, out := d.runAttempt(ctx, a)
-		defer j.agentExited()
-		return d.afterAttempt(ctx, l, id, sp, res, out)
+	ov, err := taskOverrides(t)
+	keepSlot := err == nil && ov.Loop != nil && (ov.Loop.Until != "" || ov.Loop.UntilCommand != "")
+	a.beforeStart = j.acquire
+	if !keepSlot {
+		a.afterExit = j.agentExited
 	}
 	res, out := d.runAttempt(ctx, a)
-	j.agentExited() // in case the agent never started
+	if !keepSlot {
+		j.agentExited() // in case the agent never started
+	}
+	defer j.agentExited() // after the loop's condition agent (only the first call counts)
 	return d.afterAttempt(ctx, l, id, sp, res, out)
 }
 

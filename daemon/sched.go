@@ -393,10 +393,7 @@ func (d *Daemon) startJob(l *list, id string, kind jobKind, slot, prefetch bool)
 func (d *Daemon) finished(msg jobDone) {
 	j := msg.job
 	d.slotMu.Lock()
-	if j.slot {
-		j.l.running--
-		d.running--
-	}
+	d.dropSlot(j)
 	if j.finishing {
 		d.finishing--
 	}

@@ -77,9 +77,7 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 	default:
 	}
 	d.slotMu.Lock()
-	if !slices.Contains(d.queue, j) {
-		d.queue = append(d.queue, j)
-	}
+	d.queue = append(d.queue, j)
 	d.grant()
 	d.slotMu.Unlock()
 	select {
@@ -89,10 +87,7 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 	if err := context.Cause(ctx); err != nil {
 		d.slotMu.Lock()
 		d.queue = slices.DeleteFunc(d.queue, func(q *job) bool { return q == j })
-		if j.slot {
-			j.slot = false
-			j.l.running--
-			d.running--
+		if d.dropSlot(j) {
 			d.grant()
 		}
 		d.slotMu.Unlock()
@@ -108,13 +103,11 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 // (nothing else starts for it) until the job ends. Called by j's goroutine.
 func (d *Daemon) releaseSlot(j *job) {
 	d.slotMu.Lock()
-	if !j.slot {
+	if !d.dropSlot(j) {
 		d.slotMu.Unlock()
 		return
 	}
-	j.slot, j.finishing = false, true
-	j.l.running--
-	d.running--
+	j.finishing = true
 	d.finishing++
 	// The loop is woken before the slot is granted. In Go's scheduler as
 	// it is, a goroutine woken by this one runs next on this processor,
@@ -128,6 +121,18 @@ func (d *Daemon) releaseSlot(j *job) {
 		// Let that job start its agent before this one records its end.
 		runtime.Gosched()
 	}
+}
+
+// dropSlot takes job j's slot, if it holds one, out of the counts and
+// reports whether it did. The caller holds d.slotMu.
+func (d *Daemon) dropSlot(j *job) bool {
+	if !j.slot {
+		return false
+	}
+	j.slot = false
+	j.l.running--
+	d.running--
+	return true
 }
 
 // grant gives free slots to the jobs waiting for one, in the order they

@@ -12,42 +12,72 @@ import (
 	"github.com/taskd/taskd/daemon"
 )
 
+// aliveMarker writes a script, run as `sh SCRIPT NAME SECONDS`, that makes
+// whoever runs it (an agent, a loop's condition command) seen by the
+// others: it marks itself alive (a directory NAME-PID), writes down the
+// markers alive around it twice, SECONDS apart, and unmarks itself before
+// it exits. It exits 1, so that as a loop condition it never ends a loop
+// early. seen returns every observation by file name (NAME-PID.1 and .2)
+// with the markers it saw.
+func aliveMarker(t *testing.T) (script string, seen func() map[string][]string) {
+	t.Helper()
+	work := t.TempDir()
+	live := filepath.Join(work, "live")
+	obs := filepath.Join(work, "seen")
+	for _, d := range []string{live, obs} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script = filepath.Join(work, "mark.sh")
+	text := fmt.Sprintf(`me="$1-$$"
+mkdir %[1]s/"$me"
+ls %[1]s > %[2]s/"$me".1
+sleep "$2"
+ls %[1]s > %[2]s/"$me".2
+rmdir %[1]s/"$me"
+exit 1
+`, live, obs)
+	if err := os.WriteFile(script, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script, func() map[string][]string {
+		t.Helper()
+		entries, err := os.ReadDir(obs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]string{}
+		for _, e := range entries {
+			data, err := os.ReadFile(filepath.Join(obs, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[e.Name()] = strings.Fields(string(data))
+		}
+		return out
+	}
+}
+
 // TestConcurrencyLimits runs short agents in two lists, one limited to a
-// single agent, and has every agent count the agents alive around it: a
-// marker directory made when it starts and removed before it exits, and
-// the markers it sees, written down twice while it runs. No agent may see
-// more than the global limit, or more than its list's limit of its own
-// list; and the global limit must be reached, or the check proves nothing.
-// Slots change hands outside the daemon's loop (slots.go), so this is the
-// check that the hand-over never lets one slot serve two agents.
+// single agent, and has every agent count the agents alive around it
+// (aliveMarker). No agent may see more than the global limit, or more than
+// its list's limit of its own list; and the global limit must be reached,
+// or the check proves nothing. Slots change hands outside the daemon's
+// loop (slots.go), so this is the check that the hand-over never lets one
+// slot serve two agents.
 func TestConcurrencyLimits(t *testing.T) {
 	const global, perTasks = 2, 8
 	h := startDaemon(t, []string{"a", "b"}, func(fc *daemon.FileConfig) {
 		fc.Concurrency = global
 		fc.Lists = map[string]daemon.ListConfig{"a": {Concurrency: 1}}
 	})
-	work := t.TempDir()
-	live := filepath.Join(work, "live")
-	seen := filepath.Join(work, "seen")
-	for _, d := range []string{live, seen} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Each agent: mark itself alive, look twice with a pause between, then
-	// unmark itself before it exits (its slot is given back on exit).
+	mark, seen := aliveMarker(t)
 	// List a's agents take longer, so that b's free slots while a's next
 	// task waits for one.
-	script := fmt.Sprintf(`me="$TASKD_LIST-$TASKD_TASK_ID"
-mkdir %[1]s/"$me"
-ls %[1]s > %[2]s/"$me".1
-case $TASKD_LIST in a) sleep 0.2 ;; *) sleep 0.05 ;; esac
-ls %[1]s > %[2]s/"$me".2
-rmdir %[1]s/"$me"`, live, seen)
 	for i := 1; i <= perTasks; i++ {
-		for _, l := range []string{"a", "b"} {
-			h.drop(l, strconv.Itoa(i), execTask(l+" task", script))
-		}
+		h.drop("a", strconv.Itoa(i), execTask("a task", fmt.Sprintf(`sh %s "a-$TASKD_TASK_ID" 0.2; true`, mark)))
+		h.drop("b", strconv.Itoa(i), execTask("b task", fmt.Sprintf(`sh %s "b-$TASKD_TASK_ID" 0.05; true`, mark)))
 	}
 	for i := 1; i <= perTasks; i++ {
 		for _, l := range []string{"a", "b"} {
@@ -57,20 +87,12 @@ rmdir %[1]s/"$me"`, live, seen)
 		}
 	}
 
-	entries, err := os.ReadDir(seen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := len(entries), 2*2*perTasks; got != want {
+	observations := seen()
+	if got, want := len(observations), 2*2*perTasks; got != want {
 		t.Fatalf("%d observations, want %d", got, want)
 	}
 	maxAll, maxA := 0, 0
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(seen, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		alive := strings.Fields(string(data))
+	for name, alive := range observations {
 		inA := 0
 		for _, m := range alive {
 			if strings.HasPrefix(m, "a-") {
@@ -78,10 +100,10 @@ rmdir %[1]s/"$me"`, live, seen)
 			}
 		}
 		if len(alive) > global {
-			t.Errorf("%s saw %d agents alive, more than the limit %d: %v", e.Name(), len(alive), global, alive)
+			t.Errorf("%s saw %d agents alive, more than the limit %d: %v", name, len(alive), global, alive)
 		}
 		if inA > 1 {
-			t.Errorf("%s saw %d agents of list a alive, more than its limit 1: %v", e.Name(), inA, alive)
+			t.Errorf("%s saw %d agents of list a alive, more than its limit 1: %v", name, inA, alive)
 		}
 		maxAll, maxA = max(maxAll, len(alive)), max(maxA, inA)
 	}
@@ -95,53 +117,25 @@ rmdir %[1]s/"$me"`, live, seen)
 // task's agent may run beside that command.
 func TestConcurrencyLimits_LoopCondition(t *testing.T) {
 	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
-	work := t.TempDir()
-	live := filepath.Join(work, "live")
-	seen := filepath.Join(work, "seen")
-	for _, d := range []string{live, seen} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// mark.sh NAME: alive for a moment, looking around twice; it fails,
-	// so that as a loop condition it never ends the loop early.
-	mark := filepath.Join(work, "mark.sh")
-	script := fmt.Sprintf(`me="$1-$$"
-mkdir %[1]s/"$me"
-ls %[1]s > %[2]s/"$me".1
-sleep 0.1
-ls %[1]s > %[2]s/"$me".2
-rmdir %[1]s/"$me"
-exit 1
-`, live, seen)
-	if err := os.WriteFile(mark, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	h.drop("l", "1", s2Task(fmt.Sprintf("/subtask {loop:3 && untilCommand:sh %s until} sh %s loop; true", mark, mark), work, nil))
+	mark, seen := aliveMarker(t)
+	h.drop("l", "1", s2Task(fmt.Sprintf("/subtask {loop:3 && untilCommand:sh %s until 0.1} sh %s loop 0.1; true", mark, mark), t.TempDir(), nil))
 	for i := 2; i <= 6; i++ {
-		h.drop("l", strconv.Itoa(i), execTask("other", fmt.Sprintf("sh %s other; true", mark)))
+		h.drop("l", strconv.Itoa(i), execTask("other", fmt.Sprintf("sh %s other 0.1; true", mark)))
 	}
 	for i := 1; i <= 6; i++ {
 		h.waitState("l", strconv.Itoa(i), "succeeded", 60*time.Second)
 	}
-	entries, err := os.ReadDir(seen)
-	if err != nil {
-		t.Fatal(err)
-	}
+	observations := seen()
 	untils := 0
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(seen, e.Name()))
-		if err != nil {
-			t.Fatal(err)
+	for name, alive := range observations {
+		if len(alive) > 1 {
+			t.Errorf("%s saw %d agents alive with one slot: %v", name, len(alive), alive)
 		}
-		if alive := strings.Fields(string(data)); len(alive) > 1 {
-			t.Errorf("%s saw %d agents alive with one slot: %v", e.Name(), len(alive), alive)
-		}
-		if strings.HasPrefix(e.Name(), "until-") {
+		if strings.HasPrefix(name, "until-") {
 			untils++
 		}
 	}
 	if untils == 0 {
-		t.Fatalf("the loop's condition command never ran (%d observations)", len(entries))
+		t.Fatalf("the loop's condition command never ran (%d observations)", len(observations))
 	}
 }
