@@ -265,6 +265,14 @@ func (d *Daemon) reconcile(l *list, id string, task *taskfile.Task, err error) {
 	}
 	h := hashBytes(task.Raw())
 	if e != nil && e.hash == h && e.reject == "" && e.badReason == "" {
+		if e.job != nil {
+			// The bytes the loop last saw, but a job is writing: the file
+			// may have been written by the job and then put back by
+			// someone else (a task that ended, deleted and dropped again
+			// with the same contents). The job's report is checked
+			// against the file when it ends.
+			e.changedInJob = true
+		}
 		return // our own write, or an event for an unchanged file
 	}
 	if e == nil {
