@@ -30,7 +30,7 @@ type Daemon struct {
 	next  int              // round-robin position in order
 
 	// Concurrency slots (slots.go), guarded by slotMu together with each
-	// list's running and pending counts and each job's slot, pending and
+	// list id's counts (listSlots) and each job's slot, pending and
 	// finishing flags. running counts jobs that hold a slot; finishing,
 	// jobs that gave theirs back when their agent exited and still record
 	// the end (no new job starts while finishingPerSlot × Concurrency do);
@@ -42,6 +42,7 @@ type Daemon struct {
 	finishing int
 	pending   int
 	queue     []*job
+	listSlots map[string]*listSlots // by list id
 	// kick asks the loop to schedule again: a slot changed hands outside
 	// it. Buffered; a kick already waiting is enough.
 	kick chan struct{}
@@ -66,12 +67,13 @@ type Daemon struct {
 // New returns a daemon for cfg that logs to log.
 func New(cfg *Config, log *slog.Logger) *Daemon {
 	return &Daemon{
-		cfg:     cfg,
-		log:     log,
-		lists:   map[string]*list{},
-		done:    make(chan jobDone),
-		kick:    make(chan struct{}, 1),
-		started: make(chan struct{}),
+		cfg:       cfg,
+		log:       log,
+		lists:     map[string]*list{},
+		listSlots: map[string]*listSlots{},
+		done:      make(chan jobDone),
+		kick:      make(chan struct{}, 1),
+		started:   make(chan struct{}),
 	}
 }
 

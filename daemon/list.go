@@ -30,8 +30,7 @@ type list struct {
 	inReady    map[string]bool
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
-	running    int                  // jobs holding a slot (guarded by Daemon.slotMu)
-	pending    int                  // jobs started ahead of a free slot (Daemon.slotMu)
+	slots      *listSlots           // its jobs' slot counts, shared with a list of the same id before it
 	refused    error                // the list is not served (e.g. writable by others)
 
 	nextRetry   time.Time // earliest retryAt of a retrying task
@@ -148,6 +147,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 		d.log.Error("watch list", "list", id, "err", err)
 		return
 	}
+	l.slots = d.serveSlots(id)
 	d.lists[id] = l
 	d.order = append(d.order, id)
 	l.events.append(Event{Type: EvDaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
@@ -165,6 +165,7 @@ func (d *Daemon) dropList(id string) {
 		}
 	}
 	l.events.close()
+	d.unserveSlots(l)
 	delete(d.lists, id)
 	d.order = slices.DeleteFunc(d.order, func(s string) bool { return s == id })
 	d.log.Info("list went away", "list", id)

@@ -399,10 +399,11 @@ func (d *Daemon) finished(msg jobDone) {
 	}
 	if j.pending {
 		j.pending = false
-		j.l.pending--
+		j.l.slots.pending--
 		d.pending--
 		d.queue = slices.DeleteFunc(d.queue, func(q *job) bool { return q == j })
 	}
+	d.forgetSlots(j.l)
 	d.slotMu.Unlock()
 	if msg.err != nil && msg.err != errNotRunnable {
 		d.log.Warn("task job", "list", j.l.id, "task", j.id, "err", msg.err)

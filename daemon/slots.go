@@ -29,9 +29,9 @@ func (d *Daemon) hasRoom(l *list, prefetch bool) bool {
 
 func (d *Daemon) roomLocked(l *list, prefetch bool) bool {
 	if prefetch {
-		return d.pending < d.cfg.Concurrency && l.pending < d.listLimit(l.id)
+		return d.pending < d.cfg.Concurrency && l.slots.pending < d.listLimit(l.id)
 	}
-	return d.running < d.cfg.Concurrency && l.running < d.listLimit(l.id)
+	return d.running < d.cfg.Concurrency && l.slots.running < d.listLimit(l.id)
 }
 
 // takeRoom counts job j, about to start, as waiting for a slot (if it is
@@ -45,11 +45,11 @@ func (d *Daemon) takeRoom(j *job) bool {
 	}
 	if j.prefetched {
 		j.pending = true
-		j.l.pending++
+		j.l.slots.pending++
 		d.pending++
 	} else {
 		j.slot = true
-		j.l.running++
+		j.l.slots.running++
 		d.running++
 	}
 	return true
@@ -130,7 +130,7 @@ func (d *Daemon) dropSlot(j *job) bool {
 		return false
 	}
 	j.slot = false
-	j.l.running--
+	j.l.slots.running--
 	d.running--
 	return true
 }
@@ -141,20 +141,63 @@ func (d *Daemon) grant() bool {
 	granted := false
 	for i := 0; i < len(d.queue) && d.running < d.cfg.Concurrency; {
 		j := d.queue[i]
-		if j.l.running >= d.listLimit(j.l.id) {
+		if j.l.slots.running >= d.listLimit(j.l.id) {
 			i++
 			continue
 		}
 		d.queue = slices.Delete(d.queue, i, i+1)
 		j.pending, j.slot = false, true
-		j.l.pending--
+		j.l.slots.pending--
 		d.pending--
-		j.l.running++
+		j.l.slots.running++
 		d.running++
 		close(j.granted)
 		granted = true
 	}
 	return granted
+}
+
+// listSlots are the slot counts of the jobs of one list id. They outlive
+// the list they were made for: a list directory removed and made again
+// under the same id, while the jobs of the first still end, gets the same
+// counts, so that the new list's limit counts the old list's agents too.
+// Guarded by Daemon.slotMu.
+type listSlots struct {
+	running int  // jobs holding a slot
+	pending int  // jobs started ahead of a free slot
+	served  bool // a list of this id is served
+}
+
+// serveSlots returns the slot counts of list id, which is served from now
+// on: those its jobs left, if a list of the same id went away before them.
+func (d *Daemon) serveSlots(id string) *listSlots {
+	d.slotMu.Lock()
+	defer d.slotMu.Unlock()
+	s := d.listSlots[id]
+	if s == nil {
+		s = &listSlots{}
+		d.listSlots[id] = s
+	}
+	s.served = true
+	return s
+}
+
+// unserveSlots notes that list l went away; its counts are forgotten once
+// its last job has ended.
+func (d *Daemon) unserveSlots(l *list) {
+	d.slotMu.Lock()
+	defer d.slotMu.Unlock()
+	l.slots.served = false
+	d.forgetSlots(l)
+}
+
+// forgetSlots forgets list l's counts if no list of its id is served and
+// none of its jobs counts. The caller holds d.slotMu.
+func (d *Daemon) forgetSlots(l *list) {
+	s := l.slots
+	if !s.served && s.running == 0 && s.pending == 0 && d.listSlots[l.id] == s {
+		delete(d.listSlots, l.id)
+	}
 }
 
 // kickLoop asks the loop to schedule again, without waiting for it.

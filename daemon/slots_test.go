@@ -139,3 +139,54 @@ func TestConcurrencyLimits_LoopCondition(t *testing.T) {
 		t.Fatalf("the loop's condition command never ran (%d observations)", len(observations))
 	}
 }
+
+// TestConcurrencyLimits_ListMadeAgain: a list directory removed while its
+// agent runs, and made again under the same id, does not start a new
+// agent beside the old one, which still ends (it ignores SIGTERM for the
+// grace period): the new list's limit counts the old list's agent.
+func TestConcurrencyLimits_ListMadeAgain(t *testing.T) {
+	h := startDaemon(t, []string{"a"}, func(fc *daemon.FileConfig) {
+		fc.Concurrency = 2
+		fc.Grace = "6s"
+		fc.Lists = map[string]daemon.ListConfig{"a": {Concurrency: 1}}
+	})
+	mark, seen := aliveMarker(t)
+	live := func() string {
+		entries, _ := os.ReadDir(filepath.Join(filepath.Dir(mark), "live"))
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return strings.Join(names, " ")
+	}
+	h.drop("a", "1", execTask("old", fmt.Sprintf(`trap '' TERM; sh %s old 3; true`, mark)))
+	h.waitFor("the first agent to run", 30*time.Second, func() bool { return strings.Contains(live(), "old-") })
+
+	if err := os.RemoveAll(h.listDir("a")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the daemon to drop the list", 30*time.Second, func() bool { return strings.Contains(h.logs.String(), "list went away") })
+	if err := os.Mkdir(h.listDir("a"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h.drop("a", "2", execTask("new", fmt.Sprintf(`sh %s new 0.1; true`, mark)))
+	if !strings.Contains(live(), "old-") {
+		t.Fatal("the first agent ended before the list was made again; the test proves nothing")
+	}
+	h.waitState("a", "2", "succeeded", 60*time.Second)
+
+	observations := seen()
+	checked := 0
+	for name, alive := range observations {
+		if !strings.HasPrefix(name, "new-") {
+			continue
+		}
+		checked++
+		if len(alive) > 1 {
+			t.Errorf("%s saw %d agents alive in a list limited to 1: %v", name, len(alive), alive)
+		}
+	}
+	if checked == 0 {
+		t.Fatalf("the new list's agent left no observations: %v", observations)
+	}
+}

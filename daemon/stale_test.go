@@ -35,6 +35,7 @@ func TestFinished_FileChangedDuringJob(t *testing.T) {
 		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},
 		dirty: map[string]struct{}{}, inReady: map[string]bool{},
 		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
+		slots: d.serveSlots("l"),
 	}
 	t.Cleanup(func() { l.events.close() })
 	d.lists["l"], d.order = l, []string{"l"}
