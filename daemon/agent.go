@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,7 +147,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		msg := fmt.Sprintf(format, args...)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirRun(dir); err != nil {
 		msg := fmt.Sprintf("create run folder: %v", err)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
 	}
@@ -180,13 +181,17 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		return fail("create stderr.log: %v", err)
 	}
 	defer stderr.Close()
+	var cmdFile *jsonFile
 	if a.origin != nil {
 		// Before the agent starts, cmd.json says which file it starts
 		// from: the record a restart finds an unclaimed attempt by.
 		cmdInfo["startedFrom"] = a.origin
-		if err := writeJSON(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+		f, err := createJSON(filepath.Join(dir, "cmd.json"), cmdInfo)
+		if err != nil {
 			return fail("write cmd.json: %v", err)
 		}
+		cmdFile = f
+		defer cmdFile.close()
 	}
 
 	cmd := exec.Command(path, argv[1:]...)
@@ -213,10 +218,10 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	// cmd.json records the process group first: recovery kills a leftover
 	// agent by it.
 	cmdInfo["pid"] = pgid
-	if a.origin != nil {
+	if cmdFile != nil {
 		// Written over the first version in one write, never truncated
 		// first: a daemon killed at any moment leaves one or the other.
-		if err := overwriteJSON(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+		if err := cmdFile.overwrite(cmdInfo); err != nil {
 			d.log.Warn("write cmd.json", "task", a.taskID, "path", dir, "err", err)
 		}
 	} else {
@@ -432,27 +437,72 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-// overwriteJSON writes v as indented JSON over the file at path in a single
-// write from its start, padded with blanks to at least the file's length,
-// so that the file always holds the old JSON or the new: never empty, never
-// a mix.
-func overwriteJSON(path string, v any) error {
+// A jsonFile is a JSON record written once and then overwritten in place,
+// kept open in between (cmd.json before and after its agent starts).
+type jsonFile struct {
+	f    *os.File
+	size int // bytes written so far
+}
+
+// createJSON writes v as indented JSON to a new file at path (replacing
+// its contents if it exists) and keeps the file open for overwrite.
+func createJSON(path string, v any) (*jsonFile, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(append(data, '\n')); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &jsonFile{f: f, size: len(data) + 1}, nil
+}
+
+// overwrite writes v as indented JSON over the file in a single write from
+// its start, padded with blanks to at least what was there, so that the
+// file always holds the old JSON or the new: never empty, never a mix.
+func (j *jsonFile) overwrite(v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	data = append(data, '\n')
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
+	if len(data) < j.size {
+		data = append(append(data[:len(data)-1], bytes.Repeat([]byte(" "), j.size-len(data))...), '\n')
+	}
+	if _, err := j.f.WriteAt(data, 0); err != nil {
 		return err
 	}
-	if fi, err := f.Stat(); err == nil && int64(len(data)) < fi.Size() {
-		pad := bytes.Repeat([]byte(" "), int(fi.Size())-len(data))
-		data = append(data[:len(data)-1], append(pad, '\n')...)
+	j.size = max(j.size, len(data))
+	return nil
+}
+
+// close closes the file; closing it twice does nothing.
+func (j *jsonFile) close() {
+	if j.f != nil {
+		j.f.Close()
+		j.f = nil
 	}
-	_, err = f.WriteAt(data, 0)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+}
+
+// mkdirRun makes the run folder dir, and its parent (the task's folder of
+// runs) if need be; a folder already there is used as it is.
+func mkdirRun(dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return err
+		}
+		err = os.Mkdir(dir, 0o755)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+			return nil
+		}
 	}
 	return err
 }
