@@ -58,6 +58,7 @@ var (
 	peerQueued = flag.Int("peer-queued", 900, "queued jobs for nq's and tsp's memory per job")
 	taskdFlag  = flag.String("taskd", "", "taskd binary (default: build ./cmd/taskd)")
 	onlyFlag   = flag.String("only", "", "comma-separated sections to run: throughput,latency,idle,scan,queued")
+	dirFlag    = flag.String("dir", "", "directory to work in (default: the system's temporary directory)")
 )
 
 func main() {
@@ -82,7 +83,7 @@ type row struct {
 var tools = []string{"taskd", "nq", "tsp"}
 
 func run() error {
-	work, err := os.MkdirTemp("", "taskd-peers-")
+	work, err := os.MkdirTemp(*dirFlag, "taskd-peers-")
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,14 @@ func run() error {
 		rows = append(rows, r)
 	}
 	printTable(rows)
-	fmt.Printf("\n%d CPUs, load average %s, %s in all\n", cpus(), loadavg(), time.Since(start).Round(time.Second))
+	fs := fsKind(work)
+	if fs == "" {
+		fs = "unknown"
+	}
+	fmt.Printf("\n%d CPUs, load average %s, %s in all; file system: %s\n", cpus(), loadavg(), time.Since(start).Round(time.Second), fs)
+	if fs == "ext4 without a journal" {
+		fmt.Println("On ext4 without a journal, creating files is slower for minutes after directories were removed nearby: see docs/proof.md (Benchmarks).")
+	}
 	return nil
 }
 
@@ -265,13 +273,17 @@ func (c *eventCounter) count() int {
 func (b *bench) throughput(workers int) (row, error) {
 	n := *nFlag
 	r := row{name: fmt.Sprintf("throughput, %d jobs of true, P=%d", n, workers), unit: "jobs/s", higher: true, values: map[string]float64{}}
-	var floors []float64
+	var floors, costs []float64
 	samples := map[string][]float64{}
 	for range *runsFlag {
 		floors = append(floors, floor(n, workers, "true"))
 		for _, tool := range tools {
+			cost, err := createCost(b.work)
+			if err != nil {
+				return r, fmt.Errorf("file creation cost: %w", err)
+			}
+			costs = append(costs, float64(cost)/float64(time.Microsecond))
 			var rate float64
-			var err error
 			switch tool {
 			case "taskd":
 				rate, err = b.taskdThroughput(n, workers)
@@ -292,7 +304,8 @@ func (b *bench) throughput(workers int) (row, error) {
 		fmt.Fprintf(os.Stderr, "throughput P=%d %s: %v\n", workers, tool, rounded(s))
 	}
 	fmt.Fprintf(os.Stderr, "throughput P=%d floor: %v\n", workers, rounded(floors))
-	r.note = "floor: Go starting `true` directly"
+	fmt.Fprintf(os.Stderr, "throughput P=%d µs per inode created, before each run: %v\n", workers, rounded(costs))
+	r.note = fmt.Sprintf("floor: Go starting `true` directly; an inode created in %s µs (median before the runs)", format(median(costs)))
 	return r, nil
 }
 
