@@ -1,13 +1,9 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,15 +151,15 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	// prompt and the files of its prompt commands. cmd.json records the
 	// process group, so it is written the moment the agent has started.
 	// All of it is made while the job still waits for its slot.
-	if err := os.WriteFile(filepath.Join(dir, "prompt.md"), []byte(a.prompt), 0o644); err != nil {
+	if err := writeNewFile(filepath.Join(dir, "prompt.md"), []byte(a.prompt)); err != nil {
 		return fail("write prompt.md: %v", err)
 	}
 	for name, data := range a.files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		if err := writeNewFile(filepath.Join(dir, name), data); err != nil {
 			return fail("write %s: %v", name, err)
 		}
 	}
-	path, err := lookPath(argv[0], env)
+	path, err := d.programs.lookPath(argv[0], env)
 	if err != nil {
 		return fail("agent profile %q: %v. Install it, or point the profile at it in %s: {\"profiles\": {%q: {\"command\": [\"/full/path/to/%s\", …]}}}",
 			a.profile.Name, err, d.cfg.configName(), a.profile.Name, filepath.Base(argv[0]))
@@ -171,12 +167,12 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	if fi, err := os.Stat(a.cwd); err != nil || !fi.IsDir() {
 		return fail("working directory %q does not exist; set metadata.taskd.cwd to an existing directory", a.cwd)
 	}
-	stdout, err := os.Create(filepath.Join(dir, "stdout.log"))
+	stdout, err := createLog(filepath.Join(dir, "stdout.log"))
 	if err != nil {
 		return fail("create stdout.log: %v", err)
 	}
 	defer stdout.Close()
-	stderr, err := os.Create(filepath.Join(dir, "stderr.log"))
+	stderr, err := createLog(filepath.Join(dir, "stderr.log"))
 	if err != nil {
 		return fail("create stderr.log: %v", err)
 	}
@@ -199,6 +195,8 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = a.cwd, env, stdout, stderr
 	if stdinText != "" {
 		cmd.Stdin = strings.NewReader(stdinText)
+	} else if null := devNull(); null != nil {
+		cmd.Stdin = null // else exec opens the null device itself
 	}
 	if a.beforeStart != nil {
 		if err := a.beforeStart(ctx); err != nil {
@@ -400,147 +398,4 @@ func envNames(env []string) []string {
 		names[i], _, _ = strings.Cut(kv, "=")
 	}
 	return names
-}
-
-// lookPath finds prog on the agent's PATH (not the daemon's).
-func lookPath(prog string, env []string) (string, error) {
-	if strings.Contains(prog, "/") {
-		if _, err := os.Stat(prog); err != nil {
-			return "", fmt.Errorf("program %q not found", prog)
-		}
-		return prog, nil
-	}
-	path := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, prog)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("program %q not found on PATH", prog)
-}
-
-// writeJSON writes v as indented JSON to a new file at path.
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-// A jsonFile is a JSON record written once and then overwritten in place,
-// kept open in between (cmd.json before and after its agent starts).
-type jsonFile struct {
-	f    *os.File
-	size int // bytes written so far
-}
-
-// createJSON writes v as indented JSON to a new file at path (replacing
-// its contents if it exists) and keeps the file open for overwrite.
-func createJSON(path string, v any) (*jsonFile, error) {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := f.Write(append(data, '\n')); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &jsonFile{f: f, size: len(data) + 1}, nil
-}
-
-// overwrite writes v as indented JSON over the file in a single write from
-// its start, padded with blanks to at least what was there, so that the
-// file always holds the old JSON or the new: never empty, never a mix.
-func (j *jsonFile) overwrite(v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	if len(data) < j.size {
-		data = append(append(data[:len(data)-1], bytes.Repeat([]byte(" "), j.size-len(data))...), '\n')
-	}
-	if _, err := j.f.WriteAt(data, 0); err != nil {
-		return err
-	}
-	j.size = max(j.size, len(data))
-	return nil
-}
-
-// close closes the file; closing it twice does nothing.
-func (j *jsonFile) close() {
-	if j.f != nil {
-		j.f.Close()
-		j.f = nil
-	}
-}
-
-// mkdirRun makes the run folder dir, and its parent (the task's folder of
-// runs) if need be; a folder already there is used as it is.
-func mkdirRun(dir string) error {
-	err := os.Mkdir(dir, 0o755)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return err
-		}
-		err = os.Mkdir(dir, 0o755)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
-			return nil
-		}
-	}
-	return err
-}
-
-// writeJSONFile writes v as indented JSON, replacing path atomically (a
-// reader never sees half a file). It does not fsync: run folders are a
-// record; the task file holds the state.
-func writeJSONFile(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// readTail returns at most the last n bytes of the file at path.
-func readTail(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	off := int64(0)
-	if fi.Size() > n {
-		off = fi.Size() - n
-	}
-	buf := make([]byte, fi.Size()-off)
-	got, err := f.ReadAt(buf, off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return buf[:got], nil
 }

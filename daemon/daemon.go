@@ -58,6 +58,7 @@ type Daemon struct {
 
 	catalogs catalogs     // each list's workflows
 	commands commandCache // each list's command files
+	programs programCache // where agents' programs are on their PATH
 
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).

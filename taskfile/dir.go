@@ -70,16 +70,16 @@ func ReadFile(path string) (*Task, error) {
 }
 
 func readFile(path, stem string) (*Task, error) {
-	f, fi, err := openTask(path)
+	f, err := openTask(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if fi.Size() > MaxSize {
+	defer f.close()
+	if f.size > MaxSize {
 		return nil, badFile(path, ErrTooLarge, "Task files hold at most 1 MiB; move large inputs into separate files and reference them (for example with /read).",
-			"the file is %d bytes, larger than the 1 MiB limit", fi.Size())
+			"the file is %d bytes, larger than the 1 MiB limit", f.size)
 	}
-	data := make([]byte, 0, fi.Size()+1)
+	data := make([]byte, 0, f.size+1)
 	data, err = readAll(f, data)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
@@ -87,32 +87,86 @@ func readFile(path, stem string) (*Task, error) {
 	return Parse(data, path, stem)
 }
 
+// taskFile is a task file open for reading: a bare descriptor, read with
+// plain system calls. (An *os.File would try, and fail, to register a
+// regular file with Go's network poller on every open: five system calls
+// more for each of the several reads a task's run makes.)
+type taskFile struct {
+	fd   int
+	size int64
+}
+
+// Read reads from the file; at its end it returns io.EOF.
+func (f taskFile) Read(p []byte) (int, error) {
+	for {
+		n, err := syscall.Read(f.fd, p)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (f taskFile) close() { syscall.Close(f.fd) }
+
 // openTask opens the task file at path for reading, refusing what is not a
 // regular file. O_NOFOLLOW refuses symlinks and O_NONBLOCK keeps a FIFO from
 // blocking the open; the checks on the open descriptor cannot be raced.
-func openTask(path string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// Errors are *fs.PathError, or *BadFileError for what is not a task file.
+func openTask(path string) (taskFile, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK):
-			return nil, nil, badFile(path, ErrSymlink, "Copy the task into the list as a regular file; taskd does not follow links.",
+			return taskFile{}, badFile(path, ErrSymlink, "Copy the task into the list as a regular file; taskd does not follow links.",
 				"the file is a symbolic link")
 		case errors.Is(err, syscall.ENXIO):
 			// Opening a Unix socket fails with ENXIO.
-			return nil, nil, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (a socket)")
+			return taskFile{}, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (a socket)")
 		}
-		return nil, nil, err
+		return taskFile{}, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return taskFile{}, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fi.Mode().Type())
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return taskFile{}, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fileType(uint32(st.Mode)))
 	}
-	return f, fi, nil
+	return taskFile{fd: fd, size: st.Size}, nil
+}
+
+// fileType is the fs.FileMode type of a stat mode, as os.Stat reports it.
+func fileType(mode uint32) fs.FileMode {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return fs.ModeDir
+	case syscall.S_IFIFO:
+		return fs.ModeNamedPipe
+	case syscall.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		return fs.ModeDevice
+	case syscall.S_IFSOCK:
+		return fs.ModeSocket
+	case syscall.S_IFLNK:
+		return fs.ModeSymlink
+	}
+	return fs.ModeIrregular
 }
 
 // readAll reads r into buf, stopping one byte past MaxSize.

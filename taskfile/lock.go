@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -121,6 +122,6 @@ func holdLock(path string) func() {
 		released = true
 		timer.Stop()
 		mu.Unlock()
-		os.Remove(path)
+		syscall.Rmdir(path) // not os.Remove, which tries unlink first
 	}
 }

@@ -177,10 +177,10 @@ func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp pendingFile, path stri
 
 // readRaw reads path's bytes, refusing what readFile refuses.
 func readRaw(path string) ([]byte, error) {
-	f, fi, err := openTask(path)
+	f, err := openTask(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return readAll(f, make([]byte, 0, fi.Size()+1))
+	defer f.close()
+	return readAll(f, make([]byte, 0, f.size+1))
 }

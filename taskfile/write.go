@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"syscall"
 
 	"github.com/google/renameio/v2"
 )
@@ -52,10 +53,11 @@ func (p pendingFile) replace() error {
 	if err := p.pf.File.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(p.pf.Name(), p.path); err != nil {
+	// syscall.Rename, not os.Rename, which first stats the destination.
+	if err := syscall.Rename(p.pf.Name(), p.path); err != nil {
 		os.Remove(p.pf.Name())
 		*p.renamed = true // nothing left for Cleanup
-		return err
+		return &os.LinkError{Op: "rename", Old: p.pf.Name(), New: p.path, Err: err}
 	}
 	*p.renamed = true
 	return nil

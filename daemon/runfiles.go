@@ -1,0 +1,235 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+// The run folder's files are opened with plain system calls. An *os.File
+// opened with os.OpenFile tries to register the file with Go's network
+// poller, which refuses regular files: two fcntl calls to make the file
+// non-blocking, the refused epoll_ctl, two more to undo it — five system
+// calls per file, and a task's run opens half a dozen. os.NewFile on a
+// blocking descriptor makes one (it checks the flags), so the agent's logs,
+// which exec needs as *os.File, are made that way; the rest never becomes
+// an *os.File.
+//
+// Errors are *fs.PathError, as the os package's.
+
+// devNull returns the null device, opened once for every agent's stdin
+// (exec.Cmd opens it anew for each process otherwise), or nil if it cannot
+// be opened.
+var devNull = sync.OnceValue(func() *os.File {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil
+	}
+	return f
+})
+
+// openRaw opens path with flags (O_CLOEXEC added) and perm.
+func openRaw(path string, flags int, perm uint32) (int, error) {
+	for {
+		fd, err := syscall.Open(path, flags|syscall.O_CLOEXEC, perm)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// writeAll writes data to fd at off (off < 0: at the file offset).
+func writeAll(fd int, data []byte, off int64, path string) error {
+	for len(data) > 0 {
+		var n int
+		var err error
+		if off >= 0 {
+			n, err = syscall.Pwrite(fd, data, off)
+			off += int64(max(n, 0))
+		} else {
+			n, err = syscall.Write(fd, data)
+		}
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "write", Path: path, Err: err}
+		}
+		if n == 0 {
+			return &fs.PathError{Op: "write", Path: path, Err: io.ErrShortWrite}
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+// writeNewFile writes data to path, creating it (mode 0644 before the
+// umask) or truncating it, as os.WriteFile does.
+func writeNewFile(path string, data []byte) error {
+	fd, err := openRaw(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	err = writeAll(fd, data, -1, path)
+	if cerr := syscall.Close(fd); err == nil && cerr != nil {
+		err = &fs.PathError{Op: "close", Path: path, Err: cerr}
+	}
+	return err
+}
+
+// createLog creates (or truncates) the log file at path for an agent to
+// write to, as os.Create does.
+func createLog(path string) (*os.File, error) {
+	fd, err := openRaw(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// renameRaw renames oldpath to newpath, as os.Rename does for files
+// (without its stat of newpath).
+func renameRaw(oldpath, newpath string) error {
+	if err := syscall.Rename(oldpath, newpath); err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	return nil
+}
+
+// readTail returns at most the last n bytes of the file at path.
+func readTail(path string, n int64) ([]byte, error) {
+	fd, err := openRaw(path, syscall.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	off := max(st.Size-n, 0)
+	buf := make([]byte, st.Size-off)
+	got := 0
+	for got < len(buf) {
+		k, err := syscall.Pread(fd, buf[got:], off+int64(got))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if k == 0 {
+			break // shorter than it was a moment ago
+		}
+		got += k
+	}
+	return buf[:got], nil
+}
+
+// writeJSON writes v as indented JSON to a new file at path.
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeNewFile(path, append(data, '\n'))
+}
+
+// A jsonFile is a JSON record written once and then overwritten in place,
+// kept open in between (cmd.json before and after its agent starts).
+type jsonFile struct {
+	fd   int // -1 once closed
+	path string
+	size int // bytes written so far
+}
+
+// createJSON writes v as indented JSON to a new file at path (replacing
+// its contents if it exists) and keeps the file open for overwrite.
+func createJSON(path string, v any) (*jsonFile, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	data = append(data, '\n')
+	fd, err := openRaw(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeAll(fd, data, -1, path); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	return &jsonFile{fd: fd, path: path, size: len(data)}, nil
+}
+
+// overwrite writes v as indented JSON over the file in a single write from
+// its start, padded with blanks to at least what was there, so that the
+// file always holds the old JSON or the new: never empty, never a mix.
+func (j *jsonFile) overwrite(v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if len(data) < j.size {
+		data = append(append(data[:len(data)-1], bytes.Repeat([]byte(" "), j.size-len(data))...), '\n')
+	}
+	if err := writeAll(j.fd, data, 0, j.path); err != nil {
+		return err
+	}
+	j.size = max(j.size, len(data))
+	return nil
+}
+
+// close closes the file; closing it twice does nothing.
+func (j *jsonFile) close() {
+	if j.fd >= 0 {
+		syscall.Close(j.fd)
+		j.fd = -1
+	}
+}
+
+// mkdirRun makes the run folder dir, and its parent (the task's folder of
+// runs) if need be; a folder already there is used as it is.
+func mkdirRun(dir string) error {
+	parent := filepath.Dir(dir)
+	err := os.Mkdir(parent, 0o755)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = os.MkdirAll(parent, 0o755)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	err = os.Mkdir(dir, 0o755)
+	if errors.Is(err, fs.ErrExist) {
+		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+			return nil
+		}
+	}
+	return err
+}
+
+// writeJSONFile writes v as indented JSON, replacing path atomically (a
+// reader never sees half a file). It does not fsync: run folders are a
+// record; the task file holds the state.
+func writeJSONFile(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := writeNewFile(tmp, append(data, '\n')); err != nil {
+		return err
+	}
+	return renameRaw(tmp, path)
+}
