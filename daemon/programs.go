@@ -45,7 +45,7 @@ func (c *programCache) lookPath(prog string, env []string) (string, error) {
 		return "", err
 	}
 	c.mu.Lock()
-	if c.m == nil || len(c.m) > 64 {
+	if c.m == nil || len(c.m) > 64 { // a handful of profiles and PATHs; past that, start over
 		c.m = map[[2]string]foundProgram{}
 	}
 	c.m[key] = foundProgram{path: p, at: now}
