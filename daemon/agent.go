@@ -222,6 +222,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		if err := cmdFile.overwrite(cmdInfo); err != nil {
 			d.log.Warn("write cmd.json", "task", a.taskID, "path", dir, "err", err)
 		}
+		cmdFile.close()
 	} else {
 		record()
 	}

@@ -100,10 +100,16 @@ func createLog(path string) (*os.File, error) {
 // renameRaw renames oldpath to newpath, as os.Rename does for files
 // (without its stat of newpath).
 func renameRaw(oldpath, newpath string) error {
-	if err := syscall.Rename(oldpath, newpath); err != nil {
-		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	for {
+		err := syscall.Rename(oldpath, newpath)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+		}
+		return nil
 	}
-	return nil
 }
 
 // readTail returns at most the last n bytes of the file at path.
@@ -146,7 +152,8 @@ func writeJSON(path string, v any) error {
 }
 
 // A jsonFile is a JSON record written once and then overwritten in place,
-// kept open in between (cmd.json before and after its agent starts).
+// kept open in between (cmd.json, before its agent starts and once it has
+// started; the caller closes it then).
 type jsonFile struct {
 	fd   int // -1 once closed
 	path string
@@ -215,6 +222,7 @@ func mkdirRun(dir string) error {
 		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
 			return nil
 		}
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 	}
 	return err
 }

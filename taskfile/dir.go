@@ -150,7 +150,8 @@ func openTask(path string) (taskFile, error) {
 	return taskFile{fd: fd, size: st.Size}, nil
 }
 
-// fileType is the fs.FileMode type of a stat mode, as os.Stat reports it.
+// fileType is the fs.FileMode type of a stat mode that is not a regular
+// file, as os.Stat reports it (ModeIrregular for a type it does not know).
 func fileType(mode uint32) fs.FileMode {
 	switch mode & syscall.S_IFMT {
 	case syscall.S_IFDIR:

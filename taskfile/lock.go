@@ -122,6 +122,8 @@ func holdLock(path string) func() {
 		released = true
 		timer.Stop()
 		mu.Unlock()
-		syscall.Rmdir(path) // not os.Remove, which tries unlink first
+		// syscall.Rmdir, not os.Remove, which tries unlink first.
+		for syscall.Rmdir(path) == syscall.EINTR {
+		}
 	}
 }

@@ -182,5 +182,9 @@ func readRaw(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.close()
-	return readAll(f, make([]byte, 0, f.size+1))
+	data, err := readAll(f, make([]byte, 0, f.size+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return data, nil
 }

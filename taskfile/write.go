@@ -54,7 +54,11 @@ func (p pendingFile) replace() error {
 		return err
 	}
 	// syscall.Rename, not os.Rename, which first stats the destination.
-	if err := syscall.Rename(p.pf.Name(), p.path); err != nil {
+	err := syscall.Rename(p.pf.Name(), p.path)
+	for err == syscall.EINTR {
+		err = syscall.Rename(p.pf.Name(), p.path)
+	}
+	if err != nil {
 		os.Remove(p.pf.Name())
 		*p.renamed = true // nothing left for Cleanup
 		return &os.LinkError{Op: "rename", Old: p.pf.Name(), New: p.path, Err: err}

@@ -12,7 +12,7 @@ import (
 // The throughput figures depend on the cost of creating a file, and on
 // some file systems that cost depends on what was deleted minutes before.
 // ext4 without a journal does not reuse an inode freed less than a minute
-// ago (five while its inode table block is unwritten): each new inode is
+// ago (six while its inode table block is unwritten): each new inode is
 // found by scanning past the ones freed recently. After a directory tree
 // is removed — a finished task root, a test's temporary directory, this
 // bench's own work directory — creating a file in the same part of the
@@ -50,39 +50,40 @@ func createCost(dir string) (time.Duration, error) {
 	return time.Since(start) / (folders * perFolder), nil
 }
 
-// fsKind names the file system dir is on, as far as Linux tells: "ext4
-// without a journal" for the case the bench warns about, else the type
-// from /proc/self/mounts, or "" if unknown.
+// fsKind names the file system dir is on, as Linux tells: its type from
+// /proc/self/mountinfo, and for ext4 whether it has a journal ("ext4
+// without a journal" is the case the bench warns about); "" if unknown.
 func fsKind(dir string) string {
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err != nil {
 		return ""
 	}
-	major, minor := (st.Dev>>8)&0xfff|(st.Dev>>32)&^0xfff, st.Dev&0xff|(st.Dev>>12)&^0xff
-	uevent, err := os.ReadFile(fmt.Sprintf("/sys/dev/block/%d:%d/uevent", major, minor))
-	if err != nil {
-		return ""
+	// The encoding of dev_t by glibc's makedev.
+	dev := uint64(st.Dev)
+	major := (dev>>8)&0xfff | (dev>>32)&0xfffff000
+	minor := dev&0xff | (dev>>12)&0xffffff00
+	id := fmt.Sprintf("%d:%d", major, minor)
+	info, _ := os.ReadFile("/proc/self/mountinfo")
+	fsType := ""
+	for line := range strings.SplitSeq(string(info), "\n") {
+		// 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw
+		pre, post, ok := strings.Cut(line, " - ")
+		if f, g := strings.Fields(pre), strings.Fields(post); ok && len(f) > 2 && f[2] == id && len(g) > 0 {
+			fsType = g[0]
+		}
 	}
-	var dev string
+	if fsType != "ext4" {
+		return fsType
+	}
+	// ext4 lists its devices under /proc/fs/ext4 by kernel name, and jbd2
+	// those with a journal.
+	uevent, _ := os.ReadFile(fmt.Sprintf("/sys/dev/block/%s/uevent", id))
 	for line := range strings.SplitSeq(string(uevent), "\n") {
-		if v, ok := strings.CutPrefix(line, "DEVNAME="); ok {
-			dev = v
+		if name, ok := strings.CutPrefix(line, "DEVNAME="); ok {
+			if journals, _ := filepath.Glob(filepath.Join("/proc/fs/jbd2", name+"-*")); len(journals) == 0 {
+				return "ext4 without a journal"
+			}
 		}
 	}
-	if dev == "" {
-		return ""
-	}
-	if _, err := os.Stat(filepath.Join("/proc/fs/ext4", dev)); err == nil {
-		if journals, _ := filepath.Glob(filepath.Join("/proc/fs/jbd2", dev+"-*")); len(journals) == 0 {
-			return "ext4 without a journal"
-		}
-		return "ext4"
-	}
-	mounts, _ := os.ReadFile("/proc/self/mounts")
-	for line := range strings.SplitSeq(string(mounts), "\n") {
-		if f := strings.Fields(line); len(f) > 2 && f[0] == "/dev/"+dev {
-			return f[2]
-		}
-	}
-	return ""
+	return "ext4"
 }
