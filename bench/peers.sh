@@ -5,8 +5,9 @@
 # 50), idle wake-ups, CPU and RSS over 10 s, taskd's startup scan and RSS
 # with 10,000 and 100,000 task files, and memory per queued job. Prints a
 # Markdown table with the ratios taskd/peer. Installs nq and task-spooler
-# from Debian when missing (scripts/install-tools). About 2 minutes on a
-# 2-core machine. Arguments go to bench/peers (go run ./bench/peers -h).
+# from Debian when missing (scripts/install-tools). Works under
+# ~/.cache/taskd-bench (-dir to change). About 2 minutes on a 2-core
+# machine. Arguments go to bench/peers (go run ./bench/peers -h).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-tools nq tsp

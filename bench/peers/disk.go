@@ -23,6 +23,27 @@ import (
 // throughput run (createCost) and prints it with the results, and says
 // which kind of file system it works on (fsKind).
 
+// workParent returns the directory to make the bench's work directory in:
+// dir if set, else taskd-bench in the user's cache directory, which is on
+// the file system of the home directory like ~/.claude/tasks. (Not /tmp:
+// on a shared machine it is where test runs remove their trees, and on
+// many systems it is a tmpfs, faster than any disk a user's tasks are on.)
+// If that cannot be made, the system's temporary directory.
+func workParent(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	d := filepath.Join(cache, "taskd-bench")
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return ""
+	}
+	return d
+}
+
 // createCost creates, under dir, 100 folders shaped like taskd's run
 // folders (two nested directories and five files each) and returns the
 // mean time per inode created. Nothing is deleted, so the measurement

@@ -58,7 +58,7 @@ var (
 	peerQueued = flag.Int("peer-queued", 900, "queued jobs for nq's and tsp's memory per job")
 	taskdFlag  = flag.String("taskd", "", "taskd binary (default: build ./cmd/taskd)")
 	onlyFlag   = flag.String("only", "", "comma-separated sections to run: throughput,latency,idle,scan,queued")
-	dirFlag    = flag.String("dir", "", "directory to work in (default: the system's temporary directory)")
+	dirFlag    = flag.String("dir", "", "directory to work in (default: taskd-bench in the user's cache directory, on the file system of the home directory, where task lists live)")
 )
 
 func main() {
@@ -83,7 +83,7 @@ type row struct {
 var tools = []string{"taskd", "nq", "tsp"}
 
 func run() error {
-	work, err := os.MkdirTemp(*dirFlag, "taskd-peers-")
+	work, err := os.MkdirTemp(workParent(*dirFlag), "taskd-peers-")
 	if err != nil {
 		return err
 	}
@@ -155,6 +155,10 @@ func run() error {
 		fs = "unknown"
 	}
 	fmt.Printf("\n%d CPUs, load average %s, %s in all; file system: %s\n", cpus(), loadavg(), time.Since(start).Round(time.Second), fs)
+	if len(env.costs) > 0 && slices.Max(env.costs) > 3*slices.Min(env.costs) {
+		fmt.Printf("Creating an inode cost from %s to %s µs before the throughput runs: the disk was not settled, and the runs taken at the higher costs measure it more than the tools.\n",
+			format(slices.Min(env.costs)), format(slices.Max(env.costs)))
+	}
 	if fs == "ext4 without a journal" {
 		fmt.Println("On ext4 without a journal, creating files is slower for minutes after directories were removed nearby: see docs/proof.md (Benchmarks).")
 	}
@@ -165,6 +169,7 @@ type bench struct {
 	work  string
 	taskd string
 	seq   int
+	costs []float64 // µs per inode created, before each throughput run
 }
 
 // dir returns a new directory (mode 0700) under the work directory.
@@ -283,6 +288,7 @@ func (b *bench) throughput(workers int) (row, error) {
 				return r, fmt.Errorf("file creation cost: %w", err)
 			}
 			costs = append(costs, float64(cost)/float64(time.Microsecond))
+			b.costs = append(b.costs, costs[len(costs)-1])
 			var rate float64
 			switch tool {
 			case "taskd":
