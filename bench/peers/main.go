@@ -27,6 +27,11 @@
 //     nq and tsp the PSS of all their processes with 900 jobs queued behind
 //     a running one, less that with none, per job (tsp refuses more than
 //     about 1000 unfinished jobs).
+//
+// It works in taskd-bench under the user's cache directory (-dir to
+// change), and before every throughput run measures what creating a file
+// costs there (disk.go): on some file systems that cost depends on what
+// was deleted minutes before, and moves taskd's figures most.
 package main
 
 import (
