@@ -9,4 +9,4 @@ require (
 	github.com/kardianos/service v1.3.0
 )
 
-require golang.org/x/sys v0.47.0 // indirect
+require golang.org/x/sys v0.47.0

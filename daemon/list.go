@@ -131,6 +131,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 		d.log.Warn("open list", "list", id, "err", err)
 		return
 	}
+	dir.KeepLockDirs() // in .taskd/locks: no inode made and freed per write
 	l := &list{
 		id: id, dir: dir, events: newEventLog(path),
 		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},

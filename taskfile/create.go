@@ -32,7 +32,7 @@ func (d *Dir) Create(ctx context.Context, t *Task) (*Task, error) {
 		return nil, err
 	}
 	defer unlock()
-	unlockList, err := lockFile(ctx, filepath.Join(d.path, listLockName))
+	unlockList, err := d.lockFile(ctx, filepath.Join(d.path, listLockName))
 	if err != nil {
 		return nil, err
 	}

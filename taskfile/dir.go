@@ -27,8 +27,9 @@ var ErrInvalidID = errors.New("invalid task id (want 1-128 of A-Z a-z 0-9 _ -)")
 // A Dir is safe for concurrent use by multiple goroutines; Dirs opened on the
 // same directory, in one process or several, exclude each other.
 type Dir struct {
-	path string
-	mu   *sync.Mutex
+	path   string
+	mu     *sync.Mutex
+	spares *lockSpares // kept lock directories (KeepLockDirs); nil: made and removed
 }
 
 // Open returns the list at path, which must be an existing directory.

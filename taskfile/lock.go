@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -65,13 +64,23 @@ func (d *Dir) lockList(ctx context.Context) (unlock func(), err error) {
 // target+".lock". It retries with a short backoff until ctx is done, removes
 // a lock whose mtime is older than the stale limit (its holder died), and
 // refreshes the mtime while held. The returned function releases the lock.
-func lockFile(ctx context.Context, target string) (unlock func(), err error) {
+// A Dir that keeps its lock directories (spares.go) renames one into place
+// instead of making it, and back instead of removing it.
+func (d *Dir) lockFile(ctx context.Context, target string) (unlock func(), err error) {
 	path := target + ".lock"
 	delay := time.Millisecond
 	for {
-		err := os.Mkdir(path, 0o755)
+		var err error
+		release := func() { removeLockDir(path) }
+		if s := d.spares; s != nil {
+			var name string
+			name, err = s.acquire(path)
+			release = func() { s.release(path, name) }
+		} else {
+			err = os.Mkdir(path, 0o755)
+		}
 		if err == nil {
-			return holdLock(path), nil
+			return holdLock(path, release), nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err // *fs.PathError naming the lock
@@ -98,8 +107,8 @@ func lockFile(ctx context.Context, target string) (unlock func(), err error) {
 }
 
 // holdLock keeps the lock directory at path fresh until the returned
-// function removes it.
-func holdLock(path string) func() {
+// function releases it (with release).
+func holdLock(path string, release func()) func() {
 	var mu sync.Mutex
 	released := false
 	var timer *time.Timer
@@ -122,8 +131,6 @@ func holdLock(path string) func() {
 		released = true
 		timer.Stop()
 		mu.Unlock()
-		// syscall.Rmdir, not os.Remove, which tries unlink first.
-		for syscall.Rmdir(path) == syscall.EINTR {
-		}
+		release()
 	}
 }

@@ -36,6 +36,9 @@ func helper(args []string) error {
 	if err != nil {
 		return err
 	}
+	if os.Getenv("TASKD_TASKFILE_KEEP") != "" {
+		d.KeepLockDirs()
+	}
 	switch args[0] {
 	case "increment": // increment DIR ID KEY N
 		n, _ := strconv.Atoi(args[4])
@@ -90,6 +93,26 @@ func helperCmd(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// lockModes runs a locking test twice: with lock directories made and
+// removed for every lock, and kept for reuse (KeepLockDirs), in this
+// process and in the helpers it starts.
+func lockModes(t *testing.T, test func(t *testing.T, open func(t testing.TB) *taskfile.Dir, helper func(args ...string) *exec.Cmd)) {
+	t.Run("made", func(t *testing.T) { test(t, mustOpen, helperCmd) })
+	t.Run("kept", func(t *testing.T) {
+		open := func(t testing.TB) *taskfile.Dir {
+			d := mustOpen(t)
+			d.KeepLockDirs()
+			return d
+		}
+		helper := func(args ...string) *exec.Cmd {
+			cmd := helperCmd(args...)
+			cmd.Env = append(cmd.Env, "TASKD_TASKFILE_KEEP=1")
+			return cmd
+		}
+		test(t, open, helper)
+	})
+}
+
 func readCounter(t testing.TB, d *taskfile.Dir, id, key string) int64 {
 	t.Helper()
 	task, err := d.Read(id)
@@ -103,39 +126,41 @@ func readCounter(t testing.TB, d *taskfile.Dir, id, key string) int64 {
 // TestDir_CrossProcessExclusion: N processes and, in this process, two
 // goroutines each make M increments of one field; none is lost.
 func TestDir_CrossProcessExclusion(t *testing.T) {
-	const procs, perProc = 4, 100
-	d := mustOpen(t)
-	writeRaw(t, d, "1.json", `{"id": "1", "subject": "counter", "metadata": {}}`)
-	var cmds []*exec.Cmd
-	for i := 0; i < procs; i++ {
-		cmd := helperCmd("increment", d.Path(), "1", "count", strconv.Itoa(perProc))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
-	}
-	var wg sync.WaitGroup
-	for g := 0; g < 2; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < perProc; i++ {
-				if _, err := d.Update(context.Background(), "1", increment("count")); err != nil {
-					t.Error(err)
-					return
-				}
+	lockModes(t, func(t *testing.T, open func(t testing.TB) *taskfile.Dir, helper func(args ...string) *exec.Cmd) {
+		const procs, perProc = 4, 100
+		d := open(t)
+		writeRaw(t, d, "1.json", `{"id": "1", "subject": "counter", "metadata": {}}`)
+		var cmds []*exec.Cmd
+		for i := 0; i < procs; i++ {
+			cmd := helper("increment", d.Path(), "1", "count", strconv.Itoa(perProc))
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
 			}
-		}()
-	}
-	for _, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("helper: %v", err)
+			cmds = append(cmds, cmd)
 		}
-	}
-	wg.Wait()
-	if got, want := readCounter(t, d, "1", "count"), int64((procs+2)*perProc); got != want {
-		t.Errorf("count = %d, want %d", got, want)
-	}
+		var wg sync.WaitGroup
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < perProc; i++ {
+					if _, err := d.Update(context.Background(), "1", increment("count")); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		for _, cmd := range cmds {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("helper: %v", err)
+			}
+		}
+		wg.Wait()
+		if got, want := readCounter(t, d, "1", "count"), int64((procs+2)*perProc); got != want {
+			t.Errorf("count = %d, want %d", got, want)
+		}
+	})
 }
 
 // TestDir_CreateAcrossProcesses: two processes allocate 200 ids each.
@@ -227,112 +252,118 @@ func TestDir_NoTornReads(t *testing.T) {
 // proper-lockfile, with Claude Code's options) is held on 7.json, Update
 // waits; it completes once the lock is released.
 func TestDir_HonoursClaudeCodeLock(t *testing.T) {
-	node := nodeTools(t)
-	d := mustOpen(t)
-	writeRaw(t, d, "7.json", `{"id": "7", "subject": "s", "metadata": {}}`)
-	cmd := exec.Command("node", filepath.Join(node, "lock-hold.js"), d.File("7"))
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() || lines.Text() != "locked" {
-		t.Fatalf("lock-hold.js did not take the lock: %q", lines.Text())
-	}
-	if fi, err := os.Stat(d.File("7") + ".lock"); err != nil || !fi.IsDir() {
-		t.Fatalf("proper-lockfile's lock is not the directory 7.json.lock: %v", err)
-	}
-
-	updated := make(chan error, 1)
-	go func() {
-		_, err := d.Update(context.Background(), "7", increment("n"))
-		updated <- err
-	}()
-	select {
-	case err := <-updated:
-		t.Fatalf("Update finished while Claude Code held the lock (err=%v)", err)
-	case <-time.After(300 * time.Millisecond):
-		// Still blocked, as it must be. (A bounded wait proves blocking; the
-		// positive outcome below is waited on without a fixed delay.)
-	}
-	if got := readCounter(t, d, "7", "n"); got != 0 {
-		t.Fatalf("file written while locked: n = %d", got)
-	}
-	io.WriteString(stdin, "release\n")
-	if !lines.Scan() || lines.Text() != "released" {
-		t.Fatalf("lock-hold.js did not release: %q", lines.Text())
-	}
-	select {
-	case err := <-updated:
-		if err != nil {
+	lockModes(t, func(t *testing.T, open func(t testing.TB) *taskfile.Dir, helper func(args ...string) *exec.Cmd) {
+		node := nodeTools(t)
+		d := open(t)
+		writeRaw(t, d, "7.json", `{"id": "7", "subject": "s", "metadata": {}}`)
+		cmd := exec.Command("node", filepath.Join(node, "lock-hold.js"), d.File("7"))
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Update still blocked 10s after the lock was released")
-	}
-	if got := readCounter(t, d, "7", "n"); got != 1 {
-		t.Errorf("n = %d, want 1", got)
-	}
-	cmd.Wait()
+		defer cmd.Process.Kill()
+		lines := bufio.NewScanner(stdout)
+		if !lines.Scan() || lines.Text() != "locked" {
+			t.Fatalf("lock-hold.js did not take the lock: %q", lines.Text())
+		}
+		if fi, err := os.Stat(d.File("7") + ".lock"); err != nil || !fi.IsDir() {
+			t.Fatalf("proper-lockfile's lock is not the directory 7.json.lock: %v", err)
+		}
+
+		updated := make(chan error, 1)
+		go func() {
+			_, err := d.Update(context.Background(), "7", increment("n"))
+			updated <- err
+		}()
+		select {
+		case err := <-updated:
+			t.Fatalf("Update finished while Claude Code held the lock (err=%v)", err)
+		case <-time.After(300 * time.Millisecond):
+			// Still blocked, as it must be. (A bounded wait proves blocking; the
+			// positive outcome below is waited on without a fixed delay.)
+		}
+		if got := readCounter(t, d, "7", "n"); got != 0 {
+			t.Fatalf("file written while locked: n = %d", got)
+		}
+		io.WriteString(stdin, "release\n")
+		if !lines.Scan() || lines.Text() != "released" {
+			t.Fatalf("lock-hold.js did not release: %q", lines.Text())
+		}
+		select {
+		case err := <-updated:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Update still blocked 10s after the lock was released")
+		}
+		if got := readCounter(t, d, "7", "n"); got != 1 {
+			t.Errorf("n = %d, want 1", got)
+		}
+		cmd.Wait()
+	})
 }
 
 // TestDir_ConcurrentWithClaudeCode: Node processes doing exactly what Claude
 // Code's TaskUpdate does (proper-lockfile, read, in-place write) and Go
 // processes using Update increment one field together; nothing is lost.
 func TestDir_ConcurrentWithClaudeCode(t *testing.T) {
-	node := nodeTools(t)
-	const nodeProcs, goProcs, each = 2, 2, 150 // 600 increments in all
-	d := mustOpen(t)
-	writeRaw(t, d, "7.json", `{"id": "7", "subject": "s", "metadata": {}}`)
-	var cmds []*exec.Cmd
-	for i := 0; i < nodeProcs; i++ {
-		cmd := exec.Command("node", filepath.Join(node, "lock-increment.js"), d.File("7"), "count", strconv.Itoa(each))
-		cmd.Stderr = os.Stderr
-		cmds = append(cmds, cmd)
-	}
-	for i := 0; i < goProcs; i++ {
-		cmds = append(cmds, helperCmd("increment", d.Path(), "7", "count", strconv.Itoa(each)))
-	}
-	for _, cmd := range cmds {
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+	lockModes(t, func(t *testing.T, open func(t testing.TB) *taskfile.Dir, helper func(args ...string) *exec.Cmd) {
+		node := nodeTools(t)
+		const nodeProcs, goProcs, each = 2, 2, 150 // 600 increments in all
+		d := open(t)
+		writeRaw(t, d, "7.json", `{"id": "7", "subject": "s", "metadata": {}}`)
+		var cmds []*exec.Cmd
+		for i := 0; i < nodeProcs; i++ {
+			cmd := exec.Command("node", filepath.Join(node, "lock-increment.js"), d.File("7"), "count", strconv.Itoa(each))
+			cmd.Stderr = os.Stderr
+			cmds = append(cmds, cmd)
 		}
-	}
-	for _, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("%s: %v", cmd.Args[0], err)
+		for i := 0; i < goProcs; i++ {
+			cmds = append(cmds, helper("increment", d.Path(), "7", "count", strconv.Itoa(each)))
 		}
-	}
-	if got, want := readCounter(t, d, "7", "count"), int64((nodeProcs+goProcs)*each); got != want {
-		t.Errorf("count = %d, want %d: updates were lost", got, want)
-	}
+		for _, cmd := range cmds {
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, cmd := range cmds {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("%s: %v", cmd.Args[0], err)
+			}
+		}
+		if got, want := readCounter(t, d, "7", "count"), int64((nodeProcs+goProcs)*each); got != want {
+			t.Errorf("count = %d, want %d: updates were lost", got, want)
+		}
+	})
 }
 
 // TestDir_StaleLockRemoved: a lock directory whose holder died (mtime older
 // than 10 s) does not block Update for good.
 func TestDir_StaleLockRemoved(t *testing.T) {
-	d := mustOpen(t)
-	writeRaw(t, d, "2.json", `{"id": "2", "subject": "s"}`)
-	lock := d.File("2") + ".lock"
-	if err := os.Mkdir(lock, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-11 * time.Second)
-	os.Chtimes(lock, old, old)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := d.Update(ctx, "2", increment("n")); err != nil {
-		t.Fatalf("Update with a stale lock: %v", err)
-	}
-	// A fresh lock is respected until the context ends.
-	os.Mkdir(lock, 0o755)
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel2()
-	if _, err := d.Update(ctx2, "2", increment("n")); err == nil || !strings.Contains(err.Error(), "lock") {
-		t.Fatalf("Update with a live lock: err = %v, want a lock error", err)
-	}
-	os.Remove(lock)
+	lockModes(t, func(t *testing.T, open func(t testing.TB) *taskfile.Dir, helper func(args ...string) *exec.Cmd) {
+		d := open(t)
+		writeRaw(t, d, "2.json", `{"id": "2", "subject": "s"}`)
+		lock := d.File("2") + ".lock"
+		if err := os.Mkdir(lock, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-11 * time.Second)
+		os.Chtimes(lock, old, old)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := d.Update(ctx, "2", increment("n")); err != nil {
+			t.Fatalf("Update with a stale lock: %v", err)
+		}
+		// A fresh lock is respected until the context ends.
+		os.Mkdir(lock, 0o755)
+		ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel2()
+		if _, err := d.Update(ctx2, "2", increment("n")); err == nil || !strings.Contains(err.Error(), "lock") {
+			t.Fatalf("Update with a live lock: err = %v, want a lock error", err)
+		}
+		os.Remove(lock)
+	})
 }

@@ -101,7 +101,7 @@ func (d *Dir) Update(ctx context.Context, id string, fn func(*Task) error, opts 
 
 // updateLocked is Update holding every lock for the whole cycle.
 func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) error, opt WriteOption) (*Task, error) {
-	unlockFile, err := lockFile(ctx, path)
+	unlockFile, err := d.lockFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 // only for the read and the rename. Every path takes the two in this
 // order.
 func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp pendingFile, path string, want []byte) (bool, error) {
-	unlockFile, err := lockFile(ctx, path)
+	unlockFile, err := d.lockFile(ctx, path)
 	if err != nil {
 		return false, err
 	}

@@ -1,0 +1,168 @@
+package taskfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Lock directories kept for reuse. Taking Claude Code's lock on a file
+// makes the directory FILE.lock and releasing it removes it: an inode
+// allocated and freed, with a data block, for every write. A Dir that
+// keeps its lock directories (KeepLockDirs) renames an empty directory
+// kept in <list>/.taskd/locks into place instead, and back when done. The
+// rename cannot replace a lock someone holds (renameat2 RENAME_NOREPLACE
+// fails with EEXIST, as mkdir does), so the protocol is the same for every
+// other party; the directory's mtime is set to now first, so that nobody
+// takes it for abandoned. Where the rename is not supported, or no kept
+// directory is left, the lock is made with mkdir, and a lock that cannot
+// go back to the pool is removed.
+//
+// On ext4 without a journal, where an inode freed in the last minutes is
+// skipped by a scan at every allocation, this also keeps the daemon's own
+// writes from slowing every file creation around them.
+
+// spareDirName is the pool's directory, relative to the list.
+const spareDirName = ".taskd/locks"
+
+// lockSpares is one list's pool of kept lock directories, shared by every
+// Dir of the process opened on it that keeps its lock directories. Safe for
+// concurrent use.
+type lockSpares struct {
+	dir string // the pool's directory
+
+	mu      sync.Mutex
+	free    []string // names of kept directories, to try in turn
+	next    int      // for names of new ones
+	adopted bool     // leftovers of earlier processes added to free
+	off     bool     // the rename is not supported here
+}
+
+var spares sync.Map // list path → *lockSpares
+
+func sparesFor(listPath string) *lockSpares {
+	s, _ := spares.LoadOrStore(listPath, &lockSpares{dir: filepath.Join(listPath, spareDirName)})
+	return s.(*lockSpares)
+}
+
+// KeepLockDirs makes d keep the lock directories it makes for reuse (see
+// above): for a long-running writer such as the daemon. Call it before d
+// is used.
+func (d *Dir) KeepLockDirs() { d.spares = sparesFor(d.path) }
+
+// pop returns the name of a kept directory to try, if any.
+func (s *lockSpares) pop() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.off {
+		return "", false
+	}
+	if !s.adopted {
+		s.adopted = true
+		if entries, err := os.ReadDir(s.dir); err == nil {
+			for _, e := range entries {
+				if e.IsDir() {
+					s.free = append(s.free, e.Name())
+				}
+			}
+		}
+	}
+	if len(s.free) == 0 {
+		return "", false
+	}
+	name := s.free[len(s.free)-1]
+	s.free = s.free[:len(s.free)-1]
+	return name, true
+}
+
+func (s *lockSpares) push(name string) {
+	s.mu.Lock()
+	s.free = append(s.free, name)
+	s.mu.Unlock()
+}
+
+// disable stops using the pool: the rename is not supported here.
+func (s *lockSpares) disable() {
+	s.mu.Lock()
+	s.off = true
+	s.mu.Unlock()
+}
+
+// acquire makes the lock directory path, from a kept directory if there
+// is one, and returns that directory's name ("" if it was made). Like
+// mkdir, it fails with an error satisfying errors.Is(err, fs.ErrExist) if
+// path exists.
+func (s *lockSpares) acquire(path string) (string, error) {
+	for {
+		name, ok := s.pop()
+		if !ok {
+			return "", os.Mkdir(path, 0o755)
+		}
+		spare := filepath.Join(s.dir, name)
+		now := time.Now()
+		if err := os.Chtimes(spare, now, now); err != nil {
+			continue // gone (taken by another process, or removed): forget it
+		}
+		err := renameNoReplace(spare, path)
+		switch {
+		case err == nil:
+			return name, nil
+		case errors.Is(err, fs.ErrExist):
+			s.push(name)
+			return "", &fs.PathError{Op: "mkdir", Path: path, Err: syscall.EEXIST}
+		case errors.Is(err, fs.ErrNotExist):
+			continue // taken meanwhile; or the list is gone, and mkdir says so
+		case errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS):
+			s.disable()
+			return "", os.Mkdir(path, 0o755)
+		default:
+			s.push(name)
+			return "", &fs.PathError{Op: "mkdir", Path: path, Err: err}
+		}
+	}
+}
+
+// release puts the lock directory path back into the pool under name (a
+// new name if ""), or removes it if it cannot go there. A lock removed
+// meanwhile as abandoned is left alone.
+func (s *lockSpares) release(path, name string) {
+	s.mu.Lock()
+	off := s.off
+	if name == "" {
+		s.next++
+		name = fmt.Sprintf("%d.%d", os.Getpid(), s.next)
+	}
+	s.mu.Unlock()
+	if off {
+		removeLockDir(path)
+		return
+	}
+	spare := filepath.Join(s.dir, name)
+	err := renameNoReplace(path, spare)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Lstat(path); serr != nil {
+			return // removed as abandoned: nothing to release
+		}
+		// The pool's directory is not there yet.
+		if os.MkdirAll(s.dir, 0o755) == nil {
+			err = renameNoReplace(path, spare)
+		}
+	}
+	if err != nil {
+		removeLockDir(path)
+		return
+	}
+	s.push(name)
+}
+
+// removeLockDir removes the lock directory path: with rmdir, not
+// os.Remove, which tries unlink first.
+func removeLockDir(path string) {
+	for syscall.Rmdir(path) == syscall.EINTR {
+	}
+}

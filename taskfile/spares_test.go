@@ -1,0 +1,133 @@
+package taskfile
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func inodeOf(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.IsDir() {
+		t.Fatalf("%s is not a directory", path)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+func kept(t *testing.T, s *lockSpares) []string {
+	t.Helper()
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestKeepLockDirs: a Dir that keeps its lock directories takes each lock
+// by renaming the same kept directory into place, fresh, and never over a
+// lock someone else holds; another process adopts what it finds kept.
+func TestKeepLockDirs(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.KeepLockDirs()
+	if err := os.WriteFile(d.File("1"), []byte(`{"id": "1", "subject": "s"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	lock := d.File("1") + ".lock"
+
+	unlock, err := d.lockFile(ctx, d.File("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := inodeOf(t, lock)
+	unlock()
+	if _, err := os.Lstat(lock); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the lock is still there after unlock: %v", err)
+	}
+	names := kept(t, d.spares)
+	if len(names) != 1 || inodeOf(t, filepath.Join(d.spares.dir, names[0])) != first {
+		t.Fatalf("kept %v, want the lock directory (inode %d)", names, first)
+	}
+
+	// Reused, with a fresh mtime however old the kept directory is.
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(d.spares.dir, names[0]), old, old)
+	unlock, err = d.lockFile(ctx, d.File("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := inodeOf(t, lock); got != first {
+		t.Errorf("lock directory inode %d, want the kept %d", got, first)
+	}
+	if fi, _ := os.Lstat(lock); time.Since(fi.ModTime()) > lockStale/2 {
+		t.Errorf("lock directory mtime %v: it would look abandoned", fi.ModTime())
+	}
+	unlock()
+
+	// A lock someone holds is neither replaced nor taken.
+	if err := os.Mkdir(lock, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	theirs := inodeOf(t, lock)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := d.lockFile(short, d.File("1")); !errors.Is(err, ErrLocked) {
+		t.Fatalf("lockFile over a held lock: %v, want ErrLocked", err)
+	}
+	if got := inodeOf(t, lock); got != theirs {
+		t.Fatalf("the held lock was replaced (inode %d, was %d)", got, theirs)
+	}
+	if names := kept(t, d.spares); len(names) != 1 {
+		t.Fatalf("kept %v after a failed lock, want the one directory", names)
+	}
+	os.Remove(lock)
+
+	// Another process finds the kept directory and uses it.
+	other := &Dir{path: d.path, mu: d.mu, spares: &lockSpares{dir: d.spares.dir}}
+	unlock, err = other.lockFile(ctx, d.File("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := inodeOf(t, lock); got != first {
+		t.Errorf("another process made inode %d, want the kept %d", got, first)
+	}
+	unlock()
+}
+
+// TestKeepLockDirs_Unsupported: where the rename cannot be used, locks are
+// made and removed.
+func TestKeepLockDirs_Unsupported(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.spares = &lockSpares{dir: filepath.Join(d.path, spareDirName)}
+	d.spares.disable()
+	unlock, err := d.lockFile(context.Background(), d.File("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inodeOf(t, d.File("1")+".lock")
+	unlock()
+	if _, err := os.Lstat(d.File("1") + ".lock"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the lock is still there after unlock: %v", err)
+	}
+	if _, err := os.Stat(d.spares.dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a pool was made where it cannot be used: %v", err)
+	}
+}
