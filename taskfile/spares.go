@@ -19,9 +19,11 @@ import (
 // rename cannot replace a lock someone holds (renameat2 RENAME_NOREPLACE
 // fails with EEXIST, as mkdir does), so the protocol is the same for every
 // other party; the directory's mtime is set to now first, so that nobody
-// takes it for abandoned. Where the rename is not supported, or no kept
-// directory is left, the lock is made with mkdir, and a lock that cannot
-// go back to the pool is removed.
+// takes it for abandoned. Where the rename cannot be used (not supported,
+// the pool on another file system, refused), the pool is given up; where
+// no kept directory is left, the lock is made with mkdir; a lock that
+// cannot go back to the pool is removed. Only empty directories are
+// adopted from an earlier process.
 //
 // On ext4 without a journal, where an inode freed in the last minutes is
 // skipped by a scan at every allocation, this also keeps the daemon's own
@@ -63,10 +65,14 @@ func (s *lockSpares) pop() (string, bool) {
 		return "", false
 	}
 	if !s.adopted {
+		// Once: the pool's directory is made, and the empty directories
+		// earlier processes kept in it are used. (One with something in it
+		// could not be removed as abandoned, were it left as a lock.)
 		s.adopted = true
+		os.MkdirAll(s.dir, 0o755)
 		if entries, err := os.ReadDir(s.dir); err == nil {
 			for _, e := range entries {
-				if e.IsDir() {
+				if sub, err := os.ReadDir(filepath.Join(s.dir, e.Name())); e.IsDir() && err == nil && len(sub) == 0 {
 					s.free = append(s.free, e.Name())
 				}
 			}
@@ -117,12 +123,11 @@ func (s *lockSpares) acquire(path string) (string, error) {
 			return "", &fs.PathError{Op: "mkdir", Path: path, Err: syscall.EEXIST}
 		case errors.Is(err, fs.ErrNotExist):
 			continue // taken meanwhile; or the list is gone, and mkdir says so
-		case errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS):
+		default:
+			// Not supported here (EINVAL, ENOSYS), the pool on another
+			// file system (EXDEV), refused: locks are made from now on.
 			s.disable()
 			return "", os.Mkdir(path, 0o755)
-		default:
-			s.push(name)
-			return "", &fs.PathError{Op: "mkdir", Path: path, Err: err}
 		}
 	}
 }
@@ -145,19 +150,23 @@ func (s *lockSpares) release(path, name string) {
 	spare := filepath.Join(s.dir, name)
 	err := renameNoReplace(path, spare)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Lstat(path); serr != nil {
-			return // removed as abandoned: nothing to release
+		if _, serr := os.Lstat(s.dir); serr == nil {
+			return // the lock was removed as abandoned: nothing to release
 		}
-		// The pool's directory is not there yet.
+		// The pool's directory is gone.
 		if os.MkdirAll(s.dir, 0o755) == nil {
 			err = renameNoReplace(path, spare)
 		}
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+		s.push(name)
+	case errors.Is(err, fs.ErrExist) || errors.Is(err, fs.ErrNotExist):
 		removeLockDir(path)
-		return
+	default:
+		s.disable() // as in acquire
+		removeLockDir(path)
 	}
-	s.push(name)
 }
 
 // removeLockDir removes the lock directory path: with rmdir, not

@@ -131,3 +131,48 @@ func TestKeepLockDirs_Unsupported(t *testing.T) {
 		t.Errorf("a pool was made where it cannot be used: %v", err)
 	}
 }
+
+// TestKeepLockDirs_OtherFileSystem: a pool the rename cannot reach (its
+// directory a link to another file system) is given up, and locks are made
+// and removed, without a failed write.
+func TestKeepLockDirs_OtherFileSystem(t *testing.T) {
+	elsewhere, err := os.MkdirTemp("/dev/shm", "taskd-pool-")
+	if err != nil {
+		t.Skip("no /dev/shm:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(elsewhere) })
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list, other syscall.Stat_t
+	syscall.Stat(d.path, &list)
+	syscall.Stat(elsewhere, &other)
+	if list.Dev == other.Dev {
+		t.Skip("/dev/shm is on the same file system as the test's directory")
+	}
+	if err := os.Mkdir(filepath.Join(d.path, ".taskd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(d.path, spareDirName)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(elsewhere, "left"), 0o755); err != nil { // kept by an earlier process
+		t.Fatal(err)
+	}
+	d.KeepLockDirs()
+	for i := range 3 {
+		unlock, err := d.lockFile(context.Background(), d.File("1"))
+		if err != nil {
+			t.Fatalf("lock %d: %v", i, err)
+		}
+		inodeOf(t, d.File("1")+".lock")
+		unlock()
+		if _, err := os.Lstat(d.File("1") + ".lock"); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("lock %d is still there after unlock: %v", i, err)
+		}
+	}
+	if !d.spares.off {
+		t.Error("the pool is still in use")
+	}
+}
