@@ -63,6 +63,7 @@ var (
 	peerQueued = flag.Int("peer-queued", 900, "queued jobs for nq's and tsp's memory per job")
 	taskdFlag  = flag.String("taskd", "", "taskd binary (default: build ./cmd/taskd)")
 	onlyFlag   = flag.String("only", "", "comma-separated sections to run: throughput,latency,idle,scan,queued")
+	keepFlag   = flag.Bool("keep", false, "keep the work directory (removing it slows file creation nearby for minutes on some file systems, and so a run that follows)")
 	dirFlag    = flag.String("dir", "", "directory to work in (default: taskd-bench in the user's cache directory, on the file system of the home directory, where task lists live)")
 )
 
@@ -92,7 +93,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	if *keepFlag {
+		defer fmt.Printf("Kept the work directory %s: remove it later.\n", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
 	bin := *taskdFlag
 	if bin == "" {
 		bin = filepath.Join(work, "taskd")
