@@ -16,9 +16,9 @@ import (
 // found by scanning past the ones freed recently. After a directory tree
 // is removed — a finished task root, a test's temporary directory, this
 // bench's own work directory — creating a file in the same part of the
-// disk can cost ten times as much for a few minutes. taskd creates nine
-// inodes per task (its run folder, the lock and the task file's
-// replacement), the peers one or two per job, so such a state moves
+// disk can cost ten times as much for a few minutes. taskd creates eight
+// inodes per task (its run folder and the task file's replacement), the
+// peers one or two per job, so such a state moves
 // taskd's figures most. The bench measures that cost before every
 // throughput run (createCost) and prints it with the results, and says
 // which kind of file system it works on (fsKind).
