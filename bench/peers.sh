@@ -7,7 +7,9 @@
 # Markdown table with the ratios taskd/peer. Installs nq and task-spooler
 # from Debian when missing (scripts/install-tools). Works under
 # ~/.cache/taskd-bench (-dir to change). About 2 minutes on a 2-core
-# machine. Arguments go to bench/peers (go run ./bench/peers -h).
+# machine, plus up to 6 waiting for a disk slowed by files removed in the
+# minutes before (-settle). Arguments go to bench/peers (go run
+# ./bench/peers -h).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-tools nq tsp

@@ -63,6 +63,7 @@ var (
 	peerQueued = flag.Int("peer-queued", 900, "queued jobs for nq's and tsp's memory per job")
 	taskdFlag  = flag.String("taskd", "", "taskd binary (default: build ./cmd/taskd)")
 	onlyFlag   = flag.String("only", "", "comma-separated sections to run: throughput,latency,idle,scan,queued")
+	settleFlag = flag.Duration("settle", 6*time.Minute, "in all, wait up to this long before throughput runs for creating an inode to cost under 50 µs again (0: do not wait)")
 	keepFlag   = flag.Bool("keep", false, "keep the work directory (removing it slows file creation nearby for minutes on some file systems, and so a run that follows)")
 	dirFlag    = flag.String("dir", "", "directory to work in (default: taskd-bench in the user's cache directory, on the file system of the home directory, where task lists live)")
 )
@@ -165,6 +166,9 @@ func run() error {
 		fs = "unknown"
 	}
 	fmt.Printf("\n%d CPUs, load average %s, %s in all; file system: %s\n", cpus(), loadavg(), time.Since(start).Round(time.Second), fs)
+	if env.waited > 0 {
+		fmt.Printf("Waited %s in all for the disk to settle before throughput runs.\n", env.waited)
+	}
 	if len(env.costs) > 0 && slices.Max(env.costs) > 3*slices.Min(env.costs) {
 		fmt.Printf("Creating an inode cost from %s to %s µs before the throughput runs: the disk was not settled, and the runs taken at the higher costs measure it more than the tools.\n",
 			format(slices.Min(env.costs)), format(slices.Max(env.costs)))
@@ -176,10 +180,11 @@ func run() error {
 }
 
 type bench struct {
-	work  string
-	taskd string
-	seq   int
-	costs []float64 // µs per inode created, before each throughput run
+	work   string
+	taskd  string
+	seq    int
+	costs  []float64     // µs per inode created, before each throughput run
+	waited time.Duration // for the disk to settle (settledCost)
 }
 
 // dir returns a new directory (mode 0700) under the work directory.
@@ -293,7 +298,7 @@ func (b *bench) throughput(workers int) (row, error) {
 	for range *runsFlag {
 		floors = append(floors, floor(n, workers, "true"))
 		for _, tool := range tools {
-			cost, err := createCost(b.work)
+			cost, err := b.settledCost()
 			if err != nil {
 				return r, fmt.Errorf("file creation cost: %w", err)
 			}
