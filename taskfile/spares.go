@@ -25,9 +25,10 @@ import (
 // cannot go back to the pool is removed. Only empty directories are
 // adopted from an earlier process.
 //
-// It saves a write the inode allocation, which on ext4 without a journal
-// (where an inode freed in the last minutes is skipped by a scan at every
-// allocation) can cost ten times as much after a tree was removed nearby.
+// Each write is spared an inode allocation, which on ext4 without a
+// journal (where an inode freed in the last minutes is skipped by a scan
+// at every allocation) can cost ten times as much after a tree was removed
+// nearby.
 
 // spareDirName is the pool's directory, relative to the list.
 const spareDirName = ".taskd/locks"
