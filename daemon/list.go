@@ -132,12 +132,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 		return
 	}
 	dir.KeepLockDirs() // in .taskd/locks: no inode made and freed per write
-	l := &list{
-		id: id, dir: dir, events: newEventLog(path),
-		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},
-		dirty: map[string]struct{}{}, inReady: map[string]bool{},
-		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
-	}
+	l := newList(id, dir)
 	if !d.cfg.Insecure {
 		if err := checkPrivate(path); err != nil {
 			l.refused = err
@@ -148,13 +143,29 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 		d.log.Error("watch list", "list", id, "err", err)
 		return
 	}
-	l.slots = d.serveSlots(id)
-	d.lists[id] = l
-	d.order = append(d.order, id)
+	d.serve(l)
 	l.events.append(Event{Type: EvDaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
 	if removed, err := dir.Sweep(time.Minute); err == nil && len(removed) > 0 {
 		d.log.Info("removed leftovers of a crashed writer", "list", id, "files", removed)
 	}
+}
+
+// newList returns the loop's state for list id, read from dir: empty, not
+// yet served.
+func newList(id string, dir *taskfile.Dir) *list {
+	return &list{
+		id: id, dir: dir, events: newEventLog(dir.Path()),
+		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},
+		dirty: map[string]struct{}{}, inReady: map[string]bool{},
+		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
+	}
+}
+
+// serve makes the loop serve list l, with the slot counts of its id.
+func (d *Daemon) serve(l *list) {
+	l.slots = d.serveSlots(l.id)
+	d.lists[l.id] = l
+	d.order = append(d.order, l.id)
 }
 
 func (d *Daemon) dropList(id string) {

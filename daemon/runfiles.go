@@ -144,11 +144,18 @@ func readTail(path string, n int64) ([]byte, error) {
 
 // writeJSON writes v as indented JSON to a new file at path.
 func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := jsonRecord(v)
 	if err != nil {
 		return err
 	}
-	return writeNewFile(path, append(data, '\n'))
+	return writeNewFile(path, data)
+}
+
+// jsonRecord is v as the run folder's JSON files hold it: indented, with a
+// final newline.
+func jsonRecord(v any) ([]byte, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	return append(data, '\n'), err
 }
 
 // A jsonFile is a JSON record written once and then overwritten in place,
@@ -163,11 +170,10 @@ type jsonFile struct {
 // createJSON writes v as indented JSON to a new file at path (replacing
 // its contents if it exists) and keeps the file open for overwrite.
 func createJSON(path string, v any) (*jsonFile, error) {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := jsonRecord(v)
 	if err != nil {
 		return nil, err
 	}
-	data = append(data, '\n')
 	fd, err := openRaw(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
@@ -183,11 +189,10 @@ func createJSON(path string, v any) (*jsonFile, error) {
 // its start, padded with blanks to at least what was there, so that the
 // file always holds the old JSON or the new: never empty, never a mix.
 func (j *jsonFile) overwrite(v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := jsonRecord(v)
 	if err != nil {
 		return err
 	}
-	data = append(data, '\n')
 	if len(data) < j.size {
 		data = append(append(data[:len(data)-1], bytes.Repeat([]byte(" "), j.size-len(data))...), '\n')
 	}
@@ -231,12 +236,12 @@ func mkdirRun(dir string) error {
 // reader never sees half a file). It does not fsync: run folders are a
 // record; the task file holds the state.
 func writeJSONFile(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := jsonRecord(v)
 	if err != nil {
 		return err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := writeNewFile(tmp, append(data, '\n')); err != nil {
+	if err := writeNewFile(tmp, data); err != nil {
 		return err
 	}
 	return renameRaw(tmp, path)

@@ -1,12 +1,8 @@
 package daemon
 
 import (
-	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/taskd/taskd/taskfile"
 )
@@ -17,29 +13,8 @@ import (
 // the loop had seen. The event for it looks like no change, but the job's
 // report must not be taken for the file: the task is pending again.
 func TestFinished_SameBytesBackDuringJob(t *testing.T) {
-	root := t.TempDir()
-	path := filepath.Join(root, "l")
-	if err := os.Mkdir(path, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := NewConfig(root, nil, &FileConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	dir, err := taskfile.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &list{
-		id: "l", dir: dir, events: newEventLog(path),
-		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},
-		dirty: map[string]struct{}{}, inReady: map[string]bool{},
-		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
-		slots: d.serveSlots("l"),
-	}
-	t.Cleanup(func() { l.events.close() })
-	d.lists["l"], d.order = l, []string{"l"}
+	d, l := servedList(t, &FileConfig{})
+	dir := l.dir
 
 	file := dir.File("1")
 	dropped := []byte(`{"id": "1", "subject": "again", "description": "", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`)

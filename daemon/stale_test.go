@@ -1,12 +1,9 @@
 package daemon
 
 import (
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/taskd/taskd/taskfile"
 )
@@ -16,29 +13,8 @@ import (
 // the child's own delivery job was still recording must run again, not
 // stay as the delivery job last saw it.
 func TestFinished_FileChangedDuringJob(t *testing.T) {
-	root := t.TempDir()
-	path := filepath.Join(root, "l")
-	if err := os.Mkdir(path, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := NewConfig(root, nil, &FileConfig{DefaultAgent: "exec"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	dir, err := taskfile.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &list{
-		id: "l", dir: dir, events: newEventLog(path),
-		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},
-		dirty: map[string]struct{}{}, inReady: map[string]bool{},
-		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
-		slots: d.serveSlots("l"),
-	}
-	t.Cleanup(func() { l.events.close() })
-	d.lists["l"], d.order = l, []string{"l"}
+	d, l := servedList(t, &FileConfig{DefaultAgent: "exec"})
+	dir, path := l.dir, l.dir.Path()
 
 	write := func(content string) *taskfile.Task {
 		t.Helper()
