@@ -49,6 +49,17 @@ func originOf(path string, data []byte) (taskOrigin, bool) {
 	return taskOrigin{SHA256: hex.EncodeToString(sum[:]), Inode: ino, MTime: fi.ModTime().UTC()}, true
 }
 
+// still reports whether the task file at path is, by inode, size and
+// modification time, still the file of origin o, size bytes long.
+func (o taskOrigin) still(path string, size int) bool {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false
+	}
+	ino, ok := inodeOf(fi)
+	return ok && ino == o.Inode && fi.Size() == int64(size) && fi.ModTime().UTC().Equal(o.MTime)
+}
+
 func inodeOf(fi os.FileInfo) (uint64, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
@@ -115,16 +126,34 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 	claimSpec := sp
 	// Called by the write that ends the attempt, in this goroutine.
 	sp.unclaimed = func(t *taskfile.Task) { markRunning(t, id, claimSpec, startedAt) }
-	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 	a, err := d.prepareAttempt(ctx, l, t, sp)
 	if err != nil {
+		l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
 	}
 	a.origin = &o
 	var timer *time.Timer
 	claimed := make(chan struct{})
-	a.beforeStart, a.afterExit = j.acquire, j.agentExited
+	// The attempt is prepared ahead of its slot, while other agents run,
+	// and nothing in the file says so. When the slot comes, the file must
+	// still be the one it was prepared from (one lstat): a person may have
+	// changed the prompt, or deleted or completed the task, meanwhile.
+	path, size := l.dir.File(id), len(t.Raw())
+	changed, started := false, false
+	a.beforeStart = func(ctx context.Context) error {
+		if err := j.acquire(ctx); err != nil {
+			return err
+		}
+		if !o.still(path, size) {
+			changed = true
+			return errPreparedStale
+		}
+		return nil
+	}
+	a.afterExit = j.agentExited
 	a.afterStart = func(at time.Time) { // in this goroutine, inside runAttempt
+		started = true
+		l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 		startedAt = at
 		timer = time.AfterFunc(d.cfg.ClaimAfter, func() {
 			defer close(claimed)
@@ -132,12 +161,31 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 		})
 	}
 	res, out := d.runAttempt(ctx, a)
+	if !started && (changed || !o.still(path, size)) {
+		// Nothing ran and nothing was recorded: the prepared run folder
+		// goes (a daemon killed first leaves it to be made again), and the
+		// task is looked at again as its file now says. A job that holds
+		// its slot keeps it for that (errPreparedStale).
+		if err := os.RemoveAll(a.dirPath()); err != nil {
+			d.log.Warn("remove unused run folder", "list", l.id, "task", id, "err", err)
+		}
+		if changed {
+			return nil, errPreparedStale
+		}
+		j.agentExited()
+		return nil, errNotRunnable
+	}
 	j.agentExited() // in case the agent never started
 	if timer != nil && !timer.Stop() {
 		<-claimed // its write is done before the end is written
 	}
 	return d.afterAttempt(ctx, l, id, sp, res, out)
 }
+
+// errPreparedStale ends an unclaimed attempt whose task file changed while
+// it waited for its slot, before its agent started; the job, which holds
+// the slot, runs the task again as the file now says (runTask).
+var errPreparedStale = errors.New("task file changed before its prepared attempt started")
 
 // lateClaim marks task id in_progress for attempt sp.Attempt, started at
 // at, unless the file no longer says it waits for that attempt (a person

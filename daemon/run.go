@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,13 +108,30 @@ func pendingRunnable(t *taskfile.Task, s spec) bool {
 // runTask runs a pending task: a workflow if it has metadata.workflowType,
 // otherwise one attempt of its agent.
 func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
+	for again := false; ; again = true {
+		t, err := d.runTaskOnce(ctx, j)
+		if err == errPreparedStale {
+			continue // with the slot it holds
+		}
+		if again {
+			j.agentExited() // the slot, if no agent took it over
+		}
+		return t, err
+	}
+}
+
+func (d *Daemon) runTaskOnce(ctx context.Context, j *job) (*taskfile.Task, error) {
 	l, id := j.l, j.id
 	// What the claim would make of the file as it is now. A simple task
 	// starts before its claim is written (lateclaim.go), unless a daemon
 	// already started this attempt from these very bytes and did not
 	// record it: then that attempt is recorded. (Only simple tasks are
 	// started unclaimed, so only they need the check.)
-	if t, err := l.dir.Read(id); err == nil {
+	t, err := l.dir.Read(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNotRunnable // deleted since the loop saw it
+	}
+	if err == nil {
 		raw := t.Raw()
 		sp, err := d.takeClaim(l, id, t, pendingRunnable, time.Now())
 		if err != nil {

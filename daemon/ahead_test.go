@@ -1,0 +1,116 @@
+package daemon_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon"
+)
+
+// aheadOfSlot starts a daemon with one slot, whose first task runs until
+// the returned release is called, and drops tasks 2 and 3 behind it. It
+// returns once task 2 is prepared ahead of the slot (its run folder made).
+func aheadOfSlot(t *testing.T, second, third string) (h *harness, release func()) {
+	t.Helper()
+	h = startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	gate := filepath.Join(t.TempDir(), "gate")
+	h.drop("l", "1", execTask("first", "while [ ! -e "+gate+" ]; do sleep 0.01; done"))
+	h.drop("l", "2", second)
+	h.drop("l", "3", third)
+	h.waitFor("task 2 prepared ahead of the slot", 10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(h.listDir("l"), ".taskd", "runs", "2", "1", "cmd.json"))
+		return err == nil
+	})
+	return h, func() {
+		if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAhead_EditedWhileWaiting: a task prepared ahead of a free slot and
+// then changed in its file runs as the file says when its slot comes, not
+// as it said when it was prepared; its start is logged once.
+func TestAhead_EditedWhileWaiting(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	h, release := aheadOfSlot(t, execTask("second", "echo old >> "+out), execTask("third", "echo third >> "+out))
+	h.drop("l", "2", execTask("second", "echo new >> "+out))
+	release()
+	h.waitState("l", "3", "succeeded", 20*time.Second)
+	h.waitState("l", "2", "succeeded", 20*time.Second)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Fields(string(data)), []string{"new", "third"}; !equalStrings(got, want) {
+		t.Errorf("agents wrote %q, want %q (task 2 as edited, then task 3)", got, want)
+	}
+	prompt, err := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "2", "1", "prompt.md"))
+	if err != nil || !strings.Contains(string(prompt), "echo new") {
+		t.Errorf("runs/2/1/prompt.md = %q (%v), want the edited prompt", prompt, err)
+	}
+	if n := countEvents(h.events("l"), daemon.EvTaskStarted, "2"); n != 1 {
+		t.Errorf("%d TaskStarted events for task 2, want 1", n)
+	}
+}
+
+// TestAhead_DeletedWhileWaiting: a task prepared ahead of a free slot and
+// then deleted never runs, and its prepared run folder goes.
+func TestAhead_DeletedWhileWaiting(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	h, release := aheadOfSlot(t, execTask("second", "echo second >> "+out), execTask("third", "echo third >> "+out))
+	if err := os.Remove(filepath.Join(h.listDir("l"), "2.json")); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	h.waitState("l", "3", "succeeded", 20*time.Second)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Fields(string(data)), []string{"third"}; !equalStrings(got, want) {
+		t.Errorf("agents wrote %q, want %q (the deleted task never ran)", got, want)
+	}
+	h.waitFor("task 2's prepared run folder removed", 10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(h.listDir("l"), ".taskd", "runs", "2", "1"))
+		return os.IsNotExist(err)
+	})
+	if n := countEvents(h.events("l"), daemon.EvTaskStarted, "2"); n != 0 {
+		t.Errorf("%d TaskStarted events for the deleted task 2, want 0", n)
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestAhead_CancelledWhileWaiting: a task prepared ahead of a free slot
+// and then cancelled in its file never runs, and ends cancelled.
+func TestAhead_CancelledWhileWaiting(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	h, release := aheadOfSlot(t, execTask("second", "echo second >> "+out), execTask("third", "echo third >> "+out))
+	if _, err := daemon.CancelTask(t.Context(), mustOpen(t, h.listDir("l")), "2"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitState("l", "2", daemon.StateCancelled, 20*time.Second)
+	release()
+	h.waitState("l", "3", "succeeded", 20*time.Second)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Fields(string(data)), []string{"third"}; !equalStrings(got, want) {
+		t.Errorf("agents wrote %q, want %q (the cancelled task never ran)", got, want)
+	}
+}
