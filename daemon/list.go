@@ -53,6 +53,7 @@ type entry struct {
 	resolve   string
 	archived  bool
 	delivered bool     // an ended child's result is in its parent's inbox
+	simple    bool     // its next attempt would start unclaimed (lateClaimable)
 	children  []string // the children a waiting parent waits for
 	accepted  bool     // TaskAccepted was logged by this daemon
 	aceWait   *aceWait // what a task suspended by /handoff or /converge waits for (acewait.go)

@@ -69,11 +69,18 @@ func (d *Daemon) schedule() {
 			if e != nil {
 				kind = d.kindFor(e)
 			}
-			// A task that will run gets its job (and so its claim) while
-			// the agents before it still run: its agent starts the moment
-			// a slot is free. Other jobs that need a slot take one at once.
-			prefetch := kind == jobRun
-			if !d.hasRoom(l, prefetch) {
+			// A task that will run gets its job (and so its run folder,
+			// and for a task that is not simple its claim) while the
+			// agents before it still run: its agent starts the moment a
+			// slot is free. Other jobs that need a slot take one at once.
+			ahead := 0
+			if kind == jobRun {
+				ahead = 1
+				if e != nil && e.simple {
+					ahead = preparedPerSlot
+				}
+			}
+			if !d.hasRoom(l, ahead) {
 				continue
 			}
 			l.ready = l.ready[1:]
@@ -82,7 +89,7 @@ func (d *Daemon) schedule() {
 			if e == nil || e.job != nil || !d.runnable(l, id, e) {
 				continue
 			}
-			if !d.startJob(l, id, kind, true, prefetch) {
+			if !d.startJob(l, id, kind, true, ahead) {
 				// A waiting job was given the slot meanwhile: this task
 				// stays first in its list's queue.
 				l.ready = slices.Insert(l.ready, 0, id)
@@ -117,15 +124,15 @@ func (d *Daemon) evaluate(l *list, id string) {
 		return
 	}
 	if e.cancel && cancellable(e.state) && e.status != taskfile.StatusCompleted {
-		d.startJob(l, id, jobCancel, false, false)
+		d.startJob(l, id, jobCancel, false, 0)
 		return
 	}
 	if e.state == StateRunning {
-		d.startJob(l, id, jobRecover, false, false)
+		d.startJob(l, id, jobRecover, false, 0)
 		return
 	}
 	if e.parent != "" && !e.delivered && endedState(e.state) {
-		d.startJob(l, id, jobDeliver, false, false)
+		d.startJob(l, id, jobDeliver, false, 0)
 		return
 	}
 	if e.state == StateRetrying && time.Now().Before(e.retryAt) {
@@ -342,6 +349,7 @@ type job struct {
 	// must acquire one before it starts an agent. granted is closed when
 	// it has one (by whichever goroutine handed it the slot).
 	prefetched bool
+	ahead      int // the prepared jobs per slot it may be one of (takeRoom)
 	granted    chan struct{}
 	// agentExited gives the job's concurrency slot back once its agent has
 	// exited, so the next task's agent can start while this job records
@@ -361,12 +369,16 @@ type jobDone struct {
 }
 
 // startJob starts a job of kind on task id. With slot the job needs a
-// concurrency slot: it takes one now, or with prefetch it acquires one
+// concurrency slot: it takes one now (ahead == 0), or it is prepared ahead
+// of one, as one of at most ahead such jobs per slot, and acquires it
 // later (job.acquire), when its agent is about to start; if the limits
 // leave no room for that, nothing starts and startJob reports false.
 // Called by the loop.
-func (d *Daemon) startJob(l *list, id string, kind jobKind, slot, prefetch bool) bool {
-	j := &job{l: l, id: id, kind: kind, prefetched: slot && prefetch, granted: make(chan struct{})}
+func (d *Daemon) startJob(l *list, id string, kind jobKind, slot bool, ahead int) bool {
+	if !slot {
+		ahead = 0
+	}
+	j := &job{l: l, id: id, kind: kind, prefetched: ahead > 0, ahead: ahead, granted: make(chan struct{})}
 	if slot && !d.takeRoom(j) {
 		return false
 	}

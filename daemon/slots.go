@@ -19,17 +19,31 @@ import (
 // only while counting, never across I/O.
 
 // hasRoom reports whether the limits leave room for a new job of list l:
-// one prepared ahead of a free slot (prefetch), or one taking its slot at
-// once.
-func (d *Daemon) hasRoom(l *list, prefetch bool) bool {
+// one prepared ahead of a free slot (ahead > 0: at most ahead such jobs per
+// slot), or one taking its slot at once (ahead == 0).
+func (d *Daemon) hasRoom(l *list, ahead int) bool {
 	d.slotMu.Lock()
 	defer d.slotMu.Unlock()
-	return d.roomLocked(l, prefetch)
+	return d.roomLocked(l, ahead)
 }
 
-func (d *Daemon) roomLocked(l *list, prefetch bool) bool {
-	if prefetch {
-		return d.pending < d.cfg.Concurrency && l.slots.pending < d.listLimit(l.id)
+// preparedPerSlot is how many simple jobs (lateclaim.go) per slot may be
+// prepared ahead of a free slot: their run folders made, waiting in the
+// queue; other jobs, whose claim is written first, one per slot. With
+// one, a short agent often exited before the next job was ready (the next
+// job's files are made on the CPU the previous job's end is recorded on),
+// and its slot stood idle until it was: in a run of 2,000 tasks of `true`
+// with one slot, 22% of the slots freed found no job waiting, against 7%
+// with two, and the median time from one agent's exit to the next one's
+// start fell from 240 to 200 µs. A third adds nothing measurable. A
+// prepared simple job holds no process and writes nothing in the task
+// file, and one whose file changes before its slot comes is prepared
+// again.
+const preparedPerSlot = 2
+
+func (d *Daemon) roomLocked(l *list, ahead int) bool {
+	if ahead > 0 {
+		return d.pending < ahead*d.cfg.Concurrency && l.slots.pending < ahead*d.listLimit(l.id)
 	}
 	return d.running < d.cfg.Concurrency && l.slots.running < d.listLimit(l.id)
 }
@@ -40,7 +54,7 @@ func (d *Daemon) roomLocked(l *list, prefetch bool) bool {
 func (d *Daemon) takeRoom(j *job) bool {
 	d.slotMu.Lock()
 	defer d.slotMu.Unlock()
-	if !d.roomLocked(j.l, j.prefetched) {
+	if !d.roomLocked(j.l, j.ahead) {
 		return false
 	}
 	if j.prefetched {
