@@ -114,3 +114,47 @@ func TestAhead_CancelledWhileWaiting(t *testing.T) {
 		t.Errorf("agents wrote %q, want %q (the cancelled task never ran)", got, want)
 	}
 }
+
+// TestAhead_StoppedWhileWaiting: tasks prepared ahead of a free slot when
+// the daemon stops never started, so nothing is recorded for them: their
+// files are left as they were, their prepared run folders go, and after a
+// restart each runs once, as attempt 1.
+func TestAhead_StoppedWhileWaiting(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	second, third := execTask("second", "echo second >> "+out), execTask("third", "echo third >> "+out)
+	h, release := aheadOfSlot(t, second, third)
+	h.waitFor("task 3 prepared", 10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(h.listDir("l"), ".taskd", "runs", "3", "1", "cmd.json"))
+		return err == nil
+	})
+	h.stop()
+	for id, want := range map[string]string{"2": second, "3": third} {
+		got, err := os.ReadFile(filepath.Join(h.listDir("l"), id+".json"))
+		if err != nil || string(got) != want {
+			t.Errorf("task %s after the stop: %s (%v), want the file as dropped: %s", id, got, err, want)
+		}
+		if _, err := os.Stat(filepath.Join(h.listDir("l"), ".taskd", "runs", id, "1")); !os.IsNotExist(err) {
+			t.Errorf("task %s's prepared run folder is still there after the stop (%v)", id, err)
+		}
+		for _, typ := range []string{daemon.EvTaskStarted, daemon.EvTaskInterrupted} {
+			if n := countEvents(h.events("l"), typ, id); n != 0 {
+				t.Errorf("task %s: %d %s events, want none", id, n, typ)
+			}
+		}
+	}
+	release()
+	h.start()
+	for _, id := range []string{"2", "3"} {
+		task := h.waitState("l", id, "succeeded", 20*time.Second)
+		if n, _ := task.Metadata.Object("taskd").Int("attempt"); n != 1 {
+			t.Errorf("task %s succeeded as attempt %d, want 1", id, n)
+		}
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Fields(string(data)), []string{"second", "third"}; !equalStrings(got, want) {
+		t.Errorf("agents wrote %q, want %q", got, want)
+	}
+}

@@ -161,11 +161,12 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 		})
 	}
 	res, out := d.runAttempt(ctx, a)
-	if !started && (changed || !o.still(path, size)) {
-		// Nothing ran and nothing was recorded: the prepared run folder
-		// goes (a daemon killed first leaves it to be made again), and the
-		// task is looked at again as its file now says. A job that holds
-		// its slot keeps it for that (errPreparedStale).
+	if !started && (changed || out == interrupted || !o.still(path, size)) {
+		// Nothing ran and nothing was recorded, and either the file changed
+		// or the daemon stops: the prepared run folder goes (a daemon
+		// killed first leaves it to be made again), the file is left as it
+		// is, and the task is looked at again as the file says. A job that
+		// holds its slot keeps it for that (errPreparedStale).
 		if err := os.RemoveAll(a.dirPath()); err != nil {
 			d.log.Warn("remove unused run folder", "list", l.id, "task", id, "err", err)
 		}
