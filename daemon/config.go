@@ -46,6 +46,11 @@ type FileConfig struct {
 	// AgentTypes override the default tools and permission modes of the
 	// subagent types (acetypes.go).
 	AgentTypes map[string]AgentTypeSpec `json:"agentTypes,omitempty"`
+	// Scheduling is the CPU scheduling policy of the daemon and, by
+	// inheritance, its agents on Linux: "batch" (SCHED_BATCH, the
+	// default) or "normal" (SCHED_OTHER, what the daemon was started
+	// with). Applied by the taskd command, not by Daemon.
+	Scheduling string `json:"scheduling,omitempty"`
 }
 
 // ListConfig holds per-list settings.
@@ -122,6 +127,11 @@ func (fc *FileConfig) validate() error {
 			return fmt.Errorf("%s %q is not a positive duration such as \"10m\"", d.name, d.v)
 		}
 	}
+	switch fc.Scheduling {
+	case "", SchedulingBatch, SchedulingNormal:
+	default:
+		return fmt.Errorf("scheduling %q is neither %q nor %q", fc.Scheduling, SchedulingBatch, SchedulingNormal)
+	}
 	if fc.Concurrency < 0 || fc.MaxDepth < 0 || fc.MaxChildren < 0 {
 		return errors.New("concurrency, maxDepth and maxChildren must not be negative")
 	}
@@ -172,6 +182,10 @@ type Config struct {
 	MaxChildren  int
 	AgentTypes   map[string]*AgentType // subagent types by name (acetypes.go)
 
+	// Scheduling is the CPU scheduling policy the taskd command gives the
+	// daemon process: SchedulingBatch or SchedulingNormal.
+	Scheduling string
+
 	// Executable is the path of the taskd binary agents find on PATH.
 	Executable string
 
@@ -180,6 +194,12 @@ type Config struct {
 	// is recorded in one write. Negative: mark it before the agent starts.
 	ClaimAfter time.Duration
 }
+
+// The scheduling policies of FileConfig.Scheduling.
+const (
+	SchedulingBatch  = "batch"
+	SchedulingNormal = "normal"
+)
 
 // NewConfig combines the root and the configuration file into a Config.
 func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
@@ -201,6 +221,10 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		MaxChildren:  fc.MaxChildren,
 		ClaimAfter:   DefaultClaimAfter,
 		AgentTypes:   compileAgentTypes(fc.AgentTypes),
+		Scheduling:   fc.Scheduling,
+	}
+	if c.Scheduling == "" {
+		c.Scheduling = SchedulingBatch
 	}
 	if c.DefaultAgent == "" {
 		c.DefaultAgent = "claude"

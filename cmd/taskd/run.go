@@ -57,7 +57,10 @@ daemon runs per root: a second one exits with a message naming the first.
 
 The configuration file is --config FILE, else
 $XDG_CONFIG_HOME/taskd/config.json if it exists. It sets agent profiles,
-agent-name mappings, the concurrency limits and timeouts.
+agent-name mappings, the concurrency limits and timeouts, and on Linux the
+scheduling policy: SCHED_BATCH unless it says "scheduling": "normal", for
+the daemon and, inherited, its agents (their nice values unchanged; a batch
+process never preempts a running one when it wakes up).
 
 For safety the daemon refuses a root or list that other users can write to
 (they could make it run commands as you); --insecure overrides this.
@@ -115,5 +118,13 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	cfg.Insecure = *insecure
-	return daemon.New(cfg, slog.New(h)).Run(ctx)
+	log := slog.New(h)
+	if cfg.Scheduling == daemon.SchedulingBatch {
+		// Not fatal: the daemon works under any policy, only less
+		// politely (a container may forbid it).
+		if err := setBatchScheduling(); err != nil {
+			log.Warn("scheduling policy not set; the daemon and its agents run under the one it was started with", "err", err)
+		}
+	}
+	return daemon.New(cfg, log).Run(ctx)
 }
