@@ -43,6 +43,9 @@ type attempt struct {
 	afterStart func(startedAt time.Time)
 	// afterExit, if set, is called the moment the agent has exited.
 	afterExit func()
+	// madeDir is set when the attempt made its run folder (rather than
+	// using one a previous run of the same attempt number left).
+	madeDir bool
 }
 
 // How an attempt ended, besides its Result.
@@ -143,7 +146,9 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		msg := fmt.Sprintf(format, args...)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
 	}
-	if err := mkdirRun(dir); err != nil {
+	made, err := mkdirRun(dir)
+	a.madeDir = made
+	if err != nil {
 		msg := fmt.Sprintf("create run folder: %v", err)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
 	}

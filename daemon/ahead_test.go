@@ -3,6 +3,8 @@ package daemon_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +158,97 @@ func TestAhead_StoppedWhileWaiting(t *testing.T) {
 	}
 	if got, want := strings.Fields(string(data)), []string{"second", "third"}; !equalStrings(got, want) {
 		t.Errorf("agents wrote %q, want %q", got, want)
+	}
+}
+
+// TestAhead_IDOrder: with one slot and two tasks prepared ahead of it,
+// tasks still start in id order: the one prepared first gets the slot
+// first, even when a later one is ready sooner.
+func TestAhead_IDOrder(t *testing.T) {
+	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	out := filepath.Join(t.TempDir(), "out")
+	const n = 20
+	var want []string
+	for i := 1; i <= n; i++ {
+		id := strconv.Itoa(i)
+		h.drop("l", id, execTask("task "+id, "echo "+id+" >> "+out))
+		want = append(want, id)
+	}
+	for _, id := range want {
+		h.waitState("l", id, "succeeded", 30*time.Second)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(data)); !equalStrings(got, want) {
+		t.Errorf("agents ran in the order %v, want %v", got, want)
+	}
+}
+
+// TestAhead_ClaimedNotStarved: with one slot, a list full of simple tasks
+// (prepared two ahead) does not keep another list's task, which is claimed
+// when prepared (one ahead), waiting: lists are served in turn.
+func TestAhead_ClaimedNotStarved(t *testing.T) {
+	h := startDaemon(t, []string{"a", "b"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	work := t.TempDir()
+	out, gate := filepath.Join(work, "out"), filepath.Join(work, "gate")
+	h.drop("a", "1", execTask("a1", "while [ ! -e "+gate+" ]; do sleep 0.01; done; echo a1 >> "+out))
+	const n = 30
+	for i := 2; i <= n; i++ {
+		id := strconv.Itoa(i)
+		h.drop("a", id, execTask("a"+id, "sleep 0.02; echo a"+id+" >> "+out))
+	}
+	h.waitFor("a/3 prepared ahead of the slot", 10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(h.listDir("a"), ".taskd", "runs", "3", "1", "cmd.json"))
+		return err == nil
+	})
+	// A loop makes the task claimed before it is prepared.
+	h.drop("b", "1", execTask("b1", "echo b1 >> "+out, "taskd.loop", `{"max": 1}`))
+	h.waitEvents("b", daemon.EvTaskAccepted, "1", 1)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("b1 ran", 30*time.Second, func() bool {
+		data, _ := os.ReadFile(out)
+		return strings.Contains(string(data), "b1")
+	})
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := strings.Fields(string(data))
+	// Served in turn, b1 runs within a few of list a's tasks (its claim is
+	// written while they run); waiting behind list a, it runs last.
+	if i := slices.Index(ran, "b1"); i < 0 || i > 7 {
+		t.Errorf("b1 ran as agent %d, after %v: list b waited behind list a", i+1, ran[:max(i, 0)])
+	}
+}
+
+// TestAhead_StopKeepsEarlierRun: a task dropped again with the same
+// contents runs again as attempt 1, in the run folder its first run left;
+// a stop while it is only prepared leaves that run's files alone.
+func TestAhead_StopKeepsEarlierRun(t *testing.T) {
+	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	second := execTask("second", `echo report > "$TASKD_RUN_DIR/report.txt"`)
+	h.drop("l", "2", second)
+	h.waitState("l", "2", "succeeded", 10*time.Second)
+	run := filepath.Join(h.listDir("l"), ".taskd", "runs", "2", "1")
+	gate := filepath.Join(t.TempDir(), "gate")
+	h.drop("l", "1", execTask("first", "while [ ! -e "+gate+" ]; do sleep 0.01; done"))
+	h.waitEvents("l", daemon.EvTaskStarted, "1", 1)
+	h.drop("l", "2", second) // a new file: it runs again
+	h.waitFor("task 2 prepared again", 10*time.Second, func() bool {
+		data, err := os.ReadFile(filepath.Join(run, "cmd.json"))
+		return err == nil && !strings.Contains(string(data), `"pid"`)
+	})
+	h.stop()
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"report.txt", "result.json"} {
+		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+			t.Errorf("the first run's %s is gone after the stop: %v", f, err)
+		}
 	}
 }

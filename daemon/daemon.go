@@ -35,14 +35,15 @@ type Daemon struct {
 	// jobs that gave theirs back when their agent exited and still record
 	// the end (no new job starts while finishingPerSlot × Concurrency do);
 	// pending, jobs started ahead of a free slot (their run folder is made
-	// while other agents run); queue holds those of them that asked for
-	// their slot, in order.
-	slotMu    sync.Mutex
-	running   int
-	finishing int
-	pending   int
-	queue     []*job
-	listSlots map[string]*listSlots // by list id
+	// while other agents run); queue holds them in the order they started.
+	slotMu         sync.Mutex
+	running        int
+	finishing      int
+	pending        int
+	pendingClaimed int    // of pending, claimed jobs (prepClaimed)
+	grants         uint64 // grant rounds so far
+	queue          []*job
+	listSlots      map[string]*listSlots // by list id
 	// kick asks the loop to schedule again: a slot changed hands outside
 	// it. Buffered; a kick already waiting is enough.
 	kick chan struct{}

@@ -163,18 +163,27 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 	res, out := d.runAttempt(ctx, a)
 	if !started && (changed || out == interrupted || !o.still(path, size)) {
 		// Nothing ran and nothing was recorded, and either the file changed
-		// or the daemon stops: the prepared run folder goes (a daemon
-		// killed first leaves it to be made again), the file is left as it
-		// is, and the task is looked at again as the file says. A job that
-		// holds its slot keeps it for that (errPreparedStale).
-		if err := os.RemoveAll(a.dirPath()); err != nil {
-			d.log.Warn("remove unused run folder", "list", l.id, "task", id, "err", err)
+		// or the daemon stops: the file is left as it is, and the task is
+		// looked at again as the file says. A job that holds its slot keeps
+		// it for that (errPreparedStale). The prepared run folder goes if
+		// this attempt made it (a daemon killed first leaves it to be made
+		// again); one left by an earlier run of a task dropped again with
+		// the same contents keeps what that run left.
+		if a.madeDir {
+			if err := os.RemoveAll(a.dirPath()); err != nil {
+				d.log.Warn("remove unused run folder", "list", l.id, "task", id, "err", err)
+			}
 		}
 		if changed {
 			return nil, errPreparedStale
 		}
 		j.agentExited()
 		return nil, errNotRunnable
+	}
+	if !started {
+		// Recorded as an attempt that could not start (no agent program,
+		// no working directory): its start is logged before its end.
+		l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 	}
 	j.agentExited() // in case the agent never started
 	if timer != nil && !timer.Stop() {
@@ -185,7 +194,8 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 
 // errPreparedStale ends an unclaimed attempt whose task file changed while
 // it waited for its slot, before its agent started; the job, which holds
-// the slot, runs the task again as the file now says (runTask).
+// the slot, runs the task again as the file now says (runTask), or leaves
+// it to the loop.
 var errPreparedStale = errors.New("task file changed before its prepared attempt started")
 
 // lateClaim marks task id in_progress for attempt sp.Attempt, started at

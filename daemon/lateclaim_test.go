@@ -254,3 +254,16 @@ func mustOpen(t *testing.T, path string) *taskfile.Dir {
 	}
 	return d
 }
+
+// TestLateClaim_FailedBeforeStartLogsStart: a simple task whose agent
+// cannot start (its working directory does not exist) logs its start
+// before its failure, as every attempt does.
+func TestLateClaim_FailedBeforeStartLogsStart(t *testing.T) {
+	h := startDaemon(t, []string{"l"})
+	h.drop("l", "1", execTask("no cwd", "true", "taskd.cwd", `"`+filepath.Join(t.TempDir(), "missing")+`"`))
+	h.waitState("l", "1", "failed", 10*time.Second)
+	evs := h.waitEvents("l", daemon.EvTaskFailed, "1", 1)
+	if n := countEvents(evs, daemon.EvTaskStarted, "1"); n != 1 {
+		t.Errorf("TaskFailed logged after %d TaskStarted events, want 1", n)
+	}
+}

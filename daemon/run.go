@@ -108,19 +108,36 @@ func pendingRunnable(t *taskfile.Task, s spec) bool {
 // runTask runs a pending task: a workflow if it has metadata.workflowType,
 // otherwise one attempt of its agent.
 func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
-	for again := false; ; again = true {
-		t, err := d.runTaskOnce(ctx, j)
-		if err == errPreparedStale {
-			continue // with the slot it holds
-		}
-		if again {
-			j.agentExited() // the slot, if no agent took it over
-		}
+	t, err := d.runTaskOnce(ctx, j, false)
+	if err != errPreparedStale {
 		return t, err
 	}
+	for range maxPreparedAgain {
+		if context.Cause(ctx) != nil {
+			break // stopped: the file stays as it is
+		}
+		t, err = d.runTaskOnce(ctx, j, true) // with the slot it holds
+		if err != errPreparedStale {
+			break
+		}
+	}
+	if err == errPreparedStale {
+		err = errNotRunnable // stopped, or a file that keeps changing: back to the loop
+	}
+	j.agentExited() // the slot, if no agent took it over (only the first call counts)
+	return t, err
 }
 
-func (d *Daemon) runTaskOnce(ctx context.Context, j *job) (*taskfile.Task, error) {
+// maxPreparedAgain bounds how often a job prepares its task again because
+// the file changed while it waited for its slot.
+const maxPreparedAgain = 3
+
+// runTaskOnce is one try of runTask. again is set when the job, holding its
+// slot, tries again after its prepared attempt went stale: then a task that
+// is no longer simple, or that now lists blockers, goes back to the loop,
+// which checks what only it knows (blockers, children, cycles) and prepares
+// other tasks without holding a slot.
+func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile.Task, error) {
 	l, id := j.l, j.id
 	// What the claim would make of the file as it is now. A simple task
 	// starts before its claim is written (lateclaim.go), unless a daemon
@@ -137,7 +154,11 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job) (*taskfile.Task, error
 		if err != nil {
 			return nil, err
 		}
-		if d.lateClaimable(t, sp) {
+		simple := d.lateClaimable(t, sp)
+		if again && (!simple || len(t.BlockedBy) > 0) {
+			return nil, errNotRunnable
+		}
+		if simple {
 			if o, known := originOf(l.dir.File(id), raw); known {
 				if at, ok := unclaimedAt(l.runDir(id, sp.Attempt), o); ok {
 					return d.recoverUnclaimed(ctx, l, id, sp, at)

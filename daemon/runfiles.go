@@ -212,24 +212,25 @@ func (j *jsonFile) close() {
 }
 
 // mkdirRun makes the run folder dir, and its parent (the task's folder of
-// runs) if need be; a folder already there is used as it is.
-func mkdirRun(dir string) error {
+// runs) if need be, and reports whether it made dir; a folder already there
+// is used as it is.
+func mkdirRun(dir string) (made bool, err error) {
 	parent := filepath.Dir(dir)
-	err := os.Mkdir(parent, 0o755)
+	err = os.Mkdir(parent, 0o755)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = os.MkdirAll(parent, 0o755)
 	}
 	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
+		return false, err
 	}
 	err = os.Mkdir(dir, 0o755)
 	if errors.Is(err, fs.ErrExist) {
 		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
-			return nil
+			return false, nil
 		}
-		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		return false, &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 	}
-	return err
+	return err == nil, err
 }
 
 // writeJSONFile writes v as indented JSON, replacing path atomically (a

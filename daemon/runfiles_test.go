@@ -75,13 +75,21 @@ func TestReadTail(t *testing.T) {
 
 func TestMkdirRun(t *testing.T) {
 	root := t.TempDir()
-	for _, dir := range []string{
-		filepath.Join(root, "runs", "1", "1"), // neither runs nor runs/1 exist
-		filepath.Join(root, "runs", "1", "2"), // runs/1 exists
-		filepath.Join(root, "runs", "1", "2"), // there already
+	for _, tt := range []struct {
+		dir  string
+		made bool
+	}{
+		{filepath.Join(root, "runs", "1", "1"), true},  // neither runs nor runs/1 exist
+		{filepath.Join(root, "runs", "1", "2"), true},  // runs/1 exists
+		{filepath.Join(root, "runs", "1", "2"), false}, // there already
 	} {
-		if err := mkdirRun(dir); err != nil {
+		dir := tt.dir
+		made, err := mkdirRun(dir)
+		if err != nil {
 			t.Fatalf("mkdirRun(%s): %v", dir, err)
+		}
+		if made != tt.made {
+			t.Errorf("mkdirRun(%s) made = %v, want %v", dir, made, tt.made)
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			t.Fatalf("%s is not a directory: %v", dir, err)
@@ -91,7 +99,7 @@ func TestMkdirRun(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := mkdirRun(file); err == nil {
+	if _, err := mkdirRun(file); err == nil {
 		t.Error("mkdirRun over a file succeeded")
 	}
 }

@@ -73,14 +73,14 @@ func (d *Daemon) schedule() {
 			// and for a task that is not simple its claim) while the
 			// agents before it still run: its agent starts the moment a
 			// slot is free. Other jobs that need a slot take one at once.
-			ahead := 0
+			p := prepNone
 			if kind == jobRun {
-				ahead = 1
+				p = prepClaimed
 				if e != nil && e.simple {
-					ahead = preparedPerSlot
+					p = prepSimple
 				}
 			}
-			if !d.hasRoom(l, ahead) {
+			if !d.hasRoom(l, p) {
 				continue
 			}
 			l.ready = l.ready[1:]
@@ -89,7 +89,7 @@ func (d *Daemon) schedule() {
 			if e == nil || e.job != nil || !d.runnable(l, id, e) {
 				continue
 			}
-			if !d.startJob(l, id, kind, true, ahead) {
+			if !d.startJob(l, id, kind, true, p) {
 				// A waiting job was given the slot meanwhile: this task
 				// stays first in its list's queue.
 				l.ready = slices.Insert(l.ready, 0, id)
@@ -124,15 +124,15 @@ func (d *Daemon) evaluate(l *list, id string) {
 		return
 	}
 	if e.cancel && cancellable(e.state) && e.status != taskfile.StatusCompleted {
-		d.startJob(l, id, jobCancel, false, 0)
+		d.startJob(l, id, jobCancel, false, prepNone)
 		return
 	}
 	if e.state == StateRunning {
-		d.startJob(l, id, jobRecover, false, 0)
+		d.startJob(l, id, jobRecover, false, prepNone)
 		return
 	}
 	if e.parent != "" && !e.delivered && endedState(e.state) {
-		d.startJob(l, id, jobDeliver, false, 0)
+		d.startJob(l, id, jobDeliver, false, prepNone)
 		return
 	}
 	if e.state == StateRetrying && time.Now().Before(e.retryAt) {
@@ -345,12 +345,13 @@ type job struct {
 	pending   bool // will need a slot, does not hold one yet (slotMu)
 	finishing bool // gave its slot back, still recording (slotMu)
 	stop      context.CancelCauseFunc
-	// prefetched is set for a job started before a slot was free; it
-	// must acquire one before it starts an agent. granted is closed when
-	// it has one (by whichever goroutine handed it the slot).
-	prefetched bool
-	ahead      int // the prepared jobs per slot it may be one of (takeRoom)
-	granted    chan struct{}
+	// prep says how the job gets its slot; a job prepared ahead of one
+	// (prepClaimed, prepSimple) must acquire it before it starts an agent.
+	// asked is set when it does (slotMu); granted is closed when it has
+	// the slot (by whichever goroutine handed it over).
+	prep    prep
+	asked   bool
+	granted chan struct{}
 	// agentExited gives the job's concurrency slot back once its agent has
 	// exited, so the next task's agent can start while this job records
 	// the end (its writes wait for the disk). Called by the job goroutine;
@@ -369,16 +370,15 @@ type jobDone struct {
 }
 
 // startJob starts a job of kind on task id. With slot the job needs a
-// concurrency slot: it takes one now (ahead == 0), or it is prepared ahead
-// of one, as one of at most ahead such jobs per slot, and acquires it
-// later (job.acquire), when its agent is about to start; if the limits
-// leave no room for that, nothing starts and startJob reports false.
-// Called by the loop.
-func (d *Daemon) startJob(l *list, id string, kind jobKind, slot bool, ahead int) bool {
+// concurrency slot: it takes one now (prepNone), or it is prepared ahead
+// of one and acquires it later (job.acquire), when its agent is about to
+// start; if the limits leave no room for that, nothing starts and startJob
+// reports false. Called by the loop.
+func (d *Daemon) startJob(l *list, id string, kind jobKind, slot bool, p prep) bool {
 	if !slot {
-		ahead = 0
+		p = prepNone
 	}
-	j := &job{l: l, id: id, kind: kind, prefetched: ahead > 0, ahead: ahead, granted: make(chan struct{})}
+	j := &job{l: l, id: id, kind: kind, prep: p, granted: make(chan struct{})}
 	if slot && !d.takeRoom(j) {
 		return false
 	}
@@ -410,10 +410,10 @@ func (d *Daemon) finished(msg jobDone) {
 		d.finishing--
 	}
 	if j.pending {
-		j.pending = false
-		j.l.slots.pending--
-		d.pending--
-		d.queue = slices.DeleteFunc(d.queue, func(q *job) bool { return q == j })
+		// Ended before it asked for its slot: the jobs of its list queued
+		// behind it may be waiting for it to go.
+		d.unqueue(j)
+		d.grant()
 	}
 	d.forgetSlots(j.l)
 	d.slotMu.Unlock()

@@ -18,55 +18,91 @@ import (
 // Every count and queue here is guarded by Daemon.slotMu, which is held
 // only while counting, never across I/O.
 
-// hasRoom reports whether the limits leave room for a new job of list l:
-// one prepared ahead of a free slot (ahead > 0: at most ahead such jobs per
-// slot), or one taking its slot at once (ahead == 0).
-func (d *Daemon) hasRoom(l *list, ahead int) bool {
-	d.slotMu.Lock()
-	defer d.slotMu.Unlock()
-	return d.roomLocked(l, ahead)
-}
+// prep says how a job that needs a slot gets it.
+type prep int
 
-// preparedPerSlot is how many simple jobs (lateclaim.go) per slot may be
-// prepared ahead of a free slot: their run folders made, waiting in the
-// queue; other jobs, whose claim is written first, one per slot. With
-// one, a short agent often exited before the next job was ready (the next
-// job's files are made on the CPU the previous job's end is recorded on),
-// and its slot stood idle until it was: in a run of 2,000 tasks of `true`
-// with one slot, 22% of the slots freed found no job waiting, against 7%
-// with two, and the median time from one agent's exit to the next one's
-// start fell from 240 to 200 µs. A third adds nothing measurable. A
-// prepared simple job holds no process and writes nothing in the task
-// file, and one whose file changes before its slot comes is prepared
-// again.
+const (
+	prepNone    prep = iota // takes its slot when it starts
+	prepClaimed             // prepared ahead of a slot, its claim written first
+	prepSimple              // prepared ahead of a slot, nothing written (lateclaim.go)
+)
+
+// preparedPerSlot is how many jobs per slot may be prepared ahead of a free
+// slot: their run folders made, waiting for the slot. Of these at most one
+// per slot may be a claimed job (prepClaimed), whose file says
+// in_progress while it waits; the others are simple jobs, which write
+// nothing in their files until their agents start. With one per slot, a
+// short agent often exited before the next job was ready (its files are
+// made on the CPU that records the previous job's end), and the slot stood
+// idle until it was: in a run of 2,000 tasks of `true` with one slot, 22%
+// of the slots freed found no job waiting, against 7% with two, and the
+// median time from one agent's exit to the next one's start fell from 240
+// to 200 µs. A third adds nothing measurable. A simple job whose file
+// changes before its slot comes is prepared again (lateclaim.go).
 const preparedPerSlot = 2
 
-func (d *Daemon) roomLocked(l *list, ahead int) bool {
-	if ahead > 0 {
-		return d.pending < ahead*d.cfg.Concurrency && l.slots.pending < ahead*d.listLimit(l.id)
-	}
-	return d.running < d.cfg.Concurrency && l.slots.running < d.listLimit(l.id)
+// hasRoom reports whether the limits leave room for a new job of list l
+// that gets its slot as p says.
+func (d *Daemon) hasRoom(l *list, p prep) bool {
+	d.slotMu.Lock()
+	defer d.slotMu.Unlock()
+	return d.roomLocked(l, p)
 }
 
-// takeRoom counts job j, about to start, as waiting for a slot (if it is
-// prefetched) or as holding one, if the limits leave room for it, and
-// reports whether they did.
+func (d *Daemon) roomLocked(l *list, p prep) bool {
+	limit := d.listLimit(l.id)
+	switch p {
+	case prepClaimed:
+		if d.pendingClaimed >= d.cfg.Concurrency || l.slots.pendingClaimed >= limit {
+			return false
+		}
+		fallthrough
+	case prepSimple:
+		return d.pending < preparedPerSlot*d.cfg.Concurrency && l.slots.pending < preparedPerSlot*limit
+	}
+	return d.running < d.cfg.Concurrency && l.slots.running < limit
+}
+
+// takeRoom counts job j, about to start, as prepared ahead of a slot (and
+// queues it for one, in the order jobs start) or as holding one, if the
+// limits leave room for it, and reports whether they did.
 func (d *Daemon) takeRoom(j *job) bool {
 	d.slotMu.Lock()
 	defer d.slotMu.Unlock()
-	if !d.roomLocked(j.l, j.ahead) {
+	if !d.roomLocked(j.l, j.prep) {
 		return false
 	}
-	if j.prefetched {
-		j.pending = true
-		j.l.slots.pending++
-		d.pending++
-	} else {
+	if j.prep == prepNone {
 		j.slot = true
 		j.l.slots.running++
 		d.running++
+		return true
 	}
+	j.pending = true
+	j.l.slots.pending++
+	d.pending++
+	if j.prep == prepClaimed {
+		j.l.slots.pendingClaimed++
+		d.pendingClaimed++
+	}
+	d.queue = append(d.queue, j)
 	return true
+}
+
+// unqueue takes job j, prepared ahead of a slot, out of the queue and the
+// counts, if it is still there. The caller holds d.slotMu.
+func (d *Daemon) unqueue(j *job) {
+	if !j.pending {
+		return
+	}
+	j.pending = false
+	j.l.slots.pending--
+	d.pending--
+	if j.prep == prepClaimed {
+		j.l.slots.pendingClaimed--
+		d.pendingClaimed--
+	}
+	d.queue = slices.DeleteFunc(d.queue, func(q *job) bool { return q == j })
 }
 
 // roomToFinish reports whether fewer jobs than the bound are recording
@@ -80,19 +116,17 @@ func (d *Daemon) roomToFinish() bool {
 // acquireSlot waits until job j holds a concurrency slot, or ctx ends. A job
 // that took its slot when it started returns at once. A job stopped while
 // it waits leaves the queue, and a slot granted to it meanwhile goes to the
-// next job waiting.
+// next job waiting; so does the slot of a job stopped after it was granted
+// one, which returns ctx's cause as well.
 func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
-	if !j.prefetched {
+	if j.prep == prepNone {
 		return nil
 	}
-	select {
-	case <-j.granted:
-		return nil // already has it
-	default:
-	}
 	d.slotMu.Lock()
-	d.queue = append(d.queue, j)
-	d.grant()
+	if j.pending {
+		j.asked = true
+		d.grant()
+	}
 	d.slotMu.Unlock()
 	select {
 	case <-j.granted:
@@ -100,7 +134,7 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 	}
 	if err := context.Cause(ctx); err != nil {
 		d.slotMu.Lock()
-		d.queue = slices.DeleteFunc(d.queue, func(q *job) bool { return q == j })
+		d.unqueue(j)
 		if d.dropSlot(j) {
 			d.grant()
 		}
@@ -108,7 +142,7 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 		d.kickLoop()
 		return err
 	}
-	d.kickLoop() // one job fewer waits ahead of a slot: prefetch another
+	d.kickLoop() // one job fewer waits ahead of a slot: prepare another
 	return nil
 }
 
@@ -149,21 +183,32 @@ func (d *Daemon) dropSlot(j *job) bool {
 	return true
 }
 
-// grant gives free slots to the jobs waiting for one, in the order they
-// asked, and reports whether it gave any. The caller holds d.slotMu.
+// grant gives free slots to the jobs prepared ahead of one, in the order
+// the jobs started, and reports whether it gave any. A job that has not
+// asked for its slot yet (it is still being prepared) is passed over; but
+// if it is a simple job, so are the later jobs of its list, which would
+// otherwise start before it (its preparation takes a few file writes;
+// a claimed job's may run prompt commands, and is not waited for). The
+// caller holds d.slotMu.
 func (d *Daemon) grant() bool {
 	granted := false
-	for i := 0; i < len(d.queue) && d.running < d.cfg.Concurrency; {
+	d.grants++
+	for i := 0; i < len(d.queue) && d.running < d.cfg.Concurrency; i++ {
 		j := d.queue[i]
-		if j.l.slots.running >= d.listLimit(j.l.id) {
-			i++
+		s := j.l.slots
+		if s.passed == d.grants || s.running >= d.listLimit(j.l.id) {
 			continue
 		}
-		d.queue = slices.Delete(d.queue, i, i+1)
-		j.pending, j.slot = false, true
-		j.l.slots.pending--
-		d.pending--
-		j.l.slots.running++
+		if !j.asked {
+			if j.prep == prepSimple {
+				s.passed = d.grants
+			}
+			continue
+		}
+		d.unqueue(j)
+		i--
+		j.slot = true
+		s.running++
 		d.running++
 		close(j.granted)
 		granted = true
@@ -177,9 +222,11 @@ func (d *Daemon) grant() bool {
 // counts, so that the new list's limit counts the old list's agents too.
 // Guarded by Daemon.slotMu.
 type listSlots struct {
-	running int  // jobs holding a slot
-	pending int  // jobs started ahead of a free slot
-	served  bool // a list of this id is served
+	running        int    // jobs holding a slot
+	pending        int    // jobs prepared ahead of a free slot
+	pendingClaimed int    // of those, claimed jobs (prepClaimed)
+	passed         uint64 // the grant round that passed this list over
+	served         bool   // a list of this id is served
 }
 
 // serveSlots returns the slot counts of list id, which is served from now
