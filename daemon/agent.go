@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,6 +152,14 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	if err != nil {
 		msg := fmt.Sprintf("create run folder: %v", err)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
+	}
+	if !made {
+		// A folder an earlier run of the same attempt number left (a task
+		// dropped again with the same contents): its result is not this
+		// attempt's, and a restart must not take it for one.
+		if err := os.Remove(filepath.Join(dir, "result.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail("remove the earlier run's result.json: %v", err)
+		}
 	}
 	// What the agent may read is in the run folder before it starts: its
 	// prompt and the files of its prompt commands. cmd.json records the

@@ -226,8 +226,10 @@ func TestAhead_ClaimedNotStarved(t *testing.T) {
 }
 
 // TestAhead_StopKeepsEarlierRun: a task dropped again with the same
-// contents runs again as attempt 1, in the run folder its first run left;
-// a stop while it is only prepared leaves that run's files alone.
+// contents runs again as attempt 1, in the run folder its first run left
+// (its prompt, logs, cmd.json and result.json are replaced); a stop while
+// it is only prepared removes what was prepared and leaves the other
+// files of the first run alone.
 func TestAhead_StopKeepsEarlierRun(t *testing.T) {
 	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
 	second := execTask("second", `echo report > "$TASKD_RUN_DIR/report.txt"`)
@@ -246,9 +248,72 @@ func TestAhead_StopKeepsEarlierRun(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"report.txt", "result.json"} {
-		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
-			t.Errorf("the first run's %s is gone after the stop: %v", f, err)
+	if _, err := os.Stat(filepath.Join(run, "report.txt")); err != nil {
+		t.Errorf("the first run's report.txt is gone after the stop: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(run, "cmd.json")); !os.IsNotExist(err) {
+		t.Errorf("the prepared cmd.json is still there after the stop (%v)", err)
+	}
+}
+
+// TestAhead_StopThenRestartRunsAgain: a task dropped again with the same
+// contents, prepared (into its first run's folder) when the daemon stops,
+// runs again after a restart: the first run's result is not taken for
+// the second's.
+func TestAhead_StopThenRestartRunsAgain(t *testing.T) {
+	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	work := t.TempDir()
+	count := filepath.Join(work, "count")
+	second := execTask("second", `echo run >> `+count)
+	h.drop("l", "2", second)
+	h.waitState("l", "2", "succeeded", 10*time.Second)
+	run := filepath.Join(h.listDir("l"), ".taskd", "runs", "2", "1")
+	gate := filepath.Join(work, "gate")
+	h.drop("l", "1", execTask("first", "while [ ! -e "+gate+" ]; do sleep 0.01; done"))
+	h.waitEvents("l", daemon.EvTaskStarted, "1", 1)
+	h.drop("l", "2", second) // a new file: it runs again
+	h.waitFor("task 2 prepared again", 10*time.Second, func() bool {
+		data, err := os.ReadFile(filepath.Join(run, "cmd.json"))
+		return err == nil && !strings.Contains(string(data), `"pid"`)
+	})
+	h.stop()
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	h.waitState("l", "1", "succeeded", 20*time.Second)
+	h.waitFor("task 2 run again", 20*time.Second, func() bool {
+		data, _ := os.ReadFile(count)
+		return strings.Count(string(data), "run") == 2
+	})
+	h.waitState("l", "2", "succeeded", 20*time.Second)
+}
+
+// TestAhead_IDOrderMixed: tasks that are claimed when prepared (a loop of
+// one iteration) and simple tasks, alternating in one list with one slot,
+// still start in id order.
+func TestAhead_IDOrderMixed(t *testing.T) {
+	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	out := filepath.Join(t.TempDir(), "out")
+	const n = 20
+	var want []string
+	for i := 1; i <= n; i++ {
+		id := strconv.Itoa(i)
+		if i%2 == 1 {
+			h.drop("l", id, execTask("t"+id, "echo "+id+" >> "+out, "taskd.loop", `{"max": 1}`))
+		} else {
+			h.drop("l", id, execTask("t"+id, "echo "+id+" >> "+out))
 		}
+		want = append(want, id)
+	}
+	for _, id := range want {
+		h.waitState("l", id, "succeeded", 30*time.Second)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(data)); !equalStrings(got, want) {
+		t.Errorf("agents ran in the order %v, want %v", got, want)
 	}
 }

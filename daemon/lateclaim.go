@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -165,14 +166,14 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 		// Nothing ran and nothing was recorded, and either the file changed
 		// or the daemon stops: the file is left as it is, and the task is
 		// looked at again as the file says. A job that holds its slot keeps
-		// it for that (errPreparedStale). The prepared run folder goes if
-		// this attempt made it (a daemon killed first leaves it to be made
-		// again); one left by an earlier run of a task dropped again with
-		// the same contents keeps what that run left.
-		if a.madeDir {
-			if err := os.RemoveAll(a.dirPath()); err != nil {
-				d.log.Warn("remove unused run folder", "list", l.id, "task", id, "err", err)
-			}
+		// it for that (errPreparedStale). What was prepared goes (a daemon
+		// killed first leaves it to be made again): the run folder if this
+		// attempt made it, else the files it wrote there, cmd.json first,
+		// by which a restart would take the attempt for one that started.
+		// Other files an earlier run of the same attempt number left (a
+		// task dropped again with the same contents) stay.
+		if err := removePrepared(a); err != nil {
+			d.log.Warn("remove unused run folder", "list", l.id, "task", id, "err", err)
 		}
 		if changed {
 			return nil, errPreparedStale
@@ -190,6 +191,27 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 		<-claimed // its write is done before the end is written
 	}
 	return d.afterAttempt(ctx, l, id, sp, res, out)
+}
+
+// removePrepared removes what attempt a, which never started, prepared:
+// its run folder if it made it, else the files it wrote in it.
+func removePrepared(a *attempt) error {
+	dir := a.dirPath()
+	if a.madeDir {
+		return os.RemoveAll(dir)
+	}
+	var errs []error
+	for _, name := range []string{"cmd.json", "prompt.md", "stdout.log", "stderr.log"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	for name := range a.files {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // errPreparedStale ends an unclaimed attempt whose task file changed while

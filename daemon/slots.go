@@ -185,11 +185,10 @@ func (d *Daemon) dropSlot(j *job) bool {
 
 // grant gives free slots to the jobs prepared ahead of one, in the order
 // the jobs started, and reports whether it gave any. A job that has not
-// asked for its slot yet (it is still being prepared) is passed over; but
-// if it is a simple job, so are the later jobs of its list, which would
-// otherwise start before it (its preparation takes a few file writes;
-// a claimed job's may run prompt commands, and is not waited for). The
-// caller holds d.slotMu.
+// asked for its slot yet (it is still being prepared) is passed over, and
+// so are the later jobs of its list, which would otherwise start before
+// it: within a list tasks start in id order, even if that leaves a slot
+// free while a task's prompt commands run. The caller holds d.slotMu.
 func (d *Daemon) grant() bool {
 	granted := false
 	d.grants++
@@ -200,9 +199,7 @@ func (d *Daemon) grant() bool {
 			continue
 		}
 		if !j.asked {
-			if j.prep == prepSimple {
-				s.passed = d.grants
-			}
+			s.passed = d.grants
 			continue
 		}
 		d.unqueue(j)

@@ -60,7 +60,7 @@ $XDG_CONFIG_HOME/taskd/config.json if it exists. It sets agent profiles,
 agent-name mappings, the concurrency limits and timeouts, and on Linux the
 scheduling policy: SCHED_BATCH unless it says "scheduling": "normal", for
 the daemon and, inherited, its agents (their nice values unchanged; a batch
-process never preempts a running one when it wakes up).
+process does not preempt a running normal or batch one when it wakes up).
 
 For safety the daemon refuses a root or list that other users can write to
 (they could make it run commands as you); --insecure overrides this.
