@@ -317,3 +317,34 @@ func TestAhead_IDOrderMixed(t *testing.T) {
 		t.Errorf("agents ran in the order %v, want %v", got, want)
 	}
 }
+
+// TestAhead_ResumeNotStarved: with one slot and a list busy with simple
+// tasks (every freed slot goes straight to a job prepared ahead of it), a
+// parent in another list whose children are done, which needs a slot but
+// has nothing to prepare, gets one in turn, not after the busy list.
+func TestAhead_ResumeNotStarved(t *testing.T) {
+	h := startDaemon(t, []string{"a", "b"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	work := t.TempDir()
+	out, gate := filepath.Join(work, "out"), filepath.Join(work, "gate")
+	h.drop("a", "1", execTask("a1", "while [ ! -e "+gate+" ]; do sleep 0.01; done; echo a1 >> "+out))
+	const n = 40
+	for i := 2; i <= n; i++ {
+		id := strconv.Itoa(i)
+		h.drop("a", id, execTask("a"+id, "sleep 0.02; echo a"+id+" >> "+out))
+	}
+	h.waitFor("a/3 prepared ahead of the slot", 10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(h.listDir("a"), ".taskd", "runs", "3", "1", "cmd.json"))
+		return err == nil
+	})
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A parent waiting for a child whose file is gone: its wait is over.
+	h.drop("b", "p", `{"subject":"p","owner":"taskd","status":"in_progress","metadata":{"taskd":{"agent":"exec","prompt":"true","state":"waiting","attempt":1,"children":{"parallel":["gone"]}}}}`)
+	h.waitState("b", "p", "succeeded", 60*time.Second)
+	// In turn, the parent is done within a few of list a's tasks; starved,
+	// only after all of them started.
+	if started := countEvents(h.events("a"), daemon.EvTaskStarted, ""); started > 10 {
+		t.Errorf("the parent was done only after %d of list a's %d tasks had started: list b waited behind list a", started, n)
+	}
+}

@@ -73,7 +73,7 @@ func (d *Daemon) schedule() {
 			// and for a task that is not simple its claim) while the
 			// agents before it still run: its agent starts the moment a
 			// slot is free. Other jobs that need a slot take one at once.
-			p := prepNone
+			p := prepWait
 			if kind == jobRun {
 				p = prepClaimed
 				if e != nil && e.simple {
@@ -370,10 +370,11 @@ type jobDone struct {
 }
 
 // startJob starts a job of kind on task id. With slot the job needs a
-// concurrency slot: it takes one now (prepNone), or it is prepared ahead
-// of one and acquires it later (job.acquire), when its agent is about to
-// start; if the limits leave no room for that, nothing starts and startJob
-// reports false. Called by the loop.
+// concurrency slot: it takes one now (prepNone), or takes a free one now
+// and else waits for one before it does anything (prepWait), or it is
+// prepared ahead of one and acquires it later (job.acquire), when its
+// agent is about to start; if the limits leave no room for that, nothing
+// starts and startJob reports false. Called by the loop.
 func (d *Daemon) startJob(l *list, id string, kind jobKind, slot bool, p prep) bool {
 	if !slot {
 		p = prepNone
@@ -394,7 +395,11 @@ func (d *Daemon) startJob(l *list, id string, kind jobKind, slot bool, p prep) b
 	d.jobs.Add(1)
 	go func() {
 		defer d.jobs.Done()
-		task, err := d.work(ctx, j)
+		var task *taskfile.Task
+		err := errNotRunnable // stopped while it waited for its slot
+		if p != prepWait || d.acquireSlot(ctx, j) == nil {
+			task, err = d.work(ctx, j)
+		}
 		stop(nil)
 		d.done <- jobDone{job: j, task: task, err: err}
 	}()

@@ -25,6 +25,11 @@ const (
 	prepNone    prep = iota // takes its slot when it starts
 	prepClaimed             // prepared ahead of a slot, its claim written first
 	prepSimple              // prepared ahead of a slot, nothing written (lateclaim.go)
+	// prepWait takes a free slot when it starts, or else waits in the
+	// queue for one, in turn with the prepared jobs, before it does
+	// anything: a freed slot goes straight to a queued job, so a job that
+	// only took free slots would wait until no other list had any.
+	prepWait
 )
 
 // preparedPerSlot is how many jobs per slot may be prepared ahead of a free
@@ -59,6 +64,9 @@ func (d *Daemon) roomLocked(l *list, p prep) bool {
 		fallthrough
 	case prepSimple:
 		return d.pending < preparedPerSlot*d.cfg.Concurrency && l.slots.pending < preparedPerSlot*limit
+	case prepWait:
+		return d.running < d.cfg.Concurrency && l.slots.running < limit ||
+			d.pending < preparedPerSlot*d.cfg.Concurrency && l.slots.pending < preparedPerSlot*limit
 	}
 	return d.running < d.cfg.Concurrency && l.slots.running < limit
 }
@@ -72,11 +80,17 @@ func (d *Daemon) takeRoom(j *job) bool {
 	if !d.roomLocked(j.l, j.prep) {
 		return false
 	}
-	if j.prep == prepNone {
+	if j.prep == prepNone || j.prep == prepWait && d.running < d.cfg.Concurrency && j.l.slots.running < d.listLimit(j.l.id) {
 		j.slot = true
 		j.l.slots.running++
 		d.running++
+		if j.prep == prepWait {
+			close(j.granted) // its acquire returns at once
+		}
 		return true
+	}
+	if j.prep == prepWait {
+		j.asked = true // nothing to prepare
 	}
 	j.pending = true
 	j.l.slots.pending++
