@@ -348,3 +348,41 @@ func TestAhead_ResumeNotStarved(t *testing.T) {
 		t.Errorf("the parent was done only after %d of list a's %d tasks had started: list b waited behind list a", started, n)
 	}
 }
+
+// TestAhead_ListRefusedWhileWaiting: tasks prepared ahead of a slot in a
+// list that becomes writable by others do not start (a refused list
+// starts nothing), and run once its mode is fixed.
+func TestAhead_ListRefusedWhileWaiting(t *testing.T) {
+	h := startDaemon(t, []string{"good", "shared"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	work := t.TempDir()
+	out, gate := filepath.Join(work, "out"), filepath.Join(work, "gate")
+	h.drop("shared", "1", execTask("first", "while [ ! -e "+gate+" ]; do sleep 0.01; done"))
+	h.drop("shared", "2", execTask("second", "echo 2 >> "+out))
+	h.drop("shared", "3", execTask("third", "echo 3 >> "+out))
+	h.waitFor("tasks 2 and 3 prepared ahead of the slot", 10*time.Second, func() bool {
+		_, err2 := os.Stat(filepath.Join(h.listDir("shared"), ".taskd", "runs", "2", "1", "cmd.json"))
+		_, err3 := os.Stat(filepath.Join(h.listDir("shared"), ".taskd", "runs", "3", "1", "cmd.json"))
+		return err2 == nil && err3 == nil
+	})
+	if err := os.Chmod(h.listDir("shared"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the list to be refused", 10*time.Second, func() bool {
+		return strings.Contains(h.logs.String(), "not serving list")
+	})
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A task of the other list runs after the slot is free.
+	h.drop("good", "s", execTask("sentinel", "true"))
+	h.waitState("good", "s", daemon.StateSucceeded, 10*time.Second)
+	if data, err := os.ReadFile(out); err == nil {
+		t.Errorf("tasks of the refused list ran: %q", data)
+	}
+	if err := os.Chmod(h.listDir("shared"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"2", "3"} {
+		h.waitState("shared", id, daemon.StateSucceeded, 10*time.Second)
+	}
+}

@@ -224,6 +224,19 @@ func (d *Daemon) checkListMode(l *list) {
 		l.refused = err
 		l.ready, l.inReady = nil, map[string]bool{}
 		clear(l.candidates)
+		// Jobs waiting for a slot have not started their agents: they stop
+		// too (a simple task's file is left as it is).
+		d.slotMu.Lock()
+		var waiting []*job
+		for _, j := range d.queue {
+			if j.l == l {
+				waiting = append(waiting, j)
+			}
+		}
+		d.slotMu.Unlock()
+		for _, j := range waiting {
+			j.stop(errInterrupted)
+		}
 		d.log.Error("not serving list any more; fix its mode and it is served again", "list", l.id, "err", err)
 	}
 }
