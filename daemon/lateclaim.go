@@ -127,9 +127,14 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 	claimSpec := sp
 	// Called by the write that ends the attempt, in this goroutine.
 	sp.unclaimed = func(t *taskfile.Task) { markRunning(t, id, claimSpec, startedAt) }
+	// The start is logged when the agent has started, or with the end of
+	// an attempt that could not start.
+	logStart := func() {
+		l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
+	}
 	a, err := d.prepareAttempt(ctx, l, t, sp)
 	if err != nil {
-		l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
+		logStart()
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
 	}
 	a.origin = &o
@@ -154,7 +159,7 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 	a.afterExit = j.agentExited
 	a.afterStart = func(at time.Time) { // in this goroutine, inside runAttempt
 		started = true
-		l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
+		logStart()
 		startedAt = at
 		timer = time.AfterFunc(d.cfg.ClaimAfter, func() {
 			defer close(claimed)
@@ -184,7 +189,7 @@ func (d *Daemon) runUnclaimed(ctx context.Context, j *job, t *taskfile.Task, sp 
 	if !started {
 		// Recorded as an attempt that could not start (no agent program,
 		// no working directory): its start is logged before its end.
-		l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
+		logStart()
 	}
 	j.agentExited() // in case the agent never started
 	if timer != nil && !timer.Stop() {

@@ -57,20 +57,27 @@ func (d *Daemon) hasRoom(l *list, p prep) bool {
 }
 
 func (d *Daemon) roomLocked(l *list, p prep) bool {
-	limit := d.listLimit(l.id)
 	switch p {
-	case prepClaimed:
-		if d.pendingClaimed >= d.cfg.Concurrency || l.slots.pendingClaimed >= limit {
-			return false
-		}
-		fallthrough
-	case prepSimple:
-		return d.pending < preparedPerSlot*d.cfg.Concurrency && l.slots.pending < preparedPerSlot*limit
+	case prepNone:
+		return d.slotFree(l)
 	case prepWait:
-		return d.running < d.cfg.Concurrency && l.slots.running < limit ||
-			d.pending < preparedPerSlot*d.cfg.Concurrency && l.slots.pending < preparedPerSlot*limit
+		return d.slotFree(l) || d.queueRoom(l)
+	case prepClaimed:
+		return d.pendingClaimed < d.cfg.Concurrency && l.slots.pendingClaimed < d.listLimit(l.id) && d.queueRoom(l)
 	}
-	return d.running < d.cfg.Concurrency && l.slots.running < limit
+	return d.queueRoom(l)
+}
+
+// slotFree reports whether the limits leave a slot free for a job of list
+// l. The caller holds d.slotMu.
+func (d *Daemon) slotFree(l *list) bool {
+	return d.running < d.cfg.Concurrency && l.slots.running < d.listLimit(l.id)
+}
+
+// queueRoom reports whether another job of list l may wait in the queue
+// (preparedPerSlot per slot). The caller holds d.slotMu.
+func (d *Daemon) queueRoom(l *list) bool {
+	return d.pending < preparedPerSlot*d.cfg.Concurrency && l.slots.pending < preparedPerSlot*d.listLimit(l.id)
 }
 
 // takeRoom counts job j, about to start, as prepared ahead of a slot (and
@@ -82,7 +89,7 @@ func (d *Daemon) takeRoom(j *job) bool {
 	if !d.roomLocked(j.l, j.prep) {
 		return false
 	}
-	if j.prep == prepNone || j.prep == prepWait && d.running < d.cfg.Concurrency && j.l.slots.running < d.listLimit(j.l.id) {
+	if j.prep == prepNone || j.prep == prepWait && d.slotFree(j.l) {
 		j.slot = true
 		j.l.slots.running++
 		d.running++
@@ -211,7 +218,7 @@ func (d *Daemon) grant() bool {
 	for i := 0; i < len(d.queue) && d.running < d.cfg.Concurrency; i++ {
 		j := d.queue[i]
 		s := j.l.slots
-		if s.passed == d.grants || s.running >= d.listLimit(j.l.id) {
+		if s.passed == d.grants || !d.slotFree(j.l) {
 			continue
 		}
 		if !j.asked {
