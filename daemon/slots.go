@@ -140,7 +140,8 @@ func (d *Daemon) roomToFinish() bool {
 // that took its slot when it started returns at once. A job stopped while
 // it waits leaves the queue, and a slot granted to it meanwhile goes to the
 // next job waiting; so does the slot of a job stopped after it was granted
-// one, which returns ctx's cause as well.
+// one, which returns ctx's cause as well (or errInterrupted, the daemon
+// stopping, before ctx has learnt of it: stopCause).
 func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 	if j.prep == prepNone {
 		return nil
@@ -155,7 +156,7 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 	case <-j.granted:
 	case <-ctx.Done():
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := d.stopCause(ctx); err != nil {
 		d.slotMu.Lock()
 		d.unqueue(j)
 		if d.dropSlot(j) {
@@ -166,6 +167,21 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 		return err
 	}
 	d.kickLoop() // one job fewer waits ahead of a slot: prepare another
+	return nil
+}
+
+// stopCause is why a job with context ctx must not start its agent: ctx's
+// cause, or the daemon's stop. The daemon's context learns of a stop
+// before any job's does, and the jobs learn of it one after another: a
+// job whose agent was stopped first may give its slot to a job not yet
+// told, which would start its agent in the middle of the stop.
+func (d *Daemon) stopCause(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	if d.ctx != nil {
+		return context.Cause(d.ctx)
+	}
 	return nil
 }
 
