@@ -33,9 +33,10 @@ type attempt struct {
 	fork    bool              // resume as a new session (--fork-session): a subagent inheriting its parent's
 	env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
 	files   map[string][]byte // extra files for the run folder (transcript.json)
-	// beforeStart, if set, is called once the run folder is ready, just
-	// before the agent starts (a job waits there for its concurrency
-	// slot); its error stops the attempt, which then never started.
+	// beforeStart is called once the run folder is ready, just before the
+	// agent starts (a job waits there for its concurrency slot); its error
+	// stops the attempt, which then never started. Unset, the slot of the
+	// job that runs the attempt is acquired (jobSlot).
 	beforeStart func(ctx context.Context) error
 	// origin, if set, is the task file an unclaimed attempt started from
 	// (lateclaim.go): cmd.json records it before the agent starts.
@@ -212,8 +213,12 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	} else if null := devNull(); null != nil {
 		cmd.Stdin = null // else exec opens the null device itself
 	}
-	if a.beforeStart != nil {
-		if err := a.beforeStart(ctx); err != nil {
+	before := a.beforeStart
+	if before == nil {
+		before = jobSlot(ctx) // a job's slot, held already by most
+	}
+	if before != nil {
+		if err := before(ctx); err != nil {
 			out := interrupted
 			if errors.Is(err, errCancelled) {
 				out = cancelled

@@ -361,6 +361,18 @@ type job struct {
 	acquire func(ctx context.Context) error
 }
 
+// jobKey is the context key of the job a context belongs to.
+type jobKey struct{}
+
+// jobSlot returns the acquire of the job ctx belongs to, or nil outside
+// a job.
+func jobSlot(ctx context.Context) func(context.Context) error {
+	if j, ok := ctx.Value(jobKey{}).(*job); ok {
+		return j.acquire
+	}
+	return nil
+}
+
 // jobDone reports a job's end to the loop with the task as the job last
 // wrote it (nil if it wrote nothing or does not know).
 type jobDone struct {
@@ -374,16 +386,20 @@ type jobDone struct {
 // and else waits for one before it does anything (prepWait), or it is
 // prepared ahead of one and acquires it later (job.acquire), when its
 // agent is about to start; if the limits leave no room for that, nothing
-// starts and startJob reports false. Called by the loop.
+// starts and startJob reports false. Without slot the job starts at once
+// and takes a slot only if it starts an agent (prepLate). Every agent
+// starts holding a slot: runAttempt acquires the job's (jobSlot) unless
+// the attempt says how to. Called by the loop.
 func (d *Daemon) startJob(l *list, id string, kind jobKind, slot bool, p prep) bool {
 	if !slot {
-		p = prepNone
+		p = prepLate
 	}
 	j := &job{l: l, id: id, kind: kind, prep: p, granted: make(chan struct{})}
 	if slot && !d.takeRoom(j) {
 		return false
 	}
 	ctx, stop := context.WithCancelCause(d.ctx)
+	ctx = context.WithValue(ctx, jobKey{}, j)
 	j.stop = stop
 	j.agentExited = sync.OnceFunc(func() {
 		if slot {

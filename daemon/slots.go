@@ -30,6 +30,12 @@ const (
 	// anything: a freed slot goes straight to a queued job, so a job that
 	// only took free slots would wait until no other list had any.
 	prepWait
+	// prepLate starts without a slot and takes one (in turn with the
+	// queued jobs) only when it is about to start an agent, which few of
+	// its kind do: recovering a task a dead daemon left running may
+	// apply a step's result and go on to the workflow's next step, say.
+	// It keeps the slot until the job ends.
+	prepLate
 )
 
 // preparedPerSlot is how many jobs per slot may be prepared ahead of a free
@@ -112,6 +118,18 @@ func (d *Daemon) takeRoom(j *job) bool {
 	return true
 }
 
+// queueLate queues job j, which started without a slot (prepLate), for
+// one, behind the jobs queued already. It is counted as prepared ahead of
+// a slot, which may leave less room for other jobs to be prepared for a
+// while, never more. The caller holds d.slotMu.
+func (d *Daemon) queueLate(j *job) {
+	j.pending, j.asked = true, true
+	j.granted = make(chan struct{})
+	j.l.slots.pending++
+	d.pending++
+	d.queue = append(d.queue, j)
+}
+
 // unqueue takes job j, prepared ahead of a slot, out of the queue and the
 // counts, if it is still there. The caller holds d.slotMu.
 func (d *Daemon) unqueue(j *job) {
@@ -147,6 +165,9 @@ func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
 		return nil
 	}
 	d.slotMu.Lock()
+	if j.prep == prepLate && !j.slot && !j.pending {
+		d.queueLate(j)
+	}
 	if j.pending {
 		j.asked = true
 		d.grant()

@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -188,5 +189,58 @@ func TestConcurrencyLimits_ListMadeAgain(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatalf("the new list's agent left no observations: %v", observations)
+	}
+}
+
+// TestConcurrencyLimits_Recovery: a task a dead daemon left running, whose
+// attempt ended meanwhile, is recovered by a job that takes no slot; but
+// recording the attempt runs the loop's condition command, an agent of
+// its own, and that one waits for a slot like any other: with one slot,
+// no other task's agent runs beside it.
+func TestConcurrencyLimits_Recovery(t *testing.T) {
+	root := newRoot(t, "l")
+	mark, seen := aliveMarker(t)
+	runDir := filepath.Join(root, "l", ".taskd", "runs", "1", "1")
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "result.json"), []byte(`{"success": true, "summary": "ran before the crash", "exitCode": 0}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := json.Marshal(map[string]any{"id": "1", "subject": "loop", "description": "", "activeForm": "loop",
+		"status": "in_progress", "owner": "taskd", "blocks": []string{}, "blockedBy": []string{},
+		"metadata": map[string]any{"taskd": map[string]any{
+			"agent": "exec", "cwd": t.TempDir(), "state": "running", "attempt": 1, "runDir": ".taskd/runs/1/1",
+			"prompt": "true", "loop": map[string]any{"max": 2, "untilCommand": fmt.Sprintf("sh %s until 0.3", mark)}}}})
+	if err := os.WriteFile(filepath.Join(root, "l", "1.json"), left, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := daemon.NewConfig(root, nil, &daemon.FileConfig{Concurrency: 1, Grace: "2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, root: root, cfg: cfg, logs: &syncBuffer{}}
+	for i := 2; i <= 3; i++ {
+		h.drop("l", strconv.Itoa(i), execTask("other", fmt.Sprintf("sh %s other 0.3; true", mark)))
+	}
+	h.start()
+	t.Cleanup(h.stop)
+	for i := 1; i <= 3; i++ {
+		h.waitState("l", strconv.Itoa(i), daemon.StateSucceeded, 60*time.Second)
+	}
+	if !strings.Contains(h.logs.String(), "recording the result of an attempt that ended while the daemon was down") {
+		t.Fatal("task 1 was not recovered from its result.json; the test proves nothing")
+	}
+	untils := 0
+	for name, alive := range seen() {
+		if len(alive) > 1 {
+			t.Errorf("%s saw %d agents alive with one slot: %v", name, len(alive), alive)
+		}
+		if strings.HasPrefix(name, "until-") {
+			untils++
+		}
+	}
+	if untils == 0 {
+		t.Fatalf("the loop's condition command never ran: %s\n%s", h.read("l", "1").Raw(), h.logs.String())
 	}
 }
