@@ -34,8 +34,10 @@ var breakVerdict = regexp.MustCompile(`(?i)<subtask2\s+loop\s*=\s*["']?break["']
 // read-only judge decides after each iteration, and the loop ends only on
 // its explicit break verdict; with untilCommand, the command's exit status 0
 // ends it. It returns the iteration number, whether the loop has ended and
-// why.
-func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp spec, lp *prompt.Loop, res Result) (iteration int, done bool, reason string) {
+// why; or, if the condition's agent was stopped before it could tell (the
+// daemon stops, the task is cancelled), why it was stopped, and nothing
+// is decided.
+func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp spec, lp *prompt.Loop, res Result) (iteration int, done bool, reason string, stopped error) {
 	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
 	iteration = int(n) + 1
 	satisfied := false
@@ -43,10 +45,13 @@ func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp sp
 	switch {
 	case lp.UntilCommand != "":
 		by = "command"
-		satisfied = d.untilCommand(ctx, l, t, sp, lp.UntilCommand)
+		satisfied, stopped = d.untilCommand(ctx, l, t, sp, lp.UntilCommand)
 	case lp.Until != "":
 		by = "judge"
-		satisfied = d.judge(ctx, l, t, sp, lp, iteration, res)
+		satisfied, stopped = d.judge(ctx, l, t, sp, lp, iteration, res)
+	}
+	if stopped != nil {
+		return iteration, false, "", stopped
 	}
 	verdict := "continue"
 	switch {
@@ -61,23 +66,35 @@ func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp sp
 		l.events.append(Event{Type: EvLoopExited, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
 			Data: map[string]any{"exitReason": reason, "iterations": iteration}})
 	}
-	return iteration, done, reason
+	return iteration, done, reason, nil
+}
+
+// stopOf is why an attempt that ended with out was stopped: errInterrupted
+// or errCancelled, or nil if it was not.
+func stopOf(out outcome) error {
+	switch out {
+	case interrupted:
+		return errInterrupted
+	case cancelled:
+		return errCancelled
+	}
+	return nil
 }
 
 // untilCommand runs a loop's condition command with the exec profile in the
 // task's working directory, in the iteration's run folder (until/).
-func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp spec, command string) bool {
+func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp spec, command string) (satisfied bool, stopped error) {
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err == nil {
 		a.profile, err = d.cfg.resolveAgent("exec", true)
 	}
 	if err != nil {
 		d.log.Warn("loop condition command", "list", l.id, "task", t.ID, "err", err)
-		return false
+		return false, nil
 	}
 	a.sub, a.prompt, a.script, a.timeout = "until", command, command, min(a.timeout, 10*time.Minute)
 	res, out := d.runAttempt(ctx, a)
-	return out == finished && res.ExitCode == 0
+	return out == finished && res.ExitCode == 0, stopOf(out)
 }
 
 // judge asks a read-only agent whether the loop's condition holds. The judge
@@ -87,7 +104,7 @@ func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp
 // condition verbatim, the iteration number, the task's prompt and the
 // iteration's result. A judge that fails is asked once more; failing again
 // counts as "not satisfied".
-func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp spec, lp *prompt.Loop, iteration int, res Result) bool {
+func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp spec, lp *prompt.Loop, iteration int, res Result) (satisfied bool, stopped error) {
 	agent := ""
 	if _, ok := d.cfg.Agents["judge"]; ok {
 		agent = "judge"
@@ -104,7 +121,7 @@ func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp spec, 
 		a, err := d.newAttempt(l, t, jsp, "", "")
 		if err != nil {
 			d.log.Warn("loop judge", "list", l.id, "task", t.ID, "err", err)
-			return false
+			return false, nil
 		}
 		a.sub = "judge"
 		if try == 2 {
@@ -113,17 +130,20 @@ func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp spec, 
 		a.prompt = judgePrompt(lp, iteration, taskPrompt(t, sp), res)
 		a.script = ""
 		jr, out := d.runAttempt(ctx, a)
+		if err := stopOf(out); err != nil {
+			return false, err
+		}
 		if out == finished && jr.ExitCode == 0 {
 			text := jr.Output
 			if text == "" {
 				data, _ := readTail(a.dirPath()+"/stdout.log", maxScan)
 				text = string(data)
 			}
-			return breakVerdict.MatchString(text)
+			return breakVerdict.MatchString(text), nil
 		}
 		d.log.Warn("loop judge failed", "list", l.id, "task", t.ID, "try", try, "err", jr.Error)
 	}
-	return false
+	return false, nil
 }
 
 // judgePrompt is what the judge is asked.

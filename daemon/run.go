@@ -301,7 +301,19 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp spec, 
 	}
 	var loopDone func(*taskfile.Task)
 	if ov.Loop != nil {
-		iteration, done, reason := d.loopCheck(ctx, l, t, sp, ov.Loop, res)
+		iteration, done, reason, stopped := d.loopCheck(ctx, l, t, sp, ov.Loop, res)
+		if stopped != nil {
+			// The condition was not checked: the iteration ends as the
+			// stop says (interrupted: it runs again at the next start).
+			out := interrupted
+			if errors.Is(stopped, errCancelled) {
+				out = cancelled
+			}
+			res.Success = false
+			res.Error = "the loop's condition was not checked: " + stopped.Error()
+			res.Summary = res.Error
+			return d.finish(ctx, l, id, sp, res, out)
+		}
 		if !done {
 			return d.continueLoop(ctx, l, id, sp, res, iteration)
 		}

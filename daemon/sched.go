@@ -89,7 +89,7 @@ func (d *Daemon) schedule() {
 			if e == nil || e.job != nil || !d.runnable(l, id, e) {
 				continue
 			}
-			if !d.startJob(l, id, kind, true, p) {
+			if !d.startJob(l, id, kind, p) {
 				// A waiting job was given the slot meanwhile: this task
 				// stays first in its list's queue.
 				l.ready = slices.Insert(l.ready, 0, id)
@@ -124,15 +124,15 @@ func (d *Daemon) evaluate(l *list, id string) {
 		return
 	}
 	if e.cancel && cancellable(e.state) && e.status != taskfile.StatusCompleted {
-		d.startJob(l, id, jobCancel, false, prepNone)
+		d.startJob(l, id, jobCancel, prepLate)
 		return
 	}
 	if e.state == StateRunning {
-		d.startJob(l, id, jobRecover, false, prepNone)
+		d.startJob(l, id, jobRecover, prepLate)
 		return
 	}
 	if e.parent != "" && !e.delivered && endedState(e.state) {
-		d.startJob(l, id, jobDeliver, false, prepNone)
+		d.startJob(l, id, jobDeliver, prepLate)
 		return
 	}
 	if e.state == StateRetrying && time.Now().Before(e.retryAt) {
@@ -344,6 +344,7 @@ type job struct {
 	slot      bool // holds a concurrency slot (guarded by Daemon.slotMu)
 	pending   bool // will need a slot, does not hold one yet (slotMu)
 	finishing bool // gave its slot back, still recording (slotMu)
+	late      bool // pending, queued as it starts an agent (queueLate; slotMu)
 	stop      context.CancelCauseFunc
 	// prep says how the job gets its slot; a job prepared ahead of one
 	// (prepClaimed, prepSimple) must acquire it before it starts an agent.
@@ -381,21 +382,18 @@ type jobDone struct {
 	err  error
 }
 
-// startJob starts a job of kind on task id. With slot the job needs a
-// concurrency slot: it takes one now (prepNone), or takes a free one now
-// and else waits for one before it does anything (prepWait), or it is
-// prepared ahead of one and acquires it later (job.acquire), when its
-// agent is about to start; if the limits leave no room for that, nothing
-// starts and startJob reports false. Without slot the job starts at once
-// and takes a slot only if it starts an agent (prepLate). Every agent
-// starts holding a slot: runAttempt acquires the job's (jobSlot) unless
-// the attempt says how to. Called by the loop.
-func (d *Daemon) startJob(l *list, id string, kind jobKind, slot bool, p prep) bool {
-	if !slot {
-		p = prepLate
-	}
+// startJob starts a job of kind on task id, which gets its concurrency
+// slot as p says: it takes a free one now and else waits for one before
+// it does anything (prepWait), or it is prepared ahead of one and
+// acquires it later (job.acquire), when its agent is about to start; if
+// the limits leave no room for that, nothing starts and startJob reports
+// false. A prepLate job starts at once and takes a slot only if it starts
+// an agent. Every agent starts holding a slot: runAttempt acquires the
+// job's (jobSlot) unless the attempt says how to. Called by the loop.
+func (d *Daemon) startJob(l *list, id string, kind jobKind, p prep) bool {
+	slot := p != prepLate
 	j := &job{l: l, id: id, kind: kind, prep: p, granted: make(chan struct{})}
-	if slot && !d.takeRoom(j) {
+	if !d.takeRoom(j) {
 		return false
 	}
 	ctx, stop := context.WithCancelCause(d.ctx)

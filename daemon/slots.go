@@ -22,20 +22,19 @@ import (
 type prep int
 
 const (
-	prepNone    prep = iota // takes its slot when it starts
-	prepClaimed             // prepared ahead of a slot, its claim written first
-	prepSimple              // prepared ahead of a slot, nothing written (lateclaim.go)
-	// prepWait takes a free slot when it starts, or else waits in the
-	// queue for one, in turn with the prepared jobs, before it does
-	// anything: a freed slot goes straight to a queued job, so a job that
-	// only took free slots would wait until no other list had any.
-	prepWait
 	// prepLate starts without a slot and takes one (in turn with the
 	// queued jobs) only when it is about to start an agent, which few of
 	// its kind do: recovering a task a dead daemon left running may
 	// apply a step's result and go on to the workflow's next step, say.
 	// It keeps the slot until the job ends.
-	prepLate
+	prepLate    prep = iota
+	prepClaimed      // prepared ahead of a slot, its claim written first
+	prepSimple       // prepared ahead of a slot, nothing written (lateclaim.go)
+	// prepWait takes a free slot when it starts, or else waits in the
+	// queue for one, in turn with the prepared jobs, before it does
+	// anything: a freed slot goes straight to a queued job, so a job that
+	// only took free slots would wait until no other list had any.
+	prepWait
 )
 
 // preparedPerSlot is how many jobs per slot may be prepared ahead of a free
@@ -64,8 +63,8 @@ func (d *Daemon) hasRoom(l *list, p prep) bool {
 
 func (d *Daemon) roomLocked(l *list, p prep) bool {
 	switch p {
-	case prepNone:
-		return d.slotFree(l)
+	case prepLate:
+		return true // it takes no room until it asks for a slot
 	case prepWait:
 		return d.slotFree(l) || d.queueRoom(l)
 	case prepClaimed:
@@ -95,13 +94,14 @@ func (d *Daemon) takeRoom(j *job) bool {
 	if !d.roomLocked(j.l, j.prep) {
 		return false
 	}
-	if j.prep == prepNone || j.prep == prepWait && d.slotFree(j.l) {
+	if j.prep == prepLate {
+		return true
+	}
+	if j.prep == prepWait && d.slotFree(j.l) {
 		j.slot = true
 		j.l.slots.running++
 		d.running++
-		if j.prep == prepWait {
-			close(j.granted) // its acquire returns at once
-		}
+		close(j.granted) // its acquire returns at once
 		return true
 	}
 	if j.prep == prepWait {
@@ -118,15 +118,14 @@ func (d *Daemon) takeRoom(j *job) bool {
 	return true
 }
 
-// queueLate queues job j, which started without a slot (prepLate), for
-// one, behind the jobs queued already. It is counted as prepared ahead of
-// a slot, which may leave less room for other jobs to be prepared for a
-// while, never more. The caller holds d.slotMu.
+// queueLate queues job j, which holds no slot and is about to start an
+// agent, for one, behind the jobs queued already. It is not counted as
+// prepared ahead of a slot: jobs that only wait for their turn must not
+// keep other lists from preparing theirs. The caller holds d.slotMu.
 func (d *Daemon) queueLate(j *job) {
-	j.pending, j.asked = true, true
+	j.pending, j.asked, j.late = true, true, true
 	j.granted = make(chan struct{})
-	j.l.slots.pending++
-	d.pending++
+	j.l.slots.late++
 	d.queue = append(d.queue, j)
 }
 
@@ -137,11 +136,17 @@ func (d *Daemon) unqueue(j *job) {
 		return
 	}
 	j.pending = false
-	j.l.slots.pending--
-	d.pending--
-	if j.prep == prepClaimed {
+	switch {
+	case j.late:
+		j.late = false
+		j.l.slots.late--
+	case j.prep == prepClaimed:
 		j.l.slots.pendingClaimed--
 		d.pendingClaimed--
+		fallthrough
+	default:
+		j.l.slots.pending--
+		d.pending--
 	}
 	d.queue = slices.DeleteFunc(d.queue, func(q *job) bool { return q == j })
 }
@@ -155,17 +160,22 @@ func (d *Daemon) roomToFinish() bool {
 }
 
 // acquireSlot waits until job j holds a concurrency slot, or ctx ends. A job
-// that took its slot when it started returns at once. A job stopped while
+// that holds its slot returns at once; one that holds none and is not
+// queued for one queues now (queueLate). A job stopped while
 // it waits leaves the queue, and a slot granted to it meanwhile goes to the
 // next job waiting; so does the slot of a job stopped after it was granted
 // one, which returns ctx's cause as well (or errInterrupted, the daemon
 // stopping, before ctx has learnt of it: stopCause).
 func (d *Daemon) acquireSlot(ctx context.Context, j *job) error {
-	if j.prep == prepNone {
-		return nil
-	}
 	d.slotMu.Lock()
-	if j.prep == prepLate && !j.slot && !j.pending {
+	if !j.slot && !j.pending {
+		// A job that started without a slot (prepLate), or that gave its
+		// slot back when its agent exited and starts another agent,
+		// queues for one now, unless it was stopped already.
+		if err := d.stopCause(ctx); err != nil {
+			d.slotMu.Unlock()
+			return err
+		}
 		d.queueLate(j)
 	}
 	if j.pending {
@@ -282,6 +292,7 @@ type listSlots struct {
 	running        int    // jobs holding a slot
 	pending        int    // jobs prepared ahead of a free slot
 	pendingClaimed int    // of those, claimed jobs (prepClaimed)
+	late           int    // jobs queued for a slot as they start an agent (queueLate)
 	passed         uint64 // the grant round that passed this list over
 	served         bool   // a list of this id is served
 }
@@ -313,7 +324,7 @@ func (d *Daemon) unserveSlots(l *list) {
 // none of its jobs counts. The caller holds d.slotMu.
 func (d *Daemon) forgetSlots(l *list) {
 	s := l.slots
-	if !s.served && s.running == 0 && s.pending == 0 && d.listSlots[l.id] == s {
+	if !s.served && s.running == 0 && s.pending == 0 && s.late == 0 && d.listSlots[l.id] == s {
 		delete(d.listSlots, l.id)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/taskfile"
 )
 
 // aliveMarker writes a script, run as `sh SCRIPT NAME SECONDS`, that makes
@@ -192,6 +193,39 @@ func TestConcurrencyLimits_ListMadeAgain(t *testing.T) {
 	}
 }
 
+// leftRunning writes task id into list as a dead daemon left it: attempt
+// 1 of a loop (at most max iterations, ended by untilCommand) running,
+// its agent exited and its result.json written.
+func leftRunning(t *testing.T, root, list, id string, max int, until string) {
+	t.Helper()
+	runDir := filepath.Join(root, list, ".taskd", "runs", id, "1")
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "result.json"), []byte(`{"success": true, "summary": "ran before the crash", "exitCode": 0}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(map[string]any{"id": id, "subject": "loop", "description": "", "activeForm": "loop",
+		"status": "in_progress", "owner": "taskd", "blocks": []string{}, "blockedBy": []string{},
+		"metadata": map[string]any{"taskd": map[string]any{
+			"agent": "exec", "cwd": t.TempDir(), "state": "running", "attempt": 1, "runDir": ".taskd/runs/" + id + "/1",
+			"prompt": "true", "loop": map[string]any{"max": max, "untilCommand": until}}}})
+	tmp := filepath.Join(root, list, "."+id+".left")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(root, list, id+".json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// untilReady reports whether the recovered loop task id of list has made
+// its condition command's run folder (it waits for its slot, or runs).
+func (h *harness) untilReady(list, id string) bool {
+	_, err := os.Stat(filepath.Join(h.runDir(list, id), "until", "stdout.log"))
+	return err == nil
+}
+
 // TestConcurrencyLimits_Recovery: a task a dead daemon left running, whose
 // attempt ended meanwhile, is recovered by a job that takes no slot; but
 // recording the attempt runs the loop's condition command, an agent of
@@ -200,21 +234,7 @@ func TestConcurrencyLimits_ListMadeAgain(t *testing.T) {
 func TestConcurrencyLimits_Recovery(t *testing.T) {
 	root := newRoot(t, "l")
 	mark, seen := aliveMarker(t)
-	runDir := filepath.Join(root, "l", ".taskd", "runs", "1", "1")
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(runDir, "result.json"), []byte(`{"success": true, "summary": "ran before the crash", "exitCode": 0}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	left, _ := json.Marshal(map[string]any{"id": "1", "subject": "loop", "description": "", "activeForm": "loop",
-		"status": "in_progress", "owner": "taskd", "blocks": []string{}, "blockedBy": []string{},
-		"metadata": map[string]any{"taskd": map[string]any{
-			"agent": "exec", "cwd": t.TempDir(), "state": "running", "attempt": 1, "runDir": ".taskd/runs/1/1",
-			"prompt": "true", "loop": map[string]any{"max": 2, "untilCommand": fmt.Sprintf("sh %s until 0.3", mark)}}}})
-	if err := os.WriteFile(filepath.Join(root, "l", "1.json"), left, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	leftRunning(t, root, "l", "1", 2, fmt.Sprintf("sh %s until 0.3", mark))
 	cfg, err := daemon.NewConfig(root, nil, &daemon.FileConfig{Concurrency: 1, Grace: "2s"})
 	if err != nil {
 		t.Fatal(err)
@@ -241,6 +261,74 @@ func TestConcurrencyLimits_Recovery(t *testing.T) {
 		}
 	}
 	if untils == 0 {
-		t.Fatalf("the loop's condition command never ran: %s\n%s", h.read("l", "1").Raw(), h.logs.String())
+		t.Fatal("the loop's condition command never ran")
+	}
+}
+
+// TestConcurrencyLimits_RecoveryLeavesRoom: recovered tasks waiting for a
+// slot of their list (limited to one) for their conditions do not count
+// as prepared ahead of a slot, which would keep another list from
+// preparing its task for the free global slot.
+func TestConcurrencyLimits_RecoveryLeavesRoom(t *testing.T) {
+	root := newRoot(t, "a", "b")
+	wait, open := gate(t)
+	t.Cleanup(open)
+	ids := []string{"1", "2", "3", "4", "5", "6"} // more than prepared ahead of 2 slots
+	for _, id := range ids {
+		leftRunning(t, root, "a", id, 1, wait+"; exit 1")
+	}
+	cfg, err := daemon.NewConfig(root, nil, &daemon.FileConfig{Concurrency: 2, Grace: "2s",
+		Lists: map[string]daemon.ListConfig{"a": {Concurrency: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, root: root, cfg: cfg, logs: &syncBuffer{}}
+	h.start()
+	t.Cleanup(h.stop)
+	h.waitFor("list a's conditions to wait for a slot or run", 20*time.Second, func() bool {
+		for _, id := range ids {
+			if !h.untilReady("a", id) {
+				return false
+			}
+		}
+		return true
+	})
+	h.drop("b", "1", execTask("b", "true"))
+	h.waitState("b", "1", daemon.StateSucceeded, 20*time.Second)
+	open()
+	for _, id := range ids {
+		h.waitState("a", id, daemon.StateSucceeded, 30*time.Second)
+	}
+}
+
+// TestLoop_StopWhileRecoveredConditionWaits: the daemon stops while a
+// recovered loop's condition waits for its slot. The condition never ran,
+// so nothing is decided: the iteration is recorded as interrupted (not as
+// one more iteration, not satisfied) and runs again at the next start,
+// whose condition ends the loop.
+func TestLoop_StopWhileRecoveredConditionWaits(t *testing.T) {
+	h := oneSlot(t, "l")
+	wait, open := gate(t)
+	t.Cleanup(open)
+	h.drop("l", "2", execTask("holds the slot", wait))
+	h.waitEvents("l", daemon.EvTaskStarted, "2", 1)
+	leftRunning(t, h.root, "l", "1", 3, "exit 0")
+	h.waitFor("task 1's condition to wait for the slot", 20*time.Second, func() bool { return h.untilReady("l", "1") })
+	h.stop()
+
+	task := h.read("l", "1")
+	it, _ := task.Metadata.Object("taskd").Int("loopIteration")
+	if got, want := stateOf(task), daemon.StateNone; got != want || task.Status != taskfile.StatusPending || it != 0 {
+		t.Errorf("after the stop: state %q, status %q, loopIteration %d; want %q, pending, 0", got, task.Status, it, want)
+	}
+	evs := h.waitEvents("l", daemon.EvTaskInterrupted, "1", 1)
+	if n := countEvents(evs, daemon.EvLoopIteration, "1"); n != 0 {
+		t.Errorf("%d LoopIteration events before the condition ran; want 0", n)
+	}
+	open()
+	h.start()
+	task = h.waitState("l", "1", daemon.StateSucceeded, 20*time.Second)
+	if got, _ := task.Metadata.Object("taskd").String("loopExit"); got != "satisfied" {
+		t.Errorf("loopExit = %q, want satisfied", got)
 	}
 }
