@@ -142,6 +142,40 @@ func TestConcurrencyLimits_LoopCondition(t *testing.T) {
 	}
 }
 
+// TestConcurrencyLimits_ConditionAddedWhileRunning: a task's agent adds a
+// loop with a condition command to its own task file. The task's slot was
+// given back when its agent exited (it had no condition then), so the
+// condition command waits for a slot of its own: with one slot, it never
+// runs beside the next task's agent.
+func TestConcurrencyLimits_ConditionAddedWhileRunning(t *testing.T) {
+	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	mark, seen := aliveMarker(t)
+	edited := filepath.Join(t.TempDir(), "edited.json")
+	file := filepath.Join(h.listDir("l"), "1.json")
+	script := fmt.Sprintf("cp %s %s.new && mv %s.new %s", edited, file, file, file)
+	loop := fmt.Sprintf(`{"max": 1, "untilCommand": "sh %s until 0.3"}`, mark)
+	if err := os.WriteFile(edited, []byte(execTask("loop", script, "taskd.loop", loop)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.drop("l", "1", execTask("loop", script))
+	h.drop("l", "2", execTask("other", fmt.Sprintf("sh %s other 0.3; true", mark)))
+	for _, id := range []string{"1", "2"} {
+		h.waitState("l", id, daemon.StateSucceeded, 30*time.Second)
+	}
+	untils := 0
+	for name, alive := range seen() {
+		if len(alive) > 1 {
+			t.Errorf("%s saw %d agents alive with one slot: %v", name, len(alive), alive)
+		}
+		if strings.HasPrefix(name, "until-") {
+			untils++
+		}
+	}
+	if untils == 0 {
+		t.Fatal("the condition command added while the agent ran never ran")
+	}
+}
+
 // TestConcurrencyLimits_ListMadeAgain: a list directory removed while its
 // agent runs, and made again under the same id, does not start a new
 // agent beside the old one, which still ends (it ignores SIGTERM for the
