@@ -12,11 +12,12 @@
 //     command-line client, one process per job; taskd's producer writes the
 //     task file and renames it into the list, as Claude Code does. The median
 //     of -runs runs is shown.
-//   - latency: from just before the enqueue to the job's first instruction
-//     (the job is `sh -c 'date +%s%N > FILE'` for every tool; taskd's exec
-//     profile runs its prompt with sh -c), median and p90 of -latency
-//     samples, each enqueued into an idle queue. The floor is the same
-//     command started directly from Go.
+//   - latency: from just before the enqueue to the job's start, median
+//     and p90 of -latency samples, each enqueued into an idle queue, in two
+//     ways (latency.go): the job's shell creating a file, seen through
+//     inotify, and the job's shell starting `date` to write the time. The
+//     job is `sh -c …` for every tool (taskd's exec profile runs its prompt
+//     with sh -c). The floor is the same command started directly from Go.
 //   - idle: CPU time, context switches (wake-ups) of all threads and RSS of
 //     the long-running process (tsp's server, taskd's daemon) over -idle,
 //     after a second to settle; nq has no process while idle.
@@ -38,7 +39,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -426,127 +426,6 @@ func (b *bench) tspThroughput(n, workers int) (float64, error) {
 		return err == nil && !strings.Contains(out, "running") && !strings.Contains(out, "queued")
 	})
 	return float64(n) / time.Since(start).Seconds(), err
-}
-
-// --- latency ---
-
-const stampCmd = `date +%s%N > `
-
-func readStamp(path string) (time.Time, bool) {
-	data, err := os.ReadFile(path)
-	if err != nil || len(data) == 0 || data[len(data)-1] != '\n' {
-		return time.Time{}, false
-	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return time.Unix(0, ns), true
-}
-
-func (b *bench) latency() ([]row, error) {
-	samples := map[string][]float64{}
-	stamps := b.dir("stamps")
-	sample := func(tool string, i int, enqueue func(cmd string) error, idle func() error) error {
-		f := filepath.Join(stamps, fmt.Sprintf("%s-%d", tool, i))
-		t0 := time.Now()
-		if err := enqueue(stampCmd + f); err != nil {
-			return err
-		}
-		var at time.Time
-		if err := waitFor(30*time.Second, func() bool { var ok bool; at, ok = readStamp(f); return ok }); err != nil {
-			return fmt.Errorf("%s: no stamp: %w", tool, err)
-		}
-		samples[tool] = append(samples[tool], float64(at.Sub(t0).Microseconds())/1000)
-		return idle()
-	}
-	// The floor: Go starting the same command directly.
-	for i := range *latFlag {
-		f := filepath.Join(stamps, fmt.Sprintf("floor-%d", i))
-		t0 := time.Now()
-		exec.Command("sh", "-c", stampCmd+f).Run()
-		at, _ := readStamp(f)
-		samples["floor"] = append(samples["floor"], float64(at.Sub(t0).Microseconds())/1000)
-	}
-	// taskd
-	d, err := b.startTaskd(b.dir("root"), 2)
-	if err != nil {
-		return nil, err
-	}
-	c := &eventCounter{path: filepath.Join(d.list, ".taskd", "events.jsonl")}
-	for i := 1; i <= *latFlag; i++ {
-		id := strconv.Itoa(i)
-		var t0 time.Time
-		err := sample("taskd", i, func(cmd string) error { t0 = time.Now(); return drop(d.list, id, taskJSON(id, cmd, "")) },
-			func() error { return waitFor(30*time.Second, func() bool { return c.count() >= i }) })
-		if err != nil {
-			d.stop()
-			return nil, err
-		}
-		// taskd's own record: when its agent process had started.
-		var r struct {
-			StartedAt time.Time `json:"startedAt"`
-		}
-		data, _ := os.ReadFile(filepath.Join(d.list, ".taskd", "runs", id, "1", "result.json"))
-		if json.Unmarshal(data, &r) == nil && !r.StartedAt.IsZero() {
-			samples["taskd-started"] = append(samples["taskd-started"], float64(r.StartedAt.Sub(t0).Microseconds())/1000)
-		}
-	}
-	d.stop()
-	// nq
-	nqDir := b.dir("nq")
-	nqEnv := append(os.Environ(), "NQDIR="+nqDir)
-	for i := 1; i <= *latFlag; i++ {
-		err := sample("nq", i, func(cmd string) error {
-			c := exec.Command("nq", "-q", "sh", "-c", cmd)
-			c.Env = nqEnv
-			return c.Run()
-		}, func() error {
-			c := exec.Command("nq", "-w")
-			c.Env = nqEnv
-			return c.Run()
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	// tsp
-	env := b.tspEnv()
-	if _, err := tsp(env, "-S", "2"); err != nil {
-		return nil, err
-	}
-	for i := 1; i <= *latFlag; i++ {
-		var id string
-		err := sample("tsp", i, func(cmd string) error {
-			var err error
-			id, err = tsp(env, "sh", "-c", cmd)
-			return err
-		}, func() error { _, err := tsp(env, "-w", id); return err })
-		if err != nil {
-			tsp(env, "-K")
-			return nil, err
-		}
-	}
-	tsp(env, "-K")
-	p50 := row{name: "latency, enqueue to job start, median", unit: "ms", values: map[string]float64{}, note: "floor: Go starting the job's command directly"}
-	p90 := row{name: "latency, enqueue to job start, p90", unit: "ms", values: map[string]float64{}}
-	own50 := row{name: "taskd: file renamed in to agent started (its startedAt), median", unit: "ms", values: map[string]float64{}, note: "taskd's own record, without the job's sh and date"}
-	own90 := row{name: "taskd: file renamed in to agent started (its startedAt), p90", unit: "ms", values: map[string]float64{}}
-	for tool, s := range samples {
-		if len(s) == 0 {
-			continue
-		}
-		slices.Sort(s)
-		switch tool {
-		case "floor":
-			p50.floor, p90.floor = s[len(s)/2], s[len(s)*9/10]
-		case "taskd-started":
-			own50.values["taskd"], own90.values["taskd"] = s[len(s)/2], s[len(s)*9/10]
-		default:
-			p50.values[tool], p90.values[tool] = s[len(s)/2], s[len(s)*9/10]
-		}
-	}
-	return []row{p50, p90, own50, own90}, nil
 }
 
 // --- idle ---
