@@ -91,6 +91,27 @@ var (
 	errInterrupted = errors.New("daemon stopping")
 )
 
+// stoppedOutcome is how an attempt stopped for cause ends: cancelled, or
+// interrupted (the daemon stops, the list is refused).
+func stoppedOutcome(cause error) outcome {
+	if errors.Is(cause, errCancelled) {
+		return cancelled
+	}
+	return interrupted
+}
+
+// stopOf is why an attempt that ended with out was stopped: errInterrupted
+// or errCancelled, or nil if it was not.
+func stopOf(out outcome) error {
+	switch out {
+	case interrupted:
+		return errInterrupted
+	case cancelled:
+		return errCancelled
+	}
+	return nil
+}
+
 // runDir returns the run folder of attempt n of task id.
 func (l *list) runDir(id string, n int) string {
 	return filepath.Join(l.dir.Path(), ".taskd", "runs", id, strconv.Itoa(n))
@@ -219,12 +240,8 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	}
 	if before != nil {
 		if err := before(ctx); err != nil {
-			out := interrupted
-			if errors.Is(err, errCancelled) {
-				out = cancelled
-			}
 			record()
-			return Result{Success: false, ExitCode: -1}, out
+			return Result{Success: false, ExitCode: -1}, stoppedOutcome(err)
 		}
 	}
 	if err := startGroup(cmd); err != nil {

@@ -69,18 +69,6 @@ func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp sp
 	return iteration, done, reason, nil
 }
 
-// stopOf is why an attempt that ended with out was stopped: errInterrupted
-// or errCancelled, or nil if it was not.
-func stopOf(out outcome) error {
-	switch out {
-	case interrupted:
-		return errInterrupted
-	case cancelled:
-		return errCancelled
-	}
-	return nil
-}
-
 // untilCommand runs a loop's condition command with the exec profile in the
 // task's working directory, in the iteration's run folder (until/).
 func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp spec, command string) (satisfied bool, stopped error) {

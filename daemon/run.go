@@ -174,13 +174,9 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile
 	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
 		if err := j.acquire(ctx); err != nil {
 			// Stopped while waiting for a slot: no step ran.
-			out := interrupted
-			if errors.Is(err, errCancelled) {
-				out = cancelled
-			}
 			res := Result{Error: "stopped before it started: " + err.Error(), ExitCode: -1}
 			res.Summary = res.Error
-			return d.finish(ctx, l, id, sp, res, out)
+			return d.finish(ctx, l, id, sp, res, stoppedOutcome(err))
 		}
 		return d.runFlow(ctx, l, t, sp)
 	}
@@ -305,14 +301,10 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp spec, 
 		if stopped != nil {
 			// The condition was not checked: the iteration ends as the
 			// stop says (interrupted: it runs again at the next start).
-			out := interrupted
-			if errors.Is(stopped, errCancelled) {
-				out = cancelled
-			}
 			res.Success = false
 			res.Error = "the loop's condition was not checked: " + stopped.Error()
 			res.Summary = res.Error
-			return d.finish(ctx, l, id, sp, res, out)
+			return d.finish(ctx, l, id, sp, res, stoppedOutcome(stopped))
 		}
 		if !done {
 			return d.continueLoop(ctx, l, id, sp, res, iteration)

@@ -61,6 +61,22 @@ exit 1
 	}
 }
 
+// oneAlive fails t for every observation of aliveMarker that saw more than
+// one agent alive (with one slot, none may), and returns how many
+// observations a loop's condition command ("until") made.
+func oneAlive(t *testing.T, observations map[string][]string) (untils int) {
+	t.Helper()
+	for name, alive := range observations {
+		if len(alive) > 1 {
+			t.Errorf("%s saw %d agents alive with one slot: %v", name, len(alive), alive)
+		}
+		if strings.HasPrefix(name, "until-") {
+			untils++
+		}
+	}
+	return untils
+}
+
 // TestConcurrencyLimits runs short agents in two lists, one limited to a
 // single agent, and has every agent count the agents alive around it
 // (aliveMarker). No agent may see more than the global limit, or more than
@@ -128,16 +144,7 @@ func TestConcurrencyLimits_LoopCondition(t *testing.T) {
 		h.waitState("l", strconv.Itoa(i), "succeeded", 60*time.Second)
 	}
 	observations := seen()
-	untils := 0
-	for name, alive := range observations {
-		if len(alive) > 1 {
-			t.Errorf("%s saw %d agents alive with one slot: %v", name, len(alive), alive)
-		}
-		if strings.HasPrefix(name, "until-") {
-			untils++
-		}
-	}
-	if untils == 0 {
+	if untils := oneAlive(t, observations); untils == 0 {
 		t.Fatalf("the loop's condition command never ran (%d observations)", len(observations))
 	}
 }
@@ -162,16 +169,7 @@ func TestConcurrencyLimits_ConditionAddedWhileRunning(t *testing.T) {
 	for _, id := range []string{"1", "2"} {
 		h.waitState("l", id, daemon.StateSucceeded, 30*time.Second)
 	}
-	untils := 0
-	for name, alive := range seen() {
-		if len(alive) > 1 {
-			t.Errorf("%s saw %d agents alive with one slot: %v", name, len(alive), alive)
-		}
-		if strings.HasPrefix(name, "until-") {
-			untils++
-		}
-	}
-	if untils == 0 {
+	if untils := oneAlive(t, seen()); untils == 0 {
 		t.Fatal("the condition command added while the agent ran never ran")
 	}
 }
@@ -285,16 +283,7 @@ func TestConcurrencyLimits_Recovery(t *testing.T) {
 	if !strings.Contains(h.logs.String(), "recording the result of an attempt that ended while the daemon was down") {
 		t.Fatal("task 1 was not recovered from its result.json; the test proves nothing")
 	}
-	untils := 0
-	for name, alive := range seen() {
-		if len(alive) > 1 {
-			t.Errorf("%s saw %d agents alive with one slot: %v", name, len(alive), alive)
-		}
-		if strings.HasPrefix(name, "until-") {
-			untils++
-		}
-	}
-	if untils == 0 {
+	if untils := oneAlive(t, seen()); untils == 0 {
 		t.Fatal("the loop's condition command never ran")
 	}
 }
