@@ -112,9 +112,6 @@ func (d *Daemon) finishNeedsHuman(ctx context.Context, l *list, id string, sp sp
 	h := hitlRecord{Kind: v.Kind, Source: "command", Child: v.Child, Key: v.Key, Reason: v.Reason,
 		Options: v.Options, Conflicts: v.Conflicts, AgentSuccess: &ok}
 	t, err := l.dir.Update(wctx, id, func(t *taskfile.Task) error {
-		if sp.unclaimed != nil {
-			sp.unclaimed(t)
-		}
 		m := td(t)
 		m.Set("finishedAt", stamp(time.Now()))
 		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))

@@ -17,7 +17,7 @@ func TestAcquireSlot_DaemonStopping(t *testing.T) {
 	d := &Daemon{cfg: &Config{Concurrency: 1}, ctx: run, listSlots: map[string]*listSlots{}}
 	l.slots = d.serveSlots(l.id)
 	holder := &job{l: l, id: "1", prep: prepWait, granted: make(chan struct{})}
-	waiter := &job{l: l, id: "2", prep: prepSimple, granted: make(chan struct{})}
+	waiter := &job{l: l, id: "2", prep: prepClaimed, granted: make(chan struct{})}
 	for _, j := range []*job{holder, waiter} {
 		if !d.takeRoom(j) {
 			t.Fatalf("no room for job %s", j.id)

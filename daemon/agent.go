@@ -38,16 +38,17 @@ type attempt struct {
 	// stops the attempt, which then never started. Unset, the slot of the
 	// job that runs the attempt is acquired (jobSlot).
 	beforeStart func(ctx context.Context) error
-	// origin, if set, is the task file an unclaimed attempt started from
-	// (lateclaim.go): cmd.json records it before the agent starts.
-	origin *taskOrigin
 	// afterStart, if set, is called the moment the agent has started.
 	afterStart func(startedAt time.Time)
 	// afterExit, if set, is called the moment the agent has exited.
 	afterExit func()
 	// madeDir is set when the attempt made its run folder (rather than
-	// using one a previous run of the same attempt number left).
+	// using one a previous run of the same attempt number left); started,
+	// once its agent has started; stopped, to beforeStart's error when that
+	// kept it from starting.
 	madeDir bool
+	started bool
+	stopped error
 }
 
 // How an attempt ended, besides its Result.
@@ -89,6 +90,7 @@ var (
 	errCancelled   = errors.New("cancelled")
 	errTimeout     = errors.New("timed out")
 	errInterrupted = errors.New("daemon stopping")
+	errTaskGone    = errors.New("task file removed") // or its list
 )
 
 // stoppedOutcome is how an attempt stopped for cause ends: cancelled, or
@@ -158,9 +160,10 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		"argv": argv, "cwd": a.cwd, "env": envNames(env), "profile": a.profile.Name,
 		"timeout": a.timeout.String(), "step": a.step, "attempt": a.n, "prompt": a.profile.Prompt,
 	}
-	// record writes cmd.json, the record of how the agent was started.
+	// record writes cmd.json, the record of how the agent is (to be)
+	// started, replacing an earlier version whole.
 	record := func() {
-		if err := writeJSON(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+		if err := writeJSONFile(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
 			d.log.Warn("write cmd.json", "task", a.taskID, "path", dir, "err", err)
 		}
 	}
@@ -184,9 +187,10 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		}
 	}
 	// What the agent may read is in the run folder before it starts: its
-	// prompt and the files of its prompt commands. cmd.json records the
-	// process group, so it is written the moment the agent has started.
-	// All of it is made while the job still waits for its slot.
+	// prompt and the files of its prompt commands, and cmd.json, how it
+	// will be started. All of it is made while the job still waits for its
+	// slot; cmd.json is written again with the process group the moment
+	// the agent has started.
 	if err := writeNewFile(filepath.Join(dir, "prompt.md"), []byte(a.prompt)); err != nil {
 		return fail("write prompt.md: %v", err)
 	}
@@ -213,19 +217,6 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		return fail("create stderr.log: %v", err)
 	}
 	defer stderr.Close()
-	var cmdFile *jsonFile
-	if a.origin != nil {
-		// Before the agent starts, cmd.json says which file it starts
-		// from: the record a restart finds an unclaimed attempt by.
-		cmdInfo["startedFrom"] = a.origin
-		f, err := createJSON(filepath.Join(dir, "cmd.json"), cmdInfo)
-		if err != nil {
-			return fail("write cmd.json: %v", err)
-		}
-		cmdFile = f
-		defer cmdFile.close()
-	}
-
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = a.cwd, env, stdout, stderr
@@ -234,34 +225,27 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	} else if null := devNull(); null != nil {
 		cmd.Stdin = null // else exec opens the null device itself
 	}
+	record()
 	before := a.beforeStart
 	if before == nil {
 		before = jobSlot(ctx) // a job's slot, held already by most
 	}
 	if before != nil {
 		if err := before(ctx); err != nil {
-			record()
+			a.stopped = err
 			return Result{Success: false, ExitCode: -1}, stoppedOutcome(err)
 		}
 	}
 	if err := startGroup(cmd); err != nil {
 		return fail("start %s: %v", argv[0], err)
 	}
+	a.started = true
 	startedAt := time.Now()
 	pgid := cmd.Process.Pid
 	// cmd.json records the process group first: recovery kills a leftover
 	// agent by it.
 	cmdInfo["pid"] = pgid
-	if cmdFile != nil {
-		// Written over the first version in one write, never truncated
-		// first: a daemon killed at any moment leaves one or the other.
-		if err := cmdFile.overwrite(cmdInfo); err != nil {
-			d.log.Warn("write cmd.json", "task", a.taskID, "path", dir, "err", err)
-		}
-		cmdFile.close()
-	} else {
-		record()
-	}
+	record()
 	if a.afterStart != nil {
 		a.afterStart(startedAt)
 	}

@@ -78,7 +78,6 @@ const (
 	DefaultGrace       = 10 * time.Second
 	DefaultMaxDepth    = 3
 	DefaultMaxChildren = 10
-	DefaultClaimAfter  = 100 * time.Millisecond
 )
 
 // DefaultConfigPath returns $XDG_CONFIG_HOME/taskd/config.json, or
@@ -188,11 +187,6 @@ type Config struct {
 
 	// Executable is the path of the taskd binary agents find on PATH.
 	Executable string
-
-	// ClaimAfter is how long a simple task's agent runs before the task
-	// file is marked in_progress (lateclaim.go); an agent that ends sooner
-	// is recorded in one write. Negative: mark it before the agent starts.
-	ClaimAfter time.Duration
 }
 
 // The scheduling policies of FileConfig.Scheduling.
@@ -219,7 +213,6 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		AllowedRoots: fc.AllowedRoots,
 		MaxDepth:     fc.MaxDepth,
 		MaxChildren:  fc.MaxChildren,
-		ClaimAfter:   DefaultClaimAfter,
 		AgentTypes:   compileAgentTypes(fc.AgentTypes),
 		Scheduling:   fc.Scheduling,
 	}

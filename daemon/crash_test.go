@@ -43,9 +43,6 @@ func daemonMain(root string) int {
 	if exe := os.Getenv("TASKD_TEST_EXE"); exe != "" {
 		cfg.Executable = exe // the taskd binary agents run their commands with
 	}
-	if d, err := time.ParseDuration(os.Getenv("TASKD_TEST_CLAIM_AFTER")); err == nil {
-		cfg.ClaimAfter = d
-	}
 	if err := daemon.New(cfg, slog.New(slog.NewTextHandler(os.Stderr, nil))).Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -59,8 +56,7 @@ type daemonProc struct {
 	log *syncBuffer
 }
 
-// startDaemonProc starts a daemon process on root; env adds variables
-// (TASKD_TEST_CLAIM_AFTER sets Config.ClaimAfter).
+// startDaemonProc starts a daemon process on root; env adds variables.
 func startDaemonProc(t *testing.T, root string, concurrency int, env ...string) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -131,7 +127,7 @@ func TestDaemon_SurvivesSIGKILL(t *testing.T) {
 		return true
 	})
 	// Killed once every file says running: no write of the daemon is under
-	// way (agents start before their files are marked, lateclaim.go).
+	// way.
 	for i := 1; i <= n; i++ {
 		h.waitState("l", strconv.Itoa(i), daemon.StateRunning, 10*time.Second)
 	}

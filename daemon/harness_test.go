@@ -273,3 +273,13 @@ func (b *syncBuffer) String() string {
 var _ io.Writer = (*syncBuffer)(nil)
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// mustOpen opens the list directory at path.
+func mustOpen(t *testing.T, path string) *taskfile.Dir {
+	t.Helper()
+	d, err := taskfile.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -53,7 +53,6 @@ type entry struct {
 	resolve   string
 	archived  bool
 	delivered bool     // an ended child's result is in its parent's inbox
-	simple    bool     // its next attempt would start unclaimed (lateClaimable)
 	children  []string // the children a waiting parent waits for
 	accepted  bool     // TaskAccepted was logged by this daemon
 	aceWait   *aceWait // what a task suspended by /handoff or /converge waits for (acewait.go)
@@ -174,7 +173,7 @@ func (d *Daemon) dropList(id string) {
 	d.watcher.Remove(l.dir.Path())
 	for _, e := range l.entries {
 		if e.job != nil {
-			e.job.stop(errCancelled)
+			e.job.stop(errTaskGone)
 		}
 	}
 	l.events.close()
@@ -225,7 +224,7 @@ func (d *Daemon) checkListMode(l *list) {
 		l.ready, l.inReady = nil, map[string]bool{}
 		clear(l.candidates)
 		// Jobs waiting for a slot have not started their agents: they stop
-		// too (a simple task's file is left as it is).
+		// too, and are recorded as interrupted.
 		d.slotMu.Lock()
 		var waiting []*job
 		for _, j := range d.queue {
@@ -363,7 +362,7 @@ func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, task *taskfil
 // forget handles a task file that was deleted.
 func (d *Daemon) forget(l *list, id string, e *entry) {
 	if e.job != nil {
-		e.job.stop(errCancelled)
+		e.job.stop(errTaskGone)
 	}
 	if e.reject != "" {
 		os.Remove(rejectPath(l, id))

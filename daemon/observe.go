@@ -55,7 +55,6 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 	d.clearReject(l, id, e)
 	e.state, e.parent, e.retryAt = sp.State, sp.Parent, sp.RetryAt
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
-	e.simple = e.status == taskfile.StatusPending && d.lateClaimable(task, sp)
 	e.delivered, _ = task.Metadata.Object("taskd").Bool("delivered")
 	e.children = childIDs(task)
 	d.observeSubagents(l, id, e, task) // waits and handoff links (aceevents.go)

@@ -74,7 +74,7 @@ func writeCmdJSON(t *testing.T, runDir, data string) {
 // environment of its processes and killed, child included.
 func TestKillLeftover_NoPidRecorded(t *testing.T) {
 	runDir := filepath.Join(t.TempDir(), "runs", "1", "1")
-	writeCmdJSON(t, runDir, `{"argv": ["sh"], "startedFrom": {"sha256": "x"}}`)
+	writeCmdJSON(t, runDir, `{"argv": ["sh"]}`)
 	_, child := startAgentGroup(t, runDir)
 	if !killLeftover(runDir) {
 		t.Fatal("killLeftover found nothing to kill")

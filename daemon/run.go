@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/taskd/taskd/taskfile"
@@ -24,168 +24,61 @@ func persistCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 }
 
-// claim marks task id as running for a new attempt, if it is still
-// runnable when read under the lock: status in_progress, state running, the
-// attempt number, startedAt; the fields Claude Code expects are filled in.
-// It returns the task as written and its spec.
-func (d *Daemon) claim(ctx context.Context, l *list, id string, runnable func(*taskfile.Task, spec) bool) (*taskfile.Task, spec, error) {
-	var sp spec
-	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-		var err error
-		sp, err = d.takeClaim(l, id, t, runnable, time.Now())
-		return err
-	}, taskfile.NoDirSync) // if a power loss undoes it, the task is pending and runs again
-	return t, sp, err
-}
-
-// takeClaim is claim's change to t, made in memory: it returns
-// errNotRunnable if t is not (or no longer) a task to run, and otherwise the
-// spec of the new attempt.
-func (d *Daemon) takeClaim(l *list, id string, t *taskfile.Task, runnable func(*taskfile.Task, spec) bool, now time.Time) (spec, error) {
-	owned, _ := addressed(t)
-	sp, err := readSpec(t)
-	if !owned || err != nil || sp.Cancel || !runnable(t, sp) {
-		return spec{}, errNotRunnable
-	}
-	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
-		if pl, err := d.promptPlan(l, t, sp); err == nil && pl.hasBlk {
-			compileBlock(t, pl) // a /subtask or /command block becomes fields
-			if c, err := readSpec(t); err == nil {
-				c.Attempt = sp.Attempt
-				sp = c
-			}
-		}
-		// A plain task's attempt is its run; a workflow numbers its runs
-		// as it runs its steps.
-		sp.Attempt++
-	}
-	markRunning(t, id, sp, now)
-	return sp, nil
-}
-
-// markRunning records in task id that attempt sp.Attempt started at now: status
-// in_progress, state running, the attempt and its run folder (a plain
-// task's), the fields Claude Code expects. Applying it twice changes
-// nothing.
-func markRunning(t *taskfile.Task, id string, sp spec, now time.Time) {
-	t.FillDefaults(id)
-	t.Status = taskfile.StatusInProgress
-	m := td(t)
-	m.Set("state", StateRunning)
-	m.Set("startedAt", stamp(now))
-	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
-		m.Set("attempt", sp.Attempt)
-		m.Set("runDir", relRunDir(id, sp.Attempt))
-	}
-	m.Delete("retryAt")
-	m.Delete("finishedAt")
-}
-
-// relRunDir is the run folder relative to the list directory, as recorded
-// in the task file.
-func relRunDir(id string, n int) string {
-	return filepath.Join(".taskd", "runs", id, itoa(n))
-}
-
-// pendingRunnable is claim's check for a task waiting to run.
-func pendingRunnable(t *taskfile.Task, s spec) bool {
-	st := t.Status
-	if st == "" {
-		st = taskfile.StatusPending
-	}
-	if st != taskfile.StatusPending {
-		return false
-	}
-	switch s.State {
-	case StateNone:
-		return true
-	case StateRetrying:
-		return !time.Now().Before(s.RetryAt)
-	}
-	return false
-}
-
 // runTask runs a pending task: a workflow if it has metadata.workflowType,
-// otherwise one attempt of its agent.
+// otherwise one attempt of its agent. The task is claimed first (claim.go):
+// no agent starts before its file durably says it runs. The job may then
+// wait for its slot; a claim whose agent never started is taken back
+// (withdraw) when the daemon stops, the list is refused, or the file
+// changes meanwhile.
 func (d *Daemon) runTask(ctx context.Context, j *job) (*taskfile.Task, error) {
-	t, err := d.runTaskOnce(ctx, j, false)
-	if err != errPreparedStale {
-		return t, err
-	}
-	for range maxPreparedAgain {
-		if context.Cause(ctx) != nil {
-			break // stopped: the file stays as it is
+	defer j.agentExited() // the slot, if no agent took it over (only the first call counts)
+	for again := 0; ; again++ {
+		t, err := d.runTaskOnce(ctx, j, again > 0)
+		if !errors.Is(err, errClaimChanged) {
+			return t, err
 		}
-		t, err = d.runTaskOnce(ctx, j, true) // with the slot it holds
-		if err != errPreparedStale {
-			break
+		if again == maxClaimAgain || context.Cause(ctx) != nil {
+			return nil, errNotRunnable // back to the loop, which reads the file again
 		}
 	}
-	if err == errPreparedStale {
-		err = errNotRunnable // stopped, or a file that keeps changing: back to the loop
-	}
-	j.agentExited() // the slot, if no agent took it over (only the first call counts)
-	return t, err
 }
 
-// maxPreparedAgain bounds how often a job prepares its task again because
-// the file changed while it waited for its slot.
-const maxPreparedAgain = 3
+// maxClaimAgain bounds how often a job claims its task again because the
+// file changed while it waited for its slot.
+const maxClaimAgain = 3
 
 // runTaskOnce is one try of runTask. again is set when the job, holding its
-// slot, tries again after its prepared attempt went stale: then a task that
-// is no longer simple, or that now lists blockers, goes back to the loop,
-// which checks what only it knows (blockers, children, cycles) and prepares
-// other tasks without holding a slot.
+// slot, tries again after the file changed under its claim: then a task
+// that now lists blockers goes back to the loop, which checks what only it
+// knows (blockers, cycles) and prepares other tasks without holding a slot.
 func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile.Task, error) {
 	l, id := j.l, j.id
-	// What the claim would make of the file as it is now. A simple task
-	// starts before its claim is written (lateclaim.go), unless a daemon
-	// already started this attempt from these very bytes and did not
-	// record it: then that attempt is recorded. (Only simple tasks are
-	// started unclaimed, so only they need the check.)
-	t, err := l.dir.Read(id)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNotRunnable // deleted since the loop saw it
+	runnable := pendingRunnable
+	if again {
+		runnable = func(t *taskfile.Task, s spec) bool { return len(t.BlockedBy) == 0 && pendingRunnable(t, s) }
 	}
-	if err == nil {
-		raw := t.Raw()
-		sp, err := d.takeClaim(l, id, t, pendingRunnable, time.Now())
-		if err != nil {
-			return nil, err
-		}
-		simple := d.lateClaimable(t, sp)
-		if again && (!simple || len(t.BlockedBy) > 0) {
-			return nil, errNotRunnable
-		}
-		if simple {
-			if o, known := originOf(l.dir.File(id), raw); known {
-				if at, ok := unclaimedAt(l.runDir(id, sp.Attempt), o); ok {
-					return d.recoverUnclaimed(ctx, l, id, sp, at)
-				}
-				return d.runUnclaimed(ctx, j, t, sp, o)
-			}
-		}
-	}
-	t, sp, err := d.claim(ctx, l, id, pendingRunnable)
+	c, err := d.claimAttempt(ctx, l, id, runnable)
 	if err != nil {
 		return nil, err
 	}
+	t, sp := c.task, c.spec
 	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
 		if err := j.acquire(ctx); err != nil {
-			// Stopped while waiting for a slot: no step ran.
-			res := Result{Error: "stopped before it started: " + err.Error(), ExitCode: -1}
-			res.Summary = res.Error
-			return d.finish(ctx, l, id, sp, res, stoppedOutcome(err))
+			return d.notStarted(ctx, l, c, nil, err)
 		}
 		return d.runFlow(ctx, l, t, sp)
 	}
-	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
-	a, err := d.prepareAttempt(ctx, l, t, sp)
+	// The start is logged once the attempt does something: its prompt
+	// commands run, its agent starts, or it ends without starting.
+	logStart := sync.OnceFunc(func() {
+		l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
+	})
+	a, err := d.prepareAttempt(ctx, l, t, sp, logStart)
 	if waiting, ok := asSuspended(err); ok {
 		return waiting, nil // a /handoff or /converge line waits (acewait.go)
 	}
 	if err != nil {
+		logStart()
 		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
 	}
 	// The run folder is made while the job waits for its slot, and the
@@ -195,15 +88,25 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile
 	// the slot until that agent too has run.
 	ov, err := taskOverrides(t)
 	keepSlot := err == nil && ov.Loop != nil && (ov.Loop.Until != "" || ov.Loop.UntilCommand != "")
-	a.beforeStart = j.acquire
+	a.beforeStart = func(ctx context.Context) error {
+		if err := j.acquire(ctx); err != nil {
+			return err
+		}
+		return c.check(l)
+	}
+	a.afterStart = func(time.Time) { logStart() }
 	if !keepSlot {
 		a.afterExit = j.agentExited
 	}
 	res, out := d.runAttempt(ctx, a)
+	if a.stopped != nil {
+		// The slot, if it came, stays with the job for another try.
+		return d.notStarted(ctx, l, c, a, a.stopped)
+	}
 	if !keepSlot {
 		j.agentExited() // in case the agent never started
 	}
-	defer j.agentExited() // after the loop's condition agent (only the first call counts)
+	logStart() // an attempt that could not start (no program, no working directory)
 	return d.afterAttempt(ctx, l, id, sp, res, out)
 }
 
@@ -211,7 +114,9 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile
 // its leading prompt commands run, $RESULT references substituted, an auto
 // task's request wrapped for the planner, and a return task given the step
 // before it (the same claude session, when there is one, else its result).
-func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, sp spec) (*attempt, error) {
+// began is called before the first of these that acts (starts children,
+// runs prompt commands).
+func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, sp spec, began func()) (*attempt, error) {
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err != nil {
 		return nil, err
@@ -226,6 +131,9 @@ func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, 
 	ov, err := taskOverrides(t)
 	if err != nil {
 		return nil, err
+	}
+	if len(ov.Parallel) > 0 || hasSlashLines(taskPrompt(t, sp)) {
+		began()
 	}
 	if err := d.startParallel(ctx, l, t, ov); err != nil {
 		return nil, err
@@ -447,9 +355,6 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp spec, re
 	var evType string
 	var evData map[string]any
 	t, err := l.dir.Update(wctx, id, func(t *taskfile.Task) error {
-		if sp.unclaimed != nil {
-			sp.unclaimed(t)
-		}
 		m := td(t)
 		m.Set("finishedAt", stamp(now))
 		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -156,59 +155,6 @@ func writeJSON(path string, v any) error {
 func jsonRecord(v any) ([]byte, error) {
 	data, err := json.MarshalIndent(v, "", "  ")
 	return append(data, '\n'), err
-}
-
-// A jsonFile is a JSON record written once and then overwritten in place,
-// kept open in between (cmd.json, before its agent starts and once it has
-// started; the caller closes it then).
-type jsonFile struct {
-	fd   int // -1 once closed
-	path string
-	size int // bytes written so far
-}
-
-// createJSON writes v as indented JSON to a new file at path (replacing
-// its contents if it exists) and keeps the file open for overwrite.
-func createJSON(path string, v any) (*jsonFile, error) {
-	data, err := jsonRecord(v)
-	if err != nil {
-		return nil, err
-	}
-	fd, err := openRaw(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeAll(fd, data, -1, path); err != nil {
-		syscall.Close(fd)
-		return nil, err
-	}
-	return &jsonFile{fd: fd, path: path, size: len(data)}, nil
-}
-
-// overwrite writes v as indented JSON over the file in a single write from
-// its start, padded with blanks to at least what was there, so that the
-// file always holds the old JSON or the new: never empty, never a mix.
-func (j *jsonFile) overwrite(v any) error {
-	data, err := jsonRecord(v)
-	if err != nil {
-		return err
-	}
-	if len(data) < j.size {
-		data = append(append(data[:len(data)-1], bytes.Repeat([]byte(" "), j.size-len(data))...), '\n')
-	}
-	if err := writeAll(j.fd, data, 0, j.path); err != nil {
-		return err
-	}
-	j.size = max(j.size, len(data))
-	return nil
-}
-
-// close closes the file; closing it twice does nothing.
-func (j *jsonFile) close() {
-	if j.fd >= 0 {
-		syscall.Close(j.fd)
-		j.fd = -1
-	}
 }
 
 // mkdirRun makes the run folder dir, and its parent (the task's folder of

@@ -1,50 +1,11 @@
 package daemon
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// TestJSONFile_Overwrite: cmd.json is overwritten in place, never shorter
-// than before (so never torn into a mix of two versions), and always
-// holds exactly the last version written.
-func TestJSONFile_Overwrite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cmd.json")
-	long := map[string]any{"argv": []string{"sh", "-c", strings.Repeat("x", 200)}}
-	short := map[string]any{"pid": 7}
-	f, err := createJSON(path, long)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.close()
-	first, _ := os.ReadFile(path)
-
-	for _, v := range []map[string]any{short, long, short} {
-		if err := f.overwrite(v); err != nil {
-			t.Fatal(err)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(data) < len(first) {
-			t.Errorf("file shrank to %d bytes from %d", len(data), len(first))
-		}
-		var got map[string]any
-		if err := json.Unmarshal(data, &got); err != nil {
-			t.Fatalf("after overwrite: %v\n%s", err, data)
-		}
-		want, _ := json.Marshal(v)
-		if gotJSON, _ := json.Marshal(got); string(gotJSON) != string(want) {
-			t.Errorf("file holds %s, want %s", gotJSON, want)
-		}
-	}
-	f.close()
-	f.close() // a second close does nothing
-}
 
 func TestReadTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "stdout.log")

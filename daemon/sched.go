@@ -69,16 +69,13 @@ func (d *Daemon) schedule() {
 			if e != nil {
 				kind = d.kindFor(e)
 			}
-			// A task that will run gets its job (and so its run folder,
-			// and for a task that is not simple its claim) while the
-			// agents before it still run: its agent starts the moment a
-			// slot is free. Other jobs that need a slot take one at once.
+			// A task that will run gets its job (and so its claim and
+			// its run folder) while the agents before it still run: its
+			// agent starts the moment a slot is free. Other jobs that
+			// need a slot take one at once.
 			p := prepWait
 			if kind == jobRun {
 				p = prepClaimed
-				if e != nil && e.simple {
-					p = prepSimple
-				}
 			}
 			if !d.hasRoom(l, p) {
 				continue
@@ -347,7 +344,7 @@ type job struct {
 	late      bool // pending, queued as it starts an agent (queueLate; slotMu)
 	stop      context.CancelCauseFunc
 	// prep says how the job gets its slot; a job prepared ahead of one
-	// (prepClaimed, prepSimple) must acquire it before it starts an agent.
+	// (prepClaimed) must acquire it before it starts an agent.
 	// asked is set when it does (slotMu); granted is closed when it has
 	// the slot (by whichever goroutine handed it over).
 	prep    prep

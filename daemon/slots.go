@@ -29,7 +29,6 @@ const (
 	// It keeps the slot until the job ends.
 	prepLate    prep = iota
 	prepClaimed      // prepared ahead of a slot, its claim written first
-	prepSimple       // prepared ahead of a slot, nothing written (lateclaim.go)
 	// prepWait takes a free slot when it starts, or else waits in the
 	// queue for one, in turn with the prepared jobs, before it does
 	// anything: a freed slot goes straight to a queued job, so a job that
@@ -37,20 +36,13 @@ const (
 	prepWait
 )
 
-// preparedPerSlot is how many jobs per slot may be prepared ahead of a free
-// slot: their run folders made, waiting for the slot. Of these at most one
-// per slot may be a claimed job (prepClaimed), whose file says
-// in_progress while it waits; the others are simple jobs, which write
-// nothing in their files until their agents start. With one per slot, a
-// short agent often exited before the next job was ready (its files are
-// made on the CPU that records the previous job's end), and the slot stood
-// idle until it was: in a run of 2,000 tasks of `true` with one slot, 22%
-// of the slots freed found no job waiting, against 7% with two, and the
-// median time from one agent's exit to the next one's start fell from 240
-// to 200 µs. A third made idle hand-overs rarer still (2–3%) without
-// shortening the idle time or raising throughput measurably. A simple job
-// whose file changes before its slot comes is prepared again
-// (lateclaim.go).
+// preparedPerSlot is how many jobs per slot may wait in the queue for a
+// free slot. Of these at most one per slot may be a claimed task (prepClaimed),
+// its claim written and its run folder made, whose file says in_progress
+// while it waits; the others are jobs that prepare nothing (prepWait): a
+// parent to resume, an answer to apply. With a claimed job waiting, a slot
+// freed by a short agent is handed over without waiting for the next
+// task's claim to be written.
 const preparedPerSlot = 2
 
 // hasRoom reports whether the limits leave room for a new job of list l

@@ -66,11 +66,6 @@ type spec struct {
 	Parent    string
 	SessionID string
 	Archived  bool
-
-	// unclaimed, for an attempt started without a claim written first
-	// (lateclaim.go), records the claim; the write that ends the attempt
-	// applies it before its own change. Nil otherwise.
-	unclaimed func(*taskfile.Task)
 }
 
 // fieldType lists the user-settable metadata.taskd fields and their types,

@@ -278,3 +278,34 @@ func TestDir_Sweep(t *testing.T) {
 		t.Errorf("Sweep removed %q, want %q", got, want)
 	}
 }
+
+// TestDir_Swap: Swap replaces the file only while it holds the expected
+// bytes; otherwise it reports ErrChanged (or fs.ErrNotExist) and leaves the
+// file alone.
+func TestDir_Swap(t *testing.T) {
+	dir, err := taskfile.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := dir.File("1")
+	first := []byte(`{"id":"1","subject":"a"}`)
+	second := []byte(`{"id":"1","subject":"b"}`)
+	if err := os.WriteFile(path, first, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := dir.Swap(t.Context(), "1", first, second); err != nil {
+		t.Fatalf("Swap with the right bytes: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(second) {
+		t.Errorf("after Swap the file holds %s, want %s", got, second)
+	}
+	if err := dir.Swap(t.Context(), "1", first, first); !errors.Is(err, taskfile.ErrChanged) {
+		t.Errorf("Swap with stale bytes = %v, want ErrChanged", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(second) {
+		t.Errorf("a refused Swap changed the file to %s", got)
+	}
+	if err := dir.Swap(t.Context(), "2", first, second); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Swap of a missing file = %v, want fs.ErrNotExist", err)
+	}
+}
