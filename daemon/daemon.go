@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/daemon/slots"
 )
 
 // Daemon watches a root of task lists and runs the tasks addressed to it.
@@ -29,21 +30,9 @@ type Daemon struct {
 	order []string         // list ids in the order they are served
 	next  int              // round-robin position in order
 
-	// Concurrency slots (slots.go), guarded by slotMu together with each
-	// list id's counts (listSlots) and each job's slot, pending and
-	// finishing flags. running counts jobs that hold a slot; finishing,
-	// jobs that gave theirs back when their agent exited and still record
-	// the end (no new job starts while finishingPerSlot × Concurrency do);
-	// pending, jobs started ahead of a free slot (their run folder is made
-	// while other agents run); queue holds them in the order they started.
-	slotMu         sync.Mutex
-	running        int
-	finishing      int
-	pending        int
-	pendingClaimed int    // of pending, claimed jobs (prepClaimed)
-	grants         uint64 // grant rounds so far
-	queue          []*job
-	listSlots      map[string]*listSlots // by list id
+	// slots counts the concurrency slots; its tickets change hands
+	// outside the loop (package slots).
+	slots *slots.Pool
 	// kick asks the loop to schedule again: a slot changed hands outside
 	// it. Buffered; a kick already waiting is enough.
 	kick chan struct{}
@@ -68,15 +57,16 @@ type Daemon struct {
 
 // New returns a daemon for cfg that logs to log.
 func New(cfg *Config, log *slog.Logger) *Daemon {
-	return &Daemon{
-		cfg:       cfg,
-		log:       log,
-		lists:     map[string]*list{},
-		listSlots: map[string]*listSlots{},
-		done:      make(chan jobDone),
-		kick:      make(chan struct{}, 1),
-		started:   make(chan struct{}),
+	d := &Daemon{
+		cfg:     cfg,
+		log:     log,
+		lists:   map[string]*list{},
+		done:    make(chan jobDone),
+		kick:    make(chan struct{}, 1),
+		started: make(chan struct{}),
 	}
+	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
+	return d
 }
 
 // Started is closed once the daemon has taken its lock, added its watches

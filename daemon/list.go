@@ -30,7 +30,6 @@ type list struct {
 	inReady    map[string]bool
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
-	slots      *listSlots           // its jobs' slot counts, shared with a list of the same id before it
 	refused    error                // the list is not served (e.g. writable by others)
 
 	nextRetry   time.Time // earliest retryAt of a retrying task
@@ -163,7 +162,7 @@ func newList(id string, dir *taskfile.Dir) *list {
 
 // serve makes the loop serve list l, with the slot counts of its id.
 func (d *Daemon) serve(l *list) {
-	l.slots = d.serveSlots(l.id)
+	d.slots.Serve(l.id)
 	d.lists[l.id] = l
 	d.order = append(d.order, l.id)
 }
@@ -177,7 +176,7 @@ func (d *Daemon) dropList(id string) {
 		}
 	}
 	l.events.close()
-	d.unserveSlots(l)
+	d.slots.Unserve(l.id)
 	delete(d.lists, id)
 	d.order = slices.DeleteFunc(d.order, func(s string) bool { return s == id })
 	d.log.Info("list went away", "list", id)
@@ -225,16 +224,10 @@ func (d *Daemon) checkListMode(l *list) {
 		clear(l.candidates)
 		// Jobs waiting for a slot have not started their agents: they stop
 		// too, and are recorded as interrupted.
-		d.slotMu.Lock()
-		var waiting []*job
-		for _, j := range d.queue {
-			if j.l == l {
-				waiting = append(waiting, j)
+		for _, e := range l.entries {
+			if e.job != nil && d.slots.Queuing(e.job.ticket) {
+				e.job.stop(errInterrupted)
 			}
-		}
-		d.slotMu.Unlock()
-		for _, j := range waiting {
-			j.stop(errInterrupted)
 		}
 		d.log.Error("not serving list any more; fix its mode and it is served again", "list", l.id, "err", err)
 	}

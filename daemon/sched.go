@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -52,10 +53,8 @@ func (d *Daemon) schedule() {
 			d.evaluate(l, tid)
 		}
 	}
-	d.slotMu.Lock()
-	d.grant()
-	d.slotMu.Unlock()
-	for d.roomToFinish() {
+	d.slots.Grant()
+	for d.slots.RoomToFinish() {
 		started := false
 		for range d.order {
 			l := d.lists[d.order[d.next%len(d.order)]]
@@ -73,16 +72,16 @@ func (d *Daemon) schedule() {
 			// its run folder) while the agents before it still run: its
 			// agent starts the moment a slot is free. Other jobs that
 			// need a slot take one at once.
-			p := prepWait
+			p := slots.Wait
 			if kind == jobRun {
-				p = prepClaimed
+				p = slots.Claimed
 			}
-			if !d.hasRoom(l, p) {
+			if !d.slots.HasRoom(l.id, p) {
 				continue
 			}
 			l.ready = l.ready[1:]
 			delete(l.inReady, id)
-			// runnable may look at files: it is not asked under slotMu.
+			// runnable may look at files: it is asked after the room.
 			if e == nil || e.job != nil || !d.runnable(l, id, e) {
 				continue
 			}
@@ -121,15 +120,15 @@ func (d *Daemon) evaluate(l *list, id string) {
 		return
 	}
 	if e.cancel && cancellable(e.state) && e.status != taskfile.StatusCompleted {
-		d.startJob(l, id, jobCancel, prepLate)
+		d.startJob(l, id, jobCancel, slots.Late)
 		return
 	}
 	if e.state == StateRunning {
-		d.startJob(l, id, jobRecover, prepLate)
+		d.startJob(l, id, jobRecover, slots.Late)
 		return
 	}
 	if e.parent != "" && !e.delivered && endedState(e.state) {
-		d.startJob(l, id, jobDeliver, prepLate)
+		d.startJob(l, id, jobDeliver, slots.Late)
 		return
 	}
 	if e.state == StateRetrying && time.Now().Before(e.retryAt) {
@@ -335,21 +334,11 @@ func (d *Daemon) kindFor(e *entry) jobKind {
 
 // A job is one goroutine working on one task.
 type job struct {
-	l         *list
-	id        string
-	kind      jobKind
-	slot      bool // holds a concurrency slot (guarded by Daemon.slotMu)
-	pending   bool // will need a slot, does not hold one yet (slotMu)
-	finishing bool // gave its slot back, still recording (slotMu)
-	late      bool // pending, queued as it starts an agent (queueLate; slotMu)
-	stop      context.CancelCauseFunc
-	// prep says how the job gets its slot; a job prepared ahead of one
-	// (prepClaimed) must acquire it before it starts an agent.
-	// asked is set when it does (slotMu); granted is closed when it has
-	// the slot (by whichever goroutine handed it over).
-	prep    prep
-	asked   bool
-	granted chan struct{}
+	l      *list
+	id     string
+	kind   jobKind
+	ticket *slots.Ticket // its claim on a concurrency slot
+	stop   context.CancelCauseFunc
 	// agentExited gives the job's concurrency slot back once its agent has
 	// exited, so the next task's agent can start while this job records
 	// the end (its writes wait for the disk). Called by the job goroutine;
@@ -381,34 +370,36 @@ type jobDone struct {
 
 // startJob starts a job of kind on task id, which gets its concurrency
 // slot as p says: it takes a free one now and else waits for one before
-// it does anything (prepWait), or it is prepared ahead of one and
+// it does anything (slots.Wait), or it is prepared ahead of one and
 // acquires it later (job.acquire), when its agent is about to start; if
 // the limits leave no room for that, nothing starts and startJob reports
-// false. A prepLate job starts at once and takes a slot only if it starts
-// an agent. Every agent starts holding a slot: runAttempt acquires the
-// job's (jobSlot) unless the attempt says how to. Called by the loop.
-func (d *Daemon) startJob(l *list, id string, kind jobKind, p prep) bool {
-	slot := p != prepLate
-	j := &job{l: l, id: id, kind: kind, prep: p, granted: make(chan struct{})}
-	if !d.takeRoom(j) {
+// false. A slots.Late job starts at once and takes a slot only if it
+// starts an agent. Every agent starts holding a slot: runAttempt acquires
+// the job's (jobSlot) unless the attempt says how to. Called by the loop.
+func (d *Daemon) startJob(l *list, id string, kind jobKind, p slots.Prep) bool {
+	ticket := d.slots.Take(l.id, p)
+	if ticket == nil {
 		return false
 	}
+	j := &job{l: l, id: id, kind: kind, ticket: ticket}
 	ctx, stop := context.WithCancelCause(d.ctx)
 	ctx = context.WithValue(ctx, jobKey{}, j)
 	j.stop = stop
 	j.agentExited = sync.OnceFunc(func() {
-		if slot {
-			d.releaseSlot(j)
+		if p != slots.Late {
+			d.slots.Release(ticket)
 		}
 	})
-	j.acquire = func(ctx context.Context) error { return d.acquireSlot(ctx, j) }
+	j.acquire = func(ctx context.Context) error {
+		return d.slots.Acquire(ctx, ticket, func() error { return d.stopCause(ctx) })
+	}
 	l.entries[id].job = j
 	d.jobs.Add(1)
 	go func() {
 		defer d.jobs.Done()
 		var task *taskfile.Task
 		err := errNotRunnable // stopped while it waited for its slot
-		if p != prepWait || d.acquireSlot(ctx, j) == nil {
+		if p != slots.Wait || j.acquire(ctx) == nil {
 			task, err = d.work(ctx, j)
 		}
 		stop(nil)
@@ -420,19 +411,7 @@ func (d *Daemon) startJob(l *list, id string, kind jobKind, p prep) bool {
 // finished takes a job's report.
 func (d *Daemon) finished(msg jobDone) {
 	j := msg.job
-	d.slotMu.Lock()
-	d.dropSlot(j)
-	if j.finishing {
-		d.finishing--
-	}
-	if j.pending {
-		// Ended before it asked for its slot: the jobs of its list queued
-		// behind it may be waiting for it to go.
-		d.unqueue(j)
-		d.grant()
-	}
-	d.forgetSlots(j.l)
-	d.slotMu.Unlock()
+	d.slots.Done(j.ticket)
 	if msg.err != nil && msg.err != errNotRunnable {
 		d.log.Warn("task job", "list", j.l.id, "task", j.id, "err", msg.err)
 	}
