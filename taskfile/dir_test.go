@@ -54,6 +54,7 @@ const roundTripIn = `{
 }`
 
 func TestDir_UpdateRoundTrip(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	writeRaw(t, d, "7.json", roundTripIn)
 	ctx := context.Background()
@@ -86,6 +87,7 @@ func TestDir_UpdateRoundTrip(t *testing.T) {
 }
 
 func TestDir_UpdateUnchangedSkipsWrite(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	task, err := d.Create(context.Background(), &taskfile.Task{Subject: "s", Owner: "taskd"})
 	if err != nil {
@@ -102,6 +104,7 @@ func TestDir_UpdateUnchangedSkipsWrite(t *testing.T) {
 }
 
 func TestDir_UpdateFnError(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	writeRaw(t, d, "3.json", `{"id": "3", "subject": "s"}`)
 	sentinel := errors.New("no thanks")
@@ -121,6 +124,7 @@ func TestDir_UpdateFnError(t *testing.T) {
 }
 
 func TestDir_UpdateMissing(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	_, err := d.Update(context.Background(), "404", func(*taskfile.Task) error { return nil })
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -135,6 +139,7 @@ func TestDir_UpdateMissing(t *testing.T) {
 // TestDir_BadFilesUntouched checks every kind of bad file: Read and Update
 // return the documented error and the file (or link, or FIFO) is unchanged.
 func TestDir_BadFilesUntouched(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	outside := filepath.Join(t.TempDir(), "outside.json")
 	os.WriteFile(outside, []byte(`{"id": "link"}`), 0o644)
@@ -208,6 +213,7 @@ func snapshot(t testing.TB, p string) string {
 }
 
 func TestDir_List(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	for _, n := range []string{"10.json", "9.json", "b.json", "a_1.json", ".7.json123", "x.tmp", "7.json.lock", ".lock", ".highwatermark", "bad name.json"} {
 		writeRaw(t, d, n, "{}")
@@ -222,6 +228,7 @@ func TestDir_List(t *testing.T) {
 }
 
 func TestDir_CreateAllocatesLikeClaudeCode(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	ctx := context.Background()
 	writeRaw(t, d, "4.json", `{"id": "4"}`)
@@ -260,6 +267,7 @@ func TestDir_CreateAllocatesLikeClaudeCode(t *testing.T) {
 }
 
 func TestDir_Sweep(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	old := time.Now().Add(-time.Hour)
 	for _, n := range []string{".7.json123", "..highwatermark99", "7.json"} {
@@ -283,6 +291,7 @@ func TestDir_Sweep(t *testing.T) {
 // bytes; otherwise it reports ErrChanged (or fs.ErrNotExist) and leaves the
 // file alone.
 func TestDir_Swap(t *testing.T) {
+	t.Parallel()
 	dir, err := taskfile.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -126,6 +126,7 @@ func readCounter(t testing.TB, d *taskfile.Dir, id, key string) int64 {
 // TestDir_CrossProcessExclusion: N processes and, in this process, two
 // goroutines each make M increments of one field; none is lost.
 func TestDir_CrossProcessExclusion(t *testing.T) {
+	t.Parallel()
 	lockModes(t, func(t *testing.T, open func(t testing.TB) *taskfile.Dir, helper func(args ...string) *exec.Cmd) {
 		const procs, perProc = 4, 100
 		d := open(t)
@@ -165,6 +166,7 @@ func TestDir_CrossProcessExclusion(t *testing.T) {
 
 // TestDir_CreateAcrossProcesses: two processes allocate 200 ids each.
 func TestDir_CreateAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	var outs [2]strings.Builder
 	var cmds []*exec.Cmd
@@ -200,12 +202,14 @@ func TestDir_CreateAcrossProcesses(t *testing.T) {
 	}
 }
 
-// TestDir_NoTornReads: a reader parsing the file in a tight loop while 10,000
-// updates replace it never sees anything but a whole task.
+// TestDir_NoTornReads: a reader parsing the file in a tight loop while
+// tornReadUpdates updates (10,000 under the stress tag) replace it never
+// sees anything but a whole task.
 func TestDir_NoTornReads(t *testing.T) {
-	updates := 10000
+	t.Parallel()
+	updates := tornReadUpdates
 	if testing.Short() {
-		updates = 1000
+		updates = 200
 	}
 	d := mustOpen(t)
 	writeRaw(t, d, "5.json", `{"id": "5", "subject": "s", "metadata": {"pad": "`+strings.Repeat("x", 4000)+`"}}`)
@@ -252,6 +256,7 @@ func TestDir_NoTornReads(t *testing.T) {
 // proper-lockfile, with Claude Code's options) is held on 7.json, Update
 // waits; it completes once the lock is released.
 func TestDir_HonoursClaudeCodeLock(t *testing.T) {
+	t.Parallel()
 	lockModes(t, func(t *testing.T, open func(t testing.TB) *taskfile.Dir, helper func(args ...string) *exec.Cmd) {
 		node := nodeTools(t)
 		d := open(t)
@@ -310,6 +315,7 @@ func TestDir_HonoursClaudeCodeLock(t *testing.T) {
 // Code's TaskUpdate does (proper-lockfile, read, in-place write) and Go
 // processes using Update increment one field together; nothing is lost.
 func TestDir_ConcurrentWithClaudeCode(t *testing.T) {
+	t.Parallel()
 	lockModes(t, func(t *testing.T, open func(t testing.TB) *taskfile.Dir, helper func(args ...string) *exec.Cmd) {
 		node := nodeTools(t)
 		const nodeProcs, goProcs, each = 2, 2, 150 // 600 increments in all
@@ -343,6 +349,7 @@ func TestDir_ConcurrentWithClaudeCode(t *testing.T) {
 // TestDir_StaleLockRemoved: a lock directory whose holder died (mtime older
 // than 10 s) does not block Update for good.
 func TestDir_StaleLockRemoved(t *testing.T) {
+	t.Parallel()
 	lockModes(t, func(t *testing.T, open func(t testing.TB) *taskfile.Dir, helper func(args ...string) *exec.Cmd) {
 		d := open(t)
 		writeRaw(t, d, "2.json", `{"id": "2", "subject": "s"}`)

@@ -39,6 +39,7 @@ func kept(t *testing.T, s *lockSpares) []string {
 // by renaming the same kept directory into place, fresh, and never over a
 // lock someone else holds; another process adopts what it finds kept.
 func TestKeepLockDirs(t *testing.T) {
+	t.Parallel()
 	d, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +113,7 @@ func TestKeepLockDirs(t *testing.T) {
 // TestKeepLockDirs_Unsupported: where the rename cannot be used, locks are
 // made and removed.
 func TestKeepLockDirs_Unsupported(t *testing.T) {
+	t.Parallel()
 	d, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +138,7 @@ func TestKeepLockDirs_Unsupported(t *testing.T) {
 // directory a link to another file system) is given up, and locks are made
 // and removed, without a failed write.
 func TestKeepLockDirs_OtherFileSystem(t *testing.T) {
+	t.Parallel()
 	elsewhere, err := os.MkdirTemp("/dev/shm", "taskd-pool-")
 	if err != nil {
 		t.Skip("no /dev/shm:", err)

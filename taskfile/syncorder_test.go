@@ -150,6 +150,7 @@ func quoted(args string) []string {
 // a task file is the old version or the new one, never torn or empty, and
 // a write that returned survives.
 func TestWriteProtocol_SyscallOrder(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		helper  string // helper command
