@@ -142,12 +142,17 @@ func currentStepOf(t *taskfile.Task) string { s, _ := t.Metadata.String("current
 func TestFlow_LoopGuard(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	h := startDaemon(t, []string{"l"})
+	// c always fails and retries through b, whose passed edge resets the
+	// task's one retry count (flow's rule), so c never escalates.
 	h.addWorkflow("l", "spin", `{"id": "spin", "name": "spin", "nodes": {
   "start": {"type": "start"},
   "a": {"type": "task", "name": "A", "command": "true"},
-  "b": {"type": "task", "name": "B", "command": "true"},
-  "end": {"type": "end", "result": "success"}},
- "edges": [{"from": "start", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "end", "on": "done"}, {"from": "b", "to": "a"}]}`)
+  "b": {"type": "gate", "name": "B", "command": "true"},
+  "c": {"type": "gate", "name": "C", "command": "false", "maxRetries": 1},
+  "end": {"type": "end", "result": "success"},
+  "hitl": {"type": "end", "result": "blocked", "escalation": "hitl"}},
+ "edges": [{"from": "start", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "c", "on": "passed"}, {"from": "b", "to": "hitl", "on": "failed"},
+  {"from": "c", "to": "end", "on": "passed"}, {"from": "c", "to": "a", "on": "failed"}, {"from": "c", "to": "hitl", "on": "failed"}]}`)
 	h.drop("l", "1", flowTask("1", "spin", "Spin forever", ""))
 	task := h.waitState("l", "1", daemon.StateNeedsHuman, 30*time.Second)
 	if n, _ := task.Metadata.Object("taskd").Int("iteration"); n != 25 {
