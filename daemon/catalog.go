@@ -8,12 +8,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/workflows"
 )
 
 // ErrUnknownWorkflow is returned (wrapped) for a workflowType no workflow
 // directory defines.
 var ErrUnknownWorkflow = errors.New("unknown workflow")
+
+// ErrInvalidWorkflow is returned (wrapped) for a workflowType whose
+// definition has errors, traps such as a cycle with no way out included.
+var ErrInvalidWorkflow = errors.New("invalid workflow")
 
 // catalogs holds each list's workflows: the built-ins, overridden by
 // $XDG_CONFIG_HOME/taskd/workflows, overridden by <list>/.taskd/workflows.
@@ -86,9 +91,11 @@ func (d *Daemon) checkWorkflow(l *list, id string) error {
 	if def, ok := set.Get(id); ok {
 		var msgs []string
 		for _, p := range def.Problems {
-			msgs = append(msgs, p.String())
+			if p.Blocks(navigator.Strict) {
+				msgs = append(msgs, p.String())
+			}
 		}
-		return fmt.Errorf("%w %q: its definition has errors: %s", ErrUnknownWorkflow, id, strings.Join(msgs, "; "))
+		return fmt.Errorf("%w %q: its definition has errors: %s", ErrInvalidWorkflow, id, strings.Join(msgs, "; "))
 	}
 	return fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkflow, id, strings.Join(set.IDs(), ", "))
 }

@@ -142,12 +142,17 @@ func currentStepOf(t *taskfile.Task) string { s, _ := t.Metadata.String("current
 func TestFlow_LoopGuard(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	h := startDaemon(t, []string{"l"})
+	// c always fails and retries through b, whose passed edge resets the
+	// task's one retry count (flow's rule), so c never escalates.
 	h.addWorkflow("l", "spin", `{"id": "spin", "name": "spin", "nodes": {
   "start": {"type": "start"},
   "a": {"type": "task", "name": "A", "command": "true"},
-  "b": {"type": "task", "name": "B", "command": "true"},
-  "end": {"type": "end", "result": "success"}},
- "edges": [{"from": "start", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "end", "on": "done"}, {"from": "b", "to": "a"}]}`)
+  "b": {"type": "gate", "name": "B", "command": "true"},
+  "c": {"type": "gate", "name": "C", "command": "false", "maxRetries": 1},
+  "end": {"type": "end", "result": "success"},
+  "hitl": {"type": "end", "result": "blocked", "escalation": "hitl"}},
+ "edges": [{"from": "start", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "c", "on": "passed"}, {"from": "b", "to": "hitl", "on": "failed"},
+  {"from": "c", "to": "end", "on": "passed"}, {"from": "c", "to": "a", "on": "failed"}, {"from": "c", "to": "hitl", "on": "failed"}]}`)
 	h.drop("l", "1", flowTask("1", "spin", "Spin forever", ""))
 	task := h.waitState("l", "1", daemon.StateNeedsHuman, 30*time.Second)
 	if n, _ := task.Metadata.Object("taskd").Int("iteration"); n != 25 {
@@ -292,6 +297,64 @@ func mustDir(t *testing.T, path string) *taskfile.Dir {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestFlow_TrappedWorkflowRejected drops tasks naming per-list workflows
+// that flow would walk but that can catch a task: each is rejected when
+// accepted, the file untouched, the trap named in rejected/ and in the
+// TaskRejected event.
+func TestFlow_TrappedWorkflowRejected(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	h := startDaemon(t, []string{"l"})
+	const done = `"done": {"type": "end", "result": "success"}`
+	traps := []struct {
+		id, nodes, edges, want string
+	}{
+		{"no-end", `"a": {"type": "task", "command": "true"}, "b": {"type": "task", "command": "true"}`,
+			`{"from": "a", "to": "b"}, {"from": "b", "to": "a"}`,
+			`the workflow has no end node, so no task can finish`},
+		{"cycle", `"a": {"type": "task", "command": "true"}, "b": {"type": "task", "command": "true"}, "c": {"type": "task", "command": "true"}, ` + done,
+			`{"from": "a", "to": "done", "on": "passed"}, {"from": "a", "to": "b", "on": "failed"}, {"from": "b", "to": "c"}, {"from": "c", "to": "b"}`,
+			`nodes "b" → "c" → "b" form a cycle with no way out`},
+		{"self-loop", `"a": {"type": "task", "command": "true"}, ` + done,
+			`{"from": "a", "to": "a"}, {"from": "a", "to": "done", "on": "passed"}`,
+			`node "a": the edge from "a" to itself has no "on"`},
+		{"gate", `"a": {"type": "gate", "command": "true"}, ` + done,
+			`{"from": "a", "to": "done"}`,
+			`node "a": the gate cannot fail`},
+	}
+	dir := h.listDir("l")
+	before := map[string]string{}
+	// Every workflow is in place before a task makes the daemon load them.
+	for _, tr := range traps {
+		h.addWorkflow("l", tr.id, `{"nodes": {"start": {"type": "start"}, `+tr.nodes+`},
+		  "edges": [{"from": "start", "to": "a"}, `+tr.edges+`]}`)
+	}
+	for i, tr := range traps {
+		id := itoa(i + 1)
+		before[id] = flowTask(id, tr.id, "Walk "+tr.id, "")
+		h.drop("l", id, before[id])
+	}
+	for i, tr := range traps {
+		id := itoa(i + 1)
+		path := filepath.Join(dir, ".taskd", "rejected", id+".json.txt")
+		h.waitFor("rejection of "+id, 10*time.Second, func() bool { _, err := os.Stat(path); return err == nil })
+		text, _ := os.ReadFile(path)
+		file := filepath.Join(dir, ".taskd", "workflows", tr.id+".json")
+		if want := `invalid workflow "` + tr.id + `": its definition has errors: ` + file + ": "; !strings.Contains(string(text), want) ||
+			!strings.Contains(string(text), tr.want) || !strings.Contains(string(text), "How to fix it: Correct the workflow file") {
+			t.Errorf("%s: rejection says\n%s\nwant %q, %q and the fix", tr.id, text, want, tr.want)
+		}
+		evs := h.waitEvents("l", daemon.EvTaskRejected, id, 1)
+		for _, e := range evs {
+			if msg, _ := e.Data["error"].(string); e.Type == daemon.EvTaskRejected && e.Task == id && !strings.Contains(msg, tr.want) {
+				t.Errorf("%s: TaskRejected says %q, want %q", tr.id, msg, tr.want)
+			}
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, id+".json")); string(data) != before[id] {
+			t.Errorf("%s: the task file was changed:\n%s", tr.id, data)
+		}
+	}
 }
 
 func TestFlow_UnknownWorkflowRejected(t *testing.T) {

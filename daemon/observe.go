@@ -109,6 +109,8 @@ func fixFor(err error) string {
 	switch {
 	case errors.Is(err, ErrUnknownAgent):
 		return "Use one of the profiles named above, or add the profile or agent mapping to the configuration file."
+	case errors.Is(err, ErrInvalidWorkflow):
+		return "Correct the workflow file as described (`taskd workflows validate FILE` checks it), then save the task file again; or name another workflow."
 	case errors.Is(err, ErrUnknownWorkflow):
 		return "Use a workflow listed by `taskd workflows list`, or add <id>.json to a workflow directory."
 	}

@@ -10,7 +10,10 @@
 //
 //   - Parse decodes a workflow definition (flow's JSON format plus taskd's
 //     "command" extension) and keeps node order with JavaScript's object key
-//     semantics; Validate lists every problem with it.
+//     semantics; Validate lists every problem with it, traps (workflows
+//     flow walks but a task can be caught in) marked, and Usable judges
+//     the problems in Strict mode (the daemon) or Compatible mode
+//     (`taskd navigate`, which walks traps as flow does).
 //   - Navigate performs one Navigate call against a Catalog of workflows: it
 //     starts a workflow, reports the current step, or advances with a result.
 //     It returns the Response (whose JSON is flow's, field for field), the

@@ -5,40 +5,6 @@ import (
 	"strings"
 )
 
-// A Problem is something wrong with a workflow definition.
-type Problem struct {
-	File    string // the definition's file; set by loaders, empty from Validate
-	Node    string // the node concerned; empty for the workflow as a whole
-	Reason  string
-	Warning bool // the workflow still works as written; errors make it unusable
-}
-
-func (p Problem) String() string {
-	var b strings.Builder
-	if p.File != "" {
-		b.WriteString(p.File)
-		b.WriteString(": ")
-	}
-	if p.Warning {
-		b.WriteString("warning: ")
-	}
-	if p.Node != "" {
-		fmt.Fprintf(&b, "node %q: ", p.Node)
-	}
-	b.WriteString(p.Reason)
-	return b.String()
-}
-
-// HasErrors reports whether problems holds anything other than warnings.
-func HasErrors(problems []Problem) bool {
-	for _, p := range problems {
-		if !p.Warning {
-			return true
-		}
-	}
-	return false
-}
-
 // Validate checks a workflow far more strictly than flow does and returns
 // every problem it finds, in a stable order: fields of the wrong type, then
 // the workflow as a whole, then each node in key order, then the edges. A
@@ -46,7 +12,10 @@ func HasErrors(problems []Problem) bool {
 // has one start node with an edge out, every edge joins known nodes, every
 // node is reachable, every work step and join has a way out for both
 // results, forks and joins pair up, and every retry/escalate pair has a
-// maxRetries. The rules are listed in docs/workflows.md.
+// maxRetries. Last come the traps (Problem.Trap), which only Strict mode
+// counts: no end reachable from the start, a cycle with no way out, an
+// unconditional self-loop, a gate that cannot fail. The rules are listed in
+// docs/workflows.md.
 func Validate(wf *Workflow) []Problem {
 	v := &validator{wf: wf}
 	v.problems = append(v.problems, wf.problems...)
@@ -62,6 +31,7 @@ func Validate(wf *Workflow) []Problem {
 	}
 	v.edges()
 	v.reachable()
+	v.traps()
 	return v.problems
 }
 

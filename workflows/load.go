@@ -26,10 +26,18 @@ type Definition struct {
 	Problems   []navigator.Problem // from validation; File is set
 }
 
-// OK reports whether the definition can be navigated: it parsed and has no
-// errors (warnings are fine).
+// OK reports whether the definition can be navigated in Strict mode: it
+// parsed and has no errors, traps included (warnings are fine). The daemon
+// walks only such definitions.
 func (d *Definition) OK() bool {
-	return d.Workflow != nil && !navigator.HasErrors(d.Problems)
+	return d.Usable(navigator.Strict)
+}
+
+// Usable reports whether the definition parsed and none of its problems
+// blocks it in mode m. In Compatible mode, the mode of `taskd navigate`,
+// a workflow with traps is usable, as it is for flow.
+func (d *Definition) Usable(m navigator.Mode) bool {
+	return d.Workflow != nil && navigator.Usable(d.Problems, m)
 }
 
 // A Set is a collection of workflow definitions by id. It implements

@@ -15,12 +15,14 @@ import (
 
 // cliDifference is where `taskd navigate` answers a recorded call
 // differently from the pure navigator, because it reads and writes task
-// files through taskfile and loads workflows through the strict loader.
+// files through taskfile and loads workflows through the validating loader
+// (in Compatible mode: traps do not stop it).
 // docs/navigator.md lists the same cases.
 type cliDifference string
 
 const (
-	// The workflow fails validation, so the CLI refuses to navigate it.
+	// The workflow has errors other than traps, so the CLI refuses to
+	// navigate it.
 	rejectedWorkflow cliDifference = "workflow rejected by the validator"
 	// The task's id disagrees with its file name: taskfile refuses the file
 	// instead of correcting the id.

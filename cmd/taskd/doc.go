@@ -282,8 +282,11 @@
 // When the current step has no edge for the result, the response is flow's error
 // object ({"error": ..., "currentStep": ..., "evaluation": ...}), nothing is
 // written and the exit status is 3. Any other failure (an unknown workflow or
-// step, a missing or malformed task file) is reported on stderr with exit status
-// 1. A task file whose "id" disagrees with its name is refused, not corrected:
+// step, a workflow with errors, a missing or malformed task file) is reported on
+// stderr with exit status 1. Traps that 'taskd workflows validate' reports (no
+// end reachable, a cycle with no way out, an unconditional self-loop, a gate
+// that cannot fail) do not stop navigate: flow walks such workflows, and so
+// does navigate; the daemon refuses them. A task file whose "id" disagrees with its name is refused, not corrected:
 // fix the id or rename the file.
 //
 // Examples:
@@ -310,7 +313,7 @@
 //	validate FILE   check workflow files and print every problem as
 //	                FILE: node "ID": reason; without files, check every
 //	                definition taskd would load. Exit status 1 if any has
-//	                errors (warnings alone pass)
+//	                errors, traps included (warnings alone pass)
 //	diagram ID      print ID as a Mermaid flowchart
 //
 //	--workflows DIR  also load workflows from DIR (repeatable)

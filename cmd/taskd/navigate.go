@@ -56,8 +56,11 @@ whose metadata names a workflow ignores --workflow.
 When the current step has no edge for the result, the response is flow's error
 object ({"error": ..., "currentStep": ..., "evaluation": ...}), nothing is
 written and the exit status is 3. Any other failure (an unknown workflow or
-step, a missing or malformed task file) is reported on stderr with exit status
-1. A task file whose "id" disagrees with its name is refused, not corrected:
+step, a workflow with errors, a missing or malformed task file) is reported on
+stderr with exit status 1. Traps that 'taskd workflows validate' reports (no
+end reachable, a cycle with no way out, an unconditional self-loop, a gate
+that cannot fail) do not stop navigate: flow walks such workflows, and so
+does navigate; the daemon refuses them. A task file whose "id" disagrees with its name is refused, not corrected:
 fix the id or rename the file.
 
 Examples:
@@ -141,7 +144,9 @@ func runNavigate(ctx context.Context, inv *invocation) error {
 // cliCatalog finds the requested workflow in the built-ins and user
 // directories (loading only that one), optionally with its source root
 // replaced, and remembers a definition that is broken or unreadable so that
-// the error can say why.
+// the error can say why. It judges definitions in Compatible mode: a
+// workflow whose only errors are traps (a cycle with no way out, a gate
+// that cannot fail, …) is navigated, as flow navigates it.
 type cliCatalog struct {
 	dirs   []string
 	root   optionalString
@@ -157,7 +162,7 @@ func (c *cliCatalog) Lookup(id string) (*navigator.Workflow, string, bool) {
 		return nil, "", false
 	case d == nil:
 		return nil, "", false
-	case !d.OK():
+	case !d.Usable(navigator.Compatible):
 		c.broken = d
 		return nil, "", false
 	}
@@ -172,7 +177,7 @@ func (c *cliCatalog) brokenError() error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "workflow %q (%s) has errors; fix them (taskd workflows validate lists them):", c.broken.ID, c.broken.File)
 	for _, p := range c.broken.Problems {
-		if !p.Warning {
+		if p.Blocks(navigator.Compatible) {
 			b.WriteString("\n  ")
 			b.WriteString(p.String())
 		}

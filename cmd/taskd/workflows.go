@@ -32,7 +32,7 @@ an id replacing an earlier one. A directory holds <id>.json files (or
 	validate FILE   check workflow files and print every problem as
 	                FILE: node "ID": reason; without files, check every
 	                definition taskd would load. Exit status 1 if any has
-	                errors (warnings alone pass)
+	                errors, traps included (warnings alone pass)
 	diagram ID      print ID as a Mermaid flowchart
 
 	--workflows DIR  also load workflows from DIR (repeatable)

@@ -69,3 +69,70 @@ func TestWorkflows(t *testing.T) {
 		t.Errorf("show nope: exit %d, %s", code, errOut)
 	}
 }
+
+// TestWorkflows_Traps checks that `taskd workflows validate` refuses each
+// trap, naming its nodes, while `taskd navigate`, which answers as flow
+// does, still walks the workflow.
+func TestWorkflows_Traps(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	tests := []struct {
+		id, nodes, edges string
+		want             []string // the problems, each after "FILE: "
+	}{{
+		id:    "no-end",
+		nodes: `"start": {"type": "start"}, "a": {"type": "task"}, "b": {"type": "task"}`,
+		edges: `{"from": "start", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "a"}`,
+		want: []string{
+			`the workflow has no end node, so no task can finish; add a node of type "end" (with "result": "success") and an edge to it`,
+			`nodes "a" → "b" → "a" form a cycle with no way out: no edge from them leads to an end; give one of them an edge that does ("on": "failed" to a HITL end, for example)`,
+		},
+	}, {
+		id: "cycle",
+		nodes: `"start": {"type": "start"}, "triage": {"type": "task"}, "a": {"type": "task"}, "b": {"type": "task"},
+		  "done": {"type": "end", "result": "success"}`,
+		edges: `{"from": "start", "to": "triage"}, {"from": "triage", "to": "done", "on": "passed"}, {"from": "triage", "to": "a", "on": "failed"},
+		  {"from": "a", "to": "b"}, {"from": "b", "to": "a"}`,
+		want: []string{`nodes "a" → "b" → "a" form a cycle with no way out: no edge from them leads to an end; give one of them an edge that does ("on": "failed" to a HITL end, for example)`},
+	}, {
+		id:    "self-loop",
+		nodes: `"start": {"type": "start"}, "a": {"type": "task"}, "done": {"type": "end", "result": "success"}`,
+		edges: `{"from": "start", "to": "a"}, {"from": "a", "to": "a"}, {"from": "a", "to": "done", "on": "passed"}`,
+		want:  []string{`node "a": the edge from "a" to itself has no "on", so the step can repeat forever (an unconditional edge never counts a retry); make it "on": "failed" beside a failed edge to an end and set "maxRetries", or remove it`},
+	}, {
+		id:    "gate",
+		nodes: `"start": {"type": "start"}, "a": {"type": "gate"}, "done": {"type": "end", "result": "success"}`,
+		edges: `{"from": "start", "to": "a"}, {"from": "a", "to": "done"}`,
+		want:  []string{`node "a": the gate cannot fail: its only edges are unconditional, so failed leads to "done" just as passed does; add an edge with "on": "failed" back to the work it checks or to an end (a HITL end asks a person)`},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			file := filepath.Join(dir, tt.id+".json")
+			writeTask(t, file, `{"nodes": {`+tt.nodes+`}, "edges": [`+tt.edges+`]}`)
+			out, errOut, code := runCLI(t, "workflows", "validate", file)
+			want := ""
+			for _, p := range tt.want {
+				want += file + ": " + p + "\n"
+			}
+			if code != 1 || out != want || !strings.Contains(errOut, "some workflows have errors") {
+				t.Errorf("validate: exit %d, stdout:\n%s\nwant exit 1 and:\n%s\nstderr: %s", code, out, want, errOut)
+			}
+			// The task sits at the start's target; failed leads into the trap.
+			task := filepath.Join(dir, "list", tt.id+".json")
+			writeTask(t, task, `{"id": "`+tt.id+`", "metadata": {"workflowType": "`+tt.id+`"}}`)
+			out, errOut, code = runCLI(t, "navigate", "--workflows", dir, "--task", task, "--record-start")
+			if code != 0 {
+				t.Fatalf("navigate: exit %d, want the workflow walked as flow walks it: %s", code, errOut)
+			}
+			first := readJSON(t, out)["currentStep"]
+			out, errOut, code = runCLI(t, "navigate", "--workflows", dir, "--task", task, "--result", "failed")
+			if code != 0 || readJSON(t, out)["action"] != "advance" {
+				t.Errorf("navigate --result failed from %v: exit %d:\n%s%s", first, code, out, errOut)
+			}
+		})
+	}
+	out, _, _ := runCLI(t, "workflows", "list", "--workflows", dir)
+	if got, want := strings.Count(out, "INVALID (taskd workflows validate)"), len(tests); got != want {
+		t.Errorf("list marks %d workflows invalid, want %d:\n%s", got, want, out)
+	}
+}
