@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"iter"
 	"math"
+	"slices"
 )
 
 // indexFrom is the number of keys above which an Object keeps a map from
@@ -92,6 +93,12 @@ func (o *Object) reindex() {
 	for i, k := range o.keys {
 		o.index[k] = i
 	}
+}
+
+// Grow makes room for n more keys, so that adding them does not allocate.
+func (o *Object) Grow(n int) {
+	o.keys = slices.Grow(o.keys, n)
+	o.vals = slices.Grow(o.vals, n)
 }
 
 // Has reports whether key is present (with any value, null included).
