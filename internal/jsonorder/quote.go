@@ -86,61 +86,88 @@ func appendValidUTF8(buf, b []byte) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plain marks the bytes of valid UTF-8 that AppendString copies as they
+// are: all but control characters, the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // AppendString appends s quoted as JSON.stringify quotes a string: the
 // quote, the backslash and control characters are escaped, a lone surrogate
 // (see DecodeRune) is written as a lowercase \udXXX escape, two surrogates
 // that form a pair as the character they form, and every other character
-// as raw UTF-8. Invalid UTF-8, which Decode never returns, is written as
-// U+FFFD, as JavaScript would have decoded it.
+// as raw UTF-8. Any other byte that is not UTF-8, which Decode never
+// returns, is written as U+FFFD, as JavaScript would have decoded it.
 func AppendString(buf []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		return appendWTF8String(buf, s)
+	}
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !plain[c] {
+			buf = appendEscape(append(buf, s[start:i]...), c)
+			start = i + 1
+		}
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}
+
+// appendWTF8String is AppendString for strings that are not valid UTF-8.
+func appendWTF8String(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
+		if c < utf8.RuneSelf {
+			if !plain[c] {
+				buf = appendEscape(append(buf, s[start:i]...), c)
+				start = i + 1
 			}
-			buf = append(buf, s[start:i]...)
-			if hi := surrogateAt(s[i:]); hi == 0 {
-				buf = utf8.AppendRune(buf, utf8.RuneError)
-				i += invalidLen(s[i:])
-			} else if lo := surrogateAt(s[i+3:]); hi < 0xDC00 && lo >= 0xDC00 {
-				buf = utf8.AppendRune(buf, utf16.DecodeRune(hi, lo))
-				i += 6
-			} else {
-				buf = append(buf, '\\', 'u', 'd', hexDigits[hi>>8&0xF], hexDigits[hi>>4&0xF], hexDigits[hi&0xF])
-				i += 3
-			}
-			start = i
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
 			i++
 			continue
 		}
-		buf = append(buf, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			buf = append(buf, '\\', c)
-		case '\b':
-			buf = append(buf, '\\', 'b')
-		case '\f':
-			buf = append(buf, '\\', 'f')
-		case '\n':
-			buf = append(buf, '\\', 'n')
-		case '\r':
-			buf = append(buf, '\\', 'r')
-		case '\t':
-			buf = append(buf, '\\', 't')
-		default:
-			buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r != utf8.RuneError || size != 1 {
+			i += size
+			continue
 		}
-		i++
+		buf = append(buf, s[start:i]...)
+		if hi := surrogateAt(s[i:]); hi == 0 {
+			buf = utf8.AppendRune(buf, utf8.RuneError)
+			i += invalidLen(s[i:])
+		} else if lo := surrogateAt(s[i+3:]); hi < 0xDC00 && lo >= 0xDC00 {
+			buf = utf8.AppendRune(buf, utf16.DecodeRune(hi, lo))
+			i += 6
+		} else {
+			buf = append(buf, '\\', 'u', 'd', hexDigits[hi>>8&0xF], hexDigits[hi>>4&0xF], hexDigits[hi&0xF])
+			i += 3
+		}
 		start = i
 	}
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')
+}
+
+// appendEscape appends the escape of the ASCII byte c.
+func appendEscape(buf []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(buf, '\\', c)
+	case '\b':
+		return append(buf, '\\', 'b')
+	case '\f':
+		return append(buf, '\\', 'f')
+	case '\n':
+		return append(buf, '\\', 'n')
+	case '\r':
+		return append(buf, '\\', 'r')
+	case '\t':
+		return append(buf, '\\', 't')
+	}
+	return append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 }
