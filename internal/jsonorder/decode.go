@@ -86,7 +86,7 @@ func (e *SyntaxError) Error() string {
 // Decode parses data, which must hold exactly one JSON value. Errors are
 // *SyntaxError.
 func Decode(data []byte, opts Options) (any, error) {
-	d := decoder{data: data, opts: opts, maxDepth: opts.MaxDepth}
+	d := decoder{data: data, opts: opts, maxDepth: opts.MaxDepth, keys: make([]string, 0, 16), vals: make([]any, 0, 16)}
 	if d.maxDepth == 0 {
 		d.maxDepth = DefaultMaxDepth
 	}

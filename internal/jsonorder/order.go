@@ -119,30 +119,26 @@ func sortJavaScript(keys []string, vals []any) bool {
 	if !slices.ContainsFunc(keys, isArrayIndex) {
 		return false
 	}
-	type member struct {
-		idx  uint64
-		isIx bool
-		key  string
-		val  any
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
 	}
-	ms := make([]member, len(keys))
-	for i, k := range keys {
-		n, ok := arrayIndex(k)
-		ms[i] = member{n, ok, k, vals[i]}
-	}
-	slices.SortStableFunc(ms, func(a, b member) int {
+	slices.SortStableFunc(order, func(a, b int) int {
+		x, xIdx := arrayIndex(keys[a])
+		y, yIdx := arrayIndex(keys[b])
 		switch {
-		case a.isIx && b.isIx:
-			return cmp.Compare(a.idx, b.idx)
-		case a.isIx:
+		case xIdx && yIdx:
+			return cmp.Compare(x, y)
+		case xIdx:
 			return -1
-		case b.isIx:
+		case yIdx:
 			return 1
 		}
 		return 0
 	})
-	for i, m := range ms {
-		keys[i], vals[i] = m.key, m.val
+	oldKeys, oldVals := slices.Clone(keys), slices.Clone(vals)
+	for i, j := range order {
+		keys[i], vals[i] = oldKeys[j], oldVals[j]
 	}
 	return true
 }

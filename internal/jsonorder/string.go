@@ -6,69 +6,45 @@ import (
 )
 
 // str reads a string at the current position, which holds its opening
-// quote.
+// quote. The string is read as runs of bytes that stand for themselves,
+// each checked for UTF-8 at once, between escapes.
 func (d *decoder) str() (string, error) {
-	d.pos++ // opening quote
-	start := d.pos
-	// Fast path: no escapes.
-	for d.pos < len(d.data) {
-		c := d.data[d.pos]
-		if c == '"' {
-			s := d.data[start:d.pos]
-			if !utf8.Valid(s) {
-				if !d.opts.ReplaceInvalidUTF8 {
-					return "", d.invalidUTF8(start)
-				}
-				d.pos++
-				return string(appendValidUTF8(nil, s)), nil
-			}
+	d.pos++        // opening quote
+	var buf []byte // nil until the string differs from its bytes
+	for {
+		start := d.pos
+		for d.pos < len(d.data) && plain[d.data[d.pos]] {
 			d.pos++
-			return string(s), nil
 		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		d.pos++
-	}
-	buf := make([]byte, 0, d.pos-start+16)
-	if s := d.data[start:d.pos]; utf8.Valid(s) {
-		buf = append(buf, s...)
-	} else if d.opts.ReplaceInvalidUTF8 {
-		buf = appendValidUTF8(buf, s)
-	} else {
-		return "", d.invalidUTF8(start)
-	}
-	for d.pos < len(d.data) {
-		c := d.data[d.pos]
+		run := d.data[start:d.pos]
+		valid := utf8.Valid(run)
 		switch {
-		case c == '"':
+		case !valid && !d.opts.ReplaceInvalidUTF8:
+			return "", d.invalidUTF8(start)
+		case !valid:
+			buf = appendValidUTF8(buf, run)
+		case buf != nil || d.pos >= len(d.data) || d.data[d.pos] != '"':
+			buf = append(buf, run...)
+		}
+		if d.pos >= len(d.data) {
+			return "", d.errorf("unexpected end of file in a string")
+		}
+		switch c := d.data[d.pos]; c {
+		case '"':
 			d.pos++
+			if buf == nil {
+				return string(run), nil
+			}
 			return string(buf), nil
-		case c < 0x20:
-			return "", d.errorf("control character 0x%02x in a string (write it as an escape such as \\n)", c)
-		case c == '\\':
+		case '\\':
 			var err error
 			if buf, err = d.escape(buf); err != nil {
 				return "", err
 			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			d.pos++
 		default:
-			r, size := utf8.DecodeRune(d.data[d.pos:])
-			if r == utf8.RuneError && size == 1 {
-				if !d.opts.ReplaceInvalidUTF8 {
-					return "", d.invalidUTF8(d.pos)
-				}
-				buf = utf8.AppendRune(buf, utf8.RuneError)
-				d.pos += invalidLen(d.data[d.pos:])
-				continue
-			}
-			buf = append(buf, d.data[d.pos:d.pos+size]...)
-			d.pos += size
+			return "", d.errorf("control character 0x%02x in a string (write it as an escape such as \\n)", c)
 		}
 	}
-	return "", d.errorf("unexpected end of file in a string")
 }
 
 // escape decodes the escape at the current position onto buf.
