@@ -305,9 +305,9 @@ func (t *Task) knownValue(k string, present bool) (any, bool) {
 		}
 		return t.Status, true
 	case "blocks":
-		return strSlice(t.Blocks), true
+		return t.Blocks, true
 	case "blockedBy":
-		return strSlice(t.BlockedBy), true
+		return t.BlockedBy, true
 	case "metadata":
 		if t.Metadata == nil {
 			return nil, false
@@ -315,14 +315,6 @@ func (t *Task) knownValue(k string, present bool) (any, bool) {
 		return t.Metadata, true
 	}
 	return nil, false
-}
-
-func strSlice(s []string) []any {
-	out := make([]any, len(s))
-	for i, e := range s {
-		out[i] = e
-	}
-	return out
 }
 
 // EnsureMetadata returns the task's metadata, creating an empty object if

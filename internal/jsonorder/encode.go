@@ -99,9 +99,6 @@ func normalize(v any) any {
 	case nil, bool, string, json.Number, *Object:
 		return v
 	case []any:
-		if isNormal(v) {
-			return v
-		}
 		out := make([]any, len(v))
 		for i, e := range v {
 			out[i] = normalize(e)
@@ -137,23 +134,6 @@ func normalize(v any) any {
 	default:
 		panic(fmt.Sprintf("jsonorder: value of type %T has no JSON form", v))
 	}
-}
-
-// isNormal reports whether every element of arr, at any depth, is already
-// one of the value types an Object holds.
-func isNormal(arr []any) bool {
-	for _, e := range arr {
-		switch e := e.(type) {
-		case nil, bool, string, json.Number, *Object:
-		case []any:
-			if !isNormal(e) {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // floatNumber is the json.Number Set stores for f. NaN and the infinities

@@ -116,8 +116,7 @@ func (o *Object) Get(key string) (any, bool) {
 
 // Set sets key to v, keeping the key's position if it exists and appending it
 // otherwise. It panics if v is of a type that has no JSON form, which is a
-// programming error. A []any whose elements are already JSON values is
-// stored as it is, not copied.
+// programming error. Slices are copied.
 func (o *Object) Set(key string, v any) {
 	v = normalize(v)
 	if i := o.find(key); i >= 0 {
