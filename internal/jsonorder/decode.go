@@ -29,11 +29,11 @@
 // Encoding (AppendIndent, AppendCompact, AppendString) writes what
 // JSON.stringify writes for the same JavaScript value: only the quote, the
 // backslash and control characters are escaped (\b \f \n \r \t, the others
-// as \u00XX), a lone surrogate is written as a lowercase \udXXX escape, a
-// surrogate pair as the character it forms, and everything else as raw
-// UTF-8. Numbers are written as their json.Number text. So decoding a
-// document written by JSON.stringify and encoding it again gives the same
-// bytes.
+// as \u00XX), a lone surrogate is written as a lowercase \udXXX escape
+// (two side by side that form a pair as the character they form), and
+// everything else as raw UTF-8. Keys are written in their Object's order and
+// numbers as their json.Number text. So decoding a document written by
+// JSON.stringify and encoding it again gives the same bytes.
 package jsonorder
 
 import (

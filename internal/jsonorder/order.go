@@ -30,6 +30,11 @@ func (d *decoder) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		i := d.findKey(key, kb, index)
+		if i >= 0 && d.opts.Duplicate == nil {
+			d.pos = keyPos
+			return nil, d.errorf("key %q appears twice in one object", key)
+		}
 		d.skipSpace()
 		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
 			return nil, d.errorf("unexpected %s, expected ':' after key %q", d.describe(), key)
@@ -40,11 +45,7 @@ func (d *decoder) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if i := d.findKey(key, kb, index); i >= 0 {
-			if d.opts.Duplicate == nil {
-				d.pos = keyPos
-				return nil, d.errorf("key %q appears twice in one object", key)
-			}
+		if i >= 0 {
 			d.vals[vb+i] = v
 			d.dups = append(d.dups, key)
 		} else {
