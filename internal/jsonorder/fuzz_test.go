@@ -3,13 +3,16 @@ package jsonorder_test
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/taskd/taskd/internal/jsonorder"
 )
 
 // FuzzRoundTrip decodes arbitrary input with a file's options and with
 // JSON.parse's and checks, for whatever decodes: the input was valid JSON;
+// read as JSON.parse reads it, it holds the values encoding/json finds;
 // both layouts decode again, strictly, to the same value; and encoding is
 // stable (decode, encode, decode, encode gives the same bytes). Strict
 // decoding may refuse valid JSON only for a repeated key, invalid UTF-8 or
@@ -35,6 +38,16 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 			indented := jsonorder.AppendIndent(nil, v)
 			compact := jsonorder.AppendCompact(nil, v)
+			if opts.Duplicate != nil && utf8.Valid(data) {
+				// encoding/json reads as JSON.parse does, but for key order
+				// and for numbers, which it makes float64s as JavaScript does.
+				var want, got any
+				if json.Unmarshal(data, &want) == nil {
+					if err := json.Unmarshal(compact, &got); err != nil || !reflect.DeepEqual(got, want) {
+						t.Fatalf("%q reads as %s, encoding/json reads %#v (%v)", data, compact, want, err)
+					}
+				}
+			}
 			for _, enc := range [][]byte{indented, compact} {
 				again, err := jsonorder.Decode(enc, jsonorder.Options{})
 				if err != nil {
