@@ -33,3 +33,16 @@ func BenchmarkNavigate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParse measures decoding a workflow definition: the JSON pass in
+// JavaScript key order and the typed workflow built from it.
+func BenchmarkParse(b *testing.B) {
+	data := []byte(testWorkflows["ship"])
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for i := 0; i < b.N; i++ {
+		if _, err := navigator.Parse(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -108,7 +108,7 @@ func (n *nav) branch(fork *Node, b *Branch) ForkBranch {
 	entry := n.wf.nodes[b.EntryStep]
 	if entry == nil {
 		fb.Error = "Entry step '" + b.EntryStep + "' not found"
-		if !hasKey(b.raw.members, "entryStep") {
+		if !b.raw.Has("entryStep") {
 			fb.Error = "Entry step 'undefined' not found"
 		}
 		return fb
@@ -127,13 +127,4 @@ func (n *nav) branch(fork *Node, b *Branch) ForkBranch {
 	}
 	fb.Metadata = Metadata{WorkflowType: n.workflowType, CurrentStep: entry.ID}
 	return fb
-}
-
-func hasKey(ms []member, key string) bool {
-	for _, m := range ms {
-		if m.key == key {
-			return true
-		}
-	}
-	return false
 }

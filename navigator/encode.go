@@ -3,8 +3,8 @@ package navigator
 import (
 	"slices"
 	"strconv"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/taskd/taskd/internal/jsonorder"
 )
 
 // The JSON forms below are written by hand so that field order, null versus
@@ -126,17 +126,17 @@ func (b *ForkBranch) appendJSON(buf []byte) []byte {
 		// Flow copies the branch definition as written and adds the error.
 		buf = append(buf, '{')
 		wrote := false
-		if b.def != nil && b.def.raw != nil {
-			for _, m := range b.def.raw.members {
-				if m.key == "error" {
+		if b.def != nil {
+			for key, val := range b.def.raw.All() {
+				if key == "error" {
 					continue
 				}
 				if wrote {
 					buf = append(buf, ',')
 				}
-				buf = appendString(buf, m.key)
+				buf = appendString(buf, key)
 				buf = append(buf, ':')
-				buf = appendValue(buf, m.val)
+				buf = jsonorder.AppendCompact(buf, val)
 				wrote = true
 			}
 		}
@@ -213,88 +213,13 @@ func (e *NoMatchError) AppendJSON(buf []byte) []byte {
 	return append(buf, "}}"...)
 }
 
+// appendString writes s as JSON.stringify does.
+func appendString(buf []byte, s string) []byte { return jsonorder.AppendString(buf, s) }
+
 // appendNullable writes s, or null when it is empty.
 func appendNullable(buf []byte, s string) []byte {
 	if s == "" {
 		return append(buf, "null"...)
 	}
 	return appendString(buf, s)
-}
-
-// appendValue appends a value decoded from a workflow file.
-func appendValue(buf []byte, v any) []byte {
-	switch v := v.(type) {
-	case nil:
-		return append(buf, "null"...)
-	case bool:
-		return strconv.AppendBool(buf, v)
-	case string:
-		return appendString(buf, v)
-	case number:
-		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil {
-			return append(buf, v...)
-		}
-		return append(buf, formatNumber(f)...)
-	case []any:
-		buf = append(buf, '[')
-		for i, e := range v {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendValue(buf, e)
-		}
-		return append(buf, ']')
-	case *object:
-		buf = append(buf, '{')
-		for i, m := range v.members {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = appendString(buf, m.key)
-			buf = append(buf, ':')
-			buf = appendValue(buf, m.val)
-		}
-		return append(buf, '}')
-	}
-	return append(buf, "null"...)
-}
-
-const hex = "0123456789abcdef"
-
-// appendString quotes s as JSON.stringify does: quotes, backslashes and
-// control characters are escaped, everything else is written as UTF-8
-// (invalid UTF-8 becomes U+FFFD).
-func appendString(buf []byte, s string) []byte {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\ufffd")
-	}
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		buf = append(buf, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			buf = append(buf, '\\', c)
-		case '\b':
-			buf = append(buf, '\\', 'b')
-		case '\f':
-			buf = append(buf, '\\', 'f')
-		case '\n':
-			buf = append(buf, '\\', 'n')
-		case '\r':
-			buf = append(buf, '\\', 'r')
-		case '\t':
-			buf = append(buf, '\\', 't')
-		default:
-			buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
 }

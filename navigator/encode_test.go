@@ -74,3 +74,27 @@ func TestResponse_Command(t *testing.T) {
 		}
 	}
 }
+
+// TestResponse_JSONAsStringify checks values copied from the workflow file
+// into a response, as JSON.stringify writes what JSON.parse read: keys in
+// JavaScript's order, numbers as JavaScript prints them, and lone
+// surrogates escaped in lowercase.
+func TestResponse_JSONAsStringify(t *testing.T) {
+	wf, err := navigator.Parse([]byte(`{"nodes": {"start": {"type": "start"},
+	  "f": {"type": "fork", "join": "j", "branches": {"b": {"entryStep": "missing", "n": 1.0, "z": -0, "e": 1E+2, "note": "\uDFFF", "10": true}}},
+	  "j": {"type": "join", "fork": "f"}},
+	  "edges": [{"from": "start", "to": "f"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := testCatalog{wfs: map[string]*navigator.Workflow{"w": wf}}
+	resp, _, err := navigator.Navigate(cat, nil, navigator.Input{WorkflowType: "w", StepID: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resp.AppendJSON(nil)
+	want := `"b":{"10":true,"entryStep":"missing","n":1,"z":0,"e":100,"note":"\udfff","error":"Entry step 'missing' not found"}`
+	if !bytes.Contains(got, []byte(want)) {
+		t.Errorf("response\n%s\nlacks\n%s", got, want)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/taskd/taskd/internal/jsonorder"
 )
 
 // The task file is data someone else wrote, so the navigator reads its
@@ -54,9 +56,9 @@ func text(v any) string {
 		if err != nil {
 			return string(v)
 		}
-		return formatNumber(f)
+		return jsonorder.FormatNumber(f)
 	case float64:
-		return formatNumber(v)
+		return jsonorder.FormatNumber(v)
 	case int:
 		return strconv.Itoa(v)
 	case int64:
@@ -91,15 +93,6 @@ func idText(v any, present bool) string {
 		return s
 	}
 	return "0" // the only falsy value left is a zero number
-}
-
-// formatNumber formats f as JavaScript prints numbers in the range task
-// files use (integers print without a decimal point).
-func formatNumber(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
-		return strconv.FormatFloat(f, 'f', -1, 64)
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // count coerces a retry counter or budget to an int. This is a deliberate

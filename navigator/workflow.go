@@ -1,5 +1,7 @@
 package navigator
 
+import "github.com/taskd/taskd/internal/jsonorder"
+
 // Node types the navigator knows. Task, gate, subflow and any type it does
 // not know are work steps; start and end are terminals; fork and join are
 // control nodes.
@@ -88,7 +90,7 @@ type Branch struct {
 	Description    string
 	HasDescription bool
 
-	raw *object // the branch object as written, for error branches
+	raw *jsonorder.Object // the branch object as written, for error branches
 }
 
 // An Edge connects two nodes. An empty On makes it unconditional; otherwise

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/taskd/taskd/taskfile"
@@ -98,6 +99,25 @@ func BenchmarkBaselineDurableWrite(b *testing.B) {
 
 func BenchmarkParseMarshal(b *testing.B) {
 	data := []byte(benchTask)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for i := 0; i < b.N; i++ {
+		task, err := taskfile.Parse(data, "1.json", "1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		task.Marshal()
+	}
+}
+
+// BenchmarkParseMarshalText is BenchmarkParseMarshal for a task whose
+// description is a long prompt: lines, quotes, tabs and non-ASCII text,
+// the strings that take the escaping paths of the parser and the encoder.
+func BenchmarkParseMarshalText(b *testing.B) {
+	line := `Fix the \"flaky\" login test in auth/login_test.go:\tit fails on CI — about 1 run in 20 — with «timeout» 🙃\n`
+	data := []byte(`{"id": "1", "subject": "Fix the flaky login test", "description": "` + strings.Repeat(line, 40) +
+		`", "activeForm": "Fixing the flaky login test", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [],` +
+		` "metadata": {"taskd": {"state": "queued", "attempt": 1}}}`)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for i := 0; i < b.N; i++ {

@@ -39,23 +39,3 @@ func (e *BadFileError) Unwrap() error { return e.Err }
 func badFile(path string, kind error, fix, format string, args ...any) *BadFileError {
 	return &BadFileError{Path: path, Problem: fmt.Sprintf(format, args...), Fix: fix, Err: kind}
 }
-
-// TypeName names the JSON type of a value of an Object ("null", "a
-// boolean", "a string", "a number", "an array", "an object") for error
-// messages.
-func TypeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case string:
-		return "a string"
-	case *Object:
-		return "an object"
-	case []any:
-		return "an array"
-	default:
-		return "a number"
-	}
-}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/taskd/taskd/internal/jsonorder"
 )
 
 // Task statuses, as Claude Code defines them.
@@ -184,8 +186,17 @@ func defaultSubject(t *Task) string {
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		text = text[:i]
 	}
-	if len([]rune(text)) > 80 {
-		text = string([]rune(text)[:79]) + "…"
+	// Count code points as the file holds them: a lone surrogate is one.
+	cut, n := 0, 0
+	for i := 0; i < len(text); n++ {
+		if n == 79 {
+			cut = i
+		}
+		_, size := jsonorder.DecodeRune(text[i:])
+		i += size
+	}
+	if n > 80 {
+		text = text[:cut] + "…"
 	}
 	if text == "" {
 		return "task " + t.ID
@@ -238,14 +249,13 @@ func (t *Task) Marshal() []byte {
 
 // encode returns the object Marshal writes and its bytes.
 func (t *Task) encode() (*Object, []byte) {
-	out := &Object{keys: make([]string, 0, t.doc.Len()+len(known)), vals: make(map[string]any, t.doc.Len()+len(known))}
-	for _, k := range t.doc.Keys() {
-		if v, ok := t.knownValue(k, true); ok {
-			out.keys = append(out.keys, k)
-			out.vals[k] = v
+	out := NewObject()
+	out.Grow(t.doc.Len() + len(known))
+	for k, v := range t.doc.All() {
+		if kv, ok := t.knownValue(k, true); ok {
+			out.Set(k, kv)
 		} else if !isKnown(k) {
-			out.keys = append(out.keys, k)
-			out.vals[k] = t.doc.vals[k]
+			out.Set(k, v)
 		}
 	}
 	for _, k := range known {
@@ -253,8 +263,7 @@ func (t *Task) encode() (*Object, []byte) {
 			continue
 		}
 		if v, ok := t.knownValue(k, false); ok {
-			out.keys = append(out.keys, k)
-			out.vals[k] = v
+			out.Set(k, v)
 		}
 	}
 	return out, AppendJSON(make([]byte, 0, len(t.raw)+64), out)
@@ -296,9 +305,9 @@ func (t *Task) knownValue(k string, present bool) (any, bool) {
 		}
 		return t.Status, true
 	case "blocks":
-		return strSlice(t.Blocks), true
+		return t.Blocks, true
 	case "blockedBy":
-		return strSlice(t.BlockedBy), true
+		return t.BlockedBy, true
 	case "metadata":
 		if t.Metadata == nil {
 			return nil, false
@@ -306,14 +315,6 @@ func (t *Task) knownValue(k string, present bool) (any, bool) {
 		return t.Metadata, true
 	}
 	return nil, false
-}
-
-func strSlice(s []string) []any {
-	out := make([]any, len(s))
-	for i, e := range s {
-		out[i] = e
-	}
-	return out
 }
 
 // EnsureMetadata returns the task's metadata, creating an empty object if

@@ -89,7 +89,7 @@ func TestLoad_Problems(t *testing.T) {
 	want := []string{
 		filepath.Join("good", "workflow.json") + `: workflow "good" is also defined by ` + filepath.Join(dir, "good.json") + `, which is used`,
 		`bug-fix.json: there is no node of type "start"`,
-		`garbage.json: parse workflow: line 1, column 10: unexpected end of JSON input, expected a value`,
+		`garbage.json: parse workflow: line 1, column 10: unexpected end of file, expected a value`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
