@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/taskd/taskd/internal/jsonorder"
 )
 
 // The lexical pieces every syntax of the package shares: quoted strings,
@@ -90,18 +92,23 @@ func word(s string) string {
 }
 
 // checkUTF8 returns an *Error naming the line of the first byte of text
-// that is not UTF-8, or nil. Lines are counted from 1 when lines is set.
+// that is not UTF-8, or nil. Lines are counted from 1 when lines is set. A
+// lone surrogate, which a task file may hold (a JavaScript string can), is
+// text, not an error.
 func checkUTF8(text string, lines bool) *Error {
 	if utf8.ValidString(text) {
 		return nil
 	}
 	i := 0
 	for i < len(text) {
-		r, n := utf8.DecodeRuneInString(text[i:])
+		r, n := jsonorder.DecodeRune(text[i:])
 		if r == utf8.RuneError && n == 1 {
 			break
 		}
 		i += n
+	}
+	if i == len(text) {
+		return nil // only lone surrogates
 	}
 	e := errorf("invalid UTF-8 (byte 0x%02x); write the text as UTF-8", text[i])
 	if lines {

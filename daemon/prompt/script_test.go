@@ -247,3 +247,14 @@ func TestParse_CommandsAskedOnlyAboutOtherWords(t *testing.T) {
 		t.Errorf("Commands was asked about %q, want %q", asked, want)
 	}
 }
+
+// TestParse_LoneSurrogate: a lone surrogate, which a task file may hold,
+// is text; bytes that are not UTF-8 at all are refused.
+func TestParse_LoneSurrogate(t *testing.T) {
+	if _, err := prompt.Parse("/push say \xed\xa0\x80 twice\n\ndo it", prompt.ParseOptions{}); err != nil {
+		t.Errorf("Parse with a lone surrogate = %v, want no error", err)
+	}
+	if _, err := prompt.Parse("/push say \xff\n\ndo it", prompt.ParseOptions{}); err == nil {
+		t.Error("Parse with a byte that is not UTF-8 = nil, want an error")
+	}
+}
