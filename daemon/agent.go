@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // An attempt is one execution of an agent for a task: a plain task's run, a
@@ -144,7 +146,7 @@ func (d *Daemon) runAttempt(ctx context.Context, a *attempt) (Result, outcome) {
 	// attempt cut short by the daemon's own stop leaves no result, so it is
 	// run again.
 	if out != interrupted {
-		if err := writeJSONFile(filepath.Join(dir, "result.json"), res); err != nil {
+		if err := writeJSONFile(a.list.dir.Path(), filepath.Join(dir, "result.json"), res); err != nil {
 			d.log.Warn("write result", "task", a.taskID, "path", dir, "err", err)
 		}
 	}
@@ -154,13 +156,14 @@ func (d *Daemon) runAttempt(ctx context.Context, a *attempt) (Result, outcome) {
 func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Result, outcome) {
 	argv, stdinText := a.argv()
 	env := d.agentEnv(a, dir)
+	base := a.list.dir.Path()
 	cmdInfo := map[string]any{
 		"argv": argv, "cwd": a.cwd, "env": envNames(env), "profile": a.profile.Name,
 		"timeout": a.timeout.String(), "step": a.step, "attempt": a.n, "prompt": a.profile.Prompt,
 	}
 	// record writes cmd.json, the record of how the agent was started.
 	record := func() {
-		if err := writeJSON(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+		if err := writeJSON(base, filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
 			d.log.Warn("write cmd.json", "task", a.taskID, "path", dir, "err", err)
 		}
 	}
@@ -169,7 +172,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		msg := fmt.Sprintf(format, args...)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
 	}
-	made, err := mkdirRun(dir)
+	made, err := mkdirRun(base, dir)
 	a.madeDir = made
 	if err != nil {
 		msg := fmt.Sprintf("create run folder: %v", err)
@@ -179,7 +182,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		// A folder an earlier run of the same attempt number left (a task
 		// dropped again with the same contents): its result is not this
 		// attempt's, and a restart must not take it for one.
-		if err := os.Remove(filepath.Join(dir, "result.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := fsroot.Remove(base, filepath.Join(dir, "result.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fail("remove the earlier run's result.json: %v", err)
 		}
 	}
@@ -187,11 +190,11 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	// prompt and the files of its prompt commands. cmd.json records the
 	// process group, so it is written the moment the agent has started.
 	// All of it is made while the job still waits for its slot.
-	if err := writeNewFile(filepath.Join(dir, "prompt.md"), []byte(a.prompt)); err != nil {
+	if err := writeNewFile(base, filepath.Join(dir, "prompt.md"), []byte(a.prompt)); err != nil {
 		return fail("write prompt.md: %v", err)
 	}
 	for name, data := range a.files {
-		if err := writeNewFile(filepath.Join(dir, name), data); err != nil {
+		if err := writeNewFile(base, filepath.Join(dir, name), data); err != nil {
 			return fail("write %s: %v", name, err)
 		}
 	}
@@ -203,12 +206,12 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	if fi, err := os.Stat(a.cwd); err != nil || !fi.IsDir() {
 		return fail("working directory %q does not exist; set metadata.taskd.cwd to an existing directory", a.cwd)
 	}
-	stdout, err := createLog(filepath.Join(dir, "stdout.log"))
+	stdout, err := createLog(base, filepath.Join(dir, "stdout.log"))
 	if err != nil {
 		return fail("create stdout.log: %v", err)
 	}
 	defer stdout.Close()
-	stderr, err := createLog(filepath.Join(dir, "stderr.log"))
+	stderr, err := createLog(base, filepath.Join(dir, "stderr.log"))
 	if err != nil {
 		return fail("create stderr.log: %v", err)
 	}
@@ -218,7 +221,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		// Before the agent starts, cmd.json says which file it starts
 		// from: the record a restart finds an unclaimed attempt by.
 		cmdInfo["startedFrom"] = a.origin
-		f, err := createJSON(filepath.Join(dir, "cmd.json"), cmdInfo)
+		f, err := createJSON(base, filepath.Join(dir, "cmd.json"), cmdInfo)
 		if err != nil {
 			return fail("write cmd.json: %v", err)
 		}
@@ -304,7 +307,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 			exitCode = -1
 		}
 	}
-	data, _ := readTail(filepath.Join(dir, "stdout.log"), maxScan)
+	data, _ := readTail(a.list.dir.Path(), filepath.Join(dir, "stdout.log"), maxScan)
 	res := parseResult(a.profile.Output, data, exitCode)
 	res.StartedAt = &startedAt
 	if res.SessionID != "" && res.ToolInvocations == nil {

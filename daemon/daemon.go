@@ -223,6 +223,8 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 	}
 	if id, ok := taskID(name); ok {
 		l.dirty[id] = struct{}{}
+	} else if name == areaName {
+		d.checkListMode(l) // .taskd replaced (by a link?)
 	}
 }
 

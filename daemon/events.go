@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // Event types written to <list>/.taskd/events.jsonl (DESIGN §7).
@@ -102,6 +104,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 //
 // An eventLog is safe for concurrent use.
 type eventLog struct {
+	list string // the list directory
 	path string
 	mu   sync.Mutex // protects f
 	f    *os.File
@@ -111,7 +114,7 @@ type eventLog struct {
 }
 
 func newEventLog(listDir string) *eventLog {
-	return &eventLog{path: filepath.Join(listDir, ".taskd", "events.jsonl")}
+	return &eventLog{list: listDir, path: filepath.Join(listDir, areaName, "events.jsonl")}
 }
 
 // append writes ev, stamping its time if unset. Failures are returned for
@@ -131,10 +134,9 @@ func (l *eventLog) append(ev Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
-		if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		// Through fsroot: no link followed, never a file with other hard
+		// links, made 0600.
+		f, err := fsroot.OpenFile(l.list, l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 		if err != nil {
 			return err
 		}
@@ -178,7 +180,7 @@ func AppendEvent(listDir string, ev Event) error {
 // have edited the file) is returned as an error together with the events
 // read so far.
 func ReadEvents(listDir string) ([]Event, error) {
-	f, err := os.Open(filepath.Join(listDir, ".taskd", "events.jsonl"))
+	f, err := fsroot.OpenFile(listDir, filepath.Join(areaName, "events.jsonl"), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

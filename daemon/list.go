@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -134,11 +135,11 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	}
 	dir.KeepLockDirs() // in .taskd/locks: no inode made and freed per write
 	l := newList(id, dir)
-	if !d.cfg.Insecure {
-		if err := checkPrivate(path); err != nil {
-			l.refused = err
-			d.log.Error("not serving list; fix its mode and it is served at once", "list", id, "err", err)
-		}
+	if err := checkList(path, d.cfg.Insecure); err != nil {
+		l.refused = err
+		d.log.Error("not serving list; fix it and it is served at once", "list", id, "err", err)
+	} else if err := makeArea(path); err != nil {
+		d.log.Warn("make the list's .taskd", "list", id, "err", err)
 	}
 	if err := d.watcher.Add(path); err != nil {
 		d.log.Error("watch list", "list", id, "err", err)
@@ -203,19 +204,17 @@ func (d *Daemon) listChanged(name string) {
 	}
 }
 
-// checkListMode serves list l again once other users can no longer write
-// to it, and stops starting its tasks when they can (agents already
-// running finish). The watcher reports a list directory's mode changes;
-// every rescan checks again.
+// checkListMode serves list l again once it passes checkList (its own
+// user's, not writable by others, no link in its area), and stops starting
+// its tasks when it does not (agents already running finish). The watcher
+// reports a list directory's mode changes; every rescan checks again.
 func (d *Daemon) checkListMode(l *list) {
-	if d.cfg.Insecure {
-		return
-	}
-	err := checkPrivate(l.dir.Path())
+	err := checkList(l.dir.Path(), d.cfg.Insecure)
 	switch {
 	case err == nil && l.refused != nil:
 		l.refused = nil
-		d.log.Info("serving list: its mode is fixed", "list", l.id)
+		d.log.Info("serving list: it is fixed", "list", l.id)
+		makeArea(l.dir.Path())
 		d.scanList(l)
 		for id := range l.entries {
 			d.consider(l, id) // unchanged files are not observed again
@@ -237,7 +236,7 @@ func (d *Daemon) checkListMode(l *list) {
 		for _, j := range waiting {
 			j.stop(errInterrupted)
 		}
-		d.log.Error("not serving list any more; fix its mode and it is served again", "list", l.id, "err", err)
+		d.log.Error("not serving list any more; fix it and it is served again", "list", l.id, "err", err)
 	}
 }
 
@@ -366,7 +365,7 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 		e.job.stop(errCancelled)
 	}
 	if e.reject != "" {
-		os.Remove(rejectPath(l, id))
+		fsroot.Remove(l.dir.Path(), rejectPath(l, id))
 	}
 	d.setBlockedBy(l, id, nil)
 	delete(l.entries, id)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -213,18 +214,21 @@ func (d *Daemon) reject(l *list, id string, e *entry, problem, fix string) {
 		return
 	}
 	e.reject = problem
-	name := id + ".json"
+	d.writeRejection(l, id, id+".json", problem, fix)
+}
+
+// writeRejection writes the note on file name of l (task id, or "" for a
+// file that names no task) and logs its TaskRejected event.
+func (d *Daemon) writeRejection(l *list, id, name, problem, fix string) {
 	text := fmt.Sprintf("%s: %s\n\nHow to fix it: %s\n\ntaskd has not changed the file. It looks at it again as soon as it changes.\n",
-		l.dir.File(id), problem, fix)
-	path := rejectPath(l, id)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-		if err := writeFileAtomic(path, []byte(text)); err != nil {
-			d.log.Warn("write rejection", "path", path, "err", err)
-		}
+		filepath.Join(l.dir.Path(), name), problem, fix)
+	path := rejectNote(l, name)
+	if err := fsroot.WriteFile(l.dir.Path(), path, []byte(text)); err != nil {
+		d.log.Warn("write rejection", "path", path, "err", err)
 	}
 	l.events.append(Event{Type: EvTaskRejected, List: l.id, Task: id,
 		Data: map[string]any{"file": name, "error": problem, "fix": fix}})
-	d.log.Warn("task rejected", "list", l.id, "task", id, "err", problem)
+	d.log.Warn("task rejected", "list", l.id, "task", id, "file", name, "err", problem)
 }
 
 // clearReject removes a rejection once the file is acceptable (or no longer
@@ -234,20 +238,6 @@ func (d *Daemon) clearReject(l *list, id string, e *entry) {
 		return
 	}
 	e.reject = ""
-	os.Remove(rejectPath(l, id))
+	fsroot.Remove(l.dir.Path(), rejectPath(l, id))
 	d.log.Info("task file fixed", "list", l.id, "task", id)
-}
-
-func rejectPath(l *list, id string) string {
-	return filepath.Join(l.dir.Path(), ".taskd", "rejected", id+".json.txt")
-}
-
-// writeFileAtomic replaces path with data through a temporary file in the
-// same directory.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

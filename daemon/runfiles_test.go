@@ -2,20 +2,24 @@ package daemon
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // TestJSONFile_Overwrite: cmd.json is overwritten in place, never shorter
 // than before (so never torn into a mix of two versions), and always
 // holds exactly the last version written.
 func TestJSONFile_Overwrite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cmd.json")
+	base := t.TempDir()
+	path := filepath.Join(base, "cmd.json")
 	long := map[string]any{"argv": []string{"sh", "-c", strings.Repeat("x", 200)}}
 	short := map[string]any{"pid": 7}
-	f, err := createJSON(path, long)
+	f, err := createJSON(base, path, long)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +51,10 @@ func TestJSONFile_Overwrite(t *testing.T) {
 }
 
 func TestReadTail(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "stdout.log")
+	base := t.TempDir()
+	path := filepath.Join(base, "stdout.log")
 	data := []byte(strings.Repeat("0123456789", 10))
-	if err := writeNewFile(path, data); err != nil {
+	if err := writeNewFile(base, path, data); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -60,7 +65,7 @@ func TestReadTail(t *testing.T) {
 		{15, "567890123456789"},
 		{1000, string(data)},
 	} {
-		got, err := readTail(path, tc.n)
+		got, err := readTail(base, path, tc.n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +73,7 @@ func TestReadTail(t *testing.T) {
 			t.Errorf("readTail(%d) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
-	if _, err := readTail(filepath.Join(t.TempDir(), "missing"), 10); !os.IsNotExist(err) {
+	if _, err := readTail(base, filepath.Join(base, "missing"), 10); !os.IsNotExist(err) {
 		t.Errorf("readTail of a missing file: %v, want not exist", err)
 	}
 }
@@ -84,7 +89,7 @@ func TestMkdirRun(t *testing.T) {
 		{filepath.Join(root, "runs", "1", "2"), false}, // there already
 	} {
 		dir := tt.dir
-		made, err := mkdirRun(dir)
+		made, err := mkdirRun(root, dir)
 		if err != nil {
 			t.Fatalf("mkdirRun(%s): %v", dir, err)
 		}
@@ -99,8 +104,18 @@ func TestMkdirRun(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mkdirRun(file); err == nil {
+	if _, err := mkdirRun(root, file); err == nil {
 		t.Error("mkdirRun over a file succeeded")
+	}
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root, "runs", "2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mkdirRun(root, filepath.Join(root, "runs", "2", "1")); !errors.Is(err, fsroot.ErrLink) {
+		t.Errorf("mkdirRun through a link: %v, want fsroot.ErrLink", err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("mkdirRun made %v through a link", entries)
 	}
 }
 

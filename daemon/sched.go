@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -212,7 +213,7 @@ func (d *Daemon) checkCycle(l *list, id string, e *entry) {
 	}
 	e.cycle = problem
 	if problem == "" {
-		os.Remove(rejectPath(l, id))
+		fsroot.Remove(l.dir.Path(), rejectPath(l, id))
 		return
 	}
 	e.reject = "" // reject records only what changed

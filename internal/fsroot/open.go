@@ -34,6 +34,41 @@ func MkdirAll(base, path string) error {
 	return nil
 }
 
+// Mkdir makes the directory path inside base (mode 0700), and the missing
+// directories on the way as MkdirAll does. If path exists it fails with an
+// error satisfying errors.Is(err, fs.ErrExist) when it is a directory, and
+// ErrLink when it is a link.
+func Mkdir(base, path string) error {
+	elems, err := split(base, path)
+	if err != nil {
+		return err
+	}
+	dir, err := walk(base, elems[:len(elems)-1], true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	name := elems[len(elems)-1]
+	err = ignoringEINTR(func() error { return unix.Mkdirat(dir, name, DirMode) })
+	if err == nil {
+		unix.Fchmodat(dir, name, DirMode, 0) // the umask may have removed the owner's bits
+		return nil
+	}
+	if err == unix.EEXIST {
+		var st unix.Stat_t
+		if serr := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); serr == nil {
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFLNK:
+				err = ErrLink
+			case unix.S_IFDIR:
+			default:
+				err = unix.ENOTDIR
+			}
+		}
+	}
+	return pathErr("mkdir", base, elems, len(elems), err)
+}
+
 // OpenFD opens the file path inside base with flag (O_CLOEXEC and O_NOFOLLOW
 // are added; a file created gets mode 0600) and returns its descriptor. The
 // directories on the way must exist; with O_CREAT missing ones are made,

@@ -178,3 +178,17 @@ func TestRenameRemove(t *testing.T) {
 		t.Errorf("inbox/new still there: %v", err)
 	}
 }
+
+func TestMkdir(t *testing.T) {
+	base, outside := setup(t)
+	if err := fsroot.Mkdir(base, ".taskd/runs/a/1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsroot.Mkdir(base, ".taskd/runs/a/1"); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("Mkdir of an existing directory: %v, want ErrExist", err)
+	}
+	os.Symlink(outside, filepath.Join(base, ".taskd", "runs", "a", "2"))
+	if err := fsroot.Mkdir(base, ".taskd/runs/a/2"); !errors.Is(err, fsroot.ErrLink) {
+		t.Errorf("Mkdir of a link: %v, want ErrLink", err)
+	}
+}

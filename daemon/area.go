@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/taskd/taskd/internal/fsroot"
+)
+
+// A list's area is <list>/.taskd: taskd's own files, made and read through
+// package fsroot, so that nothing a task file names, and no link found
+// there, can lead a write out of the list. The area and everything made in
+// it are private to the daemon's user (0700 directories, 0600 files).
+
+// areaName is the area's directory, relative to its list.
+const areaName = ".taskd"
+
+// areaEntries are the area's well-known entries: none may be a link.
+var areaEntries = []string{"events.jsonl", "runs", "inbox", "rejected", "locks", "workflows", "commands"}
+
+// checkArea returns nil when the area of the list at listDir is safe to
+// use: .taskd, if present, is a directory of the daemon's user, and none of
+// its well-known entries is a symbolic link. Otherwise it returns an
+// *fsroot.UnsafeError that names the path and the fix.
+func checkArea(listDir string) error {
+	area := filepath.Join(listDir, areaName)
+	fi, err := os.Lstat(area)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return linkError(area)
+	case !fi.IsDir():
+		return &fsroot.UnsafeError{Path: area, Kind: fsroot.ErrLink, Problem: "not a directory",
+			Why: "taskd keeps its own files there", Fix: "rm " + area + " (taskd makes the directory)"}
+	}
+	if err := fsroot.CheckOwner(area, fi); err != nil {
+		return err
+	}
+	for _, name := range areaEntries {
+		p := filepath.Join(area, name)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return linkError(p)
+		}
+	}
+	return nil
+}
+
+// linkError is checkArea's refusal of a link at path.
+func linkError(path string) error {
+	to, _ := os.Readlink(path)
+	return &fsroot.UnsafeError{Path: path, Kind: fsroot.ErrLink,
+		Problem: fmt.Sprintf("a symbolic link (to %s)", to),
+		Why:     "taskd keeps its own files in .taskd and follows no link there, so that nothing it writes can land outside the list",
+		Fix:     "rm " + path + " (taskd makes a directory of its own in its place)"}
+}
+
+// makeArea makes the area of the list at listDir if it is missing, and
+// makes it private (0700) if it is the daemon's and was not.
+func makeArea(listDir string) error {
+	if err := fsroot.MkdirAll(listDir, areaName); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(filepath.Join(listDir, areaName))
+	if err == nil && fi.IsDir() && fi.Mode().Perm() != fsroot.DirMode && fsroot.Owned(fi) {
+		return os.Chmod(filepath.Join(listDir, areaName), fsroot.DirMode)
+	}
+	return err
+}
+
+// checkList is the rule a list must pass to be served: its directory is
+// the daemon's user's and others cannot write to it (unless insecure), and
+// its area is safe (always).
+func checkList(path string, insecure bool) error {
+	if !insecure {
+		if err := checkPrivate(path); err != nil {
+			return err
+		}
+	}
+	return checkArea(path)
+}
+
+// rejectPath is the note explaining why task id of l was refused.
+func rejectPath(l *list, id string) string { return rejectNote(l, id+".json") }
+
+// rejectNote is the note explaining why the file called name in l was
+// refused.
+func rejectNote(l *list, name string) string {
+	return filepath.Join(l.dir.Path(), areaName, "rejected", name+".txt")
+}
