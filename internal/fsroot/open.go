@@ -108,6 +108,17 @@ func OpenFD(base, path string, flag int) (int, error) {
 	return fd, nil
 }
 
+// OpenDirFD opens the directory path inside base, following no link, and
+// returns its descriptor (close-on-exec) for use with the *at system calls.
+// With create set, missing directories are made as MkdirAll does.
+func OpenDirFD(base, path string, create bool) (int, error) {
+	elems, err := split(base, path)
+	if err != nil {
+		return -1, err
+	}
+	return walk(base, elems, create)
+}
+
 // ErrHardLink is wrapped by the error for a file taskd would write that
 // has other names (hard links): writing it would change a file elsewhere.
 var ErrHardLink = errors.New("a file with other hard links, which taskd does not write through")
