@@ -79,18 +79,28 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 
 // validate checks what a taskd task asks for beyond field types: that its
 // agent and workflow exist and that it is not its own parent.
+//
+// Every id the task names (parent, children, blockedBy) must be a task id:
+// ids name files, inboxes and run folders, so one that is not cannot be
+// met, and is refused here rather than waited on forever (see checkIDs).
 func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp spec, ownerProfile string) error {
-	agent := sp.Agent
-	if agent == "" {
-		agent = ownerProfile
-	}
-	if agent != "" {
-		if _, err := d.cfg.resolveAgent(agent, true); err != nil {
-			return err
+	// Both the agent and the owner's profile must exist, even though the
+	// agent wins: a typo in either is reported.
+	for _, agent := range []string{sp.Agent, ownerProfile} {
+		if agent != "" {
+			if _, err := d.cfg.resolveAgent(agent, true); err != nil {
+				return err
+			}
 		}
+	}
+	if err := checkIDs(t, sp); err != nil {
+		return err
 	}
 	if sp.Parent == id {
 		return fmt.Errorf("metadata.taskd.parent names the task itself (%q); a task cannot be its own parent", id)
+	}
+	if i := strings.IndexByte(taskPrompt(t, sp), 0); i >= 0 {
+		return fmt.Errorf("%w: the prompt has a NUL byte (\\u0000) at byte %d; no program's command line or input can carry it intact, so remove it", ErrNUL, i)
 	}
 	if v, ok := t.Metadata.Get("workflowType"); ok && v != nil {
 		wf, isString := v.(string)
@@ -109,6 +119,10 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp spec, ownerPr
 // fixFor returns advice for a validation error.
 func fixFor(err error) string {
 	switch {
+	case errors.Is(err, ErrBadID):
+		return "Use the id of a task in this list: its file name without .json (1-128 of A-Z a-z 0-9 _ -)."
+	case errors.Is(err, ErrNUL):
+		return "Remove the NUL byte (\\u0000) from the prompt."
 	case errors.Is(err, ErrUnknownAgent):
 		return "Use one of the profiles named above, or add the profile or agent mapping to the configuration file."
 	case errors.Is(err, ErrUnknownWorkflow):

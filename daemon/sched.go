@@ -211,14 +211,28 @@ func (d *Daemon) checkCycle(l *list, id string, e *entry) {
 	if problem == e.cycle {
 		return
 	}
+	old := e.cycle
 	e.cycle = problem
 	if problem == "" {
 		fsroot.Remove(l.dir.Path(), rejectPath(l, id))
+		// The other members look again: the cycle may be broken for all.
+		for _, m := range cycleMembers(old) {
+			if m != id && l.entries[m] != nil {
+				d.consider(l, m)
+			}
+		}
 		return
 	}
 	e.reject = "" // reject records only what changed
 	d.reject(l, id, e, problem, "Remove one of the ids from a blockedBy list so the tasks can run one after another.")
 	e.reject = ""
+	// Every member is reported, not only those whose change closed the
+	// cycle (the others were looked at before it was one).
+	for _, m := range cycleMembers(problem) {
+		if me := l.entries[m]; m != id && me != nil && me.owned && me.reject == "" && me.job == nil {
+			d.checkCycle(l, m, me)
+		}
+	}
 }
 
 // childrenDone reports whether every child a waiting parent waits for has
