@@ -83,10 +83,10 @@ const (
 	// The largest values the configuration accepts: a tree deeper or wider
 	// than this is a mistake (or an attempt to exhaust the machine), not a
 	// plan.
-	MaxMaxDepth    = 32
-	MaxMaxChildren = 1000
-	MaxConcurrency = 1024
-	DefaultClaimAfter  = 100 * time.Millisecond
+	MaxMaxDepth       = 32
+	MaxMaxChildren    = 1000
+	MaxConcurrency    = 1024
+	DefaultClaimAfter = 100 * time.Millisecond
 )
 
 // DefaultConfigPath returns $XDG_CONFIG_HOME/taskd/config.json, or

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/taskfile"
 )
 
 // Daemon watches a root of task lists and runs the tasks addressed to it.
@@ -225,6 +226,8 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 		l.dirty[id] = struct{}{}
 	} else if name == areaName {
 		d.checkListMode(l) // .taskd replaced (by a link?)
+	} else if _, _, bad := taskfile.Misnamed(name); bad {
+		l.namesDirty = true
 	}
 }
 
@@ -245,6 +248,10 @@ func (d *Daemon) flushDirty() {
 		for tid := range l.dirty {
 			delete(l.dirty, tid)
 			d.refresh(l, tid)
+		}
+		if l.namesDirty {
+			l.namesDirty = false
+			d.checkNames(l)
 		}
 	}
 }

@@ -33,6 +33,8 @@ type list struct {
 	recheck    map[string]time.Time // files that did not parse, to read again
 	slots      *listSlots           // its jobs' slot counts, shared with a list of the same id before it
 	refused    error                // the list is not served (e.g. writable by others)
+	misnamed   map[string]bool      // files noted as misnamed (misnamed.go)
+	namesDirty bool                 // an event named a misnamed file: look again
 
 	nextRetry   time.Time // earliest retryAt of a retrying task
 	nextRecheck time.Time // earliest re-check of a file that did not parse
@@ -242,13 +244,14 @@ func (d *Daemon) checkListMode(l *list) {
 
 // scanList reconciles every task file of l, and forgets files that are gone.
 func (d *Daemon) scanList(l *list) {
-	ids, err := l.dir.List()
+	ids, misnamed, err := l.dir.Names()
 	if err != nil {
 		d.log.Warn("list tasks", "list", l.id, "err", err)
 		return
 	}
 	present := make(map[string]bool, len(ids))
 	if l.refused == nil {
+		d.noteMisnamed(l, misnamed)
 		readTasks(l.dir, ids, func(id string, task *taskfile.Task, err error) {
 			present[id] = true
 			d.reconcile(l, id, task, err)

@@ -236,7 +236,7 @@ func (d *Daemon) reject(l *list, id string, e *entry, problem, fix string) {
 func (d *Daemon) writeRejection(l *list, id, name, problem, fix string) {
 	text := fmt.Sprintf("%s: %s\n\nHow to fix it: %s\n\ntaskd has not changed the file. It looks at it again as soon as it changes.\n",
 		filepath.Join(l.dir.Path(), name), problem, fix)
-	path := rejectNote(l, name)
+	path := rejectNote(l, noteName(name))
 	if err := fsroot.WriteFile(l.dir.Path(), path, []byte(text)); err != nil {
 		d.log.Warn("write rejection", "path", path, "err", err)
 	}

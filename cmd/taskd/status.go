@@ -9,10 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 func init() {
@@ -142,22 +144,38 @@ func snapshot(root string, lists []string, all bool) ([]daemon.ListStatus, error
 	return snap, nil
 }
 
-// refusals returns the mode of the root (key "") and of each list that a
-// daemon refuses because other users can write to it (its own rule).
-func refusals(root string, lists []daemon.ListStatus) map[string]string {
-	out := map[string]string{}
-	check := func(key, path string) {
-		if err := daemon.CheckPrivate(path); errors.Is(err, daemon.ErrInsecure) {
-			mode := "?"
-			if fi, err := os.Stat(path); err == nil {
-				mode = fmt.Sprintf("%04o", fi.Mode().Perm())
-			}
-			out[key] = mode
+// refusals returns why a daemon refuses the root (key "") and each list
+// (by id): the daemon's own rules, daemon.CheckPrivate and
+// daemon.CheckList.
+func refusals(root string, lists []daemon.ListStatus) map[string]refusal {
+	out := map[string]refusal{}
+	check := func(key, path string, err error) {
+		var u *fsroot.UnsafeError
+		if !errors.As(err, &u) {
+			return
 		}
+		r := refusal{kind: u.Kind}
+		switch u.Kind {
+		case fsroot.ErrWritable:
+			r.mode = "?"
+			if fi, err := os.Stat(path); err == nil {
+				r.mode = fmt.Sprintf("%04o", fi.Mode().Perm())
+			}
+		case fsroot.ErrNotOwned:
+			if fi, err := os.Stat(u.Path); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+					r.uid = int(st.Uid)
+				}
+			}
+		default:
+			r.entry, _ = filepath.Rel(path, u.Path)
+		}
+		out[key] = r
 	}
-	check("", root)
+	check("", root, daemon.CheckPrivate(root))
 	for _, l := range lists {
-		check(l.ID, filepath.Join(root, l.ID))
+		path := filepath.Join(root, l.ID)
+		check(l.ID, path, daemon.CheckList(path))
 	}
 	return out
 }
