@@ -229,6 +229,11 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		defer cmdFile.close()
 	}
 
+	for i, arg := range argv {
+		if strings.IndexByte(arg, 0) >= 0 {
+			return fail("argument %d of the agent's command has a NUL byte (\\u0000), which no command line can carry; remove it from the prompt, the workflow step's command or the profile", i)
+		}
+	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = a.cwd, env, stdout, stderr

@@ -13,7 +13,7 @@ import (
 var ErrBadID = errors.New("not a task id")
 
 // ErrNUL is wrapped by the error for a prompt with a NUL byte.
-var ErrNUL = errors.New("NUL byte in the prompt")
+var ErrNUL = errors.New("NUL byte")
 
 // checkIDs checks every id task t names: metadata.taskd.parent, its
 // children (metadata.taskd.children, a fork's branches) and blockedBy.

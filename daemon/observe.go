@@ -99,6 +99,9 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp spec, ownerPr
 	if sp.Parent == id {
 		return fmt.Errorf("metadata.taskd.parent names the task itself (%q); a task cannot be its own parent", id)
 	}
+	if strings.IndexByte(sp.Cwd, 0) >= 0 {
+		return fmt.Errorf("%w: metadata.taskd.cwd has a NUL byte (\\u0000), which no path can hold; remove it", ErrNUL)
+	}
 	if i := strings.IndexByte(taskPrompt(t, sp), 0); i >= 0 {
 		return fmt.Errorf("%w: the prompt has a NUL byte (\\u0000) at byte %d; no program's command line or input can carry it intact, so remove it", ErrNUL, i)
 	}
@@ -122,7 +125,7 @@ func fixFor(err error) string {
 	case errors.Is(err, ErrBadID):
 		return "Use the id of a task in this list: its file name without .json (1-128 of A-Z a-z 0-9 _ -)."
 	case errors.Is(err, ErrNUL):
-		return "Remove the NUL byte (\\u0000) from the prompt."
+		return "Remove the NUL byte (\\u0000) from the field named."
 	case errors.Is(err, ErrUnknownAgent):
 		return "Use one of the profiles named above, or add the profile or agent mapping to the configuration file."
 	case errors.Is(err, ErrUnknownWorkflow):
