@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/taskd/taskd/internal/fsroot"
 )
@@ -44,11 +45,27 @@ func checkArea(listDir string) error {
 	}
 	for _, name := range areaEntries {
 		p := filepath.Join(area, name)
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0:
 			return linkError(p)
+		case fi.Mode().IsRegular() && hardLinks(fi) > 1:
+			return &fsroot.UnsafeError{Path: p, Kind: fsroot.ErrLink,
+				Problem: fmt.Sprintf("a file with %d hard links", hardLinks(fi)),
+				Why:     "taskd appends to it, and would change the same file elsewhere",
+				Fix:     "mv " + p + " " + p + ".old (taskd starts a new one)"}
 		}
 	}
 	return nil
+}
+
+// hardLinks is the number of names of the file fi describes.
+func hardLinks(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
 }
 
 // linkError is checkArea's refusal of a link at path.

@@ -169,6 +169,7 @@ func refusals(root string, lists []daemon.ListStatus) map[string]refusal {
 			}
 		default:
 			r.entry, _ = filepath.Rel(path, u.Path)
+			r.what = u.Problem
 		}
 		out[key] = r
 	}

@@ -33,6 +33,7 @@ type refusal struct {
 	mode  string // the mode others can write through (ErrWritable)
 	uid   int    // the owner (ErrNotOwned)
 	entry string // the link, relative to the list (ErrLink)
+	what  string // what it is (ErrLink): "a symbolic link (to …)", …
 }
 
 // note returns what status says of refusal r of the directory at path
@@ -46,7 +47,7 @@ func (r refusal) note(what, path string) (problem, fix string) {
 		return fmt.Sprintf("this %s belongs to another user (uid %d), who could make taskd run commands as you, %s", what, r.uid, verdict),
 			fmt.Sprintf("chown %d %s as root, or run taskd as its owner", os.Geteuid(), path)
 	}
-	return fmt.Sprintf("%s is a symbolic link, and taskd follows no link in its own files, %s", r.entry, verdict), "rm " + filepath.Join(path, r.entry)
+	return fmt.Sprintf("%s is %s, and taskd follows no link in its own files, %s", r.entry, r.what, verdict), "rm " + filepath.Join(path, r.entry)
 }
 
 // daemonState says whether a daemon serves the root.

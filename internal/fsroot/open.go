@@ -86,7 +86,9 @@ func OpenFD(base, path string, flag int) (int, error) {
 		return -1, err
 	}
 	defer unix.Close(dir)
-	fd, err := openat(dir, elems[len(elems)-1], flag|unix.O_NOFOLLOW, FileMode)
+	// O_TRUNC waits for the checks below: it would empty a file with other
+	// hard links before they could refuse it.
+	fd, err := openat(dir, elems[len(elems)-1], flag&^os.O_TRUNC|unix.O_NOFOLLOW, FileMode)
 	if err != nil {
 		return -1, pathErr("open", base, elems, len(elems), err)
 	}
@@ -103,6 +105,12 @@ func OpenFD(base, path string, flag int) (int, error) {
 		case st.Nlink > 1:
 			unix.Close(fd)
 			return -1, pathErr("open", base, elems, len(elems), ErrHardLink)
+		}
+		if flag&os.O_TRUNC != 0 && st.Size > 0 {
+			if err := ignoringEINTR(func() error { return unix.Ftruncate(fd, 0) }); err != nil {
+				unix.Close(fd)
+				return -1, pathErr("truncate", base, elems, len(elems), err)
+			}
 		}
 	}
 	return fd, nil

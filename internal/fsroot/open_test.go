@@ -112,9 +112,11 @@ func TestHardLinkNotWritten(t *testing.T) {
 	if err := os.Link(target, filepath.Join(base, ".taskd", "events.jsonl")); err != nil {
 		t.Skip("no hard links here:", err)
 	}
-	_, err := fsroot.OpenFD(base, ".taskd/events.jsonl", os.O_WRONLY|os.O_APPEND|os.O_CREATE)
-	if !errors.Is(err, fsroot.ErrHardLink) {
-		t.Errorf("OpenFD of a hard link for writing: %v, want ErrHardLink", err)
+	for _, flag := range []int{os.O_WRONLY | os.O_APPEND | os.O_CREATE, os.O_WRONLY | os.O_TRUNC | os.O_CREATE, os.O_RDWR} {
+		_, err := fsroot.OpenFD(base, ".taskd/events.jsonl", flag)
+		if !errors.Is(err, fsroot.ErrHardLink) {
+			t.Errorf("OpenFD(%#x) of a hard link: %v, want ErrHardLink", flag, err)
+		}
 	}
 	if got, _ := os.ReadFile(target); string(got) != "keep" {
 		t.Errorf("target = %q, want it unchanged", got)
