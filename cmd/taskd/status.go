@@ -47,8 +47,12 @@ not run). Under a task, notes say what it waits for and what to do:
 	rejected:     what is wrong with the file, and
 	fix:          how to fix it
 
-A root or list that other users can write to is marked refused, with the
-command that fixes it: the daemon ignores it (see taskd help run).
+A root or list that belongs to another user, that other users can write
+to, or whose .taskd is or holds a symbolic link is marked refused, with the
+command that fixes it: the daemon ignores it (see taskd help run). A file
+whose name cannot be a task id (such as "a b.json") is shown as not read,
+with how to rename it. With --json, a list has "refused" and "fix", and
+"misnamed" for such files.
 
 The output fits 80 columns and is coloured only on a terminal (--color
 always or never overrides; NO_COLOR is honoured). --json prints the same
