@@ -110,3 +110,34 @@ func rejectPath(l *list, id string) string { return rejectNote(l, id+".json") }
 func rejectNote(l *list, name string) string {
 	return filepath.Join(l.dir.Path(), areaName, "rejected", name+".txt")
 }
+
+// listRefused logs and records (as a ListRefused event, where the list's
+// event log can still be written) that list l is not served, for err.
+//
+// A list that is another user's, or whose .taskd is not taskd's to write,
+// gets nothing written into it (its event log is muted until it is served
+// again): the log, taskd status and taskd doctor say why.
+func (d *Daemon) listRefused(l *list, err error, msg string) {
+	d.log.Error(msg, "list", l.id, "err", err)
+	if errors.Is(err, fsroot.ErrNotOwned) || errors.Is(err, fsroot.ErrLink) {
+		l.events.muted.Store(true)
+		return
+	}
+	data := map[string]any{"error": err.Error()}
+	var u *fsroot.UnsafeError
+	if errors.As(err, &u) {
+		data["fix"] = u.Fix
+	}
+	l.events.append(Event{Type: EvListRefused, List: l.id, Data: data})
+}
+
+// refusedPath reports whether err is a refusal of the path rule (a link,
+// a hard link, a path outside its list, a name that cannot be one).
+func refusedPath(err error) bool {
+	for _, kind := range []error{fsroot.ErrLink, fsroot.ErrHardLink, fsroot.ErrEscape, fsroot.ErrBadName} {
+		if errors.Is(err, kind) {
+			return true
+		}
+	}
+	return false
+}

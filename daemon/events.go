@@ -40,6 +40,12 @@ const (
 	EvGuardStopped     = "GuardStopped"
 	EvMessageSent      = "MessageSent"
 	EvMessageDelivered = "MessageDelivered"
+	// ListRefused: the list is not served (another user's, writable by
+	// others, a link in its .taskd); PathRefused: an operation on a task
+	// met a link, or a path outside its list, and was refused. Both carry
+	// "error" (and ListRefused "fix"). See docs/security.md.
+	EvListRefused = "ListRefused"
+	EvPathRefused = "PathRefused"
 )
 
 // An Event is one line of a list's event log. The fixed fields come first;
@@ -111,6 +117,9 @@ type eventLog struct {
 	// tap sees every event appended, after the write (the mirroring of
 	// handed-off children's events, aceevents.go); nil for none.
 	tap atomic.Pointer[func(Event)]
+	// muted drops every event: the list is another user's, or its .taskd
+	// is not taskd's to write (a link), so nothing is written there.
+	muted atomic.Bool
 }
 
 func newEventLog(listDir string) *eventLog {
@@ -120,6 +129,9 @@ func newEventLog(listDir string) *eventLog {
 // append writes ev, stamping its time if unset. Failures are returned for
 // the caller to log; an event that cannot be written never stops work.
 func (l *eventLog) append(ev Event) error {
+	if l.muted.Load() {
+		return nil
+	}
 	if ev.TS.IsZero() {
 		ev.TS = time.Now()
 	}

@@ -139,7 +139,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	l := newList(id, dir)
 	if err := checkList(path, d.cfg.Insecure); err != nil {
 		l.refused = err
-		d.log.Error("not serving list; fix it and it is served at once", "list", id, "err", err)
+		d.listRefused(l, err, "not serving list; fix it and it is served at once")
 	} else if err := makeArea(path); err != nil {
 		d.log.Warn("make the list's .taskd", "list", id, "err", err)
 	}
@@ -149,6 +149,9 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	}
 	d.serve(l)
 	l.events.append(Event{Type: EvDaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
+	if l.refused != nil {
+		return // nothing is removed from a list taskd does not serve
+	}
 	if removed, err := dir.Sweep(time.Minute); err == nil && len(removed) > 0 {
 		d.log.Info("removed leftovers of a crashed writer", "list", id, "files", removed)
 	}
@@ -215,6 +218,7 @@ func (d *Daemon) checkListMode(l *list) {
 	switch {
 	case err == nil && l.refused != nil:
 		l.refused = nil
+		l.events.muted.Store(false)
 		d.log.Info("serving list: it is fixed", "list", l.id)
 		makeArea(l.dir.Path())
 		d.scanList(l)
@@ -238,7 +242,7 @@ func (d *Daemon) checkListMode(l *list) {
 		for _, j := range waiting {
 			j.stop(errInterrupted)
 		}
-		d.log.Error("not serving list any more; fix it and it is served again", "list", l.id, "err", err)
+		d.listRefused(l, err, "not serving list any more; fix it and it is served again")
 	}
 }
 

@@ -464,7 +464,11 @@ func (d *Daemon) finished(msg jobDone) {
 	e.job = nil
 	if msg.err != nil && msg.err != errNotRunnable {
 		// Something outside the task went wrong (a lock held for too long,
-		// a full disk): try again later, more slowly each time.
+		// a full disk, a link in .taskd): try again later, more slowly
+		// each time. A refusal of the path rule is recorded the first time.
+		if e.jobErrors == 0 && refusedPath(msg.err) {
+			j.l.events.append(Event{Type: EvPathRefused, List: j.l.id, Task: j.id, Data: map[string]any{"error": msg.err.Error()}})
+		}
 		e.jobErrors++
 		e.holdUntil = time.Now().Add(min(time.Second<<min(e.jobErrors-1, 6), time.Minute))
 		d.recheckAt(j.l, j.id, e.holdUntil)
