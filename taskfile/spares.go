@@ -121,7 +121,7 @@ func (s *lockSpares) acquire(path string) (string, error) {
 	for {
 		name, ok := s.pop()
 		if !ok {
-			return "", os.Mkdir(path, 0o755)
+			return "", os.Mkdir(path, 0o700)
 		}
 		now := unix.NsecToTimespec(time.Now().UnixNano())
 		if err := unix.UtimesNanoAt(s.fd, name, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -140,7 +140,7 @@ func (s *lockSpares) acquire(path string) (string, error) {
 			// Not supported here (EINVAL, ENOSYS), the pool on another
 			// file system (EXDEV), refused: locks are made from now on.
 			s.disable()
-			return "", os.Mkdir(path, 0o755)
+			return "", os.Mkdir(path, 0o700)
 		}
 	}
 }
