@@ -98,11 +98,6 @@ func (d *Daemon) readRoots(l *list, cwd string) []string {
 	return roots
 }
 
-// errOutsideRoots is wrapped by the error for a /read path that leaves the
-// allowed directories; readable.ErrDenied by one for a place /read never
-// loads from.
-var errOutsideRoots = readable.ErrOutside
-
 // resolveRead turns a /read path into an absolute path, with every
 // symbolic link resolved, that package readable's rule allows: inside the
 // task's roots, and not in /proc, /sys, /dev, a credential store or
