@@ -57,7 +57,7 @@ func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID, state string, at
 			f["error_kind"] = "permission" // refused before its attempt started
 		}
 		if attempt > 0 {
-			tail, _ := readTail(filepath.Join(l.runDir(c.ID, attempt), "stderr.log"), 2<<10)
+			tail, _ := readTail(l.dir.Path(), filepath.Join(l.runDir(c.ID, attempt), "stderr.log"), 2<<10)
 			f["stderr"] = string(tail)
 		}
 		l.emit(Event{Type: EvSubagentError, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})

@@ -51,7 +51,7 @@ func writeVerdict(runDir string, v verdict) error {
 	if old, ok := readVerdict(path); ok && old.Action == verdictFail {
 		return nil
 	}
-	return writeJSONFile(path, v)
+	return writeJSONFile(runDir, path, v)
 }
 
 func readVerdict(path string) (verdict, bool) {

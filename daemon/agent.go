@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // An attempt is one execution of an agent for a task: a plain task's run, a
@@ -146,7 +148,7 @@ func (d *Daemon) runAttempt(ctx context.Context, a *attempt) (Result, outcome) {
 	// attempt cut short by the daemon's own stop leaves no result, so it is
 	// run again.
 	if out != interrupted {
-		if err := writeJSONFile(filepath.Join(dir, "result.json"), res); err != nil {
+		if err := writeJSONFile(a.list.dir.Path(), filepath.Join(dir, "result.json"), res); err != nil {
 			d.log.Warn("write result", "task", a.taskID, "path", dir, "err", err)
 		}
 	}
@@ -156,6 +158,7 @@ func (d *Daemon) runAttempt(ctx context.Context, a *attempt) (Result, outcome) {
 func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Result, outcome) {
 	argv, stdinText := a.argv()
 	env := d.agentEnv(a, dir)
+	base := a.list.dir.Path()
 	cmdInfo := map[string]any{
 		"argv": argv, "cwd": a.cwd, "env": envNames(env), "profile": a.profile.Name,
 		"timeout": a.timeout.String(), "step": a.step, "attempt": a.n, "prompt": a.profile.Prompt,
@@ -163,7 +166,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	// record writes cmd.json, the record of how the agent is (to be)
 	// started, replacing an earlier version whole.
 	record := func() {
-		if err := writeJSONFile(filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+		if err := writeJSONFile(base, filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
 			d.log.Warn("write cmd.json", "task", a.taskID, "path", dir, "err", err)
 		}
 	}
@@ -172,7 +175,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		msg := fmt.Sprintf(format, args...)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
 	}
-	made, err := mkdirRun(dir)
+	made, err := mkdirRun(base, dir)
 	a.madeDir = made
 	if err != nil {
 		msg := fmt.Sprintf("create run folder: %v", err)
@@ -182,7 +185,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 		// A folder an earlier run of the same attempt number left (a task
 		// dropped again with the same contents): its result is not this
 		// attempt's, and a restart must not take it for one.
-		if err := os.Remove(filepath.Join(dir, "result.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := fsroot.Remove(base, filepath.Join(dir, "result.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fail("remove the earlier run's result.json: %v", err)
 		}
 	}
@@ -191,11 +194,11 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	// will be started. All of it is made while the job still waits for its
 	// slot; cmd.json is written again with the process group the moment
 	// the agent has started.
-	if err := writeNewFile(filepath.Join(dir, "prompt.md"), []byte(a.prompt)); err != nil {
+	if err := writeNewFile(base, filepath.Join(dir, "prompt.md"), []byte(a.prompt)); err != nil {
 		return fail("write prompt.md: %v", err)
 	}
 	for name, data := range a.files {
-		if err := writeNewFile(filepath.Join(dir, name), data); err != nil {
+		if err := writeNewFile(base, filepath.Join(dir, name), data); err != nil {
 			return fail("write %s: %v", name, err)
 		}
 	}
@@ -207,16 +210,21 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	if fi, err := os.Stat(a.cwd); err != nil || !fi.IsDir() {
 		return fail("working directory %q does not exist; set metadata.taskd.cwd to an existing directory", a.cwd)
 	}
-	stdout, err := createLog(filepath.Join(dir, "stdout.log"))
+	stdout, err := createLog(base, filepath.Join(dir, "stdout.log"))
 	if err != nil {
 		return fail("create stdout.log: %v", err)
 	}
 	defer stdout.Close()
-	stderr, err := createLog(filepath.Join(dir, "stderr.log"))
+	stderr, err := createLog(base, filepath.Join(dir, "stderr.log"))
 	if err != nil {
 		return fail("create stderr.log: %v", err)
 	}
 	defer stderr.Close()
+	for i, arg := range argv {
+		if strings.IndexByte(arg, 0) >= 0 {
+			return fail("argument %d of the agent's command has a NUL byte (\\u0000), which no command line can carry; remove it from the prompt, the workflow step's command or the profile", i)
+		}
+	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = a.cwd, env, stdout, stderr
@@ -288,7 +296,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 			exitCode = -1
 		}
 	}
-	data, _ := readTail(filepath.Join(dir, "stdout.log"), maxScan)
+	data, _ := readTail(a.list.dir.Path(), filepath.Join(dir, "stdout.log"), maxScan)
 	res := parseResult(a.profile.Output, data, exitCode)
 	res.StartedAt = &startedAt
 	if res.SessionID != "" && res.ToolInvocations == nil {

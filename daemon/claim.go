@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -217,20 +217,22 @@ func (d *Daemon) notStarted(ctx context.Context, l *list, c *claimedAttempt, a *
 }
 
 // removePrepared removes what attempt a, which never started, prepared:
-// its run folder if it made it, else the files it wrote in one an earlier
-// run of the same attempt number left.
+// the files it wrote in its run folder, and the folder itself if it made
+// it (one an earlier run of the same attempt number left stays).
 func removePrepared(a *attempt) error {
-	dir := a.dirPath()
-	if a.madeDir {
-		return os.RemoveAll(dir)
-	}
-	var errs []error
+	base, dir := a.list.dir.Path(), a.dirPath()
 	names := []string{"cmd.json", "prompt.md", "stdout.log", "stderr.log"}
 	for name := range a.files {
 		names = append(names, name)
 	}
+	var errs []error
 	for _, name := range names {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := fsroot.Remove(base, filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if a.madeDir && len(errs) == 0 {
+		if err := fsroot.Remove(base, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // commandSet is the command files a list's prompts can invoke as /name:
@@ -72,11 +74,23 @@ func (d *Daemon) commandsFor(listDir string) *commandSet {
 	return cs
 }
 
+// maxCommandFile bounds the size of a command file read from a list.
+const maxCommandFile = 1 << 20
+
 // loadCommands reads every <name>.md of dirs; later directories win.
 func loadCommands(dirs []string) *commandSet {
 	cs := &commandSet{files: map[string]*prompt.CommandFile{}, errs: map[string]error{}}
-	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
+	for i, dir := range dirs {
+		// The list's own directory (the last) is read following no link
+		// (package fsroot): a link there loads nothing, and a command
+		// file that is one is refused with that reason.
+		readDir := os.ReadDir
+		readFile := func(p string) ([]byte, error) { return os.ReadFile(p) }
+		if list := filepath.Dir(filepath.Dir(dir)); i == len(dirs)-1 && filepath.Base(filepath.Dir(dir)) == areaName {
+			readDir = func(p string) ([]fs.DirEntry, error) { return fsroot.ReadDir(list, p) }
+			readFile = func(p string) ([]byte, error) { return fsroot.ReadFile(list, p, maxCommandFile) }
+		}
+		entries, err := readDir(dir)
 		if err != nil {
 			continue
 		}
@@ -85,7 +99,7 @@ func loadCommands(dirs []string) *commandSet {
 			if !ok || e.IsDir() {
 				continue
 			}
-			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			data, err := readFile(filepath.Join(dir, e.Name()))
 			if err == nil {
 				var cf *prompt.CommandFile
 				if cf, err = prompt.ParseCommandFile(name, data); err == nil {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"time"
@@ -78,6 +79,13 @@ const (
 	DefaultGrace       = 10 * time.Second
 	DefaultMaxDepth    = 3
 	DefaultMaxChildren = 10
+
+	// The largest values the configuration accepts: a tree deeper or wider
+	// than this is a mistake (or an attempt to exhaust the machine), not a
+	// plan.
+	MaxMaxDepth    = 32
+	MaxMaxChildren = 1000
+	MaxConcurrency = 1024
 )
 
 // DefaultConfigPath returns $XDG_CONFIG_HOME/taskd/config.json, or
@@ -109,12 +117,31 @@ func LoadFileConfig(path string, optional bool) (*FileConfig, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&fc); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, fmt.Errorf("config %s: %s is %s, want %s: %w", path, te.Field, te.Value, wantOf(te.Type.Kind()), err)
+		}
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	if err := fc.validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return &fc, nil
+}
+
+// wantOf says what a configuration value of kind k is, for errors.
+func wantOf(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int64:
+		return "a whole number such as 3"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "an array"
+	}
+	return "an object"
 }
 
 func (fc *FileConfig) validate() error {
@@ -131,8 +158,14 @@ func (fc *FileConfig) validate() error {
 	default:
 		return fmt.Errorf("scheduling %q is neither %q nor %q", fc.Scheduling, SchedulingBatch, SchedulingNormal)
 	}
-	if fc.Concurrency < 0 || fc.MaxDepth < 0 || fc.MaxChildren < 0 {
-		return errors.New("concurrency, maxDepth and maxChildren must not be negative")
+	for _, b := range []struct {
+		name string
+		v    int
+		max  int
+	}{{"concurrency", fc.Concurrency, MaxConcurrency}, {"maxDepth", fc.MaxDepth, MaxMaxDepth}, {"maxChildren", fc.MaxChildren, MaxMaxChildren}} {
+		if b.v < 0 || b.v > b.max {
+			return fmt.Errorf("%s is %d; it must be between 1 and %d (0 or absent: the default)", b.name, b.v, b.max)
+		}
 	}
 	for name, p := range fc.Profiles {
 		if err := p.validate(); err != nil {
@@ -153,8 +186,8 @@ func (fc *FileConfig) validate() error {
 		}
 	}
 	for id, l := range fc.Lists {
-		if l.Concurrency < 0 {
-			return fmt.Errorf("lists.%s.concurrency must not be negative", id)
+		if l.Concurrency < 0 || l.Concurrency > MaxConcurrency {
+			return fmt.Errorf("lists.%s.concurrency is %d; it must be between 1 and %d (0 or absent: the global cap)", id, l.Concurrency, MaxConcurrency)
 		}
 	}
 	return validateAgentTypes(fc.AgentTypes)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/taskd/taskd/daemon"
@@ -38,6 +39,31 @@ func TestConfig_Scheduling(t *testing.T) {
 		}
 		if got := cfg.Scheduling; got != tt.want {
 			t.Errorf("%s: scheduling %q, want %q", tt.config, got, tt.want)
+		}
+	}
+}
+
+// TestConfig_Bounds: tree and concurrency limits are whole numbers within
+// bounds; anything else is refused naming the field and the bounds.
+func TestConfig_Bounds(t *testing.T) {
+	for _, tt := range []struct{ config, wantErr string }{
+		{`{"maxDepth": 5, "maxChildren": 50, "concurrency": 4}`, ""},
+		{`{"maxChildren": -1}`, "maxChildren is -1; it must be between 1 and 1000"},
+		{`{"maxDepth": 1000000000}`, "maxDepth is 1000000000; it must be between 1 and 32"},
+		{`{"maxDepth": 1e9}`, "maxDepth is number 1e9, want a whole number"},
+		{`{"concurrency": 100000}`, "concurrency is 100000; it must be between 1 and 1024"},
+		{`{"lists": {"l": {"concurrency": -2}}}`, "lists.l.concurrency is -2"},
+	} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		if err := os.WriteFile(path, []byte(tt.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := daemon.LoadFileConfig(path, false)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%s: %v, want no error", tt.config, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%s: error %v, want it to say %q", tt.config, err, tt.wantErr)
 		}
 	}
 }

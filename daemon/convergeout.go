@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -97,20 +97,18 @@ const (
 	convergedDelta = "converged.jsonl"
 )
 
-// writeConverged writes cv to runDir: converged.json always, and
-// converged.md (markdown) or converged.jsonl (delta_batch) for those
-// formats. It returns the file of the requested format and its content.
-func writeConverged(runDir string, cv *converged) (path string, content []byte, err error) {
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return "", nil, err
-	}
+// writeConverged writes cv to runDir, inside the list directory base:
+// converged.json always, and converged.md (markdown) or converged.jsonl
+// (delta_batch) for those formats. It returns the file of the requested
+// format and its content.
+func writeConverged(base, runDir string, cv *converged) (path string, content []byte, err error) {
 	data, err := json.MarshalIndent(cv, "", "  ")
 	if err != nil {
 		return "", nil, err
 	}
 	data = append(data, '\n')
 	path, content = filepath.Join(runDir, convergedJSON), data
-	if err := writeFileAtomic(path, data); err != nil {
+	if err := fsroot.WriteFile(base, path, data); err != nil {
 		return "", nil, err
 	}
 	switch cv.OutputFormat {
@@ -121,7 +119,7 @@ func writeConverged(runDir string, cv *converged) (path string, content []byte, 
 	default:
 		return path, content, nil
 	}
-	return path, content, writeFileAtomic(path, content)
+	return path, content, fsroot.WriteFile(base, path, content)
 }
 
 // convergedMarkdown renders cv for people and agents.

@@ -269,7 +269,7 @@ func (cg *converger) output(ctx context.Context, rec *convergeRecord, cv *conver
 	if err := cg.reportConflicts(ctx, rec, cv, true); err != nil {
 		return "", nil, err
 	}
-	path, content, err := writeConverged(runDir, cv)
+	path, content, err := writeConverged(cg.dir.Path(), runDir, cv)
 	if err != nil {
 		return "", nil, fmt.Errorf("write the converged result: %w", err)
 	}

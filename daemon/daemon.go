@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon/slots"
+	"github.com/taskd/taskd/taskfile"
 )
 
 // Daemon watches a root of task lists and runs the tasks addressed to it.
@@ -213,6 +214,10 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 	}
 	if id, ok := taskID(name); ok {
 		l.dirty[id] = struct{}{}
+	} else if name == areaName {
+		d.checkListMode(l) // .taskd replaced (by a link?)
+	} else if _, _, bad := taskfile.Misnamed(name); bad {
+		l.namesDirty = true
 	}
 }
 
@@ -233,6 +238,10 @@ func (d *Daemon) flushDirty() {
 		for tid := range l.dirty {
 			delete(l.dirty, tid)
 			d.refresh(l, tid)
+		}
+		if l.namesDirty {
+			l.namesDirty = false
+			d.checkNames(l)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // Event types written to <list>/.taskd/events.jsonl (DESIGN §7).
@@ -38,6 +40,12 @@ const (
 	EvGuardStopped     = "GuardStopped"
 	EvMessageSent      = "MessageSent"
 	EvMessageDelivered = "MessageDelivered"
+	// ListRefused: the list is not served (another user's, writable by
+	// others, a link in its .taskd); PathRefused: an operation on a task
+	// met a link, or a path outside its list, and was refused. Both carry
+	// "error" (and ListRefused "fix"). See docs/security.md.
+	EvListRefused = "ListRefused"
+	EvPathRefused = "PathRefused"
 )
 
 // An Event is one line of a list's event log. The fixed fields come first;
@@ -102,21 +110,28 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 //
 // An eventLog is safe for concurrent use.
 type eventLog struct {
+	list string // the list directory
 	path string
 	mu   sync.Mutex // protects f
 	f    *os.File
 	// tap sees every event appended, after the write (the mirroring of
 	// handed-off children's events, aceevents.go); nil for none.
 	tap atomic.Pointer[func(Event)]
+	// muted drops every event: the list is another user's, or its .taskd
+	// is not taskd's to write (a link), so nothing is written there.
+	muted atomic.Bool
 }
 
 func newEventLog(listDir string) *eventLog {
-	return &eventLog{path: filepath.Join(listDir, ".taskd", "events.jsonl")}
+	return &eventLog{list: listDir, path: filepath.Join(listDir, areaName, "events.jsonl")}
 }
 
 // append writes ev, stamping its time if unset. Failures are returned for
 // the caller to log; an event that cannot be written never stops work.
 func (l *eventLog) append(ev Event) error {
+	if l.muted.Load() {
+		return nil
+	}
 	if ev.TS.IsZero() {
 		ev.TS = time.Now()
 	}
@@ -131,10 +146,9 @@ func (l *eventLog) append(ev Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
-		if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		// Through fsroot: no link followed, never a file with other hard
+		// links, made 0600.
+		f, err := fsroot.OpenFile(l.list, l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 		if err != nil {
 			return err
 		}
@@ -178,7 +192,7 @@ func AppendEvent(listDir string, ev Event) error {
 // have edited the file) is returned as an error together with the events
 // read so far.
 func ReadEvents(listDir string) ([]Event, error) {
-	f, err := os.Open(filepath.Join(listDir, ".taskd", "events.jsonl"))
+	f, err := fsroot.OpenFile(listDir, filepath.Join(areaName, "events.jsonl"), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

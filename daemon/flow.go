@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/taskfile"
 	"github.com/taskd/taskd/workflows"
@@ -53,7 +53,7 @@ func (d *Daemon) newFlow(l *list, t *taskfile.Task, sp spec) *flowRun {
 
 // lastRunDir returns the highest run folder number of task id.
 func lastRunDir(l *list, id string) int {
-	entries, _ := os.ReadDir(filepath.Dir(l.runDir(id, 0)))
+	entries, _ := fsroot.ReadDir(l.dir.Path(), filepath.Dir(l.runDir(id, 0)))
 	n := 0
 	for _, e := range entries {
 		if v, err := strconv.Atoi(e.Name()); err == nil && v > n {

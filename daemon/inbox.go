@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -40,21 +41,35 @@ type Message struct {
 // part of one; consuming renames it from new/ into cur/, which exactly one
 // reader can do. Inboxes are safe for concurrent use by any number of
 // processes.
+//
+// Every file of an inbox is made and read through package fsroot: inside
+// its list, following no link, private to the daemon's user.
 type Inbox struct {
-	dir string
+	base string // the list directory
+	dir  string
+	err  error // the id cannot name an inbox: every method fails with it
 }
 
-// InboxOf returns the inbox of task id in the list at listDir.
+// InboxOf returns the inbox of task id in the list at listDir. An id that
+// is not a task id gives an inbox whose every method fails with an error
+// wrapping taskfile.ErrInvalidID.
 func InboxOf(listDir, id string) *Inbox {
-	return &Inbox{dir: filepath.Join(listDir, ".taskd", "inbox", id)}
+	ib := &Inbox{base: listDir, dir: filepath.Join(listDir, areaName, "inbox", id)}
+	if !taskfile.ValidID(id) {
+		ib.err = fmt.Errorf("inbox of %q: %w", id, taskfile.ErrInvalidID)
+	}
+	return ib
 }
 
 // Deliver puts m in the inbox under a unique name. With key set, the name is
 // key and a second delivery under the same key (in new/ or already
 // consumed into cur/) does nothing: deliveries can be retried after a crash.
 func (ib *Inbox) Deliver(m Message, key string) error {
+	if ib.err != nil {
+		return ib.err
+	}
 	for _, sub := range []string{"tmp", "new", "cur"} {
-		if err := os.MkdirAll(filepath.Join(ib.dir, sub), 0o755); err != nil {
+		if err := fsroot.MkdirAll(ib.base, filepath.Join(ib.dir, sub)); err != nil {
 			return err
 		}
 	}
@@ -78,16 +93,24 @@ func (ib *Inbox) Deliver(m Message, key string) error {
 		return err
 	}
 	tmp := filepath.Join(ib.dir, "tmp", name)
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	f, err := fsroot.OpenFile(ib.base, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(ib.dir, "new", name))
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return fsroot.Rename(ib.base, tmp, filepath.Join(ib.dir, "new", name))
 }
 
 // has reports whether a message delivered under key is in new/ or cur/.
 func (ib *Inbox) has(key string) bool {
 	for _, sub := range []string{"new", "cur"} {
-		entries, _ := os.ReadDir(filepath.Join(ib.dir, sub))
+		entries, _ := fsroot.ReadDir(ib.base, filepath.Join(ib.dir, sub))
 		for _, e := range entries {
 			if _, rest, ok := strings.Cut(e.Name(), "."); ok && strings.TrimSuffix(rest, ".json") == key {
 				return true
@@ -128,7 +151,10 @@ func (ib *Inbox) Consumed() ([]Message, error) {
 }
 
 func (ib *Inbox) list(sub string, f Filter) ([]Message, error) {
-	entries, err := os.ReadDir(filepath.Join(ib.dir, sub))
+	if ib.err != nil {
+		return nil, ib.err
+	}
+	entries, err := fsroot.ReadDir(ib.base, filepath.Join(ib.dir, sub))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -147,7 +173,7 @@ func (ib *Inbox) list(sub string, f Filter) ([]Message, error) {
 	}
 	var out []Message
 	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(ib.dir, sub, n))
+		data, err := fsroot.ReadFile(ib.base, filepath.Join(ib.dir, sub, n), maxMessage)
 		if err != nil {
 			continue // consumed meanwhile
 		}
@@ -173,7 +199,7 @@ func (ib *Inbox) Check(f Filter) (*Message, error) {
 		return nil, err
 	}
 	for _, m := range msgs {
-		err := os.Rename(filepath.Join(ib.dir, "new", m.file), filepath.Join(ib.dir, "cur", m.file))
+		err := fsroot.Rename(ib.base, filepath.Join(ib.dir, "new", m.file), filepath.Join(ib.dir, "cur", m.file))
 		if err == nil {
 			return &m, nil
 		}
@@ -184,6 +210,9 @@ func (ib *Inbox) Check(f Filter) (*Message, error) {
 	return nil, nil
 }
 
+// maxMessage bounds the size of one inbox message read.
+const maxMessage = 16 << 20
+
 // ErrNoMessage is returned by Receive when its wait ends without a message.
 var ErrNoMessage = errors.New("no message")
 
@@ -191,11 +220,14 @@ var ErrNoMessage = errors.New("no message")
 // arrive if there is none. It wakes on the file event of a delivery (no
 // polling) and returns ErrNoMessage when ctx ends first.
 func (ib *Inbox) Receive(ctx context.Context, f Filter) (*Message, error) {
+	if ib.err != nil {
+		return nil, ib.err
+	}
 	newDir := filepath.Join(ib.dir, "new")
-	if err := os.MkdirAll(newDir, 0o755); err != nil {
+	if err := fsroot.MkdirAll(ib.base, newDir); err != nil {
 		return nil, err
 	}
-	os.MkdirAll(filepath.Join(ib.dir, "cur"), 0o755)
+	fsroot.MkdirAll(ib.base, filepath.Join(ib.dir, "cur"))
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
@@ -228,6 +260,9 @@ func (ib *Inbox) Receive(ctx context.Context, f Filter) (*Message, error) {
 // Send delivers text to the inbox of task to in dir, from task from (or
 // "user"). The recipient must exist and not have ended.
 func Send(dir *taskfile.Dir, from, to, text string) error {
+	if !taskfile.ValidID(to) {
+		return fmt.Errorf("send to %q: %w", to, taskfile.ErrInvalidID)
+	}
 	t, err := dir.Read(to)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("no task %s in %s", to, dir.Path())

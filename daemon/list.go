@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -31,6 +32,8 @@ type list struct {
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
 	refused    error                // the list is not served (e.g. writable by others)
+	misnamed   map[string]bool      // files noted as misnamed (misnamed.go)
+	namesDirty bool                 // an event named a misnamed file: look again
 
 	nextRetry   time.Time // earliest retryAt of a retrying task
 	nextRecheck time.Time // earliest re-check of a file that did not parse
@@ -132,11 +135,11 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	}
 	dir.KeepLockDirs() // in .taskd/locks: no inode made and freed per write
 	l := newList(id, dir)
-	if !d.cfg.Insecure {
-		if err := checkPrivate(path); err != nil {
-			l.refused = err
-			d.log.Error("not serving list; fix its mode and it is served at once", "list", id, "err", err)
-		}
+	if err := checkList(path, d.cfg.Insecure); err != nil {
+		l.refused = err
+		d.listRefused(l, err, "not serving list; fix it and it is served at once")
+	} else if err := makeArea(path); err != nil {
+		d.log.Warn("make the list's .taskd", "list", id, "err", err)
 	}
 	if err := d.watcher.Add(path); err != nil {
 		d.log.Error("watch list", "list", id, "err", err)
@@ -144,6 +147,9 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	}
 	d.serve(l)
 	l.events.append(Event{Type: EvDaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
+	if l.refused != nil {
+		return // nothing is removed from a list taskd does not serve
+	}
 	if removed, err := dir.Sweep(time.Minute); err == nil && len(removed) > 0 {
 		d.log.Info("removed leftovers of a crashed writer", "list", id, "files", removed)
 	}
@@ -201,19 +207,18 @@ func (d *Daemon) listChanged(name string) {
 	}
 }
 
-// checkListMode serves list l again once other users can no longer write
-// to it, and stops starting its tasks when they can (agents already
-// running finish). The watcher reports a list directory's mode changes;
-// every rescan checks again.
+// checkListMode serves list l again once it passes checkList (its own
+// user's, not writable by others, no link in its area), and stops starting
+// its tasks when it does not (agents already running finish). The watcher
+// reports a list directory's mode changes; every rescan checks again.
 func (d *Daemon) checkListMode(l *list) {
-	if d.cfg.Insecure {
-		return
-	}
-	err := checkPrivate(l.dir.Path())
+	err := checkList(l.dir.Path(), d.cfg.Insecure)
 	switch {
 	case err == nil && l.refused != nil:
 		l.refused = nil
-		d.log.Info("serving list: its mode is fixed", "list", l.id)
+		l.events.muted.Store(false)
+		d.log.Info("serving list: it is fixed", "list", l.id)
+		makeArea(l.dir.Path())
 		d.scanList(l)
 		for id := range l.entries {
 			d.consider(l, id) // unchanged files are not observed again
@@ -229,19 +234,20 @@ func (d *Daemon) checkListMode(l *list) {
 				e.job.stop(errInterrupted)
 			}
 		}
-		d.log.Error("not serving list any more; fix its mode and it is served again", "list", l.id, "err", err)
+		d.listRefused(l, err, "not serving list any more; fix it and it is served again")
 	}
 }
 
 // scanList reconciles every task file of l, and forgets files that are gone.
 func (d *Daemon) scanList(l *list) {
-	ids, err := l.dir.List()
+	ids, misnamed, err := l.dir.Names()
 	if err != nil {
 		d.log.Warn("list tasks", "list", l.id, "err", err)
 		return
 	}
 	present := make(map[string]bool, len(ids))
 	if l.refused == nil {
+		d.noteMisnamed(l, misnamed)
 		readTasks(l.dir, ids, func(id string, task *taskfile.Task, err error) {
 			present[id] = true
 			d.reconcile(l, id, task, err)
@@ -358,7 +364,7 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 		e.job.stop(errTaskGone)
 	}
 	if e.reject != "" {
-		os.Remove(rejectPath(l, id))
+		fsroot.Remove(l.dir.Path(), rejectPath(l, id))
 	}
 	d.setBlockedBy(l, id, nil)
 	delete(l.entries, id)

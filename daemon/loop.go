@@ -124,7 +124,7 @@ func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp spec, 
 		if out == finished && jr.ExitCode == 0 {
 			text := jr.Output
 			if text == "" {
-				data, _ := readTail(a.dirPath()+"/stdout.log", maxScan)
+				data, _ := readTail(a.list.dir.Path(), a.dirPath()+"/stdout.log", maxScan)
 				text = string(data)
 			}
 			return breakVerdict.MatchString(text), nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -77,18 +78,31 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 
 // validate checks what a taskd task asks for beyond field types: that its
 // agent and workflow exist and that it is not its own parent.
+//
+// Every id the task names (parent, children, blockedBy) must be a task id:
+// ids name files, inboxes and run folders, so one that is not cannot be
+// met, and is refused here rather than waited on forever (see checkIDs).
 func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp spec, ownerProfile string) error {
-	agent := sp.Agent
-	if agent == "" {
-		agent = ownerProfile
-	}
-	if agent != "" {
-		if _, err := d.cfg.resolveAgent(agent, true); err != nil {
-			return err
+	// Both the agent and the owner's profile must exist, even though the
+	// agent wins: a typo in either is reported.
+	for _, agent := range []string{sp.Agent, ownerProfile} {
+		if agent != "" {
+			if _, err := d.cfg.resolveAgent(agent, true); err != nil {
+				return err
+			}
 		}
+	}
+	if err := checkIDs(t, sp); err != nil {
+		return err
 	}
 	if sp.Parent == id {
 		return fmt.Errorf("metadata.taskd.parent names the task itself (%q); a task cannot be its own parent", id)
+	}
+	if strings.IndexByte(sp.Cwd, 0) >= 0 {
+		return fmt.Errorf("%w: metadata.taskd.cwd has a NUL byte (\\u0000), which no path can hold; remove it", ErrNUL)
+	}
+	if i := strings.IndexByte(taskPrompt(t, sp), 0); i >= 0 {
+		return fmt.Errorf("%w: the prompt has a NUL byte (\\u0000) at byte %d; no program's command line or input can carry it intact, so remove it", ErrNUL, i)
 	}
 	if v, ok := t.Metadata.Get("workflowType"); ok && v != nil {
 		wf, isString := v.(string)
@@ -107,6 +121,10 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp spec, ownerPr
 // fixFor returns advice for a validation error.
 func fixFor(err error) string {
 	switch {
+	case errors.Is(err, ErrBadID):
+		return "Use the id of a task in this list: its file name without .json (1-128 of A-Z a-z 0-9 _ -)."
+	case errors.Is(err, ErrNUL):
+		return "Remove the NUL byte (\\u0000) from the field named."
 	case errors.Is(err, ErrUnknownAgent):
 		return "Use one of the profiles named above, or add the profile or agent mapping to the configuration file."
 	case errors.Is(err, ErrInvalidWorkflow):
@@ -214,18 +232,21 @@ func (d *Daemon) reject(l *list, id string, e *entry, problem, fix string) {
 		return
 	}
 	e.reject = problem
-	name := id + ".json"
+	d.writeRejection(l, id, id+".json", problem, fix)
+}
+
+// writeRejection writes the note on file name of l (task id, or "" for a
+// file that names no task) and logs its TaskRejected event.
+func (d *Daemon) writeRejection(l *list, id, name, problem, fix string) {
 	text := fmt.Sprintf("%s: %s\n\nHow to fix it: %s\n\ntaskd has not changed the file. It looks at it again as soon as it changes.\n",
-		l.dir.File(id), problem, fix)
-	path := rejectPath(l, id)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-		if err := writeFileAtomic(path, []byte(text)); err != nil {
-			d.log.Warn("write rejection", "path", path, "err", err)
-		}
+		filepath.Join(l.dir.Path(), name), problem, fix)
+	path := rejectNote(l, noteName(name))
+	if err := fsroot.WriteFile(l.dir.Path(), path, []byte(text)); err != nil {
+		d.log.Warn("write rejection", "path", path, "err", err)
 	}
 	l.events.append(Event{Type: EvTaskRejected, List: l.id, Task: id,
 		Data: map[string]any{"file": name, "error": problem, "fix": fix}})
-	d.log.Warn("task rejected", "list", l.id, "task", id, "err", problem)
+	d.log.Warn("task rejected", "list", l.id, "task", id, "file", name, "err", problem)
 }
 
 // clearReject removes a rejection once the file is acceptable (or no longer
@@ -235,20 +256,6 @@ func (d *Daemon) clearReject(l *list, id string, e *entry) {
 		return
 	}
 	e.reject = ""
-	os.Remove(rejectPath(l, id))
+	fsroot.Remove(l.dir.Path(), rejectPath(l, id))
 	d.log.Info("task file fixed", "list", l.id, "task", id)
-}
-
-func rejectPath(l *list, id string) string {
-	return filepath.Join(l.dir.Path(), ".taskd", "rejected", id+".json.txt")
-}
-
-// writeFileAtomic replaces path with data through a temporary file in the
-// same directory.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

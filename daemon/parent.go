@@ -91,7 +91,7 @@ func childMessage(l *list, t *taskfile.Task) Message {
 		msg.Output = truncate(res.Output, 64<<10)
 	}
 	if !ok && msg.Output == "" {
-		data, _ := readTail(filepath.Join(l.runDir(t.ID, int(attempt)), "stdout.log"), 16<<10)
+		data, _ := readTail(l.dir.Path(), filepath.Join(l.runDir(t.ID, int(attempt)), "stdout.log"), 16<<10)
 		msg.PartialOutput = string(data)
 	}
 	return msg

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/internal/readable"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -84,6 +86,8 @@ func (d *Daemon) checkPrompt(l *list, t *taskfile.Task, sp spec) error {
 
 // readRoots are the directories /read may load files from: the task's
 // working directory, its list directory, and the configured allowedRoots.
+// Those that are / or an ancestor of the home count for nothing (package
+// readable).
 func (d *Daemon) readRoots(l *list, cwd string) []string {
 	roots := []string{cwd, l.dir.Path()}
 	for _, r := range d.cfg.AllowedRoots {
@@ -94,20 +98,18 @@ func (d *Daemon) readRoots(l *list, cwd string) []string {
 	return roots
 }
 
-// errOutsideRoots is returned for a /read path that leaves the allowed
-// directories.
-var errOutsideRoots = errors.New("outside the directories /read may load from")
-
-// resolveRead turns a /read path into an absolute path inside the allowed
-// roots: ~ is the home directory, a relative path is relative to the task's
-// working directory, and symbolic links are followed before the check, so a
-// link cannot lead out of the roots.
+// resolveRead turns a /read path into an absolute path, with every
+// symbolic link resolved, that package readable's rule allows: inside the
+// task's roots, and not in /proc, /sys, /dev, a credential store or
+// another user's home. ~ is the home directory and a relative path is
+// relative to the task's working directory. A path that cannot be resolved
+// (it does not exist) is returned as it is, to fail when it is read.
 func (d *Daemon) resolveRead(l *list, cwd, path string) (string, error) {
+	home, _ := os.UserHomeDir()
 	p := path
 	if p == "~" || strings.HasPrefix(p, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
+		if home == "" {
+			return "", errors.New("/read " + path + ": no home directory")
 		}
 		p = filepath.Join(home, strings.TrimPrefix(p[1:], "/"))
 	} else if !filepath.IsAbs(p) {
@@ -120,15 +122,11 @@ func (d *Daemon) resolveRead(l *list, cwd, path string) (string, error) {
 	} else if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
 		real = filepath.Join(r, filepath.Base(p))
 	}
-	for _, root := range d.readRoots(l, cwd) {
-		if r, err := filepath.EvalSymlinks(root); err == nil {
-			root = r
-		}
-		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return p, nil
-		}
+	rule := readable.Rule{Home: home, Roots: d.readRoots(l, cwd)}
+	if err := rule.Check(p, real); err != nil {
+		return "", fmt.Errorf("/read %s: %w (the roots are the task's cwd %s, its list directory, and allowedRoots in the configuration; see docs/security.md)", path, err, cwd)
 	}
-	return "", fmt.Errorf("/read %s: %s is %w (the task's cwd %s, its list directory, and allowedRoots in the configuration)", path, p, errOutsideRoots, cwd)
+	return real, nil
 }
 
 // A transcriptEntry is one half of an injected tool round trip.
@@ -228,12 +226,18 @@ func (p *prepared) read(d *Daemon, l *list, cwd, path string) {
 	p.transcript = append(p.transcript, transcriptEntry{Role: "assistant", Tool: "read", Path: res.Path, Call: call}, res)
 }
 
+// readLimited reads the file at path, a path resolveRead returned (its
+// links resolved): a link found at its end now (put there since) is not
+// followed, nor is anything but a regular file read.
 func readLimited(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file; /read loads files", path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxReadSize+1))
 	if err != nil {
 		return "", err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // ResolveRoot returns the root of task lists: flagRoot if set, else
@@ -72,22 +73,17 @@ func lockRoot(root string) (*flock.Flock, error) {
 	return fl, nil
 }
 
-// ErrInsecure is returned when the root or a list can be written by other
-// users, who could then make taskd run commands as this user.
-var ErrInsecure = errors.New("writable by other users")
+// ErrInsecure is wrapped by the error for a root or list the daemon does
+// not serve because someone else could make it run commands as this user:
+// it belongs to another user, other users can write to it, or its .taskd
+// area holds a link (see package fsroot).
+var ErrInsecure = fsroot.ErrUnsafe
 
-// checkPrivate returns an error wrapping ErrInsecure when path is writable by
-// group or others, with the command that fixes it.
+// checkPrivate returns an *fsroot.UnsafeError (wrapping ErrInsecure) when
+// path belongs to another user or is writable by group or others, with the
+// command that fixes it.
 func checkPrivate(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("%s is %w (mode %s): anyone who can write there can make taskd run commands as you; fix it with: chmod go-w %s (or run with --insecure)",
-			path, ErrInsecure, fi.Mode().Perm(), path)
-	}
-	return nil
+	return fsroot.CheckPrivate(path)
 }
 
 // ensureRoot creates the root (mode 0700) if it is missing.

@@ -6,9 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // The run folder's files are opened with plain system calls. An *os.File
@@ -33,18 +34,12 @@ var devNull = sync.OnceValue(func() *os.File {
 	return f
 })
 
-// openRaw opens path with flags (O_CLOEXEC added) and perm.
-func openRaw(path string, flags int, perm uint32) (int, error) {
-	for {
-		fd, err := syscall.Open(path, flags|syscall.O_CLOEXEC, perm)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-		}
-		return fd, nil
-	}
+// openRaw opens path, which must be inside the list directory base, with
+// flags (O_CLOEXEC added): through package fsroot, so that no link is
+// followed on the way, a file written is never one with other hard links,
+// and what is created is private (0700 directories, 0600 files).
+func openRaw(base, path string, flags int) (int, error) {
+	return fsroot.OpenFD(base, path, flags)
 }
 
 // writeAll writes data to fd at off (off < 0: at the file offset).
@@ -72,10 +67,10 @@ func writeAll(fd int, data []byte, off int64, path string) error {
 	return nil
 }
 
-// writeNewFile writes data to path, creating it (mode 0644 before the
-// umask) or truncating it, as os.WriteFile does.
-func writeNewFile(path string, data []byte) error {
-	fd, err := openRaw(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o644)
+// writeNewFile writes data to path inside the list directory base,
+// creating it (mode 0600) or truncating it, as os.WriteFile does.
+func writeNewFile(base, path string, data []byte) error {
+	fd, err := openRaw(base, path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC)
 	if err != nil {
 		return err
 	}
@@ -86,34 +81,20 @@ func writeNewFile(path string, data []byte) error {
 	return err
 }
 
-// createLog creates (or truncates) the log file at path for an agent to
-// write to, as os.Create does.
-func createLog(path string) (*os.File, error) {
-	fd, err := openRaw(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC, 0o666)
+// createLog creates (or truncates) the log file at path inside the list
+// directory base for an agent to write to, as os.Create does (mode 0600).
+func createLog(base, path string) (*os.File, error) {
+	fd, err := openRaw(base, path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC)
 	if err != nil {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// renameRaw renames oldpath to newpath, as os.Rename does for files
-// (without its stat of newpath).
-func renameRaw(oldpath, newpath string) error {
-	for {
-		err := syscall.Rename(oldpath, newpath)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
-		}
-		return nil
-	}
-}
-
-// readTail returns at most the last n bytes of the file at path.
-func readTail(path string, n int64) ([]byte, error) {
-	fd, err := openRaw(path, syscall.O_RDONLY, 0)
+// readTail returns at most the last n bytes of the file at path inside the
+// list directory base.
+func readTail(base, path string, n int64) ([]byte, error) {
+	fd, err := openRaw(base, path, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, err
 	}
@@ -141,13 +122,14 @@ func readTail(path string, n int64) ([]byte, error) {
 	return buf[:got], nil
 }
 
-// writeJSON writes v as indented JSON to a new file at path.
-func writeJSON(path string, v any) error {
+// writeJSON writes v as indented JSON to a new file at path inside the
+// list directory base.
+func writeJSON(base, path string, v any) error {
 	data, err := jsonRecord(v)
 	if err != nil {
 		return err
 	}
-	return writeNewFile(path, data)
+	return writeNewFile(base, path, data)
 }
 
 // jsonRecord is v as the run folder's JSON files hold it: indented, with a
@@ -157,39 +139,26 @@ func jsonRecord(v any) ([]byte, error) {
 	return append(data, '\n'), err
 }
 
-// mkdirRun makes the run folder dir, and its parent (the task's folder of
-// runs) if need be, and reports whether it made dir; a folder already there
-// is used as it is.
-func mkdirRun(dir string) (made bool, err error) {
-	parent := filepath.Dir(dir)
-	err = os.Mkdir(parent, 0o755)
-	if errors.Is(err, fs.ErrNotExist) {
-		err = os.MkdirAll(parent, 0o755)
-	}
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return false, err
-	}
-	err = os.Mkdir(dir, 0o755)
+// mkdirRun makes the run folder dir inside the list directory base, and
+// the folders on the way if need be, and reports whether it made dir; a
+// folder already there is used as it is. A link on the way, or at dir,
+// fails (fsroot.ErrLink).
+func mkdirRun(base, dir string) (made bool, err error) {
+	err = fsroot.Mkdir(base, dir)
 	if errors.Is(err, fs.ErrExist) {
-		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
-			return false, nil
-		}
-		return false, &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		return false, nil
 	}
 	return err == nil, err
 }
 
-// writeJSONFile writes v as indented JSON, replacing path atomically (a
-// reader never sees half a file). It does not fsync: run folders are a
-// record; the task file holds the state.
-func writeJSONFile(path string, v any) error {
+// writeJSONFile writes v as indented JSON, replacing path inside the list
+// directory base atomically (a reader never sees half a file; a link there
+// is replaced, not followed). It does not fsync: run folders are a record;
+// the task file holds the state.
+func writeJSONFile(base, path string, v any) error {
 	data, err := jsonRecord(v)
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := writeNewFile(tmp, data); err != nil {
-		return err
-	}
-	return renameRaw(tmp, path)
+	return fsroot.WriteFile(base, path, data)
 }

@@ -1,16 +1,20 @@
 package daemon
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 func TestReadTail(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "stdout.log")
+	base := t.TempDir()
+	path := filepath.Join(base, "stdout.log")
 	data := []byte(strings.Repeat("0123456789", 10))
-	if err := writeNewFile(path, data); err != nil {
+	if err := writeNewFile(base, path, data); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -21,7 +25,7 @@ func TestReadTail(t *testing.T) {
 		{15, "567890123456789"},
 		{1000, string(data)},
 	} {
-		got, err := readTail(path, tc.n)
+		got, err := readTail(base, path, tc.n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +33,7 @@ func TestReadTail(t *testing.T) {
 			t.Errorf("readTail(%d) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
-	if _, err := readTail(filepath.Join(t.TempDir(), "missing"), 10); !os.IsNotExist(err) {
+	if _, err := readTail(base, filepath.Join(base, "missing"), 10); !os.IsNotExist(err) {
 		t.Errorf("readTail of a missing file: %v, want not exist", err)
 	}
 }
@@ -45,7 +49,7 @@ func TestMkdirRun(t *testing.T) {
 		{filepath.Join(root, "runs", "1", "2"), false}, // there already
 	} {
 		dir := tt.dir
-		made, err := mkdirRun(dir)
+		made, err := mkdirRun(root, dir)
 		if err != nil {
 			t.Fatalf("mkdirRun(%s): %v", dir, err)
 		}
@@ -60,8 +64,18 @@ func TestMkdirRun(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mkdirRun(file); err == nil {
+	if _, err := mkdirRun(root, file); err == nil {
 		t.Error("mkdirRun over a file succeeded")
+	}
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root, "runs", "2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mkdirRun(root, filepath.Join(root, "runs", "2", "1")); !errors.Is(err, fsroot.ErrLink) {
+		t.Errorf("mkdirRun through a link: %v, want fsroot.ErrLink", err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("mkdirRun made %v through a link", entries)
 	}
 }
 

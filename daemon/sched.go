@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/slots"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -206,14 +207,28 @@ func (d *Daemon) checkCycle(l *list, id string, e *entry) {
 	if problem == e.cycle {
 		return
 	}
+	old := e.cycle
 	e.cycle = problem
 	if problem == "" {
-		os.Remove(rejectPath(l, id))
+		fsroot.Remove(l.dir.Path(), rejectPath(l, id))
+		// The other members look again: the cycle may be broken for all.
+		for _, m := range cycleMembers(old) {
+			if m != id && l.entries[m] != nil {
+				d.consider(l, m)
+			}
+		}
 		return
 	}
 	e.reject = "" // reject records only what changed
 	d.reject(l, id, e, problem, "Remove one of the ids from a blockedBy list so the tasks can run one after another.")
 	e.reject = ""
+	// Every member is reported, not only those whose change closed the
+	// cycle (the others were looked at before it was one).
+	for _, m := range cycleMembers(problem) {
+		if me := l.entries[m]; m != id && me != nil && me.owned && me.reject == "" && me.job == nil {
+			d.checkCycle(l, m, me)
+		}
+	}
 }
 
 // childrenDone reports whether every child a waiting parent waits for has
@@ -425,7 +440,11 @@ func (d *Daemon) finished(msg jobDone) {
 	e.job = nil
 	if msg.err != nil && msg.err != errNotRunnable {
 		// Something outside the task went wrong (a lock held for too long,
-		// a full disk): try again later, more slowly each time.
+		// a full disk, a link in .taskd): try again later, more slowly
+		// each time. A refusal of the path rule is recorded the first time.
+		if e.jobErrors == 0 && refusedPath(msg.err) {
+			j.l.events.append(Event{Type: EvPathRefused, List: j.l.id, Task: j.id, Data: map[string]any{"error": msg.err.Error()}})
+		}
 		e.jobErrors++
 		e.holdUntil = time.Now().Add(min(time.Second<<min(e.jobErrors-1, 6), time.Minute))
 		d.recheckAt(j.l, j.id, e.holdUntil)

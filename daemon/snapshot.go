@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -39,9 +40,24 @@ type TaskStatus struct {
 type ListStatus struct {
 	ID    string       `json:"id"`
 	Tasks []TaskStatus `json:"tasks"`
+	// Refused says why a daemon does not serve the list (CheckList), and
+	// Fix what to do about it.
+	Refused string `json:"refused,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+	// Misnamed lists the files that look like task files but whose names
+	// cannot be task ids: a daemon never reads them.
+	Misnamed []MisnamedFile `json:"misnamed,omitempty"`
 	// Hidden counts the tasks not addressed to taskd that were left out
 	// (all of them are shown when Snapshot's all is set).
 	Hidden int `json:"hidden,omitempty"`
+}
+
+// A MisnamedFile is a file of a list that taskd does not read because of
+// its name (taskfile.Misnamed).
+type MisnamedFile struct {
+	Name    string `json:"name"`
+	Problem string `json:"problem"`
+	Fix     string `json:"fix"`
 }
 
 // Snapshot reads the lists under root (all, or those named) and returns
@@ -78,9 +94,19 @@ func snapshotList(root, id string, all bool) (ListStatus, error) {
 	if err != nil {
 		return ls, err
 	}
-	ids, err := dir.List()
+	ids, misnamed, err := dir.Names()
 	if err != nil {
 		return ls, err
+	}
+	if err := CheckList(dir.Path()); err != nil {
+		var u *fsroot.UnsafeError
+		if errors.As(err, &u) {
+			ls.Refused, ls.Fix = u.Problem+": "+u.Why, u.Fix
+		}
+	}
+	for _, name := range misnamed {
+		problem, fix, _ := taskfile.Misnamed(name)
+		ls.Misnamed = append(ls.Misnamed, MisnamedFile{Name: name, Problem: problem, Fix: fix})
 	}
 	byID := map[string]*TaskStatus{}
 	status := map[string]string{}

@@ -2,6 +2,7 @@ package taskfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -147,6 +148,13 @@ func openTask(path string) (taskFile, error) {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		syscall.Close(fd)
 		return taskFile{}, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fileType(uint32(st.Mode)))
+	}
+	if uid := os.Geteuid(); int(st.Uid) != uid {
+		// Whoever owns it could make taskd run commands as this user.
+		syscall.Close(fd)
+		return taskFile{}, badFile(path, ErrNotOwned,
+			fmt.Sprintf("If you trust its contents, make it yours: cp %s %s.new && mv %s.new %s (as uid %d); taskd reads only its own user's task files.", path, path, path, path, uid),
+			"the file belongs to another user (uid %d; taskd runs as uid %d), who could make taskd run commands as you", st.Uid, uid)
 	}
 	return taskFile{fd: fd, size: st.Size}, nil
 }

@@ -27,7 +27,8 @@
 //     this package, and this package loses none of theirs.
 //
 //   - Strict. A file that is not valid UTF-8 JSON, not an object, larger
-//     than 1 MiB, a symbolic link, not a regular file, has an id that
+//     than 1 MiB, a symbolic link, not a regular file, owned by another
+//     user than the process's effective user, has an id that
 //     disagrees with its name or a well-known field of the wrong type is
 //     reported as a *BadFileError that says what is wrong and how to fix it.
 //     Such a file is never modified.

@@ -15,6 +15,7 @@ var (
 	ErrNotRegular  = errors.New("not a regular file")
 	ErrIDMismatch  = errors.New("id does not match the file name")
 	ErrWrongType   = errors.New("field of the wrong type")
+	ErrNotOwned    = errors.New("owned by another user")
 )
 
 // ErrLocked is returned, wrapped, when a lock could not be taken before the

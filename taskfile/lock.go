@@ -77,7 +77,7 @@ func (d *Dir) lockFile(ctx context.Context, target string) (unlock func(), err e
 			name, err = s.acquire(path)
 			release = func() { s.release(path, name) }
 		} else {
-			err = os.Mkdir(path, 0o755)
+			err = os.Mkdir(path, 0o700)
 		}
 		if err == nil {
 			return holdLock(path, release), nil

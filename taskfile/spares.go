@@ -3,12 +3,16 @@ package taskfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
+	"golang.org/x/sys/unix"
 )
 
 // Lock directories kept for reuse. Taking Claude Code's lock on a file
@@ -37,9 +41,11 @@ const spareDirName = ".taskd/locks"
 // Dir of the process opened on it that keeps its lock directories. Safe for
 // concurrent use.
 type lockSpares struct {
-	dir string // the pool's directory
+	list string // the list directory
+	dir  string // the pool's directory
 
 	mu      sync.Mutex
+	fd      int      // the pool's directory, open once adopted: renames go through it
 	free    []string // names of kept directories, to try in turn
 	next    int      // for names of new ones
 	adopted bool     // leftovers of earlier processes added to free
@@ -49,8 +55,12 @@ type lockSpares struct {
 var spares sync.Map // list path → *lockSpares
 
 func sparesFor(listPath string) *lockSpares {
-	s, _ := spares.LoadOrStore(listPath, &lockSpares{dir: filepath.Join(listPath, spareDirName)})
+	s, _ := spares.LoadOrStore(listPath, newSpares(listPath))
 	return s.(*lockSpares)
+}
+
+func newSpares(listPath string) *lockSpares {
+	return &lockSpares{list: listPath, dir: filepath.Join(listPath, spareDirName), fd: -1}
 }
 
 // KeepLockDirs makes d keep the lock directories it makes for reuse (see
@@ -66,18 +76,21 @@ func (s *lockSpares) pop() (string, bool) {
 		return "", false
 	}
 	if !s.adopted {
-		// Once: the pool's directory is made, and the empty directories
-		// earlier processes kept in it are used. (One with something in it
-		// could not be removed as abandoned, were it left as a lock.)
+		// Once: the pool's directory is made and opened, following no
+		// link (a link there would take every kept directory elsewhere:
+		// the pool is given up instead), and the empty directories
+		// earlier processes kept in it are used. (One with something in
+		// it could not be removed as abandoned, were it left as a lock.)
+		// Renames in and out of the pool go through the open directory,
+		// so a link put in its place later leads nowhere.
 		s.adopted = true
-		os.MkdirAll(s.dir, 0o755)
-		if entries, err := os.ReadDir(s.dir); err == nil {
-			for _, e := range entries {
-				if sub, err := os.ReadDir(filepath.Join(s.dir, e.Name())); e.IsDir() && err == nil && len(sub) == 0 {
-					s.free = append(s.free, e.Name())
-				}
-			}
+		fd, err := fsroot.OpenDirFD(s.list, spareDirName, true)
+		if err != nil {
+			s.off = true
+			return "", false
 		}
+		s.fd = fd
+		s.free = append(s.free, emptyDirs(fd)...)
 	}
 	if len(s.free) == 0 {
 		return "", false
@@ -108,14 +121,13 @@ func (s *lockSpares) acquire(path string) (string, error) {
 	for {
 		name, ok := s.pop()
 		if !ok {
-			return "", os.Mkdir(path, 0o755)
+			return "", os.Mkdir(path, 0o700)
 		}
-		spare := filepath.Join(s.dir, name)
-		now := time.Now()
-		if err := os.Chtimes(spare, now, now); err != nil {
+		now := unix.NsecToTimespec(time.Now().UnixNano())
+		if err := unix.UtimesNanoAt(s.fd, name, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue // gone (taken by another process, or removed): forget it
 		}
-		err := renameNoReplace(spare, path)
+		err := renameNoReplace(s.fd, name, unix.AT_FDCWD, path)
 		switch {
 		case err == nil:
 			return name, nil
@@ -128,14 +140,14 @@ func (s *lockSpares) acquire(path string) (string, error) {
 			// Not supported here (EINVAL, ENOSYS), the pool on another
 			// file system (EXDEV), refused: locks are made from now on.
 			s.disable()
-			return "", os.Mkdir(path, 0o755)
+			return "", os.Mkdir(path, 0o700)
 		}
 	}
 }
 
 // release puts the lock directory path back into the pool under name (a
-// new name if ""), or removes it if it cannot go there. A lock removed
-// meanwhile as abandoned is left alone.
+// new name if ""), or removes it if it cannot go there (a lock removed
+// meanwhile as abandoned, or a pool whose directory was removed).
 func (s *lockSpares) release(path, name string) {
 	s.mu.Lock()
 	off := s.off
@@ -148,17 +160,7 @@ func (s *lockSpares) release(path, name string) {
 		removeLockDir(path)
 		return
 	}
-	spare := filepath.Join(s.dir, name)
-	err := renameNoReplace(path, spare)
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Lstat(s.dir); serr == nil {
-			return // the lock was removed as abandoned: nothing to release
-		}
-		// The pool's directory is gone.
-		if os.MkdirAll(s.dir, 0o755) == nil {
-			err = renameNoReplace(path, spare)
-		}
-	}
+	err := renameNoReplace(unix.AT_FDCWD, path, s.fd, name)
 	switch {
 	case err == nil:
 		s.push(name)
@@ -168,6 +170,38 @@ func (s *lockSpares) release(path, name string) {
 		s.disable() // as in acquire
 		removeLockDir(path)
 	}
+}
+
+// emptyDirs returns the names of the empty directories in the directory
+// open as fd, following no link.
+func emptyDirs(fd int) []string {
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return nil
+	}
+	unix.CloseOnExec(dup)
+	f := os.NewFile(uintptr(dup), spareDirName)
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sub, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		d := os.NewFile(uintptr(sub), e.Name())
+		if inside, err := d.Readdirnames(1); err == io.EOF && len(inside) == 0 {
+			names = append(names, e.Name())
+		}
+		d.Close()
+	}
+	return names
 }
 
 // removeLockDir removes the lock directory path: with rmdir, not

@@ -6,10 +6,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// renameNoReplace renames oldpath to newpath unless newpath exists.
-func renameNoReplace(oldpath, newpath string) error {
+// renameNoReplace renames oldpath, relative to the directory open as
+// olddir (or the working directory, unix.AT_FDCWD), to newpath, relative
+// to newdir, unless newpath exists.
+func renameNoReplace(olddir int, oldpath string, newdir int, newpath string) error {
 	for {
-		err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, unix.RENAME_NOREPLACE)
+		err := unix.Renameat2(olddir, oldpath, newdir, newpath, unix.RENAME_NOREPLACE)
 		if err == unix.EINTR {
 			continue
 		}

@@ -9,6 +9,6 @@ import (
 
 // renameNoReplace is not available here: lock directories are made and
 // removed.
-func renameNoReplace(oldpath, newpath string) error {
+func renameNoReplace(olddir int, oldpath string, newdir int, newpath string) error {
 	return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: errors.ErrUnsupported}
 }

@@ -99,7 +99,7 @@ func TestKeepLockDirs(t *testing.T) {
 	os.Remove(lock)
 
 	// Another process finds the kept directory and uses it.
-	other := &Dir{path: d.path, mu: d.mu, spares: &lockSpares{dir: d.spares.dir}}
+	other := &Dir{path: d.path, mu: d.mu, spares: newSpares(d.path)}
 	unlock, err = other.lockFile(ctx, d.File("1"))
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestKeepLockDirs_Unsupported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.spares = &lockSpares{dir: filepath.Join(d.path, spareDirName)}
+	d.spares = newSpares(d.path)
 	d.spares.disable()
 	unlock, err := d.lockFile(context.Background(), d.File("1"))
 	if err != nil {
@@ -134,9 +134,10 @@ func TestKeepLockDirs_Unsupported(t *testing.T) {
 	}
 }
 
-// TestKeepLockDirs_OtherFileSystem: a pool the rename cannot reach (its
-// directory a link to another file system) is given up, and locks are made
-// and removed, without a failed write.
+// TestKeepLockDirs_OtherFileSystem: a pool whose directory is a link (here
+// to another file system) is given up, never followed, and locks are made
+// and removed, without a failed write; nothing is taken from or put into
+// the link's target.
 func TestKeepLockDirs_OtherFileSystem(t *testing.T) {
 	t.Parallel()
 	elsewhere, err := os.MkdirTemp("/dev/shm", "taskd-pool-")
@@ -177,5 +178,43 @@ func TestKeepLockDirs_OtherFileSystem(t *testing.T) {
 	}
 	if !d.spares.off {
 		t.Error("the pool is still in use")
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 1 || entries[0].Name() != "left" {
+		t.Errorf("the link's target holds %v, want only what was there", entries)
+	}
+}
+
+// TestKeepLockDirs_LinkedLater: a pool whose directory is replaced by a
+// link while in use is not followed: kept directories go into, and come
+// from, the directory that was opened.
+func TestKeepLockDirs_LinkedLater(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	d.KeepLockDirs()
+	ctx := context.Background()
+	unlock, err := d.lockFile(ctx, d.File("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	pool := filepath.Join(d.path, spareDirName)
+	if err := os.Rename(pool, pool+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, pool); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		unlock, err := d.lockFile(ctx, d.File("1"))
+		if err != nil {
+			t.Fatalf("lock %d: %v", i, err)
+		}
+		unlock()
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("the link's target got %v", entries)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/navigator"
 )
 
@@ -147,8 +148,23 @@ func Find(id string, dirs ...string) (*Definition, error) {
 
 // loadDir loads the definitions of one directory: <id>.json files and
 // <id>/workflow.json. Names starting with "." are ignored.
+//
+// In a list's own directory (<list>/.taskd/workflows) no link is followed,
+// neither the directory nor a file in it (package fsroot): a link there is
+// reported as a problem and loads nothing.
 func loadDir(dir string) ([]*Definition, []navigator.Problem) {
-	entries, err := os.ReadDir(dir)
+	readDir, load := os.ReadDir, LoadFile
+	if list, ok := areaOf(dir); ok {
+		readDir = func(dir string) ([]fs.DirEntry, error) { return fsroot.ReadDir(list, dir) }
+		load = func(file string) (*Definition, error) {
+			data, err := fsroot.ReadFile(list, file, maxWorkflow)
+			if err != nil {
+				return nil, fmt.Errorf("read workflow: %w", err)
+			}
+			return define(idOf(file), data, file, filepath.Dir(file), false), nil
+		}
+	}
+	entries, err := readDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -181,7 +197,7 @@ func loadDir(dir string) ([]*Definition, []navigator.Problem) {
 				continue
 			}
 			seen[id] = file
-			d, err := LoadFile(file)
+			d, err := load(file)
 			if err != nil {
 				problems = append(problems, navigator.Problem{File: file, Reason: err.Error()})
 				continue
@@ -201,15 +217,32 @@ func LoadFile(path string) (*Definition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read workflow: %w", err)
 	}
-	id := strings.TrimSuffix(filepath.Base(path), ".json")
-	if filepath.Base(path) == "workflow.json" {
-		id = filepath.Base(filepath.Dir(path))
-	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
 	}
-	return define(id, data, path, filepath.Dir(abs), false), nil
+	return define(idOf(path), data, path, filepath.Dir(abs), false), nil
+}
+
+// idOf is the id of the workflow file at path.
+func idOf(path string) string {
+	if filepath.Base(path) == "workflow.json" {
+		return filepath.Base(filepath.Dir(path))
+	}
+	return strings.TrimSuffix(filepath.Base(path), ".json")
+}
+
+// maxWorkflow bounds the size of a workflow file read from a list.
+const maxWorkflow = 4 << 20
+
+// areaOf returns the list directory of dir when dir is a list's own
+// workflow directory, <list>/.taskd/workflows (see Dirs).
+func areaOf(dir string) (list string, ok bool) {
+	area := filepath.Dir(dir)
+	if filepath.Base(dir) != "workflows" || filepath.Base(area) != ".taskd" {
+		return "", false
+	}
+	return filepath.Dir(area), true
 }
 
 // define parses and validates one definition.

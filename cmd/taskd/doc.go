@@ -78,8 +78,11 @@
 // the daemon and, inherited, its agents (their nice values unchanged; a batch
 // process does not preempt a running normal or batch one when it wakes up).
 //
-// For safety the daemon refuses a root or list that other users can write to
-// (they could make it run commands as you); --insecure overrides this.
+// For safety the daemon refuses a root or list that belongs to another user
+// or that other users can write to (they could make it run commands as you);
+// --insecure overrides this. It also refuses a list whose .taskd is, or
+// holds, a symbolic link, rejects task files of other users, and writes
+// nothing outside the root whatever a task file says (docs/security.md).
 //
 // On SIGINT or SIGTERM running agents get SIGTERM, then SIGKILL after a grace
 // period; their tasks are recorded as interrupted and run again at the next
@@ -174,8 +177,12 @@
 //	rejected:     what is wrong with the file, and
 //	fix:          how to fix it
 //
-// A root or list that other users can write to is marked refused, with the
-// command that fixes it: the daemon ignores it (see taskd help run).
+// A root or list that belongs to another user, that other users can write
+// to, or whose .taskd is or holds a symbolic link is marked refused, with the
+// command that fixes it: the daemon ignores it (see taskd help run). A file
+// whose name cannot be a task id (such as "a b.json") is shown as not read,
+// with how to rename it. With --json, a list has "refused" and "fix", and
+// "misnamed" for such files.
 //
 // The output fits 80 columns and is coloured only on a terminal (--color
 // always or never overrides; NO_COLOR is honoured). --json prints the same

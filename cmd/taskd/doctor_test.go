@@ -116,6 +116,15 @@ var doctorTests = []struct {
 	{"no root", func(s *doctorSetup) { delete(s.env, "TASKD_ROOT"); delete(s.env, "HOME") }, "root", levelFail, "no task root", 1, ""},
 	{"list writable by its group", func(s *doctorSetup) { os.Chmod(s.list, 0o770) }, "list demo", levelFail, "(mode 0770)", 1, ""},
 	{"named list missing", func(s *doctorSetup) { s.lists = []string{"nope"} }, "list nope", levelFail, "no list", 1, ""},
+	{"list of another user (needs root)", func(s *doctorSetup) { os.Chown(s.list, 65534, 65534) }, "list demo", levelFail, "owned by another user (uid 65534", 1, ""},
+	{"root of another user (needs root)", func(s *doctorSetup) { os.Chown(s.root, 65534, 65534) }, "root", levelFail, "owned by another user (uid 65534", 1, ""},
+	{"list's .taskd is a link", func(s *doctorSetup) {
+		os.Symlink(s.dir, filepath.Join(s.list, ".taskd"))
+	}, "list demo", levelFail, ".taskd is a symbolic link", 1, ""},
+	{"list's run folders are a link", func(s *doctorSetup) {
+		os.Mkdir(filepath.Join(s.list, ".taskd"), 0o700)
+		os.Symlink(s.dir, filepath.Join(s.list, ".taskd", "runs"))
+	}, "list demo", levelFail, "runs is a symbolic link", 1, ""},
 	{"config does not parse", func(s *doctorSetup) {
 		s.write(filepath.Join(s.configHome, "taskd", "config.json"), `{"defaultAgent": "exec",`)
 	}, "config", levelFail, "config.json", 1, ""},
@@ -173,6 +182,8 @@ var doctorTests = []struct {
 		os.Symlink(other, filepath.Join(s.root, "linked"))
 	}, "list linked", levelWarn, "is a symbolic link", 0, ""},
 	{"task file in the root", func(s *doctorSetup) { s.write(filepath.Join(s.root, "7.json"), "{}") }, "root", levelWarn, "7.json is a task file in the root", 0, ""},
+	{"misnamed task file", func(s *doctorSetup) { s.write(filepath.Join(s.list, "a b.json"), "{}") },
+		"list demo", levelWarn, "a b.json: the name has a space", 0, ""},
 	{"rejected task file", func(s *doctorSetup) {
 		s.write(filepath.Join(s.list, ".taskd", "rejected", "1.json.txt"), "…/1.json: unknown agent\n")
 	}, "list demo", levelWarn, "1 task file, 1 rejected by the daemon: 1", 0, ""},
@@ -198,6 +209,9 @@ func TestDoctor(t *testing.T) {
 	})
 	for _, tt := range doctorTests {
 		t.Run(tt.name, func(t *testing.T) {
+			if strings.HasSuffix(tt.name, "(needs root)") && os.Geteuid() != 0 {
+				t.Skip("needs root to chown")
+			}
 			s := newDoctorSetup(t)
 			tt.setup(s)
 			out, checks, code := s.run()

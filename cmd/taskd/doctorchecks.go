@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/install"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 	"github.com/taskd/taskd/workflows"
 )
@@ -86,20 +87,32 @@ func (d *doctor) checkRoot() (string, bool) {
 	return root, true
 }
 
-// private checks path with the daemon's rule, adding a failure when others
-// can write to it.
+// private checks path with the daemon's rule for a root (its user's, not
+// writable by others), adding a failure when it does not pass.
 func (d *doctor) private(path, what, shown string) bool {
-	err := daemon.CheckPrivate(path)
+	return d.refused(daemon.CheckPrivate(path), path, what, shown)
+}
+
+// refused adds a failure for err, the daemon's refusal of the directory
+// at path, and reports whether there was none.
+func (d *doctor) refused(err error, path, what, shown string) bool {
+	var u *fsroot.UnsafeError
 	switch {
 	case err == nil:
 		return true
-	case errors.Is(err, daemon.ErrInsecure):
+	case errors.As(err, &u) && u.Kind == fsroot.ErrWritable:
 		mode := ""
 		if fi, err := os.Stat(path); err == nil {
 			mode = fmt.Sprintf(" (mode %04o)", fi.Mode().Perm())
 		}
 		d.add(levelFail, what, shown+" can be written by other users"+mode+": the daemon refuses it, since they could make it run commands as you",
 			"chmod go-w "+shown)
+	case errors.As(err, &u) && u.Kind == fsroot.ErrNotOwned:
+		d.add(levelFail, what, d.path(u.Path)+" is "+u.Problem+": the daemon refuses it, since its owner could make it run commands as you",
+			fmt.Sprintf("chown %d %s as root, or run taskd as its owner", os.Geteuid(), d.path(u.Path)))
+	case errors.As(err, &u):
+		d.add(levelFail, what, d.path(u.Path)+" is "+u.Problem+": the daemon refuses the list, since it follows no link in its own files",
+			"rm "+d.path(u.Path)+" (the daemon makes its own directory there)")
 	default:
 		d.add(levelFail, what, err.Error(), "make "+shown+" readable by you")
 	}
@@ -157,7 +170,7 @@ func (d *doctor) checkList(root, name string) {
 		d.add(levelFail, what, p+" is not a directory", "move it out of the root")
 		return
 	}
-	if !d.private(path, what, p) {
+	if !d.refused(daemon.CheckList(path), path, what, p) {
 		return
 	}
 	dir, err := taskfile.Open(path)
@@ -165,10 +178,14 @@ func (d *doctor) checkList(root, name string) {
 		d.add(levelFail, what, err.Error(), "make "+p+" readable by you")
 		return
 	}
-	ids, err := dir.List()
+	ids, misnamed, err := dir.Names()
 	if err != nil {
 		d.add(levelFail, what, err.Error(), "make "+p+" readable by you")
 		return
+	}
+	for _, name := range misnamed {
+		problem, fix, _ := taskfile.Misnamed(name)
+		d.add(levelWarn, what, name+": "+problem, fix)
 	}
 	var rejected []string
 	for _, id := range ids {

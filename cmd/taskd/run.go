@@ -62,8 +62,11 @@ scheduling policy: SCHED_BATCH unless it says "scheduling": "normal", for
 the daemon and, inherited, its agents (their nice values unchanged; a batch
 process does not preempt a running normal or batch one when it wakes up).
 
-For safety the daemon refuses a root or list that other users can write to
-(they could make it run commands as you); --insecure overrides this.
+For safety the daemon refuses a root or list that belongs to another user
+or that other users can write to (they could make it run commands as you);
+--insecure overrides this. It also refuses a list whose .taskd is, or
+holds, a symbolic link, rejects task files of other users, and writes
+nothing outside the root whatever a task file says (docs/security.md).
 
 On SIGINT or SIGTERM running agents get SIGTERM, then SIGKILL after a grace
 period; their tasks are recorded as interrupted and run again at the next
@@ -90,7 +93,7 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	var lists listFlags
 	fs.Var(&lists, "list", "serve only this list (repeatable)")
 	config := fs.String("config", "", "configuration file")
-	insecure := fs.Bool("insecure", false, "run even if the root or a list is writable by others")
+	insecure := fs.Bool("insecure", false, "run even if the root or a list is another user's or writable by others")
 	format := fs.String("log-format", "text", "log format: text or json")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := inv.parse(fs); err != nil {

@@ -9,10 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 func init() {
@@ -45,8 +47,12 @@ not run). Under a task, notes say what it waits for and what to do:
 	rejected:     what is wrong with the file, and
 	fix:          how to fix it
 
-A root or list that other users can write to is marked refused, with the
-command that fixes it: the daemon ignores it (see taskd help run).
+A root or list that belongs to another user, that other users can write
+to, or whose .taskd is or holds a symbolic link is marked refused, with the
+command that fixes it: the daemon ignores it (see taskd help run). A file
+whose name cannot be a task id (such as "a b.json") is shown as not read,
+with how to rename it. With --json, a list has "refused" and "fix", and
+"misnamed" for such files.
 
 The output fits 80 columns and is coloured only on a terminal (--color
 always or never overrides; NO_COLOR is honoured). --json prints the same
@@ -142,22 +148,39 @@ func snapshot(root string, lists []string, all bool) ([]daemon.ListStatus, error
 	return snap, nil
 }
 
-// refusals returns the mode of the root (key "") and of each list that a
-// daemon refuses because other users can write to it (its own rule).
-func refusals(root string, lists []daemon.ListStatus) map[string]string {
-	out := map[string]string{}
-	check := func(key, path string) {
-		if err := daemon.CheckPrivate(path); errors.Is(err, daemon.ErrInsecure) {
-			mode := "?"
-			if fi, err := os.Stat(path); err == nil {
-				mode = fmt.Sprintf("%04o", fi.Mode().Perm())
-			}
-			out[key] = mode
+// refusals returns why a daemon refuses the root (key "") and each list
+// (by id): the daemon's own rules, daemon.CheckPrivate and
+// daemon.CheckList.
+func refusals(root string, lists []daemon.ListStatus) map[string]refusal {
+	out := map[string]refusal{}
+	check := func(key, path string, err error) {
+		var u *fsroot.UnsafeError
+		if !errors.As(err, &u) {
+			return
 		}
+		r := refusal{kind: u.Kind}
+		switch u.Kind {
+		case fsroot.ErrWritable:
+			r.mode = "?"
+			if fi, err := os.Stat(path); err == nil {
+				r.mode = fmt.Sprintf("%04o", fi.Mode().Perm())
+			}
+		case fsroot.ErrNotOwned:
+			if fi, err := os.Stat(u.Path); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+					r.uid = int(st.Uid)
+				}
+			}
+		default:
+			r.entry, _ = filepath.Rel(path, u.Path)
+			r.what = u.Problem
+		}
+		out[key] = r
 	}
-	check("", root)
+	check("", root, daemon.CheckPrivate(root))
 	for _, l := range lists {
-		check(l.ID, filepath.Join(root, l.ID))
+		path := filepath.Join(root, l.ID)
+		check(l.ID, path, daemon.CheckList(path))
 	}
 	return out
 }

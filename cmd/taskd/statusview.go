@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // statusView is everything taskd status draws. Rendering it is pure: the
@@ -17,12 +19,35 @@ type statusView struct {
 	home   string // the user's home, shown as ~ in paths; empty: no abbreviation
 	daemon daemonState
 	lists  []daemon.ListStatus
-	// refused holds the mode of the root ("") and of each list (by id)
-	// that the daemon refuses because other users can write to it.
-	refused map[string]string
+	// refused says why the daemon refuses the root ("") and each list (by
+	// id) it does not serve.
+	refused map[string]refusal
 	now     time.Time // ages are relative to it
 	width   int       // columns; every line fits
 	color   bool      // ANSI colours
+}
+
+// A refusal is why the daemon does not serve a root or a list.
+type refusal struct {
+	kind  error  // fsroot.ErrWritable, fsroot.ErrNotOwned or fsroot.ErrLink
+	mode  string // the mode others can write through (ErrWritable)
+	uid   int    // the owner (ErrNotOwned)
+	entry string // the link, relative to the list (ErrLink)
+	what  string // what it is (ErrLink): "a symbolic link (to …)", …
+}
+
+// note returns what status says of refusal r of the directory at path
+// (what: "root" or "list") and the command that fixes it.
+func (r refusal) note(what, path string) (problem, fix string) {
+	verdict := map[string]string{"root": "so no daemon runs on it", "list": "so the daemon ignores it"}[what]
+	switch r.kind {
+	case fsroot.ErrWritable:
+		return fmt.Sprintf("other users can write to this %s (mode %s), %s", what, r.mode, verdict), "chmod go-w " + path
+	case fsroot.ErrNotOwned:
+		return fmt.Sprintf("this %s belongs to another user (uid %d), who could make taskd run commands as you, %s", what, r.uid, verdict),
+			fmt.Sprintf("chown %d %s as root, or run taskd as its owner", os.Geteuid(), path)
+	}
+	return fmt.Sprintf("%s is %s, and taskd follows no link in its own files, %s", r.entry, r.what, verdict), "rm " + filepath.Join(path, r.entry)
 }
 
 // daemonState says whether a daemon serves the root.
@@ -114,9 +139,10 @@ func (r *renderer) header() {
 	if v.daemon.err != "" {
 		r.text(v.abbrev(v.daemon.err))
 	}
-	if mode := v.refused[""]; mode != "" {
-		r.noteAt(0, "refused: ", "other users can write to this root (mode "+mode+"), so no daemon runs on it", "31;1")
-		r.noteAt(0, "fix: ", "chmod go-w "+v.path(v.root), "")
+	if ref, ok := v.refused[""]; ok {
+		problem, fix := ref.note("root", v.path(v.root))
+		r.noteAt(0, "refused: ", problem, "31;1")
+		r.noteAt(0, "fix: ", fix, "")
 	} else if !v.daemon.running && v.daemon.err == "" {
 		r.text("Tasks wait until one runs: start it with 'taskd run', or 'taskd start' for the user service.")
 	}
@@ -150,9 +176,14 @@ func (r *renderer) list(l daemon.ListStatus) {
 		}
 		r.line(r.paint("1", l))
 	}
-	if mode := v.refused[l.ID]; mode != "" {
-		r.noteAt(colIndent, "refused: ", "other users can write to this list (mode "+mode+"), so the daemon ignores it", "31;1")
-		r.noteAt(colIndent, "fix: ", "chmod go-w "+v.path(filepath.Join(v.root, l.ID)), "")
+	if ref, ok := v.refused[l.ID]; ok {
+		problem, fix := ref.note("list", v.path(filepath.Join(v.root, l.ID)))
+		r.noteAt(colIndent, "refused: ", problem, "31;1")
+		r.noteAt(colIndent, "fix: ", fix, "")
+	}
+	for _, m := range l.Misnamed {
+		r.noteAt(colIndent, "not read: ", m.Name+": "+m.Problem, "31;1")
+		r.noteAt(colIndent, "fix: ", m.Fix, "")
 	}
 	if len(l.Tasks) > 0 {
 		r.line(r.paint("2", strings.TrimRight(r.cells("ID", pad("STATE", colState), "STEP", "ATT", "AGE", "SUBJECT"), " ")))

@@ -20,6 +20,14 @@ type taskRef struct {
 // parseTaskRef resolves LIST/ID, a path to a task file, or a bare ID (in
 // $TASKD_LIST, or in the only list there is).
 func parseTaskRef(root, ref string) (taskRef, error) {
+	r, err := parseRef(root, ref)
+	if err == nil && !taskfile.ValidID(r.id) {
+		err = fmt.Errorf("task %q: %q is not a task id (1-128 of A-Z a-z 0-9 _ -)", ref, r.id)
+	}
+	return r, err
+}
+
+func parseRef(root, ref string) (taskRef, error) {
 	if strings.HasSuffix(ref, ".json") {
 		abs, err := filepath.Abs(ref)
 		if err != nil {

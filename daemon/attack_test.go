@@ -1,0 +1,273 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon"
+)
+
+// TestAttackCorpus runs every case of testdata/attacks on a daemon of its
+// own, on a fresh root, as the daemon's user: each case sets up what an
+// attacker (or an unlucky user) would, and then checks that the daemon
+// did what the case expects, that the reason is where a user looks (a
+// note in .taskd/rejected/, events.jsonl, taskd status --json, the task's
+// error), that nothing beside the root changed (the sibling directories
+// outside/, home/ and sandbox/ are compared with a snapshot taken before
+// the daemon started), and that no secret kept there reached any file
+// under the root.
+func TestAttackCorpus(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(attacksDir, "*.attack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) < 60 {
+		t.Errorf("the attack corpus has %d cases, want at least 60", len(paths))
+	}
+	var cases []attackCase
+	for _, p := range paths {
+		c, err := parseAttack(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, c)
+	}
+	exe := taskdBinary(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.root && os.Geteuid() != 0 {
+				t.Skip("needs root to chown")
+			}
+			runAttack(t, c, exe)
+		})
+	}
+}
+
+func runAttack(t *testing.T, c attackCase, exe string) {
+	t.Logf("%s", c.about)
+	env := newAttackEnv(t)
+	t.Setenv("HOME", env.vars["$HOME"])
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(env.base, "config"))
+	t.Setenv("TASKD_ATTACK_SECRET", "SECRET-ENV-5a6b") // what /proc/self/environ would show
+	if c.umask >= 0 {
+		old := syscall.Umask(c.umask)
+		t.Cleanup(func() { syscall.Umask(old) })
+	}
+	if !slices.ContainsFunc(c.before, func(op attackOp) bool { return op.verb == "list" }) {
+		os.Mkdir(filepath.Join(env.root, "l"), 0o700)
+	}
+	for _, op := range c.before {
+		if err := env.do(op); err != nil {
+			t.Fatalf("%s %v: %v", op.verb, op.args, err)
+		}
+	}
+	before := map[string]map[string]string{}
+	for _, d := range []string{"outside", "home", "sandbox"} {
+		before[d] = treeOf(filepath.Join(env.base, d))
+	}
+	taskFiles := treeOf(env.root)
+
+	fc := &daemon.FileConfig{Grace: "2s"}
+	if c.config != "" {
+		path := filepath.Join(env.base, "config.json")
+		os.WriteFile(path, []byte(env.expand(c.config)), 0o600)
+		loaded, err := daemon.LoadFileConfig(path, false)
+		if want, ok := expected(c, "config-fails"); ok {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("configuration error %v, want it to say %q", err, want)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded.Grace = "2s"
+		fc = loaded
+	}
+	cfg, err := daemon.NewConfig(env.root, nil, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.cli {
+		cfg.Executable = exe
+	}
+	h := &harness{t: t, root: env.root, cfg: cfg, logs: &syncBuffer{}}
+	if want, ok := expected(c, "start-fails"); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := daemon.New(cfg, slog.New(slog.NewTextHandler(h.logs, nil))).Run(ctx)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("the daemon started with %v, want a refusal saying %q", err, want)
+		}
+	} else {
+		h.start()
+		t.Cleanup(h.stop)
+	}
+	for _, op := range c.after {
+		if err := env.do(op); err != nil {
+			t.Fatalf("%s %v: %v", op.verb, op.args, err)
+		}
+	}
+	for _, op := range c.expect {
+		checkExpectation(t, h, env, exe, op, taskFiles)
+	}
+	h.stop()
+
+	for d, snap := range before {
+		after := treeOf(filepath.Join(env.base, d))
+		for p, was := range snap {
+			if now, ok := after[p]; !ok || now != was {
+				t.Errorf("outside the root, %s changed:\nbefore %.200q\nafter  %.200q", p, was, now)
+			}
+		}
+		for p := range after {
+			if _, ok := snap[p]; !ok {
+				t.Errorf("outside the root, %s appeared", p)
+			}
+		}
+	}
+	filepath.Walk(env.root, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			if data, _ := os.ReadFile(p); bytes.Contains(data, []byte("SECRET-")) {
+				t.Errorf("a secret reached %s", p)
+			}
+		}
+		return nil
+	})
+}
+
+// expected returns the argument of the case's expectation verb, if any.
+func expected(c attackCase, verb string) (string, bool) {
+	for _, op := range c.expect {
+		if op.verb == verb {
+			return op.args[0], true
+		}
+	}
+	return "", false
+}
+
+// checkExpectation waits for, or checks, one expectation.
+func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op attackOp, taskFiles map[string]string) {
+	t.Helper()
+	a := op.args
+	listOf := func(ref string) (string, string) {
+		l, id, _ := strings.Cut(ref, "/")
+		return l, id
+	}
+	const deadline = 30 * time.Second
+	switch op.verb {
+	case "rejected":
+		l, id := listOf(a[0])
+		text := waitNote(t, h, l, id+".json")
+		if !strings.Contains(text, a[1]) || !strings.Contains(text, "How to fix it: ") {
+			t.Errorf("the note on %s says\n%s\nwant %q and a fix", a[0], text, a[1])
+		}
+		h.waitFor("TaskRejected of "+a[0], deadline, func() bool {
+			evs, _ := daemon.ReadEvents(h.listDir(l))
+			return countEvents(evs, daemon.EvTaskRejected, id) == 1
+		})
+		p := filepath.Join(h.listDir(l), id+".json")
+		if was, ok := taskFiles[p]; ok {
+			if now := treeOf(p)[p]; now != was {
+				t.Errorf("the rejected file %s changed:\nbefore %.300q\nafter  %.300q", p, was, now)
+			}
+		}
+	case "misnamed":
+		l, name := a[0], a[1]
+		text := waitNote(t, h, l, name)
+		if !strings.Contains(text, a[2]) || !strings.Contains(text, "How to fix it: ") {
+			t.Errorf("the note on %q says\n%s\nwant %q and a fix", name, text, a[2])
+		}
+		h.waitFor("TaskRejected of "+name, deadline, func() bool {
+			evs, _ := daemon.ReadEvents(h.listDir(l))
+			return slices.ContainsFunc(evs, func(e daemon.Event) bool {
+				return e.Type == daemon.EvTaskRejected && e.Data["file"] == name
+			})
+		})
+	case "refused":
+		h.waitFor("the log to say the list is not served", deadline, func() bool {
+			return strings.Contains(h.logs.String(), "not serving list")
+		})
+		out, err := exec.Command(exe, "status", "--json", "--root", env.root).Output()
+		if err != nil {
+			t.Fatalf("taskd status --json: %v", err)
+		}
+		var lists []daemon.ListStatus
+		if err := json.Unmarshal(out, &lists); err != nil {
+			t.Fatalf("taskd status --json: %v\n%s", err, out)
+		}
+		i := slices.IndexFunc(lists, func(l daemon.ListStatus) bool { return l.ID == a[0] })
+		if i < 0 || !strings.Contains(lists[i].Refused+" "+lists[i].Fix, a[1]) || lists[i].Fix == "" {
+			t.Errorf("taskd status --json says of list %s\n%s\nwant it refused saying %q, with a fix", a[0], out, a[1])
+		}
+	case "failed", "state":
+		l, id := listOf(a[0])
+		state := a[1]
+		if op.verb == "failed" {
+			state = daemon.StateFailed
+		}
+		task := h.waitState(l, id, state, deadline)
+		if op.verb == "failed" {
+			msg, _ := task.Metadata.Object("taskd").String("error")
+			if !strings.Contains(msg, a[1]) {
+				t.Errorf("task %s failed with %q, want it to say %q", a[0], msg, a[1])
+			}
+			h.waitEvents(l, daemon.EvTaskFailed, id, 1)
+		}
+	case "output":
+		l, id := listOf(a[0])
+		var text string
+		h.waitFor("the output of "+a[0]+" to say "+a[1], deadline, func() bool {
+			dir := filepath.Join(h.listDir(l), ".taskd", "runs", id, "1")
+			out, _ := os.ReadFile(filepath.Join(dir, "stdout.log"))
+			errOut, _ := os.ReadFile(filepath.Join(dir, "stderr.log"))
+			text = string(out) + string(errOut)
+			return strings.Contains(text, a[1])
+		})
+	case "log":
+		h.waitFor("the log to say "+a[0], deadline, func() bool { return strings.Contains(h.logs.String(), a[0]) })
+	case "event":
+		l, id := listOf(a[1])
+		h.waitFor(a[0]+" of "+a[1]+" saying "+a[2], deadline, func() bool {
+			evs, _ := daemon.ReadEvents(h.listDir(l))
+			return slices.ContainsFunc(evs, func(e daemon.Event) bool {
+				data, _ := json.Marshal(e.Data)
+				return e.Type == a[0] && e.Task == id && strings.Contains(string(data), a[2])
+			})
+		})
+	case "absent":
+		if _, err := os.Lstat(env.path(a[0])); err == nil {
+			t.Errorf("%s exists", a[0])
+		}
+	case "mode":
+		fi, err := os.Lstat(env.path(a[0]))
+		if err != nil || fmt.Sprintf("%04o", fi.Mode().Perm()) != a[1] {
+			t.Errorf("%s: mode %v (%v), want %s", a[0], fi.Mode().Perm(), err, a[1])
+		}
+	case "start-fails", "config-fails":
+		// checked when the daemon was started
+	}
+}
+
+// waitNote waits for the note on file name in list's .taskd/rejected/.
+func waitNote(t *testing.T, h *harness, list, name string) string {
+	t.Helper()
+	var text []byte
+	h.waitFor("a note on "+name, 30*time.Second, func() bool {
+		var err error
+		text, err = os.ReadFile(filepath.Join(h.listDir(list), ".taskd", "rejected", name+".txt"))
+		return err == nil
+	})
+	return string(text)
+}

@@ -1,0 +1,61 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// ErrBadID is wrapped by the error for a task that names, as its parent,
+// child or blocker, something that is not a task id.
+var ErrBadID = errors.New("not a task id")
+
+// ErrNUL is wrapped by the error for a prompt with a NUL byte.
+var ErrNUL = errors.New("NUL byte")
+
+// checkIDs checks every id task t names: metadata.taskd.parent, its
+// children (metadata.taskd.children, a fork's branches) and blockedBy.
+// Ids become file names, inbox and run folder names: one that is not a
+// task id (taskfile.ValidID) could name a path outside the list, and can
+// never name a task, so it is refused with where it was found.
+func checkIDs(t *taskfile.Task, sp spec) error {
+	bad := func(field, v string) error {
+		return fmt.Errorf("%s is %q, which is %w (1-128 of A-Z a-z 0-9 _ -): it can name no task file of this list, so taskd refuses it rather than wait for it forever", field, v, ErrBadID)
+	}
+	if sp.Parent != "" && !taskfile.ValidID(sp.Parent) {
+		return bad("metadata.taskd.parent", sp.Parent)
+	}
+	for i, b := range t.BlockedBy {
+		if !taskfile.ValidID(b) {
+			return bad(fmt.Sprintf("blockedBy[%d]", i), b)
+		}
+	}
+	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
+		for _, kind := range []string{"parallel", "sequential"} {
+			for i, c := range stringList(ch, kind) {
+				if !taskfile.ValidID(c) {
+					return bad(fmt.Sprintf("metadata.taskd.children.%s[%d]", kind, i), c)
+				}
+			}
+		}
+	}
+	if fs := t.Metadata.Object("forkState").Object("branches"); fs != nil {
+		for _, name := range fs.Keys() {
+			if c, ok := fs.Object(name).String("childTaskId"); ok && !taskfile.ValidID(c) {
+				return bad("metadata.forkState.branches."+name+".childTaskId", c)
+			}
+		}
+	}
+	return nil
+}
+
+// cycleMembers returns the ids of the cycle a checkCycle problem names.
+func cycleMembers(problem string) []string {
+	_, ids, ok := strings.Cut(problem, ": ")
+	if !ok {
+		return nil
+	}
+	return strings.Split(ids, " → ")
+}

@@ -1,0 +1,277 @@
+package fsroot
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// Modes of what this package creates, before and after any umask.
+const (
+	DirMode  = 0o700
+	FileMode = 0o600
+)
+
+// MkdirAll makes the directory path inside base and every missing
+// directory on the way (mode 0700), following no link. A directory that
+// exists is left as it is.
+func MkdirAll(base, path string) error {
+	elems, err := split(base, path)
+	if err != nil {
+		return err
+	}
+	fd, err := walk(base, elems, true)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// Mkdir makes the directory path inside base (mode 0700), and the missing
+// directories on the way as MkdirAll does. If path exists it fails with an
+// error satisfying errors.Is(err, fs.ErrExist) when it is a directory, and
+// ErrLink when it is a link.
+func Mkdir(base, path string) error {
+	elems, err := split(base, path)
+	if err != nil {
+		return err
+	}
+	dir, err := walk(base, elems[:len(elems)-1], true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	name := elems[len(elems)-1]
+	err = ignoringEINTR(func() error { return unix.Mkdirat(dir, name, DirMode) })
+	if err == nil {
+		unix.Fchmodat(dir, name, DirMode, 0) // the umask may have removed the owner's bits
+		return nil
+	}
+	if err == unix.EEXIST {
+		var st unix.Stat_t
+		if serr := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); serr == nil {
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFLNK:
+				err = ErrLink
+			case unix.S_IFDIR:
+			default:
+				err = unix.ENOTDIR
+			}
+		}
+	}
+	return pathErr("mkdir", base, elems, len(elems), err)
+}
+
+// OpenFD opens the file path inside base with flag (O_CLOEXEC and O_NOFOLLOW
+// are added; a file created gets mode 0600) and returns its descriptor. The
+// directories on the way must exist; with O_CREAT missing ones are made,
+// as MkdirAll does. A link anywhere on the way, or at path itself, fails
+// with ErrLink. A file opened for writing that is not a regular file, or
+// that has other hard links (so that a write would change a file
+// elsewhere), fails too.
+func OpenFD(base, path string, flag int) (int, error) {
+	elems, err := split(base, path)
+	if err != nil {
+		return -1, err
+	}
+	dir, err := walk(base, elems[:len(elems)-1], flag&os.O_CREATE != 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(dir)
+	// O_TRUNC waits for the checks below: it would empty a file with other
+	// hard links before they could refuse it.
+	fd, err := openat(dir, elems[len(elems)-1], flag&^os.O_TRUNC|unix.O_NOFOLLOW, FileMode)
+	if err != nil {
+		return -1, pathErr("open", base, elems, len(elems), err)
+	}
+	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return -1, pathErr("stat", base, elems, len(elems), err)
+		}
+		switch {
+		case st.Mode&unix.S_IFMT != unix.S_IFREG:
+			unix.Close(fd)
+			return -1, pathErr("open", base, elems, len(elems), errors.New("not a regular file"))
+		case st.Nlink > 1:
+			unix.Close(fd)
+			return -1, pathErr("open", base, elems, len(elems), ErrHardLink)
+		}
+		if flag&os.O_TRUNC != 0 && st.Size > 0 {
+			if err := ignoringEINTR(func() error { return unix.Ftruncate(fd, 0) }); err != nil {
+				unix.Close(fd)
+				return -1, pathErr("truncate", base, elems, len(elems), err)
+			}
+		}
+	}
+	return fd, nil
+}
+
+// OpenDirFD opens the directory path inside base, following no link, and
+// returns its descriptor (close-on-exec) for use with the *at system calls.
+// With create set, missing directories are made as MkdirAll does.
+func OpenDirFD(base, path string, create bool) (int, error) {
+	elems, err := split(base, path)
+	if err != nil {
+		return -1, err
+	}
+	return walk(base, elems, create)
+}
+
+// ErrHardLink is wrapped by the error for a file taskd would write that
+// has other names (hard links): writing it would change a file elsewhere.
+var ErrHardLink = errors.New("a file with other hard links, which taskd does not write through")
+
+// OpenFile is OpenFD returning an *os.File.
+func OpenFile(base, path string, flag int) (*os.File, error) {
+	fd, err := OpenFD(base, path, flag)
+	if err != nil {
+		return nil, err
+	}
+	p, _ := absPath(base, path)
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// WriteFile replaces the file path inside base with data, atomically: a
+// temporary file in the same directory (mode 0600) is renamed over it, so
+// a link or hard link at path is replaced, never written through. Missing
+// directories are made as MkdirAll does.
+func WriteFile(base, path string, data []byte) error {
+	elems, err := split(base, path)
+	if err != nil {
+		return err
+	}
+	dir, err := walk(base, elems[:len(elems)-1], true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	name := elems[len(elems)-1]
+	var r [6]byte
+	rand.Read(r[:])
+	tmp := "." + name + "." + hex.EncodeToString(r[:]) + ".tmp"
+	if len(tmp) > MaxName {
+		tmp = "." + hex.EncodeToString(r[:]) + ".tmp"
+	}
+	fd, err := openat(dir, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, FileMode)
+	if err != nil {
+		return pathErr("create", base, elems, len(elems), err)
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = renameat(dir, tmp, dir, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dir, tmp, 0)
+		return pathErr("write", base, elems, len(elems), err)
+	}
+	return nil
+}
+
+// ReadFile returns the contents of the file path inside base, at most max
+// bytes of it (a longer file fails with an error). Links are not followed.
+func ReadFile(base, path string, max int64) ([]byte, error) {
+	fd, err := OpenFD(base, path, os.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: errors.New("not a regular file")}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = &fs.PathError{Op: "read", Path: f.Name(), Err: errors.New("larger than the limit")}
+	}
+	return data, err
+}
+
+// ReadDir returns the entries of the directory path inside base (or of
+// base itself when path is "" or "."), sorted by name.
+func ReadDir(base, path string) ([]fs.DirEntry, error) {
+	var elems []string
+	if path != "" && path != "." && filepath.Clean(path) != filepath.Clean(base) {
+		var err error
+		if elems, err = split(base, path); err != nil {
+			return nil, err
+		}
+	}
+	fd, err := walk(base, elems, false)
+	if err != nil {
+		return nil, err
+	}
+	p, _ := absPath(base, path)
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// Rename renames oldpath to newpath, both inside base; the directories of
+// both must exist, and no link is followed on the way to either.
+func Rename(base, oldpath, newpath string) error {
+	oe, err := split(base, oldpath)
+	if err != nil {
+		return err
+	}
+	ne, err := split(base, newpath)
+	if err != nil {
+		return err
+	}
+	od, err := walk(base, oe[:len(oe)-1], false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(od)
+	nd, err := walk(base, ne[:len(ne)-1], false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(nd)
+	if err := renameat(od, oe[len(oe)-1], nd, ne[len(ne)-1]); err != nil {
+		o, _ := absPath(base, oldpath)
+		n, _ := absPath(base, newpath)
+		return &os.LinkError{Op: "rename", Old: o, New: n, Err: err}
+	}
+	return nil
+}
+
+// Remove removes the file or empty directory path inside base. A link at
+// path is removed itself; a link on the way to it fails with ErrLink.
+func Remove(base, path string) error {
+	elems, err := split(base, path)
+	if err != nil {
+		return err
+	}
+	dir, err := walk(base, elems[:len(elems)-1], false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	name := elems[len(elems)-1]
+	err = ignoringEINTR(func() error { return unix.Unlinkat(dir, name, 0) })
+	if err == unix.EISDIR || err == unix.EPERM {
+		err = ignoringEINTR(func() error { return unix.Unlinkat(dir, name, unix.AT_REMOVEDIR) })
+	}
+	if err != nil {
+		return pathErr("remove", base, elems, len(elems), err)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package fsroot
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// walk opens base and then each of elems in turn as a directory, relative
+// to the one before and following no link, making a missing one (0700)
+// when create is set. It returns the last directory's descriptor.
+func walk(base string, elems []string, create bool) (int, error) {
+	fd, err := openat(unix.AT_FDCWD, base, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: base, Err: err}
+	}
+	if len(elems) == 0 {
+		return fd, nil
+	}
+	if next, err := openBeneath(fd, elems); err == nil {
+		unix.Close(fd)
+		return next, nil
+	}
+	for i, e := range elems {
+		next, err := openat(fd, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+		if err == unix.ENOENT && create {
+			err = ignoringEINTR(func() error { return unix.Mkdirat(fd, e, DirMode) })
+			if err == nil || err == unix.EEXIST {
+				// The umask may have removed the owner's bits.
+				unix.Fchmodat(fd, e, DirMode, 0)
+				next, err = openat(fd, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+			}
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, pathErr("open", base, elems, i+1, err)
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// pathErr is err on the first n elems of a path inside base, with a link
+// (ELOOP from O_NOFOLLOW; ENOTDIR from O_DIRECTORY may be a link too, which
+// the caller cannot tell apart) named as ErrLink.
+func pathErr(op, base string, elems []string, n int, err error) error {
+	p := filepath.Join(append([]string{base}, elems[:n]...)...)
+	if err == unix.ELOOP || err == unix.EMLINK {
+		err = ErrLink
+	} else if err == unix.ENOTDIR {
+		if fi, lerr := os.Lstat(p); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			err = ErrLink
+		}
+	}
+	return &fs.PathError{Op: op, Path: p, Err: err}
+}
+
+// absPath is path inside base as an absolute path, for messages.
+func absPath(base, path string) (string, error) {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path), nil
+	}
+	return filepath.Join(base, path), nil
+}
+
+func openat(dir int, name string, flag int, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dir, name, flag|unix.O_CLOEXEC, perm)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+func renameat(od int, oldname string, nd int, newname string) error {
+	return ignoringEINTR(func() error { return unix.Renameat(od, oldname, nd, newname) })
+}
+
+func ignoringEINTR(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
+}

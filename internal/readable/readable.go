@@ -1,0 +1,128 @@
+// Package readable is the rule for the files a task's /read may load into
+// its prompt: project files, never secrets.
+//
+// A path may be read when, with every symbolic link resolved, it lies
+// inside one of the task's roots (its working directory, its list
+// directory, the configured allowedRoots) and is not denied. A root that
+// is "/" or an ancestor of the user's home (such as /home) is no root at
+// all: a working directory of "/" does not make everything readable. The
+// home itself can be a root (it is the default working directory), but
+// what is denied stays denied inside it.
+//
+// Denied, whatever the roots: /proc, /sys and /dev (the daemon's own
+// environment and devices), the credential stores in the home (Credentials),
+// and other users' homes (the siblings of the home under /home or /Users,
+// and /root for anyone but root). The path is checked both as written and
+// as resolved, so a link cannot lead into a denied place, nor out of one
+// under another name.
+package readable
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Errors of the rule; the messages name the path and say why.
+var (
+	// ErrOutside is wrapped when a path is inside no root.
+	ErrOutside = errors.New("outside the directories /read may load from")
+	// ErrDenied is wrapped when a path is in a place /read never loads from.
+	ErrDenied = errors.New("not allowed: /read never loads from it")
+)
+
+// System directories /read never loads from.
+var System = []string{"/proc", "/sys", "/dev"}
+
+// Credentials are the places in the home where programs keep secrets,
+// relative to the home: /read never loads from them.
+var Credentials = []string{
+	".ssh", ".aws", ".gnupg", ".netrc", ".config/gcloud", ".claude/.credentials.json",
+	".azure", ".kube", ".docker/config.json", ".git-credentials", ".config/gh",
+	".password-store", ".pgpass", ".npmrc", ".pypirc",
+}
+
+// Rule is the rule for one task: its user's home and its roots (absolute).
+type Rule struct {
+	Home  string
+	Roots []string
+}
+
+// Check returns nil when the absolute, cleaned path p, whose links resolve
+// to real, may be read; otherwise an error wrapping ErrDenied or
+// ErrOutside that says why.
+func (r Rule) Check(p, real string) error {
+	for _, q := range []string{p, real} {
+		if why := r.denied(q); why != "" {
+			return fmt.Errorf("%s is %w (%s)", p, ErrDenied, why)
+		}
+	}
+	var skipped []string
+	for _, root := range r.Roots {
+		if !r.IsRoot(root) {
+			skipped = append(skipped, root)
+			continue
+		}
+		if within(real, root) || within(real, resolve(root)) {
+			return nil
+		}
+	}
+	extra := ""
+	if len(skipped) > 0 {
+		extra = fmt.Sprintf(" (%s cannot be one: / and the ancestors of your home are not roots)", strings.Join(skipped, ", "))
+	}
+	return fmt.Errorf("%s is %w%s", p, ErrOutside, extra)
+}
+
+// IsRoot reports whether dir may be a root: not "/" and not an ancestor
+// of the home (it may be the home itself).
+func (r Rule) IsRoot(dir string) bool {
+	dir = filepath.Clean(dir)
+	if dir == "/" || dir == "." || dir == "" {
+		return false
+	}
+	home := filepath.Clean(r.Home)
+	return !(r.Home != "" && dir != home && within(home, dir)) &&
+		!(r.Home != "" && resolve(dir) != resolve(home) && within(resolve(home), resolve(dir)))
+}
+
+// denied says why p may never be read, or "".
+func (r Rule) denied(p string) string {
+	for _, s := range System {
+		if within(p, s) {
+			return s + " holds the system's and the daemon's own state"
+		}
+	}
+	if r.Home == "" {
+		return ""
+	}
+	for _, home := range []string{filepath.Clean(r.Home), resolve(r.Home)} {
+		for _, c := range Credentials {
+			if within(p, filepath.Join(home, c)) {
+				return "~/" + c + " holds credentials"
+			}
+		}
+		if parent := filepath.Dir(home); parent != "/" && within(p, parent) && !within(p, home) {
+			return "another user's home"
+		}
+		if home != "/root" && within(p, "/root") {
+			return "another user's home"
+		}
+	}
+	return ""
+}
+
+// within reports whether p is dir or inside it (both absolute and clean).
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
+// resolve is p with its links resolved, or p when that fails.
+func resolve(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
