@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // TestDelegate_PromptLine runs a /delegate line end to end: the child is
@@ -24,14 +25,14 @@ func TestDelegate_PromptLine(t *testing.T) {
 		`if [ -n "$TASKD_RESULTS" ]; then exit 0; fi` + "\n" +
 		"test -f built && exit 7; echo parent went on"
 	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"permissionMode": "acceptEdits"}))
-	parent := h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	parent := h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	id := h.childNamed("l", "1", "builder-1")
 	c := h.read("l", id)
 
 	m := c.Metadata.Object("taskd")
 	for k, want := range map[string]any{
 		"agentType": "builder", "permissionMode": "acceptEdits", "inheritContext": false, "timeout": "1m0s",
-		"allowBypass": false, "parent": "1", "agent": "builder", "state": daemon.StateSucceeded,
+		"allowBypass": false, "parent": "1", "agent": "builder", "state": task.Succeeded,
 		"tools": []any{"Read", "Edit", "Write", "Bash", "Glob", "Grep"},
 	} {
 		if got, _ := m.Get(k); !equalJSON(got, want) {
@@ -95,13 +96,13 @@ func TestDelegate_Command(t *testing.T) {
 		`echo "$id" > child.id` + "\n" +
 		`taskd delegate 'touch widened' --agent-type builder --permission-mode bypassPermissions > refused.id 2> refused.err; echo $? > refused.rc`
 	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"tools": []string{"Read", "Bash"}, "permissionMode": "acceptEdits"}))
-	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	data, err := os.ReadFile(filepath.Join(cwd, "child.id"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := strings.TrimSpace(string(data))
-	c := h.waitState("l", id, daemon.StateSucceeded, 20*time.Second)
+	c := h.waitState("l", id, task.Succeeded, 20*time.Second)
 	m := c.Metadata.Object("taskd")
 	if got, want := tdString(c, "name"), "tester-1"; got != want {
 		t.Errorf("name = %q, want %q", got, want)
@@ -131,7 +132,7 @@ func TestDelegate_Command(t *testing.T) {
 	if e := readFile(t, filepath.Join(cwd, "refused.err")); !strings.Contains(e, "wider than the parent's acceptEdits") {
 		t.Errorf("a widening taskd delegate said %q", e)
 	}
-	refused := h.waitState("l", strings.TrimSpace(readFile(t, filepath.Join(cwd, "refused.id"))), daemon.StateFailed, 10*time.Second)
+	refused := h.waitState("l", strings.TrimSpace(readFile(t, filepath.Join(cwd, "refused.id"))), task.Failed, 10*time.Second)
 	if _, err := os.Stat(filepath.Join(cwd, "widened")); err == nil || tdString(refused, "name") != "builder-1" {
 		t.Errorf("the refused subagent %s ran or is misnamed", refused.ID)
 	}
@@ -162,9 +163,9 @@ func TestDelegate_InheritSession(t *testing.T) {
 		"result": map[string]any{"success": true, "summary": "earlier", "sessionId": "sess-parent"}}}}
 	data, _ := json.Marshal(parent)
 	h.drop("l", "1", string(data))
-	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	id := strings.TrimSpace(readFile(t, filepath.Join(cwd, "child.id")))
-	h.waitState("l", id, daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", id, task.Succeeded, 10*time.Second)
 	argv := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(h.listDir("l"), ".taskd", "runs", id, "1", "argv"))), "\n")
 	for _, want := range [][]string{{"--permission-mode", "plan"}, {"--allowedTools", "Read,Grep,Glob"}, {"--resume", "sess-parent", "--fork-session"}} {
 		if i := slices.Index(argv, want[0]); i < 0 || !slices.Equal(argv[i:min(i+len(want), len(argv))], want) {
@@ -183,9 +184,9 @@ func TestDelegate_OwnTimeout(t *testing.T) {
 	cwd := t.TempDir()
 	h.drop("l", "1", parentTask("/delegate "+q("echo $$ > kid.pid; exec sleep 30")+" --agent-type analyzer --timeout 1\n\n"+
 		`[ -n "$TASKD_RESULTS" ] || echo parent`, cwd, nil))
-	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	id := h.childNamed("l", "1", "analyzer-1")
-	if s := stateOf(h.read("l", id)); s != daemon.StateTimedOut {
+	if s := stateOf(h.read("l", id)); s != task.TimedOut {
 		t.Errorf("child state %q, want timed_out", s)
 	}
 	if pid := readPid(t, filepath.Join(cwd, "kid.pid")); alive(pid) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -23,7 +24,7 @@ func TestHandoff_Monitor(t *testing.T) {
 	prompt := "/delegate " + q(child) + " --agent-type builder\n/handoff builder-1\n\n" +
 		`[ -n "$TASKD_RESULTS" ] && exit 0; test -f built && exit 7; echo parent`
 	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"permissionMode": "acceptEdits"}))
-	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	id := h.childNamed("l", "1", "builder-1")
 	evs := h.waitEvents("l", daemon.EvHandoffResolved, "1", 1)
 	checkSequence(t, evs, []wantEvent{
@@ -48,7 +49,7 @@ func TestHandoff_MonitorMirrorsCommandEvents(t *testing.T) {
 	prompt := "/delegate " + q(child) + " --agent-type builder\n/handoff builder-1\n\n" +
 		`[ -n "$TASKD_RESULTS" ] && exit 0; echo parent`
 	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"permissionMode": "acceptEdits"}))
-	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	id := h.childNamed("l", "1", "builder-1")
 	evs := h.waitEvents("l", daemon.EvHandoffResolved, "1", 1)
 	checkSequence(t, evs, []wantEvent{
@@ -71,7 +72,7 @@ taskd delegate "sleep 0.3; echo '{\"success\": true, \"summary\": \"done it\"}'"
 taskd handoff builder-1 --transfer-control > waited.txt || exit 4
 taskd handoff --json builder-1 > monitor.json || exit 5`
 	h.drop("l", "1", parentTask(script, cwd, map[string]any{"permissionMode": "acceptEdits"}))
-	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	id := strings.TrimSpace(readFile(t, filepath.Join(cwd, "child.id")))
 	if got := readFile(t, filepath.Join(cwd, "waited.txt")); !strings.Contains(got, "(builder-1): succeeded  done it") {
 		t.Errorf("taskd handoff --transfer-control printed:\n%s", got)
@@ -103,7 +104,7 @@ func TestHandoff_TransferControl(t *testing.T) {
 	prompt := "/delegate " + q(child) + " --agent-type builder\n/handoff builder-1 --transfer-control\n\n" +
 		"test -f built || exit 7\n" + `printf '%s' "$TASKD_RESULTS" > results.txt`
 	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"permissionMode": "acceptEdits"}))
-	parent := h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	parent := h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	id := h.childNamed("l", "1", "builder-1")
 	results, _ := os.ReadFile(filepath.Join(cwd, "results.txt"))
 	if !strings.Contains(string(results), "Result of the subagent you handed off to: builder-1 (task "+id+"), succeeded") ||
@@ -149,18 +150,18 @@ func TestHandoff_Timeout(t *testing.T) {
 	tests := []struct {
 		name, source, onFailure string
 		always                  bool
-		wantState               string // the parent's state before any answer
-		wantAction              string // HandoffResolved's action
+		wantState               task.State // the parent's state before any answer
+		wantAction              string     // HandoffResolved's action
 		wantRetries             int
 		answer                  string // a person's answer, for needs_human
 	}{
-		{"line retry", "line", "retry", false, daemon.StateSucceeded, "none", 1, ""},
-		{"line retries run out", "line", "retry", true, daemon.StateNeedsHuman, "escalate", 2, "abort"},
-		{"line abort", "line", "abort", true, daemon.StateFailed, "abort", 0, ""},
-		{"line escalate", "line", "escalate", true, daemon.StateNeedsHuman, "escalate", 0, "continue"},
-		{"command retry", "command", "retry", false, daemon.StateSucceeded, "none", 1, ""},
-		{"command abort", "command", "abort", true, daemon.StateFailed, "abort", 0, ""},
-		{"command escalate", "command", "escalate", true, daemon.StateNeedsHuman, "escalate", 0, "continue"},
+		{"line retry", "line", "retry", false, task.Succeeded, "none", 1, ""},
+		{"line retries run out", "line", "retry", true, task.NeedsHuman, "escalate", 2, "abort"},
+		{"line abort", "line", "abort", true, task.Failed, "abort", 0, ""},
+		{"line escalate", "line", "escalate", true, task.NeedsHuman, "escalate", 0, "continue"},
+		{"command retry", "command", "retry", false, task.Succeeded, "none", 1, ""},
+		{"command abort", "command", "abort", true, task.Failed, "abort", 0, ""},
+		{"command escalate", "command", "escalate", true, task.NeedsHuman, "escalate", 0, "continue"},
 	}
 	h := startACE(t, []string{"l"})
 	cwds := map[string]string{}
@@ -204,12 +205,12 @@ func TestHandoff_Timeout(t *testing.T) {
 				}
 			}
 			_, ranErr := os.Stat(filepath.Join(cwd, "agent-ran"))
-			if tt.source == "line" && tt.wantState != daemon.StateSucceeded && ranErr == nil {
+			if tt.source == "line" && tt.wantState != task.Succeeded && ranErr == nil {
 				t.Errorf("the parent's agent ran although the handoff failed")
 			}
 			if tt.source == "command" {
 				wantRC := "1"
-				if tt.wantState == daemon.StateSucceeded {
+				if tt.wantState == task.Succeeded {
 					wantRC = "0"
 				}
 				if rc := strings.TrimSpace(readFile(t, filepath.Join(cwd, "rc"))); rc != wantRC {
@@ -217,15 +218,15 @@ func TestHandoff_Timeout(t *testing.T) {
 				}
 			}
 			switch tt.wantState {
-			case daemon.StateSucceeded:
+			case task.Succeeded:
 				if tt.source == "command" && !strings.Contains(readFile(t, filepath.Join(cwd, "out.txt")), "second run") {
 					t.Errorf("taskd handoff printed:\n%s", readFile(t, filepath.Join(cwd, "out.txt")))
 				}
-			case daemon.StateFailed:
+			case task.Failed:
 				if e := tdString(p, "error"); !strings.Contains(e, "--on-failure abort") || !strings.Contains(e, "timeout") {
 					t.Errorf("parent error = %q", e)
 				}
-			case daemon.StateNeedsHuman:
+			case task.NeedsHuman:
 				hitl := p.Metadata.Object("taskd").Object("hitl")
 				if k, _ := hitl.String("kind"); k != "handoff" || !equalJSON(get(hitl, "options"), []string{"retry", "continue", "abort", "leave"}) {
 					t.Errorf("hitl = %s", mustJSON(hitl))
@@ -236,12 +237,12 @@ func TestHandoff_Timeout(t *testing.T) {
 				answer(t, h, pid, tt.answer)
 				switch tt.answer {
 				case "continue":
-					h.waitState("l", pid, daemon.StateSucceeded, 30*time.Second)
+					h.waitState("l", pid, task.Succeeded, 30*time.Second)
 					if _, err := os.Stat(filepath.Join(cwd, "agent-ran")); err != nil {
 						t.Errorf("the parent's agent did not run after continue")
 					}
 				case "abort":
-					if e := tdString(h.waitState("l", pid, daemon.StateFailed, 30*time.Second), "error"); !strings.Contains(e, "aborted by a person") {
+					if e := tdString(h.waitState("l", pid, task.Failed, 30*time.Second), "error"); !strings.Contains(e, "aborted by a person") {
 						t.Errorf("error after abort = %q", e)
 					}
 				}
@@ -269,8 +270,8 @@ func answer(t *testing.T, h *harness, id, answer string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = dir.Update(context.Background(), id, func(task *taskfile.Task) error {
-		task.EnsureMetadata().EnsureObject("taskd").Set("resolve", answer)
+	_, err = dir.Update(context.Background(), id, func(tf *taskfile.Task) error {
+		tf.EnsureMetadata().EnsureObject("taskd").Set("resolve", answer)
 		return nil
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -104,7 +105,7 @@ func (h *harness) waitEnded(list, id string, timeout time.Duration) *taskfile.Ta
 		}
 		last = t
 		switch stateOf(t) {
-		case daemon.StateSucceeded, daemon.StateFailed, daemon.StateCancelled, daemon.StateTimedOut, daemon.StateNeedsHuman:
+		case task.Succeeded, task.Failed, task.Cancelled, task.TimedOut, task.NeedsHuman:
 			return true
 		}
 		return false

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // TestDelegate_PermissionScope delegates under every parent permission mode
@@ -88,13 +89,13 @@ func TestDelegate_PermissionScope(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			h := h.in(t)
 			pid := fmt.Sprintf("p%02d", i)
-			h.waitState("l", pid, daemon.StateSucceeded, 30*time.Second)
+			h.waitState("l", pid, task.Succeeded, 30*time.Second)
 			id := h.childNamed("l", pid, r.agentType+"-1")
 			c := h.waitEnded("l", id, 30*time.Second)
 			_, ranErr := os.Stat(filepath.Join(cwd, fmt.Sprintf("ran-%d", i)))
 			evs := h.events("l")
 			if r.wantErr != "" {
-				if got := stateOf(c); got != daemon.StateFailed {
+				if got := stateOf(c); got != task.Failed {
 					t.Fatalf("child state = %q, want failed", got)
 				}
 				if e := tdString(c, "error"); !strings.Contains(e, r.wantErr) || !strings.Contains(e, "permission scope") {
@@ -109,7 +110,7 @@ func TestDelegate_PermissionScope(t *testing.T) {
 				}
 				return
 			}
-			if got := stateOf(c); got != daemon.StateSucceeded || ranErr != nil {
+			if got := stateOf(c); got != task.Succeeded || ranErr != nil {
 				t.Fatalf("child state = %q (%s), want succeeded", got, tdString(c, "error"))
 			}
 			if got := tdString(c, "permissionMode"); got != r.wantMode {
@@ -138,12 +139,12 @@ func TestDelegate_ScopeCheckedBeforeEachRun(t *testing.T) {
 	h := startACE(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "p", parentTask("echo parent", cwd, map[string]any{"permissionMode": "plan"}))
-	h.waitState("l", "p", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", "p", task.Succeeded, 10*time.Second)
 	child, _ := json.Marshal(map[string]any{"subject": "widened", "owner": "taskd", "metadata": map[string]any{"taskd": map[string]any{
 		"agent": "analyzer", "prompt": "touch ran", "cwd": cwd, "parent": "p", "agentType": "analyzer",
 		"permissionMode": "acceptEdits", "tools": []string{"Read"}}}})
 	h.drop("l", "c", string(child))
-	c := h.waitState("l", "c", daemon.StateFailed, 10*time.Second)
+	c := h.waitState("l", "c", task.Failed, 10*time.Second)
 	if e := tdString(c, "error"); !strings.Contains(e, "permission scope: permissionMode acceptEdits is wider than the parent's plan") {
 		t.Errorf("error = %q", e)
 	}
@@ -185,7 +186,7 @@ func TestDelegate_AgentTypesConfig(t *testing.T) {
 	cwd := t.TempDir()
 	h.drop("l", "1", parentTask("/delegate "+q("echo ok")+" --agent-type tester\n/delegate "+q("echo ok")+" --agent-type analyzer\n\n"+
 		`[ -n "$TASKD_RESULTS" ] || echo parent`, cwd, map[string]any{"permissionMode": "acceptEdits"}))
-	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	for name, want := range map[string]struct {
 		mode  string
 		tools []string

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -62,7 +63,7 @@ func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID stri
 	now := time.Now()
 	extra := map[string]any{
 		"agentType": at.Name, "permissionMode": sc.Mode, "inheritContext": req.InheritContext,
-		"spawnedAt": stamp(now), "allowBypass": false,
+		"spawnedAt": task.Stamp(now), "allowBypass": false,
 	}
 	if sc.Tools != nil {
 		extra["tools"] = sc.Tools
@@ -78,17 +79,17 @@ func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID stri
 	}
 	// Created queued, so that SubagentSpawned comes before anything the
 	// child does; released below.
-	extra["state"] = StateQueued
+	state := task.Queued
 	if scopeErr != nil {
 		// Recorded as failed before it could run: it is never started, and
 		// its result (the failure) is still delivered to the parent.
-		extra["state"] = StateFailed
+		state = task.Failed
 		extra["error"] = scopeErr.Error()
-		extra["finishedAt"] = stamp(now)
+		extra["finishedAt"] = task.Stamp(now)
 		extra["endLogged"] = 0
 	}
 	child, err := Push(ctx, cfg, dir, parentID, PushOptions{Name: name, Prompt: text, Agent: at.Name,
-		Timeout: req.Timeout, Start: true, Extra: extra})
+		Timeout: req.Timeout, Start: true, State: state, Extra: extra})
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +121,9 @@ func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID stri
 // releaseQueued lets a queued child run.
 func releaseQueued(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 	return dir.Update(ctx, id, func(t *taskfile.Task) error {
-		if s, _ := td(t).String("state"); s == StateQueued {
-			td(t).Delete("state")
+		if task.Of(t) == task.Queued {
+			_, err := task.Move(t, task.Release)
+			return err
 		}
 		return nil
 	})
@@ -142,8 +144,8 @@ func nextTypeName(dir *taskfile.Dir, parent *taskfile.Task, agentType string) st
 // files), and the parent's prompt content goes into the child's system
 // prompt (claude: --append-system-prompt). (Delegate also records the
 // parent's last Claude session, which the child resumes as its own.)
-func inheritContext(dir *taskfile.Dir, parent *taskfile.Task, agentType, task string) (text, system string) {
-	sp, _ := readSpec(parent)
+func inheritContext(dir *taskfile.Dir, parent *taskfile.Task, agentType, tf string) (text, system string) {
+	sp, _ := task.ReadSpec(parent)
 	script, err := prompt.Parse(taskPrompt(parent, sp), prompt.ParseOptions{Commands: loadCommands(commandDirs(dir.Path())).has})
 	var reads []string
 	content := strings.TrimSpace(taskPrompt(parent, sp))
@@ -155,9 +157,9 @@ func inheritContext(dir *taskfile.Dir, parent *taskfile.Task, agentType, task st
 			}
 		}
 	}
-	text = task
+	text = tf
 	if len(reads) > 0 {
-		text = strings.Join(reads, "\n") + "\n\n" + task
+		text = strings.Join(reads, "\n") + "\n\n" + tf
 	}
 	system = fmt.Sprintf("You are a subagent of type %s working for task %s (%s). Your parent task, for context:\n\n%s",
 		agentType, parent.ID, parent.Subject, truncate(content, 16<<10))
@@ -201,7 +203,7 @@ func (d *Daemon) delegateLine(ctx context.Context, l *list, t *taskfile.Task, st
 // SubagentActive, and warns about a bypassPermissions grant. A subagent
 // that inherits its parent's Claude session (inheritSession) resumes it
 // as a new session when its profile is claude's.
-func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp spec, a *attempt) error {
+func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp task.Spec, a *attempt) error {
 	agentType, ok := t.Metadata.Object("taskd").String("agentType")
 	if !ok {
 		return nil
@@ -221,7 +223,7 @@ func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp spec, a *attempt) e
 		return err
 	}
 	fields := subagentFields(l.dir.Path(), t)
-	fields["initial_state"] = StateRunning
+	fields["initial_state"] = task.Running
 	if cs.Mode == "bypassPermissions" {
 		fields["bypass_allowed_by"] = "metadata.taskd.allowBypass of task " + sp.Parent
 		d.log.Warn("subagent runs with bypassPermissions", "list", l.id, "task", t.ID, "parent", sp.Parent, "allowedBy", "metadata.taskd.allowBypass")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -28,7 +29,7 @@ import (
 func (d *Daemon) subagentEnded(ctx context.Context, l *list, c *taskfile.Task) {
 	m := c.Metadata.Object("taskd")
 	parentID, _ := m.String("parent")
-	state, _ := m.String("state")
+	state := task.Of(c)
 	attempt, _ := m.Int("attempt")
 	fields := subagentFields(l.dir.Path(), c)
 	if _, isSub := m.String("agentType"); isSub {
@@ -42,13 +43,13 @@ func (d *Daemon) subagentEnded(ctx context.Context, l *list, c *taskfile.Task) {
 }
 
 // reportEnd logs the end of a subagent's attempt.
-func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID, state string, attempt int, fields map[string]any) {
+func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) {
 	stop := maps.Clone(fields)
 	stop["event_type"] = trSubagentStop
 	l.emit(Event{Type: EvTranscriptEvent, Task: c.ID, Parent: parentID, Attempt: attempt, Data: stop})
 	m := c.Metadata.Object("taskd")
 	switch state {
-	case StateFailed, StateStopped:
+	case task.Failed, task.Stopped:
 		f := maps.Clone(fields)
 		msg, _ := m.String("error")
 		f["error"] = msg
@@ -61,11 +62,11 @@ func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID, state string, at
 			f["stderr"] = string(tail)
 		}
 		l.emit(Event{Type: EvSubagentError, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
-	case StateTimedOut:
+	case task.TimedOut:
 		f := maps.Clone(fields)
 		f["source"] = "subagent"
 		if v, ok := m.Get("timeout"); ok {
-			if d, err := parseTimeout(v); err == nil {
+			if d, err := task.ParseTimeout(v); err == nil {
 				f["timeout"] = d.String()
 			}
 		}
@@ -76,7 +77,7 @@ func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID, state string, at
 // completeHandoffs logs HandoffComplete for the parent's unresolved
 // handoffs to c whose end has not been reported for this attempt, and
 // resolves the monitor-mode ones.
-func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task, parentID, state string, attempt int, fields map[string]any) error {
+func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) error {
 	parent, err := l.dir.Read(parentID)
 	if err != nil || len(handoffsOf(parent.Metadata.Object("taskd"))) == 0 {
 		return nil
@@ -84,7 +85,7 @@ func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task
 	var done []handoffRecord
 	_, err = l.dir.Update(ctx, parentID, func(t *taskfile.Task) error {
 		done = nil
-		m := td(t)
+		m := task.Meta(t)
 		recs := handoffsOf(m)
 		for i := range recs {
 			r := &recs[i]
@@ -94,11 +95,11 @@ func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task
 			n := attempt
 			r.Completed = &n
 			r.Outcome = outcomeOfState(state)
-			if r.TimedOut && state == StateCancelled {
+			if r.TimedOut && state == task.Cancelled {
 				r.Outcome = "timeout"
 			}
 			if r.Mode == modeMonitor {
-				r.State, r.Action, r.ResolvedAt = handoffResolved, actNone, stamp(time.Now())
+				r.State, r.Action, r.ResolvedAt = handoffResolved, actNone, task.Stamp(time.Now())
 			}
 			done = append(done, *r)
 		}
@@ -128,7 +129,7 @@ func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task
 // markEndReported records, with delivered, that the end of a subagent's
 // current attempt has been reported.
 func markEndReported(t *taskfile.Task) {
-	m := td(t)
+	m := task.Meta(t)
 	if _, ok := m.String("agentType"); ok {
 		n, _ := m.Int("attempt")
 		m.Set("endLogged", n)

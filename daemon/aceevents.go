@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -35,15 +36,15 @@ const (
 )
 
 // Outcomes of a subagent (seed 001), from its state.
-func outcomeOfState(state string) string {
+func outcomeOfState(state task.State) string {
 	switch state {
-	case StateSucceeded:
+	case task.Succeeded:
 		return "success"
-	case StateTimedOut:
+	case task.TimedOut:
 		return "timeout"
-	case StateCancelled:
+	case task.Cancelled:
 		return "cancelled"
-	case StateFailed, StateStopped:
+	case task.Failed, task.Stopped:
 		return "failure"
 	}
 	return ""
@@ -67,7 +68,7 @@ func subagentFields(listDir string, c *taskfile.Task) map[string]any {
 	}
 	f["permission_mode"] = mode
 	if _, ok := m.Get("tools"); ok {
-		f["tools"] = stringList(m, "tools")
+		f["tools"] = task.Strings(m, "tools")
 	}
 	if p, ok := m.String("prompt"); ok {
 		f["task_description"] = truncate(p, 500)
@@ -75,8 +76,8 @@ func subagentFields(listDir string, c *taskfile.Task) map[string]any {
 	if s, ok := m.String("spawnedAt"); ok {
 		f["spawn_timestamp"] = s
 	}
-	state, _ := m.String("state")
-	if !endedState(state) {
+	state := task.Of(c)
+	if !state.Ended() {
 		return f
 	}
 	f["outcome"] = outcomeOfState(state)
@@ -208,7 +209,7 @@ func (a *aceList) mirror(log *eventLog, ev Event) {
 // goroutine only.
 func (d *Daemon) observeSubagents(l *list, id string, e *entry, t *taskfile.Task) {
 	e.aceWait = nil
-	if e.state == StateWaiting {
+	if e.state == task.Waiting {
 		if w := waitOf(t); w != nil {
 			e.aceWait = w
 			if !w.deadline.IsZero() {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -89,7 +90,7 @@ func (h *handoffs) ensure(ctx context.Context, child *taskfile.Task, req *prompt
 	var rec handoffRecord
 	created := false
 	_, err := h.dir.Update(ctx, h.parent, func(t *taskfile.Task) error {
-		m := td(t)
+		m := task.Meta(t)
 		recs := handoffsOf(m)
 		for _, r := range recs {
 			if r.Child == child.ID && r.Line == line && (line > 0 || r.State != handoffResolved && r.Mode == mode) {
@@ -97,7 +98,7 @@ func (h *handoffs) ensure(ctx context.Context, child *taskfile.Task, req *prompt
 				return nil
 			}
 		}
-		now := stamp(time.Now())
+		now := task.Stamp(time.Now())
 		cm := child.Metadata.Object("taskd")
 		rec = handoffRecord{Child: child.ID, Line: line, Mode: mode, OnFailure: req.OnFailure,
 			Timeout: req.Timeout.String(), State: handoffActive, InitiatedAt: now, TryStartedAt: now}
@@ -127,7 +128,7 @@ func (h *handoffs) ensure(ctx context.Context, child *taskfile.Task, req *prompt
 func (h *handoffs) update(ctx context.Context, child string, line int, fn func(*handoffRecord)) (handoffRecord, error) {
 	var out handoffRecord
 	_, err := h.dir.Update(ctx, h.parent, func(t *taskfile.Task) error {
-		m := td(t)
+		m := task.Meta(t)
 		recs := handoffsOf(m)
 		found := -1
 		for i := len(recs) - 1; i >= 0; i-- {
@@ -222,9 +223,9 @@ func (h *handoffs) settle(ctx context.Context, rec *handoffRecord, c *taskfile.T
 	if err := h.completed(ctx, rec, c); err != nil {
 		return "", err
 	}
-	state, _ := c.Metadata.Object("taskd").String("state")
+	state := task.Of(c)
 	outcome := outcomeOfState(state)
-	if rec.TimedOut && state == StateCancelled {
+	if rec.TimedOut && state == task.Cancelled {
 		outcome = "timeout"
 	}
 	action := rec.OnFailure
@@ -242,7 +243,7 @@ func (h *handoffs) settle(ctx context.Context, rec *handoffRecord, c *taskfile.T
 		}
 		r, err := h.update(ctx, rec.Child, rec.Line, func(r *handoffRecord) {
 			r.Retries++
-			r.TryStartedAt, r.TimedOut, r.Outcome = stamp(time.Now()), false, outcome
+			r.TryStartedAt, r.TimedOut, r.Outcome = task.Stamp(time.Now()), false, outcome
 		})
 		if err != nil {
 			return "", err
@@ -261,7 +262,7 @@ func (h *handoffs) settle(ctx context.Context, rec *handoffRecord, c *taskfile.T
 		if action == actEscalate {
 			r.State = handoffEscalated
 		}
-		r.ResolvedAt = stamp(time.Now())
+		r.ResolvedAt = task.Stamp(time.Now())
 	})
 	if err != nil {
 		return "", err
@@ -318,11 +319,11 @@ func (h *handoffs) monitorEnded(ctx context.Context, rec *handoffRecord, c *task
 	if err := h.completed(ctx, rec, c); err != nil {
 		return err
 	}
-	state, _ := c.Metadata.Object("taskd").String("state")
+	state := task.Of(c)
 	resolve := false
 	r, err := h.update(ctx, rec.Child, rec.Line, func(r *handoffRecord) {
 		if resolve = r.State == handoffActive; resolve {
-			r.State, r.Outcome, r.Action, r.ResolvedAt = handoffResolved, outcomeOfState(state), actNone, stamp(time.Now())
+			r.State, r.Outcome, r.Action, r.ResolvedAt = handoffResolved, outcomeOfState(state), actNone, task.Stamp(time.Now())
 		}
 	})
 	if err != nil || !resolve {
@@ -355,7 +356,7 @@ func handoffChild(dir *taskfile.Dir, parent, ref string) (*taskfile.Task, error)
 	if err != nil {
 		return nil, err
 	}
-	if s, _ := c.Metadata.Object("taskd").String("state"); s == StateQueued {
+	if s := task.Of(c); s == task.Queued {
 		return nil, fmt.Errorf("task %s is queued; start it (/run, taskd run) before handing off to it", id)
 	}
 	return c, nil

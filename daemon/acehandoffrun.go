@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -94,7 +95,7 @@ var handoffOptions = []string{actRetry, actContinue, actAbort, "leave"}
 // (or when a person accepted its failure), retry runs the child again and
 // suspends t again, abort fails t (the error), escalate makes t
 // needs_human with the options retry, continue, abort and leave.
-func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp spec, line int, c *prompt.Handoff, p *prepared) error {
+func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, line int, c *prompt.Handoff, p *prepared) error {
 	h := &handoffs{cfg: d.cfg, dir: l.dir, parent: t.ID, emit: l.emit}
 	child, err := handoffChild(l.dir, t.ID, c.ID)
 	if err != nil {
@@ -112,7 +113,7 @@ func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp 
 	case handoffActive:
 		if !childDone(child) {
 			if time.Now().Before(rec.deadline()) {
-				return d.suspend(ctx, l, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: stamp(rec.deadline())})
+				return d.suspend(ctx, l, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
 			}
 			if child, err = h.timeOut(ctx, &rec, child); err != nil {
 				return err
@@ -126,7 +127,7 @@ func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp 
 	}
 	switch action {
 	case actRetry:
-		return d.suspend(ctx, l, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: stamp(rec.deadline())})
+		return d.suspend(ctx, l, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
 	case actAbort:
 		return fmt.Errorf("the handoff to %s (task %s) ended with %s; --on-failure abort", firstNonEmptyString(rec.Name, child.ID), child.ID, rec.Outcome)
 	case actEscalate:
@@ -169,7 +170,7 @@ func moveToDone(ctx context.Context, dir *taskfile.Dir, parent string, ids []str
 		ch := t.Metadata.Object("taskd").Object("children")
 		for _, id := range ids {
 			for _, coll := range []string{collParallel, collSequential} {
-				if slices.Contains(stringList(ch, coll), id) {
+				if slices.Contains(task.Strings(ch, coll), id) {
 					moveChild(t, coll, collDone, id)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -34,9 +35,9 @@ func (d *Daemon) resolveSubagent(ctx context.Context, l *list, id string) (t *ta
 	if err != nil {
 		return nil, nil, false
 	}
-	sp, err := readSpec(t)
+	sp, err := task.ReadSpec(t)
 	h, found := hitlOf(t)
-	if err != nil || !found || sp.State != StateNeedsHuman || sp.Resolve == "" {
+	if err != nil || !found || sp.State != task.NeedsHuman || sp.Resolve == "" {
 		return nil, nil, false
 	}
 	answer := sp.Resolve
@@ -69,7 +70,7 @@ func hitlOf(t *taskfile.Task) (hitlRecord, bool) {
 // question's reason.
 func (d *Daemon) refuseAnswer(ctx context.Context, l *list, id, answer string, h hitlRecord) *taskfile.Task {
 	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-		td(t).Delete("resolve")
+		task.Meta(t).Delete("resolve")
 		return nil
 	})
 	d.log.Warn("answer is not an option", "list", l.id, "task", id, "answer", answer, "options", h.Options, "err", err)
@@ -77,13 +78,15 @@ func (d *Daemon) refuseAnswer(ctx context.Context, l *list, id, answer string, h
 }
 
 // abortByPerson fails a task whose question a person answered with abort.
-func (d *Daemon) abortByPerson(ctx context.Context, l *list, id string, sp spec, h hitlRecord) (*taskfile.Task, error) {
+func (d *Daemon) abortByPerson(ctx context.Context, l *list, id string, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
 	msg := fmt.Sprintf("aborted by a person: %s", h.Reason)
 	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-		m := td(t)
-		m.Set("state", StateFailed)
+		if _, err := task.Move(t, task.Fail); err != nil {
+			return err
+		}
+		m := task.Meta(t)
 		m.Set("error", msg)
-		m.Set("finishedAt", stamp(time.Now()))
+		m.Set("finishedAt", task.Stamp(time.Now()))
 		m.Delete("resolve")
 		m.Delete("hitl")
 		return nil
@@ -95,7 +98,7 @@ func (d *Daemon) abortByPerson(ctx context.Context, l *list, id string, sp spec,
 }
 
 // answerHandoff applies retry or continue to an escalated handoff.
-func (d *Daemon) answerHandoff(ctx context.Context, l *list, id string, sp spec, h hitlRecord, answer string) (*taskfile.Task, error) {
+func (d *Daemon) answerHandoff(ctx context.Context, l *list, id string, sp task.Spec, h hitlRecord, answer string) (*taskfile.Task, error) {
 	hs := &handoffs{cfg: d.cfg, dir: l.dir, parent: id, emit: l.emit}
 	child, err := l.dir.Read(h.Child)
 	if err != nil {
@@ -109,7 +112,7 @@ func (d *Daemon) answerHandoff(ctx context.Context, l *list, id string, sp spec,
 			}
 		}
 		_, err = hs.update(ctx, h.Child, h.Line, func(r *handoffRecord) {
-			r.State, r.TryStartedAt, r.TimedOut, r.Action, r.ResolvedAt = handoffActive, stamp(time.Now()), false, "", ""
+			r.State, r.TryStartedAt, r.TimedOut, r.Action, r.ResolvedAt = handoffActive, task.Stamp(time.Now()), false, "", ""
 		})
 		f := subagentFields(l.dir.Path(), child)
 		f["event_type"] = trSubagentRetry
@@ -118,7 +121,7 @@ func (d *Daemon) answerHandoff(ctx context.Context, l *list, id string, sp spec,
 	case actContinue:
 		var rec handoffRecord
 		rec, err = hs.update(ctx, h.Child, h.Line, func(r *handoffRecord) {
-			r.State, r.Action, r.Accepted, r.ResolvedAt = handoffResolved, actContinue, true, stamp(time.Now())
+			r.State, r.Action, r.Accepted, r.ResolvedAt = handoffResolved, actContinue, true, task.Stamp(time.Now())
 		})
 		if err == nil {
 			hs.resolved(&rec, child)
@@ -149,9 +152,10 @@ func (d *Daemon) answerConverge(ctx context.Context, l *list, id string, h hitlR
 // rerun makes an answered task pending again: it runs from its first line.
 func (d *Daemon) rerun(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
 	return l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-		t.Status = taskfile.StatusPending
-		m := td(t)
-		m.Delete("state")
+		if _, err := task.Move(t, task.Restart); err != nil {
+			return err
+		}
+		m := task.Meta(t)
 		m.Delete("resolve")
 		m.Delete("hitl")
 		return nil
@@ -159,19 +163,20 @@ func (d *Daemon) rerun(ctx context.Context, l *list, id string) (*taskfile.Task,
 }
 
 // acceptAttempt records an escalated attempt as its agent reported it.
-func (d *Daemon) acceptAttempt(ctx context.Context, l *list, id string, sp spec, h hitlRecord) (*taskfile.Task, error) {
+func (d *Daemon) acceptAttempt(ctx context.Context, l *list, id string, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
 	ok := h.AgentSuccess != nil && *h.AgentSuccess
 	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-		m := td(t)
+		m := task.Meta(t)
 		m.Delete("resolve")
 		m.Delete("hitl")
 		if ok {
-			t.Status = taskfile.StatusCompleted
-			m.Set("state", StateSucceeded)
 			m.Delete("error")
-			return nil
+			_, err := task.Move(t, task.Succeed)
+			return err
 		}
-		m.Set("state", StateFailed)
+		if _, err := task.Move(t, task.Fail); err != nil {
+			return err
+		}
 		m.Set("error", "the agent failed; a person accepted the failed handoff")
 		return nil
 	})

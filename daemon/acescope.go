@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -50,7 +51,7 @@ type scope struct {
 // scopeOf reads a task's effective scope.
 func scopeOf(t *taskfile.Task) scope {
 	m := t.Metadata.Object("taskd")
-	s := scope{Tools: stringList(m, "tools"), Disallowed: stringList(m, "disallowedTools")}
+	s := scope{Tools: task.Strings(m, "tools"), Disallowed: task.Strings(m, "disallowedTools")}
 	s.Mode, _ = m.String("permissionMode")
 	if s.Mode == "" {
 		s.Mode = unsetMode

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -69,7 +70,7 @@ func readVerdict(path string) (verdict, bool) {
 // exitVerdict returns the verdict left for attempt sp.Attempt of task id,
 // or nil. Only an agent that exited by itself has one: a timeout or a
 // cancellation stands, and an interrupted attempt runs again.
-func (d *Daemon) exitVerdict(l *list, id string, sp spec, out outcome) *verdict {
+func (d *Daemon) exitVerdict(l *list, id string, sp task.Spec, out outcome) *verdict {
 	if out != finished || sp.Attempt == 0 {
 		return nil
 	}
@@ -105,18 +106,17 @@ type hitlRecord struct {
 
 // finishNeedsHuman records an attempt whose agent left a needs_human
 // verdict: its result, and the task pending, needs_human, with hitl.
-func (d *Daemon) finishNeedsHuman(ctx context.Context, l *list, id string, sp spec, res Result, v *verdict) (*taskfile.Task, error) {
+func (d *Daemon) finishNeedsHuman(ctx context.Context, l *list, id string, sp task.Spec, res Result, v *verdict) (*taskfile.Task, error) {
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
 	ok := res.Success
 	h := hitlRecord{Kind: v.Kind, Source: "command", Child: v.Child, Key: v.Key, Reason: v.Reason,
 		Options: v.Options, Conflicts: v.Conflicts, AgentSuccess: &ok}
 	t, err := l.dir.Update(wctx, id, func(t *taskfile.Task) error {
-		m := td(t)
-		m.Set("finishedAt", stamp(time.Now()))
+		m := task.Meta(t)
+		m.Set("finishedAt", task.Stamp(time.Now()))
 		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))
-		setHITL(t, h)
-		return nil
+		return setHITL(t, h)
 	})
 	l.emit(Event{Type: EvTaskNeedsHuman, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"reason": h.Reason, "options": h.Options, "kind": h.Kind}})
@@ -124,21 +124,23 @@ func (d *Daemon) finishNeedsHuman(ctx context.Context, l *list, id string, sp sp
 }
 
 // setHITL makes t wait for a person's answer to h.
-func setHITL(t *taskfile.Task, h hitlRecord) {
-	t.Status = taskfile.StatusPending
-	m := td(t)
-	m.Set("state", StateNeedsHuman)
+func setHITL(t *taskfile.Task, h hitlRecord) error {
+	if _, err := task.Move(t, task.AskPerson); err != nil {
+		return err
+	}
+	m := task.Meta(t)
 	m.Delete("resolve")
 	setRecord(m, "hitl", h)
+	return nil
 }
 
 // askPerson ends a pass of t's leading lines with a question for a person:
 // t becomes needs_human with h (TaskNeedsHuman); no agent ran, so the
 // attempt number goes back to what it was.
-func (d *Daemon) askPerson(ctx context.Context, l *list, t *taskfile.Task, sp spec, h hitlRecord) error {
+func (d *Daemon) askPerson(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, h hitlRecord) error {
 	written, err := l.dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
 		setHITL(t, h)
-		unclaim(td(t), t.ID, sp.Attempt)
+		unclaim(task.Meta(t), t.ID, sp.Attempt)
 		return nil
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -71,12 +72,13 @@ func asSuspended(err error) (*taskfile.Task, bool) {
 // suspend writes task t waiting for w and returns the error that ends the
 // pass. No agent ran, so the attempt number goes back to what it was before
 // the claim.
-func (d *Daemon) suspend(ctx context.Context, l *list, t *taskfile.Task, sp spec, w aceWait) error {
+func (d *Daemon) suspend(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, w aceWait) error {
 	w.Attempt = sp.Attempt - 1
 	written, err := l.dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
-		t.Status = taskfile.StatusInProgress
-		m := td(t)
-		m.Set("state", StateWaiting)
+		if _, err := task.Move(t, task.Wait); err != nil {
+			return err
+		}
+		m := task.Meta(t)
 		setRecord(m, "wait", w)
 		unclaim(m, t.ID, sp.Attempt)
 		return nil
@@ -123,7 +125,7 @@ func (d *Daemon) aceWaitDone(l *list, e *entry) bool {
 			continue
 		}
 		ended++
-		if w.Any && ce.state == StateSucceeded {
+		if w.Any && ce.state == task.Succeeded {
 			return true
 		}
 	}
@@ -134,16 +136,17 @@ func (d *Daemon) aceWaitDone(l *list, e *entry) bool {
 // TaskResumed event says why), and runs again from its first line.
 func (d *Daemon) releaseWaiting(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
 	var w *aceWait
-	var sp spec
+	var sp task.Spec
 	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-		s, err := readSpec(t)
-		if w = waitOf(t); err != nil || w == nil || s.State != StateWaiting {
+		s, err := task.ReadSpec(t)
+		if w = waitOf(t); err != nil || w == nil || s.State != task.Waiting {
 			return errNotRunnable
 		}
 		sp = s
-		t.Status = taskfile.StatusPending
-		m := td(t)
-		m.Delete("state")
+		if _, err := task.Move(t, task.Release); err != nil {
+			return err
+		}
+		m := task.Meta(t)
 		m.Delete("wait")
 		return nil
 	})
@@ -160,10 +163,10 @@ func (d *Daemon) releaseWaiting(ctx context.Context, l *list, id string) (*taskf
 // counted, without racing the delivery).
 func childDone(c *taskfile.Task) bool {
 	m := c.Metadata.Object("taskd")
-	s, _ := m.String("state")
+	s := task.Of(c)
 	delivered, _ := m.Bool("delivered")
 	archived, _ := m.Bool("archived")
-	return endedState(s) && (delivered || archived)
+	return s.Ended() && (delivered || archived)
 }
 
 // waitTasks waits until done holds for the tasks ids of dir (a missing task
@@ -204,9 +207,11 @@ func restartChild(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.
 		if !childDone(t) {
 			return errors.New("task " + id + " has not ended")
 		}
-		t.Status = taskfile.StatusPending
-		m := td(t)
-		for _, k := range []string{"state", "cancel", "failures", "error", "retryAt", "finishedAt", "delivered", "resolve", "hitl"} {
+		if _, err := task.Move(t, task.Restart); err != nil {
+			return err
+		}
+		m := task.Meta(t)
+		for _, k := range []string{"cancel", "failures", "error", "retryAt", "finishedAt", "delivered", "resolve", "hitl"} {
 			m.Delete(k)
 		}
 		return nil

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -29,7 +30,7 @@ type attempt struct {
 	script  string // what the agent gets if not the prompt (exec: the content alone)
 	cwd     string
 	timeout time.Duration
-	spec    spec              // model, permission mode, tools, system prompt
+	spec    task.Spec         // model, permission mode, tools, system prompt
 	resume  string            // session to resume (claude)
 	sub     string            // a folder inside the run folder (a loop's judge), if any
 	fork    bool              // resume as a new session (--fork-session): a subagent inheriting its parent's

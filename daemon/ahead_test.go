@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // Tests of tasks prepared ahead of a concurrency slot (slots.go): their
@@ -127,7 +128,7 @@ func TestAhead_CancelledWhileWaiting(t *testing.T) {
 	if _, err := daemon.CancelTask(t.Context(), mustOpen(t, h.listDir("l")), "2"); err != nil {
 		t.Fatal(err)
 	}
-	h.waitState("l", "2", daemon.StateCancelled, 20*time.Second)
+	h.waitState("l", "2", task.Cancelled, 20*time.Second)
 	release()
 	h.waitState("l", "3", "succeeded", 20*time.Second)
 	if got, want := ran(t, out), []string{"third"}; !slices.Equal(got, want) {
@@ -161,8 +162,8 @@ func TestAhead_StoppedWhileWaiting(t *testing.T) {
 	release()
 	h.start()
 	for _, id := range []string{"2", "3"} {
-		task := h.waitState("l", id, "succeeded", 20*time.Second)
-		if n, _ := task.Metadata.Object("taskd").Int("attempt"); n != 1 {
+		tf := h.waitState("l", id, "succeeded", 20*time.Second)
+		if n, _ := tf.Metadata.Object("taskd").Int("attempt"); n != 1 {
 			t.Errorf("task %s succeeded as attempt %d, want 1", id, n)
 		}
 	}
@@ -339,7 +340,7 @@ func TestAhead_ListRefusedWhileWaiting(t *testing.T) {
 	open()
 	// A task of the other list runs after the slot is free.
 	h.drop("good", "s", execTask("sentinel", "true"))
-	h.waitState("good", "s", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("good", "s", task.Succeeded, 10*time.Second)
 	if data, err := os.ReadFile(out); err == nil {
 		t.Errorf("tasks of the refused list ran: %q", data)
 	}
@@ -347,6 +348,6 @@ func TestAhead_ListRefusedWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"2", "3"} {
-		h.waitState("shared", id, daemon.StateSucceeded, 10*time.Second)
+		h.waitState("shared", id, task.Succeeded, 10*time.Second)
 	}
 }

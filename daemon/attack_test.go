@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // TestAttackCorpus runs every case of testdata/attacks on a daemon of its
@@ -213,13 +214,13 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 		}
 	case "failed", "state":
 		l, id := listOf(a[0])
-		state := a[1]
+		state := task.State(a[1])
 		if op.verb == "failed" {
-			state = daemon.StateFailed
+			state = task.Failed
 		}
-		task := h.waitState(l, id, state, deadline)
+		tf := h.waitState(l, id, state, deadline)
 		if op.verb == "failed" {
-			msg, _ := task.Metadata.Object("taskd").String("error")
+			msg, _ := tf.Metadata.Object("taskd").String("error")
 			if !strings.Contains(msg, a[1]) {
 				t.Errorf("task %s failed with %q, want it to say %q", a[0], msg, a[1])
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // badCases are task files the daemon must refuse (DESIGN §3.3), with a
@@ -63,7 +64,7 @@ func TestDaemon_RejectsBadFilesAndLeavesThemAlone(t *testing.T) {
 		before[c.name] = snapshot(t, p)
 	}
 	h.drop("l", "1", execTask("good neighbour", "true"))
-	h.waitState("l", "1", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", "1", task.Succeeded, 10*time.Second)
 
 	for _, c := range badCases {
 		path := filepath.Join(dir, ".taskd", "rejected", c.name+".txt")
@@ -95,7 +96,7 @@ func TestDaemon_RejectsBadFilesAndLeavesThemAlone(t *testing.T) {
 
 	// Fixing a file makes it eligible; its rejection goes away.
 	h.drop("l", "10", execTask("fixed", "true"))
-	h.waitState("l", "10", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", "10", task.Succeeded, 10*time.Second)
 	h.waitFor("rejection of 10.json to be removed", 10*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(dir, ".taskd", "rejected", "10.json.txt"))
 		return errors.Is(err, os.ErrNotExist)
@@ -117,10 +118,10 @@ func TestDaemon_TornWriteIsNotRejected(t *testing.T) {
 	// Wait until the daemon has read the half file (its event was handled),
 	// using a probe task dropped afterwards as the marker.
 	h.drop("l", "6", execTask("probe", "true"))
-	h.waitState("l", "6", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", "6", task.Succeeded, 10*time.Second)
 	f.WriteString(content[10:])
 	f.Close()
-	h.waitState("l", "5", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", "5", task.Succeeded, 10*time.Second)
 	if countEvents(h.waitEvents("l", daemon.EvTaskSucceeded, "5", 1), daemon.EvTaskRejected, "5") != 0 {
 		t.Errorf("a torn read caused a rejection")
 	}

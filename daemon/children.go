@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -39,6 +40,9 @@ type PushOptions struct {
 	Sequential bool          // run after the parent's earlier sequential children
 	Start      bool          // start at once instead of waiting for a run
 	BlockedBy  []string      // tasks that must complete before it runs
+	// State is the child's first state (task.Begin): task.None unless it
+	// waits for a run (Queued) or is refused as it is made (Failed).
+	State task.State
 	// Extra metadata.taskd fields for the child (loop, return, …).
 	Extra map[string]any
 	// Inherit are fields the child takes from a task other than its parent
@@ -72,9 +76,9 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 	if _, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: loadCommands(commandDirs(dir.Path())).has}); err != nil {
 		return nil, fmt.Errorf("child prompt: %w", err)
 	}
-	child := &taskfile.Task{Subject: subjectFor(opt), Status: taskfile.StatusPending, Owner: ownerName, BlockedBy: opt.BlockedBy}
+	child := &taskfile.Task{Subject: subjectFor(opt), Owner: task.Owner, BlockedBy: opt.BlockedBy}
 	child.ActiveForm = child.Subject
-	m := td(child)
+	m := task.Meta(child)
 	m.Set("prompt", opt.Prompt)
 	var inheritedKeys []string
 	if parentID != "" {
@@ -100,7 +104,7 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 		} else if slices.Contains(names, opt.Name) {
 			return nil, fmt.Errorf("task %s already has a child named %q", parentID, opt.Name)
 		}
-		for _, k := range inherited {
+		for _, k := range task.Inherited {
 			if v, ok := ptd.Get(k); ok {
 				m.Set(k, v)
 				inheritedKeys = append(inheritedKeys, k)
@@ -134,19 +138,22 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 	for _, k := range sortedKeys(opt.Extra) {
 		m.Set(k, opt.Extra[k])
 	}
-	coll := collQueued
+	coll, state := collQueued, opt.State
 	switch {
 	case opt.Sequential && parentID != "":
 		coll = collSequential
 		if !sequentialIdle(dir, parentID) {
-			m.Set("state", StateQueued) // released in order by the daemon
+			state = task.Queued // released in order by the daemon
 		}
 	case opt.Start && parentID != "":
 		coll = collParallel
 	case opt.Start:
 		// a top-level task that runs by itself
 	default:
-		m.Set("state", StateQueued)
+		state = task.Queued
+	}
+	if err := task.Begin(child, state); err != nil {
+		return nil, err
 	}
 	created, err := dir.Create(ctx, child)
 	if err != nil {
@@ -172,9 +179,9 @@ func sequentialIdle(dir *taskfile.Dir, parentID string) bool {
 	if err != nil {
 		return false
 	}
-	for _, id := range stringList(parent.Metadata.Object("taskd").Object("children"), collSequential) {
+	for _, id := range task.Strings(parent.Metadata.Object("taskd").Object("children"), collSequential) {
 		if c, err := dir.Read(id); err == nil {
-			if s, _ := c.Metadata.Object("taskd").String("state"); !endedState(s) {
+			if s := task.Of(c); !s.Ended() {
 				return false
 			}
 		}
@@ -198,8 +205,8 @@ func subjectFor(opt PushOptions) string {
 
 // addChild appends id to collection coll of t's children.
 func addChild(t *taskfile.Task, coll, id string) {
-	ch := td(t).EnsureObject("children")
-	ids := stringList(ch, coll)
+	ch := task.Meta(t).EnsureObject("children")
+	ids := task.Strings(ch, coll)
 	if !slices.Contains(ids, id) {
 		ch.Set(coll, append(ids, id))
 	}
@@ -207,8 +214,8 @@ func addChild(t *taskfile.Task, coll, id string) {
 
 // moveChild moves id from one collection to another.
 func moveChild(t *taskfile.Task, from, to, id string) {
-	ch := td(t).EnsureObject("children")
-	ids := stringList(ch, from)
+	ch := task.Meta(t).EnsureObject("children")
+	ids := task.Strings(ch, from)
 	if i := slices.Index(ids, id); i >= 0 {
 		ch.Set(from, slices.Delete(ids, i, i+1))
 	}
@@ -220,7 +227,7 @@ func childNames(dir *taskfile.Dir, parent *taskfile.Task) []string {
 	ch := parent.Metadata.Object("taskd").Object("children")
 	var names []string
 	for _, coll := range []string{collQueued, collParallel, collSequential, collDone} {
-		for _, id := range stringList(ch, coll) {
+		for _, id := range task.Strings(ch, coll) {
 			if c, err := dir.Read(id); err == nil {
 				if n, ok := c.Metadata.Object("taskd").String("name"); ok {
 					names = append(names, n)
@@ -254,15 +261,16 @@ func RunChildren(ctx context.Context, dir *taskfile.Dir, parentID string, n int)
 	if err != nil {
 		return nil, err
 	}
-	queued := stringList(parent.Metadata.Object("taskd").Object("children"), collQueued)
+	queued := task.Strings(parent.Metadata.Object("taskd").Object("children"), collQueued)
 	if n > 0 && len(queued) > n {
 		queued = queued[:n]
 	}
 	var started []string
 	for _, id := range queued {
 		_, err := dir.Update(ctx, id, func(t *taskfile.Task) error {
-			if s, _ := td(t).String("state"); s == StateQueued {
-				td(t).Delete("state")
+			if task.Of(t) == task.Queued {
+				_, err := task.Move(t, task.Release)
+				return err
 			}
 			return nil
 		})
@@ -303,7 +311,7 @@ func Children(dir *taskfile.Dir, parentID string) ([]ChildStatus, error) {
 	ch := parent.Metadata.Object("taskd").Object("children")
 	var out []ChildStatus
 	for _, coll := range []string{collQueued, collParallel, collSequential, collDone} {
-		for _, id := range stringList(ch, coll) {
+		for _, id := range task.Strings(ch, coll) {
 			cs := ChildStatus{ID: id, Collection: coll}
 			if c, err := dir.Read(id); err == nil {
 				m := c.Metadata.Object("taskd")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -62,17 +63,17 @@ taskd push name=a "sh ` + marks + `/a.sh"
 taskd push name=b "sh ` + marks + `/b.sh"
 taskd run`
 	h.drop("l", "1", execTask("root", root))
-	rootTask := h.waitState("l", "1", daemon.StateSucceeded, 60*time.Second)
+	rootTask := h.waitState("l", "1", task.Succeeded, 60*time.Second)
 
 	evs := h.waitEvents("l", daemon.EvTaskSucceeded, "1", 1)
 	byName := map[string]string{} // child name → id
 	for _, id := range mustList(t, h.listDir("l")) {
-		task := h.read("l", id)
-		if n, ok := task.Metadata.Object("taskd").String("name"); ok {
+		tf := h.read("l", id)
+		if n, ok := tf.Metadata.Object("taskd").String("name"); ok {
 			byName[n] = id
 		}
-		if s := stateOf(task); s != daemon.StateSucceeded {
-			e, _ := task.Metadata.Object("taskd").String("error")
+		if s := stateOf(tf); s != task.Succeeded {
+			e, _ := tf.Metadata.Object("taskd").String("error")
 			t.Errorf("task %s ended %q: %s", id, s, e)
 		}
 	}
@@ -165,7 +166,7 @@ taskd receive --timeout 30s > ` + out + `
 taskd receive --timeout 30s >> ` + out + `
 taskd receive --timeout 1s >> ` + out + ` && exit 8 || true`
 	h.drop("l", "1", execTask("parent", script))
-	task := h.waitState("l", "1", daemon.StateSucceeded, 60*time.Second)
+	tf := h.waitState("l", "1", task.Succeeded, 60*time.Second)
 	got, _ := os.ReadFile(out)
 	if !strings.Contains(string(got), "(x): succeeded  x ok") || !strings.Contains(string(got), "(y): failed") {
 		t.Errorf("received:\n%s", got)
@@ -173,7 +174,7 @@ taskd receive --timeout 1s >> ` + out + ` && exit 8 || true`
 	if countEvents(h.events("l"), daemon.EvTaskResumed, "1") != 0 {
 		t.Errorf("a parent that received everything was resumed")
 	}
-	if task.Metadata.Object("taskd").Object("children") == nil {
+	if tf.Metadata.Object("taskd").Object("children") == nil {
 		t.Errorf("children not recorded")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -16,8 +17,8 @@ import (
 // runnable when read under the lock: status in_progress, state running, the
 // attempt number, startedAt; the fields Claude Code expects are filled in.
 // It returns the task as written and its spec.
-func (d *Daemon) claim(ctx context.Context, l *list, id string, runnable func(*taskfile.Task, spec) bool) (*taskfile.Task, spec, error) {
-	var sp spec
+func (d *Daemon) claim(ctx context.Context, l *list, id string, runnable func(*taskfile.Task, task.Spec) bool) (*taskfile.Task, task.Spec, error) {
+	var sp task.Spec
 	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
 		var err error
 		sp, err = d.takeClaim(l, id, t, runnable, time.Now())
@@ -29,16 +30,16 @@ func (d *Daemon) claim(ctx context.Context, l *list, id string, runnable func(*t
 // takeClaim is claim's change to t, made in memory: it returns
 // errNotRunnable if t is not (or no longer) a task to run, and otherwise the
 // spec of the new attempt.
-func (d *Daemon) takeClaim(l *list, id string, t *taskfile.Task, runnable func(*taskfile.Task, spec) bool, now time.Time) (spec, error) {
-	owned, _ := addressed(t)
-	sp, err := readSpec(t)
+func (d *Daemon) takeClaim(l *list, id string, t *taskfile.Task, runnable func(*taskfile.Task, task.Spec) bool, now time.Time) (task.Spec, error) {
+	owned, _ := task.Addressed(t)
+	sp, err := task.ReadSpec(t)
 	if !owned || err != nil || sp.Cancel || !runnable(t, sp) {
-		return spec{}, errNotRunnable
+		return task.Spec{}, errNotRunnable
 	}
 	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
 		if pl, err := d.promptPlan(l, t, sp); err == nil && pl.hasBlk {
 			compileBlock(t, pl) // a /subtask or /command block becomes fields
-			if c, err := readSpec(t); err == nil {
+			if c, err := task.ReadSpec(t); err == nil {
 				c.Attempt = sp.Attempt
 				sp = c
 			}
@@ -47,7 +48,9 @@ func (d *Daemon) takeClaim(l *list, id string, t *taskfile.Task, runnable func(*
 		// as it runs its steps.
 		sp.Attempt++
 	}
-	markRunning(t, id, sp, now)
+	if err := markRunning(t, id, sp, now); err != nil {
+		return task.Spec{}, err
+	}
 	return sp, nil
 }
 
@@ -55,18 +58,20 @@ func (d *Daemon) takeClaim(l *list, id string, t *taskfile.Task, runnable func(*
 // in_progress, state running, the attempt and its run folder (a plain
 // task's), the fields Claude Code expects. Applying it twice changes
 // nothing.
-func markRunning(t *taskfile.Task, id string, sp spec, now time.Time) {
+func markRunning(t *taskfile.Task, id string, sp task.Spec, now time.Time) error {
 	t.FillDefaults(id)
-	t.Status = taskfile.StatusInProgress
-	m := td(t)
-	m.Set("state", StateRunning)
-	m.Set("startedAt", stamp(now))
+	if _, err := task.Move(t, task.Claim); err != nil {
+		return err
+	}
+	m := task.Meta(t)
+	m.Set("startedAt", task.Stamp(now))
 	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
 		m.Set("attempt", sp.Attempt)
 		m.Set("runDir", relRunDir(id, sp.Attempt))
 	}
 	m.Delete("retryAt")
 	m.Delete("finishedAt")
+	return nil
 }
 
 // relRunDir is the run folder relative to the list directory, as recorded
@@ -76,7 +81,7 @@ func relRunDir(id string, n int) string {
 }
 
 // pendingRunnable is claim's check for a task waiting to run.
-func pendingRunnable(t *taskfile.Task, s spec) bool {
+func pendingRunnable(t *taskfile.Task, s task.Spec) bool {
 	st := t.Status
 	if st == "" {
 		st = taskfile.StatusPending
@@ -85,9 +90,9 @@ func pendingRunnable(t *taskfile.Task, s spec) bool {
 		return false
 	}
 	switch s.State {
-	case StateNone:
+	case task.None:
 		return true
-	case StateRetrying:
+	case task.Retrying:
 		return !time.Now().Before(s.RetryAt)
 	}
 	return false
@@ -99,12 +104,12 @@ func pendingRunnable(t *taskfile.Task, s spec) bool {
 type claimedAttempt struct {
 	id     string
 	task   *taskfile.Task
-	spec   spec
+	spec   task.Spec
 	before []byte
 }
 
 // claimAttempt is claim, keeping what withdraw needs.
-func (d *Daemon) claimAttempt(ctx context.Context, l *list, id string, runnable func(*taskfile.Task, spec) bool) (*claimedAttempt, error) {
+func (d *Daemon) claimAttempt(ctx context.Context, l *list, id string, runnable func(*taskfile.Task, task.Spec) bool) (*claimedAttempt, error) {
 	c := &claimedAttempt{id: id}
 	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
 		c.before = t.Raw()
@@ -150,7 +155,8 @@ func (c *claimedAttempt) holds(t *taskfile.Task) bool {
 	return t.Status == c.task.Status
 }
 
-// claimFields are the fields a claim sets, which withdraw puts back.
+// claimFields are the fields a claim sets, which withdraw puts back: the
+// state through the state machine (task.Withdraw), the others as they were.
 var claimFields = []string{"state", "attempt", "startedAt", "runDir", "retryAt", "finishedAt"}
 
 // withdraw takes the claim back: the file's bytes before it, if the file
@@ -170,9 +176,11 @@ func (c *claimedAttempt) withdraw(ctx context.Context, l *list) error {
 		if !c.holds(t) {
 			return errNotRunnable // someone else's change: left as it is
 		}
-		t.Status = before.Status
-		m := td(t)
-		for _, k := range claimFields {
+		if _, err := task.Move(t, task.Withdraw); err != nil {
+			return err
+		}
+		m := task.Meta(t)
+		for _, k := range claimFields[1:] {
 			if v, ok := bm.Get(k); ok {
 				m.Set(k, v)
 			} else {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -16,7 +16,7 @@ func TestClaim_BeforeStart(t *testing.T) {
 	h := startDaemon(t, []string{"l"})
 	out := filepath.Join(t.TempDir(), "1.json") // named as the task, for ReadFile
 	h.drop("l", "1", execTask("short", `cat "$TASKD_TASK_FILE" > `+out))
-	h.waitState("l", "1", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", "1", task.Succeeded, 10*time.Second)
 
 	seen, err := taskfile.ReadFile(out)
 	if err != nil {
@@ -28,7 +28,7 @@ func TestClaim_BeforeStart(t *testing.T) {
 	if got, want := seen.Status, taskfile.StatusInProgress; got != want {
 		t.Errorf("status the agent saw = %q, want %q", got, want)
 	}
-	if got, want := stateOf(seen), daemon.StateRunning; got != want {
+	if got, want := stateOf(seen), task.Running; got != want {
 		t.Errorf("state the agent saw = %q, want %q", got, want)
 	}
 	if attempt != 1 || startedAt == "" {

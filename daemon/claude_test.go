@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -144,8 +145,8 @@ func TestFlow_RealClaudeCode(t *testing.T) {
   {"from": "fix", "to": "end"}]}`)
 	h.drop("l", "1", flowTask("1", "review-loop", "Add a greeting", `{"model": "claude-test-model"}`))
 
-	task := h.waitState("l", "1", daemon.StateSucceeded, 3*time.Minute)
-	if got, want := steps(task), "build:passed:advance review:failed:advance fix:passed:advance"; got != want {
+	tf := h.waitState("l", "1", task.Succeeded, 3*time.Minute)
+	if got, want := steps(tf), "build:passed:advance review:failed:advance fix:passed:advance"; got != want {
 		t.Errorf("path\n got %s\nwant %s", got, want)
 	}
 	run := func(n int, name string) []byte {
@@ -205,18 +206,18 @@ func TestChildren_RealClaudePushes(t *testing.T) {
 		}}
 	})
 	h.drop("l", "1", `{"subject": "delegate", "owner": "taskd", "metadata": {"taskd": {"agent": "claude", "tools": ["Bash(taskd:*)"], "prompt": "Start a child task named x that says child done."}}}`)
-	parent := h.waitState("l", "1", daemon.StateSucceeded, 3*time.Minute)
+	parent := h.waitState("l", "1", task.Succeeded, 3*time.Minute)
 	var child *taskfile.Task
 	for _, id := range mustList(t, h.listDir("l")) {
-		if task := h.read("l", id); id != "1" {
-			child = task
+		if tf := h.read("l", id); id != "1" {
+			child = tf
 		}
 	}
 	if child == nil {
 		t.Fatalf("no child was created\n%s", h.logs)
 	}
 	m := child.Metadata.Object("taskd")
-	if n, _ := m.String("name"); n != "x" || stateOf(child) != daemon.StateSucceeded {
+	if n, _ := m.String("name"); n != "x" || stateOf(child) != task.Succeeded {
 		t.Errorf("child name %q state %q", n, stateOf(child))
 	}
 	if p, _ := m.String("parent"); p != "1" {

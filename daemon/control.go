@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -43,7 +44,7 @@ func OpenList(root, id string, create bool) (*taskfile.Dir, error) {
 // allocates ids (or t.ID, if set), and returns it as written.
 func Submit(ctx context.Context, dir *taskfile.Dir, t *taskfile.Task) (*taskfile.Task, error) {
 	if t.Owner == "" && t.Metadata.Object("taskd") == nil {
-		t.Owner = ownerName
+		t.Owner = task.Owner
 	}
 	if t.ActiveForm == "" {
 		t.ActiveForm = t.Subject
@@ -57,21 +58,23 @@ func Submit(ctx context.Context, dir *taskfile.Dir, t *taskfile.Task) (*taskfile
 // alone (ErrRunning).
 func StartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 	return dir.Update(ctx, id, func(t *taskfile.Task) error {
-		if ok, _ := addressed(t); !ok {
+		if ok, _ := task.Addressed(t); !ok {
 			return ErrNotTaskd
 		}
-		sp, err := readSpec(t)
+		sp, err := task.ReadSpec(t)
 		if err != nil {
 			return err
 		}
-		if sp.State == StateRunning || sp.State == StateWaiting {
+		if sp.State == task.Running || sp.State == task.Waiting {
 			return fmt.Errorf("task %s is %s; cancel it first (taskd cancel)", id, sp.State)
 		}
-		m := td(t)
-		for _, k := range []string{"state", "cancel", "failures", "error", "retryAt", "resolve", "hitl", "iteration", "guard"} {
+		if _, err := task.Move(t, task.Restart); err != nil {
+			return err
+		}
+		m := task.Meta(t)
+		for _, k := range []string{"cancel", "failures", "error", "retryAt", "resolve", "hitl", "iteration", "guard"} {
 			m.Delete(k)
 		}
-		t.Status = taskfile.StatusPending
 		return nil
 	})
 }
@@ -80,18 +83,18 @@ func StartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Tas
 // (SIGKILL after the grace period), a waiting task is not started.
 func CancelTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 	return dir.Update(ctx, id, func(t *taskfile.Task) error {
-		if ok, _ := addressed(t); !ok {
+		if ok, _ := task.Addressed(t); !ok {
 			return ErrNotTaskd
 		}
-		sp, err := readSpec(t)
+		sp, err := task.ReadSpec(t)
 		if err != nil {
 			return err
 		}
 		switch sp.State {
-		case StateSucceeded, StateFailed, StateCancelled, StateTimedOut:
+		case task.Succeeded, task.Failed, task.Cancelled, task.TimedOut:
 			return fmt.Errorf("task %s has already ended (%s)", id, sp.State)
 		}
-		td(t).Set("cancel", true)
+		task.Meta(t).Set("cancel", true)
 		return nil
 	})
 }
@@ -100,18 +103,18 @@ func CancelTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Ta
 // metadata.taskd.hitl.options. The daemon continues the task.
 func Resolve(ctx context.Context, dir *taskfile.Dir, id, answer string) (*taskfile.Task, error) {
 	return dir.Update(ctx, id, func(t *taskfile.Task) error {
-		sp, err := readSpec(t)
+		sp, err := task.ReadSpec(t)
 		if err != nil {
 			return err
 		}
-		if sp.State != StateNeedsHuman {
+		if sp.State != task.NeedsHuman {
 			return fmt.Errorf("task %s does not wait for an answer (its state is %q)", id, sp.State)
 		}
-		options := stringList(td(t).Object("hitl"), "options")
+		options := task.Strings(task.Meta(t).Object("hitl"), "options")
 		if len(options) > 0 && !slices.Contains(options, answer) {
 			return fmt.Errorf("%q is not an answer task %s accepts; answer one of: %s", answer, id, strings.Join(options, ", "))
 		}
-		td(t).Set("resolve", answer)
+		task.Meta(t).Set("resolve", answer)
 		return nil
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // The strategies of /converge over the persisted results of children (no
@@ -49,13 +51,14 @@ const (
 
 // convergeInput is one child's persisted result.
 type convergeInput struct {
-	ID, Name, State string
-	FinishedAt      time.Time
-	Res             Result
-	Files           []string
+	ID, Name   string
+	State      task.State
+	FinishedAt time.Time
+	Res        Result
+	Files      []string
 }
 
-func (in *convergeInput) ok() bool { return in.State == StateSucceeded }
+func (in *convergeInput) ok() bool { return in.State == task.Succeeded }
 
 // tolerance is how far two numeric answers may be apart and still agree:
 // Abs absolutely, or Rel times the larger magnitude.
@@ -121,13 +124,13 @@ func converge(ins []convergeInput, strategy, method string, tol tolerance, answe
 		in := &ins[i]
 		byID[in.ID] = in
 		cv.SubagentIDs = append(cv.SubagentIDs, in.ID)
-		c := convergeChild{ID: in.ID, Name: in.Name, State: in.State, Outcome: outcomeOfState(in.State),
+		c := convergeChild{ID: in.ID, Name: in.Name, State: string(in.State), Outcome: outcomeOfState(in.State),
 			Summary: in.Res.Summary, Answer: in.Res.Answer, Confidence: in.Res.Confidence, Files: in.Files,
 			Output: truncate(in.Res.Output, 8<<10), Role: "failed"}
 		if !in.FinishedAt.IsZero() {
-			c.FinishedAt = stamp(in.FinishedAt)
+			c.FinishedAt = task.Stamp(in.FinishedAt)
 		}
-		if in.State == StateCancelled {
+		if in.State == task.Cancelled {
 			c.Role = "cancelled"
 		}
 		cv.Children = append(cv.Children, c)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // kid is a constructed child. Kids finish in the order of their rank
@@ -160,7 +161,7 @@ func TestConverge_Strategies(t *testing.T) {
 			}
 			runDir := filepath.Join(h.listDir("l"), ".taskd", "runs", pid, "1")
 			if tt.answer != 0 {
-				if got := stateOf(p); got != daemon.StateNeedsHuman {
+				if got := stateOf(p); got != task.NeedsHuman {
 					t.Fatalf("parent state %q, want needs_human (%s)", got, tdString(p, "error"))
 				}
 				hitl := p.Metadata.Object("taskd").Object("hitl")
@@ -175,9 +176,9 @@ func TestConverge_Strategies(t *testing.T) {
 				}
 				h.waitEvents("l", daemon.EvManualReviewRequired, pid, 1)
 				answer(t, h, pid, ids[tt.answer]) // by editing the file
-				p = h.waitState("l", pid, daemon.StateSucceeded, 30*time.Second)
+				p = h.waitState("l", pid, task.Succeeded, 30*time.Second)
 			}
-			if got := stateOf(p); got != daemon.StateSucceeded {
+			if got := stateOf(p); got != task.Succeeded {
 				t.Fatalf("parent state %q (%s), want succeeded", got, tdString(p, "error"))
 			}
 			var cv convergedFile
@@ -219,7 +220,7 @@ func TestConverge_Strategies(t *testing.T) {
 				}
 				for _, n := range tt.wantCancelled {
 					c := h.read("l", ids[n])
-					if s := stateOf(c); s != daemon.StateCancelled {
+					if s := stateOf(c); s != task.Cancelled {
 						t.Errorf("kid %d state %q, want cancelled (not failed)", n, s)
 					}
 					if pidN := readPid(t, filepath.Join(cwd, fmt.Sprintf("kid%d.pid", n))); alive(pidN) {
@@ -347,7 +348,7 @@ func TestConverge_Command(t *testing.T) {
 fi
 taskd converge tester-1 tester-2 tester-3 --strategy vote > out.$TASKD_ATTEMPT; echo $? > rc.$TASKD_ATTEMPT`
 	h.drop("l", "1", parentTask(script, cwd, nil))
-	p := h.waitState("l", "1", daemon.StateNeedsHuman, 30*time.Second)
+	p := h.waitState("l", "1", task.NeedsHuman, 30*time.Second)
 	if rc := strings.TrimSpace(readFile(t, filepath.Join(cwd, "rc.1"))); rc != "3" {
 		t.Errorf("taskd converge exit status %s, want 3", rc)
 	}
@@ -361,7 +362,7 @@ taskd converge tester-1 tester-2 tester-3 --strategy vote > out.$TASKD_ATTEMPT; 
 	}
 	b := h.childNamed("l", "1", "tester-2")
 	answer(t, h, "1", b)
-	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	if rc := strings.TrimSpace(readFile(t, filepath.Join(cwd, "rc.2"))); rc != "0" {
 		t.Errorf("second taskd converge exit status %s, want 0", rc)
 	}

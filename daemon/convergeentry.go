@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -19,7 +20,7 @@ import (
 // prompt. Conflicts left for a person make t needs_human (kind converge)
 // before its agent runs. A pass that runs the line again after the output
 // was written reuses that output.
-func (d *Daemon) convergeLine(ctx context.Context, l *list, t *taskfile.Task, sp spec, line int, c *prompt.Converge, p *prepared) error {
+func (d *Daemon) convergeLine(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, line int, c *prompt.Converge, p *prepared) error {
 	tol, err := toleranceOf(t)
 	if err != nil {
 		return fmt.Errorf("metadata.taskd.convergeTolerance: %w", err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -30,7 +31,7 @@ func loadInputs(dir *taskfile.Dir, ids []string) ([]convergeInput, error) {
 		m := c.Metadata.Object("taskd")
 		in := convergeInput{ID: id}
 		in.Name, _ = m.String("name")
-		in.State, _ = m.String("state")
+		in.State = task.Of(c)
 		if s, ok := m.String("finishedAt"); ok {
 			in.FinishedAt, _ = time.Parse(time.RFC3339Nano, s)
 		}
@@ -40,7 +41,7 @@ func loadInputs(dir *taskfile.Dir, ids []string) ([]convergeInput, error) {
 			in.Res.Summary, _ = m.Object("result").String("summary")
 			in.Res.Error, _ = m.String("error")
 		}
-		if in.State != StateSucceeded {
+		if in.State != task.Succeeded {
 			in.Res.Success = false
 		}
 		in.Files = resultFiles(in.Res)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -80,7 +81,7 @@ func (cg *converger) ensure(ctx context.Context, key string, line int, ids []str
 	var rec convergeRecord
 	created := false
 	_, err := cg.dir.Update(ctx, cg.parent, func(t *taskfile.Task) error {
-		m := td(t)
+		m := task.Meta(t)
 		recs := convergesOf(m)
 		for _, r := range recs {
 			if r.Key == key {
@@ -90,7 +91,7 @@ func (cg *converger) ensure(ctx context.Context, key string, line int, ids []str
 		}
 		rec = convergeRecord{Key: key, Line: line, SubagentIDs: ids, Strategy: req.Strategy,
 			ConflictResolution: req.ConflictResolution, OutputFormat: req.OutputFormat,
-			State: convergeWaiting, InitiatedAt: stamp(time.Now())}
+			State: convergeWaiting, InitiatedAt: task.Stamp(time.Now())}
 		created = true
 		setRecord(m, "converges", append(recs, rec))
 		return nil
@@ -105,7 +106,7 @@ func (cg *converger) ensure(ctx context.Context, key string, line int, ids []str
 func (cg *converger) update(ctx context.Context, key string, fn func(*convergeRecord)) (convergeRecord, error) {
 	var out convergeRecord
 	_, err := cg.dir.Update(ctx, cg.parent, func(t *taskfile.Task) error {
-		m := td(t)
+		m := task.Meta(t)
 		recs := convergesOf(m)
 		for i := range recs {
 			if recs[i].Key == key {
@@ -141,7 +142,7 @@ func ready(strategy string, tasks map[string]*taskfile.Task) bool {
 			all = false
 			continue
 		}
-		if s, _ := c.Metadata.Object("taskd").String("state"); strategy == strategyFirstSuccess && s == StateSucceeded {
+		if s := task.Of(c); strategy == strategyFirstSuccess && s == task.Succeeded {
 			return true
 		}
 	}
@@ -163,7 +164,7 @@ func readTaskMap(dir *taskfile.Dir, ids []string) map[string]*taskfile.Task {
 func (cg *converger) cancelRest(ctx context.Context, rec *convergeRecord, tasks map[string]*taskfile.Task) error {
 	var cancelled []string
 	for _, id := range rec.SubagentIDs {
-		if c := tasks[id]; c != nil && !endedState(stateOfTask(c)) {
+		if c := tasks[id]; c != nil && !task.Of(c).Ended() {
 			if _, err := CancelTask(ctx, cg.dir, id); err != nil && !strings.Contains(err.Error(), "already ended") {
 				return fmt.Errorf("cancel %s: %w", id, err)
 			}

@@ -179,7 +179,7 @@ func (r *resolver) consensus(ins []convergeInput, tol tolerance) {
 		case in.ok():
 			values[in.ID] = "(no answer)"
 		default:
-			values[in.ID] = "(" + in.State + ")"
+			values[in.ID] = "(" + string(in.State) + ")"
 		}
 	}
 	if len(cands) == 0 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -194,9 +195,9 @@ func TestBadInputCorpus(t *testing.T) {
 	}
 
 	h.drop("l", "good", execTask("good before", "true"))
-	h.waitState("l", "good", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "good", task.Succeeded, 30*time.Second)
 	h.drop("doomed", "1", execTask("in a list about to go", "true"))
-	h.waitState("doomed", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("doomed", "1", task.Succeeded, 30*time.Second)
 
 	before := map[string]string{}
 	for _, c := range cases {
@@ -217,7 +218,7 @@ func TestBadInputCorpus(t *testing.T) {
 	doomedBefore := describe(t, doomed)
 
 	h.drop("l", "good-during", execTask("good during", "true"))
-	h.waitState("l", "good-during", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "good-during", task.Succeeded, 30*time.Second)
 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -241,8 +242,8 @@ func TestBadInputCorpus(t *testing.T) {
 				}
 			case "ends":
 				waitUntil(t, h, "task "+c.name+" to be "+c.arg, 60*time.Second, func() bool {
-					task, err := readTask(h, "l", c.name)
-					return err == nil && stateOf(task) == c.arg
+					tf, err := readTask(h, "l", c.name)
+					return err == nil && stateOf(tf) == task.State(c.arg)
 				})
 			case "not-served":
 				// Each phrase may list alternatives, "a | b": which one the
@@ -275,7 +276,7 @@ func TestBadInputCorpus(t *testing.T) {
 
 	// Still serving, after all of it.
 	h.drop("l", "good-after", execTask("good after", "true"))
-	h.waitState("l", "good-after", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "good-after", task.Succeeded, 30*time.Second)
 }
 
 // waitRejection waits for the rejection report of task id and returns it.
@@ -302,13 +303,13 @@ func checkReadRefused(t *testing.T, h *harness, env *corpusEnv, c corpusCase, se
 			msg = string(data)
 			return true
 		}
-		task, err := readTask(h, env.list, c.name)
+		tf, err := readTask(h, env.list, c.name)
 		if err != nil {
 			return false
 		}
-		switch stateOf(task) {
-		case daemon.StateSucceeded, daemon.StateFailed:
-			msg, _ = task.Metadata.Object("taskd").String("error")
+		switch stateOf(tf) {
+		case task.Succeeded, task.Failed:
+			msg, _ = tf.Metadata.Object("taskd").String("error")
 			transcript, _ := os.ReadFile(filepath.Join(h.listDir(env.list), ".taskd", "runs", c.name, "1", "transcript.json"))
 			msg += "\n" + string(transcript)
 			return true

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -129,7 +130,7 @@ func TestDaemon_SurvivesSIGKILL(t *testing.T) {
 	// Killed once every file says running: no write of the daemon is under
 	// way.
 	for i := 1; i <= n; i++ {
-		h.waitState("l", strconv.Itoa(i), daemon.StateRunning, 10*time.Second)
+		h.waitState("l", strconv.Itoa(i), task.Running, 10*time.Second)
 	}
 	p.kill(t)
 	// Every file parses right after the kill.
@@ -140,14 +141,14 @@ func TestDaemon_SurvivesSIGKILL(t *testing.T) {
 	}
 	p2 := startDaemonProc(t, root, n)
 	for i := 1; i <= n; i++ {
-		h.waitState("l", strconv.Itoa(i), daemon.StateSucceeded, 30*time.Second)
+		h.waitState("l", strconv.Itoa(i), task.Succeeded, 30*time.Second)
 	}
 	p2.term(t)
 	evs := h.events("l")
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
-		task := h.read("l", id)
-		attempt, _ := task.Metadata.Object("taskd").Int("attempt")
+		tf := h.read("l", id)
+		attempt, _ := tf.Metadata.Object("taskd").Int("attempt")
 		interrupted := countEvents(evs, daemon.EvTaskInterrupted, id)
 		if attempt != 2 || interrupted != 1 {
 			t.Errorf("task %s: attempt %d with %d TaskInterrupted events, want 2 and 1", id, attempt, interrupted)
@@ -180,8 +181,8 @@ func TestDaemon_RecoversFinishedAttempt(t *testing.T) {
 	h := &harness{t: t, root: root, cfg: cfg, logs: &syncBuffer{}}
 	h.start()
 	defer h.stop()
-	task := h.waitState("l", "1", daemon.StateSucceeded, 10*time.Second)
-	if s, _ := task.Metadata.Object("taskd").Object("result").String("summary"); s != "done before the crash" {
+	tf := h.waitState("l", "1", task.Succeeded, 10*time.Second)
+	if s, _ := tf.Metadata.Object("taskd").Object("result").String("summary"); s != "done before the crash" {
 		t.Errorf("summary = %q", s)
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -203,13 +204,13 @@ func TestDaemon_GracefulStopInterrupts(t *testing.T) {
 	})
 	p.term(t)
 	assertGone(h, pidFile)
-	task := h.read("l", "1")
-	if stateOf(task) != daemon.StateNone || task.Status != taskfile.StatusPending {
-		t.Errorf("after SIGTERM: state %q status %q, want none and pending", stateOf(task), task.Status)
+	tf := h.read("l", "1")
+	if stateOf(tf) != task.None || tf.Status != taskfile.StatusPending {
+		t.Errorf("after SIGTERM: state %q status %q, want none and pending", stateOf(tf), tf.Status)
 	}
 	h.waitEvents("l", daemon.EvTaskInterrupted, "1", 1)
 	p2 := startDaemonProc(t, root, 2)
-	h.waitState("l", "1", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", "1", task.Succeeded, 10*time.Second)
 	p2.term(t)
 }
 
@@ -231,9 +232,9 @@ func TestSubtask2_SurvivesSIGKILL(t *testing.T) {
 	})
 	p.kill(t)
 	p2 := startDaemonProc(t, root, 4)
-	h.waitState("l", "1", daemon.StateSucceeded, 60*time.Second)
+	h.waitState("l", "1", task.Succeeded, 60*time.Second)
 	r3 := findNamed(t, h, "l", "2-r3")
-	h.waitState("l", r3, daemon.StateSucceeded, 60*time.Second)
+	h.waitState("l", r3, task.Succeeded, 60*time.Second)
 	p2.term(t)
 	evs := h.events("l")
 
@@ -280,7 +281,7 @@ func TestSubtask2_SurvivesSIGKILL(t *testing.T) {
 		if got := countEvents(evs, daemon.EvTaskSucceeded, id); got > 1 {
 			t.Errorf("return %s succeeded %d times", name, got)
 		}
-		if st := stateOf(h.read("l", id)); st != daemon.StateSucceeded {
+		if st := stateOf(h.read("l", id)); st != task.Succeeded {
 			t.Errorf("return %s is %q, want succeeded", name, st)
 		}
 		// Every start but one was interrupted. A kill between the claim
@@ -331,11 +332,11 @@ func TestChildren_WaitingParentSurvivesSIGKILL(t *testing.T) {
 	h.drop("l", "1", execTask("parent", `if [ -n "$TASKD_RESULTS" ]; then printf '%s' "$TASKD_RESULTS" > `+marks+`/resumed; exit 0; fi
 taskd push name=slow "echo started >> `+marks+`/child; sleep 1; echo '{\"success\": true, \"summary\": \"slow done\"}'" && taskd run`))
 	p := startDaemonProc(t, root, 2)
-	h.waitState("l", "1", daemon.StateWaiting, 30*time.Second)
+	h.waitState("l", "1", task.Waiting, 30*time.Second)
 	h.waitFor("the child to run", 30*time.Second, func() bool { return readString(marks, "child") != "" })
 	p.kill(t)
 	p2 := startDaemonProc(t, root, 2)
-	h.waitState("l", "1", daemon.StateSucceeded, 60*time.Second)
+	h.waitState("l", "1", task.Succeeded, 60*time.Second)
 	p2.term(t)
 	evs := h.events("l")
 	if got := countEvents(evs, daemon.EvTaskResumed, "1"); got != 1 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/taskfile"
@@ -34,14 +35,14 @@ type flowRun struct {
 	d   *Daemon
 	l   *list
 	id  string
-	sp  spec
+	sp  task.Spec
 	set *workflows.Set
 	cwd string
 	t   *taskfile.Task // the task as last written
 	run int            // the last run folder number used
 }
 
-func (d *Daemon) newFlow(l *list, t *taskfile.Task, sp spec) *flowRun {
+func (d *Daemon) newFlow(l *list, t *taskfile.Task, sp task.Spec) *flowRun {
 	cwd, err := taskCwd(sp.Cwd)
 	if err != nil {
 		cwd = ""
@@ -65,7 +66,7 @@ func lastRunDir(l *list, id string) int {
 
 // runFlow runs a claimed workflow task until it ends, waits (fork, human) or
 // is stopped.
-func (d *Daemon) runFlow(ctx context.Context, l *list, t *taskfile.Task, sp spec) (*taskfile.Task, error) {
+func (d *Daemon) runFlow(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
 	f := d.newFlow(l, t, sp)
 	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: t.ID, Parent: sp.Parent, Step: currentStep(t),
 		Data: map[string]any{"workflow": workflowType(t)}})
@@ -128,7 +129,7 @@ func (f *flowRun) loop(ctx context.Context, result string, extra func(*taskfile.
 }
 
 // specFor is the task's spec with attempt n, for finish.
-func (f *flowRun) specFor(n int) spec {
+func (f *flowRun) specFor(n int) task.Spec {
 	sp := f.sp
 	sp.Attempt = n
 	return sp
@@ -170,7 +171,7 @@ func (f *flowRun) advance(ctx context.Context, result string, extra func(*taskfi
 		if extra != nil {
 			extra(t)
 		}
-		m := td(t)
+		m := task.Meta(t)
 		m.Set("attempt", f.run)
 		n, _ := m.Int("iteration")
 		m.Set("iteration", n+1)
@@ -212,8 +213,10 @@ func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
 		f.l.events.append(Event{Type: EvGuardStopped, List: f.l.id, Task: f.id, Step: currentStep(f.t),
 			Data: map[string]any{"iterations": n, "trace": trace}})
 		t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-			m := td(t)
-			m.Set("state", StateStopped)
+			if _, err := task.Move(t, task.Stop); err != nil {
+				return err
+			}
+			m := task.Meta(t)
 			m.Set("error", fmt.Sprintf("stopped by the loop guard after %d steps; the workflow may cycle (%s). Inspect metadata.taskd.stepTrace, then run it again with taskd start", n, trace))
 			return nil
 		})
@@ -298,10 +301,11 @@ func lastTrace(t *taskfile.Task) traceEntry {
 // complete records a workflow that reached a success end.
 func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*taskfile.Task, error) {
 	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		t.Status = taskfile.StatusCompleted
-		m := td(t)
-		m.Set("state", StateSucceeded)
-		m.Set("finishedAt", stamp(time.Now()))
+		if _, err := task.Record(t, task.Succeed); err != nil {
+			return err
+		}
+		m := task.Meta(t)
+		m.Set("finishedAt", task.Stamp(time.Now()))
 		m.Delete("error")
 		return nil
 	})
@@ -313,11 +317,12 @@ func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*task
 // fail records a workflow that cannot go on.
 func (f *flowRun) fail(ctx context.Context, msg string) (*taskfile.Task, error) {
 	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		t.Status = taskfile.StatusPending
-		m := td(t)
-		m.Set("state", StateFailed)
+		if _, err := task.Record(t, task.Fail); err != nil {
+			return err
+		}
+		m := task.Meta(t)
 		m.Set("error", msg)
-		m.Set("finishedAt", stamp(time.Now()))
+		m.Set("finishedAt", task.Stamp(time.Now()))
 		return nil
 	})
 	f.l.events.append(Event{Type: EvTaskFailed, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
@@ -332,9 +337,10 @@ func (f *flowRun) needsHuman(ctx context.Context, kind, reason string, options [
 	step := currentStep(f.t)
 	trace := traceLine(f.t, 8)
 	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		t.Status = taskfile.StatusPending
-		m := td(t)
-		m.Set("state", StateNeedsHuman)
+		if _, err := task.Record(t, task.AskPerson); err != nil {
+			return err
+		}
+		m := task.Meta(t)
 		m.Delete("resolve")
 		h := taskfile.NewObject()
 		h.Set("kind", kind)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -76,12 +77,12 @@ func TestFlow_CommandGateRetriesThenPasses(t *testing.T) {
 	counter := filepath.Join(t.TempDir(), "count")
 	h.addWorkflow("l", "gate", gateWorkflow(counter, 3, 3))
 	h.drop("l", "1", flowTask("1", "gate", "Make the tests pass", ""))
-	task := h.waitState("l", "1", daemon.StateSucceeded, 20*time.Second)
-	if got, want := steps(task), "implement:passed:advance test:failed:retry implement:passed:advance test:failed:retry implement:passed:advance test:passed:advance"; got != want {
+	tf := h.waitState("l", "1", task.Succeeded, 20*time.Second)
+	if got, want := steps(tf), "implement:passed:advance test:failed:retry implement:passed:advance test:failed:retry implement:passed:advance test:passed:advance"; got != want {
 		t.Errorf("steps\n got %s\nwant %s", got, want)
 	}
-	if task.Status != taskfile.StatusCompleted || task.Subject != "#1 Make the tests pass\n→ gate · completed ✓" {
-		t.Errorf("status %q subject %q", task.Status, task.Subject)
+	if tf.Status != taskfile.StatusCompleted || tf.Subject != "#1 Make the tests pass\n→ gate · completed ✓" {
+		t.Errorf("status %q subject %q", tf.Status, tf.Subject)
 	}
 	evs := h.waitEvents("l", daemon.EvTaskSucceeded, "1", 1)
 	if got := countEvents(evs, daemon.EvStepStarted, "1"); got != 6 {
@@ -102,14 +103,14 @@ func TestFlow_EscalatesToHumanAndResumes(t *testing.T) {
 	// Passes only on the 5th run, but maxRetries 1 escalates after 2 failures.
 	h.addWorkflow("l", "gate", gateWorkflow(counter, 5, 1))
 	h.drop("l", "1", flowTask("1", "gate", "Flaky", ""))
-	task := h.waitState("l", "1", daemon.StateNeedsHuman, 20*time.Second)
-	hitl := task.Metadata.Object("taskd").Object("hitl")
+	tf := h.waitState("l", "1", task.NeedsHuman, 20*time.Second)
+	hitl := tf.Metadata.Object("taskd").Object("hitl")
 	reason, _ := hitl.String("reason")
 	if !strings.Contains(reason, "max retries exceeded at test") || !strings.Contains(reason, "Tests keep failing") {
 		t.Errorf("hitl reason = %q", reason)
 	}
-	if task.Status != taskfile.StatusPending || currentStepOf(task) != "hitl" {
-		t.Errorf("status %q step %q", task.Status, currentStepOf(task))
+	if tf.Status != taskfile.StatusPending || currentStepOf(tf) != "hitl" {
+		t.Errorf("status %q step %q", tf.Status, currentStepOf(tf))
 	}
 	h.waitEvents("l", daemon.EvTaskNeedsHuman, "1", 1)
 
@@ -128,11 +129,11 @@ func TestFlow_EscalatesToHumanAndResumes(t *testing.T) {
 			h.waitEvents("l", daemon.EvTaskNeedsHuman, "1", 2)
 		}
 	}
-	task = h.waitState("l", "1", daemon.StateSucceeded, 20*time.Second)
+	tf = h.waitState("l", "1", task.Succeeded, 20*time.Second)
 	if got := countEvents(h.waitEvents("l", daemon.EvHumanResolved, "1", 2), daemon.EvHumanResolved, "1"); got != 2 {
 		t.Errorf("%d HumanResolved events", got)
 	}
-	if _, ok := task.Metadata.Object("taskd").Get("hitl"); ok {
+	if _, ok := tf.Metadata.Object("taskd").Get("hitl"); ok {
 		t.Errorf("hitl not cleared after resolution")
 	}
 }
@@ -154,11 +155,11 @@ func TestFlow_LoopGuard(t *testing.T) {
  "edges": [{"from": "start", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "c", "on": "passed"}, {"from": "b", "to": "hitl", "on": "failed"},
   {"from": "c", "to": "end", "on": "passed"}, {"from": "c", "to": "a", "on": "failed"}, {"from": "c", "to": "hitl", "on": "failed"}]}`)
 	h.drop("l", "1", flowTask("1", "spin", "Spin forever", ""))
-	task := h.waitState("l", "1", daemon.StateNeedsHuman, 30*time.Second)
-	if n, _ := task.Metadata.Object("taskd").Int("iteration"); n != 25 {
+	tf := h.waitState("l", "1", task.NeedsHuman, 30*time.Second)
+	if n, _ := tf.Metadata.Object("taskd").Int("iteration"); n != 25 {
 		t.Errorf("paused after %d steps, want 25", n)
 	}
-	opts, _ := task.Metadata.Object("taskd").Object("hitl").Get("options")
+	opts, _ := tf.Metadata.Object("taskd").Object("hitl").Get("options")
 	if len(opts.([]any)) != 3 {
 		t.Errorf("options = %v", opts)
 	}
@@ -166,12 +167,12 @@ func TestFlow_LoopGuard(t *testing.T) {
 	if _, err := daemon.Resolve(context.Background(), dir, "1", "continue"); err != nil {
 		t.Fatal(err)
 	}
-	task = h.waitState("l", "1", daemon.StateStopped, 30*time.Second)
-	if n, _ := task.Metadata.Object("taskd").Int("iteration"); n != 50 {
+	tf = h.waitState("l", "1", task.Stopped, 30*time.Second)
+	if n, _ := tf.Metadata.Object("taskd").Int("iteration"); n != 50 {
 		t.Errorf("stopped after %d steps, want 50", n)
 	}
-	if task.Status != taskfile.StatusInProgress {
-		t.Errorf("hard stop left status %q, want in_progress", task.Status)
+	if tf.Status != taskfile.StatusInProgress {
+		t.Errorf("hard stop left status %q, want in_progress", tf.Status)
 	}
 	evs := h.waitEvents("l", daemon.EvGuardStopped, "1", 1)
 	if got := countEvents(evs, daemon.EvGuardWarning, "1"); got != 1 {
@@ -214,12 +215,12 @@ func forkWorkflow(strategy, aCmd, b1Cmd, b2Cmd, cCmd string) string {
 func TestFlow_ForkJoin(t *testing.T) {
 	tests := []struct {
 		name, strategy string
-		c              string // branch c's command
-		want           string // parent's final state
+		c              string     // branch c's command
+		want           task.State // parent's final state
 	}{
-		{"all-pass with a failing branch", "all-pass", "false", daemon.StateNeedsHuman},
-		{"any-pass with a failing branch", "any-pass", "false", daemon.StateSucceeded},
-		{"all-pass, all pass", "all-pass", "true", daemon.StateSucceeded},
+		{"all-pass with a failing branch", "all-pass", "false", task.NeedsHuman},
+		{"any-pass with a failing branch", "any-pass", "false", task.Succeeded},
+		{"all-pass, all pass", "all-pass", "true", task.Succeeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -284,7 +285,7 @@ func TestFlow_ForkJoin(t *testing.T) {
 			if children != 3 {
 				t.Errorf("%d children, want 3", children)
 			}
-			if tt.want == daemon.StateSucceeded && !strings.Contains(steps(parent), "after:passed") {
+			if tt.want == task.Succeeded && !strings.Contains(steps(parent), "after:passed") {
 				t.Errorf("parent did not advance past the join: %s", steps(parent))
 			}
 		})

@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/taskfile"
 )
-
-// inherited are the metadata.taskd fields a child task takes from its
-// parent unless it sets them itself (DESIGN §5.1).
-var inherited = []string{"agent", "model", "cwd", "permissionMode", "tools", "disallowedTools", "timeout", "allowBypass"}
 
 // fork starts a workflow fork: one child task file per branch (the fields
 // of /flow:run's fork protocol: subject "#<parent>/<branch> …", the branch's
@@ -71,8 +68,10 @@ func (f *flowRun) fork(ctx context.Context, resp *navigator.Response) (*taskfile
 		fs.Set("joinStrategy", resp.Fork.JoinStrategy)
 		fs.Set("branches", branches)
 		t.EnsureMetadata().Set("forkState", fs)
-		m := td(t)
-		m.Set("state", StateWaiting)
+		if _, err := task.Move(t, task.Wait); err != nil {
+			return err
+		}
+		m := task.Meta(t)
 		ch := m.EnsureObject("children")
 		ch.Set("parallel", ids)
 		return nil
@@ -115,7 +114,7 @@ func (f *flowRun) branchTask(b navigator.ForkBranch, forkStep, userDesc string, 
 	md.Set("branchName", b.Name)
 	ctd := md.EnsureObject("taskd")
 	ctd.Set("parent", f.id)
-	for _, k := range inherited {
+	for _, k := range task.Inherited {
 		if v, ok := parentTD.Get(k); ok {
 			ctd.Set(k, v)
 		}
@@ -128,14 +127,15 @@ func (f *flowRun) branchTask(b navigator.ForkBranch, forkStep, userDesc string, 
 	if b.Subagent != "" {
 		active += " (" + b.Subagent + ")"
 	}
-	return &taskfile.Task{
+	t := &taskfile.Task{
 		Subject:     fmt.Sprintf("#%s/%s %s\n→ %s · %s (%s)", f.id, b.Name, userDesc, workflowType(f.t), b.EntryStep, agent),
 		ActiveForm:  active,
 		Description: b.OrchestratorInstructions,
-		Status:      taskfile.StatusPending,
-		Owner:       ownerName,
+		Owner:       task.Owner,
 		Metadata:    md,
 	}
+	task.Begin(t, task.None) // pending, ready to run
+	return t
 }
 
 // existingBranches finds child tasks already created for this parent's
@@ -170,20 +170,21 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 	if verdict == "" {
 		verdict = "passed" // a branch whose entry is the join itself did nothing that failed
 	}
-	state := StateSucceeded
+	ev, state := task.BranchPass, task.Succeeded
 	if verdict != "passed" {
-		state = StateFailed
+		ev, state = task.BranchFail, task.Failed
 	}
 	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		t.Status = taskfile.StatusCompleted
-		m := td(t)
-		m.Set("state", state)
+		if _, err := task.Move(t, ev); err != nil {
+			return err
+		}
+		m := task.Meta(t)
 		m.Set("branchResult", verdict)
-		m.Set("finishedAt", stamp(time.Now()))
+		m.Set("finishedAt", task.Stamp(time.Now()))
 		return nil
 	})
 	typ := EvTaskSucceeded
-	if state == StateFailed {
+	if state == task.Failed {
 		typ = EvTaskFailed
 	}
 	branch, _ := f.t.Metadata.String("branchName")
@@ -227,9 +228,7 @@ func (d *Daemon) joinVerdict(l *list, t *taskfile.Task) (string, map[string]any)
 // its results, no longer counted by its parent. Children are never deleted.
 func (d *Daemon) archive(ctx context.Context, l *list, id string) error {
 	_, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-		t.Status = taskfile.StatusCompleted
-		td(t).Set("archived", true)
-		return nil
+		return task.Archive(t)
 	})
 	return err
 }

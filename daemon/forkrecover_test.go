@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // TestFlow_JoinInterrupted: the daemon died during a join, after it had
@@ -30,7 +30,7 @@ func TestFlow_JoinInterrupted(t *testing.T) {
     "forkState": {"forkStep": "fork", "joinStep": "join", "joinStrategy": "all-pass", "branches": {
       "a": {"status": "running", "childTaskId": "2"}, "b": {"status": "running", "childTaskId": "3"}, "c": {"status": "running", "childTaskId": "4"}}},
     "taskd": {"interrupted": 1}}}`)
-	parent := h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	parent := h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	ids, err := mustDir(t, h.listDir("l")).List()
 	if err != nil {
 		t.Fatal(err)

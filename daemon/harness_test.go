@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -159,7 +160,7 @@ func (h *harness) drop(list, id, content string) {
 // execTask returns a task file for the exec profile running script.
 func execTask(subject, script string, extra ...string) string {
 	td := map[string]any{"agent": "exec", "prompt": script}
-	task := map[string]any{"subject": subject, "owner": "taskd", "metadata": map[string]any{"taskd": td}}
+	tf := map[string]any{"subject": subject, "owner": "taskd", "metadata": map[string]any{"taskd": td}}
 	for i := 0; i+1 < len(extra); i += 2 {
 		var v any
 		if err := json.Unmarshal([]byte(extra[i+1]), &v); err != nil {
@@ -168,10 +169,10 @@ func execTask(subject, script string, extra ...string) string {
 		if k, ok := strings.CutPrefix(extra[i], "taskd."); ok {
 			td[k] = v
 		} else {
-			task[extra[i]] = v
+			tf[extra[i]] = v
 		}
 	}
-	b, _ := json.Marshal(task)
+	b, _ := json.Marshal(tf)
 	return string(b)
 }
 
@@ -200,7 +201,7 @@ func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) 
 }
 
 // waitState waits until task id of list has metadata.taskd.state == state.
-func (h *harness) waitState(list, id, state string, timeout time.Duration) *taskfile.Task {
+func (h *harness) waitState(list, id string, state task.State, timeout time.Duration) *taskfile.Task {
 	h.t.Helper()
 	var last *taskfile.Task
 	h.waitFor(fmt.Sprintf("task %s/%s to be %s", list, id, state), timeout, func() bool {
@@ -209,16 +210,13 @@ func (h *harness) waitState(list, id, state string, timeout time.Duration) *task
 			return false
 		}
 		last = t
-		s, _ := t.Metadata.Object("taskd").String("state")
+		s := task.Of(t)
 		return s == state
 	})
 	return last
 }
 
-func stateOf(t *taskfile.Task) string {
-	s, _ := t.Metadata.Object("taskd").String("state")
-	return s
-}
+func stateOf(t *taskfile.Task) task.State { return task.Of(t) }
 
 // events reads a list's event log.
 func (h *harness) events(list string) []daemon.Event {
@@ -232,20 +230,20 @@ func (h *harness) events(list string) []daemon.Event {
 
 // waitEvents waits until list's log has at least n events of typ for task.
 // (A task file shows a transition a moment before its event is logged.)
-func (h *harness) waitEvents(list, typ, task string, n int) []daemon.Event {
+func (h *harness) waitEvents(list, typ, tf string, n int) []daemon.Event {
 	h.t.Helper()
 	var evs []daemon.Event
-	h.waitFor(fmt.Sprintf("%d %s events for %s", n, typ, task), 10*time.Second, func() bool {
+	h.waitFor(fmt.Sprintf("%d %s events for %s", n, typ, tf), 10*time.Second, func() bool {
 		evs, _ = daemon.ReadEvents(h.listDir(list))
-		return countEvents(evs, typ, task) >= n
+		return countEvents(evs, typ, tf) >= n
 	})
 	return evs
 }
 
-func countEvents(evs []daemon.Event, typ, task string) int {
+func countEvents(evs []daemon.Event, typ, tf string) int {
 	n := 0
 	for _, e := range evs {
-		if e.Type == typ && (task == "" || e.Task == task) {
+		if e.Type == typ && (tf == "" || e.Task == tf) {
 			n++
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -270,8 +271,8 @@ func Send(dir *taskfile.Dir, from, to, text string) error {
 	if err != nil {
 		return err
 	}
-	if s, _ := t.Metadata.Object("taskd").String("state"); endedState(s) || t.Status == taskfile.StatusCompleted {
-		return fmt.Errorf("task %s has ended (%s); it reads no more messages", to, firstNonEmptyString(s, t.Status))
+	if s := task.Of(t); s.Ended() || t.Status == taskfile.StatusCompleted {
+		return fmt.Errorf("task %s has ended (%s); it reads no more messages", to, firstNonEmptyString(string(s), t.Status))
 	}
 	if err := InboxOf(dir.Path(), to).Deliver(Message{From: from, Text: text}, ""); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -47,7 +48,7 @@ type entry struct {
 	hash      uint64 // of the bytes last reconciled
 	status    string
 	owned     bool
-	state     string
+	state     task.State
 	parent    string
 	blockedBy []string
 	retryAt   time.Time
@@ -248,9 +249,9 @@ func (d *Daemon) scanList(l *list) {
 	present := make(map[string]bool, len(ids))
 	if l.refused == nil {
 		d.noteMisnamed(l, misnamed)
-		readTasks(l.dir, ids, func(id string, task *taskfile.Task, err error) {
+		readTasks(l.dir, ids, func(id string, tf *taskfile.Task, err error) {
 			present[id] = true
-			d.reconcile(l, id, task, err)
+			d.reconcile(l, id, tf, err)
 		})
 	}
 	for id := range l.entries {
@@ -266,12 +267,12 @@ func (d *Daemon) refresh(l *list, id string) {
 	if l.refused != nil {
 		return
 	}
-	task, err := l.dir.Read(id)
-	d.reconcile(l, id, task, err)
+	tf, err := l.dir.Read(id)
+	d.reconcile(l, id, tf, err)
 }
 
 // reconcile is refresh with the file already read.
-func (d *Daemon) reconcile(l *list, id string, task *taskfile.Task, err error) {
+func (d *Daemon) reconcile(l *list, id string, tf *taskfile.Task, err error) {
 	e := l.entries[id]
 	if errors.Is(err, fs.ErrNotExist) {
 		if e != nil {
@@ -288,7 +289,7 @@ func (d *Daemon) reconcile(l *list, id string, task *taskfile.Task, err error) {
 		d.log.Warn("read task", "list", l.id, "task", id, "err", err)
 		return
 	}
-	h := hashBytes(task.Raw())
+	h := hashBytes(tf.Raw())
 	if e != nil && e.hash == h && e.reject == "" && e.badReason == "" {
 		if e.job != nil {
 			// The bytes the loop last saw, but a job is writing: the file
@@ -311,7 +312,7 @@ func (d *Daemon) reconcile(l *list, id string, task *taskfile.Task, err error) {
 		// be stale (finished then reads the file again).
 		e.changedInJob = true
 	}
-	d.observe(l, id, e, task)
+	d.observe(l, id, e, tf)
 }
 
 // scanBatch is how many task files a scan reads ahead of reconciling them.
@@ -321,10 +322,10 @@ const scanBatch = 256
 // order of ids, from the calling goroutine. The files are read (opened,
 // read and parsed: most of a scan's time) by one goroutine per CPU, a
 // batch ahead of fn.
-func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, task *taskfile.Task, err error)) {
+func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, tf *taskfile.Task, err error)) {
 	type result struct {
-		task *taskfile.Task
-		err  error
+		tf  *taskfile.Task
+		err error
 	}
 	workers := runtime.GOMAXPROCS(0)
 	read := func(batch []string) <-chan []result {
@@ -336,7 +337,7 @@ func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, task *taskfil
 			for range min(workers, len(batch)) {
 				wg.Go(func() {
 					for i := int(next.Add(1) - 1); i < len(batch); i = int(next.Add(1) - 1) {
-						out[i].task, out[i].err = dir.Read(batch[i])
+						out[i].tf, out[i].err = dir.Read(batch[i])
 					}
 				})
 			}
@@ -353,7 +354,7 @@ func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, task *taskfil
 			ahead = read(batch(i + scanBatch))
 		}
 		for k, r := range <-cur {
-			fn(ids[i+k], r.task, r.err)
+			fn(ids[i+k], r.tf, r.err)
 		}
 	}
 }

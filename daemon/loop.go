@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -37,7 +38,7 @@ var breakVerdict = regexp.MustCompile(`(?i)<subtask2\s+loop\s*=\s*["']?break["']
 // why; or, if the condition's agent was stopped before it could tell (the
 // daemon stops, the task is cancelled), why it was stopped, and nothing
 // is decided.
-func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp spec, lp *prompt.Loop, res Result) (iteration int, done bool, reason string, stopped error) {
+func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res Result) (iteration int, done bool, reason string, stopped error) {
 	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
 	iteration = int(n) + 1
 	satisfied := false
@@ -71,7 +72,7 @@ func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp sp
 
 // untilCommand runs a loop's condition command with the exec profile in the
 // task's working directory, in the iteration's run folder (until/).
-func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp spec, command string) (satisfied bool, stopped error) {
+func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, command string) (satisfied bool, stopped error) {
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err == nil {
 		a.profile, err = d.cfg.resolveAgent("exec", true)
@@ -92,7 +93,7 @@ func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp
 // condition verbatim, the iteration number, the task's prompt and the
 // iteration's result. A judge that fails is asked once more; failing again
 // counts as "not satisfied".
-func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp spec, lp *prompt.Loop, iteration int, res Result) (satisfied bool, stopped error) {
+func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res Result) (satisfied bool, stopped error) {
 	agent := ""
 	if _, ok := d.cfg.Agents["judge"]; ok {
 		agent = "judge"
@@ -135,12 +136,12 @@ func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp spec, 
 }
 
 // judgePrompt is what the judge is asked.
-func judgePrompt(lp *prompt.Loop, iteration int, task string, res Result) string {
+func judgePrompt(lp *prompt.Loop, iteration int, tf string, res Result) string {
 	var b strings.Builder
 	b.WriteString("You are checking whether a repeated task is finished. Look at the work (read files, run tests or read-only commands such as git diff or git status), but do not change anything.\n\n")
 	fmt.Fprintf(&b, "## The condition\n\n<user-condition>\n%s\n</user-condition>\n\n", lp.Until)
 	fmt.Fprintf(&b, "The task has now run %d of at most %d times.\n\n", iteration, lp.Max)
-	fmt.Fprintf(&b, "## The task\n\n%s\n\n", strings.TrimSpace(task))
+	fmt.Fprintf(&b, "## The task\n\n%s\n\n", strings.TrimSpace(tf))
 	b.WriteString("## What the last run reported\n\n")
 	if res.Summary != "" {
 		fmt.Fprintf(&b, "Summary: %s\n\n", res.Summary)
@@ -154,13 +155,14 @@ func judgePrompt(lp *prompt.Loop, iteration int, task string, res Result) string
 
 // continueLoop records an iteration after which the loop goes on: the task
 // is pending again (no state), to run its next iteration as a new attempt.
-func (d *Daemon) continueLoop(ctx context.Context, l *list, id string, sp spec, res Result, iteration int) (*taskfile.Task, error) {
+func (d *Daemon) continueLoop(ctx context.Context, l *list, id string, sp task.Spec, res Result, iteration int) (*taskfile.Task, error) {
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
 	return l.dir.Update(wctx, id, func(t *taskfile.Task) error {
-		t.Status = taskfile.StatusPending
-		m := td(t)
-		m.Set("state", StateNone)
+		if _, err := task.Move(t, task.Iterate); err != nil {
+			return err
+		}
+		m := task.Meta(t)
 		m.Set("loopIteration", iteration)
 		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))
 		m.Delete("finishedAt")

@@ -49,11 +49,11 @@ func writeFile(t testing.TB, path, data string) {
 }
 
 func TestApplyWriteThrough(t *testing.T) {
-	task, err := taskfile.Parse([]byte(`{"subject": "s", "metadata": {"currentStep": "a", "note": 1, "workflowType": "w"}, "extra": true}`), "7.json", "7")
+	tf, err := taskfile.Parse([]byte(`{"subject": "s", "metadata": {"currentStep": "a", "note": 1, "workflowType": "w"}, "extra": true}`), "7.json", "7")
 	if err != nil {
 		t.Fatal(err)
 	}
-	daemon.ApplyWriteThrough(task, &navigator.WriteThrough{Mode: navigator.WriteFull, ID: "7",
+	daemon.ApplyWriteThrough(tf, &navigator.WriteThrough{Mode: navigator.WriteFull, ID: "7",
 		Metadata: []navigator.Field{{Key: "workflowType", Value: "w2"}, {Key: "currentStep", Value: "b"}, {Key: "retryCount", Value: 2}, {Key: "autonomy", Value: true}},
 		Subject:  "#7 x\n→ w2 · b (direct)", ActiveForm: "B", Description: "do b", SetDescription: true})
 	want := `{
@@ -73,25 +73,25 @@ func TestApplyWriteThrough(t *testing.T) {
   "blocks": [],
   "blockedBy": []
 }`
-	if got := string(task.Marshal()); got != want {
+	if got := string(tf.Marshal()); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 
 	// Metadata-only: subject, activeForm and description stay.
-	task, _ = taskfile.Parse([]byte(`{"id": "7", "subject": "s", "activeForm": "a", "description": "d", "metadata": {}}`), "7.json", "7")
-	daemon.ApplyWriteThrough(task, &navigator.WriteThrough{Mode: navigator.WriteMetadata, ID: "7", Subject: "no", ActiveForm: "no",
+	tf, _ = taskfile.Parse([]byte(`{"id": "7", "subject": "s", "activeForm": "a", "description": "d", "metadata": {}}`), "7.json", "7")
+	daemon.ApplyWriteThrough(tf, &navigator.WriteThrough{Mode: navigator.WriteMetadata, ID: "7", Subject: "no", ActiveForm: "no",
 		Metadata: []navigator.Field{{Key: "currentStep", Value: "fork"}}})
-	if task.Subject != "s" || task.ActiveForm != "a" || task.Description != "d" {
-		t.Errorf("metadata-only write changed %+v", task)
+	if tf.Subject != "s" || tf.ActiveForm != "a" || tf.Description != "d" {
+		t.Errorf("metadata-only write changed %+v", tf)
 	}
-	if v, _ := task.Metadata.String("currentStep"); v != "fork" {
+	if v, _ := tf.Metadata.String("currentStep"); v != "fork" {
 		t.Errorf("currentStep = %q", v)
 	}
 }
 
 func TestNavigatorTask(t *testing.T) {
-	task, _ := taskfile.Parse([]byte(`{"metadata": {"workflowType": "w", "retryCount": "2", "autonomy": true, "other": {"x": 1}}}`), "9.json", "9")
-	nt := daemon.NavigatorTask(task, "9")
+	tf, _ := taskfile.Parse([]byte(`{"metadata": {"workflowType": "w", "retryCount": "2", "autonomy": true, "other": {"x": 1}}}`), "9.json", "9")
+	nt := daemon.NavigatorTask(tf, "9")
 	if nt.Stem != "9" || nt.HasID || len(nt.Metadata) != 3 || nt.Metadata["workflowType"] != "w" || nt.Metadata["retryCount"] != "2" || nt.Metadata["autonomy"] != true {
 		t.Errorf("NavigatorTask = %+v", nt)
 	}
@@ -117,12 +117,12 @@ func TestNavigateFile(t *testing.T) {
 	if resp.Action != navigator.ActionRetry || wt == nil || wt.Mode != navigator.WriteFull || wt.IDWarning == "" {
 		t.Fatalf("resp %+v, write-through %+v", resp, wt)
 	}
-	task, err := taskfile.ReadFile(path)
+	tf, err := taskfile.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := task.Metadata.Int("retryCount"); task.ID != "4" || n != 1 || task.Subject != "#4 \n→ counter · again (direct)" {
-		t.Errorf("file after: id %q, retryCount %d, subject %q", task.ID, n, task.Subject)
+	if n, _ := tf.Metadata.Int("retryCount"); tf.ID != "4" || n != 1 || tf.Subject != "#4 \n→ counter · again (direct)" {
+		t.Errorf("file after: id %q, retryCount %d, subject %q", tf.ID, n, tf.Subject)
 	}
 
 	// Current mode and error objects write nothing.
@@ -173,12 +173,12 @@ func TestNavigateFile_Concurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	task, err := taskfile.ReadFile(path)
+	tf, err := taskfile.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, _ := task.Metadata.String("currentStep")
-	n, _ := task.Metadata.Int("retryCount")
+	step, _ := tf.Metadata.String("currentStep")
+	n, _ := tf.Metadata.Int("retryCount")
 	if step != "gate" || n != workers*each/2 {
 		t.Errorf("after %d advances: at %q with retryCount %d, want gate and %d", workers*each, step, n, workers*each/2)
 	}
@@ -201,9 +201,9 @@ func TestNavigateFile_RecordStart(t *testing.T) {
 	if err != nil || wt == nil || resp.Action != navigator.ActionStart {
 		t.Fatalf("start with record: %+v, %+v, %v", resp, wt, err)
 	}
-	task, _ := taskfile.ReadFile(path)
-	if s, _ := task.Metadata.String("currentStep"); s != "gate" || task.Subject != "#2 Count\n→ counter · gate (Tester) · retries: 0/1000000" || task.Description != resp.OrchestratorInstructions {
-		t.Errorf("recorded: %s", task.Marshal())
+	tf, _ := taskfile.ReadFile(path)
+	if s, _ := tf.Metadata.String("currentStep"); s != "gate" || tf.Subject != "#2 Count\n→ counter · gate (Tester) · retries: 0/1000000" || tf.Description != resp.OrchestratorInstructions {
+		t.Errorf("recorded: %s", tf.Marshal())
 	}
 	// Once started, RecordStart changes nothing: Current mode.
 	if _, wt, _ := daemon.NavigateFile(context.Background(), cat, path, navigator.Input{}, daemon.NavigateFileOptions{RecordStart: true}); wt != nil {
@@ -241,13 +241,13 @@ func BenchmarkNavigateWrite(b *testing.B) {
 		b.Fatal(err)
 	}
 	in := navigator.Input{Result: "failed"}
-	advance := func(b *testing.B, task *taskfile.Task) {
-		resp, wt, err := navigator.Navigate(cat, daemon.NavigatorTask(task, "1"), in)
+	advance := func(b *testing.B, tf *taskfile.Task) {
+		resp, wt, err := navigator.Navigate(cat, daemon.NavigatorTask(tf, "1"), in)
 		if err != nil {
 			b.Fatal(err)
 		}
-		daemon.ApplyWriteThrough(task, wt)
-		if len(task.Marshal()) == 0 || len(resp.AppendJSON(nil)) == 0 {
+		daemon.ApplyWriteThrough(tf, wt)
+		if len(tf.Marshal()) == 0 || len(resp.AppendJSON(nil)) == 0 {
 			b.Fatal("empty output")
 		}
 	}
@@ -261,11 +261,11 @@ func BenchmarkNavigateWrite(b *testing.B) {
 	b.Run("bytes", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			task, err := taskfile.Parse(raw, "1.json", "1")
+			tf, err := taskfile.Parse(raw, "1.json", "1")
 			if err != nil {
 				b.Fatal(err)
 			}
-			advance(b, task)
+			advance(b, tf)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "navigations/s")
 	})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -22,17 +23,17 @@ const tornGrace = 500 * time.Millisecond
 // observe records the newly read contents of task id and reacts: it keeps
 // dependency and parent links current, rejects a taskd task that asks for
 // something impossible, and marks the task for evaluation by the scheduler.
-func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
+func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	prevStatus, prevState := e.status, e.state
 	e.badReason, e.badSince = "", time.Time{}
 	delete(l.recheck, id)
-	owned, ownerProfile := addressed(task)
-	e.status = task.Status
+	owned, ownerProfile := task.Addressed(tf)
+	e.status = tf.Status
 	if e.status == "" {
 		e.status = taskfile.StatusPending
 	}
 	e.owned = owned
-	d.setBlockedBy(l, id, task.BlockedBy)
+	d.setBlockedBy(l, id, tf.BlockedBy)
 	if e.status != prevStatus {
 		d.wakeWaiters(l, id)
 	}
@@ -41,13 +42,13 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 		e.state, e.parent, e.children, e.delivered = "", "", nil, false
 		return
 	}
-	sp, err := readSpec(task)
+	sp, err := task.ReadSpec(tf)
 	if err == nil {
-		err = d.validate(l, id, task, sp, ownerProfile)
+		err = d.validate(l, id, tf, sp, ownerProfile)
 	}
-	wf, _ := task.Metadata.String("workflowType")
-	if err == nil && wf == "" && !endedState(sp.State) && task.Status != taskfile.StatusCompleted {
-		err = d.checkPrompt(l, task, sp)
+	wf, _ := tf.Metadata.String("workflowType")
+	if err == nil && wf == "" && !sp.State.Ended() && tf.Status != taskfile.StatusCompleted {
+		err = d.checkPrompt(l, tf, sp)
 	}
 	if err != nil {
 		d.reject(l, id, e, err.Error(), fixFor(err))
@@ -56,13 +57,13 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 	d.clearReject(l, id, e)
 	e.state, e.parent, e.retryAt = sp.State, sp.Parent, sp.RetryAt
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
-	e.delivered, _ = task.Metadata.Object("taskd").Bool("delivered")
-	e.children = childIDs(task)
-	d.observeSubagents(l, id, e, task) // waits and handoff links (aceevents.go)
-	if !e.accepted && e.state == StateNone && e.status == taskfile.StatusPending && sp.Attempt == 0 {
+	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
+	e.children = childIDs(tf)
+	d.observeSubagents(l, id, e, tf) // waits and handoff links (aceevents.go)
+	if !e.accepted && e.state == task.None && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true
 		l.events.append(Event{Type: EvTaskAccepted, List: l.id, Task: id, Parent: e.parent,
-			Data: map[string]any{"subject": task.Subject}})
+			Data: map[string]any{"subject": tf.Subject}})
 	}
 	if e.parent != "" && (e.state != prevState || e.status != prevStatus) {
 		d.consider(l, e.parent)
@@ -82,7 +83,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, task *taskfile.Task) {
 // Every id the task names (parent, children, blockedBy) must be a task id:
 // ids name files, inboxes and run folders, so one that is not cannot be
 // met, and is refused here rather than waited on forever (see checkIDs).
-func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp spec, ownerProfile string) error {
+func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp task.Spec, ownerProfile string) error {
 	// Both the agent and the owner's profile must exist, even though the
 	// agent wins: a typo in either is reported.
 	for _, agent := range []string{sp.Agent, ownerProfile} {
@@ -92,17 +93,17 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp spec, ownerPr
 			}
 		}
 	}
-	if err := checkIDs(t, sp); err != nil {
+	if err := task.CheckIDs(t, sp); err != nil {
 		return err
 	}
 	if sp.Parent == id {
 		return fmt.Errorf("metadata.taskd.parent names the task itself (%q); a task cannot be its own parent", id)
 	}
 	if strings.IndexByte(sp.Cwd, 0) >= 0 {
-		return fmt.Errorf("%w: metadata.taskd.cwd has a NUL byte (\\u0000), which no path can hold; remove it", ErrNUL)
+		return fmt.Errorf("%w: metadata.taskd.cwd has a NUL byte (\\u0000), which no path can hold; remove it", task.ErrNUL)
 	}
 	if i := strings.IndexByte(taskPrompt(t, sp), 0); i >= 0 {
-		return fmt.Errorf("%w: the prompt has a NUL byte (\\u0000) at byte %d; no program's command line or input can carry it intact, so remove it", ErrNUL, i)
+		return fmt.Errorf("%w: the prompt has a NUL byte (\\u0000) at byte %d; no program's command line or input can carry it intact, so remove it", task.ErrNUL, i)
 	}
 	if v, ok := t.Metadata.Get("workflowType"); ok && v != nil {
 		wf, isString := v.(string)
@@ -121,9 +122,9 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp spec, ownerPr
 // fixFor returns advice for a validation error.
 func fixFor(err error) string {
 	switch {
-	case errors.Is(err, ErrBadID):
+	case errors.Is(err, task.ErrBadID):
 		return "Use the id of a task in this list: its file name without .json (1-128 of A-Z a-z 0-9 _ -)."
-	case errors.Is(err, ErrNUL):
+	case errors.Is(err, task.ErrNUL):
 		return "Remove the NUL byte (\\u0000) from the field named."
 	case errors.Is(err, ErrUnknownAgent):
 		return "Use one of the profiles named above, or add the profile or agent mapping to the configuration file."
@@ -140,8 +141,8 @@ func fixFor(err error) string {
 func childIDs(t *taskfile.Task) []string {
 	var ids []string
 	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
-		ids = append(ids, stringList(ch, "parallel")...)
-		ids = append(ids, stringList(ch, "sequential")...)
+		ids = append(ids, task.Strings(ch, "parallel")...)
+		ids = append(ids, task.Strings(ch, "sequential")...)
 	}
 	if fs := t.Metadata.Object("forkState").Object("branches"); fs != nil {
 		for _, name := range fs.Keys() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -13,7 +14,7 @@ import (
 // being prepared: commands may add sections to it. A command that must wait
 // returns an error for which asSuspended holds, with the task already
 // written as waiting (or needs_human).
-func (d *Daemon) runOrchestration(ctx context.Context, l *list, t *taskfile.Task, sp spec, st prompt.Step, p *prepared) error {
+func (d *Daemon) runOrchestration(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, st prompt.Step, p *prepared) error {
 	switch c := st.Cmd.(type) {
 	case *prompt.Subtask, *prompt.Invoke:
 		// Compiled into the task's fields when it is claimed (subtask2.go).

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -17,26 +18,17 @@ func outstanding(dir *taskfile.Dir, t *taskfile.Task) []string {
 	ch := t.Metadata.Object("taskd").Object("children")
 	var out []string
 	for _, coll := range []string{collParallel, collSequential} {
-		for _, id := range stringList(ch, coll) {
+		for _, id := range task.Strings(ch, coll) {
 			c, err := dir.Read(id)
 			if err != nil {
 				continue // a child that is gone (or broken) is not waited for
 			}
-			if s, _ := c.Metadata.Object("taskd").String("state"); !endedState(s) {
+			if s := task.Of(c); !s.Ended() {
 				out = append(out, id)
 			}
 		}
 	}
 	return out
-}
-
-// endedState reports whether a task in state s has ended for its parent.
-func endedState(s string) bool {
-	switch s {
-	case StateSucceeded, StateFailed, StateCancelled, StateTimedOut, StateStopped:
-		return true
-	}
-	return false
 }
 
 // deliverResult sends an ended child's result to its parent's inbox (once:
@@ -50,8 +42,8 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, err
 	}
 	m := t.Metadata.Object("taskd")
 	parent, _ := m.String("parent")
-	state, _ := m.String("state")
-	if delivered, _ := m.Bool("delivered"); parent == "" || delivered || !endedState(state) {
+	state := task.Of(t)
+	if delivered, _ := m.Bool("delivered"); parent == "" || delivered || !state.Ended() {
 		return nil, errNotRunnable
 	}
 	msg := childMessage(l, t)
@@ -62,7 +54,7 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, err
 	l.events.append(Event{Type: EvMessageDelivered, List: l.id, Task: parent, Data: map[string]any{"from": id, "name": msg.Name, "success": *msg.Success}})
 	d.subagentEnded(ctx, l, t) // subagent and handoff events, before delivered is set (aceend.go)
 	t, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-		td(t).Set("delivered", true)
+		task.Meta(t).Set("delivered", true)
 		markEndReported(t) // aceend.go
 		return nil
 	})
@@ -78,8 +70,8 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, err
 // childMessage is the inbox message for an ended child.
 func childMessage(l *list, t *taskfile.Task) Message {
 	m := t.Metadata.Object("taskd")
-	state, _ := m.String("state")
-	ok := state == StateSucceeded
+	state := task.Of(t)
+	ok := state == task.Succeeded
 	msg := Message{From: t.ID, TaskID: t.ID, Success: &ok}
 	msg.Name, _ = m.String("name")
 	msg.Summary, _ = m.Object("result").String("summary")
@@ -104,21 +96,22 @@ func (d *Daemon) releaseSequential(ctx context.Context, l *list, parentID string
 	if err != nil {
 		return err
 	}
-	for _, id := range stringList(parent.Metadata.Object("taskd").Object("children"), collSequential) {
+	for _, id := range task.Strings(parent.Metadata.Object("taskd").Object("children"), collSequential) {
 		c, err := l.dir.Read(id)
 		if err != nil {
 			continue
 		}
-		s, _ := c.Metadata.Object("taskd").String("state")
-		if endedState(s) {
+		s := task.Of(c)
+		if s.Ended() {
 			continue
 		}
-		if s != StateQueued {
+		if s != task.Queued {
 			return nil // the current one still runs
 		}
 		_, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-			if s, _ := td(t).String("state"); s == StateQueued {
-				td(t).Delete("state")
+			if task.Of(t) == task.Queued {
+				_, err := task.Move(t, task.Release)
+				return err
 			}
 			return nil
 		})
@@ -133,15 +126,15 @@ func (d *Daemon) releaseSequential(ctx context.Context, l *list, parentID string
 // the results alone). The children move to the parent's done collection.
 func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
 	var kids []string
-	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s spec) bool {
-		if s.State != StateWaiting || len(outstanding(l.dir, t)) > 0 {
+	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s task.Spec) bool {
+		if s.State != task.Waiting || len(outstanding(l.dir, t)) > 0 {
 			return false
 		}
 		ch := t.Metadata.Object("taskd").Object("children")
-		kids = append(stringList(ch, collParallel), stringList(ch, collSequential)...)
+		kids = append(task.Strings(ch, collParallel), task.Strings(ch, collSequential)...)
 		for _, k := range kids {
 			for _, coll := range []string{collParallel, collSequential} {
-				if slices.Contains(stringList(ch, coll), k) {
+				if slices.Contains(task.Strings(ch, coll), k) {
 					moveChild(t, coll, collDone, k)
 				}
 			}
@@ -158,7 +151,7 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 		// the last one, whose result stands.
 		sp.Attempt--
 		if _, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-			m := td(t)
+			m := task.Meta(t)
 			m.Set("attempt", sp.Attempt)
 			m.Set("runDir", relRunDir(id, sp.Attempt))
 			return nil

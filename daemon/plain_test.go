@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -54,7 +55,7 @@ func TestDaemon_ManyTasksInDependencyOrder(t *testing.T) {
 		return strings.Count(string(data), "\n") >= n
 	})
 	for i := 1; i <= n; i++ {
-		h.waitState("work", fmt.Sprint(i), daemon.StateSucceeded, 10*time.Second)
+		h.waitState("work", fmt.Sprint(i), task.Succeeded, 10*time.Second)
 	}
 	data, _ := os.ReadFile(order)
 	lines := strings.Fields(string(data))
@@ -87,9 +88,9 @@ func TestDaemon_ManyTasksInDependencyOrder(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(h.listDir("work"), ".taskd", "runs", id, "1", "result.json")); err != nil {
 			t.Errorf("task %s: %v", id, err)
 		}
-		task := h.read("work", id)
-		if task.Status != taskfile.StatusCompleted || task.ActiveForm == "" {
-			t.Errorf("task %s: status %q activeForm %q", id, task.Status, task.ActiveForm)
+		tf := h.read("work", id)
+		if tf.Status != taskfile.StatusCompleted || tf.ActiveForm == "" {
+			t.Errorf("task %s: status %q activeForm %q", id, tf.Status, tf.ActiveForm)
 		}
 	}
 }
@@ -100,7 +101,7 @@ func TestDaemon_ResultAndFailure(t *testing.T) {
 	h.drop("l", "2", execTask("says no", `echo '{"success": false, "summary": "tests fail", "error": "3 failures"}'`))
 	h.drop("l", "3", execTask("exit code", `echo oops >&2; exit 7`, "taskd.retries", "2"))
 
-	t1 := h.waitState("l", "1", daemon.StateSucceeded, 10*time.Second)
+	t1 := h.waitState("l", "1", task.Succeeded, 10*time.Second)
 	res := t1.Metadata.Object("taskd").Object("result")
 	if s, _ := res.String("summary"); s != "all good" {
 		t.Errorf("summary = %q", s)
@@ -108,7 +109,7 @@ func TestDaemon_ResultAndFailure(t *testing.T) {
 	if a, _ := res.String("answer"); a != "42" {
 		t.Errorf("answer = %q", a)
 	}
-	t2 := h.waitState("l", "2", daemon.StateFailed, 10*time.Second)
+	t2 := h.waitState("l", "2", task.Failed, 10*time.Second)
 	if t2.Status != taskfile.StatusPending {
 		t.Errorf("failed task status = %q, want pending", t2.Status)
 	}
@@ -116,7 +117,7 @@ func TestDaemon_ResultAndFailure(t *testing.T) {
 		t.Errorf("error = %q", e)
 	}
 	// Task 3 fails three times (one attempt and two retries with backoff).
-	t3 := h.waitState("l", "3", daemon.StateFailed, 20*time.Second)
+	t3 := h.waitState("l", "3", task.Failed, 20*time.Second)
 	if n, _ := t3.Metadata.Object("taskd").Int("attempt"); n != 3 {
 		t.Errorf("attempts = %d, want 3", n)
 	}
@@ -139,14 +140,14 @@ func TestDaemon_RunFolderBeforeStart(t *testing.T) {
 		h.drop("l", fmt.Sprint(i), execTask("run folder", script))
 	}
 	for i := 1; i <= 5; i++ {
-		var task *taskfile.Task
+		var tf *taskfile.Task
 		h.waitFor("task "+fmt.Sprint(i)+" to end", 20*time.Second, func() bool {
-			task = h.read("l", fmt.Sprint(i))
-			s := stateOf(task)
-			return s == daemon.StateSucceeded || s == daemon.StateFailed
+			tf = h.read("l", fmt.Sprint(i))
+			s := stateOf(tf)
+			return s == task.Succeeded || s == task.Failed
 		})
-		if got := stateOf(task); got != daemon.StateSucceeded {
-			e, _ := task.Metadata.Object("taskd").String("error")
+		if got := stateOf(tf); got != task.Succeeded {
+			e, _ := tf.Metadata.Object("taskd").String("error")
 			t.Errorf("task %d: %s (%s): the run folder was not ready when the agent started", i, got, e)
 		}
 		dir := filepath.Join(h.listDir("l"), ".taskd", "runs", fmt.Sprint(i), "1")
@@ -167,31 +168,31 @@ func TestDaemon_TimeoutAndCancel(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	// A task whose agent starts a grandchild in the same process group.
 	h.drop("l", "1", execTask("slow", "sleep 60 & echo $! > "+pidFile+"; wait", "taskd.timeout", `"300ms"`))
-	t1 := h.waitState("l", "1", daemon.StateTimedOut, 20*time.Second)
+	t1 := h.waitState("l", "1", task.TimedOut, 20*time.Second)
 	if e, _ := t1.Metadata.Object("taskd").String("error"); !strings.HasPrefix(e, "timed out after 300ms") {
 		t.Errorf("error = %q", e)
 	}
 	assertGone(h, pidFile)
 
 	h.drop("l", "2", execTask("cancel me", "sleep 60"))
-	h.waitState("l", "2", daemon.StateRunning, 10*time.Second)
+	h.waitState("l", "2", task.Running, 10*time.Second)
 	if _, err := taskfile.Open(h.listDir("l")); err != nil {
 		t.Fatal(err)
 	}
 	dir, _ := taskfile.Open(h.listDir("l"))
-	if _, err := dir.Update(t.Context(), "2", func(task *taskfile.Task) error {
-		task.Metadata.Object("taskd").Set("cancel", true)
+	if _, err := dir.Update(t.Context(), "2", func(tf *taskfile.Task) error {
+		tf.Metadata.Object("taskd").Set("cancel", true)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h.waitState("l", "2", daemon.StateCancelled, 20*time.Second)
+	h.waitState("l", "2", task.Cancelled, 20*time.Second)
 	h.waitEvents("l", daemon.EvTaskCancelled, "2", 1)
 
 	// Cancelling a task that has not run: blocked by a task that never ends.
 	h.drop("l", "3", execTask("never", "sleep 60"))
 	h.drop("l", "4", execTask("blocked", "echo never", "blockedBy", `["3"]`, "taskd.cancel", "true"))
-	h.waitState("l", "4", daemon.StateCancelled, 10*time.Second)
+	h.waitState("l", "4", task.Cancelled, 10*time.Second)
 }
 
 // assertGone waits for the process whose pid is in file to be gone.
@@ -214,8 +215,8 @@ func TestDaemon_MissingExecutable(t *testing.T) {
 		fc.Profiles = map[string]daemon.ProfileSpec{"ghost": {Command: []string{"no-such-agent-binary"}}}
 	})
 	h.drop("l", "1", `{"subject": "x", "owner": "taskd:ghost", "description": "do it"}`)
-	task := h.waitState("l", "1", daemon.StateFailed, 10*time.Second)
-	e, _ := task.Metadata.Object("taskd").String("error")
+	tf := h.waitState("l", "1", task.Failed, 10*time.Second)
+	e, _ := tf.Metadata.Object("taskd").String("error")
 	for _, want := range []string{`agent profile "ghost"`, `"no-such-agent-binary" not found on PATH`, `"profiles"`} {
 		if !strings.Contains(e, want) {
 			t.Errorf("error %q does not contain %q", e, want)
@@ -230,7 +231,7 @@ func TestDaemon_OnlyItsOwnTasks(t *testing.T) {
 	h.drop("l", "1", mine)
 	h.drop("l", "2", execTask("after", "true", "blockedBy", `["1"]`))
 	h.drop("l", "3", execTask("probe", "true"))
-	h.waitState("l", "3", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", "3", task.Succeeded, 10*time.Second)
 	if data, _ := os.ReadFile(filepath.Join(h.listDir("l"), "1.json")); string(data) != mine {
 		t.Errorf("a task that is not taskd's was written: %s", data)
 	}
@@ -242,7 +243,7 @@ func TestDaemon_OnlyItsOwnTasks(t *testing.T) {
 	}
 	// Completing the blocker (as Claude Code would) releases its dependent.
 	h.drop("l", "1", strings.Replace(mine, `"pending"`, `"completed"`, 1))
-	h.waitState("l", "2", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", "2", task.Succeeded, 10*time.Second)
 }
 
 func TestDaemon_SecondDaemonRefuses(t *testing.T) {
@@ -282,7 +283,7 @@ func TestDaemon_ListModeChanges(t *testing.T) {
 		// A task of the good list dropped after it has run, so the daemon
 		// has seen the shared one and left it.
 		h.drop("good", sentinel, execTask("sentinel", "true"))
-		h.waitState("good", sentinel, daemon.StateSucceeded, 10*time.Second)
+		h.waitState("good", sentinel, task.Succeeded, 10*time.Second)
 		if s := stateOf(h.read("shared", id)); s != "" {
 			t.Fatalf("task %s of a world-writable list has state %q", id, s)
 		}
@@ -293,7 +294,7 @@ func TestDaemon_ListModeChanges(t *testing.T) {
 	})
 	notRun("1", "1")
 	os.Chmod(shared, 0o700)
-	h.waitState("shared", "1", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("shared", "1", task.Succeeded, 10*time.Second)
 
 	os.Chmod(shared, 0o757)
 	h.waitFor("the list to be refused again", 10*time.Second, func() bool {
@@ -302,7 +303,7 @@ func TestDaemon_ListModeChanges(t *testing.T) {
 	h.drop("shared", "2", execTask("while shared again", "true"))
 	notRun("2", "2")
 	os.Chmod(shared, 0o755)
-	h.waitState("shared", "2", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("shared", "2", task.Succeeded, 10*time.Second)
 }
 
 func TestDaemon_NewListNoticed(t *testing.T) {
@@ -311,7 +312,7 @@ func TestDaemon_NewListNoticed(t *testing.T) {
 	// The list's watch is added when it appears; a task dropped right after
 	// is seen either by the list's scan or by its watch.
 	h.drop("fresh", "1", execTask("new list", "true"))
-	h.waitState("fresh", "1", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("fresh", "1", task.Succeeded, 10*time.Second)
 	evs := h.waitEvents("fresh", daemon.EvTaskSucceeded, "1", 1)
 	if !slices.ContainsFunc(evs, func(e daemon.Event) bool { return e.Type == daemon.EvDaemonStarted }) {
 		t.Errorf("a list that appeared later has no DaemonStarted event: %v", evs)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/readable"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -21,7 +22,7 @@ const maxReadSize = 1 << 20
 
 // taskPrompt returns a plain task's prompt text: metadata.taskd.prompt, or
 // the description.
-func taskPrompt(t *taskfile.Task, sp spec) string {
+func taskPrompt(t *taskfile.Task, sp task.Spec) string {
 	if sp.HasPrompt {
 		return sp.Prompt
 	}
@@ -44,7 +45,7 @@ func hasSlashLines(text string) bool {
 // the fields already in the file and names agents taskd knows; the fields
 // have the right types; every return and parallel item parses. Errors name
 // the line, field or item.
-func (d *Daemon) checkPrompt(l *list, t *taskfile.Task, sp spec) error {
+func (d *Daemon) checkPrompt(l *list, t *taskfile.Task, sp task.Spec) error {
 	ov, err := taskOverrides(t)
 	if err != nil {
 		return err
@@ -179,7 +180,7 @@ func (p *prepared) render() string {
 // runs), /push queues a child (named after its line unless named, so running
 // the commands again after a crash pushes nothing twice), /run starts queued
 // children. Nothing inside a file that /read loads is processed.
-func (d *Daemon) runLeading(ctx context.Context, l *list, t *taskfile.Task, sp spec, cwd string) (*prepared, error) {
+func (d *Daemon) runLeading(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, cwd string) (*prepared, error) {
 	text := taskPrompt(t, sp)
 	if !hasSlashLines(text) {
 		return &prepared{script: &prompt.Script{Content: strings.TrimSpace(text)}}, nil
@@ -268,7 +269,7 @@ func (d *Daemon) pushChild(ctx context.Context, l *list, parent string, c *promp
 // to start with taskd start. A follow-up that exists already (a restart in
 // between) is not pushed again.
 func (d *Daemon) createFollowUps(ctx context.Context, l *list, t *taskfile.Task) error {
-	sp, err := readSpec(t)
+	sp, err := task.ReadSpec(t)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -26,7 +27,7 @@ func TestPrompt_Read(t *testing.T) {
 	// The script (the content alone) sees the round trips only through
 	// $TASKD_TRANSCRIPT.
 	h.drop("l", "1", execPromptTask("reads", "/read notes.md\n/read missing.md\n\ncp \"$TASKD_TRANSCRIPT\" seen.json", cwd))
-	h.waitState("l", "1", daemon.StateSucceeded, 10*time.Second)
+	h.waitState("l", "1", task.Succeeded, 10*time.Second)
 
 	run := filepath.Join(h.listDir("l"), ".taskd", "runs", "1", "1")
 	var transcript []map[string]any
@@ -108,20 +109,20 @@ func TestPrompt_Orchestrator(t *testing.T) {
 		`/push name=implement "Implement the chosen approach from DECISION.md"`,
 	}, "\n")
 	h.drop("l", "1", execPromptTask("orchestrate", orchestrator, cwd))
-	h.waitState("l", "1", daemon.StateSucceeded, 60*time.Second)
+	h.waitState("l", "1", task.Succeeded, 60*time.Second)
 	// The trailing /push ran before the success was recorded.
 	if d, _ := os.ReadFile(filepath.Join(cwd, "DECISION.md")); string(d) != "Approach A\n" {
 		t.Errorf("DECISION.md = %q", d)
 	}
 	children := map[string]*taskfile.Task{}
 	for _, id := range mustList(t, h.listDir("l")) {
-		task := h.read("l", id)
-		if n, ok := task.Metadata.Object("taskd").String("name"); ok {
-			children[n] = task
+		tf := h.read("l", id)
+		if n, ok := tf.Metadata.Object("taskd").String("name"); ok {
+			children[n] = tf
 		}
 	}
 	for _, n := range []string{"research-a", "research-b"} {
-		if c := children[n]; c == nil || stateOf(c) != daemon.StateSucceeded {
+		if c := children[n]; c == nil || stateOf(c) != task.Succeeded {
 			t.Errorf("child %s: %v", n, c)
 		}
 	}
@@ -130,7 +131,7 @@ func TestPrompt_Orchestrator(t *testing.T) {
 		t.Fatalf("the trailing /push did not queue a follow-up\n%s", h.logs)
 	}
 	m := impl.Metadata.Object("taskd")
-	if s, _ := m.String("state"); s != daemon.StateQueued {
+	if s, _ := m.String("state"); s != string(task.Queued) {
 		t.Errorf("follow-up state %q, want queued (started by the user)", s)
 	}
 	if p, _ := m.String("parent"); p != "" {
@@ -143,7 +144,7 @@ func TestPrompt_Orchestrator(t *testing.T) {
 		t.Errorf("follow-up agent %q, want inherited exec", a)
 	}
 	// Queued follow-ups do not run by themselves.
-	if stateOf(h.read("l", impl.ID)) != daemon.StateQueued {
+	if stateOf(h.read("l", impl.ID)) != task.Queued {
 		t.Errorf("the follow-up ran without being started")
 	}
 	if got := countEvents(h.events("l"), daemon.EvTaskStarted, impl.ID); got != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -20,8 +21,8 @@ func (d *Daemon) recoverTask(ctx context.Context, j *job) (*taskfile.Task, error
 	if err != nil {
 		return nil, err
 	}
-	sp, err := readSpec(t)
-	if err != nil || sp.State != StateRunning {
+	sp, err := task.ReadSpec(t)
+	if err != nil || sp.State != task.Running {
 		return nil, errNotRunnable
 	}
 	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
@@ -33,7 +34,7 @@ func (d *Daemon) recoverTask(ctx context.Context, j *job) (*taskfile.Task, error
 // recoverRun records how attempt sp.Attempt of a plain task ended while no
 // daemon watched it: with its result.json if the agent had exited, else as
 // interrupted, its leftover process group killed.
-func (d *Daemon) recoverRun(ctx context.Context, l *list, id string, sp spec) (*taskfile.Task, error) {
+func (d *Daemon) recoverRun(ctx context.Context, l *list, id string, sp task.Spec) (*taskfile.Task, error) {
 	runDir := l.runDir(id, sp.Attempt)
 	if res, ok := readResult(runDir); ok {
 		d.log.Info("recording the result of an attempt that ended while the daemon was down", "list", l.id, "task", id, "attempt", sp.Attempt)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -38,7 +39,7 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job) (*taskfile.Task, error)
 			return nil, err
 		}
 	}
-	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s spec) bool { return s.State == StateWaiting })
+	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s task.Spec) bool { return s.State == task.Waiting })
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +51,7 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job) (*taskfile.Task, error)
 	f := d.newFlow(l, t, sp)
 	return f.loop(ctx, verdict, func(t *taskfile.Task) {
 		t.Metadata.Delete("forkState")
-		td(t).Delete("children")
+		task.Meta(t).Delete("children")
 	})
 }
 
@@ -64,10 +65,10 @@ func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error
 		return t, err // a converge or handoff question (aceresolve.go)
 	}
 	var answer, kind string
-	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s spec) bool {
+	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s task.Spec) bool {
 		answer, kind = s.Resolve, ""
 		kind, _ = t.Metadata.Object("taskd").Object("hitl").String("kind")
-		return s.State == StateNeedsHuman && s.Resolve != "" && answer != "leave"
+		return s.State == task.NeedsHuman && s.Resolve != "" && answer != "leave"
 	})
 	if err == errNotRunnable && answer == "leave" {
 		return d.leavePending(ctx, l, id)
@@ -78,7 +79,7 @@ func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error
 	l.events.append(Event{Type: EvHumanResolved, List: l.id, Task: id, Parent: sp.Parent, Step: currentStep(t),
 		Data: map[string]any{"answer": answer, "kind": kind}})
 	clear := func(t *taskfile.Task) {
-		m := td(t)
+		m := task.Meta(t)
 		m.Delete("resolve")
 		m.Delete("hitl")
 	}
@@ -86,7 +87,7 @@ func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error
 	case kind == "guard" && answer == "continue":
 		t, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
 			clear(t)
-			m := td(t)
+			m := task.Meta(t)
 			n, _ := m.Int("iteration")
 			m.Set("guardAt", n+softGuard)
 			return nil
@@ -98,8 +99,10 @@ func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error
 	case kind == "guard":
 		return l.dir.Update(ctx, id, func(t *taskfile.Task) error {
 			clear(t)
-			m := td(t)
-			m.Set("state", StateStopped)
+			if _, err := task.Move(t, task.Stop); err != nil {
+				return err
+			}
+			m := task.Meta(t)
 			m.Set("error", fmt.Sprintf("stopped at the loop guard (%s); the steps so far are in metadata.taskd.stepTrace; run it again with taskd start", answer))
 			return nil
 		})
@@ -113,7 +116,7 @@ func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error
 // person, the answer is consumed.
 func (d *Daemon) leavePending(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
 	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
-		td(t).Delete("resolve")
+		task.Meta(t).Delete("resolve")
 		return nil
 	})
 	if err == nil {
@@ -126,7 +129,7 @@ func (d *Daemon) leavePending(ctx context.Context, l *list, id string) (*taskfil
 // step that was running had finished (its result.json exists and the step
 // trace does not have it yet), its result is applied; otherwise the step's
 // leftover processes are killed and the task runs the step again.
-func (d *Daemon) recoverFlow(ctx context.Context, l *list, t *taskfile.Task, sp spec) (*taskfile.Task, error) {
+func (d *Daemon) recoverFlow(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
 	n := lastRunDir(l, t.ID)
 	applied, _ := t.Metadata.Object("taskd").Int("attempt")
 	if n > int(applied) {

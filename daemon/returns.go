@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -125,7 +126,7 @@ func (d *Daemon) startParallel(ctx context.Context, l *list, t *taskfile.Task, o
 // follows.
 func inheritedFields(m *taskfile.Object) map[string]any {
 	out := map[string]any{}
-	for _, k := range inherited {
+	for _, k := range task.Inherited {
 		if v, ok := m.Get(k); ok {
 			out[k] = v
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -55,7 +56,7 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile
 	l, id := j.l, j.id
 	runnable := pendingRunnable
 	if again {
-		runnable = func(t *taskfile.Task, s spec) bool { return len(t.BlockedBy) == 0 && pendingRunnable(t, s) }
+		runnable = func(t *taskfile.Task, s task.Spec) bool { return len(t.BlockedBy) == 0 && pendingRunnable(t, s) }
 	}
 	c, err := d.claimAttempt(ctx, l, id, runnable)
 	if err != nil {
@@ -116,7 +117,7 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile
 // before it (the same claude session, when there is one, else its result).
 // began is called before the first of these that acts (starts children,
 // runs prompt commands).
-func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, sp spec, began func()) (*attempt, error) {
+func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, began func()) (*attempt, error) {
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err != nil {
 		return nil, err
@@ -177,7 +178,7 @@ func sessionOf(l *list, id string) string {
 // trailing follow-ups, created before the success is written (so a parent
 // never sees the task done while they are missing, and a restart creates
 // them once) and recorded in the same write.
-func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp spec, res Result, out outcome) (*taskfile.Task, error) {
+func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp task.Spec, res Result, out outcome) (*taskfile.Task, error) {
 	t, err := l.dir.Read(id)
 	if err != nil {
 		return nil, err
@@ -185,7 +186,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp spec, 
 	ov, _ := taskOverrides(t)
 	if out != finished || !res.Success || d.exitVerdict(l, id, sp, out) != nil {
 		ft, err := d.finish(ctx, l, id, sp, res, out)
-		if ov.Loop != nil && (stateOfTask(ft) == StateFailed || stateOfTask(ft) == StateTimedOut) {
+		if ov.Loop != nil && (task.Of(ft) == task.Failed || task.Of(ft) == task.TimedOut) {
 			l.events.append(Event{Type: EvLoopExited, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 				Data: map[string]any{"exitReason": loopError, "error": res.Error}})
 		}
@@ -218,7 +219,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp spec, 
 			return d.continueLoop(ctx, l, id, sp, res, iteration)
 		}
 		loopDone = func(t *taskfile.Task) {
-			m := td(t)
+			m := task.Meta(t)
 			m.Set("loopIteration", iteration)
 			m.Set("loopExit", reason)
 		}
@@ -232,7 +233,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp spec, 
 		return d.finish(ctx, l, id, sp, res, notStarted)
 	}
 	return d.finishWith(ctx, l, id, sp, res, out, func(t *taskfile.Task) {
-		m := td(t)
+		m := task.Meta(t)
 		if len(ov.Return) > 0 {
 			m.Set("returnsDone", true)
 		}
@@ -263,19 +264,11 @@ func (p *prepared) apply(a *attempt) {
 	}
 }
 
-func stateOfTask(t *taskfile.Task) string {
-	if t == nil {
-		return ""
-	}
-	s, _ := t.Metadata.Object("taskd").String("state")
-	return s
-}
-
 // newAttempt prepares attempt sp.Attempt of task t: the agent profile (the
 // task's explicit agent, else agentName, else the default), the prompt, the
 // working directory and the timeout.
-func (d *Daemon) newAttempt(l *list, t *taskfile.Task, sp spec, agentName, step string) (*attempt, error) {
-	_, ownerProfile := addressed(t)
+func (d *Daemon) newAttempt(l *list, t *taskfile.Task, sp task.Spec, agentName, step string) (*attempt, error) {
+	_, ownerProfile := task.Addressed(t)
 	name, explicit := sp.Agent, true
 	if name == "" {
 		name = ownerProfile
@@ -336,7 +329,7 @@ func taskCwd(cwd string) (string, error) {
 // pending with no state when the daemon stopped under it, so it runs again.
 // An attempt whose agent asked for it with taskd handoff or taskd converge
 // ends failed or needs_human instead (aceverdict.go).
-func (d *Daemon) finish(ctx context.Context, l *list, id string, sp spec, res Result, out outcome) (*taskfile.Task, error) {
+func (d *Daemon) finish(ctx context.Context, l *list, id string, sp task.Spec, res Result, out outcome) (*taskfile.Task, error) {
 	if v := d.exitVerdict(l, id, sp, out); v != nil { // taskd handoff or converge asked for it (aceverdict.go)
 		if v.Action == verdictNeedsHuman {
 			return d.finishNeedsHuman(ctx, l, id, sp, res, v)
@@ -348,52 +341,48 @@ func (d *Daemon) finish(ctx context.Context, l *list, id string, sp spec, res Re
 
 // finishWith is finish without a verdict check; onSuccess, if set, also
 // changes the task in the write that records its success.
-func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp spec, res Result, out outcome, onSuccess func(*taskfile.Task)) (*taskfile.Task, error) {
+func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spec, res Result, out outcome, onSuccess func(*taskfile.Task)) (*taskfile.Task, error) {
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
 	now := time.Now()
 	var evType string
 	var evData map[string]any
 	t, err := l.dir.Update(wctx, id, func(t *taskfile.Task) error {
-		m := td(t)
-		m.Set("finishedAt", stamp(now))
+		m := task.Meta(t)
+		m.Set("finishedAt", task.Stamp(now))
 		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))
 		failures, _ := m.Int("failures")
+		var ev task.Event
 		switch {
 		case out == finished && res.Success:
 			if waiting := outstanding(l.dir, t); len(waiting) > 0 {
 				// The agent ended its turn while its children still run:
 				// it is resumed with their results once they have ended.
-				t.Status = taskfile.StatusInProgress
-				m.Set("state", StateWaiting)
+				ev = task.Wait
 				m.Delete("finishedAt")
 				evType = EvTaskWaiting
 				evData = map[string]any{"children": waiting}
 				break
 			}
-			t.Status = taskfile.StatusCompleted
-			m.Set("state", StateSucceeded)
+			ev = task.Succeed
 			m.Delete("error")
 			if onSuccess != nil {
 				onSuccess(t)
 			}
 			evType = EvTaskSucceeded
 		case out == interrupted:
-			t.Status = taskfile.StatusPending
-			m.Set("state", StateNone)
+			ev = task.Interrupt
 			m.Delete("finishedAt")
 			n, _ := m.Int("interrupted")
 			m.Set("interrupted", n+1)
 			evType = EvTaskInterrupted
 		case out == cancelled:
-			t.Status = taskfile.StatusPending
-			m.Set("state", StateCancelled)
+			ev = task.Cancel
 			m.Set("error", "cancelled")
 			evType = EvTaskCancelled
 		default:
 			failures++
 			m.Set("failures", failures)
-			t.Status = taskfile.StatusPending
 			msg := res.Error
 			if out != notStarted {
 				msg += "; logs: " + filepath.Join(l.dir.Path(), relRunDir(id, sp.Attempt))
@@ -405,16 +394,17 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp spec, re
 			}
 			if out != notStarted && int(failures) <= sp.Retries {
 				at := now.Add(backoff(int(failures)))
-				m.Set("state", StateRetrying)
-				m.Set("retryAt", stamp(at))
-				evData = map[string]any{"retryAt": stamp(at), "failures": failures, "retries": sp.Retries}
+				ev = task.Retry
+				m.Set("retryAt", task.Stamp(at))
+				evData = map[string]any{"retryAt": task.Stamp(at), "failures": failures, "retries": sp.Retries}
 			} else if out == timedOut {
-				m.Set("state", StateTimedOut)
+				ev = task.TimeOut
 			} else {
-				m.Set("state", StateFailed)
+				ev = task.Fail
 			}
 		}
-		return nil
+		_, err := task.Record(t, ev)
+		return err
 	})
 	data := map[string]any{"success": res.Success, "summary": res.Summary, "exitCode": res.ExitCode, "durationMs": res.DurationMs}
 	if res.Error != "" && !res.Success {
@@ -461,18 +451,19 @@ func shortResult(r Result, runDir string) map[string]any {
 // cancelIdle cancels a task that is not running (metadata.taskd.cancel was
 // set while it waited).
 func (d *Daemon) cancelIdle(ctx context.Context, j *job) (*taskfile.Task, error) {
-	var sp spec
+	var sp task.Spec
 	t, err := j.l.dir.Update(ctx, j.id, func(t *taskfile.Task) error {
-		s, err := readSpec(t)
+		s, err := task.ReadSpec(t)
 		if err != nil || !s.Cancel || !cancellable(s.State) {
 			return errNotRunnable
 		}
 		sp = s
-		t.Status = taskfile.StatusPending
-		m := td(t)
-		m.Set("state", StateCancelled)
+		if _, err := task.Move(t, task.Cancel); err != nil {
+			return err
+		}
+		m := task.Meta(t)
 		m.Set("error", "cancelled before it ran")
-		m.Set("finishedAt", stamp(time.Now()))
+		m.Set("finishedAt", task.Stamp(time.Now()))
 		return nil
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/slots"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -124,15 +125,15 @@ func (d *Daemon) evaluate(l *list, id string) {
 		d.startJob(l, id, jobCancel, slots.Late)
 		return
 	}
-	if e.state == StateRunning {
+	if e.state == task.Running {
 		d.startJob(l, id, jobRecover, slots.Late)
 		return
 	}
-	if e.parent != "" && !e.delivered && endedState(e.state) {
+	if e.parent != "" && !e.delivered && e.state.Ended() {
 		d.startJob(l, id, jobDeliver, slots.Late)
 		return
 	}
-	if e.state == StateRetrying && time.Now().Before(e.retryAt) {
+	if e.state == task.Retrying && time.Now().Before(e.retryAt) {
 		if l.nextRetry.IsZero() || e.retryAt.Before(l.nextRetry) {
 			l.nextRetry = e.retryAt
 		}
@@ -151,9 +152,9 @@ func (d *Daemon) evaluate(l *list, id string) {
 
 // cancellable reports whether a task in state s that is not running can be
 // cancelled by metadata.taskd.cancel.
-func cancellable(s string) bool {
+func cancellable(s task.State) bool {
 	switch s {
-	case StateNone, StateQueued, StateRetrying, StateNeedsHuman, StateWaiting:
+	case task.None, task.Queued, task.Retrying, task.NeedsHuman, task.Waiting:
 		return true
 	}
 	return false
@@ -165,14 +166,14 @@ func (d *Daemon) runnable(l *list, id string, e *entry) bool {
 		return false
 	}
 	switch e.state {
-	case StateNone, StateRetrying:
+	case task.None, task.Retrying:
 		if e.status != taskfile.StatusPending || time.Now().Before(e.retryAt) {
 			return false
 		}
 		return d.blockersDone(l, e)
-	case StateNeedsHuman:
+	case task.NeedsHuman:
 		return e.resolve != ""
-	case StateWaiting:
+	case task.Waiting:
 		if e.aceWait != nil {
 			return d.aceWaitDone(l, e) // suspended by /handoff or /converge (acewait.go)
 		}
@@ -199,7 +200,7 @@ func (d *Daemon) blockersDone(l *list, e *entry) bool {
 // report goes away when the cycle is broken.
 func (d *Daemon) checkCycle(l *list, id string, e *entry) {
 	var problem string
-	if e.state == StateNone && e.status == taskfile.StatusPending {
+	if e.state == task.None && e.status == taskfile.StatusPending {
 		if cycle := d.cycle(l, id); cycle != nil {
 			problem = "blockedBy forms a cycle: " + strings.Join(cycle, " → ")
 		}
@@ -253,7 +254,7 @@ func (d *Daemon) childrenDone(l *list, e *entry) bool {
 
 func terminal(e *entry) bool {
 	switch e.state {
-	case StateSucceeded, StateFailed, StateCancelled, StateTimedOut, StateStopped:
+	case task.Succeeded, task.Failed, task.Cancelled, task.TimedOut, task.Stopped:
 		return true
 	}
 	return e.archived || e.reject != ""
@@ -316,7 +317,7 @@ func (d *Daemon) wakeDue() {
 		if !l.nextRetry.IsZero() && !now.Before(l.nextRetry) {
 			l.nextRetry = time.Time{}
 			for id, e := range l.entries {
-				if e.state == StateRetrying {
+				if e.state == task.Retrying {
 					d.consider(l, id)
 				}
 			}
@@ -339,9 +340,9 @@ const (
 
 func (d *Daemon) kindFor(e *entry) jobKind {
 	switch e.state {
-	case StateWaiting:
+	case task.Waiting:
 		return jobResume
-	case StateNeedsHuman:
+	case task.NeedsHuman:
 		return jobResolve
 	}
 	return jobRun
@@ -412,13 +413,13 @@ func (d *Daemon) startJob(l *list, id string, kind jobKind, p slots.Prep) bool {
 	d.jobs.Add(1)
 	go func() {
 		defer d.jobs.Done()
-		var task *taskfile.Task
+		var tf *taskfile.Task
 		err := errNotRunnable // stopped while it waited for its slot
 		if p != slots.Wait || j.acquire(ctx) == nil {
-			task, err = d.work(ctx, j)
+			tf, err = d.work(ctx, j)
 		}
 		stop(nil)
-		d.done <- jobDone{job: j, task: task, err: err}
+		d.done <- jobDone{job: j, task: tf, err: err}
 	}()
 	return true
 }
@@ -492,3 +493,12 @@ func (d *Daemon) work(ctx context.Context, j *job) (*taskfile.Task, error) {
 var errNotRunnable = fmt.Errorf("task is no longer runnable")
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// cycleMembers returns the ids of the cycle a checkCycle problem names.
+func cycleMembers(problem string) []string {
+	_, ids, ok := strings.Cut(problem, ": ")
+	if !ok {
+		return nil
+	}
+	return strings.Split(ids, " → ")
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -167,7 +168,7 @@ func TestConcurrencyLimits_ConditionAddedWhileRunning(t *testing.T) {
 	h.drop("l", "1", execTask("loop", script))
 	h.drop("l", "2", execTask("other", fmt.Sprintf("sh %s other 0.3; true", mark)))
 	for _, id := range []string{"1", "2"} {
-		h.waitState("l", id, daemon.StateSucceeded, 30*time.Second)
+		h.waitState("l", id, task.Succeeded, 30*time.Second)
 	}
 	if untils := oneAlive(t, seen()); untils == 0 {
 		t.Fatal("the condition command added while the agent ran never ran")
@@ -278,7 +279,7 @@ func TestConcurrencyLimits_Recovery(t *testing.T) {
 	h.start()
 	t.Cleanup(h.stop)
 	for i := 1; i <= 3; i++ {
-		h.waitState("l", strconv.Itoa(i), daemon.StateSucceeded, 60*time.Second)
+		h.waitState("l", strconv.Itoa(i), task.Succeeded, 60*time.Second)
 	}
 	if !strings.Contains(h.logs.String(), "recording the result of an attempt that ended while the daemon was down") {
 		t.Fatal("task 1 was not recovered from its result.json; the test proves nothing")
@@ -317,10 +318,10 @@ func TestConcurrencyLimits_RecoveryLeavesRoom(t *testing.T) {
 		return true
 	})
 	h.drop("b", "1", execTask("b", "true"))
-	h.waitState("b", "1", daemon.StateSucceeded, 20*time.Second)
+	h.waitState("b", "1", task.Succeeded, 20*time.Second)
 	open()
 	for _, id := range ids {
-		h.waitState("a", id, daemon.StateSucceeded, 30*time.Second)
+		h.waitState("a", id, task.Succeeded, 30*time.Second)
 	}
 }
 
@@ -339,10 +340,10 @@ func TestLoop_StopWhileRecoveredConditionWaits(t *testing.T) {
 	h.waitFor("task 1's condition to wait for the slot", 20*time.Second, func() bool { return h.untilReady("l", "1") })
 	h.stop()
 
-	task := h.read("l", "1")
-	it, _ := task.Metadata.Object("taskd").Int("loopIteration")
-	if got, want := stateOf(task), daemon.StateNone; got != want || task.Status != taskfile.StatusPending || it != 0 {
-		t.Errorf("after the stop: state %q, status %q, loopIteration %d; want %q, pending, 0", got, task.Status, it, want)
+	tf := h.read("l", "1")
+	it, _ := tf.Metadata.Object("taskd").Int("loopIteration")
+	if got, want := stateOf(tf), task.None; got != want || tf.Status != taskfile.StatusPending || it != 0 {
+		t.Errorf("after the stop: state %q, status %q, loopIteration %d; want %q, pending, 0", got, tf.Status, it, want)
 	}
 	evs := h.waitEvents("l", daemon.EvTaskInterrupted, "1", 1)
 	if n := countEvents(evs, daemon.EvLoopIteration, "1"); n != 0 {
@@ -350,8 +351,8 @@ func TestLoop_StopWhileRecoveredConditionWaits(t *testing.T) {
 	}
 	open()
 	h.start()
-	task = h.waitState("l", "1", daemon.StateSucceeded, 20*time.Second)
-	if got, _ := task.Metadata.Object("taskd").String("loopExit"); got != "satisfied" {
+	tf = h.waitState("l", "1", task.Succeeded, 20*time.Second)
+	if got, _ := tf.Metadata.Object("taskd").String("loopExit"); got != "satisfied" {
 		t.Errorf("loopExit = %q, want satisfied", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -124,7 +125,7 @@ func snapshotList(root, id string, all bool) (ListStatus, error) {
 			continue // gone meanwhile
 		}
 		status[tid] = t.Status
-		owned, _ := addressed(t)
+		owned, _ := task.Addressed(t)
 		if !owned && !all {
 			ls.Hidden++
 			continue
@@ -167,9 +168,9 @@ func fillStatus(ts *TaskStatus, t *taskfile.Task, owned bool, path string) {
 	}
 	ts.Error, _ = m.String("error")
 	ts.Archived, _ = m.Bool("archived")
-	if h := m.Object("hitl"); h != nil && ts.State == StateNeedsHuman {
+	if h := m.Object("hitl"); h != nil && ts.State == string(task.NeedsHuman) {
 		ts.WaitingFor, _ = h.String("reason")
-		ts.Options = stringList(h, "options")
+		ts.Options = task.Strings(h, "options")
 	}
 	ts.Since = time.Time{}
 	for _, k := range []string{"finishedAt", "startedAt"} { // the later: a rerun keeps an old finishedAt

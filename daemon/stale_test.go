@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -21,11 +22,11 @@ func TestFinished_FileChangedDuringJob(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(path, "1.json"), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		task, err := dir.Read("1")
+		tf, err := dir.Read("1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return task
+		return tf
 	}
 	// What the job last wrote: the task ended (cancelled).
 	stale := write(`{"id": "1", "subject": "child", "status": "pending", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true", "state": "cancelled", "attempt": 1}}}`)
@@ -42,7 +43,7 @@ func TestFinished_FileChangedDuringJob(t *testing.T) {
 
 	d.finished(jobDone{job: j, task: stale})
 
-	if e.state == StateCancelled {
+	if e.state == task.Cancelled {
 		t.Fatalf("entry state %q: the job's stale report hid the restart", e.state)
 	}
 	_, considered := l.candidates["1"]

@@ -68,13 +68,13 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (Result
 // the daemon turns into passed or failed.
 func stepPrompt(f *flowRun, resp *navigator.Response) string {
 	var b strings.Builder
-	task, _ := f.t.Metadata.String("userDescription")
-	if task == "" {
-		task = f.t.Subject
+	tf, _ := f.t.Metadata.String("userDescription")
+	if tf == "" {
+		tf = f.t.Subject
 	}
 	wf := workflowType(f.t)
 	fmt.Fprintf(&b, "You are carrying out one step of the %q workflow for task #%s.\n\n", wf, f.id)
-	fmt.Fprintf(&b, "## Task\n\n%s\n\n", strings.TrimSpace(task))
+	fmt.Fprintf(&b, "## Task\n\n%s\n\n", strings.TrimSpace(tf))
 	if si := resp.StepInstructions; si != nil {
 		fmt.Fprintf(&b, "## Step: %s\n\n", si.Name)
 		if si.Description != "" {

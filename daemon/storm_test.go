@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -159,14 +160,14 @@ func TestCrashStorm(t *testing.T) {
 	children := 0
 	branches := map[string]int{} // parent/branch → child tasks made for it
 	for _, id := range ids {
-		task := h.read("s", id)
-		if p, ok := task.Metadata.String("parentTaskId"); ok {
+		tf := h.read("s", id)
+		if p, ok := tf.Metadata.String("parentTaskId"); ok {
 			children++
-			b, _ := task.Metadata.String("branchName")
+			b, _ := tf.Metadata.String("branchName")
 			branches[p+"/"+b]++
 		}
-		if s := stateOf(task); s != daemon.StateSucceeded {
-			t.Errorf("task %s ended %q (status %q), want succeeded", id, s, task.Status)
+		if s := stateOf(tf); s != task.Succeeded {
+			t.Errorf("task %s ended %q (status %q), want succeeded", id, s, tf.Status)
 		}
 	}
 
@@ -180,8 +181,8 @@ func TestCrashStorm(t *testing.T) {
 		}
 	}
 	for _, id := range plain {
-		task := h.read("s", id)
-		attempt, _ := task.Metadata.Object("taskd").Int("attempt")
+		tf := h.read("s", id)
+		attempt, _ := tf.Metadata.Object("taskd").Int("attempt")
 		data, _ := os.ReadFile(filepath.Join(marks, id))
 		runs := strings.Fields(string(data))
 		if len(runs) == 0 || runs[len(runs)-1] != strconv.Itoa(int(attempt)) {
@@ -277,12 +278,12 @@ func allTerminal(list string) bool {
 		if !ok || !taskfile.ValidID(id) {
 			continue
 		}
-		task, err := taskfile.ReadFile(filepath.Join(list, name))
+		tf, err := taskfile.ReadFile(filepath.Join(list, name))
 		if err != nil {
 			return false
 		}
-		switch stateOf(task) {
-		case daemon.StateSucceeded, daemon.StateFailed, daemon.StateCancelled, daemon.StateTimedOut, daemon.StateStopped:
+		switch stateOf(tf) {
+		case task.Succeeded, task.Failed, task.Cancelled, task.TimedOut, task.Stopped:
 		default:
 			return false
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -30,7 +31,7 @@ type plan struct {
 // promptPlan parses a plain task's prompt: its script, the overrides of a
 // /subtask line or of a command file it invokes (merged with the
 // invocation's block), and the effective content.
-func (d *Daemon) promptPlan(l *list, t *taskfile.Task, sp spec) (*plan, error) {
+func (d *Daemon) promptPlan(l *list, t *taskfile.Task, sp task.Spec) (*plan, error) {
 	text := taskPrompt(t, sp)
 	p := &plan{}
 	if !hasSlashLines(text) {
@@ -81,7 +82,7 @@ func (d *Daemon) checkBlock(t *taskfile.Task, p *plan) error {
 		return nil
 	}
 	m := t.Metadata.Object("taskd")
-	inh := stringList(m, "inherited")
+	inh := task.Strings(m, "inherited")
 	for k, v := range p.block.Fields() {
 		if slices.Contains(inh, k) {
 			continue // taken from another task: the block overrides it
@@ -104,9 +105,9 @@ func compileBlock(t *taskfile.Task, p *plan) {
 	if !p.hasBlk {
 		return
 	}
-	m := td(t)
+	m := task.Meta(t)
 	fields := p.block.Fields()
-	inh := stringList(m, "inherited")
+	inh := task.Strings(m, "inherited")
 	for _, k := range overrideKeys {
 		if v, ok := fields[k]; ok {
 			if cur, set := m.Get(k); !set || cur == nil || slices.Contains(inh, k) {
@@ -204,7 +205,7 @@ func substituteResults(l *list, parent, text string) (string, error) {
 		if as == "" {
 			continue
 		}
-		if s, _ := m.String("state"); s != StateSucceeded {
+		if task.Of(t) != task.Succeeded {
 			pending[as] = true
 			continue
 		}

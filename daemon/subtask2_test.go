@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // s2Task is an exec task whose prompt (and optional metadata.taskd fields)
@@ -43,7 +44,7 @@ func TestSubtask2_ReturnsInOrder(t *testing.T) {
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("echo O >> f", cwd, map[string]any{"return": []string{"echo A >> f", "echo B >> f", "echo A >> f"}}))
 	h.waitLines(filepath.Join(cwd, "f"), "O A B A", 30*time.Second)
-	origin := h.waitState("l", "1", daemon.StateSucceeded, 10*time.Second)
+	origin := h.waitState("l", "1", task.Succeeded, 10*time.Second)
 	if done, _ := origin.Metadata.Object("taskd").Bool("returnsDone"); !done {
 		t.Errorf("returnsDone not recorded")
 	}
@@ -51,8 +52,8 @@ func TestSubtask2_ReturnsInOrder(t *testing.T) {
 	prev := "1"
 	for i := 1; i <= 3; i++ {
 		id := findNamed(t, h, "l", "1-r"+strconv.Itoa(i))
-		task := h.waitState("l", id, daemon.StateSucceeded, 10*time.Second)
-		if got := strings.Join(task.BlockedBy, ","); got != prev {
+		tf := h.waitState("l", id, task.Succeeded, 10*time.Second)
+		if got := strings.Join(tf.BlockedBy, ","); got != prev {
 			t.Errorf("return %d blockedBy %q, want %q", i, got, prev)
 		}
 		prev = id
@@ -87,7 +88,7 @@ func TestSubtask2_NestedReturnsRunFirst(t *testing.T) {
 	}
 	// Nothing ran twice: wait until everything is done and look again.
 	for _, n := range []string{"1-r1", "1-r2", "1-r3", "1-r4"} {
-		h.waitState("l", findNamed(t, h, "l", n), daemon.StateSucceeded, 10*time.Second)
+		h.waitState("l", findNamed(t, h, "l", n), task.Succeeded, 10*time.Second)
 	}
 	if got := lines(t, filepath.Join(cwd, "f")); got != "O R1 N1 N2 R2" {
 		t.Errorf("f = %q", got)
@@ -125,8 +126,8 @@ if [ "$(wc -l < count)" -ge 3 ]; then echo 'looks done <subtask2 loop=break/>'; 
 		h.drop("l", tt.id, s2Task(tt.prompt, cwds[tt.id], nil))
 	}
 	for _, tt := range tests {
-		task := h.waitState("l", tt.id, daemon.StateSucceeded, 60*time.Second)
-		m := task.Metadata.Object("taskd")
+		tf := h.waitState("l", tt.id, task.Succeeded, 60*time.Second)
+		m := tf.Metadata.Object("taskd")
 		n, _ := m.Int("loopIteration")
 		exit, _ := m.String("loopExit")
 		attempt, _ := m.Int("attempt")
@@ -158,18 +159,18 @@ func TestSubtask2_ParallelWithAFailingChild(t *testing.T) {
 	h := startDaemon(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("/subtask {parallel:sleep 0.3; echo P1 >> p || exit 3 || echo P3 >> p && return:echo R >> f} echo O >> f", cwd, nil))
-	task := h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	tf := h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	h.waitLines(filepath.Join(cwd, "f"), "O R", 20*time.Second)
 	if got := lines(t, filepath.Join(cwd, "p")); got != "P3 P1" && got != "P1 P3" {
 		t.Errorf("parallel output %q", got)
 	}
-	want := map[string]string{"1-p1": daemon.StateSucceeded, "1-p2": daemon.StateFailed, "1-p3": daemon.StateSucceeded}
+	want := map[string]task.State{"1-p1": task.Succeeded, "1-p2": task.Failed, "1-p3": task.Succeeded}
 	for name, state := range want {
 		if s := stateOf(h.read("l", findNamed(t, h, "l", name))); s != state {
 			t.Errorf("%s ended %q, want %q", name, s, state)
 		}
 	}
-	if n, _ := task.Metadata.Object("taskd").Int("attempt"); n != 1 {
+	if n, _ := tf.Metadata.Object("taskd").Int("attempt"); n != 1 {
 		t.Errorf("the task ran %d times; parallel items do not make it run again", n)
 	}
 	// The return ran only after every parallel child had ended.
@@ -200,8 +201,8 @@ func TestSubtask2_NamedResults(t *testing.T) {
 		return string(data) == "got: the plan is ready\n"
 	})
 	h.drop("l", "5", s2Task(`echo "$RESULT[nope]"`, cwd, nil))
-	task := h.waitState("l", "5", daemon.StateFailed, 10*time.Second)
-	if e, _ := task.Metadata.Object("taskd").String("error"); !strings.Contains(e, "nope") {
+	tf := h.waitState("l", "5", task.Failed, 10*time.Second)
+	if e, _ := tf.Metadata.Object("taskd").String("error"); !strings.Contains(e, "nope") {
 		t.Errorf("error = %q, want it to name the unknown result", e)
 	}
 }
@@ -228,7 +229,7 @@ printf '<subtask2 auto="true">\n/subtask {agent:exec && return:echo R >> f} echo
 		return string(b)
 	}
 	h.drop("l", "1", auto("planner"))
-	h.waitState("l", "1", daemon.StateSucceeded, 30*time.Second)
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	if got := lines(t, filepath.Join(cwd, "f")); got != "W R" {
 		t.Errorf("f = %q, want the planned workflow's lines", got)
 		for _, id := range mustList(t, h.listDir("l")) {
@@ -247,8 +248,8 @@ printf '<subtask2 auto="true">\n/subtask {agent:exec && return:echo R >> f} echo
 	}
 
 	h.drop("l", "2", auto("bad-planner"))
-	task := h.waitState("l", "2", daemon.StateFailed, 30*time.Second)
-	if e, _ := task.Metadata.Object("taskd").String("error"); !strings.Contains(e, "holds no usable workflow") {
+	tf := h.waitState("l", "2", task.Failed, 30*time.Second)
+	if e, _ := tf.Metadata.Object("taskd").String("error"); !strings.Contains(e, "holds no usable workflow") {
 		t.Errorf("error = %q", e)
 	}
 	if out, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "2", "1", "stdout.log")); string(out) != "just do it\n" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // shellEditor edits every task file of $DIR, round after round until $STOP
@@ -84,8 +85,8 @@ func TestConcurrentWriters(t *testing.T) {
 	start := time.Now()
 	h.waitFor("every task to succeed", 10*time.Minute, func() bool {
 		for i := 1; i <= n; i++ {
-			task, err := readTask(h, "w", strconv.Itoa(i))
-			if err != nil || stateOf(task) != daemon.StateSucceeded {
+			tf, err := readTask(h, "w", strconv.Itoa(i))
+			if err != nil || stateOf(tf) != task.Succeeded {
 				return false
 			}
 		}
@@ -109,21 +110,21 @@ func TestConcurrentWriters(t *testing.T) {
 	lost := 0
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
-		task := h.read("w", id)
+		tf := h.read("w", id)
 		for _, r := range nodeUpdates[id] {
-			v, _ := task.Metadata.Bool("node_" + r)
-			if !v || !strings.Contains(task.Subject, "[node "+r+"]") {
+			v, _ := tf.Metadata.Bool("node_" + r)
+			if !v || !strings.Contains(tf.Subject, "[node "+r+"]") {
 				lost++
-				t.Errorf("task %s lost the node writer's update of round %s (subject %q)", id, r, task.Subject)
+				t.Errorf("task %s lost the node writer's update of round %s (subject %q)", id, r, tf.Subject)
 			}
 		}
 		for _, r := range shellUpdates[id] {
-			if v, _ := task.Metadata.Bool("shell_" + r); !v {
+			if v, _ := tf.Metadata.Bool("shell_" + r); !v {
 				lost++
 				t.Errorf("task %s lost the shell writer's update of round %s", id, r)
 			}
 		}
-		if s := stateOf(task); s != daemon.StateSucceeded {
+		if s := stateOf(tf); s != task.Succeeded {
 			t.Errorf("task %s is %q, want succeeded", id, s)
 		}
 		runs, _ := os.ReadFile(filepath.Join(marks, id))

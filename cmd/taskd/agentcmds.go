@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -273,9 +274,9 @@ func runQueue(ctx context.Context, inv *invocation) error {
 	for _, c := range cs {
 		what := c.State
 		switch {
-		case c.State == daemon.StateQueued || c.State == "" && c.Collection == "queued":
+		case c.State == string(task.Queued) || c.State == "" && c.Collection == "queued":
 			what = "queued"
-		case c.State == daemon.StateRunning || c.State == "":
+		case c.State == string(task.Running) || c.State == "":
 			what = "running " + age(time.Now(), c.Since)
 		}
 		line := fmt.Sprintf("%-6s %-16s %-12s %s", c.ID, fit(c.Name, 16), c.Collection, what)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 func init() {
@@ -99,7 +100,7 @@ func runLogs(ctx context.Context, inv *invocation) error {
 		m := t.Metadata.Object("taskd")
 		n, _ := m.Int("attempt")
 		state, _ := m.String("state")
-		return int(n), state != daemon.StateRunning && state != ""
+		return int(n), state != string(task.Running) && state != ""
 	}
 	n, ended := latest()
 	if *attemptFlag > 0 {

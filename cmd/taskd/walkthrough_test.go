@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -225,14 +226,14 @@ func (w *walk) waitForTasks(list string, ids ...string) {
 	for {
 		pending := ""
 		for _, id := range ids {
-			state := ""
-			if task, err := taskfile.ReadFile(filepath.Join(dir, id+".json")); err == nil {
-				state, _ = task.Metadata.Object("taskd").String("state")
+			state := task.None
+			if tf, err := taskfile.ReadFile(filepath.Join(dir, id+".json")); err == nil {
+				state = task.Of(tf)
 			}
 			switch state {
-			case daemon.StateSucceeded:
+			case task.Succeeded:
 				continue
-			case daemon.StateFailed, daemon.StateTimedOut, daemon.StateStopped, daemon.StateNeedsHuman:
+			case task.Failed, task.TimedOut, task.Stopped, task.NeedsHuman:
 				data, _ := os.ReadFile(filepath.Join(dir, id+".json"))
 				w.t.Fatalf("task %s/%s is %s:\n%s\noutput:\n%s", list, id, state, data, w.output())
 			}

@@ -6,8 +6,12 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// Of returns the state task t's file records (metadata.taskd.state).
+// Of returns the state task t's file records (metadata.taskd.state); a
+// nil task has none.
 func Of(t *taskfile.Task) State {
+	if t == nil {
+		return None
+	}
 	s, _ := t.Metadata.Object("taskd").String("state")
 	return State(s)
 }
@@ -19,7 +23,18 @@ func Of(t *taskfile.Task) State {
 // Nothing is written to disk: the caller writes t, then performs the
 // effects.
 func Move(t *taskfile.Task, ev Event) (Effects, error) {
-	from := Of(t)
+	return move(t, Of(t), ev)
+}
+
+// Record applies ev, the end of an attempt that ran, to task t as Move
+// does from Running, whatever state another writer left in the file while
+// the agent ran (an agent that rewrote its own task file, say): the
+// attempt ran, and its end is recorded.
+func Record(t *taskfile.Task, ev Event) (Effects, error) {
+	return move(t, Running, ev)
+}
+
+func move(t *taskfile.Task, from State, ev Event) (Effects, error) {
 	to, eff, err := Next(from, ev)
 	if err != nil {
 		return 0, fmt.Errorf("task %s: %w", t.ID, err)
@@ -41,10 +56,30 @@ func Move(t *taskfile.Task, ev Event) (Effects, error) {
 }
 
 // Begin gives a task that is being created (not yet on disk) its first
-// state: None, or Queued for a child that waits for /run or its turn.
-func Begin(t *taskfile.Task, queued bool) {
-	t.Status = taskfile.StatusPending
-	if queued {
-		t.EnsureMetadata().EnsureObject("taskd").Set("state", string(Queued))
+// state: None; Queued, for a child that waits for /run or its turn; or
+// Failed, for a child refused as it is made (it never runs, and its
+// failure still reaches its parent). Any other state is an error.
+func Begin(t *taskfile.Task, s State) error {
+	switch s {
+	case None, Queued, Failed:
+	default:
+		return fmt.Errorf("task %s: a new task cannot be %s: %w", t.ID, s, ErrIllegal)
 	}
+	t.Status = taskfile.StatusPending
+	if s != None {
+		t.EnsureMetadata().EnsureObject("taskd").Set("state", string(s))
+	}
+	return nil
+}
+
+// Archive marks an ended child archived: kept on disk with its results,
+// completed whichever way it ended, no longer counted by its parent. Its
+// state stays as it ended.
+func Archive(t *taskfile.Task) error {
+	if s := Of(t); !s.Ended() {
+		return fmt.Errorf("task %s: a %s task cannot be archived: %w", t.ID, s, ErrIllegal)
+	}
+	t.Status = taskfile.StatusCompleted
+	t.EnsureMetadata().EnsureObject("taskd").Set("archived", true)
+	return nil
 }

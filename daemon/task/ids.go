@@ -1,9 +1,8 @@
-package daemon
+package task
 
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/taskd/taskd/taskfile"
 )
@@ -15,12 +14,12 @@ var ErrBadID = errors.New("not a task id")
 // ErrNUL is wrapped by the error for a prompt with a NUL byte.
 var ErrNUL = errors.New("NUL byte")
 
-// checkIDs checks every id task t names: metadata.taskd.parent, its
+// CheckIDs checks every id task t names: metadata.taskd.parent, its
 // children (metadata.taskd.children, a fork's branches) and blockedBy.
 // Ids become file names, inbox and run folder names: one that is not a
 // task id (taskfile.ValidID) could name a path outside the list, and can
 // never name a task, so it is refused with where it was found.
-func checkIDs(t *taskfile.Task, sp spec) error {
+func CheckIDs(t *taskfile.Task, sp Spec) error {
 	bad := func(field, v string) error {
 		return fmt.Errorf("%s is %q, which is %w (1-128 of A-Z a-z 0-9 _ -): it can name no task file of this list, so taskd refuses it rather than wait for it forever", field, v, ErrBadID)
 	}
@@ -34,7 +33,7 @@ func checkIDs(t *taskfile.Task, sp spec) error {
 	}
 	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
 		for _, kind := range []string{"parallel", "sequential"} {
-			for i, c := range stringList(ch, kind) {
+			for i, c := range Strings(ch, kind) {
 				if !taskfile.ValidID(c) {
 					return bad(fmt.Sprintf("metadata.taskd.children.%s[%d]", kind, i), c)
 				}
@@ -49,13 +48,4 @@ func checkIDs(t *taskfile.Task, sp spec) error {
 		}
 	}
 	return nil
-}
-
-// cycleMembers returns the ids of the cycle a checkCycle problem names.
-func cycleMembers(problem string) []string {
-	_, ids, ok := strings.Cut(problem, ": ")
-	if !ok {
-		return nil
-	}
-	return strings.Split(ids, " → ")
 }

@@ -1,4 +1,4 @@
-package daemon
+package task
 
 import (
 	"encoding/json"
@@ -9,31 +9,16 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// States of metadata.taskd.state (DESIGN §3.2).
-const (
-	StateNone       = ""            // accepted, waiting for a slot (or new)
-	StateQueued     = "queued"      // a child waiting for /run
-	StateRunning    = "running"     // an agent or a workflow is running
-	StateWaiting    = "waiting"     // waiting for its children
-	StateNeedsHuman = "needs_human" // waiting for metadata.taskd.resolve
-	StateRetrying   = "retrying"    // failed, retried at metadata.taskd.retryAt
-	StateSucceeded  = "succeeded"
-	StateFailed     = "failed"
-	StateCancelled  = "cancelled"
-	StateTimedOut   = "timed_out"
-	StateStopped    = "stopped" // a workflow stopped by its loop guard
-)
-
 // ownerPrefix marks tasks addressed to taskd by their owner field.
-const ownerName = "taskd"
+const Owner = "taskd"
 
-// addressed reports whether task is taskd's (DESIGN §3.1): owner "taskd" or
+// Addressed reports whether task is taskd's (DESIGN §3.1): owner "taskd" or
 // "taskd:<profile>", or a metadata.taskd object. profile is the profile the
 // owner names, if any.
-func addressed(t *taskfile.Task) (ok bool, profile string) {
-	if t.Owner == ownerName {
+func Addressed(t *taskfile.Task) (ok bool, profile string) {
+	if t.Owner == Owner {
 		ok = true
-	} else if p, found := strings.CutPrefix(t.Owner, ownerName+":"); found {
+	} else if p, found := strings.CutPrefix(t.Owner, Owner+":"); found {
 		ok, profile = true, p
 	}
 	if t.Metadata.Object("taskd") != nil {
@@ -42,9 +27,9 @@ func addressed(t *taskfile.Task) (ok bool, profile string) {
 	return ok, profile
 }
 
-// spec is what a taskd task asks for, read from metadata.taskd with its
+// Spec is what a taskd task asks for, read from metadata.taskd with its
 // types checked. The zero values mean "not set".
-type spec struct {
+type Spec struct {
 	Prompt         string
 	HasPrompt      bool
 	Agent          string // explicit agent or profile
@@ -59,7 +44,7 @@ type spec struct {
 	DisallowTools  []string
 	SystemPrompt   string
 
-	State     string
+	State     State
 	Attempt   int
 	Failures  int
 	RetryAt   time.Time
@@ -79,10 +64,10 @@ var fieldType = map[string]string{
 	"parent": "string", "sessionId": "string", "archived": "bool",
 }
 
-// readSpec checks and reads metadata.taskd. Errors say which field is wrong
+// ReadSpec checks and reads metadata.taskd. Errors say which field is wrong
 // and how to write it; they make the daemon reject the file.
-func readSpec(t *taskfile.Task) (spec, error) {
-	var s spec
+func ReadSpec(t *taskfile.Task) (Spec, error) {
+	var s Spec
 	td := t.Metadata.Object("taskd")
 	if v, ok := t.Metadata.Get("taskd"); ok && td == nil {
 		return s, fmt.Errorf(`metadata.taskd is %s; it must be an object such as {"prompt": "echo hi"}`, taskfile.TypeName(v))
@@ -110,10 +95,12 @@ func readSpec(t *taskfile.Task) (spec, error) {
 	s.Cancel, _ = td.Bool("cancel")
 	s.Resolve, _ = td.String("resolve")
 	s.PermissionMode, _ = td.String("permissionMode")
-	s.Tools = stringList(td, "tools")
-	s.DisallowTools = stringList(td, "disallowedTools")
+	s.Tools = Strings(td, "tools")
+	s.DisallowTools = Strings(td, "disallowedTools")
 	s.SystemPrompt, _ = td.String("systemPrompt")
-	s.State, _ = td.String("state")
+	if st, ok := td.String("state"); ok {
+		s.State = State(st)
+	}
 	s.Parent, _ = td.String("parent")
 	s.SessionID, _ = td.String("sessionId")
 	s.Archived, _ = td.Bool("archived")
@@ -127,7 +114,7 @@ func readSpec(t *taskfile.Task) (spec, error) {
 		s.Failures = int(n)
 	}
 	if v, ok := td.Get("timeout"); ok && v != nil {
-		s.Timeout, _ = parseTimeout(v)
+		s.Timeout, _ = ParseTimeout(v)
 	}
 	if at, ok := td.String("retryAt"); ok {
 		s.RetryAt, _ = time.Parse(time.RFC3339Nano, at)
@@ -167,7 +154,7 @@ func checkType(key, kind string, v any) error {
 			}
 		}
 	case "duration":
-		if _, err := parseTimeout(v); err != nil {
+		if _, err := ParseTimeout(v); err != nil {
 			return fmt.Errorf("metadata.taskd.%s: %v", key, err)
 		}
 	case "time":
@@ -182,9 +169,9 @@ func checkType(key, kind string, v any) error {
 	return nil
 }
 
-// parseTimeout accepts a Go duration string ("90s", "10m") or a number of
+// ParseTimeout accepts a Go duration string ("90s", "10m") or a number of
 // seconds.
-func parseTimeout(v any) (time.Duration, error) {
+func ParseTimeout(v any) (time.Duration, error) {
 	switch v := v.(type) {
 	case string:
 		d, err := time.ParseDuration(v)
@@ -202,7 +189,7 @@ func parseTimeout(v any) (time.Duration, error) {
 	return 0, fmt.Errorf("is %s; write it like \"90s\" or \"10m\", or as a number of seconds", taskfile.TypeName(v))
 }
 
-func stringList(o *taskfile.Object, key string) []string {
+func Strings(o *taskfile.Object, key string) []string {
 	v, _ := o.Get(key)
 	arr, _ := v.([]any)
 	var out []string
@@ -214,10 +201,14 @@ func stringList(o *taskfile.Object, key string) []string {
 	return out
 }
 
-// td returns metadata.taskd, creating it. Writers use it to record state.
-func td(t *taskfile.Task) *taskfile.Object {
+// Meta returns metadata.taskd, creating it. Writers use it to record state.
+func Meta(t *taskfile.Task) *taskfile.Object {
 	return t.EnsureMetadata().EnsureObject("taskd")
 }
 
-// stamp formats a time for the task file.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// Stamp formats a time for the task file.
+func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Inherited are the metadata.taskd fields a child task takes from its
+// parent unless it sets them itself (DESIGN §5.1).
+var Inherited = []string{"agent", "model", "cwd", "permissionMode", "tools", "disallowedTools", "timeout", "allowBypass"}
