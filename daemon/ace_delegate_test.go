@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -44,14 +45,14 @@ func TestDelegate_PromptLine(t *testing.T) {
 	}
 	// The parent's agent ran while the child still worked (no "built"
 	// yet), then waited and was resumed with the result.
-	if got := countEvents(h.events("l"), daemon.EvTaskResumed, "1"); got != 1 {
+	if got := countEvents(h.events("l"), eventlog.TaskResumed, "1"); got != 1 {
 		t.Errorf("parent resumed %d times, want 1", got)
 	}
 	if done := stringsOf(parent.Metadata.Object("taskd").Object("children"), "done"); len(done) != 1 || done[0] != id {
 		t.Errorf("parent's done children = %v", done)
 	}
 
-	evs := h.waitEvents("l", daemon.EvTranscriptEvent, id, 2)
+	evs := h.waitEvents("l", eventlog.TranscriptEvent, id, 2)
 	common := map[string]any{"subagent_id": id, "session_id": "1", "agent_type": "builder", "permission_mode": "acceptEdits",
 		"task_description": child, "spawn_timestamp": nil}
 	with := func(extra map[string]any) map[string]any {
@@ -65,19 +66,19 @@ func TestDelegate_PromptLine(t *testing.T) {
 		return out
 	}
 	got := checkSequence(t, evs, []wantEvent{
-		{daemon.EvTaskStarted, "1", nil},
-		{daemon.EvSubagentSpawned, id, with(map[string]any{"parent_session_id": "1"})},
-		{daemon.EvTranscriptEvent, id, with(map[string]any{"event_type": "subagent_start"})},
-		{daemon.EvSubagentActive, id, with(map[string]any{"initial_state": "running"})},
-		{daemon.EvTaskSucceeded, id, nil},
-		{daemon.EvTranscriptEvent, id, with(map[string]any{"event_type": "subagent_stop", "outcome": "success",
+		{eventlog.TaskStarted, "1", nil},
+		{eventlog.SubagentSpawned, id, with(map[string]any{"parent_session_id": "1"})},
+		{eventlog.TranscriptEvent, id, with(map[string]any{"event_type": "subagent_start"})},
+		{eventlog.SubagentActive, id, with(map[string]any{"initial_state": "running"})},
+		{eventlog.TaskSucceeded, id, nil},
+		{eventlog.TranscriptEvent, id, with(map[string]any{"event_type": "subagent_stop", "outcome": "success",
 			"completion_timestamp": nil, "duration_ms": nil, "artifact_paths": []any{
 				filepath.Join(".taskd", "runs", id, "1", "result.json"), filepath.Join(".taskd", "runs", id, "1", "stdout.log")}})},
 	})
 	if got[1].Parent != "1" {
 		t.Errorf("SubagentSpawned parent = %q, want 1", got[0].Parent)
 	}
-	if n := countEvents(evs, daemon.EvSubagentSpawned, id); n != 1 {
+	if n := countEvents(evs, eventlog.SubagentSpawned, id); n != 1 {
 		t.Errorf("%d SubagentSpawned events, want 1 (the line ran twice?)", n)
 	}
 }
@@ -136,11 +137,11 @@ func TestDelegate_Command(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cwd, "widened")); err == nil || tdString(refused, "name") != "builder-1" {
 		t.Errorf("the refused subagent %s ran or is misnamed", refused.ID)
 	}
-	evs := h.waitEvents("l", daemon.EvSubagentActive, id, 1)
+	evs := h.waitEvents("l", eventlog.SubagentActive, id, 1)
 	checkSequence(t, evs, []wantEvent{
-		{daemon.EvSubagentSpawned, id, map[string]any{"agent_type": "tester", "permission_mode": "plan", "tools": []any{"Read"}}},
-		{daemon.EvTranscriptEvent, id, map[string]any{"event_type": "subagent_start"}},
-		{daemon.EvSubagentActive, id, map[string]any{"initial_state": "running"}},
+		{eventlog.SubagentSpawned, id, map[string]any{"agent_type": "tester", "permission_mode": "plan", "tools": []any{"Read"}}},
+		{eventlog.TranscriptEvent, id, map[string]any{"event_type": "subagent_start"}},
+		{eventlog.SubagentActive, id, map[string]any{"initial_state": "running"}},
 	})
 }
 
@@ -192,10 +193,10 @@ func TestDelegate_OwnTimeout(t *testing.T) {
 	if pid := readPid(t, filepath.Join(cwd, "kid.pid")); alive(pid) {
 		t.Errorf("the timed-out subagent's process %d is alive", pid)
 	}
-	evs := h.waitEvents("l", daemon.EvSubagentTimeout, id, 1)
+	evs := h.waitEvents("l", eventlog.SubagentTimeout, id, 1)
 	checkSequence(t, evs, []wantEvent{
-		{daemon.EvTaskTimedOut, id, nil},
-		{daemon.EvTranscriptEvent, id, map[string]any{"event_type": "subagent_stop", "outcome": "timeout"}},
-		{daemon.EvSubagentTimeout, id, map[string]any{"source": "subagent", "timeout": "1s", "outcome": "timeout", "agent_type": "analyzer"}},
+		{eventlog.TaskTimedOut, id, nil},
+		{eventlog.TranscriptEvent, id, map[string]any{"event_type": "subagent_stop", "outcome": "timeout"}},
+		{eventlog.SubagentTimeout, id, map[string]any{"source": "subagent", "timeout": "1s", "outcome": "timeout", "agent_type": "analyzer"}},
 	})
 }

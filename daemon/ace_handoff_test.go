@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -26,12 +26,12 @@ func TestHandoff_Monitor(t *testing.T) {
 	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"permissionMode": "acceptEdits"}))
 	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	id := h.childNamed("l", "1", "builder-1")
-	evs := h.waitEvents("l", daemon.EvHandoffResolved, "1", 1)
+	evs := h.waitEvents("l", eventlog.HandoffResolved, "1", 1)
 	checkSequence(t, evs, []wantEvent{
-		{daemon.EvHandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor", "parent_session_id": "1", "agent_type": "builder", "line": 2}},
-		{daemon.EvTranscriptEvent, "1", map[string]any{"mirror_of": id, "event_type": daemon.EvTaskSucceeded, "subagent_id": id, "handoff_mode": "monitor"}},
-		{daemon.EvHandoffComplete, "1", map[string]any{"subagent_id": id, "outcome": "success", "handoff_mode": "monitor", "artifacts": nil}},
-		{daemon.EvHandoffResolved, "1", map[string]any{"subagent_id": id, "outcome": "success", "action": "none", "artifacts": nil}},
+		{eventlog.HandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor", "parent_session_id": "1", "agent_type": "builder", "line": 2}},
+		{eventlog.TranscriptEvent, "1", map[string]any{"mirror_of": id, "event_type": eventlog.TaskSucceeded, "subagent_id": id, "handoff_mode": "monitor"}},
+		{eventlog.HandoffComplete, "1", map[string]any{"subagent_id": id, "outcome": "success", "handoff_mode": "monitor", "artifacts": nil}},
+		{eventlog.HandoffResolved, "1", map[string]any{"subagent_id": id, "outcome": "success", "action": "none", "artifacts": nil}},
 	})
 	recs := h.read("l", "1").Metadata.Object("taskd")
 	if got := string(mustJSON(get(recs, "handoffs"))); !strings.Contains(got, `"state":"resolved"`) || !strings.Contains(got, `"mode":"monitor"`) {
@@ -51,13 +51,13 @@ func TestHandoff_MonitorMirrorsCommandEvents(t *testing.T) {
 	h.drop("l", "1", parentTask(prompt, cwd, map[string]any{"permissionMode": "acceptEdits"}))
 	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	id := h.childNamed("l", "1", "builder-1")
-	evs := h.waitEvents("l", daemon.EvHandoffResolved, "1", 1)
+	evs := h.waitEvents("l", eventlog.HandoffResolved, "1", 1)
 	checkSequence(t, evs, []wantEvent{
-		{daemon.EvHandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor"}},
-		{daemon.EvMessageSent, id, map[string]any{"from": id}},
-		{daemon.EvTranscriptEvent, "1", map[string]any{"mirror_of": id, "event_type": daemon.EvMessageSent, "subagent_id": id, "handoff_mode": "monitor"}},
-		{daemon.EvTranscriptEvent, "1", map[string]any{"mirror_of": id, "event_type": daemon.EvTaskSucceeded, "subagent_id": id}},
-		{daemon.EvHandoffResolved, "1", map[string]any{"subagent_id": id, "outcome": "success", "action": "none"}},
+		{eventlog.HandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor"}},
+		{eventlog.MessageSent, id, map[string]any{"from": id}},
+		{eventlog.TranscriptEvent, "1", map[string]any{"mirror_of": id, "event_type": eventlog.MessageSent, "subagent_id": id, "handoff_mode": "monitor"}},
+		{eventlog.TranscriptEvent, "1", map[string]any{"mirror_of": id, "event_type": eventlog.TaskSucceeded, "subagent_id": id}},
+		{eventlog.HandoffResolved, "1", map[string]any{"subagent_id": id, "outcome": "success", "action": "none"}},
 	})
 }
 
@@ -80,16 +80,16 @@ taskd handoff --json builder-1 > monitor.json || exit 5`
 	if got := readFile(t, filepath.Join(cwd, "monitor.json")); !strings.Contains(got, `"mode": "monitor"`) {
 		t.Errorf("taskd handoff --json printed:\n%s", got)
 	}
-	evs := h.waitEvents("l", daemon.EvHandoffResolved, "1", 2)
+	evs := h.waitEvents("l", eventlog.HandoffResolved, "1", 2)
 	checkSequence(t, evs, []wantEvent{
-		{daemon.EvHandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control"}},
-		{daemon.EvHandoffComplete, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "outcome": "success"}},
-		{daemon.EvHandoffResolved, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "action": "none"}},
-		{daemon.EvHandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor"}},
-		{daemon.EvHandoffComplete, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor", "outcome": "success"}},
-		{daemon.EvHandoffResolved, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor", "action": "none"}},
+		{eventlog.HandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control"}},
+		{eventlog.HandoffComplete, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "outcome": "success"}},
+		{eventlog.HandoffResolved, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "action": "none"}},
+		{eventlog.HandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor"}},
+		{eventlog.HandoffComplete, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor", "outcome": "success"}},
+		{eventlog.HandoffResolved, "1", map[string]any{"subagent_id": id, "handoff_mode": "monitor", "action": "none"}},
 	})
-	if n := countEvents(evs, daemon.EvHandoffComplete, "1"); n != 2 {
+	if n := countEvents(evs, eventlog.HandoffComplete, "1"); n != 2 {
 		t.Errorf("%d HandoffComplete events, want 2", n)
 	}
 }
@@ -114,17 +114,17 @@ func TestHandoff_TransferControl(t *testing.T) {
 	if done := stringsOf(parent.Metadata.Object("taskd").Object("children"), "done"); len(done) != 1 || done[0] != id {
 		t.Errorf("done children = %v, want [%s]", done, id)
 	}
-	evs := h.waitEvents("l", daemon.EvTaskSucceeded, "1", 1) // logged just after the file shows it
+	evs := h.waitEvents("l", eventlog.TaskSucceeded, "1", 1) // logged just after the file shows it
 	checkSequence(t, evs, []wantEvent{
-		{daemon.EvHandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "on_failure": "escalate"}},
-		{daemon.EvTaskWaiting, "1", map[string]any{"reason": "handoff", "children": []any{id}}},
-		{daemon.EvTaskSucceeded, id, nil},
-		{daemon.EvHandoffComplete, "1", map[string]any{"subagent_id": id, "outcome": "success"}},
-		{daemon.EvTaskResumed, "1", map[string]any{"reason": "handoff"}},
-		{daemon.EvHandoffResolved, "1", map[string]any{"subagent_id": id, "outcome": "success", "action": "none"}},
-		{daemon.EvTaskSucceeded, "1", nil},
+		{eventlog.HandoffInitiated, "1", map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "on_failure": "escalate"}},
+		{eventlog.TaskWaiting, "1", map[string]any{"reason": "handoff", "children": []any{id}}},
+		{eventlog.TaskSucceeded, id, nil},
+		{eventlog.HandoffComplete, "1", map[string]any{"subagent_id": id, "outcome": "success"}},
+		{eventlog.TaskResumed, "1", map[string]any{"reason": "handoff"}},
+		{eventlog.HandoffResolved, "1", map[string]any{"subagent_id": id, "outcome": "success", "action": "none"}},
+		{eventlog.TaskSucceeded, "1", nil},
 	})
-	if n := countEvents(evs, daemon.EvTaskStarted, "1"); n != 2 {
+	if n := countEvents(evs, eventlog.TaskStarted, "1"); n != 2 {
 		t.Errorf("parent started %d times, want 2 (suspended, then run)", n)
 	}
 	if a, _ := parent.Metadata.Object("taskd").Int("attempt"); a != 1 {
@@ -184,18 +184,18 @@ func TestHandoff_Timeout(t *testing.T) {
 			pid, cwd := "p"+string(rune('a'+i)), cwds[tt.name]
 			p := h.waitState("l", pid, tt.wantState, 60*time.Second)
 			id := h.childNamed("l", pid, "builder-1")
-			evs := h.waitEvents("l", daemon.EvHandoffResolved, pid, 1)
+			evs := h.waitEvents("l", eventlog.HandoffResolved, pid, 1)
 			want := []wantEvent{
-				{daemon.EvHandoffInitiated, pid, map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "on_failure": tt.onFailure, "timeout": "1s"}},
-				{daemon.EvSubagentTimeout, id, map[string]any{"source": "handoff", "timeout": "1s", "subagent_id": id, "agent_type": "builder"}},
-				{daemon.EvTaskCancelled, id, nil},
+				{eventlog.HandoffInitiated, pid, map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "on_failure": tt.onFailure, "timeout": "1s"}},
+				{eventlog.SubagentTimeout, id, map[string]any{"source": "handoff", "timeout": "1s", "subagent_id": id, "agent_type": "builder"}},
+				{eventlog.TaskCancelled, id, nil},
 			}
 			for r := 1; r <= tt.wantRetries; r++ {
-				want = append(want, wantEvent{daemon.EvTranscriptEvent, id, map[string]any{"event_type": "subagent_retry", "retry": r}})
+				want = append(want, wantEvent{eventlog.TranscriptEvent, id, map[string]any{"event_type": "subagent_retry", "retry": r}})
 			}
-			want = append(want, wantEvent{daemon.EvHandoffResolved, pid, map[string]any{"subagent_id": id, "action": tt.wantAction, "retries": tt.wantRetries}})
+			want = append(want, wantEvent{eventlog.HandoffResolved, pid, map[string]any{"subagent_id": id, "action": tt.wantAction, "retries": tt.wantRetries}})
 			checkSequence(t, evs, want)
-			if n := countEvents(evs, daemon.EvSubagentTimeout, id); n != 1+tt.wantRetries-boolInt(!tt.always && tt.wantRetries > 0) {
+			if n := countEvents(evs, eventlog.SubagentTimeout, id); n != 1+tt.wantRetries-boolInt(!tt.always && tt.wantRetries > 0) {
 				t.Errorf("%d SubagentTimeout events", n)
 			}
 			for _, line := range strings.Fields(readFile(t, filepath.Join(cwd, "child.pids"))) {
@@ -246,7 +246,7 @@ func TestHandoff_Timeout(t *testing.T) {
 						t.Errorf("error after abort = %q", e)
 					}
 				}
-				h.waitEvents("l", daemon.EvHumanResolved, pid, 1)
+				h.waitEvents("l", eventlog.HumanResolved, pid, 1)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -122,9 +123,9 @@ type wantEvent struct {
 
 // checkSequence checks that evs contain want in order (other events may
 // come between) and returns the matched events.
-func checkSequence(t *testing.T, evs []daemon.Event, want []wantEvent) []daemon.Event {
+func checkSequence(t *testing.T, evs []eventlog.Event, want []wantEvent) []eventlog.Event {
 	t.Helper()
-	var got []daemon.Event
+	var got []eventlog.Event
 	i := 0
 	for _, ev := range evs {
 		if i < len(want) && matches(ev, want[i]) {
@@ -145,7 +146,7 @@ func checkSequence(t *testing.T, evs []daemon.Event, want []wantEvent) []daemon.
 	return got
 }
 
-func matches(ev daemon.Event, w wantEvent) bool {
+func matches(ev eventlog.Event, w wantEvent) bool {
 	if ev.Type != w.typ || w.task != "" && ev.Task != w.task {
 		return false
 	}

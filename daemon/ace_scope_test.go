@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -101,8 +102,8 @@ func TestDelegate_PermissionScope(t *testing.T) {
 				if e := tdString(c, "error"); !strings.Contains(e, r.wantErr) || !strings.Contains(e, "permission scope") {
 					t.Errorf("child error = %q, want it to say %q", e, r.wantErr)
 				}
-				checkSequence(t, evs, []wantEvent{{daemon.EvSubagentError, id, map[string]any{"error_kind": "permission", "error": tdString(c, "error")}}})
-				if n := countEvents(evs, daemon.EvTaskStarted, id) + countEvents(evs, daemon.EvSubagentSpawned, id); n != 0 {
+				checkSequence(t, evs, []wantEvent{{eventlog.SubagentError, id, map[string]any{"error_kind": "permission", "error": tdString(c, "error")}}})
+				if n := countEvents(evs, eventlog.TaskStarted, id) + countEvents(evs, eventlog.SubagentSpawned, id); n != 0 {
 					t.Errorf("the refused child has %d TaskStarted/SubagentSpawned events", n)
 				}
 				if _, err := os.Stat(filepath.Join(h.listDir("l"), ".taskd", "runs", id)); err == nil || ranErr == nil {
@@ -125,7 +126,7 @@ func TestDelegate_PermissionScope(t *testing.T) {
 			if r.wantMode == "bypassPermissions" {
 				fields["bypass_allowed_by"] = "metadata.taskd.allowBypass of task " + pid
 			}
-			checkSequence(t, evs, []wantEvent{{daemon.EvSubagentSpawned, id, fields}, {daemon.EvSubagentActive, id, fields}})
+			checkSequence(t, evs, []wantEvent{{eventlog.SubagentSpawned, id, fields}, {eventlog.SubagentActive, id, fields}})
 		})
 	}
 	if !strings.Contains(h.logs.String(), "subagent granted bypassPermissions") || !strings.Contains(h.logs.String(), "subagent runs with bypassPermissions") {
@@ -151,13 +152,13 @@ func TestDelegate_ScopeCheckedBeforeEachRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cwd, "ran")); err == nil {
 		t.Errorf("the widened subagent ran")
 	}
-	evs := h.waitEvents("l", daemon.EvSubagentError, "c", 1)
+	evs := h.waitEvents("l", eventlog.SubagentError, "c", 1)
 	checkSequence(t, evs, []wantEvent{
-		{daemon.EvTaskStarted, "c", nil},
-		{daemon.EvTaskFailed, "c", nil},
-		{daemon.EvSubagentError, "c", map[string]any{"error_kind": "permission", "permission_mode": "acceptEdits", "agent_type": "analyzer"}},
+		{eventlog.TaskStarted, "c", nil},
+		{eventlog.TaskFailed, "c", nil},
+		{eventlog.SubagentError, "c", map[string]any{"error_kind": "permission", "permission_mode": "acceptEdits", "agent_type": "analyzer"}},
 	})
-	if n := countEvents(evs, daemon.EvSubagentActive, "c"); n != 0 {
+	if n := countEvents(evs, eventlog.SubagentActive, "c"); n != 0 {
 		t.Errorf("SubagentActive logged for a refused subagent")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -22,7 +23,7 @@ type DelegateOptions struct {
 	// none.
 	Log *slog.Logger
 
-	emit func(Event) // the daemon's event log; nil: AppendEvent
+	emit func(eventlog.Event) // the daemon's event log; nil: AppendEvent
 }
 
 // Delegate starts a subagent of task parentID in dir, as /delegate and
@@ -44,7 +45,7 @@ type DelegateOptions struct {
 func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, req *prompt.Delegate, opt DelegateOptions) (*taskfile.Task, error) {
 	emit := opt.emit
 	if emit == nil {
-		emit = func(ev Event) { AppendEvent(dir.Path(), ev) }
+		emit = func(ev eventlog.Event) { AppendEvent(dir.Path(), ev) }
 	}
 	parent, err := dir.Read(parentID)
 	if err != nil {
@@ -99,8 +100,8 @@ func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID stri
 		fields["error_kind"] = "permission"
 		fields["requested_permission_mode"] = req.PermissionMode
 		fields["parent_permission_mode"] = ps.Mode
-		emit(Event{Type: EvSubagentError, Task: child.ID, Parent: parentID, Data: fields})
-		emit(Event{Type: EvTaskFailed, Task: child.ID, Parent: parentID, Data: map[string]any{"error": scopeErr.Error()}})
+		emit(eventlog.Event{Type: eventlog.SubagentError, Task: child.ID, Parent: parentID, Data: fields})
+		emit(eventlog.Event{Type: eventlog.TaskFailed, Task: child.ID, Parent: parentID, Data: map[string]any{"error": scopeErr.Error()}})
 		return child, scopeErr
 	}
 	if sc.Mode == "bypassPermissions" {
@@ -109,12 +110,12 @@ func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID stri
 			opt.Log.Warn("subagent granted bypassPermissions", "task", child.ID, "parent", parentID, "allowedBy", "metadata.taskd.allowBypass")
 		}
 	}
-	emit(Event{Type: EvSubagentSpawned, Task: child.ID, Parent: parentID, Data: fields})
+	emit(eventlog.Event{Type: eventlog.SubagentSpawned, Task: child.ID, Parent: parentID, Data: fields})
 	start := map[string]any{"event_type": trSubagentStart}
 	for k, v := range fields {
 		start[k] = v
 	}
-	emit(Event{Type: EvTranscriptEvent, Task: child.ID, Parent: parentID, Data: start})
+	emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: child.ID, Parent: parentID, Data: start})
 	return releaseQueued(ctx, dir, child.ID)
 }
 
@@ -228,6 +229,6 @@ func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp task.Spec, a *attem
 		fields["bypass_allowed_by"] = "metadata.taskd.allowBypass of task " + sp.Parent
 		d.log.Warn("subagent runs with bypassPermissions", "list", l.id, "task", t.ID, "parent", sp.Parent, "allowedBy", "metadata.taskd.allowBypass")
 	}
-	l.events.append(Event{Type: EvSubagentActive, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt, Data: fields})
+	l.events.Append(eventlog.Event{Type: eventlog.SubagentActive, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt, Data: fields})
 	return nil
 }

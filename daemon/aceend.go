@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -46,7 +47,7 @@ func (d *Daemon) subagentEnded(ctx context.Context, l *list, c *taskfile.Task) {
 func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) {
 	stop := maps.Clone(fields)
 	stop["event_type"] = trSubagentStop
-	l.emit(Event{Type: EvTranscriptEvent, Task: c.ID, Parent: parentID, Attempt: attempt, Data: stop})
+	l.emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: c.ID, Parent: parentID, Attempt: attempt, Data: stop})
 	m := c.Metadata.Object("taskd")
 	switch state {
 	case task.Failed, task.Stopped:
@@ -61,7 +62,7 @@ func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID string, state tas
 			tail, _ := readTail(l.dir.Path(), filepath.Join(l.runDir(c.ID, attempt), "stderr.log"), 2<<10)
 			f["stderr"] = string(tail)
 		}
-		l.emit(Event{Type: EvSubagentError, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
+		l.emit(eventlog.Event{Type: eventlog.SubagentError, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
 	case task.TimedOut:
 		f := maps.Clone(fields)
 		f["source"] = "subagent"
@@ -70,7 +71,7 @@ func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID string, state tas
 				f["timeout"] = d.String()
 			}
 		}
-		l.emit(Event{Type: EvSubagentTimeout, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
+		l.emit(eventlog.Event{Type: eventlog.SubagentTimeout, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
 	}
 }
 
@@ -118,7 +119,7 @@ func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task
 	h := &handoffs{cfg: d.cfg, dir: l.dir, parent: parentID, emit: l.emit}
 	for i := range done {
 		r := &done[i]
-		l.emit(Event{Type: EvHandoffComplete, Task: parentID, Data: completeFields(maps.Clone(fields), r, attempt)})
+		l.emit(eventlog.Event{Type: eventlog.HandoffComplete, Task: parentID, Data: completeFields(maps.Clone(fields), r, attempt)})
 		if r.Mode == modeMonitor {
 			h.resolved(r, c)
 		}

@@ -4,26 +4,10 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
-)
-
-// Event types of the subagent commands (seed 001's names). Their data has
-// seed 001's fields in snake_case: session_id (the parent task's id),
-// subagent_id, agent_type, permission_mode, task_description,
-// spawn_timestamp, completion_timestamp, outcome, artifact_paths.
-const (
-	EvSubagentSpawned      = "SubagentSpawned"
-	EvSubagentActive       = "SubagentActive"
-	EvSubagentError        = "SubagentError"
-	EvSubagentTimeout      = "SubagentTimeout"
-	EvTranscriptEvent      = "TranscriptEvent"
-	EvHandoffInitiated     = "HandoffInitiated"
-	EvHandoffComplete      = "HandoffComplete"
-	EvHandoffResolved      = "HandoffResolved"
-	EvConvergenceInitiated = "ConvergenceInitiated"
-	EvConvergenceComplete  = "ConvergenceComplete"
-	EvManualReviewRequired = "ManualReviewRequired"
 )
 
 // event_type values of TranscriptEvent.
@@ -104,7 +88,7 @@ func childResult(listDir string, c *taskfile.Task) (Result, bool) {
 	if n == 0 {
 		return Result{}, false
 	}
-	return readResult(filepath.Join(listDir, relRunDir(c.ID, int(n))))
+	return readResult(filepath.Join(listDir, area.RelRunDir(c.ID, int(n))))
 }
 
 // artifactPaths are a child's run folder files (relative to the list
@@ -112,7 +96,7 @@ func childResult(listDir string, c *taskfile.Task) (Result, bool) {
 func artifactPaths(c *taskfile.Task, res Result, found bool) []string {
 	out := []string{}
 	if n, _ := c.Metadata.Object("taskd").Int("attempt"); n > 0 && found {
-		dir := relRunDir(c.ID, int(n))
+		dir := area.RelRunDir(c.ID, int(n))
 		out = append(out, filepath.Join(dir, "result.json"), filepath.Join(dir, "stdout.log"))
 	}
 	return append(out, resultFiles(res)...)
@@ -141,8 +125,8 @@ func (l *list) aceState() *aceList {
 	if l.ace == nil {
 		a := &aceList{monitors: map[string]monitor{}, byParent: map[string][]string{}}
 		log := l.events
-		tap := func(ev Event) { a.mirror(log, ev) }
-		log.tap.Store(&tap)
+		tap := func(ev eventlog.Event) { a.mirror(log, ev) }
+		log.SetTap(tap)
 		l.ace = a
 	}
 	return l.ace
@@ -174,8 +158,8 @@ func (a *aceList) watching(parent string) bool {
 // mirror copies an event of a handed-off child into its parent's stream: a
 // TranscriptEvent of the parent with the child's event type and data.
 // Mirrored events are not mirrored again.
-func (a *aceList) mirror(log *eventLog, ev Event) {
-	if ev.Task == "" || ev.Type == EvTranscriptEvent && ev.Data["mirror_of"] != nil {
+func (a *aceList) mirror(log *eventlog.Log, ev eventlog.Event) {
+	if ev.Task == "" || ev.Type == eventlog.TranscriptEvent && ev.Data["mirror_of"] != nil {
 		return
 	}
 	a.mu.Lock()
@@ -185,7 +169,7 @@ func (a *aceList) mirror(log *eventLog, ev Event) {
 		return
 	}
 	typ := ev.Type
-	if t, ok := ev.Data["event_type"].(string); ok && ev.Type == EvTranscriptEvent {
+	if t, ok := ev.Data["event_type"].(string); ok && ev.Type == eventlog.TranscriptEvent {
 		typ = t // the child's own transcript event (subagent_stop, …)
 	}
 	data := map[string]any{"event_type": typ, "mirror_of": ev.Task, "subagent_id": ev.Task,
@@ -199,7 +183,7 @@ func (a *aceList) mirror(log *eventLog, ev Event) {
 	if len(ev.Data) > 0 {
 		data["event"] = ev.Data
 	}
-	log.append(Event{TS: ev.TS, Type: EvTranscriptEvent, List: ev.List, Task: m.parent, Data: data})
+	log.Append(eventlog.Event{TS: ev.TS, Type: eventlog.TranscriptEvent, List: ev.List, Task: m.parent, Data: data})
 }
 
 // observeSubagents is observe's part for the subagent commands: it keeps
@@ -238,8 +222,8 @@ func (d *Daemon) observeSubagents(l *list, id string, e *entry, t *taskfile.Task
 // monitors its task: the task's parent holds an unresolved handoff record
 // for it. The daemon knows its links from its entries; a command reads
 // the two task files. Any failure to read means no mirror.
-func cliMonitor(listDir string, ev Event) (monitor, bool) {
-	if ev.Task == "" || ev.Type == EvTranscriptEvent && ev.Data["mirror_of"] != nil {
+func cliMonitor(listDir string, ev eventlog.Event) (monitor, bool) {
+	if ev.Task == "" || ev.Type == eventlog.TranscriptEvent && ev.Data["mirror_of"] != nil {
 		return monitor{}, false
 	}
 	dir, err := taskfile.Open(listDir)

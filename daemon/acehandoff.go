@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -76,7 +77,7 @@ type handoffs struct {
 	cfg    *Config
 	dir    *taskfile.Dir
 	parent string
-	emit   func(Event)
+	emit   func(eventlog.Event)
 }
 
 // ensure finds the record of a handoff to child from line (from taskd
@@ -118,7 +119,7 @@ func (h *handoffs) ensure(ctx context.Context, child *taskfile.Task, req *prompt
 	if line > 0 {
 		f["line"] = line
 	}
-	h.emit(Event{Type: EvHandoffInitiated, Task: h.parent, Data: f})
+	h.emit(eventlog.Event{Type: eventlog.HandoffInitiated, Task: h.parent, Data: f})
 	return rec, nil
 }
 
@@ -188,7 +189,7 @@ func (h *handoffs) timeOut(ctx context.Context, rec *handoffRecord, c *taskfile.
 	f["source"] = "handoff"
 	f["timeout"] = rec.Timeout
 	f["handoff_mode"] = rec.Mode
-	h.emit(Event{Type: EvSubagentTimeout, Task: rec.Child, Parent: h.parent, Data: f})
+	h.emit(eventlog.Event{Type: eventlog.SubagentTimeout, Task: rec.Child, Parent: h.parent, Data: f})
 	if _, err := CancelTask(ctx, h.dir, rec.Child); err != nil && !strings.Contains(err.Error(), "already ended") {
 		return nil, fmt.Errorf("cancel %s after the handoff's timeout: %w", rec.Child, err)
 	}
@@ -253,7 +254,7 @@ func (h *handoffs) settle(ctx context.Context, rec *handoffRecord, c *taskfile.T
 		f["event_type"] = trSubagentRetry
 		f["retry"] = r.Retries
 		f["max_retries"] = maxHandoffRetries
-		h.emit(Event{Type: EvTranscriptEvent, Task: c.ID, Parent: h.parent, Data: f})
+		h.emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: c.ID, Parent: h.parent, Data: f})
 		return actRetry, nil
 	}
 	r, err := h.update(ctx, rec.Child, rec.Line, func(r *handoffRecord) {
@@ -291,7 +292,7 @@ func (h *handoffs) completed(ctx context.Context, rec *handoffRecord, c *taskfil
 	if !report {
 		return nil
 	}
-	h.emit(Event{Type: EvHandoffComplete, Task: h.parent, Data: completeFields(subagentFields(h.dir.Path(), c), rec, int(n))})
+	h.emit(eventlog.Event{Type: eventlog.HandoffComplete, Task: h.parent, Data: completeFields(subagentFields(h.dir.Path(), c), rec, int(n))})
 	return nil
 }
 
@@ -342,7 +343,7 @@ func (h *handoffs) resolved(rec *handoffRecord, c *taskfile.Task) {
 	f["action"] = rec.Action
 	f["retries"] = rec.Retries
 	f["artifacts"] = f["artifact_paths"]
-	h.emit(Event{Type: EvHandoffResolved, Task: h.parent, Data: f})
+	h.emit(eventlog.Event{Type: eventlog.HandoffResolved, Task: h.parent, Data: f})
 }
 
 // handoffChild resolves a /handoff or taskd handoff id (an id or a name

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -42,7 +43,7 @@ type HandoffResult struct {
 // that the daemon applies when the parent's agent exits: abort fails the
 // parent, escalate makes it needs_human. ctx ending stops the wait.
 func Handoff(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID, runDir string, req *prompt.Handoff) (*HandoffResult, error) {
-	h := &handoffs{cfg: cfg, dir: dir, parent: parentID, emit: func(ev Event) { AppendEvent(dir.Path(), ev) }}
+	h := &handoffs{cfg: cfg, dir: dir, parent: parentID, emit: func(ev eventlog.Event) { AppendEvent(dir.Path(), ev) }}
 	c, err := handoffChild(dir, parentID, req.ID)
 	if err != nil {
 		return nil, err
@@ -141,9 +142,9 @@ func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp 
 }
 
 // emit appends ev to l's event log with the list's id.
-func (l *list) emit(ev Event) {
+func (l *list) emit(ev eventlog.Event) {
 	ev.List = l.id
-	l.events.append(ev)
+	l.events.Append(ev)
 }
 
 // handoffReport renders an ended child's result for its parent.

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"time"
+
+	"github.com/taskd/taskd/daemon/eventlog"
 )
 
 // Metrics summarises the subagent events of event logs (seed 001's
@@ -61,9 +63,9 @@ type ConvergeMetric struct {
 }
 
 // ComputeMetrics summarises evs (any order; typically every list's log).
-func ComputeMetrics(evs []Event) *Metrics {
+func ComputeMetrics(evs []eventlog.Event) *Metrics {
 	m := &Metrics{Timeouts: map[string]int{}, ByType: map[string]*TypeMetric{}, Handoffs: HandoffMetric{ByAction: map[string]int{}}}
-	typ := func(ev Event) *TypeMetric {
+	typ := func(ev eventlog.Event) *TypeMetric {
 		name, _ := ev.Data["agent_type"].(string)
 		if name == "" {
 			name = "unknown"
@@ -84,37 +86,37 @@ func ComputeMetrics(evs []Event) *Metrics {
 			continue // a copy in a parent's stream
 		}
 		switch ev.Type {
-		case EvSubagentSpawned:
+		case eventlog.SubagentSpawned:
 			m.Spawned++
 			typ(ev).Spawned++
 			if _, ok := ev.Data["bypass_allowed_by"]; ok {
 				m.BypassGrants++
 			}
-		case EvSubagentError:
+		case eventlog.SubagentError:
 			if ev.Data["error_kind"] == "permission" {
 				m.Refused++
 			}
-		case EvSubagentTimeout:
+		case eventlog.SubagentTimeout:
 			src, _ := ev.Data["source"].(string)
 			m.Timeouts[src]++
-		case EvTranscriptEvent:
+		case eventlog.TranscriptEvent:
 			switch ev.Data["event_type"] {
 			case trSubagentStop:
 				m.ended(ev, typ(ev))
 			case trSubagentRetry:
 				m.Retries++
 			}
-		case EvHandoffInitiated:
+		case eventlog.HandoffInitiated:
 			m.Handoffs.Initiated++
-		case EvHandoffResolved:
+		case eventlog.HandoffResolved:
 			m.Handoffs.Resolved++
 			a, _ := ev.Data["action"].(string)
 			m.Handoffs.ByAction[a]++
-		case EvConvergenceInitiated:
+		case eventlog.ConvergenceInitiated:
 			m.Convergences.Initiated++
-		case EvManualReviewRequired:
+		case eventlog.ManualReviewRequired:
 			m.Convergences.ManualReviews++
-		case EvConvergenceComplete:
+		case eventlog.ConvergenceComplete:
 			c := &m.Convergences
 			c.Completed++
 			n, r := number(ev.Data["conflict_count"]), number(ev.Data["resolution_count"])
@@ -140,7 +142,7 @@ func ComputeMetrics(evs []Event) *Metrics {
 }
 
 // ended counts the end of a subagent's attempt.
-func (m *Metrics) ended(ev Event, t *TypeMetric) {
+func (m *Metrics) ended(ev eventlog.Event, t *TypeMetric) {
 	m.Ended++
 	t.Ended++
 	t.totalMs += int64(number(ev.Data["duration_ms"]))

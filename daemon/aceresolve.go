@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -48,7 +49,7 @@ func (d *Daemon) resolveSubagent(ctx context.Context, l *list, id string) (t *ta
 	if !slices.Contains(h.Options, answer) {
 		return d.refuseAnswer(ctx, l, id, answer, h), nil, true
 	}
-	l.emit(Event{Type: EvHumanResolved, Task: id, Parent: sp.Parent, Data: map[string]any{"answer": answer, "kind": h.Kind}})
+	l.emit(eventlog.Event{Type: eventlog.HumanResolved, Task: id, Parent: sp.Parent, Data: map[string]any{"answer": answer, "kind": h.Kind}})
 	switch {
 	case answer == actAbort:
 		t, err = d.abortByPerson(ctx, l, id, sp, h)
@@ -92,7 +93,7 @@ func (d *Daemon) abortByPerson(ctx context.Context, l *list, id string, sp task.
 		return nil
 	})
 	if err == nil {
-		l.emit(Event{Type: EvTaskFailed, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: map[string]any{"error": msg}})
+		l.emit(eventlog.Event{Type: eventlog.TaskFailed, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: map[string]any{"error": msg}})
 	}
 	return t, err
 }
@@ -117,7 +118,7 @@ func (d *Daemon) answerHandoff(ctx context.Context, l *list, id string, sp task.
 		f := subagentFields(l.dir.Path(), child)
 		f["event_type"] = trSubagentRetry
 		f["by"] = "person"
-		l.emit(Event{Type: EvTranscriptEvent, Task: h.Child, Parent: id, Data: f})
+		l.emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: h.Child, Parent: id, Data: f})
 	case actContinue:
 		var rec handoffRecord
 		rec, err = hs.update(ctx, h.Child, h.Line, func(r *handoffRecord) {
@@ -181,9 +182,9 @@ func (d *Daemon) acceptAttempt(ctx context.Context, l *list, id string, sp task.
 		return nil
 	})
 	if err == nil {
-		ev := Event{Type: EvTaskSucceeded, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: map[string]any{"acceptedBy": "person"}}
+		ev := eventlog.Event{Type: eventlog.TaskSucceeded, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: map[string]any{"acceptedBy": "person"}}
 		if !ok {
-			ev.Type = EvTaskFailed
+			ev.Type = eventlog.TaskFailed
 		}
 		l.emit(ev)
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -115,10 +117,10 @@ func (d *Daemon) finishNeedsHuman(ctx context.Context, l *list, id string, sp ta
 	t, err := l.dir.Update(wctx, id, func(t *taskfile.Task) error {
 		m := task.Meta(t)
 		m.Set("finishedAt", task.Stamp(time.Now()))
-		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))
+		m.Set("result", shortResult(res, area.RelRunDir(id, sp.Attempt)))
 		return setHITL(t, h)
 	})
-	l.emit(Event{Type: EvTaskNeedsHuman, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+	l.emit(eventlog.Event{Type: eventlog.TaskNeedsHuman, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"reason": h.Reason, "options": h.Options, "kind": h.Kind}})
 	return t, err
 }
@@ -146,7 +148,7 @@ func (d *Daemon) askPerson(ctx context.Context, l *list, t *taskfile.Task, sp ta
 	if err != nil {
 		return err
 	}
-	l.emit(Event{Type: EvTaskNeedsHuman, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
+	l.emit(eventlog.Event{Type: eventlog.TaskNeedsHuman, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
 		Data: map[string]any{"reason": h.Reason, "options": h.Options, "kind": h.Kind, "line": h.Line}})
 	return &suspended{task: written}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -86,7 +88,7 @@ func (d *Daemon) suspend(ctx context.Context, l *list, t *taskfile.Task, sp task
 	if err != nil {
 		return err
 	}
-	l.events.append(Event{Type: EvTaskWaiting, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
+	l.events.Append(eventlog.Event{Type: eventlog.TaskWaiting, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
 		Data: map[string]any{"children": w.Children, "reason": w.Kind, "line": w.Line}})
 	return &suspended{task: written}
 }
@@ -101,7 +103,7 @@ func unclaim(m *taskfile.Object, id string, attempt int) {
 		return
 	}
 	m.Set("attempt", attempt-1)
-	m.Set("runDir", relRunDir(id, attempt-1))
+	m.Set("runDir", area.RelRunDir(id, attempt-1))
 }
 
 // aceWaitDone reports whether the wait of a suspended task is over: every
@@ -153,7 +155,7 @@ func (d *Daemon) releaseWaiting(ctx context.Context, l *list, id string) (*taskf
 	if err != nil {
 		return nil, err
 	}
-	l.events.append(Event{Type: EvTaskResumed, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+	l.events.Append(eventlog.Event{Type: eventlog.TaskResumed, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"reason": w.Kind, "line": w.Line, "children": w.Children}})
 	return t, nil
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 )
@@ -119,7 +120,7 @@ func stopOf(out outcome) error {
 
 // runDir returns the run folder of attempt n of task id.
 func (l *list) runDir(id string, n int) string {
-	return filepath.Join(l.dir.Path(), ".taskd", "runs", id, strconv.Itoa(n))
+	return area.RunDir(l.dir.Path(), id, n)
 }
 
 // run executes the attempt: it writes prompt.md and cmd.json, starts the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -93,7 +94,7 @@ func TestAhead_EditedWhileWaiting(t *testing.T) {
 	if err != nil || !strings.Contains(string(prompt), "echo new") {
 		t.Errorf("runs/2/1/prompt.md = %q (%v), want the edited prompt", prompt, err)
 	}
-	if n := countEvents(h.events("l"), daemon.EvTaskStarted, "2"); n != 1 {
+	if n := countEvents(h.events("l"), eventlog.TaskStarted, "2"); n != 1 {
 		t.Errorf("%d TaskStarted events for task 2, want 1", n)
 	}
 }
@@ -115,7 +116,7 @@ func TestAhead_DeletedWhileWaiting(t *testing.T) {
 		_, err := os.Stat(h.runDir("l", "2"))
 		return os.IsNotExist(err)
 	})
-	if n := countEvents(h.events("l"), daemon.EvTaskStarted, "2"); n != 0 {
+	if n := countEvents(h.events("l"), eventlog.TaskStarted, "2"); n != 0 {
 		t.Errorf("%d TaskStarted events for the deleted task 2, want 0", n)
 	}
 }
@@ -153,7 +154,7 @@ func TestAhead_StoppedWhileWaiting(t *testing.T) {
 		if _, err := os.Stat(h.runDir("l", id)); !os.IsNotExist(err) {
 			t.Errorf("task %s's prepared run folder is still there after the stop (%v)", id, err)
 		}
-		for _, typ := range []string{daemon.EvTaskStarted, daemon.EvTaskInterrupted} {
+		for _, typ := range []string{eventlog.TaskStarted, eventlog.TaskInterrupted} {
 			if n := countEvents(h.events("l"), typ, id); n != 0 {
 				t.Errorf("task %s: %d %s events, want none", id, n, typ)
 			}
@@ -232,7 +233,7 @@ func TestAhead_ClaimedNotStarved(t *testing.T) {
 	open := busyList(t, h, 30, out)
 	// A loop makes the task claimed before it is prepared.
 	h.drop("b", "1", execTask("b1", "echo b1 >> "+out, "taskd.loop", `{"max": 1}`))
-	h.waitEvents("b", daemon.EvTaskAccepted, "1", 1)
+	h.waitEvents("b", eventlog.TaskAccepted, "1", 1)
 	open()
 	h.waitFor("b1 ran", 30*time.Second, func() bool {
 		data, _ := os.ReadFile(out)
@@ -259,7 +260,7 @@ func TestAhead_ResumeNotStarved(t *testing.T) {
 	h.waitState("b", "p", "succeeded", 60*time.Second)
 	// In turn, the parent is done within a few of list a's tasks; starved,
 	// only after all of them started.
-	if started := countEvents(h.events("a"), daemon.EvTaskStarted, ""); started > 10 {
+	if started := countEvents(h.events("a"), eventlog.TaskStarted, ""); started > 10 {
 		t.Errorf("the parent was done only after %d of list a's %d tasks had started: list b waited behind list a", started, n)
 	}
 }
@@ -275,7 +276,7 @@ func droppedAgain(t *testing.T, second string) (h *harness, open func()) {
 	h.waitState("l", "2", "succeeded", 10*time.Second)
 	wait, open := gate(t)
 	h.drop("l", "1", execTask("first", wait))
-	h.waitEvents("l", daemon.EvTaskStarted, "1", 1)
+	h.waitEvents("l", eventlog.TaskStarted, "1", 1)
 	h.drop("l", "2", second) // a new file: it runs again
 	h.waitFor("task 2 prepared again", 10*time.Second, func() bool {
 		data, err := os.ReadFile(filepath.Join(h.runDir("l", "2"), "cmd.json"))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -175,8 +176,8 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 			t.Errorf("the note on %s says\n%s\nwant %q and a fix", a[0], text, a[1])
 		}
 		h.waitFor("TaskRejected of "+a[0], deadline, func() bool {
-			evs, _ := daemon.ReadEvents(h.listDir(l))
-			return countEvents(evs, daemon.EvTaskRejected, id) == 1
+			evs, _ := eventlog.Read(h.listDir(l))
+			return countEvents(evs, eventlog.TaskRejected, id) == 1
 		})
 		p := filepath.Join(h.listDir(l), id+".json")
 		if was, ok := taskFiles[p]; ok {
@@ -191,9 +192,9 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 			t.Errorf("the note on %q says\n%s\nwant %q and a fix", name, text, a[2])
 		}
 		h.waitFor("TaskRejected of "+name, deadline, func() bool {
-			evs, _ := daemon.ReadEvents(h.listDir(l))
-			return slices.ContainsFunc(evs, func(e daemon.Event) bool {
-				return e.Type == daemon.EvTaskRejected && e.Data["file"] == name
+			evs, _ := eventlog.Read(h.listDir(l))
+			return slices.ContainsFunc(evs, func(e eventlog.Event) bool {
+				return e.Type == eventlog.TaskRejected && e.Data["file"] == name
 			})
 		})
 	case "refused":
@@ -224,7 +225,7 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 			if !strings.Contains(msg, a[1]) {
 				t.Errorf("task %s failed with %q, want it to say %q", a[0], msg, a[1])
 			}
-			h.waitEvents(l, daemon.EvTaskFailed, id, 1)
+			h.waitEvents(l, eventlog.TaskFailed, id, 1)
 		}
 	case "output":
 		l, id := listOf(a[0])
@@ -241,8 +242,8 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 	case "event":
 		l, id := listOf(a[1])
 		h.waitFor(a[0]+" of "+a[1]+" saying "+a[2], deadline, func() bool {
-			evs, _ := daemon.ReadEvents(h.listDir(l))
-			return slices.ContainsFunc(evs, func(e daemon.Event) bool {
+			evs, _ := eventlog.Read(h.listDir(l))
+			return slices.ContainsFunc(evs, func(e eventlog.Event) bool {
 				data, _ := json.Marshal(e.Data)
 				return e.Type == a[0] && e.Task == id && strings.Contains(string(data), a[2])
 			})

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -77,13 +77,13 @@ func TestDaemon_RejectsBadFilesAndLeavesThemAlone(t *testing.T) {
 			t.Errorf("%s: rejection says\n%s\nwant it to contain %q and a fix", c.name, text, c.want)
 		}
 	}
-	var evs []daemon.Event
+	var evs []eventlog.Event
 	for _, c := range badCases {
 		// The event follows the rejection's text.
-		evs = h.waitEvents("l", daemon.EvTaskRejected, strings.TrimSuffix(c.name, ".json"), 1)
+		evs = h.waitEvents("l", eventlog.TaskRejected, strings.TrimSuffix(c.name, ".json"), 1)
 	}
 	for _, c := range badCases {
-		if got := countEvents(evs, daemon.EvTaskRejected, strings.TrimSuffix(c.name, ".json")); got != 1 {
+		if got := countEvents(evs, eventlog.TaskRejected, strings.TrimSuffix(c.name, ".json")); got != 1 {
 			t.Errorf("%s: %d TaskRejected events, want 1", c.name, got)
 		}
 		if after := snapshot(t, filepath.Join(dir, c.name)); after != before[c.name] {
@@ -122,7 +122,7 @@ func TestDaemon_TornWriteIsNotRejected(t *testing.T) {
 	f.WriteString(content[10:])
 	f.Close()
 	h.waitState("l", "5", task.Succeeded, 10*time.Second)
-	if countEvents(h.waitEvents("l", daemon.EvTaskSucceeded, "5", 1), daemon.EvTaskRejected, "5") != 0 {
+	if countEvents(h.waitEvents("l", eventlog.TaskSucceeded, "5", 1), eventlog.TaskRejected, "5") != 0 {
 		t.Errorf("a torn read caused a rejection")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 )
 
 // BenchmarkDaemonThroughput runs b.N exec tasks of `true` through an
@@ -19,7 +20,7 @@ func BenchmarkDaemonThroughput(b *testing.B) {
 		h.drop("bench", fmt.Sprint(i), fmt.Sprintf(`{"id": "%d", "subject": "b", "description": "", "activeForm": "b", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`, i))
 	}
 	h.waitFor("all tasks", 5*time.Minute, func() bool {
-		evs, _ := daemon.ReadEvents(h.listDir("bench"))
-		return countEvents(evs, daemon.EvTaskSucceeded, "") >= b.N
+		evs, _ := eventlog.Read(h.listDir("bench"))
+		return countEvents(evs, eventlog.TaskSucceeded, "") >= b.N
 	})
 }

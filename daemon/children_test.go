@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -65,7 +65,7 @@ taskd run`
 	h.drop("l", "1", execTask("root", root))
 	rootTask := h.waitState("l", "1", task.Succeeded, 60*time.Second)
 
-	evs := h.waitEvents("l", daemon.EvTaskSucceeded, "1", 1)
+	evs := h.waitEvents("l", eventlog.TaskSucceeded, "1", 1)
 	byName := map[string]string{} // child name → id
 	for _, id := range mustList(t, h.listDir("l")) {
 		tf := h.read("l", id)
@@ -82,7 +82,7 @@ taskd run`
 		if parent == "root" {
 			id = "1"
 		}
-		if got := countEvents(evs, daemon.EvTaskResumed, id); got != 1 {
+		if got := countEvents(evs, eventlog.TaskResumed, id); got != 1 {
 			t.Errorf("%s (%s) resumed %d times, want once", parent, id, got)
 		}
 	}
@@ -171,7 +171,7 @@ taskd receive --timeout 1s >> ` + out + ` && exit 8 || true`
 	if !strings.Contains(string(got), "(x): succeeded  x ok") || !strings.Contains(string(got), "(y): failed") {
 		t.Errorf("received:\n%s", got)
 	}
-	if countEvents(h.events("l"), daemon.EvTaskResumed, "1") != 0 {
+	if countEvents(h.events("l"), eventlog.TaskResumed, "1") != 0 {
 		t.Errorf("a parent that received everything was resumed")
 	}
 	if tf.Metadata.Object("taskd").Object("children") == nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -67,17 +69,11 @@ func markRunning(t *taskfile.Task, id string, sp task.Spec, now time.Time) error
 	m.Set("startedAt", task.Stamp(now))
 	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
 		m.Set("attempt", sp.Attempt)
-		m.Set("runDir", relRunDir(id, sp.Attempt))
+		m.Set("runDir", area.RelRunDir(id, sp.Attempt))
 	}
 	m.Delete("retryAt")
 	m.Delete("finishedAt")
 	return nil
-}
-
-// relRunDir is the run folder relative to the list directory, as recorded
-// in the task file.
-func relRunDir(id string, n int) string {
-	return filepath.Join(".taskd", "runs", id, itoa(n))
 }
 
 // pendingRunnable is claim's check for a task waiting to run.
@@ -210,7 +206,7 @@ func (d *Daemon) notStarted(ctx context.Context, l *list, c *claimedAttempt, a *
 	if errors.Is(cause, errCancelled) {
 		res := Result{Error: "cancelled before it started", ExitCode: -1}
 		res.Summary = res.Error
-		l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: c.id, Parent: c.spec.Parent, Attempt: c.spec.Attempt})
+		l.events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.id, Task: c.id, Parent: c.spec.Parent, Attempt: c.spec.Attempt})
 		return d.finish(ctx, l, c.id, c.spec, res, cancelled)
 	}
 	wctx, cancel := persistCtx(ctx)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -226,9 +227,9 @@ func TestChildren_RealClaudePushes(t *testing.T) {
 	if s, _ := parent.Metadata.Object("taskd").Object("result").String("summary"); s != "resumed with the child's result" {
 		t.Errorf("parent summary %q (was it resumed?)", s)
 	}
-	evs := h.waitEvents("l", daemon.EvTaskResumed, "1", 1)
-	if countEvents(evs, daemon.EvTaskResumed, "1") != 1 {
-		t.Errorf("parent resumed %d times", countEvents(evs, daemon.EvTaskResumed, "1"))
+	evs := h.waitEvents("l", eventlog.TaskResumed, "1", 1)
+	if countEvents(evs, eventlog.TaskResumed, "1") != 1 {
+		t.Errorf("parent resumed %d times", countEvents(evs, eventlog.TaskResumed, "1"))
 	}
 	var cmd struct{ Argv []string }
 	raw, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "1", "2", "cmd.json"))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/internal/fsroot"
 )
@@ -46,7 +47,7 @@ type commandCache struct {
 // commandDirs are the directories command files load from, lowest priority
 // first.
 func commandDirs(listDir string) []string {
-	return []string{filepath.Join(configHome(), "taskd", "commands"), filepath.Join(listDir, ".taskd", "commands")}
+	return []string{filepath.Join(configHome(), "taskd", "commands"), area.CommandsDir(listDir)}
 }
 
 // commandsFor returns the command files of the list at listDir, reloaded
@@ -86,7 +87,7 @@ func loadCommands(dirs []string) *commandSet {
 		// file that is one is refused with that reason.
 		readDir := os.ReadDir
 		readFile := func(p string) ([]byte, error) { return os.ReadFile(p) }
-		if list := filepath.Dir(filepath.Dir(dir)); i == len(dirs)-1 && filepath.Base(filepath.Dir(dir)) == areaName {
+		if list := filepath.Dir(filepath.Dir(dir)); i == len(dirs)-1 && filepath.Base(filepath.Dir(dir)) == area.Name {
 			readDir = func(p string) ([]fs.DirEntry, error) { return fsroot.ReadDir(list, p) }
 			readFile = func(p string) ([]byte, error) { return fsroot.ReadFile(list, p, maxCommandFile) }
 		}

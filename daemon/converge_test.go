@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -174,7 +175,7 @@ func TestConverge_Strategies(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(runDir, "converged.json")); err == nil {
 					t.Errorf("output written before a person resolved the conflicts")
 				}
-				h.waitEvents("l", daemon.EvManualReviewRequired, pid, 1)
+				h.waitEvents("l", eventlog.ManualReviewRequired, pid, 1)
 				answer(t, h, pid, ids[tt.answer]) // by editing the file
 				p = h.waitState("l", pid, task.Succeeded, 30*time.Second)
 			}
@@ -240,17 +241,17 @@ func TestConverge_Strategies(t *testing.T) {
 			}
 			evs := h.events("l")
 			checkSequence(t, evs, []wantEvent{
-				{daemon.EvConvergenceInitiated, pid, map[string]any{"subagent_ids": idsOf(keys(len(tt.kids))), "strategy": tt.strategy,
+				{eventlog.ConvergenceInitiated, pid, map[string]any{"subagent_ids": idsOf(keys(len(tt.kids))), "strategy": tt.strategy,
 					"conflict_resolution": tt.resolution, "output_format": tt.format, "line": len(tt.kids) + 1}},
-				{daemon.EvConvergenceComplete, pid, map[string]any{"conflict_count": tt.wantConflicts,
+				{eventlog.ConvergenceComplete, pid, map[string]any{"conflict_count": tt.wantConflicts,
 					"resolution_count": tt.wantResolutions, "output_size": len(content)}},
 			})
-			if n := countEvents(evs, daemon.EvConvergenceComplete, pid); n != 1 {
+			if n := countEvents(evs, eventlog.ConvergenceComplete, pid); n != 1 {
 				t.Errorf("%d ConvergenceComplete events, want 1", n)
 			}
 			detected := 0
 			for _, ev := range evs {
-				if ev.Task == pid && ev.Type == daemon.EvTranscriptEvent && ev.Data["event_type"] == "conflict_detected" {
+				if ev.Task == pid && ev.Type == eventlog.TranscriptEvent && ev.Data["event_type"] == "conflict_detected" {
 					detected++
 				}
 			}
@@ -375,13 +376,13 @@ taskd converge tester-1 tester-2 tester-3 --strategy vote > out.$TASKD_ATTEMPT; 
 	}
 	evs := h.events("l")
 	checkSequence(t, evs, []wantEvent{
-		{daemon.EvConvergenceInitiated, "1", map[string]any{"strategy": "vote"}},
-		{daemon.EvManualReviewRequired, "1", map[string]any{"conflict_count": 1}},
-		{daemon.EvTaskNeedsHuman, "1", map[string]any{"kind": "converge"}},
-		{daemon.EvHumanResolved, "1", map[string]any{"answer": b, "kind": "converge"}},
-		{daemon.EvConvergenceComplete, "1", map[string]any{"conflict_count": 1, "resolution_count": 1}},
+		{eventlog.ConvergenceInitiated, "1", map[string]any{"strategy": "vote"}},
+		{eventlog.ManualReviewRequired, "1", map[string]any{"conflict_count": 1}},
+		{eventlog.TaskNeedsHuman, "1", map[string]any{"kind": "converge"}},
+		{eventlog.HumanResolved, "1", map[string]any{"answer": b, "kind": "converge"}},
+		{eventlog.ConvergenceComplete, "1", map[string]any{"conflict_count": 1, "resolution_count": 1}},
 	})
-	for typ, want := range map[string]int{daemon.EvConvergenceInitiated: 1, daemon.EvManualReviewRequired: 1, daemon.EvConvergenceComplete: 1, daemon.EvSubagentSpawned: 0} {
+	for typ, want := range map[string]int{eventlog.ConvergenceInitiated: 1, eventlog.ManualReviewRequired: 1, eventlog.ConvergenceComplete: 1, eventlog.SubagentSpawned: 0} {
 		if got := countEvents(evs, typ, "1"); got != want {
 			t.Errorf("%d %s events for the parent, want %d", got, typ, want)
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -118,7 +119,7 @@ func Converge(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID, run
 	if err != nil {
 		return nil, err
 	}
-	cg := &converger{cfg: cfg, dir: dir, parent: parentID, emit: func(ev Event) { AppendEvent(dir.Path(), ev) }, tol: tol}
+	cg := &converger{cfg: cfg, dir: dir, parent: parentID, emit: func(ev eventlog.Event) { AppendEvent(dir.Path(), ev) }, tol: tol}
 	ids, err := convergeChildren(dir, parentID, req.IDs)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -54,7 +55,7 @@ type converger struct {
 	cfg    *Config
 	dir    *taskfile.Dir
 	parent string
-	emit   func(Event)
+	emit   func(eventlog.Event)
 	tol    tolerance
 }
 
@@ -97,7 +98,7 @@ func (cg *converger) ensure(ctx context.Context, key string, line int, ids []str
 		return nil
 	})
 	if err == nil && created {
-		cg.emit(Event{Type: EvConvergenceInitiated, Task: cg.parent, Data: cg.fields(&rec)})
+		cg.emit(eventlog.Event{Type: eventlog.ConvergenceInitiated, Task: cg.parent, Data: cg.fields(&rec)})
 	}
 	return rec, err
 }
@@ -213,7 +214,7 @@ func (cg *converger) reportConflicts(ctx context.Context, rec *convergeRecord, c
 		f := cg.fields(rec)
 		f["event_type"] = trConflictFound
 		f["conflict"] = cv.Conflicts[i]
-		cg.emit(Event{Type: EvTranscriptEvent, Task: cg.parent, Data: f})
+		cg.emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: cg.parent, Data: f})
 	}
 	if resolved {
 		for _, r := range cv.Resolutions {
@@ -221,7 +222,7 @@ func (cg *converger) reportConflicts(ctx context.Context, rec *convergeRecord, c
 			f["event_type"] = trConflictSolved
 			f["resolution"] = r
 			f["conflict"] = cv.Conflicts[r.Conflict]
-			cg.emit(Event{Type: EvTranscriptEvent, Task: cg.parent, Data: f})
+			cg.emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: cg.parent, Data: f})
 		}
 	}
 	if len(cv.Conflicts) == rec.Reported {
@@ -253,7 +254,7 @@ func (cg *converger) needsReview(ctx context.Context, rec *convergeRecord, cv *c
 	f["conflicts"] = open
 	f["conflict_count"] = len(cv.Conflicts)
 	f["options"] = options
-	cg.emit(Event{Type: EvManualReviewRequired, Task: cg.parent, Data: f})
+	cg.emit(eventlog.Event{Type: eventlog.ManualReviewRequired, Task: cg.parent, Data: f})
 	if _, err := cg.update(ctx, rec.Key, func(r *convergeRecord) { r.State = convergeHuman }); err != nil {
 		return hitlRecord{}, err
 	}
@@ -290,7 +291,7 @@ func (cg *converger) output(ctx context.Context, rec *convergeRecord, cv *conver
 	if len(cv.Cancelled) > 0 {
 		f["cancelled"] = cv.Cancelled
 	}
-	cg.emit(Event{Type: EvConvergenceComplete, Task: cg.parent, Data: f})
+	cg.emit(eventlog.Event{Type: eventlog.ConvergenceComplete, Task: cg.parent, Data: f})
 	if _, err := cg.update(ctx, rec.Key, func(r *convergeRecord) { r.State, r.Output = convergeDone, rel }); err != nil {
 		return "", nil, err
 	}

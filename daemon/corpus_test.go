@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -234,7 +234,7 @@ func TestBadInputCorpus(t *testing.T) {
 				if !strings.Contains(text, "How to fix it: ") {
 					t.Errorf("rejection gives no fix:\n%s", text)
 				}
-				if got, want := countEvents(h.events("l"), daemon.EvTaskRejected, c.name), 1; got != want {
+				if got, want := countEvents(h.events("l"), eventlog.TaskRejected, c.name), 1; got != want {
 					t.Errorf("%d TaskRejected events, want %d", got, want)
 				}
 				if got, want := describe(t, path), before[c.name]; got != want {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -149,7 +150,7 @@ func TestDaemon_SurvivesSIGKILL(t *testing.T) {
 		id := strconv.Itoa(i)
 		tf := h.read("l", id)
 		attempt, _ := tf.Metadata.Object("taskd").Int("attempt")
-		interrupted := countEvents(evs, daemon.EvTaskInterrupted, id)
+		interrupted := countEvents(evs, eventlog.TaskInterrupted, id)
 		if attempt != 2 || interrupted != 1 {
 			t.Errorf("task %s: attempt %d with %d TaskInterrupted events, want 2 and 1", id, attempt, interrupted)
 		}
@@ -208,7 +209,7 @@ func TestDaemon_GracefulStopInterrupts(t *testing.T) {
 	if stateOf(tf) != task.None || tf.Status != taskfile.StatusPending {
 		t.Errorf("after SIGTERM: state %q status %q, want none and pending", stateOf(tf), tf.Status)
 	}
-	h.waitEvents("l", daemon.EvTaskInterrupted, "1", 1)
+	h.waitEvents("l", eventlog.TaskInterrupted, "1", 1)
 	p2 := startDaemonProc(t, root, 2)
 	h.waitState("l", "1", task.Succeeded, 10*time.Second)
 	p2.term(t)
@@ -255,7 +256,7 @@ func TestSubtask2_SurvivesSIGKILL(t *testing.T) {
 	// an attempt that never ran: runs may be fewer than interruptions
 	// suggest, never more.
 	runs := len(strings.Fields(readString(cwd, "loop")))
-	if interrupted := countEvents(evs, daemon.EvTaskInterrupted, "1"); runs < 4 || runs-interrupted > 4 {
+	if interrupted := countEvents(evs, eventlog.TaskInterrupted, "1"); runs < 4 || runs-interrupted > 4 {
 		t.Errorf("the loop ran %d times with %d interrupted attempts; want 4 uninterrupted", runs, interrupted)
 	}
 	if n, _ := h.read("l", "1").Metadata.Object("taskd").Int("loopIteration"); n != 4 {
@@ -278,7 +279,7 @@ func TestSubtask2_SurvivesSIGKILL(t *testing.T) {
 		id := findNamed(t, h, "l", name)
 		// At most once: a kill between the write that records the success
 		// and the event's append leaves the file completed and no event.
-		if got := countEvents(evs, daemon.EvTaskSucceeded, id); got > 1 {
+		if got := countEvents(evs, eventlog.TaskSucceeded, id); got > 1 {
 			t.Errorf("return %s succeeded %d times", name, got)
 		}
 		if st := stateOf(h.read("l", id)); st != task.Succeeded {
@@ -287,8 +288,8 @@ func TestSubtask2_SurvivesSIGKILL(t *testing.T) {
 		// Every start but one was interrupted. A kill between the claim
 		// and the TaskStarted line interrupts an attempt whose start was
 		// not logged, so there may be fewer starts, never more.
-		started := countEvents(evs, daemon.EvTaskStarted, id)
-		interrupted := countEvents(evs, daemon.EvTaskInterrupted, id)
+		started := countEvents(evs, eventlog.TaskStarted, id)
+		interrupted := countEvents(evs, eventlog.TaskInterrupted, id)
 		if started < 1 || started-interrupted > 1 {
 			t.Errorf("return %s started %d times with %d interruptions; its events:\n%s", name, started, interrupted, eventsOf(evs, id))
 		}
@@ -306,7 +307,7 @@ func TestSubtask2_SurvivesSIGKILL(t *testing.T) {
 
 // eventsOf renders the events of task id, one per line, for a failure's
 // message.
-func eventsOf(evs []daemon.Event, id string) string {
+func eventsOf(evs []eventlog.Event, id string) string {
 	var b strings.Builder
 	for _, e := range evs {
 		if e.Task == id {
@@ -339,7 +340,7 @@ taskd push name=slow "echo started >> `+marks+`/child; sleep 1; echo '{\"success
 	h.waitState("l", "1", task.Succeeded, 60*time.Second)
 	p2.term(t)
 	evs := h.events("l")
-	if got := countEvents(evs, daemon.EvTaskResumed, "1"); got != 1 {
+	if got := countEvents(evs, eventlog.TaskResumed, "1"); got != 1 {
 		t.Errorf("the parent was resumed %d times, want once", got)
 	}
 	if got := readString(marks, "resumed"); !strings.Contains(got, "slow done") {

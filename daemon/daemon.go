@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -214,7 +216,7 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 	}
 	if id, ok := taskID(name); ok {
 		l.dirty[id] = struct{}{}
-	} else if name == areaName {
+	} else if name == area.Name {
 		d.checkListMode(l) // .taskd replaced (by a link?)
 	} else if _, _, bad := taskfile.Misnamed(name); bad {
 		l.namesDirty = true
@@ -289,8 +291,8 @@ func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
 		case <-waited:
 			for _, id := range d.order {
 				l := d.lists[id]
-				l.events.append(Event{Type: EvDaemonStopped, List: id})
-				l.events.close()
+				l.events.Append(eventlog.Event{Type: eventlog.DaemonStopped, List: id})
+				l.events.Close()
 			}
 			d.log.Info("taskd stopped")
 			return

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/navigator"
@@ -68,7 +69,7 @@ func lastRunDir(l *list, id string) int {
 // is stopped.
 func (d *Daemon) runFlow(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
 	f := d.newFlow(l, t, sp)
-	l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: t.ID, Parent: sp.Parent, Step: currentStep(t),
+	l.events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.id, Task: t.ID, Parent: sp.Parent, Step: currentStep(t),
 		Data: map[string]any{"workflow": workflowType(t)}})
 	return f.loop(ctx, "", nil)
 }
@@ -210,7 +211,7 @@ func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
 	trace := traceLine(f.t, 8)
 	switch {
 	case n >= hardGuard:
-		f.l.events.append(Event{Type: EvGuardStopped, List: f.l.id, Task: f.id, Step: currentStep(f.t),
+		f.l.events.Append(eventlog.Event{Type: eventlog.GuardStopped, List: f.l.id, Task: f.id, Step: currentStep(f.t),
 			Data: map[string]any{"iterations": n, "trace": trace}})
 		t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 			if _, err := task.Move(t, task.Stop); err != nil {
@@ -222,7 +223,7 @@ func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
 		})
 		return t, true, err
 	case n >= next:
-		f.l.events.append(Event{Type: EvGuardWarning, List: f.l.id, Task: f.id, Step: currentStep(f.t),
+		f.l.events.Append(eventlog.Event{Type: eventlog.GuardWarning, List: f.l.id, Task: f.id, Step: currentStep(f.t),
 			Data: map[string]any{"iterations": n, "trace": trace}})
 		t, err := f.needsHuman(ctx, "guard", fmt.Sprintf("loop guard: %d steps so far (%s); continue for %d more, abort, or investigate", n, trace, softGuard), []string{"continue", "abort", "investigate"})
 		return t, true, err
@@ -309,7 +310,7 @@ func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*task
 		m.Delete("error")
 		return nil
 	})
-	f.l.events.append(Event{Type: EvTaskSucceeded, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: resp.CurrentStep,
+	f.l.events.Append(eventlog.Event{Type: eventlog.TaskSucceeded, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: resp.CurrentStep,
 		Data: map[string]any{"workflow": workflowType(f.t), "steps": traceLine(f.t, 20)}})
 	return t, err
 }
@@ -325,7 +326,7 @@ func (f *flowRun) fail(ctx context.Context, msg string) (*taskfile.Task, error) 
 		m.Set("finishedAt", task.Stamp(time.Now()))
 		return nil
 	})
-	f.l.events.append(Event{Type: EvTaskFailed, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
+	f.l.events.Append(eventlog.Event{Type: eventlog.TaskFailed, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
 		Data: map[string]any{"error": msg}})
 	return t, err
 }
@@ -351,7 +352,7 @@ func (f *flowRun) needsHuman(ctx context.Context, kind, reason string, options [
 		m.Set("hitl", h)
 		return nil
 	})
-	f.l.events.append(Event{Type: EvTaskNeedsHuman, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step,
+	f.l.events.Append(eventlog.Event{Type: eventlog.TaskNeedsHuman, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step,
 		Data: map[string]any{"reason": reason, "options": options, "kind": kind}})
 	return t, err
 }

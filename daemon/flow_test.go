@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -84,8 +85,8 @@ func TestFlow_CommandGateRetriesThenPasses(t *testing.T) {
 	if tf.Status != taskfile.StatusCompleted || tf.Subject != "#1 Make the tests pass\n→ gate · completed ✓" {
 		t.Errorf("status %q subject %q", tf.Status, tf.Subject)
 	}
-	evs := h.waitEvents("l", daemon.EvTaskSucceeded, "1", 1)
-	if got := countEvents(evs, daemon.EvStepStarted, "1"); got != 6 {
+	evs := h.waitEvents("l", eventlog.TaskSucceeded, "1", 1)
+	if got := countEvents(evs, eventlog.StepStarted, "1"); got != 6 {
 		t.Errorf("%d StepStarted events, want 6", got)
 	}
 	// Each step ran in its own run folder.
@@ -112,7 +113,7 @@ func TestFlow_EscalatesToHumanAndResumes(t *testing.T) {
 	if tf.Status != taskfile.StatusPending || currentStepOf(tf) != "hitl" {
 		t.Errorf("status %q step %q", tf.Status, currentStepOf(tf))
 	}
-	h.waitEvents("l", daemon.EvTaskNeedsHuman, "1", 1)
+	h.waitEvents("l", eventlog.TaskNeedsHuman, "1", 1)
 
 	// A person answers by editing the file: passed resumes at implement.
 	// The test still fails twice more (runs 3 and 4), then escalates again;
@@ -126,11 +127,11 @@ func TestFlow_EscalatesToHumanAndResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 0 {
-			h.waitEvents("l", daemon.EvTaskNeedsHuman, "1", 2)
+			h.waitEvents("l", eventlog.TaskNeedsHuman, "1", 2)
 		}
 	}
 	tf = h.waitState("l", "1", task.Succeeded, 20*time.Second)
-	if got := countEvents(h.waitEvents("l", daemon.EvHumanResolved, "1", 2), daemon.EvHumanResolved, "1"); got != 2 {
+	if got := countEvents(h.waitEvents("l", eventlog.HumanResolved, "1", 2), eventlog.HumanResolved, "1"); got != 2 {
 		t.Errorf("%d HumanResolved events", got)
 	}
 	if _, ok := tf.Metadata.Object("taskd").Get("hitl"); ok {
@@ -174,8 +175,8 @@ func TestFlow_LoopGuard(t *testing.T) {
 	if tf.Status != taskfile.StatusInProgress {
 		t.Errorf("hard stop left status %q, want in_progress", tf.Status)
 	}
-	evs := h.waitEvents("l", daemon.EvGuardStopped, "1", 1)
-	if got := countEvents(evs, daemon.EvGuardWarning, "1"); got != 1 {
+	evs := h.waitEvents("l", eventlog.GuardStopped, "1", 1)
+	if got := countEvents(evs, eventlog.GuardWarning, "1"); got != 1 {
 		t.Errorf("%d GuardWarning events", got)
 	}
 	// A wrong answer is refused with the accepted ones.
@@ -234,15 +235,15 @@ func TestFlow_ForkJoin(t *testing.T) {
 						data, _ := os.ReadFile(filepath.Join(h.listDir("l"), id+".json"))
 						t.Logf("%s: %s", id, data)
 					}
-					evs, _ := daemon.ReadEvents(h.listDir("l"))
+					evs, _ := eventlog.Read(h.listDir("l"))
 					for _, e := range evs {
 						t.Logf("%s %s %s %v", e.Task, e.Type, e.Step, e.Data)
 					}
 				}
 			}()
 			parent := h.waitState("l", "1", tt.want, 30*time.Second)
-			evs := h.waitEvents("l", daemon.EvJoinCompleted, "1", 1)
-			if got := countEvents(evs, daemon.EvForkStarted, "1"); got != 1 {
+			evs := h.waitEvents("l", eventlog.JoinCompleted, "1", 1)
+			if got := countEvents(evs, eventlog.ForkStarted, "1"); got != 1 {
 				t.Errorf("%d ForkStarted events", got)
 			}
 			if _, ok := parent.Metadata.Get("forkState"); ok {
@@ -346,9 +347,9 @@ func TestFlow_TrappedWorkflowRejected(t *testing.T) {
 			!strings.Contains(string(text), tr.want) || !strings.Contains(string(text), "How to fix it: Correct the workflow file") {
 			t.Errorf("%s: rejection says\n%s\nwant %q, %q and the fix", tr.id, text, want, tr.want)
 		}
-		evs := h.waitEvents("l", daemon.EvTaskRejected, id, 1)
+		evs := h.waitEvents("l", eventlog.TaskRejected, id, 1)
 		for _, e := range evs {
-			if msg, _ := e.Data["error"].(string); e.Type == daemon.EvTaskRejected && e.Task == id && !strings.Contains(msg, tr.want) {
+			if msg, _ := e.Data["error"].(string); e.Type == eventlog.TaskRejected && e.Task == id && !strings.Contains(msg, tr.want) {
 				t.Errorf("%s: TaskRejected says %q, want %q", tr.id, msg, tr.want)
 			}
 		}

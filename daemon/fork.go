@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/taskfile"
@@ -79,9 +80,9 @@ func (f *flowRun) fork(ctx context.Context, resp *navigator.Response) (*taskfile
 	if err != nil {
 		return nil, err
 	}
-	f.l.events.append(Event{Type: EvForkStarted, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: forkStep,
+	f.l.events.Append(eventlog.Event{Type: eventlog.ForkStarted, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: forkStep,
 		Data: map[string]any{"branches": branchIDs(branches), "joinStep": resp.Fork.JoinStep, "strategy": resp.Fork.JoinStrategy}})
-	f.l.events.append(Event{Type: EvTaskWaiting, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: forkStep,
+	f.l.events.Append(eventlog.Event{Type: eventlog.TaskWaiting, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: forkStep,
 		Data: map[string]any{"children": ids}})
 	return t, nil
 }
@@ -183,12 +184,12 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 		m.Set("finishedAt", task.Stamp(time.Now()))
 		return nil
 	})
-	typ := EvTaskSucceeded
+	typ := eventlog.TaskSucceeded
 	if state == task.Failed {
-		typ = EvTaskFailed
+		typ = eventlog.TaskFailed
 	}
 	branch, _ := f.t.Metadata.String("branchName")
-	f.l.events.append(Event{Type: typ, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
+	f.l.events.Append(eventlog.Event{Type: typ, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
 		Data: map[string]any{"branch": branch, "branchResult": verdict}})
 	return t, err
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -219,9 +220,9 @@ func (h *harness) waitState(list, id string, state task.State, timeout time.Dura
 func stateOf(t *taskfile.Task) task.State { return task.Of(t) }
 
 // events reads a list's event log.
-func (h *harness) events(list string) []daemon.Event {
+func (h *harness) events(list string) []eventlog.Event {
 	h.t.Helper()
-	evs, err := daemon.ReadEvents(h.listDir(list))
+	evs, err := eventlog.Read(h.listDir(list))
 	if err != nil {
 		h.t.Fatalf("events of %s: %v", list, err)
 	}
@@ -230,17 +231,17 @@ func (h *harness) events(list string) []daemon.Event {
 
 // waitEvents waits until list's log has at least n events of typ for task.
 // (A task file shows a transition a moment before its event is logged.)
-func (h *harness) waitEvents(list, typ, tf string, n int) []daemon.Event {
+func (h *harness) waitEvents(list, typ, tf string, n int) []eventlog.Event {
 	h.t.Helper()
-	var evs []daemon.Event
+	var evs []eventlog.Event
 	h.waitFor(fmt.Sprintf("%d %s events for %s", n, typ, tf), 10*time.Second, func() bool {
-		evs, _ = daemon.ReadEvents(h.listDir(list))
+		evs, _ = eventlog.Read(h.listDir(list))
 		return countEvents(evs, typ, tf) >= n
 	})
 	return evs
 }
 
-func countEvents(evs []daemon.Event, typ, tf string) int {
+func countEvents(evs []eventlog.Event, typ, tf string) int {
 	n := 0
 	for _, e := range evs {
 		if e.Type == typ && (tf == "" || e.Task == tf) {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -55,7 +57,7 @@ type Inbox struct {
 // is not a task id gives an inbox whose every method fails with an error
 // wrapping taskfile.ErrInvalidID.
 func InboxOf(listDir, id string) *Inbox {
-	ib := &Inbox{base: listDir, dir: filepath.Join(listDir, areaName, "inbox", id)}
+	ib := &Inbox{base: listDir, dir: area.InboxDir(listDir, id)}
 	if !taskfile.ValidID(id) {
 		ib.err = fmt.Errorf("inbox of %q: %w", id, taskfile.ErrInvalidID)
 	}
@@ -277,7 +279,7 @@ func Send(dir *taskfile.Dir, from, to, text string) error {
 	if err := InboxOf(dir.Path(), to).Deliver(Message{From: from, Text: text}, ""); err != nil {
 		return err
 	}
-	return AppendEvent(dir.Path(), Event{Type: EvMessageSent, Task: to, Data: map[string]any{"from": from}})
+	return AppendEvent(dir.Path(), eventlog.Event{Type: eventlog.MessageSent, Task: to, Data: map[string]any{"from": from}})
 }
 
 func firstNonEmptyString(s ...string) string {

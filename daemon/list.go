@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -22,7 +24,7 @@ import (
 type list struct {
 	id      string
 	dir     *taskfile.Dir
-	events  *eventLog
+	events  *eventlog.Log
 	entries map[string]*entry
 	// waiters maps a task id to the tasks whose blockedBy names it, so a
 	// blocker's change re-evaluates exactly its dependents.
@@ -139,7 +141,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	if err := checkList(path, d.cfg.Insecure); err != nil {
 		l.refused = err
 		d.listRefused(l, err, "not serving list; fix it and it is served at once")
-	} else if err := makeArea(path); err != nil {
+	} else if err := area.Make(path); err != nil {
 		d.log.Warn("make the list's .taskd", "list", id, "err", err)
 	}
 	if err := d.watcher.Add(path); err != nil {
@@ -147,7 +149,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 		return
 	}
 	d.serve(l)
-	l.events.append(Event{Type: EvDaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
+	l.events.Append(eventlog.Event{Type: eventlog.DaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
 	if l.refused != nil {
 		return // nothing is removed from a list taskd does not serve
 	}
@@ -160,7 +162,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 // yet served.
 func newList(id string, dir *taskfile.Dir) *list {
 	return &list{
-		id: id, dir: dir, events: newEventLog(dir.Path()),
+		id: id, dir: dir, events: eventlog.New(dir.Path()),
 		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},
 		dirty: map[string]struct{}{}, inReady: map[string]bool{},
 		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
@@ -182,7 +184,7 @@ func (d *Daemon) dropList(id string) {
 			e.job.stop(errTaskGone)
 		}
 	}
-	l.events.close()
+	l.events.Close()
 	d.slots.Unserve(l.id)
 	delete(d.lists, id)
 	d.order = slices.DeleteFunc(d.order, func(s string) bool { return s == id })
@@ -217,9 +219,9 @@ func (d *Daemon) checkListMode(l *list) {
 	switch {
 	case err == nil && l.refused != nil:
 		l.refused = nil
-		l.events.muted.Store(false)
+		l.events.Mute(false)
 		d.log.Info("serving list: it is fixed", "list", l.id)
-		makeArea(l.dir.Path())
+		area.Make(l.dir.Path())
 		d.scanList(l)
 		for id := range l.entries {
 			d.consider(l, id) // unchanged files are not observed again

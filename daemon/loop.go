@@ -7,15 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
-)
-
-// Events of loops.
-const (
-	EvLoopIteration = "LoopIteration"
-	EvLoopExited    = "LoopExited"
 )
 
 // Why a loop ended (metadata.taskd.loopExit).
@@ -61,10 +57,10 @@ func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp ta
 	case iteration >= lp.Max:
 		done, reason = true, loopMaxReached
 	}
-	l.events.append(Event{Type: EvLoopIteration, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
+	l.events.Append(eventlog.Event{Type: eventlog.LoopIteration, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"iteration": iteration, "max": lp.Max, "verdict": verdict, "by": by}})
 	if done {
-		l.events.append(Event{Type: EvLoopExited, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
+		l.events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
 			Data: map[string]any{"exitReason": reason, "iterations": iteration}})
 	}
 	return iteration, done, reason, nil
@@ -164,7 +160,7 @@ func (d *Daemon) continueLoop(ctx context.Context, l *list, id string, sp task.S
 		}
 		m := task.Meta(t)
 		m.Set("loopIteration", iteration)
-		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))
+		m.Set("result", shortResult(res, area.RelRunDir(id, sp.Attempt)))
 		m.Delete("finishedAt")
 		return nil
 	})

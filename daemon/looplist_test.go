@@ -30,7 +30,7 @@ func servedList(t *testing.T, fc *FileConfig) (*Daemon, *list) {
 		t.Fatal(err)
 	}
 	l := newList("l", dir)
-	t.Cleanup(func() { l.events.close() })
+	t.Cleanup(func() { l.events.Close() })
 	d.serve(l)
 	return d, l
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -62,7 +63,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (aceevents.go)
 	if !e.accepted && e.state == task.None && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true
-		l.events.append(Event{Type: EvTaskAccepted, List: l.id, Task: id, Parent: e.parent,
+		l.events.Append(eventlog.Event{Type: eventlog.TaskAccepted, List: l.id, Task: id, Parent: e.parent,
 			Data: map[string]any{"subject": tf.Subject}})
 	}
 	if e.parent != "" && (e.state != prevState || e.status != prevStatus) {
@@ -245,7 +246,7 @@ func (d *Daemon) writeRejection(l *list, id, name, problem, fix string) {
 	if err := fsroot.WriteFile(l.dir.Path(), path, []byte(text)); err != nil {
 		d.log.Warn("write rejection", "path", path, "err", err)
 	}
-	l.events.append(Event{Type: EvTaskRejected, List: l.id, Task: id,
+	l.events.Append(eventlog.Event{Type: eventlog.TaskRejected, List: l.id, Task: id,
 		Data: map[string]any{"file": name, "error": problem, "fix": fix}})
 	d.log.Warn("task rejected", "list", l.id, "task", id, "file", name, "err", problem)
 }

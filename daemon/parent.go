@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -51,7 +53,7 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, err
 	if err := InboxOf(l.dir.Path(), parent).Deliver(msg, fmt.Sprintf("result-%s-%d", id, attempt)); err != nil {
 		return nil, fmt.Errorf("deliver the result of %s to %s: %w", id, parent, err)
 	}
-	l.events.append(Event{Type: EvMessageDelivered, List: l.id, Task: parent, Data: map[string]any{"from": id, "name": msg.Name, "success": *msg.Success}})
+	l.events.Append(eventlog.Event{Type: eventlog.MessageDelivered, List: l.id, Task: parent, Data: map[string]any{"from": id, "name": msg.Name, "success": *msg.Success}})
 	d.subagentEnded(ctx, l, t) // subagent and handoff events, before delivered is set (aceend.go)
 	t, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
 		task.Meta(t).Set("delivered", true)
@@ -153,7 +155,7 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 		if _, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
 			m := task.Meta(t)
 			m.Set("attempt", sp.Attempt)
-			m.Set("runDir", relRunDir(id, sp.Attempt))
+			m.Set("runDir", area.RelRunDir(id, sp.Attempt))
 			return nil
 		}, taskfile.NoDirSync); err != nil {
 			return nil, err
@@ -162,7 +164,7 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 		res.Success = true
 		return d.afterAttempt(ctx, l, id, sp, res, finished)
 	}
-	l.events.append(Event{Type: EvTaskResumed, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+	l.events.Append(eventlog.Event{Type: eventlog.TaskResumed, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"children": kids}})
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -76,13 +77,13 @@ func TestDaemon_ManyTasksInDependencyOrder(t *testing.T) {
 			}
 		}
 	}
-	evs := h.waitEvents("work", daemon.EvTaskSucceeded, "", n)
+	evs := h.waitEvents("work", eventlog.TaskSucceeded, "", n)
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprint(i)
-		if got := countEvents(evs, daemon.EvTaskStarted, id); got != 1 {
+		if got := countEvents(evs, eventlog.TaskStarted, id); got != 1 {
 			t.Errorf("task %s: %d TaskStarted events, want 1", id, got)
 		}
-		if got := countEvents(evs, daemon.EvTaskSucceeded, id); got != 1 {
+		if got := countEvents(evs, eventlog.TaskSucceeded, id); got != 1 {
 			t.Errorf("task %s: %d TaskSucceeded events, want 1", id, got)
 		}
 		if _, err := os.Stat(filepath.Join(h.listDir("work"), ".taskd", "runs", id, "1", "result.json")); err != nil {
@@ -121,7 +122,7 @@ func TestDaemon_ResultAndFailure(t *testing.T) {
 	if n, _ := t3.Metadata.Object("taskd").Int("attempt"); n != 3 {
 		t.Errorf("attempts = %d, want 3", n)
 	}
-	if got := countEvents(h.waitEvents("l", daemon.EvTaskFailed, "3", 3), daemon.EvTaskRetrying, "3"); got != 2 {
+	if got := countEvents(h.waitEvents("l", eventlog.TaskFailed, "3", 3), eventlog.TaskRetrying, "3"); got != 2 {
 		t.Errorf("TaskRetrying events = %d, want 2", got)
 	}
 	stderr, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "3", "3", "stderr.log"))
@@ -187,7 +188,7 @@ func TestDaemon_TimeoutAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitState("l", "2", task.Cancelled, 20*time.Second)
-	h.waitEvents("l", daemon.EvTaskCancelled, "2", 1)
+	h.waitEvents("l", eventlog.TaskCancelled, "2", 1)
 
 	// Cancelling a task that has not run: blocked by a task that never ends.
 	h.drop("l", "3", execTask("never", "sleep 60"))
@@ -313,8 +314,8 @@ func TestDaemon_NewListNoticed(t *testing.T) {
 	// is seen either by the list's scan or by its watch.
 	h.drop("fresh", "1", execTask("new list", "true"))
 	h.waitState("fresh", "1", task.Succeeded, 10*time.Second)
-	evs := h.waitEvents("fresh", daemon.EvTaskSucceeded, "1", 1)
-	if !slices.ContainsFunc(evs, func(e daemon.Event) bool { return e.Type == daemon.EvDaemonStarted }) {
+	evs := h.waitEvents("fresh", eventlog.TaskSucceeded, "1", 1)
+	if !slices.ContainsFunc(evs, func(e eventlog.Event) bool { return e.Type == eventlog.DaemonStarted }) {
 		t.Errorf("a list that appeared later has no DaemonStarted event: %v", evs)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -147,7 +147,7 @@ func TestPrompt_Orchestrator(t *testing.T) {
 	if stateOf(h.read("l", impl.ID)) != task.Queued {
 		t.Errorf("the follow-up ran without being started")
 	}
-	if got := countEvents(h.events("l"), daemon.EvTaskStarted, impl.ID); got != 0 {
+	if got := countEvents(h.events("l"), eventlog.TaskStarted, impl.ID); got != 0 {
 		t.Errorf("follow-up started %d times", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -16,7 +17,7 @@ import (
 // again), and a task already known to be bad keeps its own reason. The
 // directory is read once; a missing one means nothing was refused.
 func addRejections(dir *taskfile.Dir, tasks []TaskStatus) {
-	notesDir := filepath.Join(dir.Path(), ".taskd", "rejected")
+	notesDir := area.RejectedDir(dir.Path())
 	entries, err := os.ReadDir(notesDir)
 	if err != nil || len(entries) == 0 {
 		return

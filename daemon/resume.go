@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -45,9 +46,9 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job) (*taskfile.Task, error)
 	}
 	forkStep, _ := forkState.String("forkStep")
 	strategy, _ := forkState.String("joinStrategy")
-	l.events.append(Event{Type: EvJoinCompleted, List: l.id, Task: id, Parent: sp.Parent, Step: forkStep,
+	l.events.Append(eventlog.Event{Type: eventlog.JoinCompleted, List: l.id, Task: id, Parent: sp.Parent, Step: forkStep,
 		Data: map[string]any{"result": verdict, "strategy": strategy, "branches": branches}})
-	l.events.append(Event{Type: EvTaskResumed, List: l.id, Task: id, Parent: sp.Parent, Step: forkStep})
+	l.events.Append(eventlog.Event{Type: eventlog.TaskResumed, List: l.id, Task: id, Parent: sp.Parent, Step: forkStep})
 	f := d.newFlow(l, t, sp)
 	return f.loop(ctx, verdict, func(t *taskfile.Task) {
 		t.Metadata.Delete("forkState")
@@ -76,7 +77,7 @@ func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error
 	if err != nil {
 		return nil, err
 	}
-	l.events.append(Event{Type: EvHumanResolved, List: l.id, Task: id, Parent: sp.Parent, Step: currentStep(t),
+	l.events.Append(eventlog.Event{Type: eventlog.HumanResolved, List: l.id, Task: id, Parent: sp.Parent, Step: currentStep(t),
 		Data: map[string]any{"answer": answer, "kind": kind}})
 	clear := func(t *taskfile.Task) {
 		m := task.Meta(t)
@@ -120,7 +121,7 @@ func (d *Daemon) leavePending(ctx context.Context, l *list, id string) (*taskfil
 		return nil
 	})
 	if err == nil {
-		l.events.append(Event{Type: EvHumanResolved, List: l.id, Task: id, Step: currentStep(t), Data: map[string]any{"answer": "leave"}})
+		l.events.Append(eventlog.Event{Type: eventlog.HumanResolved, List: l.id, Task: id, Step: currentStep(t), Data: map[string]any{"answer": "leave"}})
 	}
 	return t, err
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -72,7 +74,7 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile
 	// The start is logged once the attempt does something: its prompt
 	// commands run, its agent starts, or it ends without starting.
 	logStart := sync.OnceFunc(func() {
-		l.events.append(Event{Type: EvTaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
+		l.events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 	})
 	a, err := d.prepareAttempt(ctx, l, t, sp, logStart)
 	if waiting, ok := asSuspended(err); ok {
@@ -187,7 +189,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp task.S
 	if out != finished || !res.Success || d.exitVerdict(l, id, sp, out) != nil {
 		ft, err := d.finish(ctx, l, id, sp, res, out)
 		if ov.Loop != nil && (task.Of(ft) == task.Failed || task.Of(ft) == task.TimedOut) {
-			l.events.append(Event{Type: EvLoopExited, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+			l.events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 				Data: map[string]any{"exitReason": loopError, "error": res.Error}})
 		}
 		return ft, err
@@ -350,7 +352,7 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spe
 	t, err := l.dir.Update(wctx, id, func(t *taskfile.Task) error {
 		m := task.Meta(t)
 		m.Set("finishedAt", task.Stamp(now))
-		m.Set("result", shortResult(res, relRunDir(id, sp.Attempt)))
+		m.Set("result", shortResult(res, area.RelRunDir(id, sp.Attempt)))
 		failures, _ := m.Int("failures")
 		var ev task.Event
 		switch {
@@ -360,7 +362,7 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spe
 				// it is resumed with their results once they have ended.
 				ev = task.Wait
 				m.Delete("finishedAt")
-				evType = EvTaskWaiting
+				evType = eventlog.TaskWaiting
 				evData = map[string]any{"children": waiting}
 				break
 			}
@@ -369,28 +371,28 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spe
 			if onSuccess != nil {
 				onSuccess(t)
 			}
-			evType = EvTaskSucceeded
+			evType = eventlog.TaskSucceeded
 		case out == interrupted:
 			ev = task.Interrupt
 			m.Delete("finishedAt")
 			n, _ := m.Int("interrupted")
 			m.Set("interrupted", n+1)
-			evType = EvTaskInterrupted
+			evType = eventlog.TaskInterrupted
 		case out == cancelled:
 			ev = task.Cancel
 			m.Set("error", "cancelled")
-			evType = EvTaskCancelled
+			evType = eventlog.TaskCancelled
 		default:
 			failures++
 			m.Set("failures", failures)
 			msg := res.Error
 			if out != notStarted {
-				msg += "; logs: " + filepath.Join(l.dir.Path(), relRunDir(id, sp.Attempt))
+				msg += "; logs: " + filepath.Join(l.dir.Path(), area.RelRunDir(id, sp.Attempt))
 			}
 			m.Set("error", msg)
-			evType = EvTaskFailed
+			evType = eventlog.TaskFailed
 			if out == timedOut {
-				evType = EvTaskTimedOut
+				evType = eventlog.TaskTimedOut
 			}
 			if out != notStarted && int(failures) <= sp.Retries {
 				at := now.Add(backoff(int(failures)))
@@ -410,12 +412,12 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spe
 	if res.Error != "" && !res.Success {
 		data["error"] = res.Error
 	}
-	if evType == EvTaskWaiting {
-		l.events.append(Event{Type: EvTaskWaiting, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: evData})
+	if evType == eventlog.TaskWaiting {
+		l.events.Append(eventlog.Event{Type: eventlog.TaskWaiting, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: evData})
 	} else {
-		l.events.append(Event{Type: evType, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: data})
+		l.events.Append(eventlog.Event{Type: evType, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: data})
 		if evData != nil {
-			l.events.append(Event{Type: EvTaskRetrying, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: evData})
+			l.events.Append(eventlog.Event{Type: eventlog.TaskRetrying, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: evData})
 		}
 	}
 	if err != nil {
@@ -469,7 +471,7 @@ func (d *Daemon) cancelIdle(ctx context.Context, j *job) (*taskfile.Task, error)
 	if err != nil {
 		return nil, err
 	}
-	j.l.events.append(Event{Type: EvTaskCancelled, List: j.l.id, Task: j.id, Parent: sp.Parent, Attempt: sp.Attempt})
+	j.l.events.Append(eventlog.Event{Type: eventlog.TaskCancelled, List: j.l.id, Task: j.id, Parent: sp.Parent, Attempt: sp.Attempt})
 	return t, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -444,7 +445,7 @@ func (d *Daemon) finished(msg jobDone) {
 		// a full disk, a link in .taskd): try again later, more slowly
 		// each time. A refusal of the path rule is recorded the first time.
 		if e.jobErrors == 0 && refusedPath(msg.err) {
-			j.l.events.append(Event{Type: EvPathRefused, List: j.l.id, Task: j.id, Data: map[string]any{"error": msg.err.Error()}})
+			j.l.events.Append(eventlog.Event{Type: eventlog.PathRefused, List: j.l.id, Task: j.id, Data: map[string]any{"error": msg.err.Error()}})
 		}
 		e.jobErrors++
 		e.holdUntil = time.Now().Add(min(time.Second<<min(e.jobErrors-1, 6), time.Minute))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -335,7 +336,7 @@ func TestLoop_StopWhileRecoveredConditionWaits(t *testing.T) {
 	wait, open := gate(t)
 	t.Cleanup(open)
 	h.drop("l", "2", execTask("holds the slot", wait))
-	h.waitEvents("l", daemon.EvTaskStarted, "2", 1)
+	h.waitEvents("l", eventlog.TaskStarted, "2", 1)
 	leftRunning(t, h.root, "l", "1", 3, "exit 0")
 	h.waitFor("task 1's condition to wait for the slot", 20*time.Second, func() bool { return h.untilReady("l", "1") })
 	h.stop()
@@ -345,8 +346,8 @@ func TestLoop_StopWhileRecoveredConditionWaits(t *testing.T) {
 	if got, want := stateOf(tf), task.None; got != want || tf.Status != taskfile.StatusPending || it != 0 {
 		t.Errorf("after the stop: state %q, status %q, loopIteration %d; want %q, pending, 0", got, tf.Status, it, want)
 	}
-	evs := h.waitEvents("l", daemon.EvTaskInterrupted, "1", 1)
-	if n := countEvents(evs, daemon.EvLoopIteration, "1"); n != 0 {
+	evs := h.waitEvents("l", eventlog.TaskInterrupted, "1", 1)
+	if n := countEvents(evs, eventlog.LoopIteration, "1"); n != 0 {
 		t.Errorf("%d LoopIteration events before the condition ran; want 0", n)
 	}
 	open()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/navigator"
 )
 
@@ -46,7 +47,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (Result
 	if node != nil && node.Command != "" {
 		data["command"] = node.Command
 	}
-	f.l.events.append(Event{Type: EvStepStarted, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run, Data: data})
+	f.l.events.Append(eventlog.Event{Type: eventlog.StepStarted, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run, Data: data})
 	res, out := f.d.runAttempt(ctx, a)
 	if node != nil && node.Command != "" && out == finished {
 		res.Success = res.ExitCode == 0 // a command step passes on exit status 0, whatever it prints
@@ -55,7 +56,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (Result
 	if res.Success && out == finished {
 		result = "passed"
 	}
-	f.l.events.append(Event{Type: EvStepFinished, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run,
+	f.l.events.Append(eventlog.Event{Type: eventlog.StepFinished, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run,
 		Data: map[string]any{"result": result, "summary": res.Summary, "exitCode": res.ExitCode, "durationMs": res.DurationMs}})
 	if out == timedOut {
 		out = finished // a step that timed out failed; the workflow decides what follows

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -147,7 +147,7 @@ func TestCrashStorm(t *testing.T) {
 	p.term(t)
 	logs.WriteString(p.log.String())
 
-	evs, err := daemon.ReadEvents(list)
+	evs, err := eventlog.Read(list)
 	if err != nil {
 		t.Fatalf("a torn or unreadable event line: %v", err)
 	}
@@ -176,7 +176,7 @@ func TestCrashStorm(t *testing.T) {
 	reruns, unstarted := 0, 0
 	interruptedBy := map[string]int{}
 	for _, e := range evs {
-		if e.Type == daemon.EvTaskInterrupted {
+		if e.Type == eventlog.TaskInterrupted {
 			interruptedBy[e.Task]++
 		}
 	}
@@ -201,11 +201,11 @@ func TestCrashStorm(t *testing.T) {
 	succeededAt := map[string]int{}
 	for i, e := range evs {
 		switch e.Type {
-		case daemon.EvTaskSucceeded:
+		case eventlog.TaskSucceeded:
 			if _, ok := succeededAt[e.Task]; !ok {
 				succeededAt[e.Task] = i
 			}
-		case daemon.EvTaskStarted, daemon.EvStepStarted:
+		case eventlog.TaskStarted, eventlog.StepStarted:
 			if at, ok := succeededAt[e.Task]; ok {
 				t.Errorf("task %s started again (event %d, %s) after it succeeded (event %d)", e.Task, i, e.Type, at)
 			}
@@ -218,7 +218,7 @@ func TestCrashStorm(t *testing.T) {
 	// dependent may start in between.)
 	firstStart := map[string]time.Time{}
 	for _, e := range evs {
-		if _, ok := firstStart[e.Task]; !ok && e.Type == daemon.EvTaskStarted {
+		if _, ok := firstStart[e.Task]; !ok && e.Type == eventlog.TaskStarted {
 			firstStart[e.Task] = e.TS
 		}
 	}
@@ -252,7 +252,7 @@ func TestCrashStorm(t *testing.T) {
 	t.Logf("storm: %d tasks (%d plain, %d blocked, %d workflows with %d fork children), %d kills in %s",
 		len(ids), len(plain), len(blocked), len(flows), children, kills, elapsed.Round(time.Millisecond))
 	t.Logf("storm: %d TaskInterrupted events, %d re-runs of an agent, %d interrupted before the agent started, %d results recovered from run folders, %d event lines, 0 torn",
-		countEvents(evs, daemon.EvTaskInterrupted, ""), reruns, unstarted, recovered, len(evs))
+		countEvents(evs, eventlog.TaskInterrupted, ""), reruns, unstarted, recovered, len(evs))
 }
 
 // succeededEvents counts TaskSucceeded lines in the list's event log.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -174,13 +175,13 @@ func TestSubtask2_ParallelWithAFailingChild(t *testing.T) {
 		t.Errorf("the task ran %d times; parallel items do not make it run again", n)
 	}
 	// The return ran only after every parallel child had ended.
-	evs := h.waitEvents("l", daemon.EvTaskSucceeded, findNamed(t, h, "l", "1-r1"), 1)
+	evs := h.waitEvents("l", eventlog.TaskSucceeded, findNamed(t, h, "l", "1-r1"), 1)
 	var lastChild, returnStart time.Time
 	for _, e := range evs {
-		if (e.Type == daemon.EvTaskSucceeded || e.Type == daemon.EvTaskFailed) && e.Parent == "1" && e.TS.After(lastChild) {
+		if (e.Type == eventlog.TaskSucceeded || e.Type == eventlog.TaskFailed) && e.Parent == "1" && e.TS.After(lastChild) {
 			lastChild = e.TS
 		}
-		if e.Type == daemon.EvTaskStarted && e.Task == findNamed(t, h, "l", "1-r1") {
+		if e.Type == eventlog.TaskStarted && e.Task == findNamed(t, h, "l", "1-r1") {
 			returnStart = e.TS
 		}
 	}

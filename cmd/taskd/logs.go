@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -187,12 +188,12 @@ func runTail(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	t := &tailer{root: r, lists: lists, w: inv.stdout, json: *asJSON, offsets: map[string]int64{}}
-	var past []daemon.Event
+	var past []eventlog.Event
 	for _, path := range t.logs() {
 		evs, _ := t.read(path)
 		past = append(past, evs...)
 	}
-	slices.SortStableFunc(past, func(a, b daemon.Event) int { return a.TS.Compare(b.TS) })
+	slices.SortStableFunc(past, func(a, b eventlog.Event) int { return a.TS.Compare(b.TS) })
 	if len(past) > *n {
 		past = past[len(past)-*n:]
 	}
@@ -235,7 +236,7 @@ func (t *tailer) logs() []string {
 }
 
 // read returns the whole lines appended to path since the last read.
-func (t *tailer) read(path string) ([]daemon.Event, error) {
+func (t *tailer) read(path string) ([]eventlog.Event, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -248,11 +249,11 @@ func (t *tailer) read(path string) ([]daemon.Event, error) {
 	}
 	end := bytes.LastIndexByte(data, '\n') + 1 // a line still being written waits
 	t.offsets[path] += int64(end)
-	var evs []daemon.Event
+	var evs []eventlog.Event
 	sc := bufio.NewScanner(bytes.NewReader(data[:end]))
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		var ev daemon.Event
+		var ev eventlog.Event
 		if json.Unmarshal(sc.Bytes(), &ev) == nil {
 			evs = append(evs, ev)
 		}
@@ -260,7 +261,7 @@ func (t *tailer) read(path string) ([]daemon.Event, error) {
 	return evs, nil
 }
 
-func (t *tailer) print(ev daemon.Event) {
+func (t *tailer) print(ev eventlog.Event) {
 	if t.json {
 		line, _ := json.Marshal(ev)
 		fmt.Fprintf(t.w, "%s\n", line)
@@ -271,7 +272,7 @@ func (t *tailer) print(ev daemon.Event) {
 
 // formatEvent renders an event on one line: time, list/task, step, type,
 // attempt and the other fields as key=value.
-func formatEvent(ev daemon.Event) string {
+func formatEvent(ev eventlog.Event) string {
 	var b strings.Builder
 	b.WriteString(ev.TS.Local().Format("15:04:05.000"))
 	b.WriteString(" " + ev.List)

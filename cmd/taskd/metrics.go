@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/eventlog"
 )
 
 func init() {
@@ -55,7 +56,7 @@ func runMetrics(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	var evs []daemon.Event
+	var evs []eventlog.Event
 	entries, err := os.ReadDir(r)
 	if err != nil {
 		return err
@@ -64,7 +65,7 @@ func runMetrics(ctx context.Context, inv *invocation) error {
 		if !e.IsDir() || len(lists) > 0 && !slices.Contains(lists, e.Name()) {
 			continue
 		}
-		got, err := daemon.ReadEvents(filepath.Join(r, e.Name()))
+		got, err := eventlog.Read(filepath.Join(r, e.Name()))
 		if err != nil {
 			fmt.Fprintf(inv.stderr, "taskd metrics: %s: %v (using the events before it)\n", e.Name(), err)
 		}

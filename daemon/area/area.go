@@ -1,0 +1,93 @@
+// Package area is the layout of a list's .taskd directory, taskd's own
+// files beside the task files: run folders, inboxes, rejection notes, the
+// event log, the list's workflows and command files. It builds every path
+// taskd makes there, and Check says whether the area is safe to use: no
+// link among its entries, the daemon's user its owner. Files in it are
+// made and read through package fsroot, so nothing a task file names, and
+// no link found there, can lead a write out of the list.
+package area
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/taskd/taskd/internal/fsroot"
+)
+
+// Name is the area's directory, relative to its list.
+const Name = ".taskd"
+
+// areaEntries are the area's well-known entries: none may be a link.
+var areaEntries = []string{"events.jsonl", "runs", "inbox", "rejected", "locks", "workflows", "commands"}
+
+// Check returns nil when the area of the list at listDir is safe to
+// use: .taskd, if present, is a directory of the daemon's user, and none of
+// its well-known entries is a symbolic link. Otherwise it returns an
+// *fsroot.UnsafeError that names the path and the fix.
+func Check(listDir string) error {
+	area := filepath.Join(listDir, Name)
+	fi, err := os.Lstat(area)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return linkError(area)
+	case !fi.IsDir():
+		return &fsroot.UnsafeError{Path: area, Kind: fsroot.ErrLink, Problem: "not a directory",
+			Why: "taskd keeps its own files there", Fix: "rm " + area + " (taskd makes the directory)"}
+	}
+	if err := fsroot.CheckOwner(area, fi); err != nil {
+		return err
+	}
+	for _, name := range areaEntries {
+		p := filepath.Join(area, name)
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return linkError(p)
+		case fi.Mode().IsRegular() && hardLinks(fi) > 1:
+			return &fsroot.UnsafeError{Path: p, Kind: fsroot.ErrLink,
+				Problem: fmt.Sprintf("a file with %d hard links", hardLinks(fi)),
+				Why:     "taskd appends to it, and would change the same file elsewhere",
+				Fix:     "mv " + p + " " + p + ".old (taskd starts a new one)"}
+		}
+	}
+	return nil
+}
+
+// hardLinks is the number of names of the file fi describes.
+func hardLinks(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+// linkError is checkArea's refusal of a link at path.
+func linkError(path string) error {
+	to, _ := os.Readlink(path)
+	return &fsroot.UnsafeError{Path: path, Kind: fsroot.ErrLink,
+		Problem: fmt.Sprintf("a symbolic link (to %s)", to),
+		Why:     "taskd keeps its own files in .taskd and follows no link there, so that nothing it writes can land outside the list",
+		Fix:     "rm " + path + " (taskd makes a directory of its own in its place)"}
+}
+
+// Make makes the area of the list at listDir if it is missing, and
+// makes it private (0700) if it is the daemon's and was not.
+func Make(listDir string) error {
+	if err := fsroot.MkdirAll(listDir, Name); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(filepath.Join(listDir, Name))
+	if err == nil && fi.IsDir() && fi.Mode().Perm() != fsroot.DirMode && fsroot.Owned(fi) {
+		return os.Chmod(filepath.Join(listDir, Name), fsroot.DirMode)
+	}
+	return err
+}

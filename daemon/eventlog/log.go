@@ -1,0 +1,193 @@
+// Package eventlog is a list's event log, <list>/.taskd/events.jsonl: one
+// JSON object a line, appended with O_APPEND in one write per line, so
+// that lines from several processes never interleave and a crash leaves at
+// most a missing last line. The log is a record, not state: it is not
+// fsynced, and taskd never decides anything from it. docs/tasks.md lists
+// the event types and their fields.
+package eventlog
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/internal/fsroot"
+)
+
+// An Event is one line of a list's event log. The fixed fields come first;
+// Data holds the type-specific ones.
+type Event struct {
+	TS      time.Time      `json:"ts"`
+	Type    string         `json:"type"`
+	List    string         `json:"list"`
+	Task    string         `json:"task,omitempty"`
+	Parent  string         `json:"parent,omitempty"`
+	Step    string         `json:"step,omitempty"`
+	Attempt int            `json:"attempt,omitempty"`
+	Data    map[string]any `json:"-"`
+}
+
+// MarshalJSON writes the fixed fields in order, then Data's keys (sorted),
+// as one line.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type fixed Event
+	head, err := json.Marshal(fixed(e))
+	if err != nil {
+		return nil, err
+	}
+	if len(e.Data) == 0 {
+		return head, nil
+	}
+	tail, err := json.Marshal(e.Data)
+	if err != nil {
+		return nil, err
+	}
+	out := append(head[:len(head)-1], ',')
+	return append(out, tail[1:]...), nil
+}
+
+// UnmarshalJSON reads an event line, keeping the extra fields in Data.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type fixed Event
+	var f fixed
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for _, k := range []string{"ts", "type", "list", "task", "parent", "step", "attempt"} {
+		delete(all, k)
+	}
+	*e = Event(f)
+	if len(all) > 0 {
+		e.Data = all
+	}
+	return nil
+}
+
+// Log appends events to one list's events.jsonl. Each event is one
+// write(2) of a whole line on a descriptor opened with O_APPEND, so lines
+// from several processes (the daemon, taskd commands run by agents) never
+// interleave, and a crash leaves at most a missing last line, never a torn
+// one followed by more. The log is not fsynced: it is a record, while the
+// task files are the state.
+//
+// An Log is safe for concurrent use.
+type Log struct {
+	list string // the list directory
+	path string
+	mu   sync.Mutex // protects f
+	f    *os.File
+	// tap sees every event appended, after the write (the mirroring of
+	// handed-off children's events, aceevents.go); nil for none.
+	tap atomic.Pointer[func(Event)]
+	// muted drops every event: the list is another user's, or its .taskd
+	// is not taskd's to write (a link), so nothing is written there.
+	muted atomic.Bool
+}
+
+func New(listDir string) *Log {
+	return &Log{list: listDir, path: area.EventsFile(listDir)}
+}
+
+// Append writes ev, stamping its time if unset. Failures are returned for
+// the caller to log; an event that cannot be written never stops work.
+func (l *Log) Append(ev Event) error {
+	if l.muted.Load() {
+		return nil
+	}
+	if ev.TS.IsZero() {
+		ev.TS = time.Now()
+	}
+	if tap := l.tap.Load(); tap != nil {
+		defer (*tap)(ev) // runs after the lock is released: the tap may append
+	}
+	line, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		// Through fsroot: no link followed, never a file with other hard
+		// links, made 0600.
+		f, err := fsroot.OpenFile(l.list, l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
+		if err != nil {
+			return err
+		}
+		l.f = f
+	}
+	_, err = l.f.Write(line)
+	return err
+}
+
+// SetTap makes fn see every event appended from now on, after it is
+// written (fn may append); nil removes the tap.
+func (l *Log) SetTap(fn func(Event)) {
+	if fn == nil {
+		l.tap.Store(nil)
+		return
+	}
+	l.tap.Store(&fn)
+}
+
+// Mute drops every event appended while muted is set: nothing is written
+// into a list that is another user's, or whose area is not taskd's to
+// write.
+func (l *Log) Mute(muted bool) { l.muted.Store(muted) }
+
+// Close closes the log's file; a later Append opens it again.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// Read reads the event log of the list at listDir. A missing log is
+// empty. A line that does not parse (it cannot be torn, but a person may
+// have edited the file) is returned as an error together with the events
+// read so far.
+func Read(listDir string) ([]Event, error) {
+	f, err := fsroot.OpenFile(listDir, filepath.Join(area.Name, "events.jsonl"), os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return decode(f)
+}
+
+func decode(r io.Reader) ([]Event, error) {
+	var out []Event
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	for sc.Scan() {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var ev Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return out, err
+		}
+		out = append(out, ev)
+	}
+	return out, sc.Err()
+}

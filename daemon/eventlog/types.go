@@ -1,0 +1,58 @@
+package eventlog
+
+// Event types: the "type" of each line of a list's events.jsonl.
+const (
+	DaemonStarted    = "DaemonStarted"
+	DaemonStopped    = "DaemonStopped"
+	TaskAccepted     = "TaskAccepted"
+	TaskRejected     = "TaskRejected"
+	TaskStarted      = "TaskStarted"
+	StepStarted      = "StepStarted"
+	StepFinished     = "StepFinished"
+	TaskSucceeded    = "TaskSucceeded"
+	TaskFailed       = "TaskFailed"
+	TaskTimedOut     = "TaskTimedOut"
+	TaskCancelled    = "TaskCancelled"
+	TaskInterrupted  = "TaskInterrupted"
+	TaskRetrying     = "TaskRetrying"
+	TaskWaiting      = "TaskWaiting"
+	TaskResumed      = "TaskResumed"
+	TaskNeedsHuman   = "TaskNeedsHuman"
+	HumanResolved    = "HumanResolved"
+	ForkStarted      = "ForkStarted"
+	JoinCompleted    = "JoinCompleted"
+	GuardWarning     = "GuardWarning"
+	GuardStopped     = "GuardStopped"
+	MessageSent      = "MessageSent"
+	MessageDelivered = "MessageDelivered"
+	// ListRefused: the list is not served (another user's, writable by
+	// others, a link in its .taskd); PathRefused: an operation on a task
+	// met a link, or a path outside its list, and was refused. Both carry
+	// "error" (and ListRefused "fix"). See docs/security.md.
+	ListRefused = "ListRefused"
+	PathRefused = "PathRefused"
+)
+
+// Events of loops.
+const (
+	LoopIteration = "LoopIteration"
+	LoopExited    = "LoopExited"
+)
+
+// Event types of the subagent commands (seed 001's names). Their data has
+// seed 001's fields in snake_case: session_id (the parent task's id),
+// subagent_id, agent_type, permission_mode, task_description,
+// spawn_timestamp, completion_timestamp, outcome, artifact_paths.
+const (
+	SubagentSpawned      = "SubagentSpawned"
+	SubagentActive       = "SubagentActive"
+	SubagentError        = "SubagentError"
+	SubagentTimeout      = "SubagentTimeout"
+	TranscriptEvent      = "TranscriptEvent"
+	HandoffInitiated     = "HandoffInitiated"
+	HandoffComplete      = "HandoffComplete"
+	HandoffResolved      = "HandoffResolved"
+	ConvergenceInitiated = "ConvergenceInitiated"
+	ConvergenceComplete  = "ConvergenceComplete"
+	ManualReviewRequired = "ManualReviewRequired"
+)
