@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
@@ -151,8 +151,8 @@ func equalJSON(a, b any) bool { return string(mustJSON(a)) == string(mustJSON(b)
 // profile is claude's resumes its parent's last Claude session as a new
 // one (--resume ID --fork-session), with its scope as flags.
 func TestDelegate_InheritSession(t *testing.T) {
-	h := startACE(t, []string{"l"}, func(fc *daemon.FileConfig) {
-		fc.Profiles = map[string]daemon.ProfileSpec{"fakeclaude": {
+	h := startACE(t, []string{"l"}, func(fc *config.FileConfig) {
+		fc.Profiles = map[string]config.ProfileSpec{"fakeclaude": {
 			Command: []string{"sh", "-c", `printf '%s\n' "$@" > "$TASKD_RUN_DIR/argv"; cat > /dev/null; echo '{"success": true}'`, "claude"},
 			Prompt:  "stdin", Flags: "claude"}}
 		fc.Agents["analyzer"] = "fakeclaude"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -23,7 +24,7 @@ import (
 // the taskd commands the agents run read it.
 func startACE(t *testing.T, lists []string, opts ...harnessOption) *harness {
 	t.Helper()
-	fc := daemon.FileConfig{
+	fc := config.FileConfig{
 		DefaultAgent: "exec", Grace: "2s", Concurrency: 32,
 		Agents: map[string]string{"builder": "exec", "tester": "exec", "analyzer": "exec", "retriever": "exec"},
 	}
@@ -37,7 +38,7 @@ func startACE(t *testing.T, lists []string, opts ...harnessOption) *harness {
 	if err := os.WriteFile(filepath.Join(xdg, "taskd", "config.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := startDaemonWithCLI(t, lists, func(c *daemon.FileConfig) { *c = fc })
+	h := startDaemonWithCLI(t, lists, func(c *config.FileConfig) { *c = fc })
 	t.Cleanup(func() {
 		if t.Failed() && os.Getenv("TASKD_TEST_DUMP") != "" {
 			h.dump(lists)

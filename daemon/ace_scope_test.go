@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
@@ -176,13 +176,13 @@ func TestDelegate_AgentTypesConfig(t *testing.T) {
 	} {
 		path := filepath.Join(t.TempDir(), "config.json")
 		os.WriteFile(path, []byte(tt.config), 0o644)
-		if _, err := daemon.LoadFileConfig(path, false); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+		if _, err := config.LoadFileConfig(path, false); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("%s: error %v, want %q", tt.config, err, tt.wantErr)
 		}
 	}
 
-	h := startACE(t, []string{"l"}, func(fc *daemon.FileConfig) {
-		fc.AgentTypes = map[string]daemon.AgentTypeSpec{"tester": {Tools: []string{"Bash(go test:*)", "Read"}, PermissionMode: "acceptEdits"}}
+	h := startACE(t, []string{"l"}, func(fc *config.FileConfig) {
+		fc.AgentTypes = map[string]config.AgentTypeSpec{"tester": {Tools: []string{"Bash(go test:*)", "Read"}, PermissionMode: "acceptEdits"}}
 	})
 	cwd := t.TempDir()
 	h.drop("l", "1", parentTask("/delegate "+q("echo ok")+" --agent-type tester\n/delegate "+q("echo ok")+" --agent-type analyzer\n\n"+

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -42,7 +43,7 @@ type DelegateOptions struct {
 // logs SubagentError and returns the child with an error wrapping ErrScope.
 // Other errors (the parent is missing, the prompt does not parse, limits)
 // create nothing.
-func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, req *prompt.Delegate, opt DelegateOptions) (*taskfile.Task, error) {
+func Delegate(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID string, req *prompt.Delegate, opt DelegateOptions) (*taskfile.Task, error) {
 	emit := opt.emit
 	if emit == nil {
 		emit = func(ev eventlog.Event) { AppendEvent(dir.Path(), ev) }
@@ -51,7 +52,7 @@ func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID stri
 	if err != nil {
 		return nil, fmt.Errorf("read parent %s: %w", parentID, err)
 	}
-	at, err := cfg.agentType(req.AgentType)
+	at, err := cfg.LookupAgentType(req.AgentType)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +73,7 @@ func Delegate(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID stri
 	text := req.Task
 	if req.InheritContext {
 		var system string
-		text, system = inheritContext(dir, parent, at.Name, req.Task)
+		text, system = inheritContext(cfg, dir, parent, at.Name, req.Task)
 		extra["systemPrompt"] = system
 		if s, ok := parent.Metadata.Object("taskd").Object("result").String("sessionId"); ok && s != "" {
 			extra["inheritSession"] = s
@@ -145,9 +146,9 @@ func nextTypeName(dir *taskfile.Dir, parent *taskfile.Task, agentType string) st
 // files), and the parent's prompt content goes into the child's system
 // prompt (claude: --append-system-prompt). (Delegate also records the
 // parent's last Claude session, which the child resumes as its own.)
-func inheritContext(dir *taskfile.Dir, parent *taskfile.Task, agentType, tf string) (text, system string) {
+func inheritContext(cfg *config.Config, dir *taskfile.Dir, parent *taskfile.Task, agentType, tf string) (text, system string) {
 	sp, _ := task.ReadSpec(parent)
-	script, err := prompt.Parse(taskPrompt(parent, sp), prompt.ParseOptions{Commands: loadCommands(commandDirs(dir.Path())).has})
+	script, err := prompt.Parse(taskPrompt(parent, sp), prompt.ParseOptions{Commands: loadCommands(commandDirs(cfg.Dir, dir.Path())).has})
 	var reads []string
 	content := strings.TrimSpace(taskPrompt(parent, sp))
 	if err == nil {

@@ -48,7 +48,7 @@ func subagentFields(listDir string, c *taskfile.Task) map[string]any {
 	}
 	mode, _ := m.String("permissionMode")
 	if mode == "" {
-		mode = unsetMode
+		mode = task.DefaultMode
 	}
 	f["permission_mode"] = mode
 	if _, ok := m.Get("tools"); ok {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -74,7 +75,7 @@ func handoffsOf(m *taskfile.Object) []handoffRecord {
 // handoffs runs handoffs for one parent; it serves the daemon's prompt
 // lines and taskd handoff alike.
 type handoffs struct {
-	cfg    *Config
+	cfg    *config.Config
 	dir    *taskfile.Dir
 	parent string
 	emit   func(eventlog.Event)

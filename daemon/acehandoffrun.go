@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -42,7 +43,7 @@ type HandoffResult struct {
 // return an error wrapping ErrHandoffFailed and leave a verdict in runDir
 // that the daemon applies when the parent's agent exits: abort fails the
 // parent, escalate makes it needs_human. ctx ending stops the wait.
-func Handoff(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID, runDir string, req *prompt.Handoff) (*HandoffResult, error) {
+func Handoff(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID, runDir string, req *prompt.Handoff) (*HandoffResult, error) {
 	h := &handoffs{cfg: cfg, dir: dir, parent: parentID, emit: func(ev eventlog.Event) { AppendEvent(dir.Path(), ev) }}
 	c, err := handoffChild(dir, parentID, req.ID)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -27,15 +28,6 @@ import (
 // has set metadata.taskd.allowBypass: true on the parent; taskd never writes
 // that flag (a delegated child gets allowBypass: false).
 
-// permissionModes are the modes, narrowest first.
-var permissionModes = []string{"plan", "default", "acceptEdits", "bypassPermissions"}
-
-// modeRank orders the permission modes.
-var modeRank = map[string]int{"plan": 0, "default": 1, "acceptEdits": 2, "bypassPermissions": 3}
-
-// unsetMode is the effective mode of a task without permissionMode.
-const unsetMode = "default"
-
 // ErrScope is wrapped by every permission-scoping failure.
 var ErrScope = errors.New("permission scope")
 
@@ -54,7 +46,7 @@ func scopeOf(t *taskfile.Task) scope {
 	s := scope{Tools: task.Strings(m, "tools"), Disallowed: task.Strings(m, "disallowedTools")}
 	s.Mode, _ = m.String("permissionMode")
 	if s.Mode == "" {
-		s.Mode = unsetMode
+		s.Mode = task.DefaultMode
 	}
 	if _, set := m.Get("tools"); set && s.Tools == nil {
 		s.Tools = []string{} // an explicit empty list allows no tool
@@ -73,22 +65,22 @@ func scopeErrorf(format string, args ...any) error {
 // line) must lie within the parent's; without one the type's default is
 // used, narrowed to the parent's. It fails with an error wrapping ErrScope
 // that says what was asked, what the parent allows and how to allow it.
-func childScope(parentID string, p scope, at *AgentType, mode string, tools []string) (scope, error) {
+func childScope(parentID string, p scope, at *config.AgentType, mode string, tools []string) (scope, error) {
 	c := scope{Disallowed: p.Disallowed}
-	if _, ok := modeRank[p.Mode]; !ok {
-		return c, scopeErrorf("task %s has permissionMode %q, which is not one of %s", parentID, p.Mode, strings.Join(permissionModes, ", "))
+	if _, ok := task.ModeRank[p.Mode]; !ok {
+		return c, scopeErrorf("task %s has permissionMode %q, which is not one of %s", parentID, p.Mode, strings.Join(task.PermissionModes, ", "))
 	}
 	if mode != "" {
-		if _, ok := modeRank[mode]; !ok {
-			return c, scopeErrorf("permission mode %q is not one of %s", mode, strings.Join(permissionModes, ", "))
+		if _, ok := task.ModeRank[mode]; !ok {
+			return c, scopeErrorf("permission mode %q is not one of %s", mode, strings.Join(task.PermissionModes, ", "))
 		}
-		if modeRank[mode] > modeRank[p.Mode] {
+		if task.ModeRank[mode] > task.ModeRank[p.Mode] {
 			return c, scopeErrorf("--permission-mode %s is wider than the parent's %s; a subagent may only narrow it (set metadata.taskd.permissionMode on task %s to allow more)", mode, p.Mode, parentID)
 		}
 		c.Mode = mode
 	} else {
 		c.Mode = at.PermissionMode
-		if modeRank[c.Mode] > modeRank[p.Mode] {
+		if task.ModeRank[c.Mode] > task.ModeRank[p.Mode] {
 			c.Mode = p.Mode
 		}
 		if c.Mode == "bypassPermissions" && !p.AllowBypass {
@@ -117,13 +109,13 @@ func childScope(parentID string, p scope, at *AgentType, mode string, tools []st
 // checkScope verifies that a child's recorded scope still lies within its
 // parent's: the run-time check before a subagent's attempt.
 func checkScope(parentID string, p, c scope) error {
-	if _, ok := modeRank[c.Mode]; !ok {
-		return scopeErrorf("permissionMode %q is not one of %s", c.Mode, strings.Join(permissionModes, ", "))
+	if _, ok := task.ModeRank[c.Mode]; !ok {
+		return scopeErrorf("permissionMode %q is not one of %s", c.Mode, strings.Join(task.PermissionModes, ", "))
 	}
-	if _, ok := modeRank[p.Mode]; !ok {
-		return scopeErrorf("task %s has permissionMode %q, which is not one of %s", parentID, p.Mode, strings.Join(permissionModes, ", "))
+	if _, ok := task.ModeRank[p.Mode]; !ok {
+		return scopeErrorf("task %s has permissionMode %q, which is not one of %s", parentID, p.Mode, strings.Join(task.PermissionModes, ", "))
 	}
-	if modeRank[c.Mode] > modeRank[p.Mode] {
+	if task.ModeRank[c.Mode] > task.ModeRank[p.Mode] {
 		return scopeErrorf("permissionMode %s is wider than the parent's %s", c.Mode, p.Mode)
 	}
 	if c.Mode == "bypassPermissions" && !p.AllowBypass {

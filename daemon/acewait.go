@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -260,6 +261,6 @@ func setRecord(m *taskfile.Object, key string, v any) {
 
 // stopWait bounds how long to wait for cancelled children to end: the
 // grace period twice over, and a margin.
-func stopWait(ctx context.Context, cfg *Config) (context.Context, context.CancelFunc) {
+func stopWait(ctx context.Context, cfg *config.Config) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, 2*cfg.Grace+30*time.Second)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 )
@@ -26,7 +27,7 @@ type attempt struct {
 	parent  string
 	n       int    // attempt number, the run folder's name
 	step    string // workflow step, if any
-	profile *Profile
+	profile *config.Profile
 	prompt  string // the full prompt (prompt.md)
 	script  string // what the agent gets if not the prompt (exec: the content alone)
 	cwd     string
@@ -207,7 +208,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	path, err := d.programs.lookPath(argv[0], env)
 	if err != nil {
 		return fail("agent profile %q: %v. Install it, or point the profile at it in %s: {\"profiles\": {%q: {\"command\": [\"/full/path/to/%s\", …]}}}",
-			a.profile.Name, err, d.cfg.configName(), a.profile.Name, filepath.Base(argv[0]))
+			a.profile.Name, err, d.cfg.FileName(), a.profile.Name, filepath.Base(argv[0]))
 	}
 	if fi, err := os.Stat(a.cwd); err != nil || !fi.IsDir() {
 		return fail("working directory %q does not exist; set metadata.taskd.cwd to an existing directory", a.cwd)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
@@ -20,7 +21,7 @@ import (
 
 // oneSlot starts a daemon with one concurrency slot on the lists given.
 func oneSlot(t *testing.T, lists ...string) *harness {
-	return startDaemon(t, lists, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	return startDaemon(t, lists, func(fc *config.FileConfig) { fc.Concurrency = 1 })
 }
 
 // gate returns a shell script that waits until open is called.

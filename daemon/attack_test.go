@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
@@ -80,11 +81,11 @@ func runAttack(t *testing.T, c attackCase, exe string) {
 	}
 	taskFiles := treeOf(env.root)
 
-	fc := &daemon.FileConfig{Grace: "2s"}
+	fc := &config.FileConfig{Grace: "2s"}
 	if c.config != "" {
 		path := filepath.Join(env.base, "config.json")
 		os.WriteFile(path, []byte(env.expand(c.config)), 0o600)
-		loaded, err := daemon.LoadFileConfig(path, false)
+		loaded, err := config.LoadFileConfig(path, false)
 		if want, ok := expected(c, "config-fails"); ok {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("configuration error %v, want it to say %q", err, want)
@@ -97,7 +98,7 @@ func runAttack(t *testing.T, c attackCase, exe string) {
 		loaded.Grace = "2s"
 		fc = loaded
 	}
-	cfg, err := daemon.NewConfig(env.root, nil, fc)
+	cfg, err := config.NewConfig(env.root, nil, fc)
 	if err != nil {
 		t.Fatal(err)
 	}

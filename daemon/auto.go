@@ -81,7 +81,7 @@ func (d *Daemon) runPlan(ctx context.Context, l *list, t *taskfile.Task, res Res
 		if a == "" {
 			continue
 		}
-		if _, err := d.cfg.resolveAgent(a, true); err != nil {
+		if _, err := d.cfg.ResolveAgent(a, true); err != nil {
 			return fmt.Errorf("the planner's workflow names an agent taskd cannot run: %w", err)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 )
 
@@ -14,7 +14,7 @@ import (
 // end-to-end figures against peers come from bench/throughput; this one is
 // for profiling (go test -bench DaemonThroughput -cpuprofile …).
 func BenchmarkDaemonThroughput(b *testing.B) {
-	h := startDaemonB(b, func(fc *daemon.FileConfig) { fc.Concurrency = 2 })
+	h := startDaemonB(b, func(fc *config.FileConfig) { fc.Concurrency = 2 })
 	b.ResetTimer()
 	for i := 1; i <= b.N; i++ {
 		h.drop("bench", fmt.Sprint(i), fmt.Sprintf(`{"id": "%d", "subject": "b", "description": "", "activeForm": "b", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`, i))

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/workflows"
 )
@@ -49,7 +51,7 @@ func (d *Daemon) workflowsFor(listDir string) *workflows.Set {
 	if cat != nil && time.Since(cat.checked) < time.Second {
 		return cat.set
 	}
-	dirs := workflows.Dirs(listDir)
+	dirs := []string{filepath.Join(d.cfg.Dir, "workflows"), area.WorkflowsDir(listDir)}
 	stamp := dirStamp(dirs)
 	if cat != nil && cat.stamp == stamp {
 		cat.checked = time.Now()

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -64,7 +66,7 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // "" makes a queued top-level task for the user (taskd start runs it). The
 // depth of the tree and the parent's number of children are bounded by
 // cfg.MaxDepth and cfg.MaxChildren.
-func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, opt PushOptions) (*taskfile.Task, error) {
+func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID string, opt PushOptions) (*taskfile.Task, error) {
 	if opt.Name != "" && !namePattern.MatchString(opt.Name) {
 		return nil, fmt.Errorf("child name %q: use 1-64 of A-Z a-z 0-9 _ -", opt.Name)
 	}
@@ -73,7 +75,7 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 	}
 	// Its slash lines run when it starts; a prompt that cannot run is
 	// refused now, where the pusher sees why.
-	if _, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: loadCommands(commandDirs(dir.Path())).has}); err != nil {
+	if _, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: loadCommands(commandDirs(cfg.Dir, dir.Path())).has}); err != nil {
 		return nil, fmt.Errorf("child prompt: %w", err)
 	}
 	child := &taskfile.Task{Subject: subjectFor(opt), Owner: task.Owner, BlockedBy: opt.BlockedBy}
@@ -115,7 +117,7 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 	} else if opt.Name != "" {
 		m.Set("name", opt.Name)
 	}
-	for _, k := range sortedKeys(opt.Inherit) {
+	for _, k := range slices.Sorted(maps.Keys(opt.Inherit)) {
 		m.Set(k, opt.Inherit[k])
 		if !slices.Contains(inheritedKeys, k) {
 			inheritedKeys = append(inheritedKeys, k)
@@ -135,7 +137,7 @@ func Push(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID string, 
 	if opt.Timeout > 0 {
 		m.Set("timeout", opt.Timeout.String())
 	}
-	for _, k := range sortedKeys(opt.Extra) {
+	for _, k := range slices.Sorted(maps.Keys(opt.Extra)) {
 		m.Set(k, opt.Extra[k])
 	}
 	coll, state := collQueued, opt.State

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -129,8 +130,8 @@ func TestFlow_RealClaudeCode(t *testing.T) {
 		return `Done. {"success": true, "summary": "step done"}`
 	})
 	useClaude(t, stub)
-	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) {
-		fc.Profiles = map[string]daemon.ProfileSpec{"claude": {
+	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
+		fc.Profiles = map[string]config.ProfileSpec{"claude": {
 			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
 			Env: []string{"ANTHROPIC_*", "CLAUDE_*"}, Timeout: "2m",
 		}}
@@ -200,8 +201,8 @@ func TestChildren_RealClaudePushes(t *testing.T) {
 		return stubReply{Bash: `taskd push name=x agent=exec 'sleep 2; echo child done; echo "{\"success\": true, \"summary\": \"x finished\"}"' && taskd run`}
 	})
 	useClaude(t, stub)
-	h := startDaemonWithCLI(t, []string{"l"}, func(fc *daemon.FileConfig) {
-		fc.Profiles = map[string]daemon.ProfileSpec{"claude": {
+	h := startDaemonWithCLI(t, []string{"l"}, func(fc *config.FileConfig) {
+		fc.Profiles = map[string]config.ProfileSpec{"claude": {
 			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
 			Env: []string{"ANTHROPIC_*", "CLAUDE_*"}, Timeout: "2m",
 		}}

@@ -46,8 +46,8 @@ type commandCache struct {
 
 // commandDirs are the directories command files load from, lowest priority
 // first.
-func commandDirs(listDir string) []string {
-	return []string{filepath.Join(configHome(), "taskd", "commands"), area.CommandsDir(listDir)}
+func commandDirs(configDir, listDir string) []string {
+	return []string{filepath.Join(configDir, "commands"), area.CommandsDir(listDir)}
 }
 
 // commandsFor returns the command files of the list at listDir, reloaded
@@ -63,7 +63,7 @@ func (d *Daemon) commandsFor(listDir string) *commandSet {
 	if cs != nil && time.Since(cs.checked) < time.Second {
 		return cs
 	}
-	dirs := commandDirs(listDir)
+	dirs := commandDirs(d.cfg.Dir, listDir)
 	stamp := dirStamp(dirs)
 	if cs != nil && cs.stamp == stamp {
 		cs.checked = time.Now()

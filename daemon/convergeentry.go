@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -107,7 +108,7 @@ type ConvergeOutput struct {
 // parent needs_human when its agent exits, and returns an error wrapping
 // ErrManualReview. A person's answer runs the parent again; the same
 // convergence then uses it. ctx ending stops the wait.
-func Converge(ctx context.Context, cfg *Config, dir *taskfile.Dir, parentID, runDir string, req *prompt.Converge, opt ConvergeOptions) (*ConvergeOutput, error) {
+func Converge(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID, runDir string, req *prompt.Converge, opt ConvergeOptions) (*ConvergeOutput, error) {
 	parent, err := dir.Read(parentID)
 	if err != nil {
 		return nil, err

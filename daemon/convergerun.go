@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -52,7 +53,7 @@ func convergesOf(m *taskfile.Object) []convergeRecord {
 
 // converger runs convergences for one parent.
 type converger struct {
-	cfg    *Config
+	cfg    *config.Config
 	dir    *taskfile.Dir
 	parent string
 	emit   func(eventlog.Event)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -37,7 +38,7 @@ func daemonMain(root string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	conc, _ := strconv.Atoi(os.Getenv("TASKD_TEST_CONCURRENCY"))
-	cfg, err := daemon.NewConfig(root, nil, &daemon.FileConfig{Concurrency: conc, Grace: "2s"})
+	cfg, err := config.NewConfig(root, nil, &config.FileConfig{Concurrency: conc, Grace: "2s"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -178,7 +179,7 @@ func TestDaemon_RecoversFinishedAttempt(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	os.WriteFile(filepath.Join(root, "l", "1.json"), []byte(`{"id": "1", "subject": "s", "description": "", "activeForm": "s", "status": "in_progress", "owner": "taskd", "blocks": [], "blockedBy": [],
 	  "metadata": {"taskd": {"agent": "exec", "prompt": "touch `+marker+`", "state": "running", "attempt": 1}}}`), 0o644)
-	cfg, _ := daemon.NewConfig(root, nil, nil)
+	cfg, _ := config.NewConfig(root, nil, nil)
 	h := &harness{t: t, root: root, cfg: cfg, logs: &syncBuffer{}}
 	h.start()
 	defer h.stop()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/taskfile"
@@ -26,7 +27,7 @@ import (
 // back on a channel; of the loop's state they touch only the concurrency
 // slots, under their own mutex (slots.go).
 type Daemon struct {
-	cfg *Config
+	cfg *config.Config
 	log *slog.Logger
 
 	lists map[string]*list // by list id; loop goroutine only
@@ -59,7 +60,7 @@ type Daemon struct {
 }
 
 // New returns a daemon for cfg that logs to log.
-func New(cfg *Config, log *slog.Logger) *Daemon {
+func New(cfg *config.Config, log *slog.Logger) *Daemon {
 	d := &Daemon{
 		cfg:     cfg,
 		log:     log,

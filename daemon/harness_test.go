@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -25,13 +26,13 @@ import (
 type harness struct {
 	t      testing.TB
 	root   string
-	cfg    *daemon.Config
+	cfg    *config.Config
 	cancel context.CancelFunc
 	done   chan error
 	logs   *syncBuffer
 }
 
-type harnessOption func(*daemon.FileConfig)
+type harnessOption func(*config.FileConfig)
 
 // startDaemon starts a daemon on a new root with the lists given, waits until
 // it has scanned them, and stops it when the test ends.
@@ -93,11 +94,11 @@ func startDaemonExe(t testing.TB, lists []string, exe string, opts ...harnessOpt
 			t.Fatal(err)
 		}
 	}
-	fc := &daemon.FileConfig{Grace: "2s"}
+	fc := &config.FileConfig{Grace: "2s"}
 	for _, o := range opts {
 		o(fc)
 	}
-	cfg, err := daemon.NewConfig(root, nil, fc)
+	cfg, err := config.NewConfig(root, nil, fc)
 	if err != nil {
 		t.Fatal(err)
 	}

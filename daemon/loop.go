@@ -71,7 +71,7 @@ func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp ta
 func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, command string) (satisfied bool, stopped error) {
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err == nil {
-		a.profile, err = d.cfg.resolveAgent("exec", true)
+		a.profile, err = d.cfg.ResolveAgent("exec", true)
 	}
 	if err != nil {
 		d.log.Warn("loop condition command", "list", l.id, "task", t.ID, "err", err)

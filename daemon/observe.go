@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -89,7 +90,7 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp task.Spec, ow
 	// agent wins: a typo in either is reported.
 	for _, agent := range []string{sp.Agent, ownerProfile} {
 		if agent != "" {
-			if _, err := d.cfg.resolveAgent(agent, true); err != nil {
+			if _, err := d.cfg.ResolveAgent(agent, true); err != nil {
 				return err
 			}
 		}
@@ -127,7 +128,7 @@ func fixFor(err error) string {
 		return "Use the id of a task in this list: its file name without .json (1-128 of A-Z a-z 0-9 _ -)."
 	case errors.Is(err, task.ErrNUL):
 		return "Remove the NUL byte (\\u0000) from the field named."
-	case errors.Is(err, ErrUnknownAgent):
+	case errors.Is(err, config.ErrUnknownAgent):
 		return "Use one of the profiles named above, or add the profile or agent mapping to the configuration file."
 	case errors.Is(err, ErrInvalidWorkflow):
 		return "Correct the workflow file as described (`taskd workflows validate FILE` checks it), then save the task file again; or name another workflow."

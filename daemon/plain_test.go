@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -212,8 +213,8 @@ func assertGone(h *harness, pidFile string) {
 }
 
 func TestDaemon_MissingExecutable(t *testing.T) {
-	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) {
-		fc.Profiles = map[string]daemon.ProfileSpec{"ghost": {Command: []string{"no-such-agent-binary"}}}
+	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
+		fc.Profiles = map[string]config.ProfileSpec{"ghost": {Command: []string{"no-such-agent-binary"}}}
 	})
 	h.drop("l", "1", `{"subject": "x", "owner": "taskd:ghost", "description": "do it"}`)
 	tf := h.waitState("l", "1", task.Failed, 10*time.Second)
@@ -262,7 +263,7 @@ func TestDaemon_SecondDaemonRefuses(t *testing.T) {
 func TestDaemon_InsecureRoot(t *testing.T) {
 	root := t.TempDir()
 	os.Chmod(root, 0o777)
-	cfg, _ := daemon.NewConfig(root, nil, nil)
+	cfg, _ := config.NewConfig(root, nil, nil)
 	err := daemon.New(cfg, discardLogger()).Run(t.Context())
 	if !errors.Is(err, daemon.ErrInsecure) || !strings.Contains(err.Error(), "chmod go-w "+root) {
 		t.Fatalf("Run on a world-writable root: %v", err)

@@ -278,7 +278,7 @@ func (d *Daemon) newAttempt(l *list, t *taskfile.Task, sp task.Spec, agentName, 
 	if name == "" {
 		name, explicit = agentName, false
 	}
-	prof, err := d.cfg.resolveAgent(name, explicit)
+	prof, err := d.cfg.ResolveAgent(name, explicit)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -13,7 +14,7 @@ import (
 // the loop had seen. The event for it looks like no change, but the job's
 // report must not be taken for the file: the task is pending again.
 func TestFinished_SameBytesBackDuringJob(t *testing.T) {
-	d, l := servedList(t, &FileConfig{})
+	d, l := servedList(t, &config.FileConfig{})
 	dir := l.dir
 
 	file := dir.File("1")

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
+	"github.com/taskd/taskd/daemon/config"
 )
 
 // This file exports, for taskd doctor, the rules the daemon applies to its
@@ -43,7 +45,7 @@ func AgentPath(exe, daemonPath string) string {
 // with a slash must exist, any other name must be an executable file in a
 // directory of agentPath (see AgentPath). It fails with the message a task
 // would fail with.
-func ProgramPath(p *Profile, agentPath string) (string, error) {
+func ProgramPath(p *config.Profile, agentPath string) (string, error) {
 	if p == nil || len(p.Command) == 0 {
 		return "", errors.New("the profile has no command")
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -88,9 +88,9 @@ func oneAlive(t *testing.T, observations map[string][]string) (untils int) {
 // slot serve two agents.
 func TestConcurrencyLimits(t *testing.T) {
 	const global, perTasks = 2, 8
-	h := startDaemon(t, []string{"a", "b"}, func(fc *daemon.FileConfig) {
+	h := startDaemon(t, []string{"a", "b"}, func(fc *config.FileConfig) {
 		fc.Concurrency = global
-		fc.Lists = map[string]daemon.ListConfig{"a": {Concurrency: 1}}
+		fc.Lists = map[string]config.ListConfig{"a": {Concurrency: 1}}
 	})
 	mark, seen := aliveMarker(t)
 	// List a's agents take longer, so that b's free slots while a's next
@@ -136,7 +136,7 @@ func TestConcurrencyLimits(t *testing.T) {
 // command of its own after each run (untilCommand); with one slot, no other
 // task's agent may run beside that command.
 func TestConcurrencyLimits_LoopCondition(t *testing.T) {
-	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) { fc.Concurrency = 1 })
 	mark, seen := aliveMarker(t)
 	h.drop("l", "1", s2Task(fmt.Sprintf("/subtask {loop:3 && untilCommand:sh %s until 0.1} sh %s loop 0.1; true", mark, mark), t.TempDir(), nil))
 	for i := 2; i <= 6; i++ {
@@ -157,7 +157,7 @@ func TestConcurrencyLimits_LoopCondition(t *testing.T) {
 // condition command waits for a slot of its own: with one slot, it never
 // runs beside the next task's agent.
 func TestConcurrencyLimits_ConditionAddedWhileRunning(t *testing.T) {
-	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) { fc.Concurrency = 1 })
+	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) { fc.Concurrency = 1 })
 	mark, seen := aliveMarker(t)
 	edited := filepath.Join(t.TempDir(), "edited.json")
 	file := filepath.Join(h.listDir("l"), "1.json")
@@ -181,10 +181,10 @@ func TestConcurrencyLimits_ConditionAddedWhileRunning(t *testing.T) {
 // agent beside the old one, which still ends (it ignores SIGTERM for the
 // grace period): the new list's limit counts the old list's agent.
 func TestConcurrencyLimits_ListMadeAgain(t *testing.T) {
-	h := startDaemon(t, []string{"a"}, func(fc *daemon.FileConfig) {
+	h := startDaemon(t, []string{"a"}, func(fc *config.FileConfig) {
 		fc.Concurrency = 2
 		fc.Grace = "6s"
-		fc.Lists = map[string]daemon.ListConfig{"a": {Concurrency: 1}}
+		fc.Lists = map[string]config.ListConfig{"a": {Concurrency: 1}}
 	})
 	mark, seen := aliveMarker(t)
 	live := func() string {
@@ -269,7 +269,7 @@ func TestConcurrencyLimits_Recovery(t *testing.T) {
 	root := newRoot(t, "l")
 	mark, seen := aliveMarker(t)
 	leftRunning(t, root, "l", "1", 2, fmt.Sprintf("sh %s until 0.3", mark))
-	cfg, err := daemon.NewConfig(root, nil, &daemon.FileConfig{Concurrency: 1, Grace: "2s"})
+	cfg, err := config.NewConfig(root, nil, &config.FileConfig{Concurrency: 1, Grace: "2s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,8 +302,8 @@ func TestConcurrencyLimits_RecoveryLeavesRoom(t *testing.T) {
 	for _, id := range ids {
 		leftRunning(t, root, "a", id, 1, wait+"; exit 1")
 	}
-	cfg, err := daemon.NewConfig(root, nil, &daemon.FileConfig{Concurrency: 2, Grace: "2s",
-		Lists: map[string]daemon.ListConfig{"a": {Concurrency: 1}}})
+	cfg, err := config.NewConfig(root, nil, &config.FileConfig{Concurrency: 2, Grace: "2s",
+		Lists: map[string]config.ListConfig{"a": {Concurrency: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}

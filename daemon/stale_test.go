@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -14,7 +15,7 @@ import (
 // the child's own delivery job was still recording must run again, not
 // stay as the delivery job last saw it.
 func TestFinished_FileChangedDuringJob(t *testing.T) {
-	d, l := servedList(t, &FileConfig{DefaultAgent: "exec"})
+	d, l := servedList(t, &config.FileConfig{DefaultAgent: "exec"})
 	dir, path := l.dir, l.dir.Path()
 
 	write := func(content string) *taskfile.Task {

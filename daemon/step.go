@@ -26,7 +26,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (Result
 	if node != nil && node.Command != "" {
 		a, err = f.d.newAttempt(f.l, f.t, sp, "", step)
 		if err == nil {
-			a.profile, err = f.d.cfg.resolveAgent("exec", true)
+			a.profile, err = f.d.cfg.ResolveAgent("exec", true)
 		}
 		if err == nil {
 			a.prompt, a.script = node.Command, node.Command

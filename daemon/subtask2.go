@@ -92,7 +92,7 @@ func (d *Daemon) checkBlock(t *taskfile.Task, p *plan) error {
 		}
 	}
 	if p.block.Agent != "" {
-		if _, err := d.cfg.resolveAgent(p.block.Agent, true); err != nil {
+		if _, err := d.cfg.ResolveAgent(p.block.Agent, true); err != nil {
 			return fmt.Errorf("prompt block agent: %w", err)
 		}
 	}

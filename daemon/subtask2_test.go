@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
@@ -104,8 +104,8 @@ func TestSubtask2_Loops(t *testing.T) {
 	os.WriteFile(judge, []byte(`cat > "$TASKD_RUN_DIR/given.md"
 if [ "$(wc -l < count)" -ge 3 ]; then echo 'looks done <subtask2 loop=break/>'; else echo 'not yet'; fi
 `), 0o755)
-	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) {
-		fc.Profiles = map[string]daemon.ProfileSpec{"judge-script": {Command: []string{"sh", judge}, Prompt: "stdin"}}
+	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
+		fc.Profiles = map[string]config.ProfileSpec{"judge-script": {Command: []string{"sh", judge}, Prompt: "stdin"}}
 		fc.Agents = map[string]string{"judge": "judge-script"}
 	})
 	tests := []struct {
@@ -217,8 +217,8 @@ printf '<subtask2 auto="true">\n/subtask {agent:exec && return:echo R >> f} echo
 `), 0o755)
 	bad := filepath.Join(dir, "bad.sh")
 	os.WriteFile(bad, []byte("echo 'just do it'\n"), 0o755)
-	h := startDaemon(t, []string{"l"}, func(fc *daemon.FileConfig) {
-		fc.Profiles = map[string]daemon.ProfileSpec{
+	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
+		fc.Profiles = map[string]config.ProfileSpec{
 			"planner":     {Command: []string{"sh", good}, Prompt: "stdin"},
 			"bad-planner": {Command: []string{"sh", bad}, Prompt: "stdin"},
 		}

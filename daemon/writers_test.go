@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -52,7 +52,7 @@ func TestConcurrentWriters(t *testing.T) {
 	if s := os.Getenv("TASKD_WRITERS_TASKS"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	h := startDaemon(t, []string{"w"}, func(fc *daemon.FileConfig) { fc.Concurrency = 2 })
+	h := startDaemon(t, []string{"w"}, func(fc *config.FileConfig) { fc.Concurrency = 2 })
 	dir := h.listDir("w")
 	work := t.TempDir()
 	marks := filepath.Join(work, "marks")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -26,7 +27,7 @@ type self struct {
 	dir  *taskfile.Dir
 	id   string
 	list string
-	cfg  *daemon.Config
+	cfg  *config.Config
 }
 
 // findSelf resolves the acting task from --task or $TASKD_TASK_FILE.

@@ -57,14 +57,14 @@ func runDoctor(ctx context.Context, inv *invocation) error {
 	root := fs.String("root", "", "root of task lists")
 	var lists listFlags
 	fs.Var(&lists, "list", "check only this list (repeatable)")
-	config := fs.String("config", "", "configuration file")
+	configFile := fs.String("config", "", "configuration file")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return inv.usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
-	d := newDoctor(*root, *config, lists)
+	d := newDoctor(*root, *configFile, lists)
 	d.run(ctx)
 	return d.report(inv.stdout)
 }
@@ -102,11 +102,11 @@ type doctor struct {
 }
 
 // newDoctor returns a doctor for this process and machine.
-func newDoctor(root, config string, lists []string) *doctor {
+func newDoctor(root, configFile string, lists []string) *doctor {
 	home, _ := os.UserHomeDir()
 	exe, _ := os.Executable()
 	return &doctor{
-		rootFlag: root, configFlag: config, lists: lists,
+		rootFlag: root, configFlag: configFile, lists: lists,
 		getenv: os.Getenv, home: home, exe: exe,
 		service: func(ctx context.Context) (install.Status, error) {
 			s, err := install.New()

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/install"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -23,18 +24,18 @@ const serviceDoc = "https://github.com/taskd/taskd/blob/main/docs/service.md#env
 
 // checkConfig checks the configuration file and returns the configuration
 // the other checks use: the file's, or the defaults when it is bad.
-func (d *doctor) checkConfig() (cfg *daemon.Config, fc *daemon.FileConfig) {
+func (d *doctor) checkConfig() (cfg *config.Config, fc *config.FileConfig) {
 	path, optional := d.configFlag, d.configFlag == ""
 	if optional {
-		path = daemon.DefaultConfigPath()
+		path = config.DefaultConfigPath()
 	}
-	defaults := func() (*daemon.Config, *daemon.FileConfig) {
-		cfg, _ := daemon.NewConfig("", nil, nil)
+	defaults := func() (*config.Config, *config.FileConfig) {
+		cfg, _ := config.NewConfig("", nil, nil)
 		return cfg, nil
 	}
-	fc, err := daemon.LoadFileConfig(path, optional)
+	fc, err := config.LoadFileConfig(path, optional)
 	if err == nil {
-		cfg, err = daemon.NewConfig("", nil, fc)
+		cfg, err = config.NewConfig("", nil, fc)
 	}
 	if err != nil {
 		d.add(levelFail, "config", err.Error(),
@@ -260,7 +261,7 @@ func (d *doctor) checkService(ctx context.Context, ds daemonState) {
 // would find it: on the running daemon's PATH (pid), else on this one's.
 // A missing program fails the check when the configuration file asks for
 // the profile, and is a warning for a built-in profile nothing names.
-func (d *doctor) checkProfiles(cfg *daemon.Config, fc *daemon.FileConfig, pid int) {
+func (d *doctor) checkProfiles(cfg *config.Config, fc *config.FileConfig, pid int) {
 	path, exe, where := d.getenv("PATH"), d.exe, "this shell's PATH"
 	if pid > 0 {
 		if p, e, ok := d.daemonEnv(pid); ok {
@@ -297,7 +298,7 @@ func (d *doctor) checkProfiles(cfg *daemon.Config, fc *daemon.FileConfig, pid in
 
 // configured reports whether the configuration file asks for profile
 // name: it defines it, maps an agent to it, or makes it the default.
-func configured(fc *daemon.FileConfig, name string) bool {
+func configured(fc *config.FileConfig, name string) bool {
 	if fc == nil {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 )
 
 // listFlags collects a repeatable --list flag.
@@ -18,20 +19,20 @@ func (l *listFlags) Set(v string) error { *l = append(*l, v); return nil }
 
 // loadConfig resolves the root and reads the configuration file, the way
 // every command that looks at task lists does.
-func loadConfig(root, configPath string, lists []string) (*daemon.Config, error) {
+func loadConfig(root, configPath string, lists []string) (*config.Config, error) {
 	r, err := daemon.ResolveRoot(root, os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	optional := configPath == ""
 	if optional {
-		configPath = daemon.DefaultConfigPath()
+		configPath = config.DefaultConfigPath()
 	}
-	fc, err := daemon.LoadFileConfig(configPath, optional)
+	fc, err := config.LoadFileConfig(configPath, optional)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := daemon.NewConfig(r, lists, fc)
+	cfg, err := config.NewConfig(r, lists, fc)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", configPath, err)
 	}
@@ -92,7 +93,7 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	root := fs.String("root", "", "root of task lists")
 	var lists listFlags
 	fs.Var(&lists, "list", "serve only this list (repeatable)")
-	config := fs.String("config", "", "configuration file")
+	configFile := fs.String("config", "", "configuration file")
 	insecure := fs.Bool("insecure", false, "run even if the root or a list is another user's or writable by others")
 	format := fs.String("log-format", "text", "log format: text or json")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -116,13 +117,13 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	default:
 		return inv.usageErrorf("bad --log-format %q", *format)
 	}
-	cfg, err := loadConfig(*root, *config, lists)
+	cfg, err := loadConfig(*root, *configFile, lists)
 	if err != nil {
 		return err
 	}
 	cfg.Insecure = *insecure
 	log := slog.New(h)
-	if cfg.Scheduling == daemon.SchedulingBatch {
+	if cfg.Scheduling == config.SchedulingBatch {
 		// Not fatal: the daemon works under any policy, only less
 		// politely (a container may forbid it).
 		if err := setBatchScheduling(); err != nil {

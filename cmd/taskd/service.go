@@ -130,7 +130,7 @@ but not running, and 1 when it is not installed.
 func runInstall(ctx context.Context, inv *invocation) error {
 	fs := inv.flags()
 	rootFlag := fs.String("root", "", "the task root")
-	config := fs.String("config", "", "the config file")
+	configFile := fs.String("config", "", "the config file")
 	dryRun := fs.Bool("dry-run", false, "print what install would do, and change nothing")
 	if err := inv.parse(fs); err != nil {
 		return err
@@ -143,8 +143,8 @@ func runInstall(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	flags := install.Flags{Root: root}
-	if *config != "" {
-		if flags.Config, err = filepath.Abs(*config); err != nil {
+	if *configFile != "" {
+		if flags.Config, err = filepath.Abs(*configFile); err != nil {
 			return err
 		}
 		if st, err := os.Stat(flags.Config); err != nil {

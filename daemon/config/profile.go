@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"errors"
@@ -105,13 +105,13 @@ func (p ProfileSpec) compile(name string) (*Profile, error) {
 // profile nor mapped to one.
 var ErrUnknownAgent = errors.New("unknown agent")
 
-// resolveAgent finds the profile for an agent name. explicit says the name
+// ResolveAgent finds the profile for an agent name. explicit says the name
 // was chosen for this task (metadata.taskd.agent or owner "taskd:<name>"):
 // it must then be a profile or a mapped agent. Workflow agent names
 // (Developer, ns:Name, …) that are not mapped fall back to the default agent;
 // so do the agent types of subagents (builder, tester, …), even explicit.
 // An empty name is the default agent.
-func (c *Config) resolveAgent(name string, explicit bool) (*Profile, error) {
+func (c *Config) ResolveAgent(name string, explicit bool) (*Profile, error) {
 	if name == "" {
 		name = c.DefaultAgent
 	}
@@ -125,9 +125,9 @@ func (c *Config) resolveAgent(name string, explicit bool) (*Profile, error) {
 		}
 		name = mapped
 	}
-	if explicit && !isAgentType(name) { // an unmapped agent type runs the default agent
+	if explicit && !IsAgentType(name) { // an unmapped agent type runs the default agent
 		return nil, fmt.Errorf("%w %q: name a profile (%s) or map the agent to one in %s under \"agents\"",
-			ErrUnknownAgent, name, strings.Join(sortedKeys(c.Profiles), ", "), c.configName())
+			ErrUnknownAgent, name, strings.Join(slices.Sorted(maps.Keys(c.Profiles)), ", "), c.FileName())
 	}
 	if p, ok := c.Profiles[c.DefaultAgent]; ok {
 		return p, nil
@@ -140,13 +140,9 @@ func (c *Config) resolveAgent(name string, explicit bool) (*Profile, error) {
 	return nil, fmt.Errorf("%w %q and no usable defaultAgent", ErrUnknownAgent, name)
 }
 
-func (c *Config) configName() string {
+func (c *Config) FileName() string {
 	if c.ConfigPath != "" {
 		return c.ConfigPath
 	}
 	return "the configuration file"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }

@@ -1,10 +1,12 @@
-package daemon
+package config
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // Agent types are the roles a delegated child (a subagent, /delegate) is
@@ -47,14 +49,14 @@ var builtinAgentTypes = map[string]AgentTypeSpec{
 	"retriever": {Tools: []string{"WebFetch", "WebSearch", "Read"}, PermissionMode: "plan"},
 }
 
-// isAgentType reports whether name is one of the agent types.
-func isAgentType(name string) bool { return slices.Contains(agentTypeNames, name) }
+// IsAgentType reports whether name is one of the agent types.
+func IsAgentType(name string) bool { return slices.Contains(agentTypeNames, name) }
 
 // validateAgentTypes checks the configuration's "agentTypes" section.
 func validateAgentTypes(types map[string]AgentTypeSpec) error {
-	for _, name := range sortedKeys(types) {
+	for _, name := range slices.Sorted(maps.Keys(types)) {
 		s := types[name]
-		if !isAgentType(name) {
+		if !IsAgentType(name) {
 			return fmt.Errorf("agentTypes: %q is not an agent type (known: %s)", name, strings.Join(agentTypeNames, ", "))
 		}
 		if s.Tools != nil && len(s.Tools) == 0 {
@@ -66,8 +68,8 @@ func validateAgentTypes(types map[string]AgentTypeSpec) error {
 			}
 		}
 		if s.PermissionMode != "" {
-			if _, ok := modeRank[s.PermissionMode]; !ok {
-				return fmt.Errorf("agentTypes.%s.permissionMode is %q, want one of %s", name, s.PermissionMode, strings.Join(permissionModes, ", "))
+			if _, ok := task.ModeRank[s.PermissionMode]; !ok {
+				return fmt.Errorf("agentTypes.%s.permissionMode is %q, want one of %s", name, s.PermissionMode, strings.Join(task.PermissionModes, ", "))
 			}
 		}
 	}
@@ -94,10 +96,10 @@ func compileAgentTypes(file map[string]AgentTypeSpec) map[string]*AgentType {
 	return out
 }
 
-// agentType returns agent type name; the built-in table if the
+// LookupAgentType returns agent type name; the built-in table if the
 // configuration was built without one.
-func (c *Config) agentType(name string) (*AgentType, error) {
-	if !isAgentType(name) {
+func (c *Config) LookupAgentType(name string) (*AgentType, error) {
+	if !IsAgentType(name) {
 		return nil, fmt.Errorf("%q is not an agent type (known: %s)", name, strings.Join(agentTypeNames, ", "))
 	}
 	types := c.AgentTypes

@@ -1,4 +1,9 @@
-package daemon
+// Package config is taskd's configuration: the configuration file
+// (FileConfig, checked strictly: an unknown field is an error), agent
+// profiles and how agent names map to them, the subagent types, and the
+// limits and defaults the daemon runs with (Config). docs/configuration.md
+// documents every key.
+package config
 
 import (
 	"bytes"
@@ -6,10 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -91,15 +98,19 @@ const (
 // DefaultConfigPath returns $XDG_CONFIG_HOME/taskd/config.json, or
 // ~/.config/taskd/config.json.
 func DefaultConfigPath() string {
-	return filepath.Join(configHome(), "taskd", "config.json")
+	return filepath.Join(DefaultDir(), "config.json")
 }
 
-func configHome() string {
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
-		return x
+// DefaultDir returns taskd's own configuration directory,
+// $XDG_CONFIG_HOME/taskd or ~/.config/taskd: the configuration file, and
+// the user's workflows/ and commands/.
+func DefaultDir() string {
+	home := os.Getenv("XDG_CONFIG_HOME")
+	if home == "" {
+		h, _ := os.UserHomeDir()
+		home = filepath.Join(h, ".config")
 	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".config")
+	return filepath.Join(home, "taskd")
 }
 
 // LoadFileConfig reads the configuration file at path. A missing file is not
@@ -175,7 +186,7 @@ func (fc *FileConfig) validate() error {
 	profiles := fc.profiles()
 	for agent, prof := range fc.Agents {
 		if _, ok := profiles[prof]; !ok {
-			return fmt.Errorf("agents: %q maps to unknown profile %q (known: %s)", agent, prof, strings.Join(sortedKeys(profiles), ", "))
+			return fmt.Errorf("agents: %q maps to unknown profile %q (known: %s)", agent, prof, strings.Join(slices.Sorted(maps.Keys(profiles)), ", "))
 		}
 	}
 	if fc.DefaultAgent != "" {
@@ -200,6 +211,9 @@ type Config struct {
 	Lists      []string // if not empty, only these lists are watched
 	Insecure   bool     // run even if the root is writable by others
 	ConfigPath string   // the configuration file read, for messages
+	// Dir is taskd's configuration directory, where the user's
+	// workflows/ and commands/ are (DefaultDir unless set).
+	Dir string
 
 	DefaultAgent string
 	Profiles     map[string]*Profile
@@ -248,6 +262,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		MaxChildren:  fc.MaxChildren,
 		AgentTypes:   compileAgentTypes(fc.AgentTypes),
 		Scheduling:   fc.Scheduling,
+		Dir:          DefaultDir(),
 	}
 	if c.Scheduling == "" {
 		c.Scheduling = SchedulingBatch

@@ -1,4 +1,4 @@
-package daemon_test
+package config_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/config"
 )
 
 // TestConfig_Scheduling: the scheduling policy is batch unless the
@@ -23,7 +23,7 @@ func TestConfig_Scheduling(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tt.config), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		fc, err := daemon.LoadFileConfig(path, false)
+		fc, err := config.LoadFileConfig(path, false)
 		if tt.wantErr != "" {
 			if want := fmt.Sprintf(tt.wantErr, path); err == nil || err.Error() != want {
 				t.Errorf("%s: error %v, want %q", tt.config, err, want)
@@ -33,7 +33,7 @@ func TestConfig_Scheduling(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.config, err)
 		}
-		cfg, err := daemon.NewConfig(t.TempDir(), nil, fc)
+		cfg, err := config.NewConfig(t.TempDir(), nil, fc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestConfig_Bounds(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tt.config), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := daemon.LoadFileConfig(path, false)
+		_, err := config.LoadFileConfig(path, false)
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("%s: %v, want no error", tt.config, err)
