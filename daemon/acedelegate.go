@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -164,7 +165,7 @@ func inheritContext(cfg *config.Config, dir *taskfile.Dir, parent *taskfile.Task
 		text = strings.Join(reads, "\n") + "\n\n" + tf
 	}
 	system = fmt.Sprintf("You are a subagent of type %s working for task %s (%s). Your parent task, for context:\n\n%s",
-		agentType, parent.ID, parent.Subject, truncate(content, 16<<10))
+		agentType, parent.ID, parent.Subject, agent.Truncate(content, 16<<10))
 	if sp.SystemPrompt != "" {
 		system = sp.SystemPrompt + "\n\n" + system
 	}
@@ -205,13 +206,13 @@ func (d *Daemon) delegateLine(ctx context.Context, l *list, t *taskfile.Task, st
 // SubagentActive, and warns about a bypassPermissions grant. A subagent
 // that inherits its parent's Claude session (inheritSession) resumes it
 // as a new session when its profile is claude's.
-func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp task.Spec, a *attempt) error {
+func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp task.Spec, a *agent.Attempt) error {
 	agentType, ok := t.Metadata.Object("taskd").String("agentType")
 	if !ok {
 		return nil
 	}
-	if s, ok := t.Metadata.Object("taskd").String("inheritSession"); ok && s != "" && a.profile.Flags == "claude" {
-		a.resume, a.fork = s, true // the parent's conversation, continued as a new session
+	if s, ok := t.Metadata.Object("taskd").String("inheritSession"); ok && s != "" && a.Profile.Flags == "claude" {
+		a.Resume, a.Fork = s, true // the parent's conversation, continued as a new session
 	}
 	if sp.Parent == "" {
 		return scopeErrorf("a subagent (agentType %s) needs metadata.taskd.parent", agentType)

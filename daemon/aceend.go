@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -59,7 +60,7 @@ func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID string, state tas
 			f["error_kind"] = "permission" // refused before its attempt started
 		}
 		if attempt > 0 {
-			tail, _ := readTail(l.dir.Path(), filepath.Join(l.runDir(c.ID, attempt), "stderr.log"), 2<<10)
+			tail, _ := agent.ReadTail(l.dir.Path(), filepath.Join(l.runDir(c.ID, attempt), "stderr.log"), 2<<10)
 			f["stderr"] = string(tail)
 		}
 		l.emit(eventlog.Event{Type: eventlog.SubagentError, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})

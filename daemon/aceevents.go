@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -55,7 +56,7 @@ func subagentFields(listDir string, c *taskfile.Task) map[string]any {
 		f["tools"] = task.Strings(m, "tools")
 	}
 	if p, ok := m.String("prompt"); ok {
-		f["task_description"] = truncate(p, 500)
+		f["task_description"] = agent.Truncate(p, 500)
 	}
 	if s, ok := m.String("spawnedAt"); ok {
 		f["spawn_timestamp"] = s
@@ -83,17 +84,17 @@ func subagentFields(listDir string, c *taskfile.Task) map[string]any {
 }
 
 // childResult reads the result.json of c's last attempt.
-func childResult(listDir string, c *taskfile.Task) (Result, bool) {
+func childResult(listDir string, c *taskfile.Task) (agent.Result, bool) {
 	n, _ := c.Metadata.Object("taskd").Int("attempt")
 	if n == 0 {
-		return Result{}, false
+		return agent.Result{}, false
 	}
-	return readResult(filepath.Join(listDir, area.RelRunDir(c.ID, int(n))))
+	return agent.ReadResult(filepath.Join(listDir, area.RelRunDir(c.ID, int(n))))
 }
 
 // artifactPaths are a child's run folder files (relative to the list
 // directory) and the files its result says it changed (as it wrote them).
-func artifactPaths(c *taskfile.Task, res Result, found bool) []string {
+func artifactPaths(c *taskfile.Task, res agent.Result, found bool) []string {
 	out := []string{}
 	if n, _ := c.Metadata.Object("taskd").Int("attempt"); n > 0 && found {
 		dir := area.RelRunDir(c.ID, int(n))

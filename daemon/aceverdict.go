@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -54,7 +55,7 @@ func writeVerdict(runDir string, v verdict) error {
 	if old, ok := readVerdict(path); ok && old.Action == verdictFail {
 		return nil
 	}
-	return writeJSONFile(runDir, path, v)
+	return agent.WriteJSONFile(runDir, path, v)
 }
 
 func readVerdict(path string) (verdict, bool) {
@@ -72,8 +73,8 @@ func readVerdict(path string) (verdict, bool) {
 // exitVerdict returns the verdict left for attempt sp.Attempt of task id,
 // or nil. Only an agent that exited by itself has one: a timeout or a
 // cancellation stands, and an interrupted attempt runs again.
-func (d *Daemon) exitVerdict(l *list, id string, sp task.Spec, out outcome) *verdict {
-	if out != finished || sp.Attempt == 0 {
+func (d *Daemon) exitVerdict(l *list, id string, sp task.Spec, out agent.Outcome) *verdict {
+	if out != agent.Finished || sp.Attempt == 0 {
 		return nil
 	}
 	v, ok := readVerdict(filepath.Join(l.runDir(id, sp.Attempt), verdictFile))
@@ -84,7 +85,7 @@ func (d *Daemon) exitVerdict(l *list, id string, sp task.Spec, out outcome) *ver
 }
 
 // fail makes res a failure for the verdict's reason.
-func (v *verdict) fail(res Result) Result {
+func (v *verdict) fail(res agent.Result) agent.Result {
 	res.Success = false
 	res.Error = v.Reason
 	res.Summary = v.Reason
@@ -108,7 +109,7 @@ type hitlRecord struct {
 
 // finishNeedsHuman records an attempt whose agent left a needs_human
 // verdict: its result, and the task pending, needs_human, with hitl.
-func (d *Daemon) finishNeedsHuman(ctx context.Context, l *list, id string, sp task.Spec, res Result, v *verdict) (*taskfile.Task, error) {
+func (d *Daemon) finishNeedsHuman(ctx context.Context, l *list, id string, sp task.Spec, res agent.Result, v *verdict) (*taskfile.Task, error) {
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
 	ok := res.Success

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -55,7 +56,7 @@ Only the first line of the block may start with a slash. Do not do the work your
 // adds) and completes when they have ended. A missing or invalid block, or
 // a workflow outside the limits (unknown agents), fails the task with the
 // reason; the planner's output stays in its run folder.
-func (d *Daemon) runPlan(ctx context.Context, l *list, t *taskfile.Task, res Result) error {
+func (d *Daemon) runPlan(ctx context.Context, l *list, t *taskfile.Task, res agent.Result) error {
 	script, err := prompt.ParseAutoOutput(res.Output, prompt.ParseOptions{Commands: d.commandsFor(l.dir.Path()).has})
 	if err != nil {
 		return fmt.Errorf("the planner's output holds no usable workflow: %w", err)

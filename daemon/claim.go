@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -197,17 +198,17 @@ func (c *claimedAttempt) withdraw(ctx context.Context, l *list) error {
 // removed) what was
 // prepared for it is removed and the claim is taken back, so the file says
 // what it said before and the task is decided on again as it says.
-func (d *Daemon) notStarted(ctx context.Context, l *list, c *claimedAttempt, a *attempt, cause error) (*taskfile.Task, error) {
+func (d *Daemon) notStarted(ctx context.Context, l *list, c *claimedAttempt, a *agent.Attempt, cause error) (*taskfile.Task, error) {
 	if a != nil {
 		if err := removePrepared(a); err != nil {
 			d.log.Warn("remove an unused run folder", "list", l.id, "task", c.id, "err", err)
 		}
 	}
-	if errors.Is(cause, errCancelled) {
-		res := Result{Error: "cancelled before it started", ExitCode: -1}
+	if errors.Is(cause, agent.ErrCancelled) {
+		res := agent.Result{Error: "cancelled before it started", ExitCode: -1}
 		res.Summary = res.Error
 		l.events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.id, Task: c.id, Parent: c.spec.Parent, Attempt: c.spec.Attempt})
-		return d.finish(ctx, l, c.id, c.spec, res, cancelled)
+		return d.finish(ctx, l, c.id, c.spec, res, agent.Cancelled)
 	}
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
@@ -223,10 +224,10 @@ func (d *Daemon) notStarted(ctx context.Context, l *list, c *claimedAttempt, a *
 // removePrepared removes what attempt a, which never started, prepared:
 // the files it wrote in its run folder, and the folder itself if it made
 // it (one an earlier run of the same attempt number left stays).
-func removePrepared(a *attempt) error {
-	base, dir := a.list.dir.Path(), a.dirPath()
+func removePrepared(a *agent.Attempt) error {
+	base, dir := a.ListDir, a.Dir()
 	names := []string{"cmd.json", "prompt.md", "stdout.log", "stderr.log"}
-	for name := range a.files {
+	for name := range a.Files {
 		names = append(names, name)
 	}
 	var errs []error
@@ -235,7 +236,7 @@ func removePrepared(a *attempt) error {
 			errs = append(errs, err)
 		}
 	}
-	if a.madeDir && len(errs) == 0 {
+	if a.MadeDir && len(errs) == 0 {
 		if err := fsroot.Remove(base, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

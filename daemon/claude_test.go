@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -166,7 +166,7 @@ func TestFlow_RealClaudeCode(t *testing.T) {
 	if got, want := strings.Join(cmd.Argv, " "), bin+" -p --output-format json --model claude-test-model"; got != want || cmd.Prompt != "stdin" {
 		t.Errorf("argv %q (prompt via %s), want %q via stdin", got, cmd.Prompt, want)
 	}
-	var review daemon.Result
+	var review agent.Result
 	json.Unmarshal(run(2, "result.json"), &review)
 	if review.Success || review.Summary != "needs tests" || review.SessionID == "" || review.ExitCode != 0 {
 		t.Errorf("review result = %+v", review)

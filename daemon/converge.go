@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -54,7 +55,7 @@ type convergeInput struct {
 	ID, Name   string
 	State      task.State
 	FinishedAt time.Time
-	Res        Result
+	Res        agent.Result
 	Files      []string
 }
 
@@ -126,7 +127,7 @@ func converge(ins []convergeInput, strategy, method string, tol tolerance, answe
 		cv.SubagentIDs = append(cv.SubagentIDs, in.ID)
 		c := convergeChild{ID: in.ID, Name: in.Name, State: string(in.State), Outcome: outcomeOfState(in.State),
 			Summary: in.Res.Summary, Answer: in.Res.Answer, Confidence: in.Res.Confidence, Files: in.Files,
-			Output: truncate(in.Res.Output, 8<<10), Role: "failed"}
+			Output: agent.Truncate(in.Res.Output, 8<<10), Role: "failed"}
 		if !in.FinishedAt.IsZero() {
 			c.FinishedAt = task.Stamp(in.FinishedAt)
 		}
@@ -261,7 +262,7 @@ func answerKeys(a string) (keys []string, vals map[string]string) {
 			vals = map[string]string{}
 			for k, v := range obj {
 				keys = append(keys, k)
-				vals[k] = asText(v)
+				vals[k] = agent.AsText(v)
 			}
 			slices.Sort(keys)
 			return keys, vals

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -52,8 +53,8 @@ func loadInputs(dir *taskfile.Dir, ids []string) ([]convergeInput, error) {
 
 // resultFiles returns the "files" array of the final JSON object of a
 // result's output.
-func resultFiles(res Result) []string {
-	obj := lastObject([]byte(res.Output), hasBoolSuccess)
+func resultFiles(res agent.Result) []string {
+	obj := agent.LastObject([]byte(res.Output), agent.HasBoolSuccess)
 	if obj == nil {
 		return nil
 	}
@@ -72,7 +73,7 @@ func toleranceOf(t *taskfile.Task) (tolerance, error) {
 	if !ok || v == nil {
 		return tolerance{}, nil
 	}
-	return parseTolerance(asText(v))
+	return parseTolerance(agent.AsText(v))
 }
 
 func parseTolerance(s string) (tolerance, error) {
@@ -135,7 +136,7 @@ func convergedMarkdown(cv *converged) string {
 		fmt.Fprintf(&b, "\nWinner: task %s\n", cv.Winner)
 	}
 	if cv.Answer != nil {
-		fmt.Fprintf(&b, "\nAnswer: %s\n", asText(cv.Answer))
+		fmt.Fprintf(&b, "\nAnswer: %s\n", agent.AsText(cv.Answer))
 	}
 	b.WriteString("\n| task | name | state | role | answer | confidence | summary |\n|---|---|---|---|---|---|---|\n")
 	for _, c := range cv.Children {
@@ -144,7 +145,7 @@ func convergedMarkdown(cv *converged) string {
 			conf = strconv.FormatFloat(*c.Confidence, 'g', -1, 64)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.ID, c.Name, c.State, c.Role,
-			mdCell(c.Answer), conf, mdCell(truncate(c.Summary, 200)))
+			mdCell(c.Answer), conf, mdCell(agent.Truncate(c.Summary, 200)))
 	}
 	for i, c := range cv.Conflicts {
 		if i == 0 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -302,7 +303,7 @@ func (cg *converger) output(ctx context.Context, rec *convergeRecord, cv *conver
 // convergedReport is the section a converged result adds to the prompt.
 func convergedReport(rec *convergeRecord, path string, content []byte) string {
 	return fmt.Sprintf("## Converged result of tasks %s (%s, %s)\n\nAlso in %s.\n\n%s",
-		strings.Join(rec.SubagentIDs, ", "), rec.Strategy, rec.OutputFormat, path, truncate(string(content), 64<<10))
+		strings.Join(rec.SubagentIDs, ", "), rec.Strategy, rec.OutputFormat, path, agent.Truncate(string(content), 64<<10))
 }
 
 // ErrManualReview is returned (wrapped) by Converge when conflicts wait for

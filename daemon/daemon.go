@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
@@ -52,7 +53,7 @@ type Daemon struct {
 
 	catalogs catalogs     // each list's workflows
 	commands commandCache // each list's command files
-	programs programCache // where agents' programs are on their PATH
+	runner   *agent.Local // runs agents
 
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).
@@ -70,6 +71,7 @@ func New(cfg *config.Config, log *slog.Logger) *Daemon {
 		started: make(chan struct{}),
 	}
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
+	d.runner = agent.NewLocal(cfg, log)
 	return d
 }
 
@@ -109,7 +111,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// when ctx ends: the cause tells an agent killed for a stop from one
 	// cancelled by its task.
 	runCtx, stopJobs := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer stopJobs(errInterrupted)
+	defer stopJobs(agent.ErrInterrupted)
 	d.ctx = runCtx
 
 	// Watches first, then the scan: a file created in between is seen by
@@ -284,7 +286,7 @@ func resetTimer(t *time.Timer, d time.Duration) {
 
 // shutdown stops every job and waits for them to record their state.
 func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
-	stopJobs(errInterrupted)
+	stopJobs(agent.ErrInterrupted)
 	waited := make(chan struct{})
 	go func() { d.jobs.Wait(); close(waited) }()
 	for {

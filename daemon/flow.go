@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -119,7 +120,7 @@ func (f *flowRun) loop(ctx context.Context, result string, extra func(*taskfile.
 		}
 		res, out := f.runStep(ctx, resp)
 		switch out {
-		case interrupted, cancelled, notStarted:
+		case agent.Interrupted, agent.Cancelled, agent.NotStarted:
 			return f.d.finish(ctx, f.l, f.id, f.specFor(f.run), res, out)
 		}
 		result = "failed"

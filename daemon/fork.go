@@ -101,9 +101,9 @@ func branchIDs(branches *taskfile.Object) map[string]any {
 
 // branchTask is the child task file of fork branch b.
 func (f *flowRun) branchTask(b navigator.ForkBranch, forkStep, userDesc string, parentTD *taskfile.Object) *taskfile.Task {
-	agent := "direct"
+	agentName := "direct"
 	if b.Subagent != "" {
-		agent = b.Subagent
+		agentName = b.Subagent
 	}
 	md := taskfile.NewObject()
 	for _, field := range b.Metadata.Fields() {
@@ -129,7 +129,7 @@ func (f *flowRun) branchTask(b navigator.ForkBranch, forkStep, userDesc string, 
 		active += " (" + b.Subagent + ")"
 	}
 	t := &taskfile.Task{
-		Subject:     fmt.Sprintf("#%s/%s %s\n→ %s · %s (%s)", f.id, b.Name, userDesc, workflowType(f.t), b.EntryStep, agent),
+		Subject:     fmt.Sprintf("#%s/%s %s\n→ %s · %s (%s)", f.id, b.Name, userDesc, workflowType(f.t), b.EntryStep, agentName),
 		ActiveForm:  active,
 		Description: b.OrchestratorInstructions,
 		Owner:       task.Owner,

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -181,7 +182,7 @@ func (d *Daemon) dropList(id string) {
 	d.watcher.Remove(l.dir.Path())
 	for _, e := range l.entries {
 		if e.job != nil {
-			e.job.stop(errTaskGone)
+			e.job.stop(agent.ErrTaskGone)
 		}
 	}
 	l.events.Close()
@@ -234,7 +235,7 @@ func (d *Daemon) checkListMode(l *list) {
 		// too, and are recorded as interrupted.
 		for _, e := range l.entries {
 			if e.job != nil && d.slots.Queuing(e.job.ticket) {
-				e.job.stop(errInterrupted)
+				e.job.stop(agent.ErrInterrupted)
 			}
 		}
 		d.listRefused(l, err, "not serving list any more; fix it and it is served again")
@@ -364,7 +365,7 @@ func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, tf *taskfile.
 // forget handles a task file that was deleted.
 func (d *Daemon) forget(l *list, id string, e *entry) {
 	if e.job != nil {
-		e.job.stop(errTaskGone)
+		e.job.stop(agent.ErrTaskGone)
 	}
 	if e.reject != "" {
 		fsroot.Remove(l.dir.Path(), rejectPath(l, id))
@@ -372,4 +373,9 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 	d.setBlockedBy(l, id, nil)
 	delete(l.entries, id)
 	d.wakeWaiters(l, id) // like Claude Code: a deleted blocker blocks nothing
+}
+
+// runDir returns the run folder of attempt n of task id.
+func (l *list) runDir(id string, n int) string {
+	return area.RunDir(l.dir.Path(), id, n)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -34,7 +35,7 @@ var breakVerdict = regexp.MustCompile(`(?i)<subtask2\s+loop\s*=\s*["']?break["']
 // why; or, if the condition's agent was stopped before it could tell (the
 // daemon stops, the task is cancelled), why it was stopped, and nothing
 // is decided.
-func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res Result) (iteration int, done bool, reason string, stopped error) {
+func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
 	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
 	iteration = int(n) + 1
 	satisfied := false
@@ -71,15 +72,15 @@ func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp ta
 func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, command string) (satisfied bool, stopped error) {
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err == nil {
-		a.profile, err = d.cfg.ResolveAgent("exec", true)
+		a.Profile, err = d.cfg.ResolveAgent("exec", true)
 	}
 	if err != nil {
 		d.log.Warn("loop condition command", "list", l.id, "task", t.ID, "err", err)
 		return false, nil
 	}
-	a.sub, a.prompt, a.script, a.timeout = "until", command, command, min(a.timeout, 10*time.Minute)
-	res, out := d.runAttempt(ctx, a)
-	return out == finished && res.ExitCode == 0, stopOf(out)
+	a.Sub, a.Prompt, a.Script, a.Timeout = "until", command, command, min(a.Timeout, 10*time.Minute)
+	res, out := d.run(ctx, a)
+	return out == agent.Finished && res.ExitCode == 0, agent.StopOf(out)
 }
 
 // judge asks a read-only agent whether the loop's condition holds. The judge
@@ -89,18 +90,18 @@ func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp
 // condition verbatim, the iteration number, the task's prompt and the
 // iteration's result. A judge that fails is asked once more; failing again
 // counts as "not satisfied".
-func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res Result) (satisfied bool, stopped error) {
-	agent := ""
+func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res agent.Result) (satisfied bool, stopped error) {
+	agentName := ""
 	if _, ok := d.cfg.Agents["judge"]; ok {
-		agent = "judge"
+		agentName = "judge"
 	} else if _, ok := d.cfg.Profiles["judge"]; ok {
-		agent = "judge"
+		agentName = "judge"
 	}
 	jsp := sp
 	jsp.PermissionMode = "plan"
 	jsp.Tools = nil
-	if agent != "" {
-		jsp.Agent = agent
+	if agentName != "" {
+		jsp.Agent = agentName
 	}
 	for try := 1; try <= 2; try++ {
 		a, err := d.newAttempt(l, t, jsp, "", "")
@@ -108,20 +109,20 @@ func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp task.S
 			d.log.Warn("loop judge", "list", l.id, "task", t.ID, "err", err)
 			return false, nil
 		}
-		a.sub = "judge"
+		a.Sub = "judge"
 		if try == 2 {
-			a.sub = "judge-retry"
+			a.Sub = "judge-retry"
 		}
-		a.prompt = judgePrompt(lp, iteration, taskPrompt(t, sp), res)
-		a.script = ""
-		jr, out := d.runAttempt(ctx, a)
-		if err := stopOf(out); err != nil {
+		a.Prompt = judgePrompt(lp, iteration, taskPrompt(t, sp), res)
+		a.Script = ""
+		jr, out := d.run(ctx, a)
+		if err := agent.StopOf(out); err != nil {
 			return false, err
 		}
-		if out == finished && jr.ExitCode == 0 {
+		if out == agent.Finished && jr.ExitCode == 0 {
 			text := jr.Output
 			if text == "" {
-				data, _ := readTail(a.list.dir.Path(), a.dirPath()+"/stdout.log", maxScan)
+				data, _ := agent.ReadTail(a.ListDir, a.Dir()+"/stdout.log", agent.MaxScan)
 				text = string(data)
 			}
 			return breakVerdict.MatchString(text), nil
@@ -132,7 +133,7 @@ func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp task.S
 }
 
 // judgePrompt is what the judge is asked.
-func judgePrompt(lp *prompt.Loop, iteration int, tf string, res Result) string {
+func judgePrompt(lp *prompt.Loop, iteration int, tf string, res agent.Result) string {
 	var b strings.Builder
 	b.WriteString("You are checking whether a repeated task is finished. Look at the work (read files, run tests or read-only commands such as git diff or git status), but do not change anything.\n\n")
 	fmt.Fprintf(&b, "## The condition\n\n<user-condition>\n%s\n</user-condition>\n\n", lp.Until)
@@ -143,7 +144,7 @@ func judgePrompt(lp *prompt.Loop, iteration int, tf string, res Result) string {
 		fmt.Fprintf(&b, "Summary: %s\n\n", res.Summary)
 	}
 	if res.Output != "" && res.Output != res.Summary {
-		fmt.Fprintf(&b, "%s\n\n", truncate(res.Output, 8<<10))
+		fmt.Fprintf(&b, "%s\n\n", agent.Truncate(res.Output, 8<<10))
 	}
 	b.WriteString("## Your answer\n\nIf the condition holds now, answer with exactly this line:\n\n<subtask2 loop=break/>\n\nOtherwise say briefly what is still missing, without that line; the task will run again.\n")
 	return b.String()
@@ -151,7 +152,7 @@ func judgePrompt(lp *prompt.Loop, iteration int, tf string, res Result) string {
 
 // continueLoop records an iteration after which the loop goes on: the task
 // is pending again (no state), to run its next iteration as a new attempt.
-func (d *Daemon) continueLoop(ctx context.Context, l *list, id string, sp task.Spec, res Result, iteration int) (*taskfile.Task, error) {
+func (d *Daemon) continueLoop(ctx context.Context, l *list, id string, sp task.Spec, res agent.Result, iteration int) (*taskfile.Task, error) {
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
 	return l.dir.Update(wctx, id, func(t *taskfile.Task) error {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -72,7 +73,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	}
 	if e.job != nil {
 		if sp.Cancel {
-			e.job.stop(errCancelled)
+			e.job.stop(agent.ErrCancelled)
 		}
 		return
 	}
@@ -88,9 +89,9 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp task.Spec, ownerProfile string) error {
 	// Both the agent and the owner's profile must exist, even though the
 	// agent wins: a typo in either is reported.
-	for _, agent := range []string{sp.Agent, ownerProfile} {
-		if agent != "" {
-			if _, err := d.cfg.ResolveAgent(agent, true); err != nil {
+	for _, agentName := range []string{sp.Agent, ownerProfile} {
+		if agentName != "" {
+			if _, err := d.cfg.ResolveAgent(agentName, true); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -81,11 +82,11 @@ func childMessage(l *list, t *taskfile.Task) Message {
 		msg.Error, _ = m.String("error")
 	}
 	attempt, _ := m.Int("attempt")
-	if res, found := readResult(l.runDir(t.ID, int(attempt))); found {
-		msg.Output = truncate(res.Output, 64<<10)
+	if res, found := agent.ReadResult(l.runDir(t.ID, int(attempt))); found {
+		msg.Output = agent.Truncate(res.Output, 64<<10)
 	}
 	if !ok && msg.Output == "" {
-		data, _ := readTail(l.dir.Path(), filepath.Join(l.runDir(t.ID, int(attempt)), "stdout.log"), 16<<10)
+		data, _ := agent.ReadTail(l.dir.Path(), filepath.Join(l.runDir(t.ID, int(attempt)), "stdout.log"), 16<<10)
 		msg.PartialOutput = string(data)
 	}
 	return msg
@@ -160,34 +161,34 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 		}, taskfile.NoDirSync); err != nil {
 			return nil, err
 		}
-		res, _ := readResult(l.runDir(id, sp.Attempt))
+		res, _ := agent.ReadResult(l.runDir(id, sp.Attempt))
 		res.Success = true
-		return d.afterAttempt(ctx, l, id, sp, res, finished)
+		return d.afterAttempt(ctx, l, id, sp, res, agent.Finished)
 	}
 	l.events.Append(eventlog.Event{Type: eventlog.TaskResumed, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"children": kids}})
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err != nil {
-		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
+		return d.finish(ctx, l, id, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
 	}
 	if pl, err := d.promptPlan(l, t, sp); err == nil {
-		a.prompt = pl.content // the leading commands ran in the first attempt
-		if a.profile.Flags == "none" {
-			a.script = pl.content
+		a.Prompt = pl.content // the leading commands ran in the first attempt
+		if a.Profile.Flags == "none" {
+			a.Script = pl.content
 		}
 	}
 	results := resultsText(l, kids)
 	session, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
-	if a.profile.Flags == "claude" && session != "" {
-		a.resume = session
-		a.prompt = results
+	if a.Profile.Flags == "claude" && session != "" {
+		a.Resume = session
+		a.Prompt = results
 	} else {
 		// An exec agent runs its script again (a.script); the results are in
 		// prompt.md and in $TASKD_RESULTS.
-		a.prompt = strings.TrimSpace(a.prompt) + "\n\n" + results
+		a.Prompt = strings.TrimSpace(a.Prompt) + "\n\n" + results
 	}
-	a.env = map[string]string{"TASKD_RESULTS": results}
-	res, out := d.runAttempt(ctx, a)
+	a.Env = map[string]string{"TASKD_RESULTS": results}
+	res, out := d.run(ctx, a)
 	return d.afterAttempt(ctx, l, id, sp, res, out)
 }
 
@@ -247,6 +248,6 @@ func writeResult(b *strings.Builder, msg Message) {
 		fmt.Fprintf(b, "Error: %s\n\n", msg.Error)
 	}
 	if msg.Output != "" && msg.Output != msg.Summary {
-		fmt.Fprintf(b, "Output:\n\n%s\n", truncate(msg.Output, 8<<10))
+		fmt.Fprintf(b, "Output:\n\n%s\n", agent.Truncate(msg.Output, 8<<10))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/readable"
@@ -78,7 +79,7 @@ func (d *Daemon) checkPrompt(l *list, t *taskfile.Task, sp task.Spec) error {
 	for kind, items := range map[string][]string{"return": ov.Return, "parallel": ov.Parallel} {
 		for i, item := range items {
 			if _, err := d.parsePrompt(l, item); err != nil {
-				return fmt.Errorf("%s item %d (%q): %w", kind, i+1, truncate(item, 60), err)
+				return fmt.Errorf("%s item %d (%q): %w", kind, i+1, agent.Truncate(item, 60), err)
 			}
 		}
 	}

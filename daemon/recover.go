@@ -2,10 +2,9 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/task"
-	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -36,27 +35,14 @@ func (d *Daemon) recoverTask(ctx context.Context, j *job) (*taskfile.Task, error
 // interrupted, its leftover process group killed.
 func (d *Daemon) recoverRun(ctx context.Context, l *list, id string, sp task.Spec) (*taskfile.Task, error) {
 	runDir := l.runDir(id, sp.Attempt)
-	if res, ok := readResult(runDir); ok {
+	if res, ok := agent.ReadResult(runDir); ok {
 		d.log.Info("recording the result of an attempt that ended while the daemon was down", "list", l.id, "task", id, "attempt", sp.Attempt)
-		return d.afterAttempt(ctx, l, id, sp, res, outcomeOf(res))
+		return d.afterAttempt(ctx, l, id, sp, res, agent.OutcomeOf(res))
 	}
-	if killLeftover(runDir) {
+	if agent.KillLeftover(runDir) {
 		d.log.Info("killed the agent of an interrupted attempt", "list", l.id, "task", id, "attempt", sp.Attempt)
 	}
-	res := Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
+	res := agent.Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
 	res.Summary = res.Error
-	return d.finish(ctx, l, id, sp, res, interrupted)
-}
-
-// readResult reads the result.json of a run folder.
-func readResult(runDir string) (Result, bool) {
-	data, err := fsroot.ReadFile(runDir, "result.json", 16<<20) // not through a link
-	if err != nil {
-		return Result{}, false
-	}
-	var r Result
-	if json.Unmarshal(data, &r) != nil {
-		return Result{}, false
-	}
-	return r, true
+	return d.finish(ctx, l, id, sp, res, agent.Interrupted)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -135,9 +136,9 @@ func (d *Daemon) recoverFlow(ctx context.Context, l *list, t *taskfile.Task, sp 
 	applied, _ := t.Metadata.Object("taskd").Int("attempt")
 	if n > int(applied) {
 		runDir := l.runDir(t.ID, n)
-		if res, ok := readResult(runDir); ok {
-			switch out := outcomeOf(res); out {
-			case cancelled, notStarted:
+		if res, ok := agent.ReadResult(runDir); ok {
+			switch out := agent.OutcomeOf(res); out {
+			case agent.Cancelled, agent.NotStarted:
 				sp.Attempt = n
 				return d.finish(ctx, l, t.ID, sp, res, out)
 			}
@@ -150,12 +151,12 @@ func (d *Daemon) recoverFlow(ctx context.Context, l *list, t *taskfile.Task, sp 
 			}
 			return f.loop(ctx, result, nil)
 		}
-		killLeftover(runDir)
+		agent.KillLeftover(runDir)
 		sp.Attempt = n
 	}
-	res := Result{Error: "interrupted: the daemon stopped while the step ran", ExitCode: -1}
+	res := agent.Result{Error: "interrupted: the daemon stopped while the step ran", ExitCode: -1}
 	res.Summary = res.Error
-	return d.finish(ctx, l, t.ID, sp, res, interrupted)
+	return d.finish(ctx, l, t.ID, sp, res, agent.Interrupted)
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

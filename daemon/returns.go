@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -96,7 +97,7 @@ func (d *Daemon) createReturns(ctx context.Context, l *list, t *taskfile.Task, o
 		}
 		child, err := Push(ctx, d.cfg, l.dir, parent, PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra, Inherit: inheritedFields(m)})
 		if err != nil {
-			return fmt.Errorf("return %d (%q): %w", i+1, truncate(e.prompt, 60), err)
+			return fmt.Errorf("return %d (%q): %w", i+1, agent.Truncate(e.prompt, 60), err)
 		}
 		prev = child.ID
 	}
@@ -116,7 +117,7 @@ func (d *Daemon) startParallel(ctx context.Context, l *list, t *taskfile.Task, o
 		}
 		extra := map[string]any{"parallelItem": true, "returnsExpanded": true}
 		if _, err := Push(ctx, d.cfg, l.dir, t.ID, PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
-			return fmt.Errorf("parallel %d (%q): %w", i+1, truncate(item, 60), err)
+			return fmt.Errorf("parallel %d (%q): %w", i+1, agent.Truncate(item, 60), err)
 		}
 	}
 	return nil
@@ -171,7 +172,7 @@ func previousContext(l *list, prevID string) string {
 		fmt.Fprintf(&b, "Summary: %s\n\n", msg.Summary)
 	}
 	if msg.Output != "" && msg.Output != msg.Summary {
-		fmt.Fprintf(&b, "%s\n\n", truncate(msg.Output, 8<<10))
+		fmt.Fprintf(&b, "%s\n\n", agent.Truncate(msg.Output, 8<<10))
 	}
 	return b.String()
 }

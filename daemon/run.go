@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -82,7 +83,7 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile
 	}
 	if err != nil {
 		logStart()
-		return d.finish(ctx, l, id, sp, Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted)
+		return d.finish(ctx, l, id, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
 	}
 	// The run folder is made while the job waits for its slot, and the
 	// slot is given back the moment the agent exits: between two agents
@@ -91,20 +92,11 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile
 	// the slot until that agent too has run.
 	ov, err := taskOverrides(t)
 	keepSlot := err == nil && ov.Loop != nil && (ov.Loop.Until != "" || ov.Loop.UntilCommand != "")
-	a.beforeStart = func(ctx context.Context) error {
-		if err := j.acquire(ctx); err != nil {
-			return err
-		}
-		return c.check(l)
-	}
-	a.afterStart = func(time.Time) { logStart() }
-	if !keepSlot {
-		a.afterExit = j.agentExited
-	}
-	res, out := d.runAttempt(ctx, a)
-	if a.stopped != nil {
+	a.Gate = &claimGate{j: j, claim: c, l: l, logStart: logStart, release: !keepSlot}
+	res, out := d.run(ctx, a)
+	if a.Stopped != nil {
 		// The slot, if it came, stays with the job for another try.
-		return d.notStarted(ctx, l, c, a, a.stopped)
+		return d.notStarted(ctx, l, c, a, a.Stopped)
 	}
 	if !keepSlot {
 		j.agentExited() // in case the agent never started
@@ -119,7 +111,7 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job, again bool) (*taskfile
 // before it (the same claude session, when there is one, else its result).
 // began is called before the first of these that acts (starts children,
 // runs prompt commands).
-func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, began func()) (*attempt, error) {
+func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, began func()) (*agent.Attempt, error) {
 	a, err := d.newAttempt(l, t, sp, "", "")
 	if err != nil {
 		return nil, err
@@ -141,7 +133,7 @@ func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, 
 	if err := d.startParallel(ctx, l, t, ov); err != nil {
 		return nil, err
 	}
-	prep, err := d.runLeading(ctx, l, t, sp, a.cwd)
+	prep, err := d.runLeading(ctx, l, t, sp, a.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -153,9 +145,9 @@ func (d *Daemon) prepareAttempt(ctx context.Context, l *list, t *taskfile.Task, 
 		content = plannerPrompt(content)
 	}
 	if prev, _ := t.Metadata.Object("taskd").String("previous"); prev != "" {
-		if session := sessionOf(l, prev); session != "" && a.profile.Flags == "claude" {
-			a.resume = session
-		} else if a.profile.Flags != "none" {
+		if session := sessionOf(l, prev); session != "" && a.Profile.Flags == "claude" {
+			a.Resume = session
+		} else if a.Profile.Flags != "none" {
 			content = previousContext(l, prev) + "## This step\n\n" + content
 		}
 	}
@@ -180,13 +172,13 @@ func sessionOf(l *list, id string) string {
 // trailing follow-ups, created before the success is written (so a parent
 // never sees the task done while they are missing, and a restart creates
 // them once) and recorded in the same write.
-func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp task.Spec, res Result, out outcome) (*taskfile.Task, error) {
+func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
 	t, err := l.dir.Read(id)
 	if err != nil {
 		return nil, err
 	}
 	ov, _ := taskOverrides(t)
-	if out != finished || !res.Success || d.exitVerdict(l, id, sp, out) != nil {
+	if out != agent.Finished || !res.Success || d.exitVerdict(l, id, sp, out) != nil {
 		ft, err := d.finish(ctx, l, id, sp, res, out)
 		if ov.Loop != nil && (task.Of(ft) == task.Failed || task.Of(ft) == task.TimedOut) {
 			l.events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
@@ -201,7 +193,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp task.S
 		if planned, _ := ChildByName(l.dir, id, id+"-plan"); planned == "" {
 			if err := d.runPlan(ctx, l, t, res); err != nil {
 				res.Success, res.Error = false, err.Error()
-				return d.finish(ctx, l, id, sp, res, notStarted)
+				return d.finish(ctx, l, id, sp, res, agent.NotStarted)
 			}
 			return d.finish(ctx, l, id, sp, res, out) // waits for the plan
 		}
@@ -215,7 +207,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp task.S
 			res.Success = false
 			res.Error = "the loop's condition was not checked: " + stopped.Error()
 			res.Summary = res.Error
-			return d.finish(ctx, l, id, sp, res, stoppedOutcome(stopped))
+			return d.finish(ctx, l, id, sp, res, agent.StoppedOutcome(stopped))
 		}
 		if !done {
 			return d.continueLoop(ctx, l, id, sp, res, iteration)
@@ -228,11 +220,11 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp task.S
 	}
 	if err := d.createReturns(ctx, l, t, ov); err != nil {
 		res.Success, res.Error = false, err.Error()
-		return d.finish(ctx, l, id, sp, res, notStarted)
+		return d.finish(ctx, l, id, sp, res, agent.NotStarted)
 	}
 	if err := d.createFollowUps(ctx, l, t); err != nil {
 		res.Success, res.Error = false, err.Error()
-		return d.finish(ctx, l, id, sp, res, notStarted)
+		return d.finish(ctx, l, id, sp, res, agent.NotStarted)
 	}
 	return d.finishWith(ctx, l, id, sp, res, out, func(t *taskfile.Task) {
 		m := task.Meta(t)
@@ -248,28 +240,28 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp task.S
 // apply gives the attempt the processed prompt: prompt.md with the injected
 // round trips, the content alone as an exec agent's script, and the
 // transcript in the run folder ($TASKD_TRANSCRIPT).
-func (p *prepared) apply(a *attempt) {
-	a.prompt = p.render()
-	if a.profile.Flags == "none" {
-		a.script = p.script.Content
+func (p *prepared) apply(a *agent.Attempt) {
+	a.Prompt = p.render()
+	if a.Profile.Flags == "none" {
+		a.Script = p.script.Content
 	}
 	if len(p.results) > 0 {
-		a.env = map[string]string{"TASKD_RESULTS": strings.Join(p.results, "\n\n")}
+		a.Env = map[string]string{"TASKD_RESULTS": strings.Join(p.results, "\n\n")}
 	}
 	if len(p.transcript) > 0 {
 		data, _ := json.MarshalIndent(p.transcript, "", "  ")
-		a.files = map[string][]byte{"transcript.json": append(data, '\n')}
-		if a.env == nil {
-			a.env = map[string]string{}
+		a.Files = map[string][]byte{"transcript.json": append(data, '\n')}
+		if a.Env == nil {
+			a.Env = map[string]string{}
 		}
-		a.env["TASKD_TRANSCRIPT"] = filepath.Join(a.list.runDir(a.taskID, a.n), "transcript.json")
+		a.Env["TASKD_TRANSCRIPT"] = filepath.Join(area.RunDir(a.ListDir, a.TaskID, a.N), "transcript.json")
 	}
 }
 
 // newAttempt prepares attempt sp.Attempt of task t: the agent profile (the
 // task's explicit agent, else agentName, else the default), the prompt, the
 // working directory and the timeout.
-func (d *Daemon) newAttempt(l *list, t *taskfile.Task, sp task.Spec, agentName, step string) (*attempt, error) {
+func (d *Daemon) newAttempt(l *list, t *taskfile.Task, sp task.Spec, agentName, step string) (*agent.Attempt, error) {
 	_, ownerProfile := task.Addressed(t)
 	name, explicit := sp.Agent, true
 	if name == "" {
@@ -297,12 +289,12 @@ func (d *Daemon) newAttempt(l *list, t *taskfile.Task, sp task.Spec, agentName, 
 	if sp.Timeout > 0 {
 		timeout = sp.Timeout
 	}
-	a := &attempt{
-		list: l, taskID: t.ID, parent: sp.Parent, n: sp.Attempt, step: step,
-		profile: prof, prompt: prompt, cwd: cwd, timeout: timeout, spec: sp,
+	a := &agent.Attempt{
+		ListDir: l.dir.Path(), ListID: l.id, TaskID: t.ID, Parent: sp.Parent, N: sp.Attempt, Step: step,
+		Profile: prof, Prompt: prompt, Cwd: cwd, Timeout: timeout, Spec: sp,
 	}
 	if prof.Flags == "none" {
-		a.script = prompt // a shell script is the prompt's content alone
+		a.Script = prompt // a shell script is the prompt's content alone
 	}
 	return a, nil
 }
@@ -331,7 +323,7 @@ func taskCwd(cwd string) (string, error) {
 // pending with no state when the daemon stopped under it, so it runs again.
 // An attempt whose agent asked for it with taskd handoff or taskd converge
 // ends failed or needs_human instead (aceverdict.go).
-func (d *Daemon) finish(ctx context.Context, l *list, id string, sp task.Spec, res Result, out outcome) (*taskfile.Task, error) {
+func (d *Daemon) finish(ctx context.Context, l *list, id string, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
 	if v := d.exitVerdict(l, id, sp, out); v != nil { // taskd handoff or converge asked for it (aceverdict.go)
 		if v.Action == verdictNeedsHuman {
 			return d.finishNeedsHuman(ctx, l, id, sp, res, v)
@@ -343,7 +335,7 @@ func (d *Daemon) finish(ctx context.Context, l *list, id string, sp task.Spec, r
 
 // finishWith is finish without a verdict check; onSuccess, if set, also
 // changes the task in the write that records its success.
-func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spec, res Result, out outcome, onSuccess func(*taskfile.Task)) (*taskfile.Task, error) {
+func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spec, res agent.Result, out agent.Outcome, onSuccess func(*taskfile.Task)) (*taskfile.Task, error) {
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
 	now := time.Now()
@@ -356,7 +348,7 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spe
 		failures, _ := m.Int("failures")
 		var ev task.Event
 		switch {
-		case out == finished && res.Success:
+		case out == agent.Finished && res.Success:
 			if waiting := outstanding(l.dir, t); len(waiting) > 0 {
 				// The agent ended its turn while its children still run:
 				// it is resumed with their results once they have ended.
@@ -372,13 +364,13 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spe
 				onSuccess(t)
 			}
 			evType = eventlog.TaskSucceeded
-		case out == interrupted:
+		case out == agent.Interrupted:
 			ev = task.Interrupt
 			m.Delete("finishedAt")
 			n, _ := m.Int("interrupted")
 			m.Set("interrupted", n+1)
 			evType = eventlog.TaskInterrupted
-		case out == cancelled:
+		case out == agent.Cancelled:
 			ev = task.Cancel
 			m.Set("error", "cancelled")
 			evType = eventlog.TaskCancelled
@@ -386,20 +378,20 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spe
 			failures++
 			m.Set("failures", failures)
 			msg := res.Error
-			if out != notStarted {
+			if out != agent.NotStarted {
 				msg += "; logs: " + filepath.Join(l.dir.Path(), area.RelRunDir(id, sp.Attempt))
 			}
 			m.Set("error", msg)
 			evType = eventlog.TaskFailed
-			if out == timedOut {
+			if out == agent.TimedOut {
 				evType = eventlog.TaskTimedOut
 			}
-			if out != notStarted && int(failures) <= sp.Retries {
+			if out != agent.NotStarted && int(failures) <= sp.Retries {
 				at := now.Add(backoff(int(failures)))
 				ev = task.Retry
 				m.Set("retryAt", task.Stamp(at))
 				evData = map[string]any{"retryAt": task.Stamp(at), "failures": failures, "retries": sp.Retries}
-			} else if out == timedOut {
+			} else if out == agent.TimedOut {
 				ev = task.TimeOut
 			} else {
 				ev = task.Fail
@@ -433,8 +425,8 @@ func backoff(n int) time.Duration {
 }
 
 // shortResult is the result as recorded in metadata.taskd.result.
-func shortResult(r Result, runDir string) map[string]any {
-	m := map[string]any{"success": r.Success, "summary": truncate(r.Summary, 500), "exitCode": r.ExitCode, "runDir": runDir}
+func shortResult(r agent.Result, runDir string) map[string]any {
+	m := map[string]any{"success": r.Success, "summary": agent.Truncate(r.Summary, 500), "exitCode": r.ExitCode, "runDir": runDir}
 	if r.SessionID != "" {
 		m["sessionId"] = r.SessionID
 	}
@@ -442,7 +434,7 @@ func shortResult(r Result, runDir string) map[string]any {
 		m["costUsd"] = *r.CostUSD
 	}
 	if r.Answer != "" {
-		m["answer"] = truncate(r.Answer, 500)
+		m["answer"] = agent.Truncate(r.Answer, 500)
 	}
 	if r.Confidence != nil {
 		m["confidence"] = *r.Confidence

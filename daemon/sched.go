@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/daemon/task"
@@ -368,13 +369,48 @@ type job struct {
 // jobKey is the context key of the job a context belongs to.
 type jobKey struct{}
 
-// jobSlot returns the acquire of the job ctx belongs to, or nil outside
-// a job.
-func jobSlot(ctx context.Context) func(context.Context) error {
+// jobOf returns the job ctx belongs to, or nil outside a job.
+func jobOf(ctx context.Context) agent.Gate {
 	if j, ok := ctx.Value(jobKey{}).(*job); ok {
-		return j.acquire
+		return j
 	}
 	return nil
+}
+
+// Enter implements Gate: the job's agent waits for its slot.
+func (j *job) Enter(ctx context.Context) error { return j.acquire(ctx) }
+
+// Started implements Gate.
+func (j *job) Started(time.Time) {}
+
+// Exited implements Gate: the job keeps its slot until it ends.
+func (j *job) Exited() {}
+
+// A claimGate lets a claimed task's agent start once the job holds its
+// slot and the file still holds the claim; it logs the start and gives
+// the slot back the moment the agent exits (unless the task's loop
+// condition needs it next).
+type claimGate struct {
+	j        *job
+	claim    *claimedAttempt
+	l        *list
+	logStart func()
+	release  bool
+}
+
+func (g *claimGate) Enter(ctx context.Context) error {
+	if err := g.j.acquire(ctx); err != nil {
+		return err
+	}
+	return g.claim.check(g.l)
+}
+
+func (g *claimGate) Started(time.Time) { g.logStart() }
+
+func (g *claimGate) Exited() {
+	if g.release {
+		g.j.agentExited()
+	}
 }
 
 // jobDone reports a job's end to the loop with the task as the job last
@@ -502,4 +538,15 @@ func cycleMembers(problem string) []string {
 		return nil
 	}
 	return strings.Split(ids, " → ")
+}
+
+// run runs attempt a through the daemon's runner, its agent gated by the
+// job ctx belongs to unless a says otherwise.
+func (d *Daemon) run(ctx context.Context, a *agent.Attempt) (agent.Result, agent.Outcome) {
+	if a.Gate == nil {
+		if g := jobOf(ctx); g != nil {
+			a.Gate = g
+		}
+	}
+	return d.runner.Run(ctx, a)
 }

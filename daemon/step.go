@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/navigator"
 )
@@ -12,7 +13,7 @@ import (
 // runStep runs the current workflow step: its node's command with the exec
 // profile (taskd's extension: exit status 0 passes) or its agent with a
 // prompt built from the step. Each step gets its own run folder.
-func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (Result, outcome) {
+func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.Result, agent.Outcome) {
 	f.run++
 	sp := f.specFor(f.run)
 	step := resp.CurrentStep
@@ -21,26 +22,26 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (Result
 	if wf != nil {
 		node = wf.Node(step)
 	}
-	var a *attempt
+	var a *agent.Attempt
 	var err error
 	if node != nil && node.Command != "" {
 		a, err = f.d.newAttempt(f.l, f.t, sp, "", step)
 		if err == nil {
-			a.profile, err = f.d.cfg.ResolveAgent("exec", true)
+			a.Profile, err = f.d.cfg.ResolveAgent("exec", true)
 		}
 		if err == nil {
-			a.prompt, a.script = node.Command, node.Command
+			a.Prompt, a.Script = node.Command, node.Command
 		}
 	} else {
 		a, err = f.d.newAttempt(f.l, f.t, sp, resp.Subagent, step)
 		if err == nil {
-			a.prompt = stepPrompt(f, resp)
+			a.Prompt = stepPrompt(f, resp)
 		}
 	}
 	if err != nil {
-		return Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, notStarted
+		return agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted
 	}
-	data := map[string]any{"profile": a.profile.Name}
+	data := map[string]any{"profile": a.Profile.Name}
 	if resp.Subagent != "" {
 		data["agent"] = resp.Subagent
 	}
@@ -48,18 +49,18 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (Result
 		data["command"] = node.Command
 	}
 	f.l.events.Append(eventlog.Event{Type: eventlog.StepStarted, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run, Data: data})
-	res, out := f.d.runAttempt(ctx, a)
-	if node != nil && node.Command != "" && out == finished {
+	res, out := f.d.run(ctx, a)
+	if node != nil && node.Command != "" && out == agent.Finished {
 		res.Success = res.ExitCode == 0 // a command step passes on exit status 0, whatever it prints
 	}
 	result := "failed"
-	if res.Success && out == finished {
+	if res.Success && out == agent.Finished {
 		result = "passed"
 	}
 	f.l.events.Append(eventlog.Event{Type: eventlog.StepFinished, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run,
 		Data: map[string]any{"result": result, "summary": res.Summary, "exitCode": res.ExitCode, "durationMs": res.DurationMs}})
-	if out == timedOut {
-		out = finished // a step that timed out failed; the workflow decides what follows
+	if out == agent.TimedOut {
+		out = agent.Finished // a step that timed out failed; the workflow decides what follows
 	}
 	return res, out
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -211,7 +212,7 @@ func substituteResults(l *list, parent, text string) (string, error) {
 		}
 		attempt, _ := m.Int("attempt")
 		out := ""
-		if res, ok := readResult(l.runDir(t.ID, int(attempt))); ok {
+		if res, ok := agent.ReadResult(l.runDir(t.ID, int(attempt))); ok {
 			out = res.Output
 		}
 		if out == "" {

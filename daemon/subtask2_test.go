@@ -224,9 +224,9 @@ printf '<subtask2 auto="true">\n/subtask {agent:exec && return:echo R >> f} echo
 		}
 	})
 	cwd := t.TempDir()
-	auto := func(agent string) string {
+	auto := func(agentName string) string {
 		b, _ := json.Marshal(map[string]any{"subject": "auto", "owner": "taskd", "metadata": map[string]any{"taskd": map[string]any{
-			"agent": agent, "cwd": cwd, "prompt": "/subtask {auto:true} write a line and then a second one"}}})
+			"agent": agentName, "cwd": cwd, "prompt": "/subtask {auto:true} write a line and then a second one"}}})
 		return string(b)
 	}
 	h.drop("l", "1", auto("planner"))

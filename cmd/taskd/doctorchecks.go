@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/install"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -268,11 +269,11 @@ func (d *doctor) checkProfiles(cfg *config.Config, fc *config.FileConfig, pid in
 			path, exe, where = p, e, fmt.Sprintf("the PATH of the daemon (pid %d)", pid)
 		}
 	}
-	agentPath := daemon.AgentPath(exe, path)
+	agentPath := agent.AgentPath(exe, path)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
 		p := cfg.Profiles[name]
 		what := "profile " + name
-		prog, err := daemon.ProgramPath(p, agentPath)
+		prog, err := agent.ProgramPath(p, agentPath)
 		if err == nil {
 			d.add(levelOK, what, p.Command[0]+" is "+d.path(prog), "")
 			continue

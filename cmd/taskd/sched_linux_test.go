@@ -66,19 +66,19 @@ func TestBatchScheduling(t *testing.T) {
 			if err != nil {
 				t.Fatalf("child: %v\n%s", err, out)
 			}
-			var threads, agent []string
+			var threads, agentName []string
 			for line := range strings.Lines(string(out)) {
 				if v, ok := strings.CutPrefix(line, "thread policy "); ok {
 					threads = append(threads, strings.TrimSpace(v))
 				}
 				if v, ok := strings.CutPrefix(line, "agent policy "); ok {
-					agent = append(agent, strings.TrimSpace(v))
+					agentName = append(agentName, strings.TrimSpace(v))
 				}
 			}
-			if len(threads) < 2 || len(agent) != 1 {
-				t.Fatalf("child reported %d threads and %d agents, want several and one:\n%s", len(threads), len(agent), out)
+			if len(threads) < 2 || len(agentName) != 1 {
+				t.Fatalf("child reported %d threads and %d agents, want several and one:\n%s", len(threads), len(agentName), out)
 			}
-			for _, p := range append(threads, agent...) {
+			for _, p := range append(threads, agentName...) {
 				if p != tt.want {
 					t.Errorf("a policy is %s, want %s for every thread and the agent:\n%s", p, tt.want, out)
 					break

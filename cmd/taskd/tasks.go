@@ -202,7 +202,7 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	root := fs.String("root", "", "root of task lists")
 	list := fs.String("list", "", "list to submit to")
 	subject := fs.String("subject", "", "the task's subject")
-	agent := fs.String("agent", "", "agent profile or name")
+	agentName := fs.String("agent", "", "agent profile or name")
 	model := fs.String("model", "", "model for the agent")
 	cwd := fs.String("cwd", "", "working directory of the agent")
 	timeout := fs.String("timeout", "", "timeout, such as 10m")
@@ -251,7 +251,7 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 			m.Set("prompt", prompt)
 		}
 	}
-	set("agent", *agent)
+	set("agent", *agentName)
 	set("model", *model)
 	set("cwd", *cwd)
 	set("timeout", *timeout)

@@ -1,4 +1,4 @@
-package daemon
+package agent
 
 import (
 	"os"
@@ -107,7 +107,7 @@ func TestParseResult_ToolInvocationCount(t *testing.T) {
 		{`done`, -1},
 	}
 	for _, tt := range tests {
-		r := parseResult("text", []byte(tt.stdout), 0)
+		r := ParseResult("text", []byte(tt.stdout), 0)
 		got := -1
 		if r.ToolInvocations != nil {
 			got = *r.ToolInvocations

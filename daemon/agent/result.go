@@ -1,4 +1,4 @@
-package daemon
+package agent
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // Result is the normalised outcome of one attempt (DESIGN §5.3), written to
@@ -36,18 +38,18 @@ type Result struct {
 	Output string `json:"output,omitempty"`
 }
 
-// maxScan bounds how much of an agent's output is searched for a result
+// MaxScan bounds how much of an agent's output is searched for a result
 // object: the end of the output is what matters.
-const maxScan = 256 << 10
+const MaxScan = 256 << 10
 
-// parseResult reads an agent's stdout according to the profile's output
+// ParseResult reads an agent's stdout according to the profile's output
 // kind and the process's exit code. The result is the last JSON object with
 // a boolean "success" in the agent's final text (for claude-json, the
 // "result" field of the JSON the CLI prints); without one, exit code 0 is
 // success.
-func parseResult(output string, stdout []byte, exitCode int) Result {
+func ParseResult(output string, stdout []byte, exitCode int) Result {
 	r := Result{ExitCode: exitCode, Success: exitCode == 0}
-	text := string(tail(stdout, maxScan))
+	text := string(tail(stdout, MaxScan))
 	if output == "claude-json" {
 		var cj struct {
 			Result    *string  `json:"result"`
@@ -56,7 +58,7 @@ func parseResult(output string, stdout []byte, exitCode int) Result {
 			SessionID string   `json:"session_id"`
 			Cost      *float64 `json:"total_cost_usd"`
 		}
-		if obj := lastObject(stdout, func(m map[string]json.RawMessage) bool { _, ok := m["session_id"]; return ok }); obj != nil && json.Unmarshal(obj, &cj) == nil {
+		if obj := LastObject(stdout, func(m map[string]json.RawMessage) bool { _, ok := m["session_id"]; return ok }); obj != nil && json.Unmarshal(obj, &cj) == nil {
 			r.SessionID = cj.SessionID
 			r.CostUSD = cj.Cost
 			text = ""
@@ -73,7 +75,7 @@ func parseResult(output string, stdout []byte, exitCode int) Result {
 		}
 	}
 	r.Output = strings.TrimSpace(text)
-	if obj := lastObject([]byte(text), hasBoolSuccess); obj != nil {
+	if obj := LastObject([]byte(text), HasBoolSuccess); obj != nil {
 		var rep struct {
 			Success    bool     `json:"success"`
 			Summary    any      `json:"summary"`
@@ -85,33 +87,33 @@ func parseResult(output string, stdout []byte, exitCode int) Result {
 		}
 		if json.Unmarshal(obj, &rep) == nil {
 			r.Success = rep.Success
-			r.Summary = asText(rep.Summary)
-			r.Results = asText(rep.Results)
-			r.Answer = asText(rep.Answer)
+			r.Summary = AsText(rep.Summary)
+			r.Results = AsText(rep.Results)
+			r.Answer = AsText(rep.Answer)
 			r.Confidence = rep.Confidence
 			if rep.Tools != nil && *rep.Tools >= 0 {
 				r.ToolInvocations = rep.Tools
 			}
-			if e := asText(rep.Error); e != "" {
+			if e := AsText(rep.Error); e != "" {
 				r.Error = e
 			}
 		}
 	}
 	if r.Summary == "" {
-		r.Summary = summarize(r.Output)
+		r.Summary = Summarize(r.Output)
 	}
 	return r
 }
 
-func hasBoolSuccess(m map[string]json.RawMessage) bool {
+func HasBoolSuccess(m map[string]json.RawMessage) bool {
 	v, ok := m["success"]
 	return ok && (bytes.Equal(v, []byte("true")) || bytes.Equal(v, []byte("false")))
 }
 
-// lastObject returns the last JSON object in data (searching from the end)
+// LastObject returns the last JSON object in data (searching from the end)
 // that keep accepts, or nil.
-func lastObject(data []byte, keep func(map[string]json.RawMessage) bool) []byte {
-	data = tail(data, maxScan)
+func LastObject(data []byte, keep func(map[string]json.RawMessage) bool) []byte {
+	data = tail(data, MaxScan)
 	for end := len(data); end > 0; {
 		i := bytes.LastIndexByte(data[:end], '{')
 		if i < 0 {
@@ -127,7 +129,7 @@ func lastObject(data []byte, keep func(map[string]json.RawMessage) bool) []byte 
 	return nil
 }
 
-func asText(v any) string {
+func AsText(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return ""
@@ -139,17 +141,17 @@ func asText(v any) string {
 	}
 }
 
-// summarize shortens an agent's text to its last non-empty line, at most
+// Summarize shortens an agent's text to its last non-empty line, at most
 // 300 characters.
-func summarize(text string) string {
+func Summarize(text string) string {
 	text = strings.TrimSpace(text)
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
 		text = strings.TrimSpace(text[i+1:])
 	}
-	return truncate(text, 300)
+	return Truncate(text, 300)
 }
 
-func truncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -165,4 +167,17 @@ func tail(b []byte, n int) []byte {
 		return b
 	}
 	return b[len(b)-n:]
+}
+
+// ReadResult reads the result.json of a run folder.
+func ReadResult(runDir string) (Result, bool) {
+	data, err := fsroot.ReadFile(runDir, "result.json", 16<<20) // not through a link
+	if err != nil {
+		return Result{}, false
+	}
+	var r Result
+	if json.Unmarshal(data, &r) != nil {
+		return Result{}, false
+	}
+	return r, true
 }

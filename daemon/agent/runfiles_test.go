@@ -1,12 +1,16 @@
-package daemon
+package agent
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -25,7 +29,7 @@ func TestReadTail(t *testing.T) {
 		{15, "567890123456789"},
 		{1000, string(data)},
 	} {
-		got, err := readTail(base, path, tc.n)
+		got, err := ReadTail(base, path, tc.n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +37,7 @@ func TestReadTail(t *testing.T) {
 			t.Errorf("readTail(%d) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
-	if _, err := readTail(base, filepath.Join(base, "missing"), 10); !os.IsNotExist(err) {
+	if _, err := ReadTail(base, filepath.Join(base, "missing"), 10); !os.IsNotExist(err) {
 		t.Errorf("readTail of a missing file: %v, want not exist", err)
 	}
 }
@@ -103,5 +107,35 @@ func TestProgramCache(t *testing.T) {
 	}
 	if _, err := c.lookPath("agent", []string{"PATH=" + first}); err == nil {
 		t.Fatal("lookPath found a program on a PATH without it")
+	}
+}
+
+// TestExec_LoneSurrogate: a prompt holding a lone surrogate reaches the
+// agent, and prompt.md, as valid UTF-8, the surrogate one U+FFFD.
+func TestExec_LoneSurrogate(t *testing.T) {
+	base := t.TempDir()
+	cfg, err := config.NewConfig(base, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := cfg.ResolveAgent("exec", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "got")
+	a := &Attempt{ListDir: base, ListID: "l", TaskID: "1", N: 1, Profile: prof, Cwd: t.TempDir(), Timeout: time.Minute,
+		Prompt: "printf '%s' 'a\xed\xa0\x80b' > " + out}
+	a.Script = a.Prompt
+	res, outcome := NewLocal(cfg, slog.New(slog.DiscardHandler)).Run(t.Context(), a)
+	if outcome != Finished || !res.Success {
+		t.Fatalf("Run = %+v, %v", res, outcome)
+	}
+	got, _ := os.ReadFile(out)
+	if want := "a\uFFFDb"; string(got) != want {
+		t.Errorf("the agent got %q, want %q", got, want)
+	}
+	prompt, _ := os.ReadFile(filepath.Join(a.Dir(), "prompt.md"))
+	if !utf8.Valid(prompt) {
+		t.Errorf("prompt.md is not UTF-8: %q", prompt)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package daemon
+package agent
 
 import "syscall"
 

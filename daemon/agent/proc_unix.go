@@ -1,6 +1,6 @@
 //go:build unix
 
-package daemon
+package agent
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func groupAlive(pgid int) bool {
 	return pgid > 1 && syscall.Kill(-pgid, 0) == nil
 }
 
-// killLeftover kills the process group recorded in runDir/cmd.json (or
+// KillLeftover kills the process group recorded in runDir/cmd.json (or
 // the pid file of older run folders) by a daemon that died while the
 // attempt ran, if it still exists and is that attempt: on Linux a member of
 // the group (the leader, or, once the leader is gone, any process left in
@@ -56,7 +56,7 @@ func groupAlive(pgid int) bool {
 // only killed when a member can be verified the same way, which is never;
 // the leftover then finishes on its own. It reports whether a group was
 // killed.
-func killLeftover(runDir string) bool {
+func KillLeftover(runDir string) bool {
 	pgid, err := recordedGroup(runDir)
 	if err == nil && pgid > 0 {
 		if !groupAlive(pgid) || !groupOf(pgid, runDir) {

@@ -1,10 +1,19 @@
-package daemon
+// Package agent runs one attempt of an agent for a task: it builds the
+// command line from the task's profile (claude, opencode, codex, a shell
+// script), writes the run folder (prompt.md, cmd.json, the logs,
+// result.json), starts the agent in a process group of its own with an
+// allow-listed environment, stops the group on a timeout, a cancellation
+// or the daemon's stop, and turns the agent's output into a Result. A Gate
+// decides when a prepared agent may start. The daemon consumes it through
+// a Runner; Local runs agents on this machine.
+package agent
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,109 +28,123 @@ import (
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
-// An attempt is one execution of an agent for a task: a plain task's run, a
+// An Attempt is one execution of an agent for a task: a plain task's run, a
 // workflow step, a loop iteration. Each has its own run folder.
-type attempt struct {
-	list    *list
-	taskID  string
-	parent  string
-	n       int    // attempt number, the run folder's name
-	step    string // workflow step, if any
-	profile *config.Profile
-	prompt  string // the full prompt (prompt.md)
-	script  string // what the agent gets if not the prompt (exec: the content alone)
-	cwd     string
-	timeout time.Duration
-	spec    task.Spec         // model, permission mode, tools, system prompt
-	resume  string            // session to resume (claude)
-	sub     string            // a folder inside the run folder (a loop's judge), if any
-	fork    bool              // resume as a new session (--fork-session): a subagent inheriting its parent's
-	env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
-	files   map[string][]byte // extra files for the run folder (transcript.json)
-	// beforeStart is called once the run folder is ready, just before the
-	// agent starts (a job waits there for its concurrency slot); its error
-	// stops the attempt, which then never started. Unset, the slot of the
-	// job that runs the attempt is acquired (jobSlot).
-	beforeStart func(ctx context.Context) error
-	// afterStart, if set, is called the moment the agent has started.
-	afterStart func(startedAt time.Time)
-	// afterExit, if set, is called the moment the agent has exited.
-	afterExit func()
-	// madeDir is set when the attempt made its run folder (rather than
+type Attempt struct {
+	ListDir string // the list directory
+	ListID  string
+	TaskID  string
+	Parent  string
+	N       int    // attempt number, the run folder's name
+	Step    string // workflow step, if any
+	Profile *config.Profile
+	Prompt  string // the full prompt (prompt.md)
+	Script  string // what the agent gets if not the prompt (exec: the content alone)
+	Cwd     string
+	Timeout time.Duration
+	Spec    task.Spec         // model, permission mode, tools, system prompt
+	Resume  string            // session to resume (claude)
+	Sub     string            // a folder inside the run folder (a loop's judge), if any
+	Fork    bool              // resume as a new session (--fork-session): a subagent inheriting its parent's
+	Env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
+	Files   map[string][]byte // extra files for the run folder (transcript.json)
+	// Gate lets the agent start and is told when it has started and
+	// exited. Unset, the agent starts at once.
+	Gate Gate
+	// MadeDir is set when the attempt made its run folder (rather than
 	// using one a previous run of the same attempt number left); started,
 	// once its agent has started; stopped, to beforeStart's error when that
 	// kept it from starting.
-	madeDir bool
-	started bool
-	stopped error
+	MadeDir bool
+	Started bool
+	Stopped error
+}
+
+// A Gate stands between an attempt's prepared run folder and its agent:
+// Enter waits until the agent may start (a concurrency slot, a check that
+// its task still asks for it) and its error keeps the agent from starting;
+// Started and Exited are told the moment the agent has started and exited
+// (the slot can go to the next agent while this one's end is recorded).
+type Gate interface {
+	Enter(ctx context.Context) error
+	Started(at time.Time)
+	Exited()
+}
+
+// Local runs attempts as processes of this machine. It is safe for
+// concurrent use.
+type Local struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	programs programCache // where agents' programs are on their PATH
+}
+
+// NewLocal returns a runner for cfg that logs to log.
+func NewLocal(cfg *config.Config, log *slog.Logger) *Local {
+	return &Local{cfg: cfg, log: log}
 }
 
 // How an attempt ended, besides its Result.
-type outcome int
+type Outcome int
 
 const (
-	finished    outcome = iota // the agent exited; Result says how it went
-	timedOut                   // killed at its timeout
-	cancelled                  // killed because metadata.taskd.cancel was set
-	interrupted                // killed because the daemon is stopping
-	notStarted                 // the agent could not be started (Result.Error says why)
+	Finished    Outcome = iota // the agent exited; Result says how it went
+	TimedOut                   // killed at its timeout
+	Cancelled                  // killed because metadata.taskd.cancel was set
+	Interrupted                // killed because the daemon is stopping
+	NotStarted                 // the agent could not be started (Result.Error says why)
 )
 
-// dirPath is the attempt's run folder.
-func (a *attempt) dirPath() string {
-	dir := a.list.runDir(a.taskID, a.n)
-	if a.sub != "" {
-		dir = filepath.Join(dir, a.sub)
+// Dir is the attempt's run folder.
+func (a *Attempt) Dir() string {
+	dir := area.RunDir(a.ListDir, a.TaskID, a.N)
+	if a.Sub != "" {
+		dir = filepath.Join(dir, a.Sub)
 	}
 	return dir
 }
 
 // outcomeNames are recorded in result.json for attempts that did not end on
 // their own.
-var outcomeNames = map[outcome]string{timedOut: "timed_out", cancelled: "cancelled", notStarted: "not_started"}
+var outcomeNames = map[Outcome]string{TimedOut: "timed_out", Cancelled: "cancelled", NotStarted: "not_started"}
 
-// outcomeOf maps a recorded result back to its outcome.
-func outcomeOf(r Result) outcome {
+// OutcomeOf maps a recorded result back to its outcome.
+func OutcomeOf(r Result) Outcome {
 	for o, name := range outcomeNames {
 		if r.Outcome == name {
 			return o
 		}
 	}
-	return finished
+	return Finished
 }
 
 // Causes for cancelling an attempt's context.
 var (
-	errCancelled   = errors.New("cancelled")
-	errTimeout     = errors.New("timed out")
-	errInterrupted = errors.New("daemon stopping")
-	errTaskGone    = errors.New("task file removed") // or its list
+	ErrCancelled   = errors.New("cancelled")
+	ErrTimeout     = errors.New("timed out")
+	ErrInterrupted = errors.New("daemon stopping")
+	ErrTaskGone    = errors.New("task file removed") // or its list
 )
 
-// stoppedOutcome is how an attempt stopped for cause ends: cancelled, or
+// StoppedOutcome is how an attempt stopped for cause ends: cancelled, or
 // interrupted (the daemon stops, the list is refused).
-func stoppedOutcome(cause error) outcome {
-	if errors.Is(cause, errCancelled) {
-		return cancelled
+func StoppedOutcome(cause error) Outcome {
+	if errors.Is(cause, ErrCancelled) {
+		return Cancelled
 	}
-	return interrupted
+	return Interrupted
 }
 
-// stopOf is why an attempt that ended with out was stopped: errInterrupted
+// StopOf is why an attempt that ended with out was stopped: errInterrupted
 // or errCancelled, or nil if it was not.
-func stopOf(out outcome) error {
+func StopOf(out Outcome) error {
 	switch out {
-	case interrupted:
-		return errInterrupted
-	case cancelled:
-		return errCancelled
+	case Interrupted:
+		return ErrInterrupted
+	case Cancelled:
+		return ErrCancelled
 	}
 	return nil
-}
-
-// runDir returns the run folder of attempt n of task id.
-func (l *list) runDir(id string, n int) string {
-	return area.RunDir(l.dir.Path(), id, n)
 }
 
 // run executes the attempt: it writes prompt.md and cmd.json, starts the
@@ -130,19 +153,19 @@ func (l *list) runDir(id string, n int) string {
 // SIGKILL after the grace period), and writes result.json the moment it
 // has exited. It never holds a task-file lock. ctx's cancellation cause
 // (errCancelled, errInterrupted) says why an attempt was stopped.
-func (d *Daemon) runAttempt(ctx context.Context, a *attempt) (Result, outcome) {
+func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 	start := time.Now()
-	dir := a.dirPath()
-	res, out := d.execAttempt(ctx, a, dir)
+	dir := a.Dir()
+	res, out := r.execAttempt(ctx, a, dir)
 	res.DurationMs = time.Since(start).Milliseconds()
-	if out != finished && res.Error == "" {
-		res.Error = map[outcome]string{
-			timedOut:    fmt.Sprintf("timed out after %s", a.timeout),
-			cancelled:   "cancelled",
-			interrupted: "interrupted: the daemon stopped while the agent ran",
+	if out != Finished && res.Error == "" {
+		res.Error = map[Outcome]string{
+			TimedOut:    fmt.Sprintf("timed out after %s", a.Timeout),
+			Cancelled:   "cancelled",
+			Interrupted: "interrupted: the daemon stopped while the agent ran",
 		}[out]
 	}
-	if out != finished {
+	if out != Finished {
 		res.Success = false
 		res.Outcome = outcomeNames[out]
 	}
@@ -150,39 +173,44 @@ func (d *Daemon) runAttempt(ctx context.Context, a *attempt) (Result, outcome) {
 	// task file records it: a daemon that dies in between finds it here. An
 	// attempt cut short by the daemon's own stop leaves no result, so it is
 	// run again.
-	if out != interrupted {
-		if err := writeJSONFile(a.list.dir.Path(), filepath.Join(dir, "result.json"), res); err != nil {
-			d.log.Warn("write result", "task", a.taskID, "path", dir, "err", err)
+	if out != Interrupted {
+		if err := WriteJSONFile(a.ListDir, filepath.Join(dir, "result.json"), res); err != nil {
+			r.log.Warn("write result", "task", a.TaskID, "path", dir, "err", err)
 		}
 	}
 	return res, out
 }
 
-func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Result, outcome) {
+func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result, Outcome) {
+	// A task file may hold lone surrogates (a JavaScript string can); no
+	// agent reads them as text, so each becomes U+FFFD in what it is sent
+	// and in prompt.md, the record of it.
+	a.Prompt = strings.ToValidUTF8(a.Prompt, "\uFFFD")
+	a.Script = strings.ToValidUTF8(a.Script, "\uFFFD")
 	argv, stdinText := a.argv()
-	env := d.agentEnv(a, dir)
-	base := a.list.dir.Path()
+	env := r.agentEnv(a, dir)
+	base := a.ListDir
 	cmdInfo := map[string]any{
-		"argv": argv, "cwd": a.cwd, "env": envNames(env), "profile": a.profile.Name,
-		"timeout": a.timeout.String(), "step": a.step, "attempt": a.n, "prompt": a.profile.Prompt,
+		"argv": argv, "cwd": a.Cwd, "env": envNames(env), "profile": a.Profile.Name,
+		"timeout": a.Timeout.String(), "step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt,
 	}
 	// record writes cmd.json, the record of how the agent is (to be)
 	// started, replacing an earlier version whole.
 	record := func() {
-		if err := writeJSONFile(base, filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
-			d.log.Warn("write cmd.json", "task", a.taskID, "path", dir, "err", err)
+		if err := WriteJSONFile(base, filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+			r.log.Warn("write cmd.json", "task", a.TaskID, "path", dir, "err", err)
 		}
 	}
-	fail := func(format string, args ...any) (Result, outcome) {
+	fail := func(format string, args ...any) (Result, Outcome) {
 		record()
 		msg := fmt.Sprintf(format, args...)
-		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
+		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, NotStarted
 	}
 	made, err := mkdirRun(base, dir)
-	a.madeDir = made
+	a.MadeDir = made
 	if err != nil {
 		msg := fmt.Sprintf("create run folder: %v", err)
-		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, notStarted
+		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, NotStarted
 	}
 	if !made {
 		// A folder an earlier run of the same attempt number left (a task
@@ -197,21 +225,21 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	// will be started. All of it is made while the job still waits for its
 	// slot; cmd.json is written again with the process group the moment
 	// the agent has started.
-	if err := writeNewFile(base, filepath.Join(dir, "prompt.md"), []byte(a.prompt)); err != nil {
+	if err := writeNewFile(base, filepath.Join(dir, "prompt.md"), []byte(a.Prompt)); err != nil {
 		return fail("write prompt.md: %v", err)
 	}
-	for name, data := range a.files {
+	for name, data := range a.Files {
 		if err := writeNewFile(base, filepath.Join(dir, name), data); err != nil {
 			return fail("write %s: %v", name, err)
 		}
 	}
-	path, err := d.programs.lookPath(argv[0], env)
+	path, err := r.programs.lookPath(argv[0], env)
 	if err != nil {
 		return fail("agent profile %q: %v. Install it, or point the profile at it in %s: {\"profiles\": {%q: {\"command\": [\"/full/path/to/%s\", …]}}}",
-			a.profile.Name, err, d.cfg.FileName(), a.profile.Name, filepath.Base(argv[0]))
+			a.Profile.Name, err, r.cfg.FileName(), a.Profile.Name, filepath.Base(argv[0]))
 	}
-	if fi, err := os.Stat(a.cwd); err != nil || !fi.IsDir() {
-		return fail("working directory %q does not exist; set metadata.taskd.cwd to an existing directory", a.cwd)
+	if fi, err := os.Stat(a.Cwd); err != nil || !fi.IsDir() {
+		return fail("working directory %q does not exist; set metadata.taskd.cwd to an existing directory", a.Cwd)
 	}
 	stdout, err := createLog(base, filepath.Join(dir, "stdout.log"))
 	if err != nil {
@@ -230,64 +258,61 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = a.cwd, env, stdout, stderr
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = a.Cwd, env, stdout, stderr
 	if stdinText != "" {
 		cmd.Stdin = strings.NewReader(stdinText)
 	} else if null := devNull(); null != nil {
 		cmd.Stdin = null // else exec opens the null device itself
 	}
 	record()
-	before := a.beforeStart
-	if before == nil {
-		before = jobSlot(ctx) // a job's slot, held already by most
-	}
-	if before != nil {
-		if err := before(ctx); err != nil {
-			a.stopped = err
-			return Result{Success: false, ExitCode: -1}, stoppedOutcome(err)
+	gate := a.Gate
+	if gate != nil {
+		if err := gate.Enter(ctx); err != nil {
+			a.Stopped = err
+			return Result{Success: false, ExitCode: -1}, StoppedOutcome(err)
 		}
 	}
 	if err := startGroup(cmd); err != nil {
 		return fail("start %s: %v", argv[0], err)
 	}
-	a.started = true
+	a.Started = true
 	startedAt := time.Now()
 	pgid := cmd.Process.Pid
 	// cmd.json records the process group first: recovery kills a leftover
 	// agent by it.
 	cmdInfo["pid"] = pgid
 	record()
-	if a.afterStart != nil {
-		a.afterStart(startedAt)
+	if gate != nil {
+		gate.Started(startedAt)
 	}
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var timeout <-chan time.Time
-	if a.timeout > 0 {
-		t := time.NewTimer(a.timeout)
+	if a.Timeout > 0 {
+		t := time.NewTimer(a.Timeout)
 		defer t.Stop()
 		timeout = t.C
 	}
-	out := finished
+	out := Finished
 	var waitErr error
 	select {
 	case waitErr = <-waited:
 	case <-timeout:
-		out = timedOut
-		waitErr = d.stopGroup(pgid, waited)
+		out = TimedOut
+		waitErr = r.stopGroup(pgid, waited)
 	case <-ctx.Done():
-		out = cancelled
-		if errors.Is(context.Cause(ctx), errInterrupted) {
-			out = interrupted
+		out = Cancelled
+		if errors.Is(context.Cause(ctx), ErrInterrupted) {
+			out = Interrupted
 		}
-		waitErr = d.stopGroup(pgid, waited)
+		waitErr = r.stopGroup(pgid, waited)
 	}
 	// The leader is gone; whatever it left running in its group goes too.
 	// (cmd.json stays: recovery checks the group is gone or not ours.)
 	signalGroup(pgid, syscall.SIGKILL)
-	if a.afterExit != nil {
-		a.afterExit()
+	if gate != nil {
+		gate.Exited()
 	}
 
 	exitCode := 0
@@ -299,8 +324,8 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 			exitCode = -1
 		}
 	}
-	data, _ := readTail(a.list.dir.Path(), filepath.Join(dir, "stdout.log"), maxScan)
-	res := parseResult(a.profile.Output, data, exitCode)
+	data, _ := ReadTail(a.ListDir, filepath.Join(dir, "stdout.log"), MaxScan)
+	res := ParseResult(a.Profile.Output, data, exitCode)
 	res.StartedAt = &startedAt
 	if res.SessionID != "" && res.ToolInvocations == nil {
 		// Transcript lines carry whole-second precision in places; a
@@ -309,7 +334,7 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 			res.ToolInvocations = &n
 		}
 	}
-	if out == finished && !res.Success && res.Error == "" {
+	if out == Finished && !res.Success && res.Error == "" {
 		res.Error = fmt.Sprintf("the agent failed (exit status %d)", exitCode)
 	}
 	return res, out
@@ -317,9 +342,9 @@ func (d *Daemon) execAttempt(ctx context.Context, a *attempt, dir string) (Resul
 
 // stopGroup asks the group to stop (SIGTERM), then kills it (SIGKILL) if the
 // leader has not exited after the grace period. It returns the Wait error.
-func (d *Daemon) stopGroup(pgid int, waited <-chan error) error {
+func (r *Local) stopGroup(pgid int, waited <-chan error) error {
 	signalGroup(pgid, syscall.SIGTERM)
-	t := time.NewTimer(d.cfg.Grace)
+	t := time.NewTimer(r.cfg.Grace)
 	defer t.Stop()
 	select {
 	case err := <-waited:
@@ -331,10 +356,10 @@ func (d *Daemon) stopGroup(pgid int, waited <-chan error) error {
 }
 
 // argv builds the command line for the attempt and the text for its stdin.
-func (a *attempt) argv() (argv []string, stdin string) {
-	p := a.profile
+func (a *Attempt) argv() (argv []string, stdin string) {
+	p := a.Profile
 	argv = append(argv, p.Command...)
-	s := a.spec
+	s := a.Spec
 	switch p.Flags {
 	case "claude":
 		if s.Model != "" {
@@ -352,9 +377,9 @@ func (a *attempt) argv() (argv []string, stdin string) {
 		if s.SystemPrompt != "" {
 			argv = append(argv, "--append-system-prompt", s.SystemPrompt)
 		}
-		if a.resume != "" {
-			argv = append(argv, "--resume", a.resume)
-			if a.fork {
+		if a.Resume != "" {
+			argv = append(argv, "--resume", a.Resume)
+			if a.Fork {
 				argv = append(argv, "--fork-session")
 			}
 		}
@@ -363,9 +388,9 @@ func (a *attempt) argv() (argv []string, stdin string) {
 			argv = append(argv, "--model", s.Model)
 		}
 	}
-	text := a.prompt
-	if a.script != "" {
-		text = a.script
+	text := a.Prompt
+	if a.Script != "" {
+		text = a.Script
 	}
 	if p.Prompt == "arg" {
 		return append(argv, text), ""
@@ -381,8 +406,8 @@ var baseEnv = []string{"HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TZ",
 // profile's list (NAME or PREFIX*), taskd's own TASKD_* variables, and PATH
 // with taskd's directory first, so agents can run taskd's in-execution
 // commands.
-func (d *Daemon) agentEnv(a *attempt, runDir string) []string {
-	allow := append(append([]string{}, baseEnv...), a.profile.Env...)
+func (r *Local) agentEnv(a *Attempt, runDir string) []string {
+	allow := append(append([]string{}, baseEnv...), a.Profile.Env...)
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -397,28 +422,28 @@ func (d *Daemon) agentEnv(a *attempt, runDir string) []string {
 		}
 	}
 	path := os.Getenv("PATH")
-	if d.cfg.Executable != "" {
-		path = filepath.Dir(d.cfg.Executable) + string(os.PathListSeparator) + path
+	if r.cfg.Executable != "" {
+		path = filepath.Dir(r.cfg.Executable) + string(os.PathListSeparator) + path
 	}
 	// TASKD_RUN_DIR goes first: recovery recognises a leftover agent by it.
 	env = append([]string{"TASKD_RUN_DIR=" + runDir}, env...)
 	env = append(env,
 		"PATH="+path,
-		"TASKD_ROOT="+d.cfg.Root,
-		"TASKD_LIST="+a.list.id,
-		"TASKD_TASK_ID="+a.taskID,
-		"TASKD_TASK_FILE="+a.list.dir.File(a.taskID),
-		"TASKD_STEP="+a.step,
-		"TASKD_PARENT="+a.parent,
-		"TASKD_ATTEMPT="+strconv.Itoa(a.n),
+		"TASKD_ROOT="+r.cfg.Root,
+		"TASKD_LIST="+a.ListID,
+		"TASKD_TASK_ID="+a.TaskID,
+		"TASKD_TASK_FILE="+filepath.Join(a.ListDir, a.TaskID+".json"),
+		"TASKD_STEP="+a.Step,
+		"TASKD_PARENT="+a.Parent,
+		"TASKD_ATTEMPT="+strconv.Itoa(a.N),
 	)
-	if d.cfg.ConfigPath != "" {
-		if _, err := os.Stat(d.cfg.ConfigPath); err == nil {
+	if r.cfg.ConfigPath != "" {
+		if _, err := os.Stat(r.cfg.ConfigPath); err == nil {
 			// taskd push, delegate, … read the daemon's configuration.
-			env = append(env, "TASKD_CONFIG="+d.cfg.ConfigPath)
+			env = append(env, "TASKD_CONFIG="+r.cfg.ConfigPath)
 		}
 	}
-	for k, v := range a.env {
+	for k, v := range a.Env {
 		env = append(env, k+"="+v)
 	}
 	return env

@@ -1,4 +1,4 @@
-package daemon
+package agent
 
 import (
 	"encoding/json"
@@ -91,9 +91,9 @@ func createLog(base, path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// readTail returns at most the last n bytes of the file at path inside the
+// ReadTail returns at most the last n bytes of the file at path inside the
 // list directory base.
-func readTail(base, path string, n int64) ([]byte, error) {
+func ReadTail(base, path string, n int64) ([]byte, error) {
 	fd, err := openRaw(base, path, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, err
@@ -151,11 +151,11 @@ func mkdirRun(base, dir string) (made bool, err error) {
 	return err == nil, err
 }
 
-// writeJSONFile writes v as indented JSON, replacing path inside the list
+// WriteJSONFile writes v as indented JSON, replacing path inside the list
 // directory base atomically (a reader never sees half a file; a link there
 // is replaced, not followed). It does not fsync: run folders are a record;
 // the task file holds the state.
-func writeJSONFile(base, path string, v any) error {
+func WriteJSONFile(base, path string, v any) error {
 	data, err := jsonRecord(v)
 	if err != nil {
 		return err

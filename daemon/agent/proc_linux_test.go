@@ -1,4 +1,4 @@
-package daemon
+package agent
 
 import (
 	"bytes"
@@ -76,7 +76,7 @@ func TestKillLeftover_NoPidRecorded(t *testing.T) {
 	runDir := filepath.Join(t.TempDir(), "runs", "1", "1")
 	writeCmdJSON(t, runDir, `{"argv": ["sh"]}`)
 	_, child := startAgentGroup(t, runDir)
-	if !killLeftover(runDir) {
+	if !KillLeftover(runDir) {
 		t.Fatal("killLeftover found nothing to kill")
 	}
 	waitCond(t, "the agent's child to exit", func() bool { return exited(child) })
@@ -95,7 +95,7 @@ func TestKillLeftover_NotAnotherAttempt(t *testing.T) {
 	unrecorded := filepath.Join(base, "runs", "2", "1")
 	writeCmdJSON(t, unrecorded, `{"argv": ["sh"]}`)
 	for _, runDir := range []string{recorded, unrecorded} {
-		if killLeftover(runDir) {
+		if KillLeftover(runDir) {
 			t.Errorf("killLeftover(%s) killed a group", runDir)
 		}
 	}
@@ -104,7 +104,7 @@ func TestKillLeftover_NotAnotherAttempt(t *testing.T) {
 	}
 	// The same group, asked for by its own run folder, is killed.
 	writeCmdJSON(t, other, `{"argv": ["sh"], "pid": `+strconv.Itoa(cmd.Process.Pid)+`}`)
-	if !killLeftover(other) {
+	if !KillLeftover(other) {
 		t.Fatal("killLeftover did not kill the recorded group of its attempt")
 	}
 	waitCond(t, "the agent's child to exit", func() bool { return exited(child) })
