@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/catalog"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -149,7 +150,7 @@ func nextTypeName(dir *taskfile.Dir, parent *taskfile.Task, agentType string) st
 // parent's last Claude session, which the child resumes as its own.)
 func inheritContext(cfg *config.Config, dir *taskfile.Dir, parent *taskfile.Task, agentType, tf string) (text, system string) {
 	sp, _ := task.ReadSpec(parent)
-	script, err := prompt.Parse(taskPrompt(parent, sp), prompt.ParseOptions{Commands: loadCommands(commandDirs(cfg.Dir, dir.Path())).has})
+	script, err := prompt.Parse(taskPrompt(parent, sp), prompt.ParseOptions{Commands: catalog.LoadCommands(cfg.Dir, dir.Path()).Has})
 	var reads []string
 	content := strings.TrimSpace(taskPrompt(parent, sp))
 	if err == nil {

@@ -57,7 +57,7 @@ Only the first line of the block may start with a slash. Do not do the work your
 // a workflow outside the limits (unknown agents), fails the task with the
 // reason; the planner's output stays in its run folder.
 func (d *Daemon) runPlan(ctx context.Context, l *list, t *taskfile.Task, res agent.Result) error {
-	script, err := prompt.ParseAutoOutput(res.Output, prompt.ParseOptions{Commands: d.commandsFor(l.dir.Path()).has})
+	script, err := prompt.ParseAutoOutput(res.Output, prompt.ParseOptions{Commands: d.catalog.Commands(l.dir.Path()).Has})
 	if err != nil {
 		return fmt.Errorf("the planner's output holds no usable workflow: %w", err)
 	}

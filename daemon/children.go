@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/catalog"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -75,7 +76,7 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 	}
 	// Its slash lines run when it starts; a prompt that cannot run is
 	// refused now, where the pusher sees why.
-	if _, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: loadCommands(commandDirs(cfg.Dir, dir.Path())).has}); err != nil {
+	if _, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: catalog.LoadCommands(cfg.Dir, dir.Path()).Has}); err != nil {
 		return nil, fmt.Errorf("child prompt: %w", err)
 	}
 	child := &taskfile.Task{Subject: subjectFor(opt), Owner: task.Owner, BlockedBy: opt.BlockedBy}

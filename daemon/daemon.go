@@ -13,6 +13,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/catalog"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/slots"
@@ -51,9 +52,8 @@ type Daemon struct {
 	// safety timer).
 	fullScan bool
 
-	catalogs catalogs     // each list's workflows
-	commands commandCache // each list's command files
-	runner   *agent.Local // runs agents
+	catalog *catalog.Catalog // each list's workflows and command files
+	runner  *agent.Local     // runs agents
 
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).

@@ -49,7 +49,7 @@ func (d *Daemon) newFlow(l *list, t *taskfile.Task, sp task.Spec) *flowRun {
 	if err != nil {
 		cwd = ""
 	}
-	f := &flowRun{d: d, l: l, id: t.ID, sp: sp, set: d.workflowsFor(l.dir.Path()), cwd: cwd, t: t}
+	f := &flowRun{d: d, l: l, id: t.ID, sp: sp, set: d.catalog.Workflows(l.dir.Path()), cwd: cwd, t: t}
 	f.run = max(sp.Attempt, lastRunDir(l, t.ID))
 	return f
 }

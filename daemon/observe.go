@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/catalog"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -114,7 +115,7 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp task.Spec, ow
 			return fmt.Errorf("metadata.workflowType is %s, want the id of a workflow as a string", taskfile.TypeName(v))
 		}
 		if wf != "" {
-			if err := d.checkWorkflow(l, wf); err != nil {
+			if err := d.catalog.CheckWorkflow(l.dir.Path(), wf); err != nil {
 				return err
 			}
 		}
@@ -131,9 +132,9 @@ func fixFor(err error) string {
 		return "Remove the NUL byte (\\u0000) from the field named."
 	case errors.Is(err, config.ErrUnknownAgent):
 		return "Use one of the profiles named above, or add the profile or agent mapping to the configuration file."
-	case errors.Is(err, ErrInvalidWorkflow):
+	case errors.Is(err, catalog.ErrInvalidWorkflow):
 		return "Correct the workflow file as described (`taskd workflows validate FILE` checks it), then save the task file again; or name another workflow."
-	case errors.Is(err, ErrUnknownWorkflow):
+	case errors.Is(err, catalog.ErrUnknownWorkflow):
 		return "Use a workflow listed by `taskd workflows list`, or add <id>.json to a workflow directory."
 	}
 	return "Correct the field as described; taskd picks the file up again as soon as it is fixed."

@@ -32,7 +32,7 @@ func taskPrompt(t *taskfile.Task, sp task.Spec) string {
 
 // parsePrompt parses a task's prompt with the list's command files.
 func (d *Daemon) parsePrompt(l *list, text string) (*prompt.Script, error) {
-	return prompt.Parse(text, prompt.ParseOptions{Commands: d.commandsFor(l.dir.Path()).has})
+	return prompt.Parse(text, prompt.ParseOptions{Commands: d.catalog.Commands(l.dir.Path()).Has})
 }
 
 // hasSlashLines is a cheap test for prompts that may hold commands.

@@ -56,7 +56,7 @@ func (d *Daemon) itemReturns(l *list, item string) ([]string, string) {
 		case *prompt.Subtask:
 			return c.Overrides.Return, ""
 		case *prompt.Invoke:
-			cf, err := d.commandsFor(l.dir.Path()).get(c.Name)
+			cf, err := d.catalog.Commands(l.dir.Path()).Get(c.Name)
 			if err != nil || cf == nil {
 				return nil, ""
 			}

@@ -50,7 +50,7 @@ func (d *Daemon) promptPlan(l *list, t *taskfile.Task, sp task.Spec) (*plan, err
 		case *prompt.Subtask:
 			p.block, p.hasBlk = c.Overrides, true
 		case *prompt.Invoke:
-			cf, err := d.commandsFor(l.dir.Path()).get(c.Name)
+			cf, err := d.catalog.Commands(l.dir.Path()).Get(c.Name)
 			if err != nil || cf == nil {
 				return nil, fmt.Errorf("prompt line %d: /%s: %v", st.Line, c.Name, errOr(err, "no such command file"))
 			}

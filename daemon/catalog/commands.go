@@ -1,11 +1,10 @@
-package daemon
+package catalog
 
 import (
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/taskd/taskd/daemon/area"
@@ -13,35 +12,30 @@ import (
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
-// commandSet is the command files a list's prompts can invoke as /name:
+// Commands is the command files a list's prompts can invoke as /name:
 // $XDG_CONFIG_HOME/taskd/commands/<name>.md, overridden by
 // <list>/.taskd/commands/<name>.md.
-type commandSet struct {
+type Commands struct {
 	files   map[string]*prompt.CommandFile
 	errs    map[string]error // files that do not parse, by name
 	stamp   string
 	checked time.Time
 }
 
-// has reports whether name is a command file (valid or not: an invalid one
+// Has reports whether name is a command file (valid or not: an invalid one
 // is reported when it is used, with its error).
-func (c *commandSet) has(name string) bool {
+func (c *Commands) Has(name string) bool {
 	_, ok := c.files[name]
 	_, bad := c.errs[name]
 	return ok || bad
 }
 
-// get returns command name, or the reason it cannot be used.
-func (c *commandSet) get(name string) (*prompt.CommandFile, error) {
+// Get returns command name, or the reason it cannot be used.
+func (c *Commands) Get(name string) (*prompt.CommandFile, error) {
 	if err := c.errs[name]; err != nil {
 		return nil, err
 	}
 	return c.files[name], nil
-}
-
-type commandCache struct {
-	mu    sync.Mutex // protects byDir
-	byDir map[string]*commandSet
 }
 
 // commandDirs are the directories command files load from, lowest priority
@@ -50,20 +44,16 @@ func commandDirs(configDir, listDir string) []string {
 	return []string{filepath.Join(configDir, "commands"), area.CommandsDir(listDir)}
 }
 
-// commandsFor returns the command files of the list at listDir, reloaded
+// Commands returns the command files of the list at listDir, reloaded
 // when the directories change (checked at most once a second).
-func (d *Daemon) commandsFor(listDir string) *commandSet {
-	c := &d.commands
+func (c *Catalog) Commands(listDir string) *Commands {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.byDir == nil {
-		c.byDir = map[string]*commandSet{}
-	}
-	cs := c.byDir[listDir]
+	cs := c.commands[listDir]
 	if cs != nil && time.Since(cs.checked) < time.Second {
 		return cs
 	}
-	dirs := commandDirs(d.cfg.Dir, listDir)
+	dirs := commandDirs(c.dir, listDir)
 	stamp := dirStamp(dirs)
 	if cs != nil && cs.stamp == stamp {
 		cs.checked = time.Now()
@@ -71,16 +61,23 @@ func (d *Daemon) commandsFor(listDir string) *commandSet {
 	}
 	cs = loadCommands(dirs)
 	cs.stamp, cs.checked = stamp, time.Now()
-	c.byDir[listDir] = cs
+	c.commands[listDir] = cs
 	return cs
 }
 
 // maxCommandFile bounds the size of a command file read from a list.
 const maxCommandFile = 1 << 20
 
+// LoadCommands reads the command files of the list at listDir, and of
+// taskd's configuration directory configDir, without a cache: for a
+// command run once.
+func LoadCommands(configDir, listDir string) *Commands {
+	return loadCommands(commandDirs(configDir, listDir))
+}
+
 // loadCommands reads every <name>.md of dirs; later directories win.
-func loadCommands(dirs []string) *commandSet {
-	cs := &commandSet{files: map[string]*prompt.CommandFile{}, errs: map[string]error{}}
+func loadCommands(dirs []string) *Commands {
+	cs := &Commands{files: map[string]*prompt.CommandFile{}, errs: map[string]error{}}
 	for i, dir := range dirs {
 		// The list's own directory (the last) is read following no link
 		// (package fsroot): a link there loads nothing, and a command

@@ -1,8 +1,16 @@
-package daemon
+// Package catalog holds what a list's tasks can name besides their own
+// fields: workflows (the built-ins, overridden by taskd's configuration
+// directory, overridden by the list's .taskd/workflows) and command files
+// (.md files in the configuration directory's commands/ and the list's
+// .taskd/commands). Each list's sets are reloaded when a file in those
+// directories changes, checked at most once a second. A Catalog is safe
+// for concurrent use.
+package catalog
 
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,13 +30,20 @@ var ErrUnknownWorkflow = errors.New("unknown workflow")
 // definition has errors, traps such as a cycle with no way out included.
 var ErrInvalidWorkflow = errors.New("invalid workflow")
 
-// catalogs holds each list's workflows: the built-ins, overridden by
-// $XDG_CONFIG_HOME/taskd/workflows, overridden by <list>/.taskd/workflows.
-// A list's set is loaded again when a file in those directories changes
-// (checked at most once a second, when a workflow is needed).
-type catalogs struct {
-	mu    sync.Mutex // protects byDir
-	byDir map[string]*catalog
+// A Catalog holds the workflows and command files of every list.
+type Catalog struct {
+	dir string // taskd's configuration directory
+	log *slog.Logger
+
+	mu       sync.Mutex // protects the fields below
+	byDir    map[string]*catalog
+	commands map[string]*Commands
+}
+
+// New returns a catalog of the workflows and commands in configDir and in
+// each list's area, that logs problems of user workflow files to log.
+func New(configDir string, log *slog.Logger) *Catalog {
+	return &Catalog{dir: configDir, log: log, byDir: map[string]*catalog{}, commands: map[string]*Commands{}}
 }
 
 type catalog struct {
@@ -37,21 +52,17 @@ type catalog struct {
 	checked time.Time
 }
 
-// workflowsFor returns the workflows of the list at listDir. Problems in
+// Workflows returns the workflows of the list at listDir. Problems in
 // user workflow files are logged when the set is (re)loaded; broken
 // workflows are simply not navigable.
-func (d *Daemon) workflowsFor(listDir string) *workflows.Set {
-	c := &d.catalogs
+func (c *Catalog) Workflows(listDir string) *workflows.Set {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.byDir == nil {
-		c.byDir = map[string]*catalog{}
-	}
 	cat := c.byDir[listDir]
 	if cat != nil && time.Since(cat.checked) < time.Second {
 		return cat.set
 	}
-	dirs := []string{filepath.Join(d.cfg.Dir, "workflows"), area.WorkflowsDir(listDir)}
+	dirs := []string{filepath.Join(c.dir, "workflows"), area.WorkflowsDir(listDir)}
 	stamp := dirStamp(dirs)
 	if cat != nil && cat.stamp == stamp {
 		cat.checked = time.Now()
@@ -59,7 +70,7 @@ func (d *Daemon) workflowsFor(listDir string) *workflows.Set {
 	}
 	set, problems := workflows.Load(dirs...)
 	for _, p := range problems {
-		d.log.Warn("workflow problem", "list", listDir, "problem", p.String())
+		c.log.Warn("workflow problem", "list", listDir, "problem", p.String())
 	}
 	c.byDir[listDir] = &catalog{set: set, stamp: stamp, checked: time.Now()}
 	return set
@@ -84,9 +95,11 @@ func dirStamp(dirs []string) string {
 	return b.String()
 }
 
-// checkWorkflow reports whether workflow id can be walked for list l.
-func (d *Daemon) checkWorkflow(l *list, id string) error {
-	set := d.workflowsFor(l.dir.Path())
+// CheckWorkflow reports whether workflow id can be walked by a task of the
+// list at listDir: an error wrapping ErrUnknownWorkflow or
+// ErrInvalidWorkflow says why not.
+func (c *Catalog) CheckWorkflow(listDir, id string) error {
+	set := c.Workflows(listDir)
 	if _, _, ok := set.Lookup(id); ok {
 		return nil
 	}
