@@ -72,6 +72,7 @@ func New(cfg *config.Config, log *slog.Logger) *Daemon {
 	}
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
 	d.runner = agent.NewLocal(cfg, log)
+	d.catalog = catalog.New(cfg.Dir, log)
 	return d
 }
 
