@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -90,7 +90,7 @@ func (h *harness) childNamed(list, parent, name string) string {
 		if err != nil {
 			return false
 		}
-		id, err = daemon.ChildByName(dir, parent, name)
+		id, err = children.Named(dir, parent, name)
 		return err == nil
 	})
 	return id

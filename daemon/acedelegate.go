@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/catalog"
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -92,7 +93,7 @@ func Delegate(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parent
 		extra["finishedAt"] = task.Stamp(now)
 		extra["endLogged"] = 0
 	}
-	child, err := Push(ctx, cfg, dir, parentID, PushOptions{Name: name, Prompt: text, Agent: at.Name,
+	child, err := children.Push(ctx, cfg, dir, parentID, children.PushOptions{Name: name, Prompt: text, Agent: at.Name,
 		Timeout: req.Timeout, Start: true, State: state, Extra: extra})
 	if err != nil {
 		return nil, err
@@ -135,7 +136,7 @@ func releaseQueued(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile
 
 // nextTypeName is the first <type>-<n> (n = 1, 2, …) no child of parent has.
 func nextTypeName(dir *taskfile.Dir, parent *taskfile.Task, agentType string) string {
-	names := childNames(dir, parent)
+	names := children.Names(dir, parent)
 	for n := 1; ; n++ {
 		if name := fmt.Sprintf("%s-%d", agentType, n); !slices.Contains(names, name) {
 			return name
@@ -188,7 +189,7 @@ func (d *Daemon) delegateLine(ctx context.Context, l *list, t *taskfile.Task, st
 		}
 	}
 	name := fmt.Sprintf("%s-%d", c.AgentType, n)
-	if id, err := ChildByName(l.dir, t.ID, name); err == nil {
+	if id, err := children.Named(l.dir, t.ID, name); err == nil {
 		_, err = releaseQueued(ctx, l.dir, id) // a pass cut short between creating and releasing it
 		return err
 	}

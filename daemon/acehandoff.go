@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -350,7 +351,7 @@ func (h *handoffs) resolved(rec *handoffRecord, c *taskfile.Task) {
 // handoffChild resolves a /handoff or taskd handoff id (an id or a name
 // of a child of parent) to the child, which must have been started.
 func handoffChild(dir *taskfile.Dir, parent, ref string) (*taskfile.Task, error) {
-	id, err := ChildByName(dir, parent, ref)
+	id, err := children.Named(dir, parent, ref)
 	if err != nil {
 		return nil, err
 	}

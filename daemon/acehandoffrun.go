@@ -1,14 +1,15 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -22,12 +23,12 @@ var ErrHandoffFailed = errors.New("handoff failed")
 
 // HandoffResult is what taskd handoff reports.
 type HandoffResult struct {
-	Child   string   `json:"child"`
-	Mode    string   `json:"mode"`
-	Outcome string   `json:"outcome,omitempty"` // success, failure, timeout, cancelled
-	Action  string   `json:"action,omitempty"`  // none, abort, escalate
-	Retries int      `json:"retries"`
-	Result  *Message `json:"result,omitempty"` // the child's result (transfer-control)
+	Child   string            `json:"child"`
+	Mode    string            `json:"mode"`
+	Outcome string            `json:"outcome,omitempty"` // success, failure, timeout, cancelled
+	Action  string            `json:"action,omitempty"`  // none, abort, escalate
+	Retries int               `json:"retries"`
+	Result  *children.Message `json:"result,omitempty"` // the child's result (transfer-control)
 }
 
 // Handoff hands off from task parentID in dir to its child ref (an id or a
@@ -69,13 +70,13 @@ func Handoff(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentI
 		if action == actRetry {
 			continue
 		}
-		msg := childMessage(&list{id: filepath.Base(dir.Path()), dir: dir}, c)
+		msg := children.ResultMessage(dir, c)
 		out.Outcome, out.Action, out.Retries, out.Result = rec.Outcome, rec.Action, rec.Retries, &msg
 		if action == actNone || action == actContinue {
 			return out, nil
 		}
 		reason := fmt.Sprintf("the handoff to %s (task %s) ended with %s after %d retries; --on-failure %s",
-			firstNonEmptyString(rec.Name, c.ID), c.ID, rec.Outcome, rec.Retries, rec.OnFailure)
+			cmp.Or(rec.Name, c.ID), c.ID, rec.Outcome, rec.Retries, rec.OnFailure)
 		v := verdict{Action: verdictFail, Kind: "handoff", Reason: reason, Child: c.ID}
 		if action == actEscalate {
 			v.Action, v.Options = verdictNeedsHuman, handoffOptions
@@ -131,10 +132,10 @@ func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp 
 	case actRetry:
 		return d.suspend(ctx, l, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
 	case actAbort:
-		return fmt.Errorf("the handoff to %s (task %s) ended with %s; --on-failure abort", firstNonEmptyString(rec.Name, child.ID), child.ID, rec.Outcome)
+		return fmt.Errorf("the handoff to %s (task %s) ended with %s; --on-failure abort", cmp.Or(rec.Name, child.ID), child.ID, rec.Outcome)
 	case actEscalate:
 		reason := fmt.Sprintf("the subagent %s (task %s) you hand off to at line %d ended with %s after %d retries (--on-failure %s): retry it, continue without it, or abort",
-			firstNonEmptyString(rec.Name, child.ID), child.ID, line, rec.Outcome, rec.Retries, rec.OnFailure)
+			cmp.Or(rec.Name, child.ID), child.ID, line, rec.Outcome, rec.Retries, rec.OnFailure)
 		return d.askPerson(ctx, l, t, sp, hitlRecord{Kind: "handoff", Source: "line", Line: line, Child: child.ID,
 			Reason: reason, Options: handoffOptions})
 	}
@@ -150,7 +151,7 @@ func (l *list) emit(ev eventlog.Event) {
 
 // handoffReport renders an ended child's result for its parent.
 func handoffReport(l *list, c *taskfile.Task, rec *handoffRecord) string {
-	msg := childMessage(l, c)
+	msg := children.ResultMessage(l.dir, c)
 	name := msg.Name
 	if name == "" {
 		name = "#" + c.ID
@@ -161,7 +162,7 @@ func handoffReport(l *list, c *taskfile.Task, rec *handoffRecord) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Result of the subagent you handed off to: %s (task %s), %s\n\n", name, c.ID, verdict)
-	writeResult(&b, msg)
+	children.WriteResult(&b, msg)
 	return b.String()
 }
 
@@ -171,9 +172,9 @@ func moveToDone(ctx context.Context, dir *taskfile.Dir, parent string, ids []str
 	_, err := dir.Update(ctx, parent, func(t *taskfile.Task) error {
 		ch := t.Metadata.Object("taskd").Object("children")
 		for _, id := range ids {
-			for _, coll := range []string{collParallel, collSequential} {
+			for _, coll := range []string{children.Parallel, children.Sequential} {
 				if slices.Contains(task.Strings(ch, coll), id) {
-					moveChild(t, coll, collDone, id)
+					children.MoveChild(t, coll, children.Done, id)
 				}
 			}
 		}

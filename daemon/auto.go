@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -87,9 +88,9 @@ func (d *Daemon) runPlan(ctx context.Context, l *list, t *taskfile.Task, res age
 		}
 	}
 	name := t.ID + "-plan"
-	if _, err := ChildByName(l.dir, t.ID, name); err == nil {
+	if _, err := children.Named(l.dir, t.ID, name); err == nil {
 		return nil
 	}
-	_, err = Push(ctx, d.cfg, l.dir, t.ID, PushOptions{Name: name, Prompt: script.String(), Start: true, Extra: map[string]any{"parallelItem": true}})
+	_, err = children.Push(ctx, d.cfg, l.dir, t.ID, children.PushOptions{Name: name, Prompt: script.String(), Start: true, Extra: map[string]any{"parallelItem": true}})
 	return err
 }

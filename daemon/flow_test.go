@@ -251,13 +251,13 @@ func TestFlow_ForkJoin(t *testing.T) {
 			}
 			// Three children, each archived, b having walked two steps.
 			ids, _ := mustDir(t, h.listDir("l")).List()
-			children := 0
+			kids := 0
 			for _, id := range ids {
 				c := h.read("l", id)
 				if p, _ := c.Metadata.String("parentTaskId"); p != "1" {
 					continue
 				}
-				children++
+				kids++
 				archived, _ := c.Metadata.Object("taskd").Bool("archived")
 				if !archived || c.Status != taskfile.StatusCompleted {
 					t.Errorf("child %s: archived %v status %q", id, archived, c.Status)
@@ -283,8 +283,8 @@ func TestFlow_ForkJoin(t *testing.T) {
 					t.Errorf("child subject %q, want prefix %q", c.Subject, wantSubject)
 				}
 			}
-			if children != 3 {
-				t.Errorf("%d children, want 3", children)
+			if kids != 3 {
+				t.Errorf("%d children, want 3", kids)
 			}
 			if tt.want == task.Succeeded && !strings.Contains(steps(parent), "after:passed") {
 				t.Errorf("parent did not advance past the join: %s", steps(parent))

@@ -8,61 +8,61 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/children"
 )
 
 func TestInbox_DeliverPeekCheck(t *testing.T) {
-	ib := daemon.InboxOf(t.TempDir(), "7")
-	if m, err := ib.Check(daemon.Filter{}); m != nil || err != nil {
+	ib := children.InboxOf(t.TempDir(), "7")
+	if m, err := ib.Check(children.Filter{}); m != nil || err != nil {
 		t.Fatalf("Check on an empty inbox = %v, %v", m, err)
 	}
 	for i, from := range []string{"3", "4", "3"} {
-		if err := ib.Deliver(daemon.Message{From: from, Text: fmt.Sprint(i), SentAt: time.Unix(int64(100+i), 0)}, ""); err != nil {
+		if err := ib.Deliver(children.Message{From: from, Text: fmt.Sprint(i), SentAt: time.Unix(int64(100+i), 0)}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	msgs, _ := ib.Peek(daemon.Filter{})
+	msgs, _ := ib.Peek(children.Filter{})
 	if len(msgs) != 3 || msgs[0].Text != "0" || msgs[2].Text != "2" {
 		t.Fatalf("Peek = %+v", msgs)
 	}
-	got := func(f daemon.Filter) string {
+	got := func(f children.Filter) string {
 		m, err := ib.Check(f)
 		if err != nil || m == nil {
 			return fmt.Sprintf("<%v>", err)
 		}
 		return m.Text
 	}
-	if g := got(daemon.Filter{From: "4"}); g != "1" {
+	if g := got(children.Filter{From: "4"}); g != "1" {
 		t.Errorf("Check from 4 = %s, want 1", g)
 	}
-	if g := got(daemon.Filter{LIFO: true}); g != "2" {
+	if g := got(children.Filter{LIFO: true}); g != "2" {
 		t.Errorf("Check LIFO = %s, want 2", g)
 	}
-	if g := got(daemon.Filter{}); g != "0" {
+	if g := got(children.Filter{}); g != "0" {
 		t.Errorf("Check = %s, want 0", g)
 	}
-	if left, _ := ib.Peek(daemon.Filter{}); len(left) != 0 {
+	if left, _ := ib.Peek(children.Filter{}); len(left) != 0 {
 		t.Errorf("messages left after consuming all: %v", left)
 	}
 	if cur, _ := ib.Consumed(); len(cur) != 3 {
 		t.Errorf("%d consumed messages, want 3", len(cur))
 	}
 	// A keyed delivery happens once, even after it was consumed.
-	ib.Deliver(daemon.Message{From: "9", Text: "once"}, "result-9-1")
-	ib.Check(daemon.Filter{})
-	ib.Deliver(daemon.Message{From: "9", Text: "once"}, "result-9-1")
-	if left, _ := ib.Peek(daemon.Filter{}); len(left) != 0 {
+	ib.Deliver(children.Message{From: "9", Text: "once"}, "result-9-1")
+	ib.Check(children.Filter{})
+	ib.Deliver(children.Message{From: "9", Text: "once"}, "result-9-1")
+	if left, _ := ib.Peek(children.Filter{}); len(left) != 0 {
 		t.Errorf("a keyed message was delivered twice")
 	}
 }
 
 func TestInbox_ReceiveWaitsAndTimesOut(t *testing.T) {
-	ib := daemon.InboxOf(t.TempDir(), "7")
+	ib := children.InboxOf(t.TempDir(), "7")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	m, err := ib.Receive(ctx, daemon.Filter{})
-	if !errors.Is(err, daemon.ErrNoMessage) || m != nil {
+	m, err := ib.Receive(ctx, children.Filter{})
+	if !errors.Is(err, children.ErrNoMessage) || m != nil {
 		t.Fatalf("Receive on an empty inbox = %v, %v", m, err)
 	}
 	if waited := time.Since(start); waited < 150*time.Millisecond || waited > 5*time.Second {
@@ -70,15 +70,15 @@ func TestInbox_ReceiveWaitsAndTimesOut(t *testing.T) {
 	}
 	got := make(chan string, 1)
 	go func() {
-		m, err := ib.Receive(context.Background(), daemon.Filter{From: "5"})
+		m, err := ib.Receive(context.Background(), children.Filter{From: "5"})
 		if err != nil {
 			got <- err.Error()
 			return
 		}
 		got <- m.Text
 	}()
-	ib.Deliver(daemon.Message{From: "4", Text: "not for you"}, "")
-	ib.Deliver(daemon.Message{From: "5", Text: "hello"}, "")
+	ib.Deliver(children.Message{From: "4", Text: "not for you"}, "")
+	ib.Deliver(children.Message{From: "5", Text: "hello"}, "")
 	select {
 	case g := <-got:
 		if g != "hello" {
@@ -91,7 +91,7 @@ func TestInbox_ReceiveWaitsAndTimesOut(t *testing.T) {
 
 // Many receivers race for many messages: each message goes to exactly one.
 func TestInbox_NoMessageConsumedTwice(t *testing.T) {
-	ib := daemon.InboxOf(t.TempDir(), "7")
+	ib := children.InboxOf(t.TempDir(), "7")
 	const n, receivers = 200, 8
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -103,7 +103,7 @@ func TestInbox_NoMessageConsumedTwice(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				m, err := ib.Receive(ctx, daemon.Filter{})
+				m, err := ib.Receive(ctx, children.Filter{})
 				if err != nil {
 					return
 				}
@@ -118,7 +118,7 @@ func TestInbox_NoMessageConsumedTwice(t *testing.T) {
 		}()
 	}
 	for i := range n {
-		if err := ib.Deliver(daemon.Message{From: "x", Text: fmt.Sprint(i)}, ""); err != nil {
+		if err := ib.Deliver(children.Message{From: "x", Text: fmt.Sprint(i)}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/readable"
@@ -200,7 +201,7 @@ func (d *Daemon) runLeading(ctx context.Context, l *list, t *taskfile.Task, sp t
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		case *prompt.Run:
-			if _, err := RunChildren(ctx, l.dir, t.ID, c.N); err != nil {
+			if _, err := children.Start(ctx, l.dir, t.ID, c.N); err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		default:
@@ -257,10 +258,10 @@ func (d *Daemon) pushChild(ctx context.Context, l *list, parent string, c *promp
 	if c.Name != "" {
 		name = c.Name
 	}
-	if _, err := ChildByName(l.dir, parent, name); err == nil {
+	if _, err := children.Named(l.dir, parent, name); err == nil {
 		return nil
 	}
-	_, err := Push(ctx, d.cfg, l.dir, parent, PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout})
+	_, err := children.Push(ctx, d.cfg, l.dir, parent, children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout})
 	return err
 }
 
@@ -300,9 +301,9 @@ func (d *Daemon) createFollowUps(ctx context.Context, l *list, t *taskfile.Task)
 		if d.followUpExists(l, t.ID, name) {
 			continue
 		}
-		opt := PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
+		opt := children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
 			Extra: map[string]any{"pushedBy": t.ID}, Inherit: inheritedFields(t.Metadata.Object("taskd"))}
-		if _, err := Push(ctx, d.cfg, l.dir, "", opt); err != nil {
+		if _, err := children.Push(ctx, d.cfg, l.dir, "", opt); err != nil {
 			return fmt.Errorf("prompt line %d: %w", st.Line, err)
 		}
 	}

@@ -114,19 +114,19 @@ func TestPrompt_Orchestrator(t *testing.T) {
 	if d, _ := os.ReadFile(filepath.Join(cwd, "DECISION.md")); string(d) != "Approach A\n" {
 		t.Errorf("DECISION.md = %q", d)
 	}
-	children := map[string]*taskfile.Task{}
+	kids := map[string]*taskfile.Task{}
 	for _, id := range mustList(t, h.listDir("l")) {
 		tf := h.read("l", id)
 		if n, ok := tf.Metadata.Object("taskd").String("name"); ok {
-			children[n] = tf
+			kids[n] = tf
 		}
 	}
 	for _, n := range []string{"research-a", "research-b"} {
-		if c := children[n]; c == nil || stateOf(c) != task.Succeeded {
+		if c := kids[n]; c == nil || stateOf(c) != task.Succeeded {
 			t.Errorf("child %s: %v", n, c)
 		}
 	}
-	impl := children["implement"]
+	impl := kids["implement"]
 	if impl == nil {
 		t.Fatalf("the trailing /push did not queue a follow-up\n%s", h.logs)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -95,7 +96,7 @@ func (d *Daemon) createReturns(ctx context.Context, l *list, t *taskfile.Task, o
 		if e.expanded {
 			extra["returnsExpanded"] = true
 		}
-		child, err := Push(ctx, d.cfg, l.dir, parent, PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra, Inherit: inheritedFields(m)})
+		child, err := children.Push(ctx, d.cfg, l.dir, parent, children.PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra, Inherit: inheritedFields(m)})
 		if err != nil {
 			return fmt.Errorf("return %d (%q): %w", i+1, agent.Truncate(e.prompt, 60), err)
 		}
@@ -112,11 +113,11 @@ func (d *Daemon) createReturns(ctx context.Context, l *list, t *taskfile.Task, o
 func (d *Daemon) startParallel(ctx context.Context, l *list, t *taskfile.Task, ov prompt.Overrides) error {
 	for i, item := range ov.Parallel {
 		name := fmt.Sprintf("%s-p%d", t.ID, i+1)
-		if _, err := ChildByName(l.dir, t.ID, name); err == nil {
+		if _, err := children.Named(l.dir, t.ID, name); err == nil {
 			continue
 		}
 		extra := map[string]any{"parallelItem": true, "returnsExpanded": true}
-		if _, err := Push(ctx, d.cfg, l.dir, t.ID, PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
+		if _, err := children.Push(ctx, d.cfg, l.dir, t.ID, children.PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
 			return fmt.Errorf("parallel %d (%q): %w", i+1, agent.Truncate(item, 60), err)
 		}
 	}
@@ -139,7 +140,7 @@ func inheritedFields(m *taskfile.Object) map[string]any {
 // top-level task) called name.
 func (d *Daemon) siblingNamed(l *list, parent, name string) string {
 	if parent != "" {
-		id, _ := ChildByName(l.dir, parent, name)
+		id, _ := children.Named(l.dir, parent, name)
 		return id
 	}
 	ids, _ := l.dir.List()
@@ -165,7 +166,7 @@ func previousContext(l *list, prevID string) string {
 	if err != nil {
 		return ""
 	}
-	msg := childMessage(l, prev)
+	msg := children.ResultMessage(l.dir, prev)
 	var b strings.Builder
 	fmt.Fprintf(&b, "## The step before this one (task %s)\n\n", prevID)
 	if msg.Summary != "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -186,11 +187,11 @@ func (d *Daemon) afterAttempt(ctx context.Context, l *list, id string, sp task.S
 		}
 		return ft, err
 	}
-	if len(outstanding(l.dir, t)) > 0 {
+	if len(children.Outstanding(l.dir, t)) > 0 {
 		return d.finish(ctx, l, id, sp, res, out) // waits for its children first
 	}
 	if ov.Auto {
-		if planned, _ := ChildByName(l.dir, id, id+"-plan"); planned == "" {
+		if planned, _ := children.Named(l.dir, id, id+"-plan"); planned == "" {
 			if err := d.runPlan(ctx, l, t, res); err != nil {
 				res.Success, res.Error = false, err.Error()
 				return d.finish(ctx, l, id, sp, res, agent.NotStarted)
@@ -349,7 +350,7 @@ func (d *Daemon) finishWith(ctx context.Context, l *list, id string, sp task.Spe
 		var ev task.Event
 		switch {
 		case out == agent.Finished && res.Success:
-			if waiting := outstanding(l.dir, t); len(waiting) > 0 {
+			if waiting := children.Outstanding(l.dir, t); len(waiting) > 0 {
 				// The agent ended its turn while its children still run:
 				// it is resumed with their results once they have ended.
 				ev = task.Wait

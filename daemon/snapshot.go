@@ -172,15 +172,7 @@ func fillStatus(ts *TaskStatus, t *taskfile.Task, owned bool, path string) {
 		ts.WaitingFor, _ = h.String("reason")
 		ts.Options = task.Strings(h, "options")
 	}
-	ts.Since = time.Time{}
-	for _, k := range []string{"finishedAt", "startedAt"} { // the later: a rerun keeps an old finishedAt
-		if s, ok := m.String(k); ok {
-			if at, err := time.Parse(time.RFC3339Nano, s); err == nil && at.After(ts.Since) {
-				ts.Since = at
-			}
-		}
-	}
-	if ts.Since.IsZero() {
+	if ts.Since = task.Since(t); ts.Since.IsZero() {
 		ts.Since = modTime(path)
 	}
 }

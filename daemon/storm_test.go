@@ -157,12 +157,12 @@ func TestCrashStorm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	children := 0
+	kids := 0
 	branches := map[string]int{} // parent/branch → child tasks made for it
 	for _, id := range ids {
 		tf := h.read("s", id)
 		if p, ok := tf.Metadata.String("parentTaskId"); ok {
-			children++
+			kids++
 			b, _ := tf.Metadata.String("branchName")
 			branches[p+"/"+b]++
 		}
@@ -250,7 +250,7 @@ func TestCrashStorm(t *testing.T) {
 	}
 	recovered := strings.Count(logs.String(), "recording the result of an attempt that ended while the daemon was down")
 	t.Logf("storm: %d tasks (%d plain, %d blocked, %d workflows with %d fork children), %d kills in %s",
-		len(ids), len(plain), len(blocked), len(flows), children, kills, elapsed.Round(time.Millisecond))
+		len(ids), len(plain), len(blocked), len(flows), kids, kills, elapsed.Round(time.Millisecond))
 	t.Logf("storm: %d TaskInterrupted events, %d re-runs of an agent, %d interrupted before the agent started, %d results recovered from run folders, %d event lines, 0 torn",
 		countEvents(evs, eventlog.TaskInterrupted, ""), reruns, unstarted, recovered, len(evs))
 }

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -177,7 +179,7 @@ func runPush(ctx context.Context, inv *invocation) error {
 		return inv.usageErrorf("%v", err)
 	}
 	opt.Sequential, opt.Start = *seq, *start
-	child, err := daemon.Push(ctx, s.cfg, s.dir, s.id, opt)
+	child, err := children.Push(ctx, s.cfg, s.dir, s.id, opt)
 	if err != nil {
 		return err
 	}
@@ -186,8 +188,8 @@ func runPush(ctx context.Context, inv *invocation) error {
 }
 
 // parsePushArgs reads [name=N] [model=M] [agent=A] [timeout=S] PROMPT.
-func parsePushArgs(args []string) (daemon.PushOptions, error) {
-	var opt daemon.PushOptions
+func parsePushArgs(args []string) (children.PushOptions, error) {
+	var opt children.PushOptions
 	for len(args) > 0 {
 		k, v, ok := strings.Cut(args[0], "=")
 		if !ok {
@@ -243,7 +245,7 @@ func runRunChildren(ctx context.Context, inv *invocation) error {
 			return inv.usageErrorf("N must be a number ≥ 1")
 		}
 	}
-	started, err := daemon.RunChildren(ctx, s.dir, s.id, n)
+	started, err := children.Start(ctx, s.dir, s.id, n)
 	if err != nil {
 		return err
 	}
@@ -262,7 +264,7 @@ func runQueue(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	cs, err := daemon.Children(s.dir, s.id)
+	cs, err := children.List(s.dir, s.id)
 	if err != nil {
 		return err
 	}
@@ -295,13 +297,13 @@ func runInbox(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := daemon.InboxOf(s.dir.Path(), s.id).Peek(daemon.Filter{})
+	msgs, err := children.InboxOf(s.dir.Path(), s.id).Peek(children.Filter{})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		if msgs == nil {
-			msgs = []daemon.Message{}
+			msgs = []children.Message{}
 		}
 		return writeJSON(inv.stdout, msgs)
 	}
@@ -329,9 +331,9 @@ func runTake(ctx context.Context, inv *invocation, wait bool) error {
 	if err != nil {
 		return err
 	}
-	ib := daemon.InboxOf(s.dir.Path(), s.id)
-	f := daemon.Filter{From: *from, LIFO: *lifo}
-	var m *daemon.Message
+	ib := children.InboxOf(s.dir.Path(), s.id)
+	f := children.Filter{From: *from, LIFO: *lifo}
+	var m *children.Message
 	if wait {
 		if *timeout > 0 {
 			var cancel context.CancelFunc
@@ -342,7 +344,7 @@ func runTake(ctx context.Context, inv *invocation, wait bool) error {
 	} else {
 		m, err = ib.Check(f)
 	}
-	if errors.Is(err, daemon.ErrNoMessage) || err == nil && m == nil {
+	if errors.Is(err, children.ErrNoMessage) || err == nil && m == nil {
 		if *asJSON {
 			fmt.Fprintln(inv.stdout, "null")
 		}
@@ -385,9 +387,10 @@ func runSend(ctx context.Context, inv *invocation) error {
 	if dir == nil {
 		return errors.New("send: name the recipient as LIST/ID outside a task")
 	}
-	if err := daemon.Send(dir, from, to, strings.Join(args[1:], " ")); err != nil {
+	if err := children.Send(dir, from, to, strings.Join(args[1:], " ")); err != nil {
 		return err
 	}
+	daemon.AppendEvent(dir.Path(), eventlog.Event{Type: eventlog.MessageSent, Task: to, Data: map[string]any{"from": from}})
 	fmt.Fprintf(inv.stdout, "sent to %s\n", to)
 	return nil
 }
@@ -400,7 +403,7 @@ func runKill(ctx context.Context, inv *invocation) error {
 	if len(args) != 1 {
 		return inv.usageErrorf("name one child")
 	}
-	id, err := daemon.ChildByName(s.dir, s.id, args[0])
+	id, err := children.Named(s.dir, s.id, args[0])
 	if err != nil {
 		return err
 	}
@@ -411,7 +414,7 @@ func runKill(ctx context.Context, inv *invocation) error {
 	return nil
 }
 
-func messageLine(m daemon.Message) string {
+func messageLine(m children.Message) string {
 	switch {
 	case m.Success != nil:
 		verdict := "succeeded"
@@ -425,7 +428,7 @@ func messageLine(m daemon.Message) string {
 }
 
 // messageText renders a consumed message in full.
-func messageText(m daemon.Message) string {
+func messageText(m children.Message) string {
 	var b strings.Builder
 	b.WriteString(messageLine(m) + "\n")
 	if m.Text != "" {

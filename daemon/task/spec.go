@@ -212,3 +212,19 @@ func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // Inherited are the metadata.taskd fields a child task takes from its
 // parent unless it sets them itself (DESIGN §5.1).
 var Inherited = []string{"agent", "model", "cwd", "permissionMode", "tools", "disallowedTools", "timeout", "allowBypass"}
+
+// Since returns when task t entered its state, as its file records it:
+// the later of metadata.taskd.finishedAt and startedAt (a task run again
+// keeps an old finishedAt), or the zero time if it records neither.
+func Since(t *taskfile.Task) time.Time {
+	var since time.Time
+	m := t.Metadata.Object("taskd")
+	for _, k := range []string{"finishedAt", "startedAt"} {
+		if s, ok := m.String(k); ok {
+			if at, err := time.Parse(time.RFC3339Nano, s); err == nil && at.After(since) {
+				since = at
+			}
+		}
+	}
+	return since
+}

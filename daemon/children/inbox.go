@@ -1,6 +1,7 @@
-package daemon
+package children
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon/area"
-	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -261,7 +261,8 @@ func (ib *Inbox) Receive(ctx context.Context, f Filter) (*Message, error) {
 }
 
 // Send delivers text to the inbox of task to in dir, from task from (or
-// "user"). The recipient must exist and not have ended.
+// "user"). The recipient must exist and not have ended. The caller logs
+// the MessageSent event.
 func Send(dir *taskfile.Dir, from, to, text string) error {
 	if !taskfile.ValidID(to) {
 		return fmt.Errorf("send to %q: %w", to, taskfile.ErrInvalidID)
@@ -274,19 +275,7 @@ func Send(dir *taskfile.Dir, from, to, text string) error {
 		return err
 	}
 	if s := task.Of(t); s.Ended() || t.Status == taskfile.StatusCompleted {
-		return fmt.Errorf("task %s has ended (%s); it reads no more messages", to, firstNonEmptyString(string(s), t.Status))
+		return fmt.Errorf("task %s has ended (%s); it reads no more messages", to, cmp.Or(string(s), t.Status))
 	}
-	if err := InboxOf(dir.Path(), to).Deliver(Message{From: from, Text: text}, ""); err != nil {
-		return err
-	}
-	return AppendEvent(dir.Path(), eventlog.Event{Type: eventlog.MessageSent, Task: to, Data: map[string]any{"from": from}})
-}
-
-func firstNonEmptyString(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
+	return InboxOf(dir.Path(), to).Deliver(Message{From: from, Text: text}, "")
 }

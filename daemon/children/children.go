@@ -1,10 +1,18 @@
-package daemon
+// Package children is the tree of tasks: a parent's children as files
+// with metadata.taskd.parent, recorded in the parent's
+// metadata.taskd.children collections (queued, parallel, sequential,
+// done); pushing and starting them within the configured depth and width;
+// each task's inbox, a maildir its children's results and other tasks'
+// messages arrive in; and the results a waiting parent is given. It works
+// on the files only: the daemon decides when a parent goes on.
+package children
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,10 +35,10 @@ import (
 // A parent waits only for its own parallel and sequential children, so
 // trees of any depth (up to the configured maxDepth) resume level by level.
 const (
-	collQueued     = "queued"
-	collParallel   = "parallel"
-	collSequential = "sequential"
-	collDone       = "done"
+	Queued     = "queued"
+	Parallel   = "parallel"
+	Sequential = "sequential"
+	Done       = "done"
 )
 
 // PushOptions describe a child to queue.
@@ -93,7 +101,7 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 			return nil, fmt.Errorf("%w: task %s is at depth %d; children may go %d levels deep (maxDepth)", ErrLimit, parentID, depth, cfg.MaxDepth)
 		}
 		ptd := parent.Metadata.Object("taskd")
-		names := childNames(dir, parent)
+		names := Names(dir, parent)
 		if len(names) >= cfg.MaxChildren {
 			return nil, fmt.Errorf("%w: task %s already has %d children (maxChildren)", ErrLimit, parentID, len(names))
 		}
@@ -141,15 +149,15 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 	for _, k := range slices.Sorted(maps.Keys(opt.Extra)) {
 		m.Set(k, opt.Extra[k])
 	}
-	coll, state := collQueued, opt.State
+	coll, state := Queued, opt.State
 	switch {
 	case opt.Sequential && parentID != "":
-		coll = collSequential
+		coll = Sequential
 		if !sequentialIdle(dir, parentID) {
 			state = task.Queued // released in order by the daemon
 		}
 	case opt.Start && parentID != "":
-		coll = collParallel
+		coll = Parallel
 	case opt.Start:
 		// a top-level task that runs by itself
 	default:
@@ -166,7 +174,7 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 		return created, nil
 	}
 	_, err = dir.Update(ctx, parentID, func(t *taskfile.Task) error {
-		addChild(t, coll, created.ID)
+		AddChild(t, coll, created.ID)
 		return nil
 	})
 	if err != nil {
@@ -182,7 +190,7 @@ func sequentialIdle(dir *taskfile.Dir, parentID string) bool {
 	if err != nil {
 		return false
 	}
-	for _, id := range task.Strings(parent.Metadata.Object("taskd").Object("children"), collSequential) {
+	for _, id := range task.Strings(parent.Metadata.Object("taskd").Object("children"), Sequential) {
 		if c, err := dir.Read(id); err == nil {
 			if s := task.Of(c); !s.Ended() {
 				return false
@@ -206,8 +214,8 @@ func subjectFor(opt PushOptions) string {
 	return first
 }
 
-// addChild appends id to collection coll of t's children.
-func addChild(t *taskfile.Task, coll, id string) {
+// AddChild appends id to collection coll of t's children.
+func AddChild(t *taskfile.Task, coll, id string) {
 	ch := task.Meta(t).EnsureObject("children")
 	ids := task.Strings(ch, coll)
 	if !slices.Contains(ids, id) {
@@ -215,21 +223,21 @@ func addChild(t *taskfile.Task, coll, id string) {
 	}
 }
 
-// moveChild moves id from one collection to another.
-func moveChild(t *taskfile.Task, from, to, id string) {
+// MoveChild moves id from one collection to another.
+func MoveChild(t *taskfile.Task, from, to, id string) {
 	ch := task.Meta(t).EnsureObject("children")
 	ids := task.Strings(ch, from)
 	if i := slices.Index(ids, id); i >= 0 {
 		ch.Set(from, slices.Delete(ids, i, i+1))
 	}
-	addChild(t, to, id)
+	AddChild(t, to, id)
 }
 
-// childNames returns the names of every child of parent (all collections).
-func childNames(dir *taskfile.Dir, parent *taskfile.Task) []string {
+// Names returns the names of every child of parent (all collections).
+func Names(dir *taskfile.Dir, parent *taskfile.Task) []string {
 	ch := parent.Metadata.Object("taskd").Object("children")
 	var names []string
-	for _, coll := range []string{collQueued, collParallel, collSequential, collDone} {
+	for _, coll := range []string{Queued, Parallel, Sequential, Done} {
 		for _, id := range task.Strings(ch, coll) {
 			if c, err := dir.Read(id); err == nil {
 				if n, ok := c.Metadata.Object("taskd").String("name"); ok {
@@ -256,15 +264,15 @@ func treeDepth(dir *taskfile.Dir, t *taskfile.Task) int {
 	return depth
 }
 
-// RunChildren starts up to n of parentID's queued children (all when n is
+// Start starts up to n of parentID's queued children (all when n is
 // 0), in the order they were pushed, and returns their ids. They run in
 // parallel, within the daemon's concurrency limits.
-func RunChildren(ctx context.Context, dir *taskfile.Dir, parentID string, n int) ([]string, error) {
+func Start(ctx context.Context, dir *taskfile.Dir, parentID string, n int) ([]string, error) {
 	parent, err := dir.Read(parentID)
 	if err != nil {
 		return nil, err
 	}
-	queued := task.Strings(parent.Metadata.Object("taskd").Object("children"), collQueued)
+	queued := task.Strings(parent.Metadata.Object("taskd").Object("children"), Queued)
 	if n > 0 && len(queued) > n {
 		queued = queued[:n]
 	}
@@ -287,15 +295,15 @@ func RunChildren(ctx context.Context, dir *taskfile.Dir, parentID string, n int)
 	}
 	_, err = dir.Update(ctx, parentID, func(t *taskfile.Task) error {
 		for _, id := range started {
-			moveChild(t, collQueued, collParallel, id)
+			MoveChild(t, Queued, Parallel, id)
 		}
 		return nil
 	})
 	return started, err
 }
 
-// ChildStatus is one child as taskd queue shows it.
-type ChildStatus struct {
+// Status is one child as taskd queue shows it.
+type Status struct {
 	ID         string    `json:"id"`
 	Name       string    `json:"name"`
 	Collection string    `json:"collection"` // queued, parallel, sequential, done
@@ -305,24 +313,26 @@ type ChildStatus struct {
 	Success    *bool     `json:"success,omitempty"`
 }
 
-// Children lists the children of parentID with their collection and state.
-func Children(dir *taskfile.Dir, parentID string) ([]ChildStatus, error) {
+// List lists the children of parentID with their collection and state.
+func List(dir *taskfile.Dir, parentID string) ([]Status, error) {
 	parent, err := dir.Read(parentID)
 	if err != nil {
 		return nil, err
 	}
 	ch := parent.Metadata.Object("taskd").Object("children")
-	var out []ChildStatus
-	for _, coll := range []string{collQueued, collParallel, collSequential, collDone} {
+	var out []Status
+	for _, coll := range []string{Queued, Parallel, Sequential, Done} {
 		for _, id := range task.Strings(ch, coll) {
-			cs := ChildStatus{ID: id, Collection: coll}
+			cs := Status{ID: id, Collection: coll}
 			if c, err := dir.Read(id); err == nil {
 				m := c.Metadata.Object("taskd")
 				cs.Name, _ = m.String("name")
 				cs.State, _ = m.String("state")
-				var ts TaskStatus
-				fillStatus(&ts, c, true, dir.File(id))
-				cs.Since = ts.Since
+				if cs.Since = task.Since(c); cs.Since.IsZero() {
+					if fi, err := os.Stat(dir.File(id)); err == nil {
+						cs.Since = fi.ModTime()
+					}
+				}
 				if r := m.Object("result"); r != nil {
 					cs.Summary, _ = r.String("summary")
 					if ok, isBool := r.Bool("success"); isBool {
@@ -338,9 +348,9 @@ func Children(dir *taskfile.Dir, parentID string) ([]ChildStatus, error) {
 	return out, nil
 }
 
-// ChildByName finds the child of parentID called name.
-func ChildByName(dir *taskfile.Dir, parentID, name string) (string, error) {
-	cs, err := Children(dir, parentID)
+// Named finds the child of parentID called name.
+func Named(dir *taskfile.Dir, parentID, name string) (string, error) {
+	cs, err := List(dir, parentID)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,126 @@
+package children
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// Outstanding returns the parallel and sequential children of t that have
+// not ended. The caller may be inside an Update of t: only child files are
+// read.
+func Outstanding(dir *taskfile.Dir, t *taskfile.Task) []string {
+	ch := t.Metadata.Object("taskd").Object("children")
+	var out []string
+	for _, coll := range []string{Parallel, Sequential} {
+		for _, id := range task.Strings(ch, coll) {
+			c, err := dir.Read(id)
+			if err != nil {
+				continue // a child that is gone (or broken) is not waited for
+			}
+			if s := task.Of(c); !s.Ended() {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// ResultMessage is the inbox message for an ended child.
+func ResultMessage(dir *taskfile.Dir, t *taskfile.Task) Message {
+	m := t.Metadata.Object("taskd")
+	state := task.Of(t)
+	ok := state == task.Succeeded
+	msg := Message{From: t.ID, TaskID: t.ID, Success: &ok}
+	msg.Name, _ = m.String("name")
+	msg.Summary, _ = m.Object("result").String("summary")
+	if !ok {
+		msg.Error, _ = m.String("error")
+	}
+	attempt, _ := m.Int("attempt")
+	if res, found := agent.ReadResult(area.RunDir(dir.Path(), t.ID, int(attempt))); found {
+		msg.Output = agent.Truncate(res.Output, 64<<10)
+	}
+	if !ok && msg.Output == "" {
+		data, _ := agent.ReadTail(dir.Path(), filepath.Join(area.RunDir(dir.Path(), t.ID, int(attempt)), "stdout.log"), 16<<10)
+		msg.PartialOutput = string(data)
+	}
+	return msg
+}
+
+// ReleaseNext starts the first of parentID's sequential children that
+// has not run, if every one before it has ended.
+func ReleaseNext(ctx context.Context, dir *taskfile.Dir, parentID string) error {
+	parent, err := dir.Read(parentID)
+	if err != nil {
+		return err
+	}
+	for _, id := range task.Strings(parent.Metadata.Object("taskd").Object("children"), Sequential) {
+		c, err := dir.Read(id)
+		if err != nil {
+			continue
+		}
+		s := task.Of(c)
+		if s.Ended() {
+			continue
+		}
+		if s != task.Queued {
+			return nil // the current one still runs
+		}
+		_, err = dir.Update(ctx, id, func(t *taskfile.Task) error {
+			if task.Of(t) == task.Queued {
+				_, err := task.Move(t, task.Release)
+				return err
+			}
+			return nil
+		})
+		return err
+	}
+	return nil
+}
+
+// ResultsText renders children's results for a resumed parent.
+func ResultsText(dir *taskfile.Dir, ids []string) string {
+	var b strings.Builder
+	b.WriteString("## Results of your child tasks\n\nAll the child tasks you started have finished. Their results, in order:\n")
+	for _, id := range ids {
+		c, err := dir.Read(id)
+		if err != nil {
+			fmt.Fprintf(&b, "\n### #%s: missing\n\nThe task file is gone.\n", id)
+			continue
+		}
+		msg := ResultMessage(dir, c)
+		verdict := "succeeded"
+		if !*msg.Success {
+			verdict = "failed"
+		}
+		name := msg.Name
+		if name == "" {
+			name = "#" + id
+		}
+		fmt.Fprintf(&b, "\n### %s (task %s): %s\n\n", name, id, verdict)
+		WriteResult(&b, msg)
+	}
+	b.WriteString("\nContinue with your task using these results.\n")
+	return b.String()
+}
+
+// WriteResult renders a child's result for its parent's prompt: its
+// summary, error and output (truncated; left out when it is the summary).
+func WriteResult(b *strings.Builder, msg Message) {
+	if msg.Summary != "" {
+		fmt.Fprintf(b, "Summary: %s\n\n", msg.Summary)
+	}
+	if msg.Error != "" {
+		fmt.Fprintf(b, "Error: %s\n\n", msg.Error)
+	}
+	if msg.Output != "" && msg.Output != msg.Summary {
+		fmt.Fprintf(b, "Output:\n\n%s\n", agent.Truncate(msg.Output, 8<<10))
+	}
+}
