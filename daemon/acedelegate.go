@@ -14,6 +14,7 @@ import (
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -178,7 +179,8 @@ func inheritContext(cfg *config.Config, dir *taskfile.Dir, parent *taskfile.Task
 // <type>-<n> for the line's place among the script's /delegate lines of
 // that type, so a pass that runs again finds it instead of starting it
 // twice. A scope violation fails the child, not t.
-func (d *Daemon) delegateLine(ctx context.Context, l *list, t *taskfile.Task, st prompt.Step, c *prompt.Delegate, script *prompt.Script) error {
+func (d *Daemon) delegateLine(ctx context.Context, j *job.Job, t *taskfile.Task, st prompt.Step, c *prompt.Delegate, script *prompt.Script) error {
+	l := j.List
 	n := 0
 	for _, s := range script.Leading {
 		if o, ok := s.Cmd.(*prompt.Delegate); ok && o.AgentType == c.AgentType {
@@ -189,13 +191,13 @@ func (d *Daemon) delegateLine(ctx context.Context, l *list, t *taskfile.Task, st
 		}
 	}
 	name := fmt.Sprintf("%s-%d", c.AgentType, n)
-	if id, err := children.Named(l.dir, t.ID, name); err == nil {
-		_, err = releaseQueued(ctx, l.dir, id) // a pass cut short between creating and releasing it
+	if id, err := children.Named(l.Dir, t.ID, name); err == nil {
+		_, err = releaseQueued(ctx, l.Dir, id) // a pass cut short between creating and releasing it
 		return err
 	}
-	_, err := Delegate(ctx, d.cfg, l.dir, t.ID, c, DelegateOptions{Name: name, Log: d.log, emit: l.emit})
+	_, err := Delegate(ctx, d.cfg, l.Dir, t.ID, c, DelegateOptions{Name: name, Log: d.log, emit: l.Emit})
 	if errors.Is(err, ErrScope) {
-		d.log.Warn("subagent refused", "list", l.id, "task", t.ID, "line", st.Line, "err", err)
+		d.log.Warn("subagent refused", "list", l.ID, "task", t.ID, "line", st.Line, "err", err)
 		return nil
 	}
 	return err
@@ -208,7 +210,7 @@ func (d *Daemon) delegateLine(ctx context.Context, l *list, t *taskfile.Task, st
 // SubagentActive, and warns about a bypassPermissions grant. A subagent
 // that inherits its parent's Claude session (inheritSession) resumes it
 // as a new session when its profile is claude's.
-func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp task.Spec, a *agent.Attempt) error {
+func (d *Daemon) startSubagent(l *job.List, t *taskfile.Task, sp task.Spec, a *agent.Attempt) error {
 	agentType, ok := t.Metadata.Object("taskd").String("agentType")
 	if !ok {
 		return nil
@@ -219,7 +221,7 @@ func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp task.Spec, a *agent
 	if sp.Parent == "" {
 		return scopeErrorf("a subagent (agentType %s) needs metadata.taskd.parent", agentType)
 	}
-	parent, err := l.dir.Read(sp.Parent)
+	parent, err := l.Dir.Read(sp.Parent)
 	if err != nil {
 		return scopeErrorf("its parent task %s cannot be read (%v); a subagent runs only within its parent's permissions", sp.Parent, err)
 	}
@@ -227,12 +229,12 @@ func (d *Daemon) startSubagent(l *list, t *taskfile.Task, sp task.Spec, a *agent
 	if err := checkScope(sp.Parent, scopeOf(parent), cs); err != nil {
 		return err
 	}
-	fields := subagentFields(l.dir.Path(), t)
+	fields := subagentFields(l.Dir.Path(), t)
 	fields["initial_state"] = task.Running
 	if cs.Mode == "bypassPermissions" {
 		fields["bypass_allowed_by"] = "metadata.taskd.allowBypass of task " + sp.Parent
-		d.log.Warn("subagent runs with bypassPermissions", "list", l.id, "task", t.ID, "parent", sp.Parent, "allowedBy", "metadata.taskd.allowBypass")
+		d.log.Warn("subagent runs with bypassPermissions", "list", l.ID, "task", t.ID, "parent", sp.Parent, "allowedBy", "metadata.taskd.allowBypass")
 	}
-	l.events.Append(eventlog.Event{Type: eventlog.SubagentActive, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt, Data: fields})
+	l.Events.Append(eventlog.Event{Type: eventlog.SubagentActive, List: l.ID, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt, Data: fields})
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -28,27 +29,27 @@ import (
 // not written here: a write while a cancelled child's result is delivered
 // would stop the delivery job. deliverResult records endLogged with
 // delivered, through markEndReported.)
-func (d *Daemon) subagentEnded(ctx context.Context, l *list, c *taskfile.Task) {
+func (d *Daemon) subagentEnded(ctx context.Context, l *job.List, c *taskfile.Task) {
 	m := c.Metadata.Object("taskd")
 	parentID, _ := m.String("parent")
 	state := task.Of(c)
 	attempt, _ := m.Int("attempt")
-	fields := subagentFields(l.dir.Path(), c)
+	fields := subagentFields(l.Dir.Path(), c)
 	if _, isSub := m.String("agentType"); isSub {
 		if logged, ok := m.Int("endLogged"); !ok || logged != attempt {
 			d.reportEnd(l, c, parentID, state, int(attempt), fields)
 		}
 	}
 	if err := d.completeHandoffs(ctx, l, c, parentID, state, int(attempt), fields); err != nil {
-		d.log.Warn("record the end of a handoff", "list", l.id, "task", parentID, "child", c.ID, "err", err)
+		d.log.Warn("record the end of a handoff", "list", l.ID, "task", parentID, "child", c.ID, "err", err)
 	}
 }
 
 // reportEnd logs the end of a subagent's attempt.
-func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) {
+func (d *Daemon) reportEnd(l *job.List, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) {
 	stop := maps.Clone(fields)
 	stop["event_type"] = trSubagentStop
-	l.emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: c.ID, Parent: parentID, Attempt: attempt, Data: stop})
+	l.Emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: c.ID, Parent: parentID, Attempt: attempt, Data: stop})
 	m := c.Metadata.Object("taskd")
 	switch state {
 	case task.Failed, task.Stopped:
@@ -60,10 +61,10 @@ func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID string, state tas
 			f["error_kind"] = "permission" // refused before its attempt started
 		}
 		if attempt > 0 {
-			tail, _ := agent.ReadTail(l.dir.Path(), filepath.Join(l.runDir(c.ID, attempt), "stderr.log"), 2<<10)
+			tail, _ := agent.ReadTail(l.Dir.Path(), filepath.Join(l.RunDir(c.ID, attempt), "stderr.log"), 2<<10)
 			f["stderr"] = string(tail)
 		}
-		l.emit(eventlog.Event{Type: eventlog.SubagentError, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
+		l.Emit(eventlog.Event{Type: eventlog.SubagentError, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
 	case task.TimedOut:
 		f := maps.Clone(fields)
 		f["source"] = "subagent"
@@ -72,20 +73,20 @@ func (d *Daemon) reportEnd(l *list, c *taskfile.Task, parentID string, state tas
 				f["timeout"] = d.String()
 			}
 		}
-		l.emit(eventlog.Event{Type: eventlog.SubagentTimeout, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
+		l.Emit(eventlog.Event{Type: eventlog.SubagentTimeout, Task: c.ID, Parent: parentID, Attempt: attempt, Data: f})
 	}
 }
 
 // completeHandoffs logs HandoffComplete for the parent's unresolved
 // handoffs to c whose end has not been reported for this attempt, and
 // resolves the monitor-mode ones.
-func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) error {
-	parent, err := l.dir.Read(parentID)
+func (d *Daemon) completeHandoffs(ctx context.Context, l *job.List, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) error {
+	parent, err := l.Dir.Read(parentID)
 	if err != nil || len(handoffsOf(parent.Metadata.Object("taskd"))) == 0 {
 		return nil
 	}
 	var done []handoffRecord
-	_, err = l.dir.Update(ctx, parentID, func(t *taskfile.Task) error {
+	_, err = l.Dir.Update(ctx, parentID, func(t *taskfile.Task) error {
 		done = nil
 		m := task.Meta(t)
 		recs := handoffsOf(m)
@@ -117,10 +118,10 @@ func (d *Daemon) completeHandoffs(ctx context.Context, l *list, c *taskfile.Task
 	if err != nil {
 		return err
 	}
-	h := &handoffs{cfg: d.cfg, dir: l.dir, parent: parentID, emit: l.emit}
+	h := &handoffs{cfg: d.cfg, dir: l.Dir, parent: parentID, emit: l.Emit}
 	for i := range done {
 		r := &done[i]
-		l.emit(eventlog.Event{Type: eventlog.HandoffComplete, Task: parentID, Data: completeFields(maps.Clone(fields), r, attempt)})
+		l.Emit(eventlog.Event{Type: eventlog.HandoffComplete, Task: parentID, Data: completeFields(maps.Clone(fields), r, attempt)})
 		if r.Mode == modeMonitor {
 			h.resolved(r, c)
 		}

@@ -125,7 +125,7 @@ type monitor struct {
 func (l *list) aceState() *aceList {
 	if l.ace == nil {
 		a := &aceList{monitors: map[string]monitor{}, byParent: map[string][]string{}}
-		log := l.events
+		log := l.Events
 		tap := func(ev eventlog.Event) { a.mirror(log, ev) }
 		log.SetTap(tap)
 		l.ace = a

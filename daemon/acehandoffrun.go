@@ -12,6 +12,7 @@ import (
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -98,9 +99,10 @@ var handoffOptions = []string{actRetry, actContinue, actAbort, "leave"}
 // (or when a person accepted its failure), retry runs the child again and
 // suspends t again, abort fails t (the error), escalate makes t
 // needs_human with the options retry, continue, abort and leave.
-func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, line int, c *prompt.Handoff, p *prepared) error {
-	h := &handoffs{cfg: d.cfg, dir: l.dir, parent: t.ID, emit: l.emit}
-	child, err := handoffChild(l.dir, t.ID, c.ID)
+func (d *Daemon) handoffLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, line int, c *prompt.Handoff, p *prepared) error {
+	l := j.List
+	h := &handoffs{cfg: d.cfg, dir: l.Dir, parent: t.ID, emit: l.Emit}
+	child, err := handoffChild(l.Dir, t.ID, c.ID)
 	if err != nil {
 		return err
 	}
@@ -116,7 +118,7 @@ func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp 
 	case handoffActive:
 		if !childDone(child) {
 			if time.Now().Before(rec.deadline()) {
-				return d.suspend(ctx, l, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
+				return d.suspend(ctx, j, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
 			}
 			if child, err = h.timeOut(ctx, &rec, child); err != nil {
 				return err
@@ -130,28 +132,22 @@ func (d *Daemon) handoffLine(ctx context.Context, l *list, t *taskfile.Task, sp 
 	}
 	switch action {
 	case actRetry:
-		return d.suspend(ctx, l, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
+		return d.suspend(ctx, j, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
 	case actAbort:
 		return fmt.Errorf("the handoff to %s (task %s) ended with %s; --on-failure abort", cmp.Or(rec.Name, child.ID), child.ID, rec.Outcome)
 	case actEscalate:
 		reason := fmt.Sprintf("the subagent %s (task %s) you hand off to at line %d ended with %s after %d retries (--on-failure %s): retry it, continue without it, or abort",
 			cmp.Or(rec.Name, child.ID), child.ID, line, rec.Outcome, rec.Retries, rec.OnFailure)
-		return d.askPerson(ctx, l, t, sp, hitlRecord{Kind: "handoff", Source: "line", Line: line, Child: child.ID,
+		return d.askPerson(ctx, j, t, sp, hitlRecord{Kind: "handoff", Source: "line", Line: line, Child: child.ID,
 			Reason: reason, Options: handoffOptions})
 	}
 	p.results = append(p.results, handoffReport(l, child, &rec))
-	return moveToDone(ctx, l.dir, t.ID, []string{child.ID})
-}
-
-// emit appends ev to l's event log with the list's id.
-func (l *list) emit(ev eventlog.Event) {
-	ev.List = l.id
-	l.events.Append(ev)
+	return moveToDone(ctx, l.Dir, t.ID, []string{child.ID})
 }
 
 // handoffReport renders an ended child's result for its parent.
-func handoffReport(l *list, c *taskfile.Task, rec *handoffRecord) string {
-	msg := children.ResultMessage(l.dir, c)
+func handoffReport(l *job.List, c *taskfile.Task, rec *handoffRecord) string {
+	msg := children.ResultMessage(l.Dir, c)
 	name := msg.Name
 	if name == "" {
 		name = "#" + c.ID

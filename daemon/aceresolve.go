@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -31,8 +32,9 @@ import (
 
 // resolveSubagent handles the answer to a handoff or converge question of
 // task id; ok is false for any other task, which resolveTask handles.
-func (d *Daemon) resolveSubagent(ctx context.Context, l *list, id string) (t *taskfile.Task, err error, ok bool) {
-	t, err = l.dir.Read(id)
+func (d *Daemon) resolveSubagent(ctx context.Context, j *job.Job) (t *taskfile.Task, err error, ok bool) {
+	l, id := j.List, j.ID
+	t, err = l.Dir.Read(id)
 	if err != nil {
 		return nil, nil, false
 	}
@@ -43,20 +45,20 @@ func (d *Daemon) resolveSubagent(ctx context.Context, l *list, id string) (t *ta
 	}
 	answer := sp.Resolve
 	if answer == "leave" {
-		t, err = d.leavePending(ctx, l, id)
+		t, err = d.leavePending(ctx, j)
 		return t, err, true
 	}
 	if !slices.Contains(h.Options, answer) {
 		return d.refuseAnswer(ctx, l, id, answer, h), nil, true
 	}
-	l.emit(eventlog.Event{Type: eventlog.HumanResolved, Task: id, Parent: sp.Parent, Data: map[string]any{"answer": answer, "kind": h.Kind}})
+	l.Emit(eventlog.Event{Type: eventlog.HumanResolved, Task: id, Parent: sp.Parent, Data: map[string]any{"answer": answer, "kind": h.Kind}})
 	switch {
 	case answer == actAbort:
-		t, err = d.abortByPerson(ctx, l, id, sp, h)
+		t, err = d.abortByPerson(ctx, j, sp, h)
 	case h.Kind == "handoff":
-		t, err = d.answerHandoff(ctx, l, id, sp, h, answer)
+		t, err = d.answerHandoff(ctx, j, sp, h, answer)
 	default:
-		t, err = d.answerConverge(ctx, l, id, h, answer)
+		t, err = d.answerConverge(ctx, j, h, answer)
 	}
 	return t, err, true
 }
@@ -69,19 +71,20 @@ func hitlOf(t *taskfile.Task) (hitlRecord, bool) {
 
 // refuseAnswer consumes an answer that is not an option and says so in the
 // question's reason.
-func (d *Daemon) refuseAnswer(ctx context.Context, l *list, id, answer string, h hitlRecord) *taskfile.Task {
-	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+func (d *Daemon) refuseAnswer(ctx context.Context, l *job.List, id, answer string, h hitlRecord) *taskfile.Task {
+	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		task.Meta(t).Delete("resolve")
 		return nil
 	})
-	d.log.Warn("answer is not an option", "list", l.id, "task", id, "answer", answer, "options", h.Options, "err", err)
+	d.log.Warn("answer is not an option", "list", l.ID, "task", id, "answer", answer, "options", h.Options, "err", err)
 	return t
 }
 
 // abortByPerson fails a task whose question a person answered with abort.
-func (d *Daemon) abortByPerson(ctx context.Context, l *list, id string, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
+func (d *Daemon) abortByPerson(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
 	msg := fmt.Sprintf("aborted by a person: %s", h.Reason)
-	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		if _, err := task.Move(t, task.Fail); err != nil {
 			return err
 		}
@@ -93,32 +96,33 @@ func (d *Daemon) abortByPerson(ctx context.Context, l *list, id string, sp task.
 		return nil
 	})
 	if err == nil {
-		l.emit(eventlog.Event{Type: eventlog.TaskFailed, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: map[string]any{"error": msg}})
+		l.Emit(eventlog.Event{Type: eventlog.TaskFailed, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: map[string]any{"error": msg}})
 	}
 	return t, err
 }
 
 // answerHandoff applies retry or continue to an escalated handoff.
-func (d *Daemon) answerHandoff(ctx context.Context, l *list, id string, sp task.Spec, h hitlRecord, answer string) (*taskfile.Task, error) {
-	hs := &handoffs{cfg: d.cfg, dir: l.dir, parent: id, emit: l.emit}
-	child, err := l.dir.Read(h.Child)
+func (d *Daemon) answerHandoff(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord, answer string) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
+	hs := &handoffs{cfg: d.cfg, dir: l.Dir, parent: id, emit: l.Emit}
+	child, err := l.Dir.Read(h.Child)
 	if err != nil {
 		return nil, err
 	}
 	switch answer {
 	case actRetry:
 		if childDone(child) {
-			if _, err := restartChild(ctx, l.dir, h.Child); err != nil {
+			if _, err := restartChild(ctx, l.Dir, h.Child); err != nil {
 				return nil, err
 			}
 		}
 		_, err = hs.update(ctx, h.Child, h.Line, func(r *handoffRecord) {
 			r.State, r.TryStartedAt, r.TimedOut, r.Action, r.ResolvedAt = handoffActive, task.Stamp(time.Now()), false, "", ""
 		})
-		f := subagentFields(l.dir.Path(), child)
+		f := subagentFields(l.Dir.Path(), child)
 		f["event_type"] = trSubagentRetry
 		f["by"] = "person"
-		l.emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: h.Child, Parent: id, Data: f})
+		l.Emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: h.Child, Parent: id, Data: f})
 	case actContinue:
 		var rec handoffRecord
 		rec, err = hs.update(ctx, h.Child, h.Line, func(r *handoffRecord) {
@@ -128,18 +132,19 @@ func (d *Daemon) answerHandoff(ctx context.Context, l *list, id string, sp task.
 			hs.resolved(&rec, child)
 		}
 		if err == nil && h.Source == "command" {
-			return d.acceptAttempt(ctx, l, id, sp, h)
+			return d.acceptAttempt(ctx, j, sp, h)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return d.rerun(ctx, l, id)
+	return d.rerun(ctx, j)
 }
 
 // answerConverge records a person's choice for a convergence.
-func (d *Daemon) answerConverge(ctx context.Context, l *list, id string, h hitlRecord, answer string) (*taskfile.Task, error) {
-	cg := &converger{cfg: d.cfg, dir: l.dir, parent: id, emit: l.emit}
+func (d *Daemon) answerConverge(ctx context.Context, j *job.Job, h hitlRecord, answer string) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
+	cg := &converger{cfg: d.cfg, dir: l.Dir, parent: id, emit: l.Emit}
 	_, err := cg.update(ctx, h.Key, func(r *convergeRecord) {
 		r.Resolutions = append(r.Resolutions, answer)
 		r.State = convergeWaiting
@@ -147,12 +152,13 @@ func (d *Daemon) answerConverge(ctx context.Context, l *list, id string, h hitlR
 	if err != nil {
 		return nil, err
 	}
-	return d.rerun(ctx, l, id)
+	return d.rerun(ctx, j)
 }
 
 // rerun makes an answered task pending again: it runs from its first line.
-func (d *Daemon) rerun(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
-	return l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+func (d *Daemon) rerun(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
+	return l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		if _, err := task.Move(t, task.Restart); err != nil {
 			return err
 		}
@@ -164,9 +170,10 @@ func (d *Daemon) rerun(ctx context.Context, l *list, id string) (*taskfile.Task,
 }
 
 // acceptAttempt records an escalated attempt as its agent reported it.
-func (d *Daemon) acceptAttempt(ctx context.Context, l *list, id string, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
+func (d *Daemon) acceptAttempt(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
 	ok := h.AgentSuccess != nil && *h.AgentSuccess
-	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		m := task.Meta(t)
 		m.Delete("resolve")
 		m.Delete("hitl")
@@ -186,7 +193,7 @@ func (d *Daemon) acceptAttempt(ctx context.Context, l *list, id string, sp task.
 		if !ok {
 			ev.Type = eventlog.TaskFailed
 		}
-		l.emit(ev)
+		l.Emit(ev)
 	}
 	return t, err
 }

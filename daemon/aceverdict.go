@@ -11,6 +11,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -73,11 +74,11 @@ func readVerdict(path string) (verdict, bool) {
 // exitVerdict returns the verdict left for attempt sp.Attempt of task id,
 // or nil. Only an agent that exited by itself has one: a timeout or a
 // cancellation stands, and an interrupted attempt runs again.
-func (d *Daemon) exitVerdict(l *list, id string, sp task.Spec, out agent.Outcome) *verdict {
+func (d *Daemon) exitVerdict(l *job.List, id string, sp task.Spec, out agent.Outcome) *verdict {
 	if out != agent.Finished || sp.Attempt == 0 {
 		return nil
 	}
-	v, ok := readVerdict(filepath.Join(l.runDir(id, sp.Attempt), verdictFile))
+	v, ok := readVerdict(filepath.Join(l.RunDir(id, sp.Attempt), verdictFile))
 	if !ok {
 		return nil
 	}
@@ -109,19 +110,20 @@ type hitlRecord struct {
 
 // finishNeedsHuman records an attempt whose agent left a needs_human
 // verdict: its result, and the task pending, needs_human, with hitl.
-func (d *Daemon) finishNeedsHuman(ctx context.Context, l *list, id string, sp task.Spec, res agent.Result, v *verdict) (*taskfile.Task, error) {
-	wctx, cancel := persistCtx(ctx)
+func (d *Daemon) finishNeedsHuman(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, v *verdict) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
+	wctx, cancel := job.WriteContext(ctx)
 	defer cancel()
 	ok := res.Success
 	h := hitlRecord{Kind: v.Kind, Source: "command", Child: v.Child, Key: v.Key, Reason: v.Reason,
 		Options: v.Options, Conflicts: v.Conflicts, AgentSuccess: &ok}
-	t, err := l.dir.Update(wctx, id, func(t *taskfile.Task) error {
+	t, err := l.Dir.Update(wctx, id, func(t *taskfile.Task) error {
 		m := task.Meta(t)
 		m.Set("finishedAt", task.Stamp(time.Now()))
-		m.Set("result", shortResult(res, area.RelRunDir(id, sp.Attempt)))
+		m.Set("result", job.ShortResult(res, area.RelRunDir(id, sp.Attempt)))
 		return setHITL(t, h)
 	})
-	l.emit(eventlog.Event{Type: eventlog.TaskNeedsHuman, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+	l.Emit(eventlog.Event{Type: eventlog.TaskNeedsHuman, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"reason": h.Reason, "options": h.Options, "kind": h.Kind}})
 	return t, err
 }
@@ -140,8 +142,9 @@ func setHITL(t *taskfile.Task, h hitlRecord) error {
 // askPerson ends a pass of t's leading lines with a question for a person:
 // t becomes needs_human with h (TaskNeedsHuman); no agent ran, so the
 // attempt number goes back to what it was.
-func (d *Daemon) askPerson(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, h hitlRecord) error {
-	written, err := l.dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
+func (d *Daemon) askPerson(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, h hitlRecord) error {
+	l := j.List
+	written, err := l.Dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
 		setHITL(t, h)
 		unclaim(task.Meta(t), t.ID, sp.Attempt)
 		return nil
@@ -149,7 +152,7 @@ func (d *Daemon) askPerson(ctx context.Context, l *list, t *taskfile.Task, sp ta
 	if err != nil {
 		return err
 	}
-	l.emit(eventlog.Event{Type: eventlog.TaskNeedsHuman, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
+	l.Emit(eventlog.Event{Type: eventlog.TaskNeedsHuman, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
 		Data: map[string]any{"reason": h.Reason, "options": h.Options, "kind": h.Kind, "line": h.Line}})
 	return &suspended{task: written}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -75,9 +76,10 @@ func asSuspended(err error) (*taskfile.Task, bool) {
 // suspend writes task t waiting for w and returns the error that ends the
 // pass. No agent ran, so the attempt number goes back to what it was before
 // the claim.
-func (d *Daemon) suspend(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, w aceWait) error {
+func (d *Daemon) suspend(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, w aceWait) error {
+	l := j.List
 	w.Attempt = sp.Attempt - 1
-	written, err := l.dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
+	written, err := l.Dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
 		if _, err := task.Move(t, task.Wait); err != nil {
 			return err
 		}
@@ -89,7 +91,7 @@ func (d *Daemon) suspend(ctx context.Context, l *list, t *taskfile.Task, sp task
 	if err != nil {
 		return err
 	}
-	l.events.Append(eventlog.Event{Type: eventlog.TaskWaiting, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
+	l.Events.Append(eventlog.Event{Type: eventlog.TaskWaiting, List: l.ID, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
 		Data: map[string]any{"children": w.Children, "reason": w.Kind, "line": w.Line}})
 	return &suspended{task: written}
 }
@@ -119,7 +121,7 @@ func (d *Daemon) aceWaitDone(l *list, e *entry) bool {
 	for _, c := range w.Children {
 		ce := l.entries[c]
 		if ce == nil {
-			if _, err := os.Lstat(l.dir.File(c)); err != nil {
+			if _, err := os.Lstat(l.Dir.File(c)); err != nil {
 				ended++ // gone
 			}
 			continue
@@ -137,10 +139,11 @@ func (d *Daemon) aceWaitDone(l *list, e *entry) bool {
 
 // releaseWaiting ends the wait of a suspended task: it becomes pending (a
 // TaskResumed event says why), and runs again from its first line.
-func (d *Daemon) releaseWaiting(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
+func (d *Daemon) releaseWaiting(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
 	var w *aceWait
 	var sp task.Spec
-	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		s, err := task.ReadSpec(t)
 		if w = waitOf(t); err != nil || w == nil || s.State != task.Waiting {
 			return errNotRunnable
@@ -156,7 +159,7 @@ func (d *Daemon) releaseWaiting(ctx context.Context, l *list, id string) (*taskf
 	if err != nil {
 		return nil, err
 	}
-	l.events.Append(eventlog.Event{Type: eventlog.TaskResumed, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+	l.Events.Append(eventlog.Event{Type: eventlog.TaskResumed, List: l.ID, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"reason": w.Kind, "line": w.Line, "children": w.Children}})
 	return t, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/children"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -57,8 +58,9 @@ Only the first line of the block may start with a slash. Do not do the work your
 // adds) and completes when they have ended. A missing or invalid block, or
 // a workflow outside the limits (unknown agents), fails the task with the
 // reason; the planner's output stays in its run folder.
-func (d *Daemon) runPlan(ctx context.Context, l *list, t *taskfile.Task, res agent.Result) error {
-	script, err := prompt.ParseAutoOutput(res.Output, prompt.ParseOptions{Commands: d.catalog.Commands(l.dir.Path()).Has})
+func (d *Daemon) runPlan(ctx context.Context, j *job.Job, t *taskfile.Task, res agent.Result) error {
+	l := j.List
+	script, err := prompt.ParseAutoOutput(res.Output, prompt.ParseOptions{Commands: d.catalog.Commands(l.Dir.Path()).Has})
 	if err != nil {
 		return fmt.Errorf("the planner's output holds no usable workflow: %w", err)
 	}
@@ -88,9 +90,9 @@ func (d *Daemon) runPlan(ctx context.Context, l *list, t *taskfile.Task, res age
 		}
 	}
 	name := t.ID + "-plan"
-	if _, err := children.Named(l.dir, t.ID, name); err == nil {
+	if _, err := children.Named(l.Dir, t.ID, name); err == nil {
 		return nil
 	}
-	_, err = children.Push(ctx, d.cfg, l.dir, t.ID, children.PushOptions{Name: name, Prompt: script.String(), Start: true, Extra: map[string]any{"parallelItem": true}})
+	_, err = children.Push(ctx, d.cfg, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: script.String(), Start: true, Extra: map[string]any{"parallelItem": true}})
 	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -22,13 +23,14 @@ import (
 // prompt. Conflicts left for a person make t needs_human (kind converge)
 // before its agent runs. A pass that runs the line again after the output
 // was written reuses that output.
-func (d *Daemon) convergeLine(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, line int, c *prompt.Converge, p *prepared) error {
+func (d *Daemon) convergeLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, line int, c *prompt.Converge, p *prepared) error {
+	l := j.List
 	tol, err := toleranceOf(t)
 	if err != nil {
 		return fmt.Errorf("metadata.taskd.convergeTolerance: %w", err)
 	}
-	cg := &converger{cfg: d.cfg, dir: l.dir, parent: t.ID, emit: l.emit, tol: tol}
-	ids, err := convergeChildren(l.dir, t.ID, c.IDs)
+	cg := &converger{cfg: d.cfg, dir: l.Dir, parent: t.ID, emit: l.Emit, tol: tol}
+	ids, err := convergeChildren(l.Dir, t.ID, c.IDs)
 	if err != nil {
 		return err
 	}
@@ -37,15 +39,15 @@ func (d *Daemon) convergeLine(ctx context.Context, l *list, t *taskfile.Task, sp
 		return err
 	}
 	if rec.State == convergeDone && rec.Output != "" {
-		path := filepath.Join(l.dir.Path(), rec.Output)
+		path := filepath.Join(l.Dir.Path(), rec.Output)
 		if content, err := os.ReadFile(path); err == nil {
 			p.results = append(p.results, convergedReport(&rec, path, content))
 			return nil
 		}
 	}
-	tasks := readTaskMap(l.dir, ids)
+	tasks := readTaskMap(l.Dir, ids)
 	if !ready(rec.Strategy, tasks) {
-		return d.suspend(ctx, l, t, sp, aceWait{Kind: "converge", Line: line, Children: ids, Any: rec.Strategy == strategyFirstSuccess})
+		return d.suspend(ctx, j, t, sp, aceWait{Kind: "converge", Line: line, Children: ids, Any: rec.Strategy == strategyFirstSuccess})
 	}
 	if rec.Strategy == strategyFirstSuccess {
 		if err := cg.cancelRest(ctx, &rec, tasks); err != nil {
@@ -61,9 +63,9 @@ func (d *Daemon) convergeLine(ctx context.Context, l *list, t *taskfile.Task, sp
 		if err != nil {
 			return err
 		}
-		return d.askPerson(ctx, l, t, sp, h)
+		return d.askPerson(ctx, j, t, sp, h)
 	}
-	path, content, err := cg.output(ctx, &rec, cv, l.runDir(t.ID, sp.Attempt))
+	path, content, err := cg.output(ctx, &rec, cv, l.RunDir(t.ID, sp.Attempt))
 	if err != nil {
 		return err
 	}
@@ -73,10 +75,10 @@ func (d *Daemon) convergeLine(ctx context.Context, l *list, t *taskfile.Task, sp
 }
 
 // logResolutions logs the results that auto resolution overrode.
-func (d *Daemon) logResolutions(l *list, id string, cv *converged) {
+func (d *Daemon) logResolutions(l *job.List, id string, cv *converged) {
 	for _, r := range cv.Resolutions {
 		if r.Method != resolveManual {
-			d.log.Info("convergence conflict resolved", "list", l.id, "task", id, "method", r.Method,
+			d.log.Info("convergence conflict resolved", "list", l.ID, "task", id, "method", r.Method,
 				"winner", r.Winner, "overridden", r.Overridden)
 		}
 	}

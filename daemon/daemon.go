@@ -16,6 +16,7 @@ import (
 	"github.com/taskd/taskd/daemon/catalog"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -53,6 +54,7 @@ type Daemon struct {
 	fullScan bool
 
 	catalog *catalog.Catalog // each list's workflows and command files
+	env     *job.Env         // what every job may use
 	runner  *agent.Local     // runs agents
 
 	// started is closed once the startup scan is complete (for tests and
@@ -73,6 +75,7 @@ func New(cfg *config.Config, log *slog.Logger) *Daemon {
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
 	d.runner = agent.NewLocal(cfg, log)
 	d.catalog = catalog.New(cfg.Dir, log)
+	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log}
 	return d
 }
 
@@ -295,8 +298,8 @@ func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
 		case <-waited:
 			for _, id := range d.order {
 				l := d.lists[id]
-				l.events.Append(eventlog.Event{Type: eventlog.DaemonStopped, List: id})
-				l.events.Close()
+				l.Events.Append(eventlog.Event{Type: eventlog.DaemonStopped, List: id})
+				l.Events.Close()
 			}
 			d.log.Info("taskd stopped")
 			return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/navigator"
@@ -35,7 +36,8 @@ const maxTrace = 100
 // trace, so the file always says where the task is.
 type flowRun struct {
 	d   *Daemon
-	l   *list
+	j   *job.Job
+	l   *job.List
 	id  string
 	sp  task.Spec
 	set *workflows.Set
@@ -44,19 +46,20 @@ type flowRun struct {
 	run int            // the last run folder number used
 }
 
-func (d *Daemon) newFlow(l *list, t *taskfile.Task, sp task.Spec) *flowRun {
-	cwd, err := taskCwd(sp.Cwd)
+func (d *Daemon) newFlow(j *job.Job, t *taskfile.Task, sp task.Spec) *flowRun {
+	l := j.List
+	cwd, err := job.Cwd(sp.Cwd)
 	if err != nil {
 		cwd = ""
 	}
-	f := &flowRun{d: d, l: l, id: t.ID, sp: sp, set: d.catalog.Workflows(l.dir.Path()), cwd: cwd, t: t}
+	f := &flowRun{d: d, j: j, l: l, id: t.ID, sp: sp, set: d.catalog.Workflows(l.Dir.Path()), cwd: cwd, t: t}
 	f.run = max(sp.Attempt, lastRunDir(l, t.ID))
 	return f
 }
 
 // lastRunDir returns the highest run folder number of task id.
-func lastRunDir(l *list, id string) int {
-	entries, _ := fsroot.ReadDir(l.dir.Path(), filepath.Dir(l.runDir(id, 0)))
+func lastRunDir(l *job.List, id string) int {
+	entries, _ := fsroot.ReadDir(l.Dir.Path(), filepath.Dir(l.RunDir(id, 0)))
 	n := 0
 	for _, e := range entries {
 		if v, err := strconv.Atoi(e.Name()); err == nil && v > n {
@@ -68,9 +71,10 @@ func lastRunDir(l *list, id string) int {
 
 // runFlow runs a claimed workflow task until it ends, waits (fork, human) or
 // is stopped.
-func (d *Daemon) runFlow(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
-	f := d.newFlow(l, t, sp)
-	l.events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.id, Task: t.ID, Parent: sp.Parent, Step: currentStep(t),
+func (d *Daemon) runFlow(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
+	l := j.List
+	f := d.newFlow(j, t, sp)
+	l.Events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.ID, Task: t.ID, Parent: sp.Parent, Step: currentStep(t),
 		Data: map[string]any{"workflow": workflowType(t)}})
 	return f.loop(ctx, "", nil)
 }
@@ -121,7 +125,7 @@ func (f *flowRun) loop(ctx context.Context, result string, extra func(*taskfile.
 		res, out := f.runStep(ctx, resp)
 		switch out {
 		case agent.Interrupted, agent.Cancelled, agent.NotStarted:
-			return f.d.finish(ctx, f.l, f.id, f.specFor(f.run), res, out)
+			return f.d.finish(ctx, f.j, f.specFor(f.run), res, out)
 		}
 		result = "failed"
 		if res.Success {
@@ -148,7 +152,7 @@ func (f *flowRun) current(ctx context.Context) (*navigator.Response, error) {
 		return resp, err
 	}
 	wt := navigator.StartWriteThrough(nt, resp, "")
-	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		ApplyWriteThrough(t, wt)
 		return nil
 	})
@@ -163,7 +167,7 @@ func (f *flowRun) current(ctx context.Context) (*navigator.Response, error) {
 // write-through, the step trace and the iteration count.
 func (f *flowRun) advance(ctx context.Context, result string, extra func(*taskfile.Task)) (*navigator.Response, error) {
 	var resp *navigator.Response
-	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		step := currentStep(t)
 		r, wt, err := navigator.Navigate(f.set, NavigatorTask(t, f.id), navigator.Input{Result: result, ProjectRoot: f.cwd})
 		if err != nil {
@@ -212,9 +216,9 @@ func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
 	trace := traceLine(f.t, 8)
 	switch {
 	case n >= hardGuard:
-		f.l.events.Append(eventlog.Event{Type: eventlog.GuardStopped, List: f.l.id, Task: f.id, Step: currentStep(f.t),
+		f.l.Events.Append(eventlog.Event{Type: eventlog.GuardStopped, List: f.l.ID, Task: f.id, Step: currentStep(f.t),
 			Data: map[string]any{"iterations": n, "trace": trace}})
-		t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+		t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 			if _, err := task.Move(t, task.Stop); err != nil {
 				return err
 			}
@@ -224,7 +228,7 @@ func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
 		})
 		return t, true, err
 	case n >= next:
-		f.l.events.Append(eventlog.Event{Type: eventlog.GuardWarning, List: f.l.id, Task: f.id, Step: currentStep(f.t),
+		f.l.Events.Append(eventlog.Event{Type: eventlog.GuardWarning, List: f.l.ID, Task: f.id, Step: currentStep(f.t),
 			Data: map[string]any{"iterations": n, "trace": trace}})
 		t, err := f.needsHuman(ctx, "guard", fmt.Sprintf("loop guard: %d steps so far (%s); continue for %d more, abort, or investigate", n, trace, softGuard), []string{"continue", "abort", "investigate"})
 		return t, true, err
@@ -302,7 +306,7 @@ func lastTrace(t *taskfile.Task) traceEntry {
 
 // complete records a workflow that reached a success end.
 func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*taskfile.Task, error) {
-	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		if _, err := task.Record(t, task.Succeed); err != nil {
 			return err
 		}
@@ -311,14 +315,14 @@ func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*task
 		m.Delete("error")
 		return nil
 	})
-	f.l.events.Append(eventlog.Event{Type: eventlog.TaskSucceeded, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: resp.CurrentStep,
+	f.l.Events.Append(eventlog.Event{Type: eventlog.TaskSucceeded, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: resp.CurrentStep,
 		Data: map[string]any{"workflow": workflowType(f.t), "steps": traceLine(f.t, 20)}})
 	return t, err
 }
 
 // fail records a workflow that cannot go on.
 func (f *flowRun) fail(ctx context.Context, msg string) (*taskfile.Task, error) {
-	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		if _, err := task.Record(t, task.Fail); err != nil {
 			return err
 		}
@@ -327,7 +331,7 @@ func (f *flowRun) fail(ctx context.Context, msg string) (*taskfile.Task, error) 
 		m.Set("finishedAt", task.Stamp(time.Now()))
 		return nil
 	})
-	f.l.events.Append(eventlog.Event{Type: eventlog.TaskFailed, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
+	f.l.Events.Append(eventlog.Event{Type: eventlog.TaskFailed, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
 		Data: map[string]any{"error": msg}})
 	return t, err
 }
@@ -338,7 +342,7 @@ func (f *flowRun) fail(ctx context.Context, msg string) (*taskfile.Task, error) 
 func (f *flowRun) needsHuman(ctx context.Context, kind, reason string, options []string) (*taskfile.Task, error) {
 	step := currentStep(f.t)
 	trace := traceLine(f.t, 8)
-	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		if _, err := task.Record(t, task.AskPerson); err != nil {
 			return err
 		}
@@ -353,7 +357,7 @@ func (f *flowRun) needsHuman(ctx context.Context, kind, reason string, options [
 		m.Set("hitl", h)
 		return nil
 	})
-	f.l.events.Append(eventlog.Event{Type: eventlog.TaskNeedsHuman, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step,
+	f.l.Events.Append(eventlog.Event{Type: eventlog.TaskNeedsHuman, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: step,
 		Data: map[string]any{"reason": reason, "options": options, "kind": kind}})
 	return t, err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/taskfile"
@@ -30,7 +31,7 @@ func (f *flowRun) fork(ctx context.Context, resp *navigator.Response) (*taskfile
 			branches := fs.Object("branches")
 			for _, name := range branches.Keys() {
 				if id, ok := branches.Object(name).String("childTaskId"); ok {
-					if _, err := f.l.dir.Read(id); err == nil {
+					if _, err := f.l.Dir.Read(id); err == nil {
 						existing[name] = id
 					}
 				}
@@ -51,7 +52,7 @@ func (f *flowRun) fork(ctx context.Context, resp *navigator.Response) (*taskfile
 		}
 		id, ok := existing[b.Name]
 		if !ok {
-			child, err := f.l.dir.Create(ctx, f.branchTask(b, forkStep, userDesc, parentTD))
+			child, err := f.l.Dir.Create(ctx, f.branchTask(b, forkStep, userDesc, parentTD))
 			if err != nil {
 				return nil, fmt.Errorf("create branch %s of %s: %w", b.Name, forkStep, err)
 			}
@@ -62,7 +63,7 @@ func (f *flowRun) fork(ctx context.Context, resp *navigator.Response) (*taskfile
 		branches.Set(b.Name, state)
 		ids = append(ids, id)
 	}
-	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		fs := taskfile.NewObject()
 		fs.Set("forkStep", forkStep)
 		fs.Set("joinStep", resp.Fork.JoinStep)
@@ -80,9 +81,9 @@ func (f *flowRun) fork(ctx context.Context, resp *navigator.Response) (*taskfile
 	if err != nil {
 		return nil, err
 	}
-	f.l.events.Append(eventlog.Event{Type: eventlog.ForkStarted, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: forkStep,
+	f.l.Events.Append(eventlog.Event{Type: eventlog.ForkStarted, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: forkStep,
 		Data: map[string]any{"branches": branchIDs(branches), "joinStep": resp.Fork.JoinStep, "strategy": resp.Fork.JoinStrategy}})
-	f.l.events.Append(eventlog.Event{Type: eventlog.TaskWaiting, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: forkStep,
+	f.l.Events.Append(eventlog.Event{Type: eventlog.TaskWaiting, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: forkStep,
 		Data: map[string]any{"children": ids}})
 	return t, nil
 }
@@ -143,12 +144,12 @@ func (f *flowRun) branchTask(b navigator.ForkBranch, forkStep, userDesc string, 
 // fork at forkStep (and not archived), by branch name.
 func (f *flowRun) existingBranches(forkStep string) map[string]string {
 	out := map[string]string{}
-	ids, err := f.l.dir.List()
+	ids, err := f.l.Dir.List()
 	if err != nil {
 		return out
 	}
 	for _, id := range ids {
-		t, err := f.l.dir.Read(id)
+		t, err := f.l.Dir.Read(id)
 		if err != nil {
 			continue
 		}
@@ -175,7 +176,7 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 	if verdict != "passed" {
 		ev, state = task.BranchFail, task.Failed
 	}
-	t, err := f.l.dir.Update(ctx, f.id, func(t *taskfile.Task) error {
+	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		if _, err := task.Move(t, ev); err != nil {
 			return err
 		}
@@ -189,7 +190,7 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 		typ = eventlog.TaskFailed
 	}
 	branch, _ := f.t.Metadata.String("branchName")
-	f.l.events.Append(eventlog.Event{Type: typ, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
+	f.l.Events.Append(eventlog.Event{Type: typ, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
 		Data: map[string]any{"branch": branch, "branchResult": verdict}})
 	return t, err
 }
@@ -197,7 +198,7 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 // joinVerdict computes a fork's result from its branches' children:
 // all-pass passes when every branch passed, any-pass when at least one did.
 // A branch whose child is missing, failed or never reached the join failed.
-func (d *Daemon) joinVerdict(l *list, t *taskfile.Task) (string, map[string]any) {
+func (d *Daemon) joinVerdict(l *job.List, t *taskfile.Task) (string, map[string]any) {
 	fs := t.Metadata.Object("forkState")
 	strategy, _ := fs.String("joinStrategy")
 	branches := fs.Object("branches")
@@ -207,7 +208,7 @@ func (d *Daemon) joinVerdict(l *list, t *taskfile.Task) (string, map[string]any)
 		total++
 		r := "failed"
 		if id, ok := branches.Object(name).String("childTaskId"); ok {
-			if c, err := l.dir.Read(id); err == nil {
+			if c, err := l.Dir.Read(id); err == nil {
 				if br, _ := c.Metadata.Object("taskd").String("branchResult"); br == "passed" {
 					r = "passed"
 				}
@@ -227,8 +228,8 @@ func (d *Daemon) joinVerdict(l *list, t *taskfile.Task) (string, map[string]any)
 
 // archive marks a finished child as archived: completed, kept on disk with
 // its results, no longer counted by its parent. Children are never deleted.
-func (d *Daemon) archive(ctx context.Context, l *list, id string) error {
-	_, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+func (d *Daemon) archive(ctx context.Context, l *job.List, id string) error {
+	_, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		return task.Archive(t)
 	})
 	return err

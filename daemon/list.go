@@ -16,6 +16,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -23,9 +24,7 @@ import (
 
 // A list is one task list directory as the loop sees it.
 type list struct {
-	id      string
-	dir     *taskfile.Dir
-	events  *eventlog.Log
+	*job.List
 	entries map[string]*entry
 	// waiters maps a task id to the tasks whose blockedBy names it, so a
 	// blocker's change re-evaluates exactly its dependents.
@@ -68,7 +67,7 @@ type entry struct {
 	badSince  time.Time // when the current unparsable bytes were first seen
 	badReason string
 
-	job *job // non-nil while a job works on the task
+	job *work // non-nil while a job works on the task
 	// changedInJob is set when the file was seen to change while a job
 	// worked on the task: the job's report is then trusted as the file's
 	// contents only if it is what was seen last.
@@ -150,7 +149,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 		return
 	}
 	d.serve(l)
-	l.events.Append(eventlog.Event{Type: eventlog.DaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
+	l.Events.Append(eventlog.Event{Type: eventlog.DaemonStarted, List: id, Data: map[string]any{"pid": os.Getpid()}})
 	if l.refused != nil {
 		return // nothing is removed from a list taskd does not serve
 	}
@@ -163,7 +162,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 // yet served.
 func newList(id string, dir *taskfile.Dir) *list {
 	return &list{
-		id: id, dir: dir, events: eventlog.New(dir.Path()),
+		List:    &job.List{ID: id, Dir: dir, Events: eventlog.New(dir.Path())},
 		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},
 		dirty: map[string]struct{}{}, inReady: map[string]bool{},
 		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
@@ -172,21 +171,21 @@ func newList(id string, dir *taskfile.Dir) *list {
 
 // serve makes the loop serve list l, with the slot counts of its id.
 func (d *Daemon) serve(l *list) {
-	d.slots.Serve(l.id)
-	d.lists[l.id] = l
-	d.order = append(d.order, l.id)
+	d.slots.Serve(l.ID)
+	d.lists[l.ID] = l
+	d.order = append(d.order, l.ID)
 }
 
 func (d *Daemon) dropList(id string) {
 	l := d.lists[id]
-	d.watcher.Remove(l.dir.Path())
+	d.watcher.Remove(l.Dir.Path())
 	for _, e := range l.entries {
 		if e.job != nil {
 			e.job.stop(agent.ErrTaskGone)
 		}
 	}
-	l.events.Close()
-	d.slots.Unserve(l.id)
+	l.Events.Close()
+	d.slots.Unserve(l.ID)
 	delete(d.lists, id)
 	d.order = slices.DeleteFunc(d.order, func(s string) bool { return s == id })
 	d.log.Info("list went away", "list", id)
@@ -216,13 +215,13 @@ func (d *Daemon) listChanged(name string) {
 // its tasks when it does not (agents already running finish). The watcher
 // reports a list directory's mode changes; every rescan checks again.
 func (d *Daemon) checkListMode(l *list) {
-	err := checkList(l.dir.Path(), d.cfg.Insecure)
+	err := checkList(l.Dir.Path(), d.cfg.Insecure)
 	switch {
 	case err == nil && l.refused != nil:
 		l.refused = nil
-		l.events.Mute(false)
-		d.log.Info("serving list: it is fixed", "list", l.id)
-		area.Make(l.dir.Path())
+		l.Events.Mute(false)
+		d.log.Info("serving list: it is fixed", "list", l.ID)
+		area.Make(l.Dir.Path())
 		d.scanList(l)
 		for id := range l.entries {
 			d.consider(l, id) // unchanged files are not observed again
@@ -234,7 +233,7 @@ func (d *Daemon) checkListMode(l *list) {
 		// Jobs waiting for a slot have not started their agents: they stop
 		// too, and are recorded as interrupted.
 		for _, e := range l.entries {
-			if e.job != nil && d.slots.Queuing(e.job.ticket) {
+			if e.job != nil && d.slots.Queuing(e.job.slot.ticket) {
 				e.job.stop(agent.ErrInterrupted)
 			}
 		}
@@ -244,15 +243,15 @@ func (d *Daemon) checkListMode(l *list) {
 
 // scanList reconciles every task file of l, and forgets files that are gone.
 func (d *Daemon) scanList(l *list) {
-	ids, misnamed, err := l.dir.Names()
+	ids, misnamed, err := l.Dir.Names()
 	if err != nil {
-		d.log.Warn("list tasks", "list", l.id, "err", err)
+		d.log.Warn("list tasks", "list", l.ID, "err", err)
 		return
 	}
 	present := make(map[string]bool, len(ids))
 	if l.refused == nil {
 		d.noteMisnamed(l, misnamed)
-		readTasks(l.dir, ids, func(id string, tf *taskfile.Task, err error) {
+		readTasks(l.Dir, ids, func(id string, tf *taskfile.Task, err error) {
 			present[id] = true
 			d.reconcile(l, id, tf, err)
 		})
@@ -270,7 +269,7 @@ func (d *Daemon) refresh(l *list, id string) {
 	if l.refused != nil {
 		return
 	}
-	tf, err := l.dir.Read(id)
+	tf, err := l.Dir.Read(id)
 	d.reconcile(l, id, tf, err)
 }
 
@@ -289,7 +288,7 @@ func (d *Daemon) reconcile(l *list, id string, tf *taskfile.Task, err error) {
 		return
 	}
 	if err != nil {
-		d.log.Warn("read task", "list", l.id, "task", id, "err", err)
+		d.log.Warn("read task", "list", l.ID, "task", id, "err", err)
 		return
 	}
 	h := hashBytes(tf.Raw())
@@ -368,7 +367,7 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 		e.job.stop(agent.ErrTaskGone)
 	}
 	if e.reject != "" {
-		fsroot.Remove(l.dir.Path(), rejectPath(l, id))
+		fsroot.Remove(l.Dir.Path(), rejectPath(l, id))
 	}
 	d.setBlockedBy(l, id, nil)
 	delete(l.entries, id)
@@ -377,5 +376,5 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 
 // runDir returns the run folder of attempt n of task id.
 func (l *list) runDir(id string, n int) string {
-	return area.RunDir(l.dir.Path(), id, n)
+	return area.RunDir(l.Dir.Path(), id, n)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -35,7 +36,8 @@ var breakVerdict = regexp.MustCompile(`(?i)<subtask2\s+loop\s*=\s*["']?break["']
 // why; or, if the condition's agent was stopped before it could tell (the
 // daemon stops, the task is cancelled), why it was stopped, and nothing
 // is decided.
-func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
+func (d *Daemon) loopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
+	l := j.List
 	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
 	iteration = int(n) + 1
 	satisfied := false
@@ -43,10 +45,10 @@ func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp ta
 	switch {
 	case lp.UntilCommand != "":
 		by = "command"
-		satisfied, stopped = d.untilCommand(ctx, l, t, sp, lp.UntilCommand)
+		satisfied, stopped = d.untilCommand(ctx, j, t, sp, lp.UntilCommand)
 	case lp.Until != "":
 		by = "judge"
-		satisfied, stopped = d.judge(ctx, l, t, sp, lp, iteration, res)
+		satisfied, stopped = d.judge(ctx, j, t, sp, lp, iteration, res)
 	}
 	if stopped != nil {
 		return iteration, false, "", stopped
@@ -58,10 +60,10 @@ func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp ta
 	case iteration >= lp.Max:
 		done, reason = true, loopMaxReached
 	}
-	l.events.Append(eventlog.Event{Type: eventlog.LoopIteration, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
+	l.Events.Append(eventlog.Event{Type: eventlog.LoopIteration, List: l.ID, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"iteration": iteration, "max": lp.Max, "verdict": verdict, "by": by}})
 	if done {
-		l.events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.id, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
+		l.Events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.ID, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
 			Data: map[string]any{"exitReason": reason, "iterations": iteration}})
 	}
 	return iteration, done, reason, nil
@@ -69,17 +71,18 @@ func (d *Daemon) loopCheck(ctx context.Context, l *list, t *taskfile.Task, sp ta
 
 // untilCommand runs a loop's condition command with the exec profile in the
 // task's working directory, in the iteration's run folder (until/).
-func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, command string) (satisfied bool, stopped error) {
-	a, err := d.newAttempt(l, t, sp, "", "")
+func (d *Daemon) untilCommand(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, command string) (satisfied bool, stopped error) {
+	l := j.List
+	a, err := j.NewAttempt(t, sp, "", "")
 	if err == nil {
 		a.Profile, err = d.cfg.ResolveAgent("exec", true)
 	}
 	if err != nil {
-		d.log.Warn("loop condition command", "list", l.id, "task", t.ID, "err", err)
+		d.log.Warn("loop condition command", "list", l.ID, "task", t.ID, "err", err)
 		return false, nil
 	}
 	a.Sub, a.Prompt, a.Script, a.Timeout = "until", command, command, min(a.Timeout, 10*time.Minute)
-	res, out := d.run(ctx, a)
+	res, out := j.RunAgent(ctx, a)
 	return out == agent.Finished && res.ExitCode == 0, agent.StopOf(out)
 }
 
@@ -90,7 +93,8 @@ func (d *Daemon) untilCommand(ctx context.Context, l *list, t *taskfile.Task, sp
 // condition verbatim, the iteration number, the task's prompt and the
 // iteration's result. A judge that fails is asked once more; failing again
 // counts as "not satisfied".
-func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res agent.Result) (satisfied bool, stopped error) {
+func (d *Daemon) judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res agent.Result) (satisfied bool, stopped error) {
+	l := j.List
 	agentName := ""
 	if _, ok := d.cfg.Agents["judge"]; ok {
 		agentName = "judge"
@@ -104,9 +108,9 @@ func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp task.S
 		jsp.Agent = agentName
 	}
 	for try := 1; try <= 2; try++ {
-		a, err := d.newAttempt(l, t, jsp, "", "")
+		a, err := j.NewAttempt(t, jsp, "", "")
 		if err != nil {
-			d.log.Warn("loop judge", "list", l.id, "task", t.ID, "err", err)
+			d.log.Warn("loop judge", "list", l.ID, "task", t.ID, "err", err)
 			return false, nil
 		}
 		a.Sub = "judge"
@@ -115,7 +119,7 @@ func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp task.S
 		}
 		a.Prompt = judgePrompt(lp, iteration, taskPrompt(t, sp), res)
 		a.Script = ""
-		jr, out := d.run(ctx, a)
+		jr, out := j.RunAgent(ctx, a)
 		if err := agent.StopOf(out); err != nil {
 			return false, err
 		}
@@ -127,7 +131,7 @@ func (d *Daemon) judge(ctx context.Context, l *list, t *taskfile.Task, sp task.S
 			}
 			return breakVerdict.MatchString(text), nil
 		}
-		d.log.Warn("loop judge failed", "list", l.id, "task", t.ID, "try", try, "err", jr.Error)
+		d.log.Warn("loop judge failed", "list", l.ID, "task", t.ID, "try", try, "err", jr.Error)
 	}
 	return false, nil
 }
@@ -152,16 +156,17 @@ func judgePrompt(lp *prompt.Loop, iteration int, tf string, res agent.Result) st
 
 // continueLoop records an iteration after which the loop goes on: the task
 // is pending again (no state), to run its next iteration as a new attempt.
-func (d *Daemon) continueLoop(ctx context.Context, l *list, id string, sp task.Spec, res agent.Result, iteration int) (*taskfile.Task, error) {
-	wctx, cancel := persistCtx(ctx)
+func (d *Daemon) continueLoop(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, iteration int) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
+	wctx, cancel := job.WriteContext(ctx)
 	defer cancel()
-	return l.dir.Update(wctx, id, func(t *taskfile.Task) error {
+	return l.Dir.Update(wctx, id, func(t *taskfile.Task) error {
 		if _, err := task.Move(t, task.Iterate); err != nil {
 			return err
 		}
 		m := task.Meta(t)
 		m.Set("loopIteration", iteration)
-		m.Set("result", shortResult(res, area.RelRunDir(id, sp.Attempt)))
+		m.Set("result", job.ShortResult(res, area.RelRunDir(id, sp.Attempt)))
 		m.Delete("finishedAt")
 		return nil
 	})

@@ -31,7 +31,7 @@ func servedList(t *testing.T, fc *config.FileConfig) (*Daemon, *list) {
 		t.Fatal(err)
 	}
 	l := newList("l", dir)
-	t.Cleanup(func() { l.events.Close() })
+	t.Cleanup(func() { l.Events.Close() })
 	d.serve(l)
 	return d, l
 }

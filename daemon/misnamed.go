@@ -37,7 +37,7 @@ func (d *Daemon) noteMisnamed(l *list, names []string) {
 	for name := range l.misnamed {
 		if !seen[name] {
 			delete(l.misnamed, name)
-			fsroot.Remove(l.dir.Path(), rejectNote(l, noteName(name)))
+			fsroot.Remove(l.Dir.Path(), rejectNote(l, noteName(name)))
 		}
 	}
 }
@@ -47,7 +47,7 @@ func (d *Daemon) checkNames(l *list) {
 	if l.refused != nil {
 		return
 	}
-	_, misnamed, err := l.dir.Names()
+	_, misnamed, err := l.Dir.Names()
 	if err != nil {
 		return
 	}

@@ -52,7 +52,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	}
 	wf, _ := tf.Metadata.String("workflowType")
 	if err == nil && wf == "" && !sp.State.Ended() && tf.Status != taskfile.StatusCompleted {
-		err = d.checkPrompt(l, tf, sp)
+		err = d.checkPrompt(l.List, tf, sp)
 	}
 	if err != nil {
 		d.reject(l, id, e, err.Error(), fixFor(err))
@@ -66,7 +66,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (aceevents.go)
 	if !e.accepted && e.state == task.None && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true
-		l.events.Append(eventlog.Event{Type: eventlog.TaskAccepted, List: l.id, Task: id, Parent: e.parent,
+		l.Events.Append(eventlog.Event{Type: eventlog.TaskAccepted, List: l.ID, Task: id, Parent: e.parent,
 			Data: map[string]any{"subject": tf.Subject}})
 	}
 	if e.parent != "" && (e.state != prevState || e.status != prevStatus) {
@@ -115,7 +115,7 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp task.Spec, ow
 			return fmt.Errorf("metadata.workflowType is %s, want the id of a workflow as a string", taskfile.TypeName(v))
 		}
 		if wf != "" {
-			if err := d.catalog.CheckWorkflow(l.dir.Path(), wf); err != nil {
+			if err := d.catalog.CheckWorkflow(l.Dir.Path(), wf); err != nil {
 				return err
 			}
 		}
@@ -206,7 +206,7 @@ func (d *Daemon) badFile(l *list, id string, e *entry, bad *taskfile.BadFileErro
 		if e.badReason != reason {
 			e.badReason, e.badSince = reason, now
 		}
-		_, lockErr := os.Stat(l.dir.File(id) + ".lock")
+		_, lockErr := os.Stat(l.Dir.File(id) + ".lock")
 		if now.Sub(e.badSince) < tornGrace || lockErr == nil {
 			d.recheckAt(l, id, e.badSince.Add(tornGrace))
 			return
@@ -231,7 +231,7 @@ func (d *Daemon) recheckAt(l *list, id string, at time.Time) {
 func (d *Daemon) reject(l *list, id string, e *entry, problem, fix string) {
 	if e.job != nil {
 		// A running task's file was broken by hand; the job keeps its copy.
-		d.log.Warn("task file changed into something taskd rejects while it runs", "list", l.id, "task", id, "err", problem)
+		d.log.Warn("task file changed into something taskd rejects while it runs", "list", l.ID, "task", id, "err", problem)
 	}
 	if e.reject == problem {
 		return
@@ -244,14 +244,14 @@ func (d *Daemon) reject(l *list, id string, e *entry, problem, fix string) {
 // file that names no task) and logs its TaskRejected event.
 func (d *Daemon) writeRejection(l *list, id, name, problem, fix string) {
 	text := fmt.Sprintf("%s: %s\n\nHow to fix it: %s\n\ntaskd has not changed the file. It looks at it again as soon as it changes.\n",
-		filepath.Join(l.dir.Path(), name), problem, fix)
+		filepath.Join(l.Dir.Path(), name), problem, fix)
 	path := rejectNote(l, noteName(name))
-	if err := fsroot.WriteFile(l.dir.Path(), path, []byte(text)); err != nil {
+	if err := fsroot.WriteFile(l.Dir.Path(), path, []byte(text)); err != nil {
 		d.log.Warn("write rejection", "path", path, "err", err)
 	}
-	l.events.Append(eventlog.Event{Type: eventlog.TaskRejected, List: l.id, Task: id,
+	l.Events.Append(eventlog.Event{Type: eventlog.TaskRejected, List: l.ID, Task: id,
 		Data: map[string]any{"file": name, "error": problem, "fix": fix}})
-	d.log.Warn("task rejected", "list", l.id, "task", id, "file", name, "err", problem)
+	d.log.Warn("task rejected", "list", l.ID, "task", id, "file", name, "err", problem)
 }
 
 // clearReject removes a rejection once the file is acceptable (or no longer
@@ -261,6 +261,6 @@ func (d *Daemon) clearReject(l *list, id string, e *entry) {
 		return
 	}
 	e.reject = ""
-	fsroot.Remove(l.dir.Path(), rejectPath(l, id))
-	d.log.Info("task file fixed", "list", l.id, "task", id)
+	fsroot.Remove(l.Dir.Path(), rejectPath(l, id))
+	d.log.Info("task file fixed", "list", l.ID, "task", id)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -14,17 +15,17 @@ import (
 // being prepared: commands may add sections to it. A command that must wait
 // returns an error for which asSuspended holds, with the task already
 // written as waiting (or needs_human).
-func (d *Daemon) runOrchestration(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, st prompt.Step, p *prepared) error {
+func (d *Daemon) runOrchestration(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, st prompt.Step, p *prepared) error {
 	switch c := st.Cmd.(type) {
 	case *prompt.Subtask, *prompt.Invoke:
 		// Compiled into the task's fields when it is claimed (subtask2.go).
 		return nil
 	case *prompt.Delegate:
-		return d.delegateLine(ctx, l, t, st, c, p.script)
+		return d.delegateLine(ctx, j, t, st, c, p.script)
 	case *prompt.Handoff:
-		return d.handoffLine(ctx, l, t, sp, st.Line, c, p)
+		return d.handoffLine(ctx, j, t, sp, st.Line, c, p)
 	case *prompt.Converge:
-		return d.convergeLine(ctx, l, t, sp, st.Line, c, p)
+		return d.convergeLine(ctx, j, t, sp, st.Line, c, p)
 	}
 	return fmt.Errorf("%s: this command is not available yet", st.Cmd)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -17,9 +18,9 @@ import (
 // deliverResult sends an ended child's result to its parent's inbox (once:
 // the message is keyed by child and attempt, and the child is marked
 // delivered afterwards), then releases the parent's next sequential child.
-func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, error) {
-	l, id := j.l, j.id
-	t, err := l.dir.Read(id)
+func (d *Daemon) deliverResult(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
+	t, err := l.Dir.Read(id)
 	if err != nil {
 		return nil, err
 	}
@@ -29,14 +30,14 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, err
 	if delivered, _ := m.Bool("delivered"); parent == "" || delivered || !state.Ended() {
 		return nil, errNotRunnable
 	}
-	msg := children.ResultMessage(l.dir, t)
+	msg := children.ResultMessage(l.Dir, t)
 	attempt, _ := m.Int("attempt")
-	if err := children.InboxOf(l.dir.Path(), parent).Deliver(msg, fmt.Sprintf("result-%s-%d", id, attempt)); err != nil {
+	if err := children.InboxOf(l.Dir.Path(), parent).Deliver(msg, fmt.Sprintf("result-%s-%d", id, attempt)); err != nil {
 		return nil, fmt.Errorf("deliver the result of %s to %s: %w", id, parent, err)
 	}
-	l.events.Append(eventlog.Event{Type: eventlog.MessageDelivered, List: l.id, Task: parent, Data: map[string]any{"from": id, "name": msg.Name, "success": *msg.Success}})
+	l.Events.Append(eventlog.Event{Type: eventlog.MessageDelivered, List: l.ID, Task: parent, Data: map[string]any{"from": id, "name": msg.Name, "success": *msg.Success}})
 	d.subagentEnded(ctx, l, t) // subagent and handoff events, before delivered is set (aceend.go)
-	t, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+	t, err = l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		task.Meta(t).Set("delivered", true)
 		markEndReported(t) // aceend.go
 		return nil
@@ -44,8 +45,8 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, err
 	if err != nil {
 		return nil, err
 	}
-	if err := children.ReleaseNext(ctx, l.dir, parent); err != nil {
-		d.log.Warn("release the next sequential child", "list", l.id, "task", parent, "err", err)
+	if err := children.ReleaseNext(ctx, l.Dir, parent); err != nil {
+		d.log.Warn("release the next sequential child", "list", l.ID, "task", parent, "err", err)
 	}
 	return t, nil
 }
@@ -54,10 +55,11 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job) (*taskfile.Task, err
 // attempt whose prompt carries the children's results in order (for the
 // claude profile, the first attempt's session is resumed and the prompt is
 // the results alone). The children move to the parent's done collection.
-func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
+func (d *Daemon) resumeChildren(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
 	var kids []string
-	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s task.Spec) bool {
-		if s.State != task.Waiting || len(children.Outstanding(l.dir, t)) > 0 {
+	t, sp, err := d.claim(ctx, j, func(t *taskfile.Task, s task.Spec) bool {
+		if s.State != task.Waiting || len(children.Outstanding(l.Dir, t)) > 0 {
 			return false
 		}
 		ch := t.Metadata.Object("taskd").Object("children")
@@ -80,7 +82,7 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 		// The claim numbered a new attempt that does not run: go back to
 		// the last one, whose result stands.
 		sp.Attempt--
-		if _, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		if _, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 			m := task.Meta(t)
 			m.Set("attempt", sp.Attempt)
 			m.Set("runDir", area.RelRunDir(id, sp.Attempt))
@@ -88,15 +90,15 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 		}, taskfile.NoDirSync); err != nil {
 			return nil, err
 		}
-		res, _ := agent.ReadResult(l.runDir(id, sp.Attempt))
+		res, _ := agent.ReadResult(l.RunDir(id, sp.Attempt))
 		res.Success = true
-		return d.afterAttempt(ctx, l, id, sp, res, agent.Finished)
+		return d.afterAttempt(ctx, j, sp, res, agent.Finished)
 	}
-	l.events.Append(eventlog.Event{Type: eventlog.TaskResumed, List: l.id, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+	l.Events.Append(eventlog.Event{Type: eventlog.TaskResumed, List: l.ID, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"children": kids}})
-	a, err := d.newAttempt(l, t, sp, "", "")
+	a, err := j.NewAttempt(t, sp, "", "")
 	if err != nil {
-		return d.finish(ctx, l, id, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
+		return d.finish(ctx, j, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
 	}
 	if pl, err := d.promptPlan(l, t, sp); err == nil {
 		a.Prompt = pl.content // the leading commands ran in the first attempt
@@ -104,7 +106,7 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 			a.Script = pl.content
 		}
 	}
-	results := children.ResultsText(l.dir, kids)
+	results := children.ResultsText(l.Dir, kids)
 	session, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
 	if a.Profile.Flags == "claude" && session != "" {
 		a.Resume = session
@@ -115,17 +117,17 @@ func (d *Daemon) resumeChildren(ctx context.Context, l *list, id string) (*taskf
 		a.Prompt = strings.TrimSpace(a.Prompt) + "\n\n" + results
 	}
 	a.Env = map[string]string{"TASKD_RESULTS": results}
-	res, out := d.run(ctx, a)
-	return d.afterAttempt(ctx, l, id, sp, res, out)
+	res, out := j.RunAgent(ctx, a)
+	return d.afterAttempt(ctx, j, sp, res, out)
 }
 
 // wantsResume reports whether any of a parent's ended children was started
 // by the parent's agent (/push, taskd push, a delegation), whose results it
 // must be given in a new attempt. Parallel items, an auto plan and return
 // chains are part of the task's own definition and need no new attempt.
-func wantsResume(l *list, kids []string) bool {
+func wantsResume(l *job.List, kids []string) bool {
 	for _, k := range kids {
-		c, err := l.dir.Read(k)
+		c, err := l.Dir.Read(k)
 		if err != nil {
 			continue
 		}

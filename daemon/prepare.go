@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/children"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/readable"
@@ -32,8 +33,8 @@ func taskPrompt(t *taskfile.Task, sp task.Spec) string {
 }
 
 // parsePrompt parses a task's prompt with the list's command files.
-func (d *Daemon) parsePrompt(l *list, text string) (*prompt.Script, error) {
-	return prompt.Parse(text, prompt.ParseOptions{Commands: d.catalog.Commands(l.dir.Path()).Has})
+func (d *Daemon) parsePrompt(l *job.List, text string) (*prompt.Script, error) {
+	return prompt.Parse(text, prompt.ParseOptions{Commands: d.catalog.Commands(l.Dir.Path()).Has})
 }
 
 // hasSlashLines is a cheap test for prompts that may hold commands.
@@ -47,7 +48,7 @@ func hasSlashLines(text string) bool {
 // the fields already in the file and names agents taskd knows; the fields
 // have the right types; every return and parallel item parses. Errors name
 // the line, field or item.
-func (d *Daemon) checkPrompt(l *list, t *taskfile.Task, sp task.Spec) error {
+func (d *Daemon) checkPrompt(l *job.List, t *taskfile.Task, sp task.Spec) error {
 	ov, err := taskOverrides(t)
 	if err != nil {
 		return err
@@ -65,7 +66,7 @@ func (d *Daemon) checkPrompt(l *list, t *taskfile.Task, sp task.Spec) error {
 				return err
 			}
 		}
-		cwd, err := taskCwd(sp.Cwd)
+		cwd, err := job.Cwd(sp.Cwd)
 		if err != nil {
 			return err
 		}
@@ -91,10 +92,10 @@ func (d *Daemon) checkPrompt(l *list, t *taskfile.Task, sp task.Spec) error {
 // working directory, its list directory, and the configured allowedRoots.
 // Those that are / or an ancestor of the home count for nothing (package
 // readable).
-func (d *Daemon) readRoots(l *list, cwd string) []string {
-	roots := []string{cwd, l.dir.Path()}
+func (d *Daemon) readRoots(l *job.List, cwd string) []string {
+	roots := []string{cwd, l.Dir.Path()}
 	for _, r := range d.cfg.AllowedRoots {
-		if p, err := taskCwd(r); err == nil {
+		if p, err := job.Cwd(r); err == nil {
 			roots = append(roots, p)
 		}
 	}
@@ -107,7 +108,7 @@ func (d *Daemon) readRoots(l *list, cwd string) []string {
 // another user's home. ~ is the home directory and a relative path is
 // relative to the task's working directory. A path that cannot be resolved
 // (it does not exist) is returned as it is, to fail when it is read.
-func (d *Daemon) resolveRead(l *list, cwd, path string) (string, error) {
+func (d *Daemon) resolveRead(l *job.List, cwd, path string) (string, error) {
 	home, _ := os.UserHomeDir()
 	p := path
 	if p == "~" || strings.HasPrefix(p, "~/") {
@@ -182,7 +183,8 @@ func (p *prepared) render() string {
 // runs), /push queues a child (named after its line unless named, so running
 // the commands again after a crash pushes nothing twice), /run starts queued
 // children. Nothing inside a file that /read loads is processed.
-func (d *Daemon) runLeading(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec, cwd string) (*prepared, error) {
+func (d *Daemon) runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, cwd string) (*prepared, error) {
+	l := j.List
 	text := taskPrompt(t, sp)
 	if !hasSlashLines(text) {
 		return &prepared{script: &prompt.Script{Content: strings.TrimSpace(text)}}, nil
@@ -201,11 +203,11 @@ func (d *Daemon) runLeading(ctx context.Context, l *list, t *taskfile.Task, sp t
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		case *prompt.Run:
-			if _, err := children.Start(ctx, l.dir, t.ID, c.N); err != nil {
+			if _, err := children.Start(ctx, l.Dir, t.ID, c.N); err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		default:
-			if err := d.runOrchestration(ctx, l, t, sp, st, p); err != nil {
+			if err := d.runOrchestration(ctx, j, t, sp, st, p); err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		}
@@ -214,7 +216,7 @@ func (d *Daemon) runLeading(ctx context.Context, l *list, t *taskfile.Task, sp t
 }
 
 // read records one /read round trip.
-func (p *prepared) read(d *Daemon, l *list, cwd, path string) {
+func (p *prepared) read(d *Daemon, l *job.List, cwd, path string) {
 	call := map[string]any{"tool": "read", "path": path}
 	abs, err := d.resolveRead(l, cwd, path)
 	res := transcriptEntry{Role: "tool", Tool: "read", Path: path}
@@ -254,14 +256,14 @@ func readLimited(path string) (string, error) {
 // pushChild runs one /push line for parent: a queued child named name
 // unless the line names it, skipped if the parent already has a child of
 // that name (the line ran before a crash).
-func (d *Daemon) pushChild(ctx context.Context, l *list, parent string, c *prompt.Push, name string) error {
+func (d *Daemon) pushChild(ctx context.Context, l *job.List, parent string, c *prompt.Push, name string) error {
 	if c.Name != "" {
 		name = c.Name
 	}
-	if _, err := children.Named(l.dir, parent, name); err == nil {
+	if _, err := children.Named(l.Dir, parent, name); err == nil {
 		return nil
 	}
-	_, err := children.Push(ctx, d.cfg, l.dir, parent, children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout})
+	_, err := children.Push(ctx, d.cfg, l.Dir, parent, children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout})
 	return err
 }
 
@@ -270,7 +272,8 @@ func (d *Daemon) pushChild(ctx context.Context, l *list, parent string, c *promp
 // in the parent's children) or, at the top level, queued tasks for the user
 // to start with taskd start. A follow-up that exists already (a restart in
 // between) is not pushed again.
-func (d *Daemon) createFollowUps(ctx context.Context, l *list, t *taskfile.Task) error {
+func (d *Daemon) createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Task) error {
+	l := j.List
 	sp, err := task.ReadSpec(t)
 	if err != nil {
 		return err
@@ -303,7 +306,7 @@ func (d *Daemon) createFollowUps(ctx context.Context, l *list, t *taskfile.Task)
 		}
 		opt := children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
 			Extra: map[string]any{"pushedBy": t.ID}, Inherit: inheritedFields(t.Metadata.Object("taskd"))}
-		if _, err := children.Push(ctx, d.cfg, l.dir, "", opt); err != nil {
+		if _, err := children.Push(ctx, d.cfg, l.Dir, "", opt); err != nil {
 			return fmt.Errorf("prompt line %d: %w", st.Line, err)
 		}
 	}
@@ -312,10 +315,10 @@ func (d *Daemon) createFollowUps(ctx context.Context, l *list, t *taskfile.Task)
 
 // followUpExists reports whether task id already pushed a top-level
 // follow-up called name.
-func (d *Daemon) followUpExists(l *list, id, name string) bool {
-	ids, _ := l.dir.List()
+func (d *Daemon) followUpExists(l *job.List, id, name string) bool {
+	ids, _ := l.Dir.List()
 	for _, other := range ids {
-		o, err := l.dir.Read(other)
+		o, err := l.Dir.Read(other)
 		if err != nil {
 			continue
 		}

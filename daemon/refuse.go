@@ -31,7 +31,7 @@ func rejectPath(l *list, id string) string { return rejectNote(l, id+".json") }
 // rejectNote is the note explaining why the file called name in l was
 // refused.
 func rejectNote(l *list, name string) string {
-	return area.RejectNote(l.dir.Path(), name)
+	return area.RejectNote(l.Dir.Path(), name)
 }
 
 // listRefused logs and records (as a ListRefused event, where the list's
@@ -41,9 +41,9 @@ func rejectNote(l *list, name string) string {
 // gets nothing written into it (its event log is muted until it is served
 // again): the log, taskd status and taskd doctor say why.
 func (d *Daemon) listRefused(l *list, err error, msg string) {
-	d.log.Error(msg, "list", l.id, "err", err)
+	d.log.Error(msg, "list", l.ID, "err", err)
 	if errors.Is(err, fsroot.ErrNotOwned) || errors.Is(err, fsroot.ErrLink) {
-		l.events.Mute(true)
+		l.Events.Mute(true)
 		return
 	}
 	data := map[string]any{"error": err.Error()}
@@ -51,7 +51,7 @@ func (d *Daemon) listRefused(l *list, err error, msg string) {
 	if errors.As(err, &u) {
 		data["fix"] = u.Fix
 	}
-	l.events.Append(eventlog.Event{Type: eventlog.ListRefused, List: l.id, Data: data})
+	l.Events.Append(eventlog.Event{Type: eventlog.ListRefused, List: l.ID, Data: data})
 }
 
 // refusedPath reports whether err is a refusal of the path rule (a link,

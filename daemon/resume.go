@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -19,18 +20,18 @@ import (
 // workflow fork joins: the verdict of its branches (by the join's strategy)
 // advances the parent past the fork, the children are archived and
 // forkState is cleared, and the workflow goes on.
-func (d *Daemon) resumeTask(ctx context.Context, j *job) (*taskfile.Task, error) {
-	l, id := j.l, j.id
-	t, err := l.dir.Read(id)
+func (d *Daemon) resumeTask(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
+	t, err := l.Dir.Read(id)
 	if err != nil {
 		return nil, err
 	}
 	forkState := t.Metadata.Object("forkState")
 	if forkState == nil && waitOf(t) != nil {
-		return d.releaseWaiting(ctx, l, id) // a /handoff or /converge line's wait is over (acewait.go)
+		return d.releaseWaiting(ctx, j) // a /handoff or /converge line's wait is over (acewait.go)
 	}
 	if forkState == nil {
-		return d.resumeChildren(ctx, l, id)
+		return d.resumeChildren(ctx, j)
 	}
 	verdict, branches := d.joinVerdict(l, t)
 	// Archive first: if the daemon dies before the parent is written, the
@@ -41,16 +42,16 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job) (*taskfile.Task, error)
 			return nil, err
 		}
 	}
-	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s task.Spec) bool { return s.State == task.Waiting })
+	t, sp, err := d.claim(ctx, j, func(t *taskfile.Task, s task.Spec) bool { return s.State == task.Waiting })
 	if err != nil {
 		return nil, err
 	}
 	forkStep, _ := forkState.String("forkStep")
 	strategy, _ := forkState.String("joinStrategy")
-	l.events.Append(eventlog.Event{Type: eventlog.JoinCompleted, List: l.id, Task: id, Parent: sp.Parent, Step: forkStep,
+	l.Events.Append(eventlog.Event{Type: eventlog.JoinCompleted, List: l.ID, Task: id, Parent: sp.Parent, Step: forkStep,
 		Data: map[string]any{"result": verdict, "strategy": strategy, "branches": branches}})
-	l.events.Append(eventlog.Event{Type: eventlog.TaskResumed, List: l.id, Task: id, Parent: sp.Parent, Step: forkStep})
-	f := d.newFlow(l, t, sp)
+	l.Events.Append(eventlog.Event{Type: eventlog.TaskResumed, List: l.ID, Task: id, Parent: sp.Parent, Step: forkStep})
+	f := d.newFlow(j, t, sp)
 	return f.loop(ctx, verdict, func(t *taskfile.Task) {
 		t.Metadata.Delete("forkState")
 		task.Meta(t).Delete("children")
@@ -61,24 +62,24 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job) (*taskfile.Task, error)
 // for a workflow's human step, passed or failed advance the workflow and
 // leave keeps it waiting; for a loop guard, continue allows another round
 // of steps, abort and investigate stop the workflow.
-func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error) {
-	l, id := j.l, j.id
-	if t, err, ok := d.resolveSubagent(ctx, l, id); ok {
+func (d *Daemon) resolveTask(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
+	if t, err, ok := d.resolveSubagent(ctx, j); ok {
 		return t, err // a converge or handoff question (aceresolve.go)
 	}
 	var answer, kind string
-	t, sp, err := d.claim(ctx, l, id, func(t *taskfile.Task, s task.Spec) bool {
+	t, sp, err := d.claim(ctx, j, func(t *taskfile.Task, s task.Spec) bool {
 		answer, kind = s.Resolve, ""
 		kind, _ = t.Metadata.Object("taskd").Object("hitl").String("kind")
 		return s.State == task.NeedsHuman && s.Resolve != "" && answer != "leave"
 	})
 	if err == errNotRunnable && answer == "leave" {
-		return d.leavePending(ctx, l, id)
+		return d.leavePending(ctx, j)
 	}
 	if err != nil {
 		return nil, err
 	}
-	l.events.Append(eventlog.Event{Type: eventlog.HumanResolved, List: l.id, Task: id, Parent: sp.Parent, Step: currentStep(t),
+	l.Events.Append(eventlog.Event{Type: eventlog.HumanResolved, List: l.ID, Task: id, Parent: sp.Parent, Step: currentStep(t),
 		Data: map[string]any{"answer": answer, "kind": kind}})
 	clear := func(t *taskfile.Task) {
 		m := task.Meta(t)
@@ -87,7 +88,7 @@ func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error
 	}
 	switch {
 	case kind == "guard" && answer == "continue":
-		t, err = l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		t, err = l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 			clear(t)
 			m := task.Meta(t)
 			n, _ := m.Int("iteration")
@@ -97,9 +98,9 @@ func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error
 		if err != nil {
 			return nil, err
 		}
-		return d.newFlow(l, t, sp).loop(ctx, "", nil)
+		return d.newFlow(j, t, sp).loop(ctx, "", nil)
 	case kind == "guard":
-		return l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+		return l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 			clear(t)
 			if _, err := task.Move(t, task.Stop); err != nil {
 				return err
@@ -109,20 +110,21 @@ func (d *Daemon) resolveTask(ctx context.Context, j *job) (*taskfile.Task, error
 			return nil
 		})
 	case answer == "passed" || answer == "failed":
-		return d.newFlow(l, t, sp).loop(ctx, answer, clear)
+		return d.newFlow(j, t, sp).loop(ctx, answer, clear)
 	}
 	return nil, fmt.Errorf("task %s: answer %q is not one of passed, failed or leave", id, answer)
 }
 
 // leavePending records a "leave" answer: the task keeps waiting for a
 // person, the answer is consumed.
-func (d *Daemon) leavePending(ctx context.Context, l *list, id string) (*taskfile.Task, error) {
-	t, err := l.dir.Update(ctx, id, func(t *taskfile.Task) error {
+func (d *Daemon) leavePending(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+	l, id := j.List, j.ID
+	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		task.Meta(t).Delete("resolve")
 		return nil
 	})
 	if err == nil {
-		l.events.Append(eventlog.Event{Type: eventlog.HumanResolved, List: l.id, Task: id, Step: currentStep(t), Data: map[string]any{"answer": "leave"}})
+		l.Events.Append(eventlog.Event{Type: eventlog.HumanResolved, List: l.ID, Task: id, Step: currentStep(t), Data: map[string]any{"answer": "leave"}})
 	}
 	return t, err
 }
@@ -131,19 +133,20 @@ func (d *Daemon) leavePending(ctx context.Context, l *list, id string) (*taskfil
 // step that was running had finished (its result.json exists and the step
 // trace does not have it yet), its result is applied; otherwise the step's
 // leftover processes are killed and the task runs the step again.
-func (d *Daemon) recoverFlow(ctx context.Context, l *list, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
+func (d *Daemon) recoverFlow(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
+	l := j.List
 	n := lastRunDir(l, t.ID)
 	applied, _ := t.Metadata.Object("taskd").Int("attempt")
 	if n > int(applied) {
-		runDir := l.runDir(t.ID, n)
+		runDir := l.RunDir(t.ID, n)
 		if res, ok := agent.ReadResult(runDir); ok {
 			switch out := agent.OutcomeOf(res); out {
 			case agent.Cancelled, agent.NotStarted:
 				sp.Attempt = n
-				return d.finish(ctx, l, t.ID, sp, res, out)
+				return d.finish(ctx, j, sp, res, out)
 			}
-			d.log.Info("applying the result of a step that ended while the daemon was down", "list", l.id, "task", t.ID, "attempt", n)
-			f := d.newFlow(l, t, sp)
+			d.log.Info("applying the result of a step that ended while the daemon was down", "list", l.ID, "task", t.ID, "attempt", n)
+			f := d.newFlow(j, t, sp)
 			f.run = n
 			result := "failed"
 			if res.Success {
@@ -156,7 +159,7 @@ func (d *Daemon) recoverFlow(ctx context.Context, l *list, t *taskfile.Task, sp 
 	}
 	res := agent.Result{Error: "interrupted: the daemon stopped while the step ran", ExitCode: -1}
 	res.Summary = res.Error
-	return d.finish(ctx, l, t.ID, sp, res, agent.Interrupted)
+	return d.finish(ctx, j, sp, res, agent.Interrupted)
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

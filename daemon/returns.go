@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/children"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -29,7 +30,7 @@ type retEntry struct {
 // …} or a /command whose file has a return list) is followed by its
 // returns, and only then does the outer chain continue. Identical items are
 // separate entries.
-func (d *Daemon) expandReturns(l *list, items []string, depth int) []retEntry {
+func (d *Daemon) expandReturns(l *job.List, items []string, depth int) []retEntry {
 	var out []retEntry
 	for _, item := range items {
 		nested, args := d.itemReturns(l, item)
@@ -47,7 +48,7 @@ func (d *Daemon) expandReturns(l *list, items []string, depth int) []retEntry {
 
 // itemReturns returns the return items an item sets for itself, and the
 // arguments of a command it invokes.
-func (d *Daemon) itemReturns(l *list, item string) ([]string, string) {
+func (d *Daemon) itemReturns(l *job.List, item string) ([]string, string) {
 	script, err := d.parsePrompt(l, item)
 	if err != nil {
 		return nil, ""
@@ -57,7 +58,7 @@ func (d *Daemon) itemReturns(l *list, item string) ([]string, string) {
 		case *prompt.Subtask:
 			return c.Overrides.Return, ""
 		case *prompt.Invoke:
-			cf, err := d.catalog.Commands(l.dir.Path()).Get(c.Name)
+			cf, err := d.catalog.Commands(l.Dir.Path()).Get(c.Name)
 			if err != nil || cf == nil {
 				return nil, ""
 			}
@@ -77,7 +78,8 @@ func (d *Daemon) itemReturns(l *list, item string) ([]string, string) {
 // surviving restarts. They are t's siblings (children of t's parent, which
 // waits for them too) and take t's agent, model and working directory.
 // Entries that exist already (named <t>.r<n>) are not created again.
-func (d *Daemon) createReturns(ctx context.Context, l *list, t *taskfile.Task, ov prompt.Overrides) error {
+func (d *Daemon) createReturns(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.Overrides) error {
+	l := j.List
 	m := t.Metadata.Object("taskd")
 	if expanded, _ := m.Bool("returnsExpanded"); expanded || len(ov.Return) == 0 {
 		return nil
@@ -96,7 +98,7 @@ func (d *Daemon) createReturns(ctx context.Context, l *list, t *taskfile.Task, o
 		if e.expanded {
 			extra["returnsExpanded"] = true
 		}
-		child, err := children.Push(ctx, d.cfg, l.dir, parent, children.PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra, Inherit: inheritedFields(m)})
+		child, err := children.Push(ctx, d.cfg, l.Dir, parent, children.PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra, Inherit: inheritedFields(m)})
 		if err != nil {
 			return fmt.Errorf("return %d (%q): %w", i+1, agent.Truncate(e.prompt, 60), err)
 		}
@@ -110,14 +112,15 @@ func (d *Daemon) createReturns(ctx context.Context, l *list, t *taskfile.Task, o
 // them after its agent; when they have all ended it completes (it is not
 // run again), so its returns fire once all are done. A child's failure does
 // not affect its siblings.
-func (d *Daemon) startParallel(ctx context.Context, l *list, t *taskfile.Task, ov prompt.Overrides) error {
+func (d *Daemon) startParallel(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.Overrides) error {
+	l := j.List
 	for i, item := range ov.Parallel {
 		name := fmt.Sprintf("%s-p%d", t.ID, i+1)
-		if _, err := children.Named(l.dir, t.ID, name); err == nil {
+		if _, err := children.Named(l.Dir, t.ID, name); err == nil {
 			continue
 		}
 		extra := map[string]any{"parallelItem": true, "returnsExpanded": true}
-		if _, err := children.Push(ctx, d.cfg, l.dir, t.ID, children.PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
+		if _, err := children.Push(ctx, d.cfg, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
 			return fmt.Errorf("parallel %d (%q): %w", i+1, agent.Truncate(item, 60), err)
 		}
 	}
@@ -138,14 +141,14 @@ func inheritedFields(m *taskfile.Object) map[string]any {
 
 // siblingNamed finds the child of parent (or, at the top level, the
 // top-level task) called name.
-func (d *Daemon) siblingNamed(l *list, parent, name string) string {
+func (d *Daemon) siblingNamed(l *job.List, parent, name string) string {
 	if parent != "" {
-		id, _ := children.Named(l.dir, parent, name)
+		id, _ := children.Named(l.Dir, parent, name)
 		return id
 	}
-	ids, _ := l.dir.List()
+	ids, _ := l.Dir.List()
 	for _, id := range ids {
-		t, err := l.dir.Read(id)
+		t, err := l.Dir.Read(id)
 		if err != nil {
 			continue
 		}
@@ -161,12 +164,12 @@ func (d *Daemon) siblingNamed(l *list, parent, name string) string {
 
 // previousContext is what a return task is told about the task before it
 // in the chain, when it cannot continue that task's agent session.
-func previousContext(l *list, prevID string) string {
-	prev, err := l.dir.Read(prevID)
+func previousContext(l *job.List, prevID string) string {
+	prev, err := l.Dir.Read(prevID)
 	if err != nil {
 		return ""
 	}
-	msg := children.ResultMessage(l.dir, prev)
+	msg := children.ResultMessage(l.Dir, prev)
 	var b strings.Builder
 	fmt.Fprintf(&b, "## The step before this one (task %s)\n\n", prevID)
 	if msg.Summary != "" {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -15,7 +16,7 @@ import (
 // report must not be taken for the file: the task is pending again.
 func TestFinished_SameBytesBackDuringJob(t *testing.T) {
 	d, l := servedList(t, &config.FileConfig{})
-	dir := l.dir
+	dir := l.Dir
 
 	file := dir.File("1")
 	dropped := []byte(`{"id": "1", "subject": "again", "description": "", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`)
@@ -31,7 +32,7 @@ func TestFinished_SameBytesBackDuringJob(t *testing.T) {
 	if e == nil || e.status != taskfile.StatusPending {
 		t.Fatalf("after the drop: entry %+v, want a pending task", e)
 	}
-	j := &job{l: l, id: "1"}
+	j := &work{Job: &job.Job{List: l.List, ID: "1"}, l: l, slot: &slot{}}
 	e.job = j
 
 	// The job writes the end; the file is then dropped again as it was.

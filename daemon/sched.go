@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -10,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -68,7 +67,7 @@ func (d *Daemon) schedule() {
 			}
 			id := l.ready[0]
 			e := l.entries[id]
-			kind := jobRun
+			kind := job.Run
 			if e != nil {
 				kind = d.kindFor(e)
 			}
@@ -77,10 +76,10 @@ func (d *Daemon) schedule() {
 			// agent starts the moment a slot is free. Other jobs that
 			// need a slot take one at once.
 			p := slots.Wait
-			if kind == jobRun {
+			if kind == job.Run {
 				p = slots.Claimed
 			}
-			if !d.slots.HasRoom(l.id, p) {
+			if !d.slots.HasRoom(l.ID, p) {
 				continue
 			}
 			l.ready = l.ready[1:]
@@ -124,15 +123,15 @@ func (d *Daemon) evaluate(l *list, id string) {
 		return
 	}
 	if e.cancel && cancellable(e.state) && e.status != taskfile.StatusCompleted {
-		d.startJob(l, id, jobCancel, slots.Late)
+		d.startJob(l, id, job.Cancel, slots.Late)
 		return
 	}
 	if e.state == task.Running {
-		d.startJob(l, id, jobRecover, slots.Late)
+		d.startJob(l, id, job.Recover, slots.Late)
 		return
 	}
 	if e.parent != "" && !e.delivered && e.state.Ended() {
-		d.startJob(l, id, jobDeliver, slots.Late)
+		d.startJob(l, id, job.Deliver, slots.Late)
 		return
 	}
 	if e.state == task.Retrying && time.Now().Before(e.retryAt) {
@@ -213,7 +212,7 @@ func (d *Daemon) checkCycle(l *list, id string, e *entry) {
 	old := e.cycle
 	e.cycle = problem
 	if problem == "" {
-		fsroot.Remove(l.dir.Path(), rejectPath(l, id))
+		fsroot.Remove(l.Dir.Path(), rejectPath(l, id))
 		// The other members look again: the cycle may be broken for all.
 		for _, m := range cycleMembers(old) {
 			if m != id && l.entries[m] != nil {
@@ -242,7 +241,7 @@ func (d *Daemon) childrenDone(l *list, e *entry) bool {
 		if ce == nil {
 			// Not seen yet: a child created a moment ago whose event is
 			// still queued. Only a child whose file is gone is done.
-			if _, err := os.Lstat(l.dir.File(c)); err == nil {
+			if _, err := os.Lstat(l.Dir.File(c)); err == nil {
 				return false
 			}
 			continue
@@ -327,96 +326,79 @@ func (d *Daemon) wakeDue() {
 	}
 }
 
-// Kinds of jobs.
-type jobKind int
-
-const (
-	jobRun       jobKind = iota // run a pending task (a plain attempt or a workflow)
-	jobResume                   // a waiting parent's children are done
-	jobResolve                  // a person answered a needs_human task
-	jobCancel                   // cancel a task that is not running
-	jobRecover                  // a task a dead daemon left running
-	jobDeliver                  // send an ended child's result to its parent
-	jobFollowUps                // push the trailing /push lines of a succeeded task
-)
-
-func (d *Daemon) kindFor(e *entry) jobKind {
+func (d *Daemon) kindFor(e *entry) job.Kind {
 	switch e.state {
 	case task.Waiting:
-		return jobResume
+		return job.Resume
 	case task.NeedsHuman:
-		return jobResolve
+		return job.Answer
 	}
-	return jobRun
+	return job.Run
 }
 
-// A job is one goroutine working on one task.
-type job struct {
-	l      *list
-	id     string
-	kind   jobKind
-	ticket *slots.Ticket // its claim on a concurrency slot
-	stop   context.CancelCauseFunc
-	// agentExited gives the job's concurrency slot back once its agent has
-	// exited, so the next task's agent can start while this job records
-	// the end (its writes wait for the disk). Called by the job goroutine;
-	// only the first call counts.
-	agentExited func()
-	// acquire waits for a slot (for a prefetched job) or for ctx.
-	acquire func(ctx context.Context) error
+// A work is a job the loop started: the job, the list it works in, its
+// slot and how to stop it.
+type work struct {
+	*job.Job
+	l    *list
+	slot *slot
+	stop context.CancelCauseFunc
 }
 
-// jobKey is the context key of the job a context belongs to.
-type jobKey struct{}
-
-// jobOf returns the job ctx belongs to, or nil outside a job.
-func jobOf(ctx context.Context) agent.Gate {
-	if j, ok := ctx.Value(jobKey{}).(*job); ok {
-		return j
-	}
-	return nil
+// A slot is a job's concurrency slot: its ticket of the daemon's pool.
+// A job started without one (slots.Late) keeps what it acquires until
+// it ends.
+type slot struct {
+	d       *Daemon
+	ticket  *slots.Ticket
+	late    bool
+	release sync.Once
 }
 
-// Enter implements Gate: the job's agent waits for its slot.
-func (j *job) Enter(ctx context.Context) error { return j.acquire(ctx) }
+// Acquire implements job.Slot.
+func (s *slot) Acquire(ctx context.Context) error {
+	return s.d.slots.Acquire(ctx, s.ticket, func() error { return s.d.stopCause(ctx) })
+}
 
-// Started implements Gate.
-func (j *job) Started(time.Time) {}
-
-// Exited implements Gate: the job keeps its slot until it ends.
-func (j *job) Exited() {}
+// Release implements job.Slot.
+func (s *slot) Release() {
+	s.release.Do(func() {
+		if !s.late {
+			s.d.slots.Release(s.ticket)
+		}
+	})
+}
 
 // A claimGate lets a claimed task's agent start once the job holds its
 // slot and the file still holds the claim; it logs the start and gives
 // the slot back the moment the agent exits (unless the task's loop
 // condition needs it next).
 type claimGate struct {
-	j        *job
-	claim    *claimedAttempt
-	l        *list
+	j        *job.Job
+	claim    *job.Claim
 	logStart func()
 	release  bool
 }
 
 func (g *claimGate) Enter(ctx context.Context) error {
-	if err := g.j.acquire(ctx); err != nil {
+	if err := g.j.Slot.Acquire(ctx); err != nil {
 		return err
 	}
-	return g.claim.check(g.l)
+	return g.j.Check(g.claim)
 }
 
 func (g *claimGate) Started(time.Time) { g.logStart() }
 
 func (g *claimGate) Exited() {
 	if g.release {
-		g.j.agentExited()
+		g.j.Slot.Release()
 	}
 }
 
 // jobDone reports a job's end to the loop with the task as the job last
 // wrote it (nil if it wrote nothing or does not know).
 type jobDone struct {
-	job  *job
+	job  *work
 	task *taskfile.Task
 	err  error
 }
@@ -429,34 +411,26 @@ type jobDone struct {
 // false. A slots.Late job starts at once and takes a slot only if it
 // starts an agent. Every agent starts holding a slot: runAttempt acquires
 // the job's (jobSlot) unless the attempt says how to. Called by the loop.
-func (d *Daemon) startJob(l *list, id string, kind jobKind, p slots.Prep) bool {
-	ticket := d.slots.Take(l.id, p)
+func (d *Daemon) startJob(l *list, id string, kind job.Kind, p slots.Prep) bool {
+	ticket := d.slots.Take(l.ID, p)
 	if ticket == nil {
 		return false
 	}
-	j := &job{l: l, id: id, kind: kind, ticket: ticket}
+	w := &work{l: l, slot: &slot{d: d, ticket: ticket, late: p == slots.Late}}
+	w.Job = &job.Job{Env: d.env, Kind: kind, List: l.List, ID: id, Slot: w.slot}
 	ctx, stop := context.WithCancelCause(d.ctx)
-	ctx = context.WithValue(ctx, jobKey{}, j)
-	j.stop = stop
-	j.agentExited = sync.OnceFunc(func() {
-		if p != slots.Late {
-			d.slots.Release(ticket)
-		}
-	})
-	j.acquire = func(ctx context.Context) error {
-		return d.slots.Acquire(ctx, ticket, func() error { return d.stopCause(ctx) })
-	}
-	l.entries[id].job = j
+	w.stop = stop
+	l.entries[id].job = w
 	d.jobs.Add(1)
 	go func() {
 		defer d.jobs.Done()
 		var tf *taskfile.Task
 		err := errNotRunnable // stopped while it waited for its slot
-		if p != slots.Wait || j.acquire(ctx) == nil {
-			tf, err = d.work(ctx, j)
+		if p != slots.Wait || w.slot.Acquire(ctx) == nil {
+			tf, err = d.work(ctx, w.Job)
 		}
 		stop(nil)
-		d.done <- jobDone{job: j, task: tf, err: err}
+		d.done <- jobDone{job: w, task: tf, err: err}
 	}()
 	return true
 }
@@ -464,14 +438,14 @@ func (d *Daemon) startJob(l *list, id string, kind jobKind, p slots.Prep) bool {
 // finished takes a job's report.
 func (d *Daemon) finished(msg jobDone) {
 	j := msg.job
-	d.slots.Done(j.ticket)
+	d.slots.Done(j.slot.ticket)
 	if msg.err != nil && msg.err != errNotRunnable {
-		d.log.Warn("task job", "list", j.l.id, "task", j.id, "err", msg.err)
+		d.log.Warn("task job", "list", j.l.ID, "task", j.ID, "err", msg.err)
 	}
-	if d.lists[j.l.id] != j.l {
+	if d.lists[j.l.ID] != j.l {
 		return // the list went away meanwhile
 	}
-	e := j.l.entries[j.id]
+	e := j.l.entries[j.ID]
 	if e == nil || e.job != j {
 		return
 	}
@@ -481,11 +455,11 @@ func (d *Daemon) finished(msg jobDone) {
 		// a full disk, a link in .taskd): try again later, more slowly
 		// each time. A refusal of the path rule is recorded the first time.
 		if e.jobErrors == 0 && refusedPath(msg.err) {
-			j.l.events.Append(eventlog.Event{Type: eventlog.PathRefused, List: j.l.id, Task: j.id, Data: map[string]any{"error": msg.err.Error()}})
+			j.l.Events.Append(eventlog.Event{Type: eventlog.PathRefused, List: j.l.ID, Task: j.ID, Data: map[string]any{"error": msg.err.Error()}})
 		}
 		e.jobErrors++
 		e.holdUntil = time.Now().Add(min(time.Second<<min(e.jobErrors-1, 6), time.Minute))
-		d.recheckAt(j.l, j.id, e.holdUntil)
+		d.recheckAt(j.l, j.ID, e.holdUntil)
 	} else {
 		e.jobErrors, e.holdUntil = 0, time.Time{}
 	}
@@ -500,26 +474,26 @@ func (d *Daemon) finished(msg jobDone) {
 	if msg.task != nil {
 		if h := hashBytes(msg.task.Raw()); !changed || e.hash == h {
 			e.hash = h
-			d.observe(j.l, j.id, e, msg.task)
+			d.observe(j.l, j.ID, e, msg.task)
 			return
 		}
 	}
 	e.hash = 0 // unknown: read it again
-	d.refresh(j.l, j.id)
+	d.refresh(j.l, j.ID)
 }
 
 // work runs job j to its end.
-func (d *Daemon) work(ctx context.Context, j *job) (*taskfile.Task, error) {
-	switch j.kind {
-	case jobCancel:
-		return d.cancelIdle(ctx, j)
-	case jobRecover:
+func (d *Daemon) work(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+	switch j.Kind {
+	case job.Cancel:
+		return j.CancelIdle(ctx)
+	case job.Recover:
 		return d.recoverTask(ctx, j)
-	case jobDeliver:
+	case job.Deliver:
 		return d.deliverResult(ctx, j)
-	case jobResume:
+	case job.Resume:
 		return d.resumeTask(ctx, j)
-	case jobResolve:
+	case job.Answer:
 		return d.resolveTask(ctx, j)
 	default:
 		return d.runTask(ctx, j)
@@ -527,7 +501,7 @@ func (d *Daemon) work(ctx context.Context, j *job) (*taskfile.Task, error) {
 }
 
 // errNotRunnable ends a job whose task changed before it could start.
-var errNotRunnable = fmt.Errorf("task is no longer runnable")
+var errNotRunnable = job.ErrNotRunnable
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
@@ -538,15 +512,4 @@ func cycleMembers(problem string) []string {
 		return nil
 	}
 	return strings.Split(ids, " → ")
-}
-
-// run runs attempt a through the daemon's runner, its agent gated by the
-// job ctx belongs to unless a says otherwise.
-func (d *Daemon) run(ctx context.Context, a *agent.Attempt) (agent.Result, agent.Outcome) {
-	if a.Gate == nil {
-		if g := jobOf(ctx); g != nil {
-			a.Gate = g
-		}
-	}
-	return d.runner.Run(ctx, a)
 }

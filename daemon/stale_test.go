@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -16,7 +17,7 @@ import (
 // stay as the delivery job last saw it.
 func TestFinished_FileChangedDuringJob(t *testing.T) {
 	d, l := servedList(t, &config.FileConfig{DefaultAgent: "exec"})
-	dir, path := l.dir, l.dir.Path()
+	dir, path := l.Dir, l.Dir.Path()
 
 	write := func(content string) *taskfile.Task {
 		t.Helper()
@@ -33,7 +34,7 @@ func TestFinished_FileChangedDuringJob(t *testing.T) {
 	stale := write(`{"id": "1", "subject": "child", "status": "pending", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true", "state": "cancelled", "attempt": 1}}}`)
 	d.refresh(l, "1")
 	e := l.entries["1"]
-	j := &job{l: l, id: "1", kind: jobDeliver}
+	j := &work{Job: &job.Job{Kind: job.Deliver, List: l.List, ID: "1"}, l: l, slot: &slot{}}
 	e.job = j
 	// Another writer restarts it while the job is still recording; the
 	// loop sees the change, but the task has a job.

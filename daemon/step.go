@@ -25,7 +25,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 	var a *agent.Attempt
 	var err error
 	if node != nil && node.Command != "" {
-		a, err = f.d.newAttempt(f.l, f.t, sp, "", step)
+		a, err = f.j.NewAttempt(f.t, sp, "", step)
 		if err == nil {
 			a.Profile, err = f.d.cfg.ResolveAgent("exec", true)
 		}
@@ -33,7 +33,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 			a.Prompt, a.Script = node.Command, node.Command
 		}
 	} else {
-		a, err = f.d.newAttempt(f.l, f.t, sp, resp.Subagent, step)
+		a, err = f.j.NewAttempt(f.t, sp, resp.Subagent, step)
 		if err == nil {
 			a.Prompt = stepPrompt(f, resp)
 		}
@@ -48,8 +48,8 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 	if node != nil && node.Command != "" {
 		data["command"] = node.Command
 	}
-	f.l.events.Append(eventlog.Event{Type: eventlog.StepStarted, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run, Data: data})
-	res, out := f.d.run(ctx, a)
+	f.l.Events.Append(eventlog.Event{Type: eventlog.StepStarted, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run, Data: data})
+	res, out := f.j.RunAgent(ctx, a)
 	if node != nil && node.Command != "" && out == agent.Finished {
 		res.Success = res.ExitCode == 0 // a command step passes on exit status 0, whatever it prints
 	}
@@ -57,7 +57,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 	if res.Success && out == agent.Finished {
 		result = "passed"
 	}
-	f.l.events.Append(eventlog.Event{Type: eventlog.StepFinished, List: f.l.id, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run,
+	f.l.Events.Append(eventlog.Event{Type: eventlog.StepFinished, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run,
 		Data: map[string]any{"result": result, "summary": res.Summary, "exitCode": res.ExitCode, "durationMs": res.DurationMs}})
 	if out == agent.TimedOut {
 		out = agent.Finished // a step that timed out failed; the workflow decides what follows

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -32,7 +33,7 @@ type plan struct {
 // promptPlan parses a plain task's prompt: its script, the overrides of a
 // /subtask line or of a command file it invokes (merged with the
 // invocation's block), and the effective content.
-func (d *Daemon) promptPlan(l *list, t *taskfile.Task, sp task.Spec) (*plan, error) {
+func (d *Daemon) promptPlan(l *job.List, t *taskfile.Task, sp task.Spec) (*plan, error) {
 	text := taskPrompt(t, sp)
 	p := &plan{}
 	if !hasSlashLines(text) {
@@ -50,7 +51,7 @@ func (d *Daemon) promptPlan(l *list, t *taskfile.Task, sp task.Spec) (*plan, err
 		case *prompt.Subtask:
 			p.block, p.hasBlk = c.Overrides, true
 		case *prompt.Invoke:
-			cf, err := d.catalog.Commands(l.dir.Path()).Get(c.Name)
+			cf, err := d.catalog.Commands(l.Dir.Path()).Get(c.Name)
 			if err != nil || cf == nil {
 				return nil, fmt.Errorf("prompt line %d: /%s: %v", st.Line, c.Name, errOr(err, "no such command file"))
 			}
@@ -175,11 +176,11 @@ func taskOverrides(t *taskfile.Task) (prompt.Overrides, error) {
 // resultScope returns the tasks whose $RESULT names a task's prompt can
 // use: its siblings (same parent; for a top-level task, the other top-level
 // tasks of its list).
-func resultScope(l *list, parent string) []*taskfile.Task {
-	ids, _ := l.dir.List()
+func resultScope(l *job.List, parent string) []*taskfile.Task {
+	ids, _ := l.Dir.List()
 	var out []*taskfile.Task
 	for _, id := range ids {
-		t, err := l.dir.Read(id)
+		t, err := l.Dir.Read(id)
 		if err != nil {
 			continue
 		}
@@ -193,7 +194,7 @@ func resultScope(l *list, parent string) []*taskfile.Task {
 // substituteResults replaces $RESULT[name] in text with the final output of
 // the sibling task named name (metadata.taskd.as). A name no sibling has, or
 // whose task has not succeeded, is an error naming it.
-func substituteResults(l *list, parent, text string) (string, error) {
+func substituteResults(l *job.List, parent, text string) (string, error) {
 	names, err := prompt.ResultNames(text)
 	if err != nil || len(names) == 0 {
 		return text, err
@@ -212,7 +213,7 @@ func substituteResults(l *list, parent, text string) (string, error) {
 		}
 		attempt, _ := m.Int("attempt")
 		out := ""
-		if res, ok := agent.ReadResult(l.runDir(t.ID, int(attempt))); ok {
+		if res, ok := agent.ReadResult(l.RunDir(t.ID, int(attempt))); ok {
 			out = res.Output
 		}
 		if out == "" {

@@ -1,0 +1,72 @@
+package job
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// NewAttempt prepares attempt sp.Attempt of task t, run by the job: the
+// agent profile (the task's explicit agent, else agentName, else the
+// default), the prompt, the working directory and the timeout. Its agent
+// waits for the job's slot.
+func (j *Job) NewAttempt(t *taskfile.Task, sp task.Spec, agentName, step string) (*agent.Attempt, error) {
+	_, ownerProfile := task.Addressed(t)
+	name, explicit := sp.Agent, true
+	if name == "" {
+		name = ownerProfile
+	}
+	if name == "" {
+		name, explicit = agentName, false
+	}
+	prof, err := j.Config.ResolveAgent(name, explicit)
+	if err != nil {
+		return nil, err
+	}
+	prompt := t.Description
+	if sp.HasPrompt {
+		prompt = sp.Prompt
+	}
+	cwd, err := Cwd(sp.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	timeout := j.Config.Timeout
+	if prof.Timeout > 0 {
+		timeout = prof.Timeout
+	}
+	if sp.Timeout > 0 {
+		timeout = sp.Timeout
+	}
+	a := &agent.Attempt{
+		ListDir: j.List.Path(), ListID: j.List.ID, TaskID: t.ID, Parent: sp.Parent, N: sp.Attempt, Step: step,
+		Profile: prof, Prompt: prompt, Cwd: cwd, Timeout: timeout, Spec: sp, Gate: j,
+	}
+	if prof.Flags == "none" {
+		a.Script = prompt // a shell script is the prompt's content alone
+	}
+	return a, nil
+}
+
+// Cwd resolves metadata.taskd.cwd: ~ is the home directory, a relative
+// path is relative to it, and no cwd means the home directory.
+func Cwd(cwd string) (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil && (cwd == "" || !filepath.IsAbs(cwd)) {
+		return "", fmt.Errorf("no working directory: set metadata.taskd.cwd (%v)", err)
+	}
+	switch {
+	case cwd == "" || cwd == "~":
+		return home, nil
+	case strings.HasPrefix(cwd, "~/"):
+		return filepath.Join(home, cwd[2:]), nil
+	case !filepath.IsAbs(cwd):
+		return filepath.Join(home, cwd), nil
+	}
+	return filepath.Clean(cwd), nil
+}

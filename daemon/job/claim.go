@@ -1,0 +1,222 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// A Claim is a task marked running for a new attempt: the task as the
+// claim wrote it, the attempt's spec, and the file's bytes before the
+// claim, to take it back with if the attempt never starts.
+type Claim struct {
+	ID     string
+	Task   *taskfile.Task
+	Spec   task.Spec
+	before []byte
+}
+
+// A Decide function looks at a task under the claim's lock. It returns an
+// error (ErrNotRunnable when the task no longer asks for the work) to
+// refuse the claim; it may change the task and its spec (a plain task's
+// attempt number is its run's; a prompt's block becomes fields).
+type Decide func(t *taskfile.Task, sp *task.Spec) error
+
+// Claim marks the job's task as running for a new attempt, if it is still
+// taskd's, not cancelled, and decide accepts it, read under the lock:
+// status in_progress, state running, the attempt number and startedAt,
+// the fields Claude Code expects filled in. The write is durable (the
+// directory fsynced) before Claim returns: no agent of the attempt starts
+// before it.
+func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
+	c := &Claim{ID: j.ID}
+	t, err := j.List.Dir.Update(ctx, j.ID, func(t *taskfile.Task) error {
+		c.before = t.Raw()
+		owned, _ := task.Addressed(t)
+		sp, err := task.ReadSpec(t)
+		if !owned || err != nil || sp.Cancel {
+			return ErrNotRunnable
+		}
+		if err := decide(t, &sp); err != nil {
+			return err
+		}
+		c.Spec = sp
+		return markRunning(t, j.ID, sp, time.Now())
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.Task = t
+	return c, nil
+}
+
+// markRunning records in task id that attempt sp.Attempt started at now:
+// status in_progress, state running, the attempt and its run folder (a
+// plain task's), the fields Claude Code expects.
+func markRunning(t *taskfile.Task, id string, sp task.Spec, now time.Time) error {
+	t.FillDefaults(id)
+	if _, err := task.Move(t, task.Claim); err != nil {
+		return err
+	}
+	m := task.Meta(t)
+	m.Set("startedAt", task.Stamp(now))
+	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
+		m.Set("attempt", sp.Attempt)
+		m.Set("runDir", area.RelRunDir(id, sp.Attempt))
+	}
+	m.Delete("retryAt")
+	m.Delete("finishedAt")
+	return nil
+}
+
+// Pending is the claim's check for a task waiting to run: pending, with no
+// state or a retry that is due.
+func Pending(t *taskfile.Task, s task.Spec) bool {
+	if st := t.Status; st != "" && st != taskfile.StatusPending {
+		return false
+	}
+	switch s.State {
+	case task.None:
+		return true
+	case task.Retrying:
+		return !time.Now().Before(s.RetryAt)
+	}
+	return false
+}
+
+// ErrClaimChanged keeps a prepared agent from starting: its task file
+// changed after the claim (a person edited, replaced or deleted it).
+var ErrClaimChanged = errors.New("the task file changed before its agent started")
+
+// Check reports whether the task file still holds claim c, just before
+// its agent starts: it says this attempt runs (state running, the
+// attempt's number and start time). The job's own writes since the claim
+// (children its prompt commands pushed) keep it; a file replaced,
+// deleted, or given another state meanwhile does not (ErrClaimChanged),
+// and is decided on again as it now says.
+func (j *Job) Check(c *Claim) error {
+	t, err := j.List.Dir.Read(c.ID)
+	if err != nil || !c.holds(t) {
+		return ErrClaimChanged
+	}
+	return nil
+}
+
+// holds reports whether t still says what the claim wrote.
+func (c *Claim) holds(t *taskfile.Task) bool {
+	m, cm := t.Metadata.Object("taskd"), c.Task.Metadata.Object("taskd")
+	for _, k := range []string{"state", "attempt", "startedAt"} {
+		v, _ := m.Get(k)
+		cv, _ := cm.Get(k)
+		if !bytes.Equal(taskfile.AppendJSON(nil, v), taskfile.AppendJSON(nil, cv)) {
+			return false
+		}
+	}
+	return t.Status == c.Task.Status
+}
+
+// claimFields are the fields a claim sets, which Withdraw puts back: the
+// state through the state machine (task.Withdraw), the others as they were.
+var claimFields = []string{"state", "attempt", "startedAt", "runDir", "retryAt", "finishedAt"}
+
+// Withdraw takes claim c back: the file's bytes before it, if the file
+// still holds the claim's bytes; else, if it still holds the claim (the
+// job wrote to it since), the fields the claim set, as they were. A file
+// someone else changed is left as it is.
+func (j *Job) Withdraw(ctx context.Context, c *Claim) error {
+	dir := j.List.Dir
+	err := dir.Swap(ctx, c.ID, c.Task.Raw(), c.before)
+	if !errors.Is(err, taskfile.ErrChanged) {
+		return err
+	}
+	before, perr := taskfile.Parse(c.before, c.ID+".json", c.ID)
+	if perr != nil {
+		return nil // the claim's own input: cannot happen
+	}
+	bm := before.Metadata.Object("taskd")
+	_, err = dir.Update(ctx, c.ID, func(t *taskfile.Task) error {
+		if !c.holds(t) {
+			return ErrNotRunnable // someone else's change: left as it is
+		}
+		if _, err := task.Move(t, task.Withdraw); err != nil {
+			return err
+		}
+		m := task.Meta(t)
+		for _, k := range claimFields[1:] {
+			if v, ok := bm.Get(k); ok {
+				m.Set(k, v)
+			} else {
+				m.Delete(k)
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, ErrNotRunnable) {
+		return nil
+	}
+	return err
+}
+
+// NotStarted handles claim c whose agent (of attempt a, if one was
+// prepared) was kept from starting by cause: cancelled by its task, it is
+// recorded as cancelled; otherwise (the daemon stops, the list is refused
+// or gone, the file changed or was removed) what was prepared for it is
+// removed and the claim is taken back, so that the file says what it said
+// before and the task is decided on again as it says. It returns
+// ErrClaimChanged when the file changed, ErrNotRunnable otherwise.
+func (j *Job) NotStarted(ctx context.Context, c *Claim, a *agent.Attempt, cause error) (*taskfile.Task, error) {
+	if a != nil {
+		if err := removePrepared(a); err != nil {
+			j.Log.Warn("remove an unused run folder", "list", j.List.ID, "task", c.ID, "err", err)
+		}
+	}
+	if errors.Is(cause, agent.ErrCancelled) {
+		res := agent.Result{Error: "cancelled before it started", ExitCode: -1}
+		res.Summary = res.Error
+		j.Emit(eventlog.Event{Type: eventlog.TaskStarted, Parent: c.Spec.Parent, Attempt: c.Spec.Attempt})
+		return j.Finish(ctx, c.Spec, res, agent.Cancelled, nil)
+	}
+	wctx, cancel := WriteContext(ctx)
+	defer cancel()
+	if err := j.Withdraw(wctx, c); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("take back the claim of attempt %d: %w", c.Spec.Attempt, err)
+	}
+	if errors.Is(cause, ErrClaimChanged) {
+		return nil, ErrClaimChanged
+	}
+	return nil, ErrNotRunnable
+}
+
+// removePrepared removes what attempt a, which never started, prepared:
+// the files it wrote in its run folder, and the folder itself if it made
+// it (one an earlier run of the same attempt number left stays).
+func removePrepared(a *agent.Attempt) error {
+	base, dir := a.ListDir, a.Dir()
+	names := []string{"cmd.json", "prompt.md", "stdout.log", "stderr.log"}
+	for name := range a.Files {
+		names = append(names, name)
+	}
+	var errs []error
+	for _, name := range names {
+		if err := fsroot.Remove(base, filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if a.MadeDir && len(errs) == 0 {
+		if err := fsroot.Remove(base, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,139 @@
+// Package job is one goroutine's work on one task, and what every kind of
+// work shares: the task's list, the daemon's configuration, runner and
+// catalog, the job's concurrency slot; the claim that must be on disk
+// before an agent starts (Claim); and the record of how an attempt ended
+// (Finish). The daemon's loop makes a Job for each task it decides to work
+// on and hands it to the package of the task's kind (plain, flow, …),
+// which does the work through it.
+//
+// A Job is used by its own goroutine only; its Env is shared and
+// read-only.
+package job
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/catalog"
+	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// A List is a task list as jobs see it: its id, its files and its event
+// log.
+type List struct {
+	ID     string
+	Dir    *taskfile.Dir
+	Events *eventlog.Log
+}
+
+// Path is the list directory.
+func (l *List) Path() string { return l.Dir.Path() }
+
+// RunDir is the run folder of attempt n of task id.
+func (l *List) RunDir(id string, n int) string { return area.RunDir(l.Dir.Path(), id, n) }
+
+// Emit appends ev to the list's event log, naming the list.
+func (l *List) Emit(ev eventlog.Event) {
+	ev.List = l.ID
+	l.Events.Append(ev)
+}
+
+// A Runner runs an attempt's agent: package agent's Local on this machine.
+type Runner interface {
+	Run(ctx context.Context, a *agent.Attempt) (agent.Result, agent.Outcome)
+}
+
+// Env is what every job may use, shared and read-only.
+type Env struct {
+	Config  *config.Config
+	Runner  Runner
+	Catalog *catalog.Catalog
+	Log     *slog.Logger
+}
+
+// A Slot is a job's concurrency slot, handed out by the daemon.
+type Slot interface {
+	// Acquire waits until the job holds its slot, or ctx ends (with why
+	// the job must not start its agent).
+	Acquire(ctx context.Context) error
+	// Release gives the slot back once the job's agent has exited, so the
+	// next agent can start while this job records the end. Only the
+	// first call counts.
+	Release()
+}
+
+// Kind is what a job does with its task.
+type Kind int
+
+const (
+	Run     Kind = iota // run a pending task (a plain attempt or a workflow)
+	Resume              // a waiting task's children (or handed-off task) are done
+	Answer              // a person answered a task that needs one
+	Cancel              // cancel a task that is not running
+	Recover             // a task a dead daemon left running
+	Deliver             // send an ended child's result to its parent
+)
+
+var kindNames = [...]string{"run", "resume", "answer", "cancel", "recover", "deliver"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// A Job is one goroutine's work on one task.
+type Job struct {
+	*Env
+	Kind Kind
+	List *List
+	ID   string
+	Slot Slot
+}
+
+// ErrNotRunnable ends a job whose task changed before it could do its
+// work: the loop looks at the file again.
+var ErrNotRunnable = errors.New("task is no longer runnable")
+
+// Emit appends ev, about the job's task unless it names another, to the
+// list's event log.
+func (j *Job) Emit(ev eventlog.Event) {
+	if ev.Task == "" {
+		ev.Task = j.ID
+	}
+	j.List.Emit(ev)
+}
+
+// Enter implements agent.Gate: an agent of the job waits for its slot.
+func (j *Job) Enter(ctx context.Context) error { return j.Slot.Acquire(ctx) }
+
+// Started implements agent.Gate.
+func (j *Job) Started(time.Time) {}
+
+// Exited implements agent.Gate: the job keeps its slot until it ends.
+func (j *Job) Exited() {}
+
+// RunAgent runs attempt a with the job's runner; its agent waits for the
+// job's slot unless a has a gate of its own.
+func (j *Job) RunAgent(ctx context.Context, a *agent.Attempt) (agent.Result, agent.Outcome) {
+	if a.Gate == nil {
+		a.Gate = j
+	}
+	return j.Runner.Run(ctx, a)
+}
+
+// writeTimeout bounds a state write that must happen even while the
+// daemon stops (the final state of an attempt).
+const writeTimeout = 30 * time.Second
+
+// WriteContext returns a context for writing final state: not cancelled
+// with the job, but bounded.
+func WriteContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+}
+
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
