@@ -152,9 +152,9 @@ func nextTypeName(dir *taskfile.Dir, parent *taskfile.Task, agentType string) st
 // parent's last Claude session, which the child resumes as its own.)
 func inheritContext(cfg *config.Config, dir *taskfile.Dir, parent *taskfile.Task, agentType, tf string) (text, system string) {
 	sp, _ := task.ReadSpec(parent)
-	script, err := prompt.Parse(taskPrompt(parent, sp), prompt.ParseOptions{Commands: catalog.LoadCommands(cfg.Dir, dir.Path()).Has})
+	script, err := prompt.Parse(task.Prompt(parent, sp), prompt.ParseOptions{Commands: catalog.LoadCommands(cfg.Dir, dir.Path()).Has})
 	var reads []string
-	content := strings.TrimSpace(taskPrompt(parent, sp))
+	content := strings.TrimSpace(task.Prompt(parent, sp))
 	if err == nil {
 		content = script.Content
 		for _, st := range script.Leading {

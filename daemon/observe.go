@@ -52,7 +52,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	}
 	wf, _ := tf.Metadata.String("workflowType")
 	if err == nil && wf == "" && !sp.State.Ended() && tf.Status != taskfile.StatusCompleted {
-		err = d.checkPrompt(l.List, tf, sp)
+		err = d.checkPrompt(d.inspect(l, id), tf, sp)
 	}
 	if err != nil {
 		d.reject(l, id, e, err.Error(), fixFor(err))
@@ -106,7 +106,7 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp task.Spec, ow
 	if strings.IndexByte(sp.Cwd, 0) >= 0 {
 		return fmt.Errorf("%w: metadata.taskd.cwd has a NUL byte (\\u0000), which no path can hold; remove it", task.ErrNUL)
 	}
-	if i := strings.IndexByte(taskPrompt(t, sp), 0); i >= 0 {
+	if i := strings.IndexByte(task.Prompt(t, sp), 0); i >= 0 {
 		return fmt.Errorf("%w: the prompt has a NUL byte (\\u0000) at byte %d; no program's command line or input can carry it intact, so remove it", task.ErrNUL, i)
 	}
 	if v, ok := t.Metadata.Get("workflowType"); ok && v != nil {

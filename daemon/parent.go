@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/chain"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
@@ -100,10 +101,10 @@ func (d *Daemon) resumeChildren(ctx context.Context, j *job.Job) (*taskfile.Task
 	if err != nil {
 		return d.finish(ctx, j, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
 	}
-	if pl, err := d.promptPlan(l, t, sp); err == nil {
-		a.Prompt = pl.content // the leading commands ran in the first attempt
+	if pl, err := chain.PlanOf(j, t, sp); err == nil {
+		a.Prompt = pl.Content // the leading commands ran in the first attempt
 		if a.Profile.Flags == "none" {
-			a.Script = pl.content
+			a.Script = pl.Content
 		}
 	}
 	results := children.ResultsText(l.Dir, kids)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/chain"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -23,46 +24,27 @@ import (
 // maxReadSize bounds what /read injects into a prompt.
 const maxReadSize = 1 << 20
 
-// taskPrompt returns a plain task's prompt text: metadata.taskd.prompt, or
-// the description.
-func taskPrompt(t *taskfile.Task, sp task.Spec) string {
-	if sp.HasPrompt {
-		return sp.Prompt
-	}
-	return t.Description
-}
-
-// parsePrompt parses a task's prompt with the list's command files.
-func (d *Daemon) parsePrompt(l *job.List, text string) (*prompt.Script, error) {
-	return prompt.Parse(text, prompt.ParseOptions{Commands: d.catalog.Commands(l.Dir.Path()).Has})
-}
-
-// hasSlashLines is a cheap test for prompts that may hold commands.
-func hasSlashLines(text string) bool {
-	return strings.HasPrefix(text, "/") || strings.Contains(text, "\n/")
-}
-
 // checkPrompt validates a plain task's prompt and subtask2 fields when the
 // task is accepted: the prompt parses; every /read names a file inside the
 // directories /read may load from; a /subtask or /command block agrees with
 // the fields already in the file and names agents taskd knows; the fields
 // have the right types; every return and parallel item parses. Errors name
 // the line, field or item.
-func (d *Daemon) checkPrompt(l *job.List, t *taskfile.Task, sp task.Spec) error {
-	ov, err := taskOverrides(t)
+func (d *Daemon) checkPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
+	ov, err := chain.Overrides(t)
 	if err != nil {
 		return err
 	}
-	if text := taskPrompt(t, sp); hasSlashLines(text) {
-		pl, err := d.promptPlan(l, t, sp)
+	if text := task.Prompt(t, sp); prompt.HasCommands(text) {
+		pl, err := chain.PlanOf(j, t, sp)
 		if err != nil {
 			return err
 		}
-		if err := d.checkBlock(t, pl); err != nil {
+		if err := chain.CheckBlock(d.cfg, t, pl); err != nil {
 			return err
 		}
-		if pl.hasBlk {
-			if ov, err = prompt.MergeOverrides(ov, pl.block); err != nil {
+		if pl.HasBlock {
+			if ov, err = prompt.MergeOverrides(ov, pl.Block); err != nil {
 				return err
 			}
 		}
@@ -70,9 +52,9 @@ func (d *Daemon) checkPrompt(l *job.List, t *taskfile.Task, sp task.Spec) error 
 		if err != nil {
 			return err
 		}
-		for _, st := range pl.script.Leading {
+		for _, st := range pl.Script.Leading {
 			if r, ok := st.Cmd.(*prompt.Read); ok {
-				if _, err := d.resolveRead(l, cwd, r.Path); err != nil {
+				if _, err := d.resolveRead(j, cwd, r.Path); err != nil {
 					return fmt.Errorf("prompt line %d: %w", st.Line, err)
 				}
 			}
@@ -80,7 +62,7 @@ func (d *Daemon) checkPrompt(l *job.List, t *taskfile.Task, sp task.Spec) error 
 	}
 	for kind, items := range map[string][]string{"return": ov.Return, "parallel": ov.Parallel} {
 		for i, item := range items {
-			if _, err := d.parsePrompt(l, item); err != nil {
+			if _, err := j.ParsePrompt(item); err != nil {
 				return fmt.Errorf("%s item %d (%q): %w", kind, i+1, agent.Truncate(item, 60), err)
 			}
 		}
@@ -92,7 +74,8 @@ func (d *Daemon) checkPrompt(l *job.List, t *taskfile.Task, sp task.Spec) error 
 // working directory, its list directory, and the configured allowedRoots.
 // Those that are / or an ancestor of the home count for nothing (package
 // readable).
-func (d *Daemon) readRoots(l *job.List, cwd string) []string {
+func (d *Daemon) readRoots(j *job.Job, cwd string) []string {
+	l := j.List
 	roots := []string{cwd, l.Dir.Path()}
 	for _, r := range d.cfg.AllowedRoots {
 		if p, err := job.Cwd(r); err == nil {
@@ -108,7 +91,7 @@ func (d *Daemon) readRoots(l *job.List, cwd string) []string {
 // another user's home. ~ is the home directory and a relative path is
 // relative to the task's working directory. A path that cannot be resolved
 // (it does not exist) is returned as it is, to fail when it is read.
-func (d *Daemon) resolveRead(l *job.List, cwd, path string) (string, error) {
+func (d *Daemon) resolveRead(j *job.Job, cwd, path string) (string, error) {
 	home, _ := os.UserHomeDir()
 	p := path
 	if p == "~" || strings.HasPrefix(p, "~/") {
@@ -126,7 +109,7 @@ func (d *Daemon) resolveRead(l *job.List, cwd, path string) (string, error) {
 	} else if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
 		real = filepath.Join(r, filepath.Base(p))
 	}
-	rule := readable.Rule{Home: home, Roots: d.readRoots(l, cwd)}
+	rule := readable.Rule{Home: home, Roots: d.readRoots(j, cwd)}
 	if err := rule.Check(p, real); err != nil {
 		return "", fmt.Errorf("/read %s: %w (the roots are the task's cwd %s, its list directory, and allowedRoots in the configuration; see docs/security.md)", path, err, cwd)
 	}
@@ -185,11 +168,11 @@ func (p *prepared) render() string {
 // children. Nothing inside a file that /read loads is processed.
 func (d *Daemon) runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, cwd string) (*prepared, error) {
 	l := j.List
-	text := taskPrompt(t, sp)
-	if !hasSlashLines(text) {
+	text := task.Prompt(t, sp)
+	if !prompt.HasCommands(text) {
 		return &prepared{script: &prompt.Script{Content: strings.TrimSpace(text)}}, nil
 	}
-	script, err := d.parsePrompt(l, text)
+	script, err := j.ParsePrompt(text)
 	if err != nil {
 		return nil, fmt.Errorf("prompt: %w", err)
 	}
@@ -197,7 +180,7 @@ func (d *Daemon) runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, s
 	for _, st := range script.Leading {
 		switch c := st.Cmd.(type) {
 		case *prompt.Read:
-			p.read(d, l, cwd, c.Path)
+			p.read(d, j, cwd, c.Path)
 		case *prompt.Push:
 			if err := d.pushChild(ctx, l, t.ID, c, fmt.Sprintf("line%d", st.Line)); err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
@@ -216,9 +199,9 @@ func (d *Daemon) runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, s
 }
 
 // read records one /read round trip.
-func (p *prepared) read(d *Daemon, l *job.List, cwd, path string) {
+func (p *prepared) read(d *Daemon, j *job.Job, cwd, path string) {
 	call := map[string]any{"tool": "read", "path": path}
-	abs, err := d.resolveRead(l, cwd, path)
+	abs, err := d.resolveRead(j, cwd, path)
 	res := transcriptEntry{Role: "tool", Tool: "read", Path: path}
 	if err == nil {
 		call["path"] = abs
@@ -278,11 +261,11 @@ func (d *Daemon) createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Ta
 	if err != nil {
 		return err
 	}
-	text := taskPrompt(t, sp)
-	if !hasSlashLines(text) {
+	text := task.Prompt(t, sp)
+	if !prompt.HasCommands(text) {
 		return nil
 	}
-	script, err := d.parsePrompt(l, text)
+	script, err := j.ParsePrompt(text)
 	if err != nil || len(script.Trailing) == 0 {
 		return err
 	}
@@ -305,7 +288,7 @@ func (d *Daemon) createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Ta
 			continue
 		}
 		opt := children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
-			Extra: map[string]any{"pushedBy": t.ID}, Inherit: inheritedFields(t.Metadata.Object("taskd"))}
+			Extra: map[string]any{"pushedBy": t.ID}, Inherit: chain.InheritedFields(t.Metadata.Object("taskd"))}
 		if _, err := children.Push(ctx, d.cfg, l.Dir, "", opt); err != nil {
 			return fmt.Errorf("prompt line %d: %w", st.Line, err)
 		}

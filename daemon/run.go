@@ -11,9 +11,11 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/chain"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -78,7 +80,7 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job.Job, again bool) (*task
 	// of a slot there is no file to create. A loop whose condition is
 	// checked by an agent of its own (a judge, or the untilCommand) keeps
 	// the slot until that agent too has run.
-	ov, err := taskOverrides(t)
+	ov, err := chain.Overrides(t)
 	keepSlot := err == nil && ov.Loop != nil && (ov.Loop.Until != "" || ov.Loop.UntilCommand != "")
 	a.Gate = &claimGate{j: j, claim: c, logStart: logStart, release: !keepSlot}
 	res, out := j.RunAgent(ctx, a)
@@ -105,8 +107,8 @@ func (d *Daemon) claimRun(ctx context.Context, j *job.Job, runnable func(*taskfi
 		if wf, _ := t.Metadata.String("workflowType"); wf != "" {
 			return nil
 		}
-		if pl, err := d.promptPlan(j.List, t, *sp); err == nil && pl.hasBlk {
-			compileBlock(t, pl)
+		if pl, err := chain.PlanOf(j, t, *sp); err == nil && pl.HasBlock {
+			chain.CompileBlock(t, pl)
 			if c, err := task.ReadSpec(t); err == nil {
 				c.Attempt = sp.Attempt
 				*sp = c
@@ -141,36 +143,36 @@ func (d *Daemon) prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Tas
 	if err := d.startSubagent(l, t, sp, a); err != nil { // a delegated child's permission check (acedelegate.go)
 		return nil, err
 	}
-	pl, err := d.promptPlan(l, t, sp)
+	pl, err := chain.PlanOf(j, t, sp)
 	if err != nil {
 		return nil, err
 	}
-	ov, err := taskOverrides(t)
+	ov, err := chain.Overrides(t)
 	if err != nil {
 		return nil, err
 	}
-	if len(ov.Parallel) > 0 || hasSlashLines(taskPrompt(t, sp)) {
+	if len(ov.Parallel) > 0 || prompt.HasCommands(task.Prompt(t, sp)) {
 		began()
 	}
-	if err := d.startParallel(ctx, j, t, ov); err != nil {
+	if err := chain.StartParallel(ctx, j, t, ov); err != nil {
 		return nil, err
 	}
 	prep, err := d.runLeading(ctx, j, t, sp, a.Cwd)
 	if err != nil {
 		return nil, err
 	}
-	content, err := substituteResults(l, sp.Parent, pl.content)
+	content, err := chain.SubstituteResults(l, sp.Parent, pl.Content)
 	if err != nil {
 		return nil, fmt.Errorf("prompt: %w", err)
 	}
 	if ov.Auto {
-		content = plannerPrompt(content)
+		content = chain.PlannerPrompt(content)
 	}
 	if prev, _ := t.Metadata.Object("taskd").String("previous"); prev != "" {
 		if session := sessionOf(l, prev); session != "" && a.Profile.Flags == "claude" {
 			a.Resume = session
 		} else if a.Profile.Flags != "none" {
-			content = previousContext(l, prev) + "## This step\n\n" + content
+			content = chain.PreviousContext(l, prev) + "## This step\n\n" + content
 		}
 	}
 	prep.script.Content = content
@@ -200,12 +202,12 @@ func (d *Daemon) afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res
 	if err != nil {
 		return nil, err
 	}
-	ov, _ := taskOverrides(t)
+	ov, _ := chain.Overrides(t)
 	if out != agent.Finished || !res.Success || d.exitVerdict(l, id, sp, out) != nil {
 		ft, err := d.finish(ctx, j, sp, res, out)
 		if ov.Loop != nil && (task.Of(ft) == task.Failed || task.Of(ft) == task.TimedOut) {
 			l.Events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.ID, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
-				Data: map[string]any{"exitReason": loopError, "error": res.Error}})
+				Data: map[string]any{"exitReason": chain.LoopError, "error": res.Error}})
 		}
 		return ft, err
 	}
@@ -214,7 +216,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res
 	}
 	if ov.Auto {
 		if planned, _ := children.Named(l.Dir, id, id+"-plan"); planned == "" {
-			if err := d.runPlan(ctx, j, t, res); err != nil {
+			if err := chain.RunPlan(ctx, j, t, res); err != nil {
 				res.Success, res.Error = false, err.Error()
 				return d.finish(ctx, j, sp, res, agent.NotStarted)
 			}
@@ -223,7 +225,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res
 	}
 	onSuccess := map[string]any{}
 	if ov.Loop != nil {
-		iteration, done, reason, stopped := d.loopCheck(ctx, j, t, sp, ov.Loop, res)
+		iteration, done, reason, stopped := chain.LoopCheck(ctx, j, t, sp, ov.Loop, res)
 		if stopped != nil {
 			// The condition was not checked: the iteration ends as the
 			// stop says (interrupted: it runs again at the next start).
@@ -233,12 +235,12 @@ func (d *Daemon) afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res
 			return d.finish(ctx, j, sp, res, agent.StoppedOutcome(stopped))
 		}
 		if !done {
-			return d.continueLoop(ctx, j, sp, res, iteration)
+			return chain.ContinueLoop(ctx, j, sp, res, iteration)
 		}
 		onSuccess["loopIteration"] = iteration
 		onSuccess["loopExit"] = reason
 	}
-	if err := d.createReturns(ctx, j, t, ov); err != nil {
+	if err := chain.CreateReturns(ctx, j, t, ov); err != nil {
 		res.Success, res.Error = false, err.Error()
 		return d.finish(ctx, j, sp, res, agent.NotStarted)
 	}

@@ -513,3 +513,10 @@ func cycleMembers(problem string) []string {
 	}
 	return strings.Split(ids, " → ")
 }
+
+// inspect returns a job on task id of l that does no work: for the loop's
+// checks that need what a job sees (the list's command files, the
+// configuration).
+func (d *Daemon) inspect(l *list, id string) *job.Job {
+	return &job.Job{Env: d.env, List: l.List, ID: id}
+}

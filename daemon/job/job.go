@@ -23,6 +23,7 @@ import (
 	"github.com/taskd/taskd/daemon/catalog"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -137,3 +138,9 @@ func WriteContext(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
+
+// ParsePrompt parses a prompt of the job's list, with the list's command
+// files.
+func (j *Job) ParsePrompt(text string) (*prompt.Script, error) {
+	return prompt.Parse(text, prompt.ParseOptions{Commands: j.Catalog.Commands(j.List.Path()).Has})
+}

@@ -260,3 +260,8 @@ func (s *Script) String() string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// HasCommands is a cheap test for prompts that may hold command lines.
+func HasCommands(text string) bool {
+	return strings.HasPrefix(text, "/") || strings.Contains(text, "\n/")
+}

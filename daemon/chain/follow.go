@@ -1,4 +1,4 @@
-package daemon
+package chain
 
 import (
 	"context"
@@ -30,17 +30,17 @@ type retEntry struct {
 // …} or a /command whose file has a return list) is followed by its
 // returns, and only then does the outer chain continue. Identical items are
 // separate entries.
-func (d *Daemon) expandReturns(l *job.List, items []string, depth int) []retEntry {
+func expandReturns(j *job.Job, items []string, depth int) []retEntry {
 	var out []retEntry
 	for _, item := range items {
-		nested, args := d.itemReturns(l, item)
+		nested, args := itemReturns(j, item)
 		e := retEntry{prompt: item, expanded: len(nested) > 0 && depth < maxReturnDepth}
 		out = append(out, e)
 		if e.expanded {
 			for i := range nested {
 				nested[i] = prompt.ExpandArguments(nested[i], args)
 			}
-			out = append(out, d.expandReturns(l, nested, depth+1)...)
+			out = append(out, expandReturns(j, nested, depth+1)...)
 		}
 	}
 	return out
@@ -48,8 +48,9 @@ func (d *Daemon) expandReturns(l *job.List, items []string, depth int) []retEntr
 
 // itemReturns returns the return items an item sets for itself, and the
 // arguments of a command it invokes.
-func (d *Daemon) itemReturns(l *job.List, item string) ([]string, string) {
-	script, err := d.parsePrompt(l, item)
+func itemReturns(j *job.Job, item string) ([]string, string) {
+	l := j.List
+	script, err := j.ParsePrompt(item)
 	if err != nil {
 		return nil, ""
 	}
@@ -58,7 +59,7 @@ func (d *Daemon) itemReturns(l *job.List, item string) ([]string, string) {
 		case *prompt.Subtask:
 			return c.Overrides.Return, ""
 		case *prompt.Invoke:
-			cf, err := d.catalog.Commands(l.Dir.Path()).Get(c.Name)
+			cf, err := j.Catalog.Commands(l.Dir.Path()).Get(c.Name)
 			if err != nil || cf == nil {
 				return nil, ""
 			}
@@ -72,13 +73,13 @@ func (d *Daemon) itemReturns(l *job.List, item string) ([]string, string) {
 	return nil, ""
 }
 
-// createReturns writes the return chain of task t, which is about to be
+// CreateReturns writes the return chain of task t, which is about to be
 // recorded as succeeded: one task per entry, each blocked by the one before
 // (the first by t), so they run in order after t, visible in the list and
 // surviving restarts. They are t's siblings (children of t's parent, which
 // waits for them too) and take t's agent, model and working directory.
 // Entries that exist already (named <t>.r<n>) are not created again.
-func (d *Daemon) createReturns(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.Overrides) error {
+func CreateReturns(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.Overrides) error {
 	l := j.List
 	m := t.Metadata.Object("taskd")
 	if expanded, _ := m.Bool("returnsExpanded"); expanded || len(ov.Return) == 0 {
@@ -86,9 +87,9 @@ func (d *Daemon) createReturns(ctx context.Context, j *job.Job, t *taskfile.Task
 	}
 	parent, _ := m.String("parent")
 	prev := t.ID
-	for i, e := range d.expandReturns(l, ov.Return, 0) {
+	for i, e := range expandReturns(j, ov.Return, 0) {
 		name := fmt.Sprintf("%s-r%d", t.ID, i+1)
-		if id := d.siblingNamed(l, parent, name); id != "" {
+		if id := siblingNamed(j, parent, name); id != "" {
 			prev = id
 			continue
 		}
@@ -98,7 +99,7 @@ func (d *Daemon) createReturns(ctx context.Context, j *job.Job, t *taskfile.Task
 		if e.expanded {
 			extra["returnsExpanded"] = true
 		}
-		child, err := children.Push(ctx, d.cfg, l.Dir, parent, children.PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra, Inherit: inheritedFields(m)})
+		child, err := children.Push(ctx, j.Config, l.Dir, parent, children.PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra, Inherit: InheritedFields(m)})
 		if err != nil {
 			return fmt.Errorf("return %d (%q): %w", i+1, agent.Truncate(e.prompt, 60), err)
 		}
@@ -107,12 +108,12 @@ func (d *Daemon) createReturns(ctx context.Context, j *job.Job, t *taskfile.Task
 	return nil
 }
 
-// startParallel starts a task's parallel items as concurrent children
+// StartParallel starts a task's parallel items as concurrent children
 // (their own returns are ignored) before its agent runs. The task waits for
 // them after its agent; when they have all ended it completes (it is not
 // run again), so its returns fire once all are done. A child's failure does
 // not affect its siblings.
-func (d *Daemon) startParallel(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.Overrides) error {
+func StartParallel(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.Overrides) error {
 	l := j.List
 	for i, item := range ov.Parallel {
 		name := fmt.Sprintf("%s-p%d", t.ID, i+1)
@@ -120,16 +121,16 @@ func (d *Daemon) startParallel(ctx context.Context, j *job.Job, t *taskfile.Task
 			continue
 		}
 		extra := map[string]any{"parallelItem": true, "returnsExpanded": true}
-		if _, err := children.Push(ctx, d.cfg, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
+		if _, err := children.Push(ctx, j.Config, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
 			return fmt.Errorf("parallel %d (%q): %w", i+1, agent.Truncate(item, 60), err)
 		}
 	}
 	return nil
 }
 
-// inheritedFields copies the fields a follow-up takes from the task it
+// InheritedFields copies the fields a follow-up takes from the task it
 // follows.
-func inheritedFields(m *taskfile.Object) map[string]any {
+func InheritedFields(m *taskfile.Object) map[string]any {
 	out := map[string]any{}
 	for _, k := range task.Inherited {
 		if v, ok := m.Get(k); ok {
@@ -141,7 +142,8 @@ func inheritedFields(m *taskfile.Object) map[string]any {
 
 // siblingNamed finds the child of parent (or, at the top level, the
 // top-level task) called name.
-func (d *Daemon) siblingNamed(l *job.List, parent, name string) string {
+func siblingNamed(j *job.Job, parent, name string) string {
+	l := j.List
 	if parent != "" {
 		id, _ := children.Named(l.Dir, parent, name)
 		return id
@@ -162,9 +164,9 @@ func (d *Daemon) siblingNamed(l *job.List, parent, name string) string {
 	return ""
 }
 
-// previousContext is what a return task is told about the task before it
+// PreviousContext is what a return task is told about the task before it
 // in the chain, when it cannot continue that task's agent session.
-func previousContext(l *job.List, prevID string) string {
+func PreviousContext(l *job.List, prevID string) string {
 	prev, err := l.Dir.Read(prevID)
 	if err != nil {
 		return ""

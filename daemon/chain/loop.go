@@ -1,4 +1,4 @@
-package daemon
+package chain
 
 import (
 	"context"
@@ -20,14 +20,14 @@ import (
 const (
 	loopSatisfied  = "satisfied"   // the until condition held (judge or command)
 	loopMaxReached = "max_reached" // it ran loop.max times
-	loopError      = "error"       // an iteration failed
+	LoopError      = "error"       // an iteration failed
 )
 
 // breakVerdict matches a judge's answer that the condition holds:
 // <subtask2 loop=break/>, case-insensitive, quotes and the slash optional.
 var breakVerdict = regexp.MustCompile(`(?i)<subtask2\s+loop\s*=\s*["']?break["']?\s*/?\s*>`)
 
-// loopCheck decides after a successful iteration whether a looping task
+// LoopCheck decides after a successful iteration whether a looping task
 // runs again. An iteration is an attempt of the task (its own run folder);
 // without a condition the task runs exactly loop.max times; with until, a
 // read-only judge decides after each iteration, and the loop ends only on
@@ -36,7 +36,7 @@ var breakVerdict = regexp.MustCompile(`(?i)<subtask2\s+loop\s*=\s*["']?break["']
 // why; or, if the condition's agent was stopped before it could tell (the
 // daemon stops, the task is cancelled), why it was stopped, and nothing
 // is decided.
-func (d *Daemon) loopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
+func LoopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
 	l := j.List
 	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
 	iteration = int(n) + 1
@@ -45,10 +45,10 @@ func (d *Daemon) loopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp
 	switch {
 	case lp.UntilCommand != "":
 		by = "command"
-		satisfied, stopped = d.untilCommand(ctx, j, t, sp, lp.UntilCommand)
+		satisfied, stopped = untilCommand(ctx, j, t, sp, lp.UntilCommand)
 	case lp.Until != "":
 		by = "judge"
-		satisfied, stopped = d.judge(ctx, j, t, sp, lp, iteration, res)
+		satisfied, stopped = judge(ctx, j, t, sp, lp, iteration, res)
 	}
 	if stopped != nil {
 		return iteration, false, "", stopped
@@ -71,14 +71,14 @@ func (d *Daemon) loopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp
 
 // untilCommand runs a loop's condition command with the exec profile in the
 // task's working directory, in the iteration's run folder (until/).
-func (d *Daemon) untilCommand(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, command string) (satisfied bool, stopped error) {
+func untilCommand(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, command string) (satisfied bool, stopped error) {
 	l := j.List
 	a, err := j.NewAttempt(t, sp, "", "")
 	if err == nil {
-		a.Profile, err = d.cfg.ResolveAgent("exec", true)
+		a.Profile, err = j.Config.ResolveAgent("exec", true)
 	}
 	if err != nil {
-		d.log.Warn("loop condition command", "list", l.ID, "task", t.ID, "err", err)
+		j.Log.Warn("loop condition command", "list", l.ID, "task", t.ID, "err", err)
 		return false, nil
 	}
 	a.Sub, a.Prompt, a.Script, a.Timeout = "until", command, command, min(a.Timeout, 10*time.Minute)
@@ -93,12 +93,12 @@ func (d *Daemon) untilCommand(ctx context.Context, j *job.Job, t *taskfile.Task,
 // condition verbatim, the iteration number, the task's prompt and the
 // iteration's result. A judge that fails is asked once more; failing again
 // counts as "not satisfied".
-func (d *Daemon) judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res agent.Result) (satisfied bool, stopped error) {
+func judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res agent.Result) (satisfied bool, stopped error) {
 	l := j.List
 	agentName := ""
-	if _, ok := d.cfg.Agents["judge"]; ok {
+	if _, ok := j.Config.Agents["judge"]; ok {
 		agentName = "judge"
-	} else if _, ok := d.cfg.Profiles["judge"]; ok {
+	} else if _, ok := j.Config.Profiles["judge"]; ok {
 		agentName = "judge"
 	}
 	jsp := sp
@@ -110,14 +110,14 @@ func (d *Daemon) judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp tas
 	for try := 1; try <= 2; try++ {
 		a, err := j.NewAttempt(t, jsp, "", "")
 		if err != nil {
-			d.log.Warn("loop judge", "list", l.ID, "task", t.ID, "err", err)
+			j.Log.Warn("loop judge", "list", l.ID, "task", t.ID, "err", err)
 			return false, nil
 		}
 		a.Sub = "judge"
 		if try == 2 {
 			a.Sub = "judge-retry"
 		}
-		a.Prompt = judgePrompt(lp, iteration, taskPrompt(t, sp), res)
+		a.Prompt = judgePrompt(lp, iteration, task.Prompt(t, sp), res)
 		a.Script = ""
 		jr, out := j.RunAgent(ctx, a)
 		if err := agent.StopOf(out); err != nil {
@@ -131,7 +131,7 @@ func (d *Daemon) judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp tas
 			}
 			return breakVerdict.MatchString(text), nil
 		}
-		d.log.Warn("loop judge failed", "list", l.ID, "task", t.ID, "try", try, "err", jr.Error)
+		j.Log.Warn("loop judge failed", "list", l.ID, "task", t.ID, "try", try, "err", jr.Error)
 	}
 	return false, nil
 }
@@ -154,9 +154,9 @@ func judgePrompt(lp *prompt.Loop, iteration int, tf string, res agent.Result) st
 	return b.String()
 }
 
-// continueLoop records an iteration after which the loop goes on: the task
+// ContinueLoop records an iteration after which the loop goes on: the task
 // is pending again (no state), to run its next iteration as a new attempt.
-func (d *Daemon) continueLoop(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, iteration int) (*taskfile.Task, error) {
+func ContinueLoop(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, iteration int) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	wctx, cancel := job.WriteContext(ctx)
 	defer cancel()

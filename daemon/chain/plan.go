@@ -1,4 +1,4 @@
-package daemon
+package chain
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// plannerPrompt is what an auto task's agent is asked: to write the workflow
+// PlannerPrompt is what an auto task's agent is asked: to write the workflow
 // for the user's request in subtask2's inline syntax.
-func plannerPrompt(request string) string {
+func PlannerPrompt(request string) string {
 	var b strings.Builder
 	b.WriteString(`You plan work for a task runner. Turn the request below into one workflow, written as a single /subtask line in this syntax:
 
@@ -53,14 +53,14 @@ Only the first line of the block may start with a slash. Do not do the work your
 	return b.String()
 }
 
-// runPlan reads the workflow an auto task's planner wrote and starts it as
+// RunPlan reads the workflow an auto task's planner wrote and starts it as
 // the task's child; the task then waits for it (and for the returns it
 // adds) and completes when they have ended. A missing or invalid block, or
 // a workflow outside the limits (unknown agents), fails the task with the
 // reason; the planner's output stays in its run folder.
-func (d *Daemon) runPlan(ctx context.Context, j *job.Job, t *taskfile.Task, res agent.Result) error {
+func RunPlan(ctx context.Context, j *job.Job, t *taskfile.Task, res agent.Result) error {
 	l := j.List
-	script, err := prompt.ParseAutoOutput(res.Output, prompt.ParseOptions{Commands: d.catalog.Commands(l.Dir.Path()).Has})
+	script, err := prompt.ParseAutoOutput(res.Output, prompt.ParseOptions{Commands: j.Catalog.Commands(l.Dir.Path()).Has})
 	if err != nil {
 		return fmt.Errorf("the planner's output holds no usable workflow: %w", err)
 	}
@@ -73,7 +73,7 @@ func (d *Daemon) runPlan(ctx context.Context, j *job.Job, t *taskfile.Task, res 
 	agents := []string{ov.Agent}
 	items := append(append([]string{}, ov.Return...), ov.Parallel...)
 	for _, item := range items {
-		if sub, err := d.parsePrompt(l, item); err == nil {
+		if sub, err := j.ParsePrompt(item); err == nil {
 			for _, st := range sub.Leading {
 				if s, ok := st.Cmd.(*prompt.Subtask); ok {
 					agents = append(agents, s.Overrides.Agent)
@@ -85,7 +85,7 @@ func (d *Daemon) runPlan(ctx context.Context, j *job.Job, t *taskfile.Task, res 
 		if a == "" {
 			continue
 		}
-		if _, err := d.cfg.ResolveAgent(a, true); err != nil {
+		if _, err := j.Config.ResolveAgent(a, true); err != nil {
 			return fmt.Errorf("the planner's workflow names an agent taskd cannot run: %w", err)
 		}
 	}
@@ -93,6 +93,6 @@ func (d *Daemon) runPlan(ctx context.Context, j *job.Job, t *taskfile.Task, res 
 	if _, err := children.Named(l.Dir, t.ID, name); err == nil {
 		return nil
 	}
-	_, err = children.Push(ctx, d.cfg, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: script.String(), Start: true, Extra: map[string]any{"parallelItem": true}})
+	_, err = children.Push(ctx, j.Config, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: script.String(), Start: true, Extra: map[string]any{"parallelItem": true}})
 	return err
 }

@@ -1,4 +1,12 @@
-package daemon
+// Package chain is what a plain task asks for beyond one run of its agent,
+// written as fields of metadata.taskd (or as a /subtask block or a command
+// file's frontmatter, compiled into them when the task is claimed): a loop
+// that runs it again until a judge, a command or its count says it is done;
+// a return chain of follow-up tasks run one after another once it
+// succeeds; parallel items run beside it as children; a planner whose
+// output becomes such a chain; and $RESULT[name] to use a named task's
+// result. docs/prompt-commands.md is the manual.
+package chain
 
 import (
 	"encoding/json"
@@ -8,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -22,36 +31,37 @@ import (
 // overrideKeys are the metadata.taskd fields a block can set.
 var overrideKeys = []string{"model", "agent", "loop", "return", "parallel", "as", "auto"}
 
-// plan is what a plain task's prompt asks for beyond its content.
-type plan struct {
-	script  *prompt.Script
-	block   prompt.Overrides // from /subtask or /name (over the command file's frontmatter)
-	hasBlk  bool             // the prompt has a /subtask line or invokes a command file
-	content string           // what the agent is given: the script's content, or the command's body
+// Plan is what a plain task's prompt asks for beyond its content.
+type Plan struct {
+	Script  *prompt.Script
+	Block   prompt.Overrides // from /subtask or /name (over the command file's frontmatter)
+	HasBlock  bool             // the prompt has a /subtask line or invokes a command file
+	Content string           // what the agent is given: the script's content, or the command's body
 }
 
-// promptPlan parses a plain task's prompt: its script, the overrides of a
+// PlanOf parses a plain task's prompt: its script, the overrides of a
 // /subtask line or of a command file it invokes (merged with the
 // invocation's block), and the effective content.
-func (d *Daemon) promptPlan(l *job.List, t *taskfile.Task, sp task.Spec) (*plan, error) {
-	text := taskPrompt(t, sp)
-	p := &plan{}
-	if !hasSlashLines(text) {
-		p.script = &prompt.Script{Content: strings.TrimSpace(text)}
-		p.content = p.script.Content
+func PlanOf(j *job.Job, t *taskfile.Task, sp task.Spec) (*Plan, error) {
+	l := j.List
+	text := task.Prompt(t, sp)
+	p := &Plan{}
+	if !prompt.HasCommands(text) {
+		p.Script = &prompt.Script{Content: strings.TrimSpace(text)}
+		p.Content = p.Script.Content
 		return p, nil
 	}
-	script, err := d.parsePrompt(l, text)
+	script, err := j.ParsePrompt(text)
 	if err != nil {
 		return nil, fmt.Errorf("prompt: %w", err)
 	}
-	p.script, p.content = script, script.Content
+	p.Script, p.Content = script, script.Content
 	for _, st := range script.Leading {
 		switch c := st.Cmd.(type) {
 		case *prompt.Subtask:
-			p.block, p.hasBlk = c.Overrides, true
+			p.Block, p.HasBlock = c.Overrides, true
 		case *prompt.Invoke:
-			cf, err := d.catalog.Commands(l.Dir.Path()).Get(c.Name)
+			cf, err := j.Catalog.Commands(l.Dir.Path()).Get(c.Name)
 			if err != nil || cf == nil {
 				return nil, fmt.Errorf("prompt line %d: /%s: %v", st.Line, c.Name, errOr(err, "no such command file"))
 			}
@@ -59,12 +69,12 @@ func (d *Daemon) promptPlan(l *job.List, t *taskfile.Task, sp task.Spec) (*plan,
 			if err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
-			p.block, p.hasBlk = merged, true
+			p.Block, p.HasBlock = merged, true
 			body := cf.Expand(c.Args)
 			if strings.TrimSpace(script.Content) != "" {
 				body += "\n\n" + script.Content
 			}
-			p.content = body
+			p.Content = body
 		}
 	}
 	return p, nil
@@ -77,15 +87,15 @@ func errOr(err error, msg string) string {
 	return msg
 }
 
-// checkBlock reports a block that disagrees with fields already in the task
+// CheckBlock reports a block that disagrees with fields already in the task
 // file, or names an agent taskd does not know.
-func (d *Daemon) checkBlock(t *taskfile.Task, p *plan) error {
-	if !p.hasBlk {
+func CheckBlock(cfg *config.Config, t *taskfile.Task, p *Plan) error {
+	if !p.HasBlock {
 		return nil
 	}
 	m := t.Metadata.Object("taskd")
 	inh := task.Strings(m, "inherited")
-	for k, v := range p.block.Fields() {
+	for k, v := range p.Block.Fields() {
 		if slices.Contains(inh, k) {
 			continue // taken from another task: the block overrides it
 		}
@@ -93,22 +103,22 @@ func (d *Daemon) checkBlock(t *taskfile.Task, p *plan) error {
 			return fmt.Errorf("metadata.taskd.%s and the prompt's block disagree; keep one of them", k)
 		}
 	}
-	if p.block.Agent != "" {
-		if _, err := d.cfg.ResolveAgent(p.block.Agent, true); err != nil {
+	if p.Block.Agent != "" {
+		if _, err := cfg.ResolveAgent(p.Block.Agent, true); err != nil {
 			return fmt.Errorf("prompt block agent: %w", err)
 		}
 	}
 	return nil
 }
 
-// compileBlock writes the block's settings into metadata.taskd (inside the
+// CompileBlock writes the block's settings into metadata.taskd (inside the
 // task's claim), where they are what the daemon acts on from then on.
-func compileBlock(t *taskfile.Task, p *plan) {
-	if !p.hasBlk {
+func CompileBlock(t *taskfile.Task, p *Plan) {
+	if !p.HasBlock {
 		return
 	}
 	m := task.Meta(t)
-	fields := p.block.Fields()
+	fields := p.Block.Fields()
 	inh := task.Strings(m, "inherited")
 	for _, k := range overrideKeys {
 		if v, ok := fields[k]; ok {
@@ -161,8 +171,8 @@ func toPlain(v any) any {
 	}
 }
 
-// taskOverrides reads a task's subtask2 settings from its fields.
-func taskOverrides(t *taskfile.Task) (prompt.Overrides, error) {
+// Overrides reads a task's subtask2 settings from its fields.
+func Overrides(t *taskfile.Task) (prompt.Overrides, error) {
 	m := t.Metadata.Object("taskd")
 	fields := map[string]any{}
 	for _, k := range overrideKeys {
@@ -191,10 +201,10 @@ func resultScope(l *job.List, parent string) []*taskfile.Task {
 	return out
 }
 
-// substituteResults replaces $RESULT[name] in text with the final output of
+// SubstituteResults replaces $RESULT[name] in text with the final output of
 // the sibling task named name (metadata.taskd.as). A name no sibling has, or
 // whose task has not succeeded, is an error naming it.
-func substituteResults(l *job.List, parent, text string) (string, error) {
+func SubstituteResults(l *job.List, parent, text string) (string, error) {
 	names, err := prompt.ResultNames(text)
 	if err != nil || len(names) == 0 {
 		return text, err
