@@ -45,7 +45,7 @@ func (d *Daemon) resolveSubagent(ctx context.Context, j *job.Job) (t *taskfile.T
 	}
 	answer := sp.Resolve
 	if answer == "leave" {
-		t, err = d.leavePending(ctx, j)
+		t, err = j.KeepWaiting(ctx)
 		return t, err, true
 	}
 	if !slices.Contains(h.Options, answer) {

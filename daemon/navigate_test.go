@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/flow"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -53,7 +53,7 @@ func TestApplyWriteThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	daemon.ApplyWriteThrough(tf, &navigator.WriteThrough{Mode: navigator.WriteFull, ID: "7",
+	flow.ApplyWriteThrough(tf, &navigator.WriteThrough{Mode: navigator.WriteFull, ID: "7",
 		Metadata: []navigator.Field{{Key: "workflowType", Value: "w2"}, {Key: "currentStep", Value: "b"}, {Key: "retryCount", Value: 2}, {Key: "autonomy", Value: true}},
 		Subject:  "#7 x\n→ w2 · b (direct)", ActiveForm: "B", Description: "do b", SetDescription: true})
 	want := `{
@@ -79,7 +79,7 @@ func TestApplyWriteThrough(t *testing.T) {
 
 	// Metadata-only: subject, activeForm and description stay.
 	tf, _ = taskfile.Parse([]byte(`{"id": "7", "subject": "s", "activeForm": "a", "description": "d", "metadata": {}}`), "7.json", "7")
-	daemon.ApplyWriteThrough(tf, &navigator.WriteThrough{Mode: navigator.WriteMetadata, ID: "7", Subject: "no", ActiveForm: "no",
+	flow.ApplyWriteThrough(tf, &navigator.WriteThrough{Mode: navigator.WriteMetadata, ID: "7", Subject: "no", ActiveForm: "no",
 		Metadata: []navigator.Field{{Key: "currentStep", Value: "fork"}}})
 	if tf.Subject != "s" || tf.ActiveForm != "a" || tf.Description != "d" {
 		t.Errorf("metadata-only write changed %+v", tf)
@@ -91,11 +91,11 @@ func TestApplyWriteThrough(t *testing.T) {
 
 func TestNavigatorTask(t *testing.T) {
 	tf, _ := taskfile.Parse([]byte(`{"metadata": {"workflowType": "w", "retryCount": "2", "autonomy": true, "other": {"x": 1}}}`), "9.json", "9")
-	nt := daemon.NavigatorTask(tf, "9")
+	nt := flow.NavigatorTask(tf, "9")
 	if nt.Stem != "9" || nt.HasID || len(nt.Metadata) != 3 || nt.Metadata["workflowType"] != "w" || nt.Metadata["retryCount"] != "2" || nt.Metadata["autonomy"] != true {
 		t.Errorf("NavigatorTask = %+v", nt)
 	}
-	if nt := daemon.NavigatorTask(&taskfile.Task{ID: "9"}, "9"); nt.Metadata != nil || !nt.HasID {
+	if nt := flow.NavigatorTask(&taskfile.Task{ID: "9"}, "9"); nt.Metadata != nil || !nt.HasID {
 		t.Errorf("without metadata: %+v", nt)
 	}
 }
@@ -110,7 +110,7 @@ func TestNavigateFile(t *testing.T) {
 
 	// "~/" is the home directory; a file without an id gets its stem, with
 	// flow's warning.
-	resp, wt, err := daemon.NavigateFile(ctx, cat, "~/4.json", navigator.Input{Result: "failed"}, daemon.NavigateFileOptions{})
+	resp, wt, err := flow.NavigateFile(ctx, cat, "~/4.json", navigator.Input{Result: "failed"}, flow.NavigateFileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,16 +126,16 @@ func TestNavigateFile(t *testing.T) {
 	}
 
 	// Current mode and error objects write nothing.
-	if _, wt, err := daemon.NavigateFile(ctx, cat, path, navigator.Input{}, daemon.NavigateFileOptions{}); err != nil || wt != nil {
+	if _, wt, err := flow.NavigateFile(ctx, cat, path, navigator.Input{}, flow.NavigateFileOptions{}); err != nil || wt != nil {
 		t.Errorf("current: write-through %+v, err %v", wt, err)
 	}
-	_, _, err = daemon.NavigateFile(ctx, cat, path, navigator.Input{Result: "passed"}, daemon.NavigateFileOptions{}) // again → gate is unconditional
+	_, _, err = flow.NavigateFile(ctx, cat, path, navigator.Input{Result: "passed"}, flow.NavigateFileOptions{}) // again → gate is unconditional
 	if err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
 	var nm *navigator.NoMatchError
-	if _, _, err := daemon.NavigateFile(ctx, cat, path, navigator.Input{Result: "maybe"}, daemon.NavigateFileOptions{}); !errors.As(err, &nm) {
+	if _, _, err := flow.NavigateFile(ctx, cat, path, navigator.Input{Result: "maybe"}, flow.NavigateFileOptions{}); !errors.As(err, &nm) {
 		t.Errorf("maybe at the gate: %v, want a NoMatchError", err)
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
@@ -143,11 +143,11 @@ func TestNavigateFile(t *testing.T) {
 	}
 
 	// Errors.
-	if _, _, err := daemon.NavigateFile(ctx, cat, filepath.Join(home, "5.json"), navigator.Input{}, daemon.NavigateFileOptions{}); !errors.Is(err, navigator.ErrTaskFile) {
+	if _, _, err := flow.NavigateFile(ctx, cat, filepath.Join(home, "5.json"), navigator.Input{}, flow.NavigateFileOptions{}); !errors.Is(err, navigator.ErrTaskFile) {
 		t.Errorf("missing file: %v", err)
 	}
 	writeFile(t, filepath.Join(home, "6.json"), `{"id": "60", "metadata": {}}`)
-	if _, _, err := daemon.NavigateFile(ctx, cat, filepath.Join(home, "6.json"), navigator.Input{}, daemon.NavigateFileOptions{}); !errors.Is(err, taskfile.ErrIDMismatch) {
+	if _, _, err := flow.NavigateFile(ctx, cat, filepath.Join(home, "6.json"), navigator.Input{}, flow.NavigateFileOptions{}); !errors.Is(err, taskfile.ErrIDMismatch) {
 		t.Errorf("id mismatch: %v", err)
 	}
 }
@@ -165,7 +165,7 @@ func TestNavigateFile_Concurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				if _, _, err := daemon.NavigateFile(context.Background(), cat, path, navigator.Input{Result: "failed"}, daemon.NavigateFileOptions{}); err != nil {
+				if _, _, err := flow.NavigateFile(context.Background(), cat, path, navigator.Input{Result: "failed"}, flow.NavigateFileOptions{}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -191,13 +191,13 @@ func TestNavigateFile_RecordStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "2.json")
 	const raw = `{"id":"2","metadata":{"workflowType":"counter","userDescription":"Count"}}`
 	writeFile(t, path, raw)
-	if _, wt, err := daemon.NavigateFile(context.Background(), cat, path, navigator.Input{}, daemon.NavigateFileOptions{}); err != nil || wt != nil {
+	if _, wt, err := flow.NavigateFile(context.Background(), cat, path, navigator.Input{}, flow.NavigateFileOptions{}); err != nil || wt != nil {
 		t.Fatalf("start: %+v, %v", wt, err)
 	}
 	if data, _ := os.ReadFile(path); string(data) != raw {
 		t.Errorf("start wrote the file")
 	}
-	resp, wt, err := daemon.NavigateFile(context.Background(), cat, path, navigator.Input{}, daemon.NavigateFileOptions{RecordStart: true})
+	resp, wt, err := flow.NavigateFile(context.Background(), cat, path, navigator.Input{}, flow.NavigateFileOptions{RecordStart: true})
 	if err != nil || wt == nil || resp.Action != navigator.ActionStart {
 		t.Fatalf("start with record: %+v, %+v, %v", resp, wt, err)
 	}
@@ -206,7 +206,7 @@ func TestNavigateFile_RecordStart(t *testing.T) {
 		t.Errorf("recorded: %s", tf.Marshal())
 	}
 	// Once started, RecordStart changes nothing: Current mode.
-	if _, wt, _ := daemon.NavigateFile(context.Background(), cat, path, navigator.Input{}, daemon.NavigateFileOptions{RecordStart: true}); wt != nil {
+	if _, wt, _ := flow.NavigateFile(context.Background(), cat, path, navigator.Input{}, flow.NavigateFileOptions{RecordStart: true}); wt != nil {
 		t.Errorf("current with RecordStart wrote %+v", wt)
 	}
 }
@@ -242,11 +242,11 @@ func BenchmarkNavigateWrite(b *testing.B) {
 	}
 	in := navigator.Input{Result: "failed"}
 	advance := func(b *testing.B, tf *taskfile.Task) {
-		resp, wt, err := navigator.Navigate(cat, daemon.NavigatorTask(tf, "1"), in)
+		resp, wt, err := navigator.Navigate(cat, flow.NavigatorTask(tf, "1"), in)
 		if err != nil {
 			b.Fatal(err)
 		}
-		daemon.ApplyWriteThrough(tf, wt)
+		flow.ApplyWriteThrough(tf, wt)
 		if len(tf.Marshal()) == 0 || len(resp.AppendJSON(nil)) == 0 {
 			b.Fatal("empty output")
 		}

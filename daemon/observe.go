@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/catalog"
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -62,7 +63,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	e.state, e.parent, e.retryAt = sp.State, sp.Parent, sp.RetryAt
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
 	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
-	e.children = childIDs(tf)
+	e.children = children.WaitsFor(tf)
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (aceevents.go)
 	if !e.accepted && e.state == task.None && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true
@@ -138,24 +139,6 @@ func fixFor(err error) string {
 		return "Use a workflow listed by `taskd workflows list`, or add <id>.json to a workflow directory."
 	}
 	return "Correct the field as described; taskd picks the file up again as soon as it is fixed."
-}
-
-// childIDs returns the children a parent waits for: metadata.taskd.children
-// (parallel and sequential) and, for workflow forks, forkState's branches.
-func childIDs(t *taskfile.Task) []string {
-	var ids []string
-	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
-		ids = append(ids, task.Strings(ch, "parallel")...)
-		ids = append(ids, task.Strings(ch, "sequential")...)
-	}
-	if fs := t.Metadata.Object("forkState").Object("branches"); fs != nil {
-		for _, name := range fs.Keys() {
-			if c, ok := fs.Object(name).String("childTaskId"); ok && !slices.Contains(ids, c) {
-				ids = append(ids, c)
-			}
-		}
-	}
-	return ids
 }
 
 // setBlockedBy replaces the dependency links of task id.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/flow"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -26,7 +27,7 @@ func (d *Daemon) recoverTask(ctx context.Context, j *job.Job) (*taskfile.Task, e
 		return nil, errNotRunnable
 	}
 	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
-		return d.recoverFlow(ctx, j, t, sp)
+		return flow.Recover(ctx, j, t, sp)
 	}
 	return d.recoverRun(ctx, j, sp)
 }

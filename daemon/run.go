@@ -14,6 +14,7 @@ import (
 	"github.com/taskd/taskd/daemon/chain"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/flow"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -60,7 +61,7 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job.Job, again bool) (*task
 		if err := j.Slot.Acquire(ctx); err != nil {
 			return j.NotStarted(ctx, c, nil, err)
 		}
-		return d.runFlow(ctx, j, t, sp)
+		return flow.Run(ctx, j, t, sp)
 	}
 	// The start is logged once the attempt does something: its prompt
 	// commands run, its agent starts, or it ends without starting.

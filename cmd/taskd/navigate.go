@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/flow"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/taskfile"
 	"github.com/taskd/taskd/workflows"
@@ -105,7 +105,7 @@ func runNavigate(ctx context.Context, inv *invocation) error {
 	}
 	listDir := ""
 	if taskPath != "" {
-		listDir = filepath.Dir(daemon.TaskFilePath(taskPath))
+		listDir = filepath.Dir(flow.TaskFilePath(taskPath))
 	}
 	cat := &cliCatalog{dirs: append(workflows.Dirs(listDir), dirs...), root: sourceRoot}
 
@@ -113,7 +113,7 @@ func runNavigate(ctx context.Context, inv *invocation) error {
 	var wt *navigator.WriteThrough
 	var err error
 	if taskPath != "" {
-		resp, wt, err = daemon.NavigateFile(ctx, cat, taskPath, in, daemon.NavigateFileOptions{RecordStart: *recordStart})
+		resp, wt, err = flow.NavigateFile(ctx, cat, taskPath, in, flow.NavigateFileOptions{RecordStart: *recordStart})
 	} else {
 		resp, _, err = navigator.Navigate(cat, nil, in)
 	}

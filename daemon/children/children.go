@@ -361,3 +361,21 @@ func Named(dir *taskfile.Dir, parentID, name string) (string, error) {
 	}
 	return "", fmt.Errorf("task %s has no child named %q", parentID, name)
 }
+
+// WaitsFor returns the children a parent waits for: metadata.taskd.children
+// (parallel and sequential) and, for workflow forks, forkState's branches.
+func WaitsFor(t *taskfile.Task) []string {
+	var ids []string
+	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
+		ids = append(ids, task.Strings(ch, "parallel")...)
+		ids = append(ids, task.Strings(ch, "sequential")...)
+	}
+	if fs := t.Metadata.Object("forkState").Object("branches"); fs != nil {
+		for _, name := range fs.Keys() {
+			if c, ok := fs.Object(name).String("childTaskId"); ok && !slices.Contains(ids, c) {
+				ids = append(ids, c)
+			}
+		}
+	}
+	return ids
+}

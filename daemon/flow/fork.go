@@ -1,4 +1,4 @@
-package daemon
+package flow
 
 import (
 	"context"
@@ -198,7 +198,7 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 // joinVerdict computes a fork's result from its branches' children:
 // all-pass passes when every branch passed, any-pass when at least one did.
 // A branch whose child is missing, failed or never reached the join failed.
-func (d *Daemon) joinVerdict(l *job.List, t *taskfile.Task) (string, map[string]any) {
+func joinVerdict(l *job.List, t *taskfile.Task) (string, map[string]any) {
 	fs := t.Metadata.Object("forkState")
 	strategy, _ := fs.String("joinStrategy")
 	branches := fs.Object("branches")
@@ -228,7 +228,7 @@ func (d *Daemon) joinVerdict(l *job.List, t *taskfile.Task) (string, map[string]
 
 // archive marks a finished child as archived: completed, kept on disk with
 // its results, no longer counted by its parent. Children are never deleted.
-func (d *Daemon) archive(ctx context.Context, l *job.List, id string) error {
+func archive(ctx context.Context, l *job.List, id string) error {
 	_, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		return task.Archive(t)
 	})

@@ -1,4 +1,10 @@
-package daemon
+// Package flow walks a task through its workflow graph, as the flow
+// plugin's /flow:run does: navigate (package navigator), run the step's
+// agent or command, advance with passed or failed, repeat; fork branches
+// as child tasks and join them; stop at human steps and at the loop guard.
+// Every advance is one locked write of the task file, so the file always
+// says where the task is. docs/workflows.md is the manual.
+package flow
 
 import (
 	"context"
@@ -35,7 +41,6 @@ const maxTrace = 100
 // write of the task file: the navigator's write-through plus taskd's step
 // trace, so the file always says where the task is.
 type flowRun struct {
-	d   *Daemon
 	j   *job.Job
 	l   *job.List
 	id  string
@@ -46,13 +51,13 @@ type flowRun struct {
 	run int            // the last run folder number used
 }
 
-func (d *Daemon) newFlow(j *job.Job, t *taskfile.Task, sp task.Spec) *flowRun {
+func newFlow(j *job.Job, t *taskfile.Task, sp task.Spec) *flowRun {
 	l := j.List
 	cwd, err := job.Cwd(sp.Cwd)
 	if err != nil {
 		cwd = ""
 	}
-	f := &flowRun{d: d, j: j, l: l, id: t.ID, sp: sp, set: d.catalog.Workflows(l.Dir.Path()), cwd: cwd, t: t}
+	f := &flowRun{j: j, l: l, id: t.ID, sp: sp, set: j.Catalog.Workflows(l.Dir.Path()), cwd: cwd, t: t}
 	f.run = max(sp.Attempt, lastRunDir(l, t.ID))
 	return f
 }
@@ -71,12 +76,12 @@ func lastRunDir(l *job.List, id string) int {
 
 // runFlow runs a claimed workflow task until it ends, waits (fork, human) or
 // is stopped.
-func (d *Daemon) runFlow(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
+func Run(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
 	l := j.List
-	f := d.newFlow(j, t, sp)
+	f := newFlow(j, t, sp)
 	l.Events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.ID, Task: t.ID, Parent: sp.Parent, Step: currentStep(t),
 		Data: map[string]any{"workflow": workflowType(t)}})
-	return f.loop(ctx, "", nil)
+	return f.loop(ctx, "", afterNothing)
 }
 
 func currentStep(t *taskfile.Task) string  { s, _ := t.Metadata.String("currentStep"); return s }
@@ -84,13 +89,13 @@ func workflowType(t *taskfile.Task) string { s, _ := t.Metadata.String("workflow
 
 // loop is the execution loop. result, when set, is first applied to the
 // current step (a resumed HITL answer, a fork's verdict, a recovered
-// result); extra, when set, is applied in that same write.
-func (f *flowRun) loop(ctx context.Context, result string, extra func(*taskfile.Task)) (*taskfile.Task, error) {
+// result); what also says is cleared in that same write.
+func (f *flowRun) loop(ctx context.Context, result string, also after) (*taskfile.Task, error) {
 	var prev *navigator.Response // the advance that led here, for HITL reasons
 	for {
 		if result != "" {
-			resp, err := f.advance(ctx, result, extra)
-			extra = nil
+			resp, err := f.advance(ctx, result, also)
+			also = afterNothing
 			var nm *navigator.NoMatchError
 			if errors.As(err, &nm) {
 				return f.needsHuman(ctx, "workflow", fmt.Sprintf("step %s has no edge for the result %q; answer passed or failed to choose the way on, or edit the workflow", nm.CurrentStep, result), []string{"passed", "failed", "leave"})
@@ -125,7 +130,7 @@ func (f *flowRun) loop(ctx context.Context, result string, extra func(*taskfile.
 		res, out := f.runStep(ctx, resp)
 		switch out {
 		case agent.Interrupted, agent.Cancelled, agent.NotStarted:
-			return f.d.finish(ctx, f.j, f.specFor(f.run), res, out)
+			return f.j.Finish(ctx, f.specFor(f.run), res, out, nil)
 		}
 		result = "failed"
 		if res.Success {
@@ -165,7 +170,7 @@ func (f *flowRun) current(ctx context.Context) (*navigator.Response, error) {
 
 // advance applies result to the current step in one write: the navigator's
 // write-through, the step trace and the iteration count.
-func (f *flowRun) advance(ctx context.Context, result string, extra func(*taskfile.Task)) (*navigator.Response, error) {
+func (f *flowRun) advance(ctx context.Context, result string, also after) (*navigator.Response, error) {
 	var resp *navigator.Response
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		step := currentStep(t)
@@ -174,9 +179,7 @@ func (f *flowRun) advance(ctx context.Context, result string, extra func(*taskfi
 			return err
 		}
 		ApplyWriteThrough(t, wt)
-		if extra != nil {
-			extra(t)
-		}
+		also.apply(t)
 		m := task.Meta(t)
 		m.Set("attempt", f.run)
 		n, _ := m.Int("iteration")
@@ -360,4 +363,26 @@ func (f *flowRun) needsHuman(ctx context.Context, kind, reason string, options [
 	f.l.Events.Append(eventlog.Event{Type: eventlog.TaskNeedsHuman, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: step,
 		Data: map[string]any{"reason": reason, "options": options, "kind": kind}})
 	return t, err
+}
+
+// after says what the write that applies a result to the current step
+// also clears.
+type after int
+
+const (
+	afterNothing after = iota
+	afterJoin          // a fork's join: forkState and the children it waited for
+	afterAnswer        // a person's answer: resolve and hitl
+)
+
+func (a after) apply(t *taskfile.Task) {
+	switch a {
+	case afterJoin:
+		t.Metadata.Delete("forkState")
+		task.Meta(t).Delete("children")
+	case afterAnswer:
+		m := task.Meta(t)
+		m.Delete("resolve")
+		m.Delete("hitl")
+	}
 }

@@ -1,4 +1,4 @@
-package daemon
+package flow
 
 // This file connects the pure navigator to task files: it converts a parsed
 // task into the navigator's view, applies a navigation's write-through to a

@@ -1,4 +1,4 @@
-package daemon
+package flow
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 	if node != nil && node.Command != "" {
 		a, err = f.j.NewAttempt(f.t, sp, "", step)
 		if err == nil {
-			a.Profile, err = f.d.cfg.ResolveAgent("exec", true)
+			a.Profile, err = f.j.Config.ResolveAgent("exec", true)
 		}
 		if err == nil {
 			a.Prompt, a.Script = node.Command, node.Command

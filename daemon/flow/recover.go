@@ -1,0 +1,43 @@
+package flow
+
+import (
+	"context"
+
+	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// Recover handles a workflow task a dead daemon left running. If the
+// step that was running had finished (its result.json exists and the step
+// trace does not have it yet), its result is applied; otherwise the step's
+// leftover processes are killed and the task runs the step again.
+func Recover(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
+	l := j.List
+	n := lastRunDir(l, t.ID)
+	applied, _ := t.Metadata.Object("taskd").Int("attempt")
+	if n > int(applied) {
+		runDir := l.RunDir(t.ID, n)
+		if res, ok := agent.ReadResult(runDir); ok {
+			switch out := agent.OutcomeOf(res); out {
+			case agent.Cancelled, agent.NotStarted:
+				sp.Attempt = n
+				return j.Finish(ctx, sp, res, out, nil)
+			}
+			j.Log.Info("applying the result of a step that ended while the daemon was down", "list", l.ID, "task", t.ID, "attempt", n)
+			f := newFlow(j, t, sp)
+			f.run = n
+			result := "failed"
+			if res.Success {
+				result = "passed"
+			}
+			return f.loop(ctx, result, afterNothing)
+		}
+		agent.KillLeftover(runDir)
+		sp.Attempt = n
+	}
+	res := agent.Result{Error: "interrupted: the daemon stopped while the step ran", ExitCode: -1}
+	res.Summary = res.Error
+	return j.Finish(ctx, sp, res, agent.Interrupted, nil)
+}
