@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
@@ -127,7 +127,7 @@ func TestAhead_DeletedWhileWaiting(t *testing.T) {
 func TestAhead_CancelledWhileWaiting(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	h, release := aheadOfSlot(t, execTask("second", "echo second >> "+out), execTask("third", "echo third >> "+out))
-	if _, err := daemon.CancelTask(t.Context(), mustOpen(t, h.listDir("l")), "2"); err != nil {
+	if _, err := control.CancelTask(t.Context(), mustOpen(t, h.listDir("l")), "2"); err != nil {
 		t.Fatal(err)
 	}
 	h.waitState("l", "2", task.Cancelled, 20*time.Second)

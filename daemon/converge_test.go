@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -281,13 +281,13 @@ func TestConverge_Strategies(t *testing.T) {
 }
 
 // metricsOf runs taskd metrics --json on the harness's root.
-func metricsOf(t *testing.T, h *harness) daemon.Metrics {
+func metricsOf(t *testing.T, h *harness) subagent.Metrics {
 	t.Helper()
 	out, err := exec.Command(taskdBinary(t), "metrics", "--root", h.root, "--json").Output()
 	if err != nil {
 		t.Fatalf("taskd metrics: %v", err)
 	}
-	var m daemon.Metrics
+	var m subagent.Metrics
 	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatalf("taskd metrics --json: %v\n%s", err, out)
 	}

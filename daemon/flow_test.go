@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -165,7 +165,7 @@ func TestFlow_LoopGuard(t *testing.T) {
 		t.Errorf("options = %v", opts)
 	}
 	dir, _ := taskfile.Open(h.listDir("l"))
-	if _, err := daemon.Resolve(context.Background(), dir, "1", "continue"); err != nil {
+	if _, err := control.Resolve(context.Background(), dir, "1", "continue"); err != nil {
 		t.Fatal(err)
 	}
 	tf = h.waitState("l", "1", task.Stopped, 30*time.Second)
@@ -180,7 +180,7 @@ func TestFlow_LoopGuard(t *testing.T) {
 		t.Errorf("%d GuardWarning events", got)
 	}
 	// A wrong answer is refused with the accepted ones.
-	if _, err := daemon.Resolve(context.Background(), dir, "1", "continue"); err == nil || !strings.Contains(err.Error(), "does not wait") {
+	if _, err := control.Resolve(context.Background(), dir, "1", "continue"); err == nil || !strings.Contains(err.Error(), "does not wait") {
 		t.Errorf("resolve of a stopped task: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -41,7 +42,7 @@ type list struct {
 	nextRetry   time.Time // earliest retryAt of a retrying task
 	nextRecheck time.Time // earliest re-check of a file that did not parse
 
-	ace *aceList // subagent links for mirroring events (aceevents.go); nil until needed
+	mirror *subagent.Mirror // links for mirroring handed-off children's events (waits.go); nil until needed
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
@@ -57,10 +58,10 @@ type entry struct {
 	cancel    bool
 	resolve   string
 	archived  bool
-	delivered bool     // an ended child's result is in its parent's inbox
-	children  []string // the children a waiting parent waits for
-	accepted  bool     // TaskAccepted was logged by this daemon
-	aceWait   *aceWait // what a task suspended by /handoff or /converge waits for (acewait.go)
+	delivered bool           // an ended child's result is in its parent's inbox
+	children  []string       // the children a waiting parent waits for
+	accepted  bool           // TaskAccepted was logged by this daemon
+	wait      *subagent.Wait // what a task suspended by /handoff or /converge waits for (waits.go)
 
 	reject    string    // why the current file is refused ("" when accepted)
 	cycle     string    // the blockedBy cycle the task is in, if any

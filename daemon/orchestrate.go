@@ -6,6 +6,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -21,11 +22,11 @@ func (d *Daemon) runOrchestration(ctx context.Context, j *job.Job, t *taskfile.T
 		// Compiled into the task's fields when it is claimed (subtask2.go).
 		return nil
 	case *prompt.Delegate:
-		return d.delegateLine(ctx, j, t, st, c, p.script)
+		return subagent.DelegateLine(ctx, j, t, st, c, p.script)
 	case *prompt.Handoff:
-		return d.handoffLine(ctx, j, t, sp, st.Line, c, p)
+		return subagent.HandoffLine(ctx, j, t, sp, st.Line, c, &p.results)
 	case *prompt.Converge:
-		return d.convergeLine(ctx, j, t, sp, st.Line, c, p)
+		return subagent.ConvergeLine(ctx, j, t, sp, st.Line, c, &p.results)
 	}
 	return fmt.Errorf("%s: this command is not available yet", st.Cmd)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -37,10 +38,10 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job.Job) (*taskfile.Task,
 		return nil, fmt.Errorf("deliver the result of %s to %s: %w", id, parent, err)
 	}
 	l.Events.Append(eventlog.Event{Type: eventlog.MessageDelivered, List: l.ID, Task: parent, Data: map[string]any{"from": id, "name": msg.Name, "success": *msg.Success}})
-	d.subagentEnded(ctx, l, t) // subagent and handoff events, before delivered is set (aceend.go)
+	subagent.Ended(ctx, j, t) // subagent and handoff events, before delivered is set
 	t, err = l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		task.Meta(t).Set("delivered", true)
-		markEndReported(t) // aceend.go
+		subagent.MarkEndReported(t)
 		return nil
 	})
 	if err != nil {
@@ -99,7 +100,7 @@ func (d *Daemon) resumeChildren(ctx context.Context, j *job.Job) (*taskfile.Task
 		Data: map[string]any{"children": kids}})
 	a, err := j.NewAttempt(t, sp, "", "")
 	if err != nil {
-		return d.finish(ctx, j, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
+		return subagent.Finish(ctx, j, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
 	}
 	if pl, err := chain.PlanOf(j, t, sp); err == nil {
 		a.Prompt = pl.Content // the leading commands ran in the first attempt

@@ -6,6 +6,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/flow"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -47,5 +48,5 @@ func (d *Daemon) recoverRun(ctx context.Context, j *job.Job, sp task.Spec) (*tas
 	}
 	res := agent.Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
 	res.Summary = res.Error
-	return d.finish(ctx, j, sp, res, agent.Interrupted)
+	return subagent.Finish(ctx, j, sp, res, agent.Interrupted)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/flow"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -24,8 +25,8 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job.Job) (*taskfile.Task, er
 		return nil, err
 	}
 	forkState := t.Metadata.Object("forkState")
-	if forkState == nil && waitOf(t) != nil {
-		return d.releaseWaiting(ctx, j) // a /handoff or /converge line's wait is over (acewait.go)
+	if forkState == nil && subagent.WaitOf(t) != nil {
+		return subagent.Release(ctx, j) // a /handoff or /converge line's wait is over (acewait.go)
 	}
 	if forkState == nil {
 		return d.resumeChildren(ctx, j)
@@ -38,7 +39,7 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job.Job) (*taskfile.Task, er
 // leave keeps it waiting; for a loop guard, continue allows another round
 // of steps, abort and investigate stop the workflow.
 func (d *Daemon) resolveTask(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
-	if t, err, ok := d.resolveSubagent(ctx, j); ok {
+	if t, err, ok := subagent.Answer(ctx, j); ok {
 		return t, err // a converge or handoff question (aceresolve.go)
 	}
 	return flow.Answer(ctx, j)

@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/flow"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -69,12 +70,12 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job.Job, again bool) (*task
 		l.Events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.ID, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 	})
 	a, err := d.prepareAttempt(ctx, j, t, sp, logStart)
-	if waiting, ok := asSuspended(err); ok {
+	if waiting, ok := subagent.Suspended(err); ok {
 		return waiting, nil // a /handoff or /converge line waits (acewait.go)
 	}
 	if err != nil {
 		logStart()
-		return d.finish(ctx, j, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
+		return subagent.Finish(ctx, j, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
 	}
 	// The run folder is made while the job waits for its slot, and the
 	// slot is given back the moment the agent exits: between two agents
@@ -141,7 +142,7 @@ func (d *Daemon) prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Tas
 	if err != nil {
 		return nil, err
 	}
-	if err := d.startSubagent(l, t, sp, a); err != nil { // a delegated child's permission check (acedelegate.go)
+	if err := subagent.CheckScope(j, t, sp, a); err != nil { // a delegated child's permissions
 		return nil, err
 	}
 	pl, err := chain.PlanOf(j, t, sp)
@@ -204,8 +205,8 @@ func (d *Daemon) afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res
 		return nil, err
 	}
 	ov, _ := chain.Overrides(t)
-	if out != agent.Finished || !res.Success || d.exitVerdict(l, id, sp, out) != nil {
-		ft, err := d.finish(ctx, j, sp, res, out)
+	if out != agent.Finished || !res.Success || subagent.HasVerdict(j, sp, out) {
+		ft, err := subagent.Finish(ctx, j, sp, res, out)
 		if ov.Loop != nil && (task.Of(ft) == task.Failed || task.Of(ft) == task.TimedOut) {
 			l.Events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.ID, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 				Data: map[string]any{"exitReason": chain.LoopError, "error": res.Error}})
@@ -213,15 +214,15 @@ func (d *Daemon) afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res
 		return ft, err
 	}
 	if len(children.Outstanding(l.Dir, t)) > 0 {
-		return d.finish(ctx, j, sp, res, out) // waits for its children first
+		return subagent.Finish(ctx, j, sp, res, out) // waits for its children first
 	}
 	if ov.Auto {
 		if planned, _ := children.Named(l.Dir, id, id+"-plan"); planned == "" {
 			if err := chain.RunPlan(ctx, j, t, res); err != nil {
 				res.Success, res.Error = false, err.Error()
-				return d.finish(ctx, j, sp, res, agent.NotStarted)
+				return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 			}
-			return d.finish(ctx, j, sp, res, out) // waits for the plan
+			return subagent.Finish(ctx, j, sp, res, out) // waits for the plan
 		}
 	}
 	onSuccess := map[string]any{}
@@ -233,7 +234,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res
 			res.Success = false
 			res.Error = "the loop's condition was not checked: " + stopped.Error()
 			res.Summary = res.Error
-			return d.finish(ctx, j, sp, res, agent.StoppedOutcome(stopped))
+			return subagent.Finish(ctx, j, sp, res, agent.StoppedOutcome(stopped))
 		}
 		if !done {
 			return chain.ContinueLoop(ctx, j, sp, res, iteration)
@@ -243,11 +244,11 @@ func (d *Daemon) afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res
 	}
 	if err := chain.CreateReturns(ctx, j, t, ov); err != nil {
 		res.Success, res.Error = false, err.Error()
-		return d.finish(ctx, j, sp, res, agent.NotStarted)
+		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}
 	if err := d.createFollowUps(ctx, j, t); err != nil {
 		res.Success, res.Error = false, err.Error()
-		return d.finish(ctx, j, sp, res, agent.NotStarted)
+		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}
 	if len(ov.Return) > 0 {
 		onSuccess["returnsDone"] = true
@@ -274,23 +275,6 @@ func (p *prepared) apply(a *agent.Attempt) {
 		}
 		a.Env["TASKD_TRANSCRIPT"] = filepath.Join(area.RunDir(a.ListDir, a.TaskID, a.N), "transcript.json")
 	}
-}
-
-// finish records how attempt sp.Attempt of task id ended: completed on
-// success; pending with state failed, timed_out or cancelled otherwise
-// (or retrying, when metadata.taskd.retries allows another attempt);
-// pending with no state when the daemon stopped under it, so it runs again.
-// An attempt whose agent asked for it with taskd handoff or taskd converge
-// ends failed or needs_human instead (aceverdict.go).
-func (d *Daemon) finish(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
-	l, id := j.List, j.ID
-	if v := d.exitVerdict(l, id, sp, out); v != nil { // taskd handoff or converge asked for it (aceverdict.go)
-		if v.Action == verdictNeedsHuman {
-			return d.finishNeedsHuman(ctx, j, sp, res, v)
-		}
-		res = v.fail(res)
-	}
-	return j.Finish(ctx, sp, res, out, nil)
 }
 
 // errNoFlow is returned for workflow operations while no workflow engine is

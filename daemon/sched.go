@@ -175,8 +175,8 @@ func (d *Daemon) runnable(l *list, id string, e *entry) bool {
 	case task.NeedsHuman:
 		return e.resolve != ""
 	case task.Waiting:
-		if e.aceWait != nil {
-			return d.aceWaitDone(l, e) // suspended by /handoff or /converge (acewait.go)
+		if e.wait != nil {
+			return d.waitDone(l, e) // suspended by /handoff or /converge (waits.go)
 		}
 		return d.childrenDone(l, e)
 	}

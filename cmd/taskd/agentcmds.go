@@ -15,7 +15,9 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -379,7 +381,7 @@ func runSend(ctx context.Context, inv *invocation) error {
 		if err != nil {
 			return err
 		}
-		if dir, err = daemon.OpenList(root, list, false); err != nil {
+		if dir, err = control.OpenList(root, list, false); err != nil {
 			return err
 		}
 		to = id
@@ -390,7 +392,7 @@ func runSend(ctx context.Context, inv *invocation) error {
 	if err := children.Send(dir, from, to, strings.Join(args[1:], " ")); err != nil {
 		return err
 	}
-	daemon.AppendEvent(dir.Path(), eventlog.Event{Type: eventlog.MessageSent, Task: to, Data: map[string]any{"from": from}})
+	subagent.AppendEvent(dir.Path(), eventlog.Event{Type: eventlog.MessageSent, Task: to, Data: map[string]any{"from": from}})
 	fmt.Fprintf(inv.stdout, "sent to %s\n", to)
 	return nil
 }
@@ -407,7 +409,7 @@ func runKill(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	if _, err := daemon.CancelTask(ctx, s.dir, id); err != nil {
+	if _, err := control.CancelTask(ctx, s.dir, id); err != nil {
 		return err
 	}
 	fmt.Fprintf(inv.stdout, "%s cancelled\n", id)

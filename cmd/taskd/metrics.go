@@ -12,6 +12,7 @@ import (
 
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/subagent"
 )
 
 func init() {
@@ -71,7 +72,7 @@ func runMetrics(ctx context.Context, inv *invocation) error {
 		}
 		evs = append(evs, got...)
 	}
-	m := daemon.ComputeMetrics(evs)
+	m := subagent.ComputeMetrics(evs)
 	if *asJSON {
 		return writeJSON(inv.stdout, m)
 	}
@@ -79,7 +80,7 @@ func runMetrics(ctx context.Context, inv *invocation) error {
 	return nil
 }
 
-func printMetrics(w io.Writer, m *daemon.Metrics) {
+func printMetrics(w io.Writer, m *subagent.Metrics) {
 	if m.Spawned == 0 && m.Ended == 0 && m.Convergences.Initiated == 0 && m.Refused == 0 {
 		fmt.Fprintln(w, "no subagent events")
 		return

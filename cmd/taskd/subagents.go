@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/subagent"
 )
 
 // The subagent commands (seed 001) for agents: delegate, handoff,
@@ -203,7 +203,7 @@ func runDelegate(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(inv.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	child, err := daemon.Delegate(ctx, s.cfg, s.dir, s.id, req, daemon.DelegateOptions{Log: log})
+	child, err := subagent.Delegate(ctx, s.cfg, s.dir, s.id, req, subagent.DelegateOptions{Log: log})
 	if child != nil {
 		if own["json"] != "" {
 			m := child.Metadata.Object("taskd")
@@ -237,7 +237,7 @@ func runHandoff(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	res, err := daemon.Handoff(ctx, s.cfg, s.dir, s.id, runDirOf(s), req)
+	res, err := subagent.Handoff(ctx, s.cfg, s.dir, s.id, runDirOf(s), req)
 	if res != nil {
 		switch {
 		case own["json"] != "":
@@ -267,11 +267,11 @@ func runConverge(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	out, err := daemon.Converge(ctx, s.cfg, s.dir, s.id, runDirOf(s), req, daemon.ConvergeOptions{Tolerance: own["tolerance"]})
+	out, err := subagent.Converge(ctx, s.cfg, s.dir, s.id, runDirOf(s), req, subagent.ConvergeOptions{Tolerance: own["tolerance"]})
 	if out != nil {
 		inv.stdout.Write(out.Content)
 	}
-	if errors.Is(err, daemon.ErrManualReview) {
+	if errors.Is(err, subagent.ErrManualReview) {
 		return &exitError{code: 3, err: err}
 	}
 	return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -54,7 +55,7 @@ func parseRef(root, ref string) (taskRef, error) {
 	return taskRef{}, fmt.Errorf("task %q: name it as LIST/ID (lists in %s: %s)", ref, root, strings.Join(lists, ", "))
 }
 
-func (r taskRef) dir() (*taskfile.Dir, error) { return daemon.OpenList(r.root, r.list, false) }
+func (r taskRef) dir() (*taskfile.Dir, error) { return control.OpenList(r.root, r.list, false) }
 func (r taskRef) String() string              { return r.list + "/" + r.id }
 
 // forTasks runs fn on each task named in args.
@@ -135,7 +136,7 @@ cancelled, and the exit status is 1.
 
 			run: func(ctx context.Context, inv *invocation) error {
 				return taskEdit(ctx, inv, "cancel requested", func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
-					return daemon.CancelTask(ctx, dir, id)
+					return control.CancelTask(ctx, dir, id)
 				})
 			},
 		},
@@ -178,7 +179,7 @@ func taskEdit(ctx context.Context, inv *invocation, done string, fn func(*taskfi
 // runStartTasks implements 'taskd start LIST/ID...'.
 func runStartTasks(ctx context.Context, inv *invocation) error {
 	return taskEdit(ctx, inv, "will run", func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
-		return daemon.StartTask(ctx, dir, id)
+		return control.StartTask(ctx, dir, id)
 	})
 }
 
@@ -193,7 +194,7 @@ func runResolve(ctx context.Context, inv *invocation) error {
 	}
 	answer := fs.Arg(1)
 	return forTasks(ctx, inv, *root, fs.Args()[:1], func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
-		return daemon.Resolve(ctx, dir, id, answer)
+		return control.Resolve(ctx, dir, id, answer)
 	}, "answered "+answer)
 }
 
@@ -275,11 +276,11 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 		t.Subject = strings.TrimSpace(firstLineOf(prompt))
 	}
 	listID := firstNonEmpty(*list, os.Getenv("TASKD_LIST"), "default")
-	dir, err := daemon.OpenList(r, listID, true)
+	dir, err := control.OpenList(r, listID, true)
 	if err != nil {
 		return err
 	}
-	created, err := daemon.Submit(ctx, dir, t)
+	created, err := control.Submit(ctx, dir, t)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package daemon
+package subagent
 
 import (
 	"cmp"
@@ -92,16 +92,16 @@ func Handoff(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentI
 // handoffOptions are the answers to an escalated handoff.
 var handoffOptions = []string{actRetry, actContinue, actAbort, "leave"}
 
-// handoffLine runs a /handoff prompt line of task t. Monitor mode records
+// HandoffLine runs a /handoff prompt line of task t. Monitor mode records
 // the link and goes on. Transfer-control suspends t until the child has
 // ended (or the handoff's deadline, when the child is cancelled), then
 // applies --on-failure: the child's result goes into the prompt on success
 // (or when a person accepted its failure), retry runs the child again and
 // suspends t again, abort fails t (the error), escalate makes t
 // needs_human with the options retry, continue, abort and leave.
-func (d *Daemon) handoffLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, line int, c *prompt.Handoff, p *prepared) error {
+func HandoffLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, line int, c *prompt.Handoff, results *[]string) error {
 	l := j.List
-	h := &handoffs{cfg: d.cfg, dir: l.Dir, parent: t.ID, emit: l.Emit}
+	h := &handoffs{cfg: j.Config, dir: l.Dir, parent: t.ID, emit: l.Emit}
 	child, err := handoffChild(l.Dir, t.ID, c.ID)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func (d *Daemon) handoffLine(ctx context.Context, j *job.Job, t *taskfile.Task, 
 	case handoffActive:
 		if !childDone(child) {
 			if time.Now().Before(rec.deadline()) {
-				return d.suspend(ctx, j, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
+				return suspend(ctx, j, t, sp, Wait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
 			}
 			if child, err = h.timeOut(ctx, &rec, child); err != nil {
 				return err
@@ -132,16 +132,16 @@ func (d *Daemon) handoffLine(ctx context.Context, j *job.Job, t *taskfile.Task, 
 	}
 	switch action {
 	case actRetry:
-		return d.suspend(ctx, j, t, sp, aceWait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
+		return suspend(ctx, j, t, sp, Wait{Kind: "handoff", Line: line, Children: []string{child.ID}, Deadline: task.Stamp(rec.deadline())})
 	case actAbort:
 		return fmt.Errorf("the handoff to %s (task %s) ended with %s; --on-failure abort", cmp.Or(rec.Name, child.ID), child.ID, rec.Outcome)
 	case actEscalate:
 		reason := fmt.Sprintf("the subagent %s (task %s) you hand off to at line %d ended with %s after %d retries (--on-failure %s): retry it, continue without it, or abort",
 			cmp.Or(rec.Name, child.ID), child.ID, line, rec.Outcome, rec.Retries, rec.OnFailure)
-		return d.askPerson(ctx, j, t, sp, hitlRecord{Kind: "handoff", Source: "line", Line: line, Child: child.ID,
+		return askPerson(ctx, j, t, sp, hitlRecord{Kind: "handoff", Source: "line", Line: line, Child: child.ID,
 			Reason: reason, Options: handoffOptions})
 	}
-	p.results = append(p.results, handoffReport(l, child, &rec))
+	*results = append(*results, handoffReport(l, child, &rec))
 	return moveToDone(ctx, l.Dir, t.ID, []string{child.ID})
 }
 

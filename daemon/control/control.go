@@ -1,4 +1,8 @@
-package daemon
+// Package control is what a person (or a program on their behalf) does to
+// tasks through their files: submit one, run it again, cancel it, answer
+// it. Every change is a locked read-modify-write of the task file; the
+// daemon notices it and acts.
+package control
 
 import (
 	"context"

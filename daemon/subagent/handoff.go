@@ -1,4 +1,4 @@
-package daemon
+package subagent
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -192,7 +193,7 @@ func (h *handoffs) timeOut(ctx context.Context, rec *handoffRecord, c *taskfile.
 	f["timeout"] = rec.Timeout
 	f["handoff_mode"] = rec.Mode
 	h.emit(eventlog.Event{Type: eventlog.SubagentTimeout, Task: rec.Child, Parent: h.parent, Data: f})
-	if _, err := CancelTask(ctx, h.dir, rec.Child); err != nil && !strings.Contains(err.Error(), "already ended") {
+	if _, err := control.CancelTask(ctx, h.dir, rec.Child); err != nil && !strings.Contains(err.Error(), "already ended") {
 		return nil, fmt.Errorf("cancel %s after the handoff's timeout: %w", rec.Child, err)
 	}
 	wctx, cancel := stopWait(ctx, h.cfg)

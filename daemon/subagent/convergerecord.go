@@ -1,4 +1,4 @@
-package daemon
+package subagent
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -168,7 +169,7 @@ func (cg *converger) cancelRest(ctx context.Context, rec *convergeRecord, tasks 
 	var cancelled []string
 	for _, id := range rec.SubagentIDs {
 		if c := tasks[id]; c != nil && !task.Of(c).Ended() {
-			if _, err := CancelTask(ctx, cg.dir, id); err != nil && !strings.Contains(err.Error(), "already ended") {
+			if _, err := control.CancelTask(ctx, cg.dir, id); err != nil && !strings.Contains(err.Error(), "already ended") {
 				return fmt.Errorf("cancel %s: %w", id, err)
 			}
 			cancelled = append(cancelled, id)

@@ -1,4 +1,4 @@
-package daemon
+package subagent
 
 import (
 	"context"
@@ -30,9 +30,9 @@ import (
 // from its first prompt line (source line), or its agent runs again
 // (source command; its taskd converge then finds the answer).
 
-// resolveSubagent handles the answer to a handoff or converge question of
+// Answer handles the answer to a handoff or converge question of
 // task id; ok is false for any other task, which resolveTask handles.
-func (d *Daemon) resolveSubagent(ctx context.Context, j *job.Job) (t *taskfile.Task, err error, ok bool) {
+func Answer(ctx context.Context, j *job.Job) (t *taskfile.Task, err error, ok bool) {
 	l, id := j.List, j.ID
 	t, err = l.Dir.Read(id)
 	if err != nil {
@@ -49,16 +49,16 @@ func (d *Daemon) resolveSubagent(ctx context.Context, j *job.Job) (t *taskfile.T
 		return t, err, true
 	}
 	if !slices.Contains(h.Options, answer) {
-		return d.refuseAnswer(ctx, l, id, answer, h), nil, true
+		return refuseAnswer(ctx, j, answer, h), nil, true
 	}
 	l.Emit(eventlog.Event{Type: eventlog.HumanResolved, Task: id, Parent: sp.Parent, Data: map[string]any{"answer": answer, "kind": h.Kind}})
 	switch {
 	case answer == actAbort:
-		t, err = d.abortByPerson(ctx, j, sp, h)
+		t, err = abortByPerson(ctx, j, sp, h)
 	case h.Kind == "handoff":
-		t, err = d.answerHandoff(ctx, j, sp, h, answer)
+		t, err = answerHandoff(ctx, j, sp, h, answer)
 	default:
-		t, err = d.answerConverge(ctx, j, h, answer)
+		t, err = answerConverge(ctx, j, h, answer)
 	}
 	return t, err, true
 }
@@ -71,17 +71,18 @@ func hitlOf(t *taskfile.Task) (hitlRecord, bool) {
 
 // refuseAnswer consumes an answer that is not an option and says so in the
 // question's reason.
-func (d *Daemon) refuseAnswer(ctx context.Context, l *job.List, id, answer string, h hitlRecord) *taskfile.Task {
+func refuseAnswer(ctx context.Context, j *job.Job, answer string, h hitlRecord) *taskfile.Task {
+	l, id := j.List, j.ID
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		task.Meta(t).Delete("resolve")
 		return nil
 	})
-	d.log.Warn("answer is not an option", "list", l.ID, "task", id, "answer", answer, "options", h.Options, "err", err)
+	j.Log.Warn("answer is not an option", "list", l.ID, "task", id, "answer", answer, "options", h.Options, "err", err)
 	return t
 }
 
 // abortByPerson fails a task whose question a person answered with abort.
-func (d *Daemon) abortByPerson(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
+func abortByPerson(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	msg := fmt.Sprintf("aborted by a person: %s", h.Reason)
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
@@ -102,9 +103,9 @@ func (d *Daemon) abortByPerson(ctx context.Context, j *job.Job, sp task.Spec, h 
 }
 
 // answerHandoff applies retry or continue to an escalated handoff.
-func (d *Daemon) answerHandoff(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord, answer string) (*taskfile.Task, error) {
+func answerHandoff(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord, answer string) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
-	hs := &handoffs{cfg: d.cfg, dir: l.Dir, parent: id, emit: l.Emit}
+	hs := &handoffs{cfg: j.Config, dir: l.Dir, parent: id, emit: l.Emit}
 	child, err := l.Dir.Read(h.Child)
 	if err != nil {
 		return nil, err
@@ -132,19 +133,19 @@ func (d *Daemon) answerHandoff(ctx context.Context, j *job.Job, sp task.Spec, h 
 			hs.resolved(&rec, child)
 		}
 		if err == nil && h.Source == "command" {
-			return d.acceptAttempt(ctx, j, sp, h)
+			return acceptAttempt(ctx, j, sp, h)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return d.rerun(ctx, j)
+	return rerun(ctx, j)
 }
 
 // answerConverge records a person's choice for a convergence.
-func (d *Daemon) answerConverge(ctx context.Context, j *job.Job, h hitlRecord, answer string) (*taskfile.Task, error) {
+func answerConverge(ctx context.Context, j *job.Job, h hitlRecord, answer string) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
-	cg := &converger{cfg: d.cfg, dir: l.Dir, parent: id, emit: l.Emit}
+	cg := &converger{cfg: j.Config, dir: l.Dir, parent: id, emit: l.Emit}
 	_, err := cg.update(ctx, h.Key, func(r *convergeRecord) {
 		r.Resolutions = append(r.Resolutions, answer)
 		r.State = convergeWaiting
@@ -152,11 +153,11 @@ func (d *Daemon) answerConverge(ctx context.Context, j *job.Job, h hitlRecord, a
 	if err != nil {
 		return nil, err
 	}
-	return d.rerun(ctx, j)
+	return rerun(ctx, j)
 }
 
 // rerun makes an answered task pending again: it runs from its first line.
-func (d *Daemon) rerun(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+func rerun(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	return l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		if _, err := task.Move(t, task.Restart); err != nil {
@@ -170,7 +171,7 @@ func (d *Daemon) rerun(ctx context.Context, j *job.Job) (*taskfile.Task, error) 
 }
 
 // acceptAttempt records an escalated attempt as its agent reported it.
-func (d *Daemon) acceptAttempt(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
+func acceptAttempt(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	ok := h.AgentSuccess != nil && *h.AgentSuccess
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {

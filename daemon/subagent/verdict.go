@@ -1,4 +1,4 @@
-package daemon
+package subagent
 
 import (
 	"context"
@@ -74,7 +74,7 @@ func readVerdict(path string) (verdict, bool) {
 // exitVerdict returns the verdict left for attempt sp.Attempt of task id,
 // or nil. Only an agent that exited by itself has one: a timeout or a
 // cancellation stands, and an interrupted attempt runs again.
-func (d *Daemon) exitVerdict(l *job.List, id string, sp task.Spec, out agent.Outcome) *verdict {
+func exitVerdict(l *job.List, id string, sp task.Spec, out agent.Outcome) *verdict {
 	if out != agent.Finished || sp.Attempt == 0 {
 		return nil
 	}
@@ -110,7 +110,7 @@ type hitlRecord struct {
 
 // finishNeedsHuman records an attempt whose agent left a needs_human
 // verdict: its result, and the task pending, needs_human, with hitl.
-func (d *Daemon) finishNeedsHuman(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, v *verdict) (*taskfile.Task, error) {
+func finishNeedsHuman(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, v *verdict) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	wctx, cancel := job.WriteContext(ctx)
 	defer cancel()
@@ -142,7 +142,7 @@ func setHITL(t *taskfile.Task, h hitlRecord) error {
 // askPerson ends a pass of t's leading lines with a question for a person:
 // t becomes needs_human with h (TaskNeedsHuman); no agent ran, so the
 // attempt number goes back to what it was.
-func (d *Daemon) askPerson(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, h hitlRecord) error {
+func askPerson(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, h hitlRecord) error {
 	l := j.List
 	written, err := l.Dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
 		setHITL(t, h)
@@ -155,4 +155,24 @@ func (d *Daemon) askPerson(ctx context.Context, j *job.Job, t *taskfile.Task, sp
 	l.Emit(eventlog.Event{Type: eventlog.TaskNeedsHuman, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
 		Data: map[string]any{"reason": h.Reason, "options": h.Options, "kind": h.Kind, "line": h.Line}})
 	return &suspended{task: written}
+}
+
+// HasVerdict reports whether the agent of attempt sp.Attempt of the job's
+// task, which ended with out, left a verdict (taskd handoff or converge
+// asked for one).
+func HasVerdict(j *job.Job, sp task.Spec, out agent.Outcome) bool {
+	return exitVerdict(j.List, j.ID, sp, out) != nil
+}
+
+// Finish records how attempt sp.Attempt of the job's task ended, as
+// job.Finish does, unless its agent left a verdict: then the attempt ends
+// failed with the verdict's reason, or the task waits for a person.
+func Finish(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
+	if v := exitVerdict(j.List, j.ID, sp, out); v != nil {
+		if v.Action == verdictNeedsHuman {
+			return finishNeedsHuman(ctx, j, sp, res, v)
+		}
+		res = v.fail(res)
+	}
+	return j.Finish(ctx, sp, res, out, nil)
 }

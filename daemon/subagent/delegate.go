@@ -1,4 +1,13 @@
-package daemon
+// Package subagent is the subagent commands: /delegate hands a task to a
+// child of a given agent type, with permissions no wider than its
+// parent's; /handoff waits for such a child (or monitors it, mirroring its
+// events into the parent's stream) and retries, aborts or escalates when
+// it fails; /converge combines several children's results by a strategy
+// (merge, vote, consensus, first success), with conflicts left to a rule
+// or to a person. They run as prompt lines before a task's agent starts
+// and as taskd commands inside it (which leave a verdict the attempt's end
+// applies). docs/subagents.md is the manual.
+package subagent
 
 import (
 	"context"
@@ -175,11 +184,11 @@ func inheritContext(cfg *config.Config, dir *taskfile.Dir, parent *taskfile.Task
 	return text, system
 }
 
-// delegateLine runs a /delegate prompt line of task t. The child is named
+// DelegateLine runs a /delegate prompt line of task t. The child is named
 // <type>-<n> for the line's place among the script's /delegate lines of
 // that type, so a pass that runs again finds it instead of starting it
 // twice. A scope violation fails the child, not t.
-func (d *Daemon) delegateLine(ctx context.Context, j *job.Job, t *taskfile.Task, st prompt.Step, c *prompt.Delegate, script *prompt.Script) error {
+func DelegateLine(ctx context.Context, j *job.Job, t *taskfile.Task, st prompt.Step, c *prompt.Delegate, script *prompt.Script) error {
 	l := j.List
 	n := 0
 	for _, s := range script.Leading {
@@ -195,22 +204,23 @@ func (d *Daemon) delegateLine(ctx context.Context, j *job.Job, t *taskfile.Task,
 		_, err = releaseQueued(ctx, l.Dir, id) // a pass cut short between creating and releasing it
 		return err
 	}
-	_, err := Delegate(ctx, d.cfg, l.Dir, t.ID, c, DelegateOptions{Name: name, Log: d.log, emit: l.Emit})
+	_, err := Delegate(ctx, j.Config, l.Dir, t.ID, c, DelegateOptions{Name: name, Log: j.Log, emit: l.Emit})
 	if errors.Is(err, ErrScope) {
-		d.log.Warn("subagent refused", "list", l.ID, "task", t.ID, "line", st.Line, "err", err)
+		j.Log.Warn("subagent refused", "list", l.ID, "task", t.ID, "line", st.Line, "err", err)
 		return nil
 	}
 	return err
 }
 
-// startSubagent runs before every attempt of a subagent (a task with
+// CheckScope runs before every attempt of a subagent (a task with
 // metadata.taskd.agentType): its permission mode and tools must still lie
 // within its parent's (a person may have edited either), else it fails
 // with an error wrapping ErrScope and the attempt never starts. It logs
 // SubagentActive, and warns about a bypassPermissions grant. A subagent
 // that inherits its parent's Claude session (inheritSession) resumes it
 // as a new session when its profile is claude's.
-func (d *Daemon) startSubagent(l *job.List, t *taskfile.Task, sp task.Spec, a *agent.Attempt) error {
+func CheckScope(j *job.Job, t *taskfile.Task, sp task.Spec, a *agent.Attempt) error {
+	l := j.List
 	agentType, ok := t.Metadata.Object("taskd").String("agentType")
 	if !ok {
 		return nil
@@ -233,7 +243,7 @@ func (d *Daemon) startSubagent(l *job.List, t *taskfile.Task, sp task.Spec, a *a
 	fields["initial_state"] = task.Running
 	if cs.Mode == "bypassPermissions" {
 		fields["bypass_allowed_by"] = "metadata.taskd.allowBypass of task " + sp.Parent
-		d.log.Warn("subagent runs with bypassPermissions", "list", l.ID, "task", t.ID, "parent", sp.Parent, "allowedBy", "metadata.taskd.allowBypass")
+		j.Log.Warn("subagent runs with bypassPermissions", "list", l.ID, "task", t.ID, "parent", sp.Parent, "allowedBy", "metadata.taskd.allowBypass")
 	}
 	l.Events.Append(eventlog.Event{Type: eventlog.SubagentActive, List: l.ID, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt, Data: fields})
 	return nil

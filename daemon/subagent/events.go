@@ -1,4 +1,4 @@
-package daemon
+package subagent
 
 import (
 	"path/filepath"
@@ -103,38 +103,25 @@ func artifactPaths(c *taskfile.Task, res agent.Result, found bool) []string {
 	return append(out, resultFiles(res)...)
 }
 
-// aceList is a list's bookkeeping for mirroring: which children are handed
+// A Mirror is a list's bookkeeping for mirroring: which children are handed
 // off (monitor or transfer-control), to which parent. The loop updates it;
 // job goroutines read it through the event log's tap. It is safe for
 // concurrent use.
-type aceList struct {
+type Mirror struct {
 	mu       sync.Mutex          // protects the maps
-	monitors map[string]monitor  // child id → the parent watching it
+	monitors map[string]Link     // child id → the parent watching it
 	byParent map[string][]string // parent id → its monitored children
 }
 
-// monitor is one handed-off child as the mirror sees it.
-type monitor struct {
+// A Link is one handed-off child as the mirror sees it.
+type Link struct {
 	parent    string
 	agentType string
 	mode      string
 }
 
-// aceState returns l's aceList, creating it and installing the mirror on
-// l's event log. Loop goroutine only.
-func (l *list) aceState() *aceList {
-	if l.ace == nil {
-		a := &aceList{monitors: map[string]monitor{}, byParent: map[string][]string{}}
-		log := l.Events
-		tap := func(ev eventlog.Event) { a.mirror(log, ev) }
-		log.SetTap(tap)
-		l.ace = a
-	}
-	return l.ace
-}
-
-// setLinks replaces the children parent monitors.
-func (a *aceList) setLinks(parent string, links map[string]monitor) {
+// SetLinks replaces the children parent monitors.
+func (a *Mirror) SetLinks(parent string, links map[string]Link) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, c := range a.byParent[parent] {
@@ -149,8 +136,8 @@ func (a *aceList) setLinks(parent string, links map[string]monitor) {
 	}
 }
 
-// watching reports whether parent monitors any child.
-func (a *aceList) watching(parent string) bool {
+// Watching reports whether parent monitors any child.
+func (a *Mirror) Watching(parent string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.byParent[parent]) > 0
@@ -159,7 +146,7 @@ func (a *aceList) watching(parent string) bool {
 // mirror copies an event of a handed-off child into its parent's stream: a
 // TranscriptEvent of the parent with the child's event type and data.
 // Mirrored events are not mirrored again.
-func (a *aceList) mirror(log *eventlog.Log, ev eventlog.Event) {
+func (a *Mirror) mirror(log *eventlog.Log, ev eventlog.Event) {
 	if ev.Task == "" || ev.Type == eventlog.TranscriptEvent && ev.Data["mirror_of"] != nil {
 		return
 	}
@@ -187,66 +174,59 @@ func (a *aceList) mirror(log *eventlog.Log, ev eventlog.Event) {
 	log.Append(eventlog.Event{TS: ev.TS, Type: eventlog.TranscriptEvent, List: ev.List, Task: m.parent, Data: data})
 }
 
-// observeSubagents is observe's part for the subagent commands: it keeps
-// the suspended wait of a task (and a wake-up at its deadline), re-evaluates
-// the parent of a child (a suspended parent also waits for the delivery of
-// its children's results), and keeps the mirror's links current. Loop
-// goroutine only.
-func (d *Daemon) observeSubagents(l *list, id string, e *entry, t *taskfile.Task) {
-	e.aceWait = nil
-	if e.state == task.Waiting {
-		if w := waitOf(t); w != nil {
-			e.aceWait = w
-			if !w.deadline.IsZero() {
-				d.recheckAt(l, id, w.deadline)
-			}
-		}
-	}
-	if e.parent != "" {
-		d.consider(l, e.parent)
-	}
-	recs := handoffsOf(t.Metadata.Object("taskd"))
-	if len(recs) == 0 && (l.ace == nil || !l.ace.watching(id)) {
-		return
-	}
-	links := map[string]monitor{}
-	for _, r := range recs {
-		if r.State == handoffResolved {
-			continue
-		}
-		links[r.Child] = monitor{parent: id, mode: r.Mode, agentType: r.AgentType}
-	}
-	l.aceState().setLinks(id, links)
-}
-
 // cliMonitor finds, for an event a taskd command logs, the handoff that
 // monitors its task: the task's parent holds an unresolved handoff record
 // for it. The daemon knows its links from its entries; a command reads
 // the two task files. Any failure to read means no mirror.
-func cliMonitor(listDir string, ev eventlog.Event) (monitor, bool) {
+func cliMonitor(listDir string, ev eventlog.Event) (Link, bool) {
 	if ev.Task == "" || ev.Type == eventlog.TranscriptEvent && ev.Data["mirror_of"] != nil {
-		return monitor{}, false
+		return Link{}, false
 	}
 	dir, err := taskfile.Open(listDir)
 	if err != nil {
-		return monitor{}, false
+		return Link{}, false
 	}
 	c, err := dir.Read(ev.Task)
 	if err != nil {
-		return monitor{}, false
+		return Link{}, false
 	}
 	parent, _ := c.Metadata.Object("taskd").String("parent")
 	if parent == "" {
-		return monitor{}, false
+		return Link{}, false
 	}
 	p, err := dir.Read(parent)
 	if err != nil {
-		return monitor{}, false
+		return Link{}, false
 	}
 	for _, r := range handoffsOf(p.Metadata.Object("taskd")) {
 		if r.Child == ev.Task && r.State != handoffResolved {
-			return monitor{parent: parent, mode: r.Mode, agentType: r.AgentType}, true
+			return Link{parent: parent, mode: r.Mode, agentType: r.AgentType}, true
 		}
 	}
-	return monitor{}, false
+	return Link{}, false
+}
+
+// NewMirror returns an empty mirror installed on log: every event of a
+// linked child that log appends is copied into its parent's stream.
+func NewMirror(log *eventlog.Log) *Mirror {
+	a := &Mirror{monitors: map[string]Link{}, byParent: map[string][]string{}}
+	log.SetTap(func(ev eventlog.Event) { a.mirror(log, ev) })
+	return a
+}
+
+// Links returns the children task t (of id) monitors through handoffs
+// that are not resolved, by child id.
+func Links(id string, t *taskfile.Task) map[string]Link {
+	recs := handoffsOf(t.Metadata.Object("taskd"))
+	if len(recs) == 0 {
+		return nil
+	}
+	links := map[string]Link{}
+	for _, r := range recs {
+		if r.State == handoffResolved {
+			continue
+		}
+		links[r.Child] = Link{parent: id, mode: r.Mode, agentType: r.AgentType}
+	}
+	return links
 }

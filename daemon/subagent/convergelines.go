@@ -1,4 +1,4 @@
-package daemon
+package subagent
 
 import (
 	"context"
@@ -16,20 +16,20 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// convergeLine runs a /converge prompt line of task t: it suspends t until
+// ConvergeLine runs a /converge prompt line of task t: it suspends t until
 // the children have ended (first_success: until one succeeded; the others
 // are then cancelled), converges their persisted results, writes the
 // output to the run folder of the attempt about to run and adds it to the
 // prompt. Conflicts left for a person make t needs_human (kind converge)
 // before its agent runs. A pass that runs the line again after the output
 // was written reuses that output.
-func (d *Daemon) convergeLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, line int, c *prompt.Converge, p *prepared) error {
+func ConvergeLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, line int, c *prompt.Converge, results *[]string) error {
 	l := j.List
 	tol, err := toleranceOf(t)
 	if err != nil {
 		return fmt.Errorf("metadata.taskd.convergeTolerance: %w", err)
 	}
-	cg := &converger{cfg: d.cfg, dir: l.Dir, parent: t.ID, emit: l.Emit, tol: tol}
+	cg := &converger{cfg: j.Config, dir: l.Dir, parent: t.ID, emit: l.Emit, tol: tol}
 	ids, err := convergeChildren(l.Dir, t.ID, c.IDs)
 	if err != nil {
 		return err
@@ -41,13 +41,13 @@ func (d *Daemon) convergeLine(ctx context.Context, j *job.Job, t *taskfile.Task,
 	if rec.State == convergeDone && rec.Output != "" {
 		path := filepath.Join(l.Dir.Path(), rec.Output)
 		if content, err := os.ReadFile(path); err == nil {
-			p.results = append(p.results, convergedReport(&rec, path, content))
+			*results = append(*results, convergedReport(&rec, path, content))
 			return nil
 		}
 	}
 	tasks := readTaskMap(l.Dir, ids)
 	if !ready(rec.Strategy, tasks) {
-		return d.suspend(ctx, j, t, sp, aceWait{Kind: "converge", Line: line, Children: ids, Any: rec.Strategy == strategyFirstSuccess})
+		return suspend(ctx, j, t, sp, Wait{Kind: "converge", Line: line, Children: ids, Any: rec.Strategy == strategyFirstSuccess})
 	}
 	if rec.Strategy == strategyFirstSuccess {
 		if err := cg.cancelRest(ctx, &rec, tasks); err != nil {
@@ -63,22 +63,23 @@ func (d *Daemon) convergeLine(ctx context.Context, j *job.Job, t *taskfile.Task,
 		if err != nil {
 			return err
 		}
-		return d.askPerson(ctx, j, t, sp, h)
+		return askPerson(ctx, j, t, sp, h)
 	}
 	path, content, err := cg.output(ctx, &rec, cv, l.RunDir(t.ID, sp.Attempt))
 	if err != nil {
 		return err
 	}
-	d.logResolutions(l, t.ID, cv)
-	p.results = append(p.results, convergedReport(&rec, path, content))
+	logResolutions(j, t.ID, cv)
+	*results = append(*results, convergedReport(&rec, path, content))
 	return nil
 }
 
 // logResolutions logs the results that auto resolution overrode.
-func (d *Daemon) logResolutions(l *job.List, id string, cv *converged) {
+func logResolutions(j *job.Job, id string, cv *converged) {
+	l := j.List
 	for _, r := range cv.Resolutions {
 		if r.Method != resolveManual {
-			d.log.Info("convergence conflict resolved", "list", l.ID, "task", id, "method", r.Method,
+			j.Log.Info("convergence conflict resolved", "list", l.ID, "task", id, "method", r.Method,
 				"winner", r.Winner, "overridden", r.Overridden)
 		}
 	}

@@ -1,4 +1,4 @@
-package daemon
+package subagent
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// subagentEnded reports the end of an attempt of child c, once, when its
+// Ended reports the end of an attempt of child c, once, when its
 // result is delivered to its parent (before delivered is set, so a crash in
 // between reports it again rather than never):
 //
@@ -29,7 +29,8 @@ import (
 // not written here: a write while a cancelled child's result is delivered
 // would stop the delivery job. deliverResult records endLogged with
 // delivered, through markEndReported.)
-func (d *Daemon) subagentEnded(ctx context.Context, l *job.List, c *taskfile.Task) {
+func Ended(ctx context.Context, j *job.Job, c *taskfile.Task) {
+	l := j.List
 	m := c.Metadata.Object("taskd")
 	parentID, _ := m.String("parent")
 	state := task.Of(c)
@@ -37,16 +38,17 @@ func (d *Daemon) subagentEnded(ctx context.Context, l *job.List, c *taskfile.Tas
 	fields := subagentFields(l.Dir.Path(), c)
 	if _, isSub := m.String("agentType"); isSub {
 		if logged, ok := m.Int("endLogged"); !ok || logged != attempt {
-			d.reportEnd(l, c, parentID, state, int(attempt), fields)
+			reportEnd(j, c, parentID, state, int(attempt), fields)
 		}
 	}
-	if err := d.completeHandoffs(ctx, l, c, parentID, state, int(attempt), fields); err != nil {
-		d.log.Warn("record the end of a handoff", "list", l.ID, "task", parentID, "child", c.ID, "err", err)
+	if err := completeHandoffs(ctx, j, c, parentID, state, int(attempt), fields); err != nil {
+		j.Log.Warn("record the end of a handoff", "list", l.ID, "task", parentID, "child", c.ID, "err", err)
 	}
 }
 
 // reportEnd logs the end of a subagent's attempt.
-func (d *Daemon) reportEnd(l *job.List, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) {
+func reportEnd(j *job.Job, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) {
+	l := j.List
 	stop := maps.Clone(fields)
 	stop["event_type"] = trSubagentStop
 	l.Emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: c.ID, Parent: parentID, Attempt: attempt, Data: stop})
@@ -80,7 +82,8 @@ func (d *Daemon) reportEnd(l *job.List, c *taskfile.Task, parentID string, state
 // completeHandoffs logs HandoffComplete for the parent's unresolved
 // handoffs to c whose end has not been reported for this attempt, and
 // resolves the monitor-mode ones.
-func (d *Daemon) completeHandoffs(ctx context.Context, l *job.List, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) error {
+func completeHandoffs(ctx context.Context, j *job.Job, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) error {
+	l := j.List
 	parent, err := l.Dir.Read(parentID)
 	if err != nil || len(handoffsOf(parent.Metadata.Object("taskd"))) == 0 {
 		return nil
@@ -107,18 +110,18 @@ func (d *Daemon) completeHandoffs(ctx context.Context, l *job.List, c *taskfile.
 			done = append(done, *r)
 		}
 		if len(done) == 0 {
-			return errNotRunnable // nothing to write
+			return job.ErrNotRunnable // nothing to write
 		}
 		setRecord(m, "handoffs", recs)
 		return nil
 	})
-	if err == errNotRunnable {
+	if err == job.ErrNotRunnable {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	h := &handoffs{cfg: d.cfg, dir: l.Dir, parent: parentID, emit: l.Emit}
+	h := &handoffs{cfg: j.Config, dir: l.Dir, parent: parentID, emit: l.Emit}
 	for i := range done {
 		r := &done[i]
 		l.Emit(eventlog.Event{Type: eventlog.HandoffComplete, Task: parentID, Data: completeFields(maps.Clone(fields), r, attempt)})
@@ -129,9 +132,9 @@ func (d *Daemon) completeHandoffs(ctx context.Context, l *job.List, c *taskfile.
 	return nil
 }
 
-// markEndReported records, with delivered, that the end of a subagent's
+// MarkEndReported records, with delivered, that the end of a subagent's
 // current attempt has been reported.
-func markEndReported(t *taskfile.Task) {
+func MarkEndReported(t *taskfile.Task) {
 	m := task.Meta(t)
 	if _, ok := m.String("agentType"); ok {
 		n, _ := m.Int("attempt")

@@ -1,4 +1,4 @@
-package daemon
+package subagent
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 // line), so the lines before the one that waited do nothing new, and that
 // line now finds what it waited for.
 
-// aceWait is metadata.taskd.wait.
-type aceWait struct {
+// Wait is metadata.taskd.wait.
+type Wait struct {
 	Kind     string   `json:"kind"` // "handoff" or "converge"
 	Line     int      `json:"line"`
 	Children []string `json:"children"`
@@ -39,10 +39,10 @@ type aceWait struct {
 	deadline time.Time
 }
 
-// waitOf returns the wait of a task suspended by a leading line, or nil.
-func waitOf(t *taskfile.Task) *aceWait {
+// WaitOf returns the wait of a task suspended by a leading line, or nil.
+func WaitOf(t *taskfile.Task) *Wait {
 	m := t.Metadata.Object("taskd")
-	w, ok := getRecord[aceWait](m, "wait")
+	w, ok := getRecord[Wait](m, "wait")
 	if !ok || len(w.Children) == 0 {
 		return nil
 	}
@@ -63,9 +63,9 @@ type suspended struct {
 
 func (s *suspended) Error() string { return "the task waits" }
 
-// asSuspended reports whether err says a leading line suspended the task,
+// Suspended reports whether err says a leading line suspended the task,
 // and returns the task as written.
-func asSuspended(err error) (*taskfile.Task, bool) {
+func Suspended(err error) (*taskfile.Task, bool) {
 	var s *suspended
 	if errors.As(err, &s) {
 		return s.task, true
@@ -76,7 +76,7 @@ func asSuspended(err error) (*taskfile.Task, bool) {
 // suspend writes task t waiting for w and returns the error that ends the
 // pass. No agent ran, so the attempt number goes back to what it was before
 // the claim.
-func (d *Daemon) suspend(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, w aceWait) error {
+func suspend(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, w Wait) error {
 	l := j.List
 	w.Attempt = sp.Attempt - 1
 	written, err := l.Dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
@@ -109,44 +109,16 @@ func unclaim(m *taskfile.Object, id string, attempt int) {
 	m.Set("runDir", area.RelRunDir(id, attempt-1))
 }
 
-// aceWaitDone reports whether the wait of a suspended task is over: every
-// child has ended and its result is delivered, or (first_success) one has
-// succeeded, or the handoff's deadline has passed. Loop goroutine only.
-func (d *Daemon) aceWaitDone(l *list, e *entry) bool {
-	w := e.aceWait
-	if !w.deadline.IsZero() && !time.Now().Before(w.deadline) {
-		return true
-	}
-	ended := 0
-	for _, c := range w.Children {
-		ce := l.entries[c]
-		if ce == nil {
-			if _, err := os.Lstat(l.Dir.File(c)); err != nil {
-				ended++ // gone
-			}
-			continue
-		}
-		if !terminal(ce) || !(ce.delivered || ce.reject != "" || ce.archived) {
-			continue
-		}
-		ended++
-		if w.Any && ce.state == task.Succeeded {
-			return true
-		}
-	}
-	return ended == len(w.Children)
-}
-
-// releaseWaiting ends the wait of a suspended task: it becomes pending (a
+// Release ends the wait of a suspended task: it becomes pending (a
 // TaskResumed event says why), and runs again from its first line.
-func (d *Daemon) releaseWaiting(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+func Release(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
-	var w *aceWait
+	var w *Wait
 	var sp task.Spec
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		s, err := task.ReadSpec(t)
-		if w = waitOf(t); err != nil || w == nil || s.State != task.Waiting {
-			return errNotRunnable
+		if w = WaitOf(t); err != nil || w == nil || s.State != task.Waiting {
+			return job.ErrNotRunnable
 		}
 		sp = s
 		if _, err := task.Move(t, task.Release); err != nil {
@@ -267,3 +239,7 @@ func setRecord(m *taskfile.Object, key string, v any) {
 func stopWait(ctx context.Context, cfg *config.Config) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, 2*cfg.Grace+30*time.Second)
 }
+
+// Ends is when the wait ends whatever its children do (a handoff's
+// timeout), or the zero time.
+func (w *Wait) Ends() time.Time { return w.deadline }

@@ -1,4 +1,4 @@
-package daemon
+package subagent
 
 import (
 	"path/filepath"
@@ -17,7 +17,7 @@ func AppendEvent(listDir string, ev eventlog.Event) error {
 		ev.List = filepath.Base(listDir)
 	}
 	if m, ok := cliMonitor(listDir, ev); ok {
-		a := &aceList{monitors: map[string]monitor{ev.Task: m}}
+		a := &Mirror{monitors: map[string]Link{ev.Task: m}}
 		tap := func(ev eventlog.Event) { a.mirror(l, ev) }
 		l.SetTap(tap)
 	}
