@@ -234,6 +234,10 @@ func TestBadInputCorpus(t *testing.T) {
 				if !strings.Contains(text, "How to fix it: ") {
 					t.Errorf("rejection gives no fix:\n%s", text)
 				}
+				// The note is written before the event is logged.
+				waitUntil(t, h, "the TaskRejected event of "+c.name, 10*time.Second, func() bool {
+					return countEvents(h.events("l"), eventlog.TaskRejected, c.name) >= 1
+				})
 				if got, want := countEvents(h.events("l"), eventlog.TaskRejected, c.name), 1; got != want {
 					t.Errorf("%d TaskRejected events, want %d", got, want)
 				}

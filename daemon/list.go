@@ -225,7 +225,7 @@ func (d *Daemon) checkListMode(l *list) {
 		area.Make(l.Dir.Path())
 		d.scanList(l)
 		for id := range l.entries {
-			d.consider(l, id) // unchanged files are not observed again
+			l.consider(id) // unchanged files are not observed again
 		}
 	case err != nil && l.refused == nil:
 		l.refused = err
@@ -370,9 +370,9 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 	if e.reject != "" {
 		fsroot.Remove(l.Dir.Path(), rejectPath(l, id))
 	}
-	d.setBlockedBy(l, id, nil)
+	l.setBlockedBy(id, nil)
 	delete(l.entries, id)
-	d.wakeWaiters(l, id) // like Claude Code: a deleted blocker blocks nothing
+	l.wakeWaiters(id) // like Claude Code: a deleted blocker blocks nothing
 }
 
 // runDir returns the run folder of attempt n of task id.

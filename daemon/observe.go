@@ -14,6 +14,7 @@ import (
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/plain"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -38,9 +39,9 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		e.status = taskfile.StatusPending
 	}
 	e.owned = owned
-	d.setBlockedBy(l, id, tf.BlockedBy)
+	l.setBlockedBy(id, tf.BlockedBy)
 	if e.status != prevStatus {
-		d.wakeWaiters(l, id)
+		l.wakeWaiters(id)
 	}
 	if !owned {
 		d.clearReject(l, id, e)
@@ -53,7 +54,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	}
 	wf, _ := tf.Metadata.String("workflowType")
 	if err == nil && wf == "" && !sp.State.Ended() && tf.Status != taskfile.StatusCompleted {
-		err = d.checkPrompt(d.inspect(l, id), tf, sp)
+		err = plain.CheckPrompt(d.inspect(l, id), tf, sp)
 	}
 	if err != nil {
 		d.reject(l, id, e, err.Error(), fixFor(err))
@@ -71,7 +72,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 			Data: map[string]any{"subject": tf.Subject}})
 	}
 	if e.parent != "" && (e.state != prevState || e.status != prevStatus) {
-		d.consider(l, e.parent)
+		l.consider(e.parent)
 	}
 	if e.job != nil {
 		if sp.Cancel {
@@ -79,7 +80,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		}
 		return
 	}
-	d.consider(l, id)
+	l.consider(id)
 }
 
 // validate checks what a taskd task asks for beyond field types: that its
@@ -142,7 +143,7 @@ func fixFor(err error) string {
 }
 
 // setBlockedBy replaces the dependency links of task id.
-func (d *Daemon) setBlockedBy(l *list, id string, blockedBy []string) {
+func (l *list) setBlockedBy(id string, blockedBy []string) {
 	e := l.entries[id]
 	if e != nil {
 		for _, b := range e.blockedBy {
@@ -164,9 +165,9 @@ func (d *Daemon) setBlockedBy(l *list, id string, blockedBy []string) {
 }
 
 // wakeWaiters marks the dependents of id for evaluation.
-func (d *Daemon) wakeWaiters(l *list, id string) {
+func (l *list) wakeWaiters(id string) {
 	for w := range l.waiters[id] {
-		d.consider(l, w)
+		l.consider(w)
 	}
 }
 
@@ -180,7 +181,7 @@ func (d *Daemon) badFile(l *list, id string, e *entry, bad *taskfile.BadFileErro
 	prevStatus := e.status
 	e.status, e.owned = "", false // unknown: blocks its dependents
 	if prevStatus != "" {
-		d.wakeWaiters(l, id)
+		l.wakeWaiters(id)
 	}
 	reason := strings.TrimPrefix(bad.Error(), bad.Path+": ")
 	if errors.Is(bad, taskfile.ErrInvalidJSON) || errors.Is(bad, taskfile.ErrTooLarge) {
@@ -191,14 +192,14 @@ func (d *Daemon) badFile(l *list, id string, e *entry, bad *taskfile.BadFileErro
 		}
 		_, lockErr := os.Stat(l.Dir.File(id) + ".lock")
 		if now.Sub(e.badSince) < tornGrace || lockErr == nil {
-			d.recheckAt(l, id, e.badSince.Add(tornGrace))
+			l.recheckAt(id, e.badSince.Add(tornGrace))
 			return
 		}
 	}
 	d.reject(l, id, e, reason, bad.Fix)
 }
 
-func (d *Daemon) recheckAt(l *list, id string, at time.Time) {
+func (l *list) recheckAt(id string, at time.Time) {
 	if at.Before(time.Now()) {
 		at = time.Now().Add(tornGrace)
 	}

@@ -3,10 +3,9 @@ package daemon
 import (
 	"context"
 
-	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/flow"
 	"github.com/taskd/taskd/daemon/job"
-	"github.com/taskd/taskd/daemon/subagent"
+	"github.com/taskd/taskd/daemon/plain"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -30,23 +29,5 @@ func (d *Daemon) recoverTask(ctx context.Context, j *job.Job) (*taskfile.Task, e
 	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
 		return flow.Recover(ctx, j, t, sp)
 	}
-	return d.recoverRun(ctx, j, sp)
-}
-
-// recoverRun records how attempt sp.Attempt of a plain task ended while no
-// daemon watched it: with its result.json if the agent had exited, else as
-// interrupted, its leftover process group killed.
-func (d *Daemon) recoverRun(ctx context.Context, j *job.Job, sp task.Spec) (*taskfile.Task, error) {
-	l, id := j.List, j.ID
-	runDir := l.RunDir(id, sp.Attempt)
-	if res, ok := agent.ReadResult(runDir); ok {
-		d.log.Info("recording the result of an attempt that ended while the daemon was down", "list", l.ID, "task", id, "attempt", sp.Attempt)
-		return d.afterAttempt(ctx, j, sp, res, agent.OutcomeOf(res))
-	}
-	if agent.KillLeftover(runDir) {
-		d.log.Info("killed the agent of an interrupted attempt", "list", l.ID, "task", id, "attempt", sp.Attempt)
-	}
-	res := agent.Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
-	res.Summary = res.Error
-	return subagent.Finish(ctx, j, sp, res, agent.Interrupted)
+	return plain.Recover(ctx, j, sp)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/flow"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/plain"
 	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -29,7 +30,7 @@ func (d *Daemon) resumeTask(ctx context.Context, j *job.Job) (*taskfile.Task, er
 		return subagent.Release(ctx, j) // a /handoff or /converge line's wait is over (acewait.go)
 	}
 	if forkState == nil {
-		return d.resumeChildren(ctx, j)
+		return plain.Resume(ctx, j)
 	}
 	return flow.Join(ctx, j, t)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/plain"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -18,7 +19,7 @@ import (
 )
 
 // consider marks task id for evaluation at the next schedule.
-func (d *Daemon) consider(l *list, id string) {
+func (l *list) consider(id string) {
 	l.candidates[id] = struct{}{}
 }
 
@@ -69,7 +70,7 @@ func (d *Daemon) schedule() {
 			e := l.entries[id]
 			kind := job.Run
 			if e != nil {
-				kind = d.kindFor(e)
+				kind = e.kind()
 			}
 			// A task that will run gets its job (and so its claim and
 			// its run folder) while the agents before it still run: its
@@ -85,7 +86,7 @@ func (d *Daemon) schedule() {
 			l.ready = l.ready[1:]
 			delete(l.inReady, id)
 			// runnable may look at files: it is asked after the room.
-			if e == nil || e.job != nil || !d.runnable(l, id, e) {
+			if e == nil || e.job != nil || !l.runnable(id, e) {
 				continue
 			}
 			if !d.startJob(l, id, kind, p) {
@@ -140,7 +141,7 @@ func (d *Daemon) evaluate(l *list, id string) {
 		}
 		return
 	}
-	if !d.runnable(l, id, e) {
+	if !l.runnable(id, e) {
 		d.checkCycle(l, id, e)
 		return
 	}
@@ -162,7 +163,7 @@ func cancellable(s task.State) bool {
 }
 
 // runnable reports whether task id should get a slot now (DESIGN §3.1).
-func (d *Daemon) runnable(l *list, id string, e *entry) bool {
+func (l *list) runnable(id string, e *entry) bool {
 	if !e.owned || e.reject != "" || e.archived || e.cancel {
 		return false
 	}
@@ -171,14 +172,14 @@ func (d *Daemon) runnable(l *list, id string, e *entry) bool {
 		if e.status != taskfile.StatusPending || time.Now().Before(e.retryAt) {
 			return false
 		}
-		return d.blockersDone(l, e)
+		return l.blockersDone(e)
 	case task.NeedsHuman:
 		return e.resolve != ""
 	case task.Waiting:
 		if e.wait != nil {
-			return d.waitDone(l, e) // suspended by /handoff or /converge (waits.go)
+			return l.waitDone(e) // suspended by /handoff or /converge (waits.go)
 		}
-		return d.childrenDone(l, e)
+		return l.childrenDone(e)
 	}
 	return false
 }
@@ -187,7 +188,7 @@ func (d *Daemon) runnable(l *list, id string, e *entry) bool {
 // id that names no task (yet) blocks: files may arrive in any order, and a
 // task must not start before a blocker that is about to be written. (Claude
 // Code removes a deleted task's id from every blockedBy list.)
-func (d *Daemon) blockersDone(l *list, e *entry) bool {
+func (l *list) blockersDone(e *entry) bool {
 	for _, b := range e.blockedBy {
 		if be := l.entries[b]; be == nil || be.status != taskfile.StatusCompleted {
 			return false
@@ -202,7 +203,7 @@ func (d *Daemon) blockersDone(l *list, e *entry) bool {
 func (d *Daemon) checkCycle(l *list, id string, e *entry) {
 	var problem string
 	if e.state == task.None && e.status == taskfile.StatusPending {
-		if cycle := d.cycle(l, id); cycle != nil {
+		if cycle := l.cycle(id); cycle != nil {
 			problem = "blockedBy forms a cycle: " + strings.Join(cycle, " → ")
 		}
 	}
@@ -216,7 +217,7 @@ func (d *Daemon) checkCycle(l *list, id string, e *entry) {
 		// The other members look again: the cycle may be broken for all.
 		for _, m := range cycleMembers(old) {
 			if m != id && l.entries[m] != nil {
-				d.consider(l, m)
+				l.consider(m)
 			}
 		}
 		return
@@ -235,7 +236,7 @@ func (d *Daemon) checkCycle(l *list, id string, e *entry) {
 
 // childrenDone reports whether every child a waiting parent waits for has
 // ended (succeeded, failed, cancelled, timed out, stopped) or is gone.
-func (d *Daemon) childrenDone(l *list, e *entry) bool {
+func (l *list) childrenDone(e *entry) bool {
 	for _, c := range e.children {
 		ce := l.entries[c]
 		if ce == nil {
@@ -262,7 +263,7 @@ func terminal(e *entry) bool {
 }
 
 // cycle returns the ids of a blockedBy cycle through id, or nil.
-func (d *Daemon) cycle(l *list, id string) []string {
+func (l *list) cycle(id string) []string {
 	var path []string
 	onPath := map[string]bool{}
 	seen := map[string]bool{}
@@ -309,7 +310,7 @@ func (d *Daemon) wakeDue() {
 				if !now.Before(at) {
 					delete(l.recheck, id)
 					d.refresh(l, id)
-					d.consider(l, id) // a task held back after job errors
+					l.consider(id) // a task held back after job errors
 				} else if l.nextRecheck.IsZero() || at.Before(l.nextRecheck) {
 					l.nextRecheck = at
 				}
@@ -319,14 +320,14 @@ func (d *Daemon) wakeDue() {
 			l.nextRetry = time.Time{}
 			for id, e := range l.entries {
 				if e.state == task.Retrying {
-					d.consider(l, id)
+					l.consider(id)
 				}
 			}
 		}
 	}
 }
 
-func (d *Daemon) kindFor(e *entry) job.Kind {
+func (e *entry) kind() job.Kind {
 	switch e.state {
 	case task.Waiting:
 		return job.Resume
@@ -367,32 +368,6 @@ func (s *slot) Release() {
 			s.d.slots.Release(s.ticket)
 		}
 	})
-}
-
-// A claimGate lets a claimed task's agent start once the job holds its
-// slot and the file still holds the claim; it logs the start and gives
-// the slot back the moment the agent exits (unless the task's loop
-// condition needs it next).
-type claimGate struct {
-	j        *job.Job
-	claim    *job.Claim
-	logStart func()
-	release  bool
-}
-
-func (g *claimGate) Enter(ctx context.Context) error {
-	if err := g.j.Slot.Acquire(ctx); err != nil {
-		return err
-	}
-	return g.j.Check(g.claim)
-}
-
-func (g *claimGate) Started(time.Time) { g.logStart() }
-
-func (g *claimGate) Exited() {
-	if g.release {
-		g.j.Slot.Release()
-	}
 }
 
 // jobDone reports a job's end to the loop with the task as the job last
@@ -459,7 +434,7 @@ func (d *Daemon) finished(msg jobDone) {
 		}
 		e.jobErrors++
 		e.holdUntil = time.Now().Add(min(time.Second<<min(e.jobErrors-1, 6), time.Minute))
-		d.recheckAt(j.l, j.ID, e.holdUntil)
+		j.l.recheckAt(j.ID, e.holdUntil)
 	} else {
 		e.jobErrors, e.holdUntil = 0, time.Time{}
 	}
@@ -496,7 +471,7 @@ func (d *Daemon) work(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	case job.Answer:
 		return d.resolveTask(ctx, j)
 	default:
-		return d.runTask(ctx, j)
+		return plain.Run(ctx, j)
 	}
 }
 

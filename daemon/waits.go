@@ -24,12 +24,12 @@ func (d *Daemon) observeSubagents(l *list, id string, e *entry, t *taskfile.Task
 		if w := subagent.WaitOf(t); w != nil {
 			e.wait = w
 			if ends := w.Ends(); !ends.IsZero() {
-				d.recheckAt(l, id, ends)
+				l.recheckAt(id, ends)
 			}
 		}
 	}
 	if e.parent != "" {
-		d.consider(l, e.parent)
+		l.consider(e.parent)
 	}
 	links := subagent.Links(id, t)
 	if links == nil && (l.mirror == nil || !l.mirror.Watching(id)) {
@@ -44,7 +44,7 @@ func (d *Daemon) observeSubagents(l *list, id string, e *entry, t *taskfile.Task
 // waitDone reports whether the wait of a suspended task is over: every
 // child has ended and its result is delivered, or (first_success) one has
 // succeeded, or the handoff's deadline has passed. Loop goroutine only.
-func (d *Daemon) waitDone(l *list, e *entry) bool {
+func (l *list) waitDone(e *entry) bool {
 	w := e.wait
 	if ends := w.Ends(); !ends.IsZero() && !time.Now().Before(ends) {
 		return true

@@ -1,4 +1,11 @@
-package daemon
+// Package plain runs a plain task, one that is not a workflow: its claim;
+// its prompt's leading commands (/read, /push, /run and the subagent
+// lines) before its agent; the attempt itself; and what follows it — the
+// children it waits for, its loop's next iteration, its return chain, its
+// trailing /push lines — recorded in the write that ends the attempt. A
+// parent whose children have ended is resumed here with their results.
+// docs/prompt-commands.md is the manual.
+package plain
 
 import (
 	"context"
@@ -22,21 +29,21 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// runTask runs a pending task: a workflow if it has metadata.workflowType,
+// Run runs a pending task: a workflow if it has metadata.workflowType,
 // otherwise one attempt of its agent. The task is claimed first (claim.go):
 // no agent starts before its file durably says it runs. The job may then
 // wait for its slot; a claim whose agent never started is taken back
 // (withdraw) when the daemon stops, the list is refused, or the file
 // changes meanwhile.
-func (d *Daemon) runTask(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+func Run(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	defer j.Slot.Release() // the slot, if no agent took it over (only the first call counts)
 	for again := 0; ; again++ {
-		t, err := d.runTaskOnce(ctx, j, again > 0)
+		t, err := runTaskOnce(ctx, j, again > 0)
 		if !errors.Is(err, job.ErrClaimChanged) {
 			return t, err
 		}
 		if again == maxClaimAgain || context.Cause(ctx) != nil {
-			return nil, errNotRunnable // back to the loop, which reads the file again
+			return nil, job.ErrNotRunnable // back to the loop, which reads the file again
 		}
 	}
 }
@@ -49,9 +56,9 @@ const maxClaimAgain = 3
 // slot, tries again after the file changed under its claim: then a task
 // that now lists blockers goes back to the loop, which checks what only it
 // knows (blockers, cycles) and prepares other tasks without holding a slot.
-func (d *Daemon) runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, error) {
+func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
-	c, err := d.claimRun(ctx, j, func(t *taskfile.Task, s task.Spec) bool {
+	c, err := claimRun(ctx, j, func(t *taskfile.Task, s task.Spec) bool {
 		return job.Pending(t, s) && !(again && len(t.BlockedBy) > 0)
 	})
 	if err != nil {
@@ -69,7 +76,7 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job.Job, again bool) (*task
 	logStart := sync.OnceFunc(func() {
 		l.Events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.ID, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
 	})
-	a, err := d.prepareAttempt(ctx, j, t, sp, logStart)
+	a, err := prepareAttempt(ctx, j, t, sp, logStart)
 	if waiting, ok := subagent.Suspended(err); ok {
 		return waiting, nil // a /handoff or /converge line waits (acewait.go)
 	}
@@ -94,14 +101,14 @@ func (d *Daemon) runTaskOnce(ctx context.Context, j *job.Job, again bool) (*task
 		j.Slot.Release() // in case the agent never started
 	}
 	logStart() // an attempt that could not start (no program, no working directory)
-	return d.afterAttempt(ctx, j, sp, res, out)
+	return afterAttempt(ctx, j, sp, res, out)
 }
 
 // claimRun claims the job's task for a new attempt if runnable accepts
 // it: a plain task's claim compiles its prompt's /subtask or /command
 // block into fields and numbers the attempt (a plain task's attempt is its
 // run); a workflow numbers its runs as it runs its steps.
-func (d *Daemon) claimRun(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, task.Spec) bool) (*job.Claim, error) {
+func claimRun(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, task.Spec) bool) (*job.Claim, error) {
 	return j.Claim(ctx, func(t *taskfile.Task, sp *task.Spec) error {
 		if !runnable(t, *sp) {
 			return job.ErrNotRunnable
@@ -122,8 +129,8 @@ func (d *Daemon) claimRun(ctx context.Context, j *job.Job, runnable func(*taskfi
 }
 
 // claim is claimRun returning the task as written and its spec.
-func (d *Daemon) claim(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, task.Spec) bool) (*taskfile.Task, task.Spec, error) {
-	c, err := d.claimRun(ctx, j, runnable)
+func claim(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, task.Spec) bool) (*taskfile.Task, task.Spec, error) {
+	c, err := claimRun(ctx, j, runnable)
 	if err != nil {
 		return nil, task.Spec{}, err
 	}
@@ -136,7 +143,7 @@ func (d *Daemon) claim(ctx context.Context, j *job.Job, runnable func(*taskfile.
 // before it (the same claude session, when there is one, else its result).
 // began is called before the first of these that acts (starts children,
 // runs prompt commands).
-func (d *Daemon) prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, began func()) (*agent.Attempt, error) {
+func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, began func()) (*agent.Attempt, error) {
 	l := j.List
 	a, err := j.NewAttempt(t, sp, "", "")
 	if err != nil {
@@ -159,7 +166,7 @@ func (d *Daemon) prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Tas
 	if err := chain.StartParallel(ctx, j, t, ov); err != nil {
 		return nil, err
 	}
-	prep, err := d.runLeading(ctx, j, t, sp, a.Cwd)
+	prep, err := runLeading(ctx, j, t, sp, a.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +205,7 @@ func sessionOf(l *job.List, id string) string {
 // trailing follow-ups, created before the success is written (so a parent
 // never sees the task done while they are missing, and a restart creates
 // them once) and recorded in the same write.
-func (d *Daemon) afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
+func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	t, err := l.Dir.Read(id)
 	if err != nil {
@@ -246,7 +253,7 @@ func (d *Daemon) afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res
 		res.Success, res.Error = false, err.Error()
 		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}
-	if err := d.createFollowUps(ctx, j, t); err != nil {
+	if err := createFollowUps(ctx, j, t); err != nil {
 		res.Success, res.Error = false, err.Error()
 		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}

@@ -1,4 +1,4 @@
-package daemon
+package plain
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // being prepared: commands may add sections to it. A command that must wait
 // returns an error for which asSuspended holds, with the task already
 // written as waiting (or needs_human).
-func (d *Daemon) runOrchestration(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, st prompt.Step, p *prepared) error {
+func runOrchestration(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, st prompt.Step, p *prepared) error {
 	switch c := st.Cmd.(type) {
 	case *prompt.Subtask, *prompt.Invoke:
 		// Compiled into the task's fields when it is claimed (subtask2.go).

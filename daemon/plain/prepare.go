@@ -1,4 +1,4 @@
-package daemon
+package plain
 
 import (
 	"context"
@@ -24,13 +24,13 @@ import (
 // maxReadSize bounds what /read injects into a prompt.
 const maxReadSize = 1 << 20
 
-// checkPrompt validates a plain task's prompt and subtask2 fields when the
+// CheckPrompt validates a plain task's prompt and subtask2 fields when the
 // task is accepted: the prompt parses; every /read names a file inside the
 // directories /read may load from; a /subtask or /command block agrees with
 // the fields already in the file and names agents taskd knows; the fields
 // have the right types; every return and parallel item parses. Errors name
 // the line, field or item.
-func (d *Daemon) checkPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
+func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 	ov, err := chain.Overrides(t)
 	if err != nil {
 		return err
@@ -40,7 +40,7 @@ func (d *Daemon) checkPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 		if err != nil {
 			return err
 		}
-		if err := chain.CheckBlock(d.cfg, t, pl); err != nil {
+		if err := chain.CheckBlock(j.Config, t, pl); err != nil {
 			return err
 		}
 		if pl.HasBlock {
@@ -54,7 +54,7 @@ func (d *Daemon) checkPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 		}
 		for _, st := range pl.Script.Leading {
 			if r, ok := st.Cmd.(*prompt.Read); ok {
-				if _, err := d.resolveRead(j, cwd, r.Path); err != nil {
+				if _, err := resolveRead(j, cwd, r.Path); err != nil {
 					return fmt.Errorf("prompt line %d: %w", st.Line, err)
 				}
 			}
@@ -74,10 +74,10 @@ func (d *Daemon) checkPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 // working directory, its list directory, and the configured allowedRoots.
 // Those that are / or an ancestor of the home count for nothing (package
 // readable).
-func (d *Daemon) readRoots(j *job.Job, cwd string) []string {
+func readRoots(j *job.Job, cwd string) []string {
 	l := j.List
 	roots := []string{cwd, l.Dir.Path()}
-	for _, r := range d.cfg.AllowedRoots {
+	for _, r := range j.Config.AllowedRoots {
 		if p, err := job.Cwd(r); err == nil {
 			roots = append(roots, p)
 		}
@@ -91,7 +91,7 @@ func (d *Daemon) readRoots(j *job.Job, cwd string) []string {
 // another user's home. ~ is the home directory and a relative path is
 // relative to the task's working directory. A path that cannot be resolved
 // (it does not exist) is returned as it is, to fail when it is read.
-func (d *Daemon) resolveRead(j *job.Job, cwd, path string) (string, error) {
+func resolveRead(j *job.Job, cwd, path string) (string, error) {
 	home, _ := os.UserHomeDir()
 	p := path
 	if p == "~" || strings.HasPrefix(p, "~/") {
@@ -109,7 +109,7 @@ func (d *Daemon) resolveRead(j *job.Job, cwd, path string) (string, error) {
 	} else if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
 		real = filepath.Join(r, filepath.Base(p))
 	}
-	rule := readable.Rule{Home: home, Roots: d.readRoots(j, cwd)}
+	rule := readable.Rule{Home: home, Roots: readRoots(j, cwd)}
 	if err := rule.Check(p, real); err != nil {
 		return "", fmt.Errorf("/read %s: %w (the roots are the task's cwd %s, its list directory, and allowedRoots in the configuration; see docs/security.md)", path, err, cwd)
 	}
@@ -166,7 +166,7 @@ func (p *prepared) render() string {
 // runs), /push queues a child (named after its line unless named, so running
 // the commands again after a crash pushes nothing twice), /run starts queued
 // children. Nothing inside a file that /read loads is processed.
-func (d *Daemon) runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, cwd string) (*prepared, error) {
+func runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, cwd string) (*prepared, error) {
 	l := j.List
 	text := task.Prompt(t, sp)
 	if !prompt.HasCommands(text) {
@@ -180,9 +180,9 @@ func (d *Daemon) runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, s
 	for _, st := range script.Leading {
 		switch c := st.Cmd.(type) {
 		case *prompt.Read:
-			p.read(d, j, cwd, c.Path)
+			p.read(j, cwd, c.Path)
 		case *prompt.Push:
-			if err := d.pushChild(ctx, l, t.ID, c, fmt.Sprintf("line%d", st.Line)); err != nil {
+			if err := pushChild(ctx, j, t.ID, c, fmt.Sprintf("line%d", st.Line)); err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		case *prompt.Run:
@@ -190,7 +190,7 @@ func (d *Daemon) runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, s
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		default:
-			if err := d.runOrchestration(ctx, j, t, sp, st, p); err != nil {
+			if err := runOrchestration(ctx, j, t, sp, st, p); err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		}
@@ -199,9 +199,9 @@ func (d *Daemon) runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, s
 }
 
 // read records one /read round trip.
-func (p *prepared) read(d *Daemon, j *job.Job, cwd, path string) {
+func (p *prepared) read(j *job.Job, cwd, path string) {
 	call := map[string]any{"tool": "read", "path": path}
-	abs, err := d.resolveRead(j, cwd, path)
+	abs, err := resolveRead(j, cwd, path)
 	res := transcriptEntry{Role: "tool", Tool: "read", Path: path}
 	if err == nil {
 		call["path"] = abs
@@ -239,14 +239,15 @@ func readLimited(path string) (string, error) {
 // pushChild runs one /push line for parent: a queued child named name
 // unless the line names it, skipped if the parent already has a child of
 // that name (the line ran before a crash).
-func (d *Daemon) pushChild(ctx context.Context, l *job.List, parent string, c *prompt.Push, name string) error {
+func pushChild(ctx context.Context, j *job.Job, parent string, c *prompt.Push, name string) error {
+	l := j.List
 	if c.Name != "" {
 		name = c.Name
 	}
 	if _, err := children.Named(l.Dir, parent, name); err == nil {
 		return nil
 	}
-	_, err := children.Push(ctx, d.cfg, l.Dir, parent, children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout})
+	_, err := children.Push(ctx, j.Config, l.Dir, parent, children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout})
 	return err
 }
 
@@ -255,7 +256,7 @@ func (d *Daemon) pushChild(ctx context.Context, l *job.List, parent string, c *p
 // in the parent's children) or, at the top level, queued tasks for the user
 // to start with taskd start. A follow-up that exists already (a restart in
 // between) is not pushed again.
-func (d *Daemon) createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Task) error {
+func createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Task) error {
 	l := j.List
 	sp, err := task.ReadSpec(t)
 	if err != nil {
@@ -279,17 +280,17 @@ func (d *Daemon) createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Ta
 			name = fmt.Sprintf("%s-line%d", t.ID, st.Line)
 		}
 		if sp.Parent != "" {
-			if err := d.pushChild(ctx, l, sp.Parent, &prompt.Push{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout}, name); err != nil {
+			if err := pushChild(ctx, j, sp.Parent, &prompt.Push{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout}, name); err != nil {
 				return fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 			continue
 		}
-		if d.followUpExists(l, t.ID, name) {
+		if followUpExists(l, t.ID, name) {
 			continue
 		}
 		opt := children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
 			Extra: map[string]any{"pushedBy": t.ID}, Inherit: chain.InheritedFields(t.Metadata.Object("taskd"))}
-		if _, err := children.Push(ctx, d.cfg, l.Dir, "", opt); err != nil {
+		if _, err := children.Push(ctx, j.Config, l.Dir, "", opt); err != nil {
 			return fmt.Errorf("prompt line %d: %w", st.Line, err)
 		}
 	}
@@ -298,7 +299,7 @@ func (d *Daemon) createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Ta
 
 // followUpExists reports whether task id already pushed a top-level
 // follow-up called name.
-func (d *Daemon) followUpExists(l *job.List, id, name string) bool {
+func followUpExists(l *job.List, id, name string) bool {
 	ids, _ := l.Dir.List()
 	for _, other := range ids {
 		o, err := l.Dir.Read(other)

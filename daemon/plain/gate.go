@@ -1,0 +1,34 @@
+package plain
+
+import (
+	"context"
+	"time"
+
+	"github.com/taskd/taskd/daemon/job"
+)
+
+// A claimGate lets a claimed task's agent start once the job holds its
+// slot and the file still holds the claim; it logs the start and gives
+// the slot back the moment the agent exits (unless the task's loop
+// condition needs it next).
+type claimGate struct {
+	j        *job.Job
+	claim    *job.Claim
+	logStart func()
+	release  bool
+}
+
+func (g *claimGate) Enter(ctx context.Context) error {
+	if err := g.j.Slot.Acquire(ctx); err != nil {
+		return err
+	}
+	return g.j.Check(g.claim)
+}
+
+func (g *claimGate) Started(time.Time) { g.logStart() }
+
+func (g *claimGate) Exited() {
+	if g.release {
+		g.j.Slot.Release()
+	}
+}
