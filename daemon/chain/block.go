@@ -33,10 +33,10 @@ var overrideKeys = []string{"model", "agent", "loop", "return", "parallel", "as"
 
 // Plan is what a plain task's prompt asks for beyond its content.
 type Plan struct {
-	Script  *prompt.Script
-	Block   prompt.Overrides // from /subtask or /name (over the command file's frontmatter)
-	HasBlock  bool             // the prompt has a /subtask line or invokes a command file
-	Content string           // what the agent is given: the script's content, or the command's body
+	Script   *prompt.Script
+	Block    prompt.Overrides // from /subtask or /name (over the command file's frontmatter)
+	HasBlock bool             // the prompt has a /subtask line or invokes a command file
+	Content  string           // what the agent is given: the script's content, or the command's body
 }
 
 // PlanOf parses a plain task's prompt: its script, the overrides of a
