@@ -11,7 +11,6 @@ import (
 
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
-	"github.com/taskd/taskd/daemon/plain"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -455,24 +454,6 @@ func (d *Daemon) finished(msg jobDone) {
 	}
 	e.hash = 0 // unknown: read it again
 	d.refresh(j.l, j.ID)
-}
-
-// work runs job j to its end.
-func (d *Daemon) work(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
-	switch j.Kind {
-	case job.Cancel:
-		return j.CancelIdle(ctx)
-	case job.Recover:
-		return d.recoverTask(ctx, j)
-	case job.Deliver:
-		return d.deliverResult(ctx, j)
-	case job.Resume:
-		return d.resumeTask(ctx, j)
-	case job.Answer:
-		return d.resolveTask(ctx, j)
-	default:
-		return plain.Run(ctx, j)
-	}
 }
 
 // errNotRunnable ends a job whose task changed before it could start.

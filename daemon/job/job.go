@@ -144,3 +144,18 @@ func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) 
 func (j *Job) ParsePrompt(text string) (*prompt.Script, error) {
 	return prompt.Parse(text, prompt.ParseOptions{Commands: j.Catalog.Commands(j.List.Path()).Has})
 }
+
+// A Handler does the jobs of one kind of task: a plain task (package
+// plain), a workflow (package flow), a task suspended by or asked about
+// subagents (package subagent). The daemon's loop picks one by the job's
+// kind and the task file, and hands it the job.
+type Handler interface {
+	// Do does job j's work on task t, its file as the job found it, and
+	// returns the task as the job last wrote it (nil if it wrote nothing,
+	// or does not know). ErrNotRunnable means the task no longer asked
+	// for the work; other errors mean it could not be done now.
+	Do(ctx context.Context, j *Job, t *taskfile.Task) (*taskfile.Task, error)
+}
+
+// ErrNoHandler is returned by a Handler for a kind of job it does not do.
+var ErrNoHandler = errors.New("no such job for this kind of task")

@@ -21,7 +21,6 @@ import (
 	"github.com/taskd/taskd/daemon/chain"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/eventlog"
-	"github.com/taskd/taskd/daemon/flow"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/subagent"
@@ -65,12 +64,6 @@ func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, e
 		return nil, err
 	}
 	t, sp := c.Task, c.Spec
-	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
-		if err := j.Slot.Acquire(ctx); err != nil {
-			return j.NotStarted(ctx, c, nil, err)
-		}
-		return flow.Run(ctx, j, t, sp)
-	}
 	// The start is logged once the attempt does something: its prompt
 	// commands run, its agent starts, or it ends without starting.
 	logStart := sync.OnceFunc(func() {
@@ -104,17 +97,14 @@ func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, e
 	return afterAttempt(ctx, j, sp, res, out)
 }
 
-// claimRun claims the job's task for a new attempt if runnable accepts
-// it: a plain task's claim compiles its prompt's /subtask or /command
-// block into fields and numbers the attempt (a plain task's attempt is its
-// run); a workflow numbers its runs as it runs its steps.
+// claimRun claims the job's plain task for a new attempt if runnable
+// accepts it: the claim compiles its prompt's /subtask or /command block
+// into fields and numbers the attempt (a plain task's attempt is its run).
+// A task that has become a workflow is not runnable here.
 func claimRun(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, task.Spec) bool) (*job.Claim, error) {
 	return j.Claim(ctx, func(t *taskfile.Task, sp *task.Spec) error {
-		if !runnable(t, *sp) {
-			return job.ErrNotRunnable
-		}
-		if wf, _ := t.Metadata.String("workflowType"); wf != "" {
-			return nil
+		if wf, _ := t.Metadata.String("workflowType"); wf != "" || !runnable(t, *sp) {
+			return job.ErrNotRunnable // a workflow is package flow's
 		}
 		if pl, err := chain.PlanOf(j, t, *sp); err == nil && pl.HasBlock {
 			chain.CompileBlock(t, pl)

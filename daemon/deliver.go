@@ -15,7 +15,7 @@ import (
 // deliverResult sends an ended child's result to its parent's inbox (once:
 // the message is keyed by child and attempt, and the child is marked
 // delivered afterwards), then releases the parent's next sequential child.
-func (d *Daemon) deliverResult(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+func deliverResult(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	t, err := l.Dir.Read(id)
 	if err != nil {
@@ -43,7 +43,7 @@ func (d *Daemon) deliverResult(ctx context.Context, j *job.Job) (*taskfile.Task,
 		return nil, err
 	}
 	if err := children.ReleaseNext(ctx, l.Dir, parent); err != nil {
-		d.log.Warn("release the next sequential child", "list", l.ID, "task", parent, "err", err)
+		j.Log.Warn("release the next sequential child", "list", l.ID, "task", parent, "err", err)
 	}
 	return t, nil
 }

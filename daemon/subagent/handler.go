@@ -1,0 +1,45 @@
+package subagent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// Tasks is the job.Handler of tasks a subagent command holds: one
+// suspended by a /handoff or /converge line whose wait is over, and one
+// whose handoff or converge question a person answered.
+type Tasks struct{}
+
+var _ job.Handler = Tasks{}
+
+// Owns reports whether the job of kind on task t is the subagent
+// commands': releasing a suspended task, or taking the answer to their
+// question.
+func Owns(kind job.Kind, t *taskfile.Task) bool {
+	switch kind {
+	case job.Resume:
+		return t.Metadata.Object("forkState") == nil && WaitOf(t) != nil
+	case job.Answer:
+		_, ok := hitlOf(t)
+		return ok && task.Of(t) == task.NeedsHuman
+	}
+	return false
+}
+
+// Do implements job.Handler.
+func (Tasks) Do(ctx context.Context, j *job.Job, t *taskfile.Task) (*taskfile.Task, error) {
+	switch j.Kind {
+	case job.Resume:
+		return Release(ctx, j)
+	case job.Answer:
+		if t, err, ok := Answer(ctx, j); ok {
+			return t, err
+		}
+		return nil, job.ErrNotRunnable
+	}
+	return nil, fmt.Errorf("%s of a subagent wait: %w", j.Kind, job.ErrNoHandler)
+}
