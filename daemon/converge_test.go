@@ -126,7 +126,7 @@ func TestConverge_Strategies(t *testing.T) {
 			kids:        []kid{{1, `"answer": "broken"`, true, false}, {2, `"answer": "works"`, false, false}, {hang: true}},
 			wantSuccess: true, wantAnswer: "works", wantWinner: 2, wantCancelled: []int{3}},
 	}
-	h := startACE(t, []string{"l"})
+	h := startSubagents(t, []string{"l"})
 	cwds := make([]string, len(tests))
 	for i, tt := range tests {
 		cwds[i] = t.TempDir()
@@ -342,7 +342,7 @@ func checkFormat(t *testing.T, format string, content []byte) {
 // when its agent exits; a person's answer runs the agent again, and the
 // same taskd converge then writes the output.
 func TestConverge_Command(t *testing.T) {
-	h := startACE(t, []string{"l"})
+	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	script := `if ! taskd queue | grep -q tester-1; then
   for a in a b c; do taskd delegate "echo '{\"success\": true, \"answer\": \"$a\"}'" --agent-type tester > /dev/null || exit 5; done

@@ -216,12 +216,12 @@ func TestDaemon_GracefulStopInterrupts(t *testing.T) {
 	p2.term(t)
 }
 
-// TestSubtask2_SurvivesSIGKILL kills the daemon in the middle of a loop and
+// TestChain_SurvivesSIGKILL kills the daemon in the middle of a loop and
 // in the middle of a return chain. After a restart both go on where they
 // were: every iteration and every return is recorded as done exactly once,
 // and the only runs repeated are attempts the kill interrupted (each
 // explained by a TaskInterrupted event).
-func TestSubtask2_SurvivesSIGKILL(t *testing.T) {
+func TestChain_SurvivesSIGKILL(t *testing.T) {
 	root := newRoot(t, "l")
 	h := &harness{t: t, root: root, logs: &syncBuffer{}}
 	cwd := t.TempDir()

@@ -65,7 +65,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
 	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
 	e.children = children.WaitsFor(tf)
-	d.observeSubagents(l, id, e, tf) // waits and handoff links (aceevents.go)
+	d.observeSubagents(l, id, e, tf) // waits and handoff links (waits.go)
 	if !e.accepted && e.state == task.None && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true
 		l.Events.Append(eventlog.Event{Type: eventlog.TaskAccepted, List: l.ID, Task: id, Parent: e.parent,

@@ -161,7 +161,7 @@ func cancellable(s task.State) bool {
 	return false
 }
 
-// runnable reports whether task id should get a slot now (DESIGN §3.1).
+// runnable reports whether task id should get a slot now (docs/tasks.md).
 func (l *list) runnable(id string, e *entry) bool {
 	if !e.owned || e.reject != "" || e.archived || e.cancel {
 		return false

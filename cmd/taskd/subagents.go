@@ -14,7 +14,7 @@ import (
 	"github.com/taskd/taskd/daemon/subagent"
 )
 
-// The subagent commands (seed 001) for agents: delegate, handoff,
+// The subagent commands for agents: delegate, handoff,
 // converge. Their arguments are those of the /delegate, /handoff and
 // /converge prompt lines (daemon/prompt parses them); taskd's own flags
 // (--task, --json, --tolerance) come first.

@@ -10,7 +10,7 @@ import (
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
-// Result is the normalised outcome of one attempt (DESIGN §5.3), written to
+// Result is the normalised outcome of one attempt (docs/tasks.md), written to
 // the run folder as result.json.
 type Result struct {
 	Success    bool     `json:"success"`

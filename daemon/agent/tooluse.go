@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// How many tools an attempt's agent invoked (seed 001's
+// How many tools an attempt's agent invoked (the subagent commands'
 // tool_invocation_count). A claude agent's own session transcript says:
 // Claude Code keeps it as $CLAUDE_CONFIG_DIR/projects/<project>/<session>.jsonl
 // (default ~/.claude), one JSON line per message, and every tool the model

@@ -23,7 +23,7 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// This file compiles subtask2's syntax into fields. The fields of
+// This file compiles the inline block syntax into fields. The fields of
 // metadata.taskd (model, agent, loop, return, parallel, as, auto) are what
 // count; a /subtask {…} line or a /command invocation in the prompt is a way
 // to write them, compiled into the task file when the task starts.
@@ -171,7 +171,7 @@ func toPlain(v any) any {
 	}
 }
 
-// Overrides reads a task's subtask2 settings from its fields.
+// Overrides reads a task's chain settings (loop, return, parallel, …) from its fields.
 func Overrides(t *taskfile.Task) (prompt.Overrides, error) {
 	m := t.Metadata.Object("taskd")
 	fields := map[string]any{}

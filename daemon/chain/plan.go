@@ -13,7 +13,7 @@ import (
 )
 
 // PlannerPrompt is what an auto task's agent is asked: to write the workflow
-// for the user's request in subtask2's inline syntax.
+// for the user's request in the inline block syntax.
 func PlannerPrompt(request string) string {
 	var b strings.Builder
 	b.WriteString(`You plan work for a task runner. Turn the request below into one workflow, written as a single /subtask line in this syntax:

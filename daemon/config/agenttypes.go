@@ -10,7 +10,7 @@ import (
 )
 
 // Agent types are the roles a delegated child (a subagent, /delegate) is
-// given: a default tool set and a default permission mode, after seed 001's
+// given: a default tool set and a default permission mode, after the subagent commands'
 // table. Which profile runs a type is the configuration's "agents" mapping
 // (an unmapped type runs the defaultAgent); the configuration's
 // "agentTypes" section overrides the defaults:
@@ -37,7 +37,7 @@ type AgentType struct {
 // messages list them.
 var agentTypeNames = []string{"builder", "tester", "analyzer", "retriever"}
 
-// builtinAgentTypes is seed 001's table in Claude Code's tool names.
+// builtinAgentTypes are the subagent types, in Claude Code's tool names.
 var builtinAgentTypes = map[string]AgentTypeSpec{
 	// Code generation, file modifications, builds.
 	"builder": {Tools: []string{"Read", "Edit", "Write", "Bash", "Glob", "Grep"}, PermissionMode: "acceptEdits"},

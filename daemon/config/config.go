@@ -52,7 +52,7 @@ type FileConfig struct {
 	MaxDepth    int `json:"maxDepth,omitempty"`
 	MaxChildren int `json:"maxChildren,omitempty"`
 	// AgentTypes override the default tools and permission modes of the
-	// subagent types (acetypes.go).
+	// subagent types (agenttypes.go).
 	AgentTypes map[string]AgentTypeSpec `json:"agentTypes,omitempty"`
 	// Scheduling is the CPU scheduling policy of the daemon and, by
 	// inheritance, its agents on Linux: "batch" (SCHED_BATCH, the
@@ -226,7 +226,7 @@ type Config struct {
 	AllowedRoots []string
 	MaxDepth     int
 	MaxChildren  int
-	AgentTypes   map[string]*AgentType // subagent types by name (acetypes.go)
+	AgentTypes   map[string]*AgentType // subagent types by name (agenttypes.go)
 
 	// Scheduling is the CPU scheduling policy the taskd command gives the
 	// daemon process: SchedulingBatch or SchedulingNormal.

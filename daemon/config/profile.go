@@ -26,7 +26,7 @@ type Profile struct {
 // credentials, endpoint and settings.
 var claudeEnv = []string{"ANTHROPIC_*", "CLAUDE_*", "DISABLE_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "AWS_*", "GOOGLE_*", "CLOUD_ML_REGION", "VERTEX_*"}
 
-// builtinProfiles are the profiles of DESIGN §5.1. The configuration file
+// builtinProfiles are the profiles of docs/configuration.md. The configuration file
 // can override any of them by name.
 var builtinProfiles = map[string]ProfileSpec{
 	"claude":   {Command: []string{"claude", "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json", Env: claudeEnv},

@@ -89,7 +89,7 @@ type Log struct {
 	mu   sync.Mutex // protects f
 	f    *os.File
 	// tap sees every event appended, after the write (the mirroring of
-	// handed-off children's events, aceevents.go); nil for none.
+	// handed-off children's events, package subagent); nil for none.
 	tap atomic.Pointer[func(Event)]
 	// muted drops every event: the list is another user's, or its .taskd
 	// is not taskd's to write (a link), so nothing is written there.

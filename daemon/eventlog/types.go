@@ -39,8 +39,8 @@ const (
 	LoopExited    = "LoopExited"
 )
 
-// Event types of the subagent commands (seed 001's names). Their data has
-// seed 001's fields in snake_case: session_id (the parent task's id),
+// Event types of the subagent commands (the subagent commands' names). Their data has
+// their fields in snake_case: session_id (the parent task's id),
 // subagent_id, agent_type, permission_mode, task_description,
 // spawn_timestamp, completion_timestamp, outcome, artifact_paths.
 const (

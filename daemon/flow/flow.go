@@ -25,7 +25,7 @@ import (
 	"github.com/taskd/taskd/workflows"
 )
 
-// Loop guards of the /flow:run execution loop (DESIGN §4): after this many
+// Loop guards of the /flow:run execution loop (docs/workflows.md): after this many
 // steps a workflow pauses for a person, and at the hard limit it stops.
 const (
 	softGuard = 25

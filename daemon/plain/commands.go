@@ -19,7 +19,7 @@ import (
 func runOrchestration(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, st prompt.Step, p *prepared) error {
 	switch c := st.Cmd.(type) {
 	case *prompt.Subtask, *prompt.Invoke:
-		// Compiled into the task's fields when it is claimed (subtask2.go).
+		// Compiled into the task's fields when it is claimed (chain.CompileBlock).
 		return nil
 	case *prompt.Delegate:
 		return subagent.DelegateLine(ctx, j, t, st, c, p.script)

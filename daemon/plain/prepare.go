@@ -24,7 +24,7 @@ import (
 // maxReadSize bounds what /read injects into a prompt.
 const maxReadSize = 1 << 20
 
-// CheckPrompt validates a plain task's prompt and subtask2 fields when the
+// CheckPrompt validates a plain task's prompt and chain fields when the
 // task is accepted: the prompt parses; every /read names a file inside the
 // directories /read may load from; a /subtask or /command block agrees with
 // the fields already in the file and names agents taskd knows; the fields
@@ -132,8 +132,8 @@ type prepared struct {
 	script     *prompt.Script
 	transcript []transcriptEntry
 	// results are sections the leading commands add after the content: a
-	// handed-off child's result, a converged result (acehandoffrun.go,
-	// convergeentry.go). An exec agent gets them in $TASKD_RESULTS.
+	// handed-off child's result, a converged result (package subagent,
+	// convergelines.go). An exec agent gets them in $TASKD_RESULTS.
 	results []string
 }
 

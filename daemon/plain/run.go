@@ -71,7 +71,7 @@ func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, e
 	})
 	a, err := prepareAttempt(ctx, j, t, sp, logStart)
 	if waiting, ok := subagent.Suspended(err); ok {
-		return waiting, nil // a /handoff or /converge line waits (acewait.go)
+		return waiting, nil // a /handoff or /converge line waits
 	}
 	if err != nil {
 		logStart()

@@ -1,7 +1,7 @@
 // Package prompt parses and validates what users write inside task
 // prompts and command files: the slash lines of a prompt (/read, /push,
 // /run, /subtask, /delegate, /handoff, /converge and /name for a command
-// file), subtask2's inline {key:value && …} blocks, command files with
+// file), inline {key:value && …} blocks, command files with
 // their frontmatter, the arguments of `taskd delegate|handoff|converge`,
 // $ARGUMENTS and $RESULT[name], and the workflow an auto planner writes.
 //

@@ -7,7 +7,7 @@ import (
 )
 
 // Overrides are the settings a {…} block gives a /subtask prompt or a
-// /command: subtask2's inline syntax, compiled. The zero value overrides
+// /command: the inline block syntax, compiled. The zero value overrides
 // nothing. Fields and OverridesFromFields convert them to and from the
 // canonical metadata.taskd fields; the block is only a way to write those.
 type Overrides struct {

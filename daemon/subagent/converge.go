@@ -13,7 +13,7 @@ import (
 )
 
 // The strategies of /converge over the persisted results of children (no
-// I/O here: convergerun.go loads the results and writes the output).
+// I/O here: convergerecord.go loads the results and writes the output).
 //
 //   - merge: every result, in the order given. Conflicts: two succeeded
 //     children list the same file in their result's "files", or give

@@ -47,7 +47,7 @@ type DelegateOptions struct {
 // --inherit-context also the parent's context and inheritSession, the
 // parent's last Claude session), its agent the agent type (which the
 // configuration's "agents" maps to a profile) and its timeout the line's. The child's permission mode and tools are the line's
-// or its type's, and may only narrow the parent's (see acescope.go); a
+// or its type's, and may only narrow the parent's (see scope.go); a
 // child never inherits allowBypass. It logs SubagentSpawned and a
 // TranscriptEvent subagent_start.
 //

@@ -20,7 +20,7 @@ const (
 	trConflictSolved = "conflict_resolved"
 )
 
-// Outcomes of a subagent (seed 001), from its state.
+// Outcomes of a subagent, from its state.
 func outcomeOfState(state task.State) string {
 	switch state {
 	case task.Succeeded:

@@ -6,7 +6,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 )
 
-// Metrics summarises the subagent events of event logs (seed 001's
+// Metrics summarises the subagent events of event logs (the subagent commands'
 // metrics): spawn and success rates, durations by agent type, timeouts and
 // retries, permission refusals and bypass grants, handoffs, and the
 // conflict rate of convergences. It is computed from the logs alone, so it

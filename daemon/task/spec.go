@@ -12,7 +12,7 @@ import (
 // ownerPrefix marks tasks addressed to taskd by their owner field.
 const Owner = "taskd"
 
-// Addressed reports whether task is taskd's (DESIGN §3.1): owner "taskd" or
+// Addressed reports whether task is taskd's (docs/tasks.md): owner "taskd" or
 // "taskd:<profile>", or a metadata.taskd object. profile is the profile the
 // owner names, if any.
 func Addressed(t *taskfile.Task) (ok bool, profile string) {
@@ -210,7 +210,7 @@ func Meta(t *taskfile.Task) *taskfile.Object {
 func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // Inherited are the metadata.taskd fields a child task takes from its
-// parent unless it sets them itself (DESIGN §5.1).
+// parent unless it sets them itself (docs/configuration.md).
 var Inherited = []string{"agent", "model", "cwd", "permissionMode", "tools", "disallowedTools", "timeout", "allowBypass"}
 
 // Since returns when task t entered its state, as its file records it:

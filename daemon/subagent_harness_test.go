@@ -18,11 +18,11 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// startACE starts a daemon with taskd on the agents' PATH, every agent
+// startSubagents starts a daemon with taskd on the agents' PATH, every agent
 // type mapped to the exec profile (so exec agents stand in for models),
 // and the same configuration in $XDG_CONFIG_HOME/taskd/config.json, where
 // the taskd commands the agents run read it.
-func startACE(t *testing.T, lists []string, opts ...harnessOption) *harness {
+func startSubagents(t *testing.T, lists []string, opts ...harnessOption) *harness {
 	t.Helper()
 	fc := config.FileConfig{
 		DefaultAgent: "exec", Grace: "2s", Concurrency: 32,

@@ -18,7 +18,7 @@ import (
 // and lets the parent go on; the child's events are mirrored into the
 // parent's stream, and its end completes and resolves the handoff.
 func TestHandoff_Monitor(t *testing.T) {
-	h := startACE(t, []string{"l"})
+	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	child := "sleep 0.5; touch built; " + resultJSON(`"summary": "built"`)
 	prompt := "/delegate " + q(child) + " --agent-type builder\n/handoff builder-1\n\n" +
@@ -43,7 +43,7 @@ func TestHandoff_Monitor(t *testing.T) {
 // for a monitored child (here a message sent to it, by itself) is
 // mirrored into the parent's stream like the daemon's own events.
 func TestHandoff_MonitorMirrorsCommandEvents(t *testing.T) {
-	h := startACE(t, []string{"l"})
+	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	child := `sleep 0.3; taskd send "$TASKD_TASK_ID" note-to-self || exit 3; ` + resultJSON(`"summary": "noted"`)
 	prompt := "/delegate " + q(child) + " --agent-type builder\n/handoff builder-1\n\n" +
@@ -65,7 +65,7 @@ func TestHandoff_MonitorMirrorsCommandEvents(t *testing.T) {
 // child and prints its result; a later monitor-mode handoff to the child,
 // which has ended by then, is complete and resolved at once.
 func TestHandoff_Command(t *testing.T) {
-	h := startACE(t, []string{"l"})
+	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	script := `[ -n "$TASKD_RESULTS" ] && exit 0
 taskd delegate "sleep 0.3; echo '{\"success\": true, \"summary\": \"done it\"}'" --agent-type builder > child.id
@@ -98,7 +98,7 @@ taskd handoff --json builder-1 > monitor.json || exit 5`
 // the parent's agent from starting until the child has ended, then gives
 // it the child's result.
 func TestHandoff_TransferControl(t *testing.T) {
-	h := startACE(t, []string{"l"})
+	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	child := "sleep 0.3; touch built; " + resultJSON(`"summary": "built the feature"`)
 	prompt := "/delegate " + q(child) + " --agent-type builder\n/handoff builder-1 --transfer-control\n\n" +
@@ -163,7 +163,7 @@ func TestHandoff_Timeout(t *testing.T) {
 		{"command abort", "command", "abort", true, task.Failed, "abort", 0, ""},
 		{"command escalate", "command", "escalate", true, task.NeedsHuman, "escalate", 0, "continue"},
 	}
-	h := startACE(t, []string{"l"})
+	h := startSubagents(t, []string{"l"})
 	cwds := map[string]string{}
 	for i, tt := range tests {
 		cwd := t.TempDir()

@@ -40,7 +40,7 @@ func (h *harness) waitLines(path, want string, timeout time.Duration) {
 	})
 }
 
-func TestSubtask2_ReturnsInOrder(t *testing.T) {
+func TestChain_ReturnsInOrder(t *testing.T) {
 	h := startDaemon(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("echo O >> f", cwd, map[string]any{"return": []string{"echo A >> f", "echo B >> f", "echo A >> f"}}))
@@ -77,7 +77,7 @@ func findNamed(t *testing.T, h *harness, list, name string) string {
 	return id
 }
 
-func TestSubtask2_NestedReturnsRunFirst(t *testing.T) {
+func TestChain_NestedReturnsRunFirst(t *testing.T) {
 	h := startDaemon(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("/subtask {return:/subtask {return:echo N1 >> f || echo N2 >> f} echo R1 >> f || echo R2 >> f} echo O >> f", cwd, nil))
@@ -96,7 +96,7 @@ func TestSubtask2_NestedReturnsRunFirst(t *testing.T) {
 	}
 }
 
-func TestSubtask2_Loops(t *testing.T) {
+func TestChain_Loops(t *testing.T) {
 	dir := t.TempDir()
 	judge := filepath.Join(dir, "judge.sh")
 	// A scripted judge: the condition holds once the counter file has three
@@ -156,7 +156,7 @@ if [ "$(wc -l < count)" -ge 3 ]; then echo 'looks done <subtask2 loop=break/>'; 
 	}
 }
 
-func TestSubtask2_ParallelWithAFailingChild(t *testing.T) {
+func TestChain_ParallelWithAFailingChild(t *testing.T) {
 	h := startDaemon(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("/subtask {parallel:sleep 0.3; echo P1 >> p || exit 3 || echo P3 >> p && return:echo R >> f} echo O >> f", cwd, nil))
@@ -190,7 +190,7 @@ func TestSubtask2_ParallelWithAFailingChild(t *testing.T) {
 	}
 }
 
-func TestSubtask2_NamedResults(t *testing.T) {
+func TestChain_NamedResults(t *testing.T) {
 	h := startDaemon(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("echo start", cwd, map[string]any{"return": []string{
@@ -208,7 +208,7 @@ func TestSubtask2_NamedResults(t *testing.T) {
 	}
 }
 
-func TestSubtask2_Auto(t *testing.T) {
+func TestChain_Auto(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.sh")
 	os.WriteFile(good, []byte(`cat > "$TASKD_RUN_DIR/asked.md"

@@ -68,7 +68,7 @@ func TestDelegate_PermissionScope(t *testing.T) {
 		row{name: "unrestricted parent", agentType: "retriever", flags: "--tools Edit", wantMode: "plan", wantTools: []string{"Edit"}},
 	)
 
-	h := startACE(t, []string{"l"})
+	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	for i, r := range rows {
 		extra := map[string]any{}
@@ -137,7 +137,7 @@ func TestDelegate_PermissionScope(t *testing.T) {
 // TestDelegate_ScopeCheckedBeforeEachRun: a subagent whose file was
 // widened by hand is refused before its process starts.
 func TestDelegate_ScopeCheckedBeforeEachRun(t *testing.T) {
-	h := startACE(t, []string{"l"})
+	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "p", parentTask("echo parent", cwd, map[string]any{"permissionMode": "plan"}))
 	h.waitState("l", "p", task.Succeeded, 10*time.Second)
@@ -181,7 +181,7 @@ func TestDelegate_AgentTypesConfig(t *testing.T) {
 		}
 	}
 
-	h := startACE(t, []string{"l"}, func(fc *config.FileConfig) {
+	h := startSubagents(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.AgentTypes = map[string]config.AgentTypeSpec{"tester": {Tools: []string{"Bash(go test:*)", "Read"}, PermissionMode: "acceptEdits"}}
 	})
 	cwd := t.TempDir()
