@@ -18,6 +18,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -206,11 +207,11 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 		if err != nil {
 			t.Fatalf("taskd status --json: %v", err)
 		}
-		var lists []daemon.ListStatus
+		var lists []status.List
 		if err := json.Unmarshal(out, &lists); err != nil {
 			t.Fatalf("taskd status --json: %v\n%s", err, out)
 		}
-		i := slices.IndexFunc(lists, func(l daemon.ListStatus) bool { return l.ID == a[0] })
+		i := slices.IndexFunc(lists, func(l status.List) bool { return l.ID == a[0] })
 		if i < 0 || !strings.Contains(lists[i].Refused+" "+lists[i].Fix, a[1]) || lists[i].Fix == "" {
 			t.Errorf("taskd status --json says of list %s\n%s\nwant it refused saying %q, with a fix", a[0], out, a[1])
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/slots"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -95,7 +96,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	if !d.cfg.Insecure {
-		if err := checkPrivate(root); err != nil {
+		if err := fsroot.CheckPrivate(root); err != nil {
 			return err
 		}
 	}

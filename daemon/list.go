@@ -139,7 +139,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	}
 	dir.KeepLockDirs() // in .taskd/locks: no inode made and freed per write
 	l := newList(id, dir)
-	if err := checkList(path, d.cfg.Insecure); err != nil {
+	if err := area.CheckList(path, d.cfg.Insecure); err != nil {
 		l.refused = err
 		d.listRefused(l, err, "not serving list; fix it and it is served at once")
 	} else if err := area.Make(path); err != nil {
@@ -216,7 +216,7 @@ func (d *Daemon) listChanged(name string) {
 // its tasks when it does not (agents already running finish). The watcher
 // reports a list directory's mode changes; every rescan checks again.
 func (d *Daemon) checkListMode(l *list) {
-	err := checkList(l.Dir.Path(), d.cfg.Insecure)
+	err := area.CheckList(l.Dir.Path(), d.cfg.Insecure)
 	switch {
 	case err == nil && l.refused != nil:
 		l.refused = nil

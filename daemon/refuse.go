@@ -13,18 +13,6 @@ import (
 // there, can lead a write out of the list. The area and everything made in
 // it are private to the daemon's user (0700 directories, 0600 files).
 
-// checkList is the rule a list must pass to be served: its directory is
-// the daemon's user's and others cannot write to it (unless insecure), and
-// its area is safe (always).
-func checkList(path string, insecure bool) error {
-	if !insecure {
-		if err := checkPrivate(path); err != nil {
-			return err
-		}
-	}
-	return area.Check(path)
-}
-
 // rejectPath is the note explaining why task id of l was refused.
 func rejectPath(l *list, id string) string { return rejectNote(l, id+".json") }
 

@@ -79,13 +79,6 @@ func lockRoot(root string) (*flock.Flock, error) {
 // area holds a link (see package fsroot).
 var ErrInsecure = fsroot.ErrUnsafe
 
-// checkPrivate returns an *fsroot.UnsafeError (wrapping ErrInsecure) when
-// path belongs to another user or is writable by group or others, with the
-// command that fixes it.
-func checkPrivate(path string) error {
-	return fsroot.CheckPrivate(path)
-}
-
 // ensureRoot creates the root (mode 0700) if it is missing.
 func ensureRoot(root string) error {
 	fi, err := os.Stat(root)

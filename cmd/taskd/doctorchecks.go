@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/install"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -92,7 +93,7 @@ func (d *doctor) checkRoot() (string, bool) {
 // private checks path with the daemon's rule for a root (its user's, not
 // writable by others), adding a failure when it does not pass.
 func (d *doctor) private(path, what, shown string) bool {
-	return d.refused(daemon.CheckPrivate(path), path, what, shown)
+	return d.refused(fsroot.CheckPrivate(path), path, what, shown)
 }
 
 // refused adds a failure for err, the daemon's refusal of the directory
@@ -172,7 +173,7 @@ func (d *doctor) checkList(root, name string) {
 		d.add(levelFail, what, p+" is not a directory", "move it out of the root")
 		return
 	}
-	if !d.refused(daemon.CheckList(path), path, what, p) {
+	if !d.refused(area.CheckList(path, false), path, what, p) {
 		return
 	}
 	dir, err := taskfile.Open(path)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -126,32 +128,32 @@ func runStatus(ctx context.Context, inv *invocation) error {
 
 // snapshot is daemon.Snapshot for status: a root that does not exist yet
 // has no lists, and a --list that does not exist is named in the error.
-func snapshot(root string, lists []string, all bool) ([]daemon.ListStatus, error) {
+func snapshot(root string, lists []string, all bool) ([]status.List, error) {
 	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
 		if len(lists) > 0 {
 			return nil, fmt.Errorf("no list %q: the task root %s does not exist", lists[0], root)
 		}
-		return []daemon.ListStatus{}, nil
+		return []status.List{}, nil
 	}
 	for _, l := range lists {
 		if _, err := os.Stat(filepath.Join(root, l)); err != nil {
 			return nil, fmt.Errorf("no list %q in %s", l, root)
 		}
 	}
-	snap, err := daemon.Snapshot(root, lists, all)
+	snap, err := status.Snapshot(root, lists, all)
 	if err != nil {
 		return nil, fmt.Errorf("read task lists: %w", err)
 	}
 	if snap == nil {
-		snap = []daemon.ListStatus{}
+		snap = []status.List{}
 	}
 	return snap, nil
 }
 
 // refusals returns why a daemon refuses the root (key "") and each list
-// (by id): the daemon's own rules, daemon.CheckPrivate and
-// daemon.CheckList.
-func refusals(root string, lists []daemon.ListStatus) map[string]refusal {
+// (by id): the daemon's own rules, fsroot.CheckPrivate and
+// area.CheckList.
+func refusals(root string, lists []status.List) map[string]refusal {
 	out := map[string]refusal{}
 	check := func(key, path string, err error) {
 		var u *fsroot.UnsafeError
@@ -177,10 +179,10 @@ func refusals(root string, lists []daemon.ListStatus) map[string]refusal {
 		}
 		out[key] = r
 	}
-	check("", root, daemon.CheckPrivate(root))
+	check("", root, fsroot.CheckPrivate(root))
 	for _, l := range lists {
 		path := filepath.Join(root, l.ID)
-		check(l.ID, path, daemon.CheckList(path))
+		check(l.ID, path, area.CheckList(path, false))
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/status"
 )
 
 // The fixed clock of the status tests: the task files under
@@ -196,11 +197,11 @@ func TestStatus_json(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status --json: exit %d: %s", code, errOut)
 	}
-	var lists []daemon.ListStatus
+	var lists []status.List
 	if err := json.Unmarshal([]byte(out), &lists); err != nil {
 		t.Fatalf("status --json is not a JSON array of lists: %v\n%s", err, out)
 	}
-	byRef := map[string]daemon.TaskStatus{}
+	byRef := map[string]status.Task{}
 	var ids []string
 	for _, l := range lists {
 		ids = append(ids, l.ID)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/status"
 )
 
 // Ensure status says why each refused list is not served, and names the
@@ -37,11 +37,11 @@ func TestStatus_refusedAndMisnamed(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status --json: exit %d: %s", code, errOut)
 	}
-	var lists []daemon.ListStatus
+	var lists []status.List
 	if err := json.Unmarshal([]byte(out), &lists); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	byID := map[string]daemon.ListStatus{}
+	byID := map[string]status.List{}
 	for _, l := range lists {
 		byID[l.ID] = l
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -18,7 +18,7 @@ type statusView struct {
 	root   string // the task root, as found
 	home   string // the user's home, shown as ~ in paths; empty: no abbreviation
 	daemon daemonState
-	lists  []daemon.ListStatus
+	lists  []status.List
 	// refused says why the daemon refuses the root ("") and each list (by
 	// id) it does not serve.
 	refused map[string]refusal
@@ -150,7 +150,7 @@ func (r *renderer) header() {
 
 // list writes one list: a summary line, the table of tasks as trees of
 // parents and children, and what was left out.
-func (r *renderer) list(l daemon.ListStatus) {
+func (r *renderer) list(l status.List) {
 	v := r.v
 	counts := map[string]int{}
 	for i := range l.Tasks {
@@ -206,14 +206,14 @@ func (r *renderer) cells(id, state, step, attempt, age, subject string) string {
 // tree writes the tasks of l, each child under its parent. A task whose
 // parent is not in the list is a root; tasks in a parent cycle, which no
 // root reaches, are written at the end as roots, so none is lost.
-func (r *renderer) tree(l daemon.ListStatus) {
-	byID := make(map[string]*daemon.TaskStatus, len(l.Tasks))
+func (r *renderer) tree(l status.List) {
+	byID := make(map[string]*status.Task, len(l.Tasks))
 	for i := range l.Tasks {
 		byID[l.Tasks[i].ID] = &l.Tasks[i]
 	}
 	done := make(map[string]bool, len(l.Tasks))
-	var walk func(t *daemon.TaskStatus, prefix, branch string)
-	walk = func(t *daemon.TaskStatus, prefix, branch string) {
+	var walk func(t *status.Task, prefix, branch string)
+	walk = func(t *status.Task, prefix, branch string) {
 		done[t.ID] = true
 		r.row(t, prefix+branch)
 		next := prefix
@@ -223,7 +223,7 @@ func (r *renderer) tree(l daemon.ListStatus) {
 		case "└ ":
 			next += "  "
 		}
-		var kids []*daemon.TaskStatus
+		var kids []*status.Task
 		for _, c := range t.Children {
 			if ct := byID[c]; ct != nil && !done[c] {
 				kids = append(kids, ct)
@@ -255,7 +255,7 @@ func (r *renderer) tree(l daemon.ListStatus) {
 
 // row writes one task and the notes that say what it waits for or what
 // went wrong, with the command that acts on it.
-func (r *renderer) row(t *daemon.TaskStatus, tree string) {
+func (r *renderer) row(t *status.Task, tree string) {
 	v := r.v
 	state := displayState(t)
 	attempt := ""

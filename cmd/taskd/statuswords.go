@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/status"
 )
 
 // This file holds the words taskd status shows for a task: its state, its
@@ -14,7 +14,7 @@ import (
 // subject is the task's subject without the "#<id> " that flow's
 // write-through puts in front (the ID column shows it); a fork branch's
 // "#<parent>/<branch> " becomes "<branch>: ".
-func subject(t *daemon.TaskStatus) string {
+func subject(t *status.Task) string {
 	s := t.Subject
 	if rest, ok := strings.CutPrefix(s, "#"+t.ID+" "); ok {
 		return rest
@@ -31,7 +31,7 @@ func subject(t *daemon.TaskStatus) string {
 }
 
 // displayState is the word status shows for a task's state.
-func displayState(t *daemon.TaskStatus) string {
+func displayState(t *status.Task) string {
 	switch {
 	case t.Rejected != "":
 		return "rejected"

@@ -91,3 +91,15 @@ func Make(listDir string) error {
 	}
 	return err
 }
+
+// CheckList is the rule a list must pass to be served: its directory is
+// the daemon's user's and others cannot write to it (unless insecure), and
+// its area is safe (always).
+func CheckList(path string, insecure bool) error {
+	if !insecure {
+		if err := fsroot.CheckPrivate(path); err != nil {
+			return err
+		}
+	}
+	return Check(path)
+}

@@ -1,4 +1,8 @@
-package daemon
+// Package status reads what taskd status and taskd doctor show of a root:
+// each list, whether the daemon serves it and why not, its tasks with
+// their states and what they wait for, and the files it refused with the
+// reasons and fixes of their notes. It only reads.
+package status
 
 import (
 	"errors"
@@ -7,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
-// TaskStatus is one task as taskd status shows it.
-type TaskStatus struct {
+// Task is one task as taskd status shows it.
+type Task struct {
 	List     string    `json:"list"`
 	ID       string    `json:"id"`
 	Subject  string    `json:"subject"`
@@ -37,25 +42,25 @@ type TaskStatus struct {
 	Archived   bool     `json:"archived,omitempty"`
 }
 
-// ListStatus is one list's tasks.
-type ListStatus struct {
+// List is one list's tasks.
+type List struct {
 	ID    string       `json:"id"`
-	Tasks []TaskStatus `json:"tasks"`
+	Tasks []Task `json:"tasks"`
 	// Refused says why a daemon does not serve the list (CheckList), and
 	// Fix what to do about it.
 	Refused string `json:"refused,omitempty"`
 	Fix     string `json:"fix,omitempty"`
 	// Misnamed lists the files that look like task files but whose names
 	// cannot be task ids: a daemon never reads them.
-	Misnamed []MisnamedFile `json:"misnamed,omitempty"`
+	Misnamed []Misnamed `json:"misnamed,omitempty"`
 	// Hidden counts the tasks not addressed to taskd that were left out
 	// (all of them are shown when Snapshot's all is set).
 	Hidden int `json:"hidden,omitempty"`
 }
 
-// A MisnamedFile is a file of a list that taskd does not read because of
+// A Misnamed is a file of a list that taskd does not read because of
 // its name (taskfile.Misnamed).
-type MisnamedFile struct {
+type Misnamed struct {
 	Name    string `json:"name"`
 	Problem string `json:"problem"`
 	Fix     string `json:"fix"`
@@ -64,7 +69,7 @@ type MisnamedFile struct {
 // Snapshot reads the lists under root (all, or those named) and returns
 // their tasks: taskd's own, and with all set every task. It reads files
 // only; it works whether or not a daemon runs.
-func Snapshot(root string, lists []string, all bool) ([]ListStatus, error) {
+func Snapshot(root string, lists []string, all bool) ([]List, error) {
 	if len(lists) == 0 {
 		entries, err := os.ReadDir(root)
 		if err != nil {
@@ -76,7 +81,7 @@ func Snapshot(root string, lists []string, all bool) ([]ListStatus, error) {
 			}
 		}
 	}
-	var out []ListStatus
+	var out []List
 	for _, id := range lists {
 		ls, err := snapshotList(root, id, all)
 		if err != nil {
@@ -89,8 +94,8 @@ func Snapshot(root string, lists []string, all bool) ([]ListStatus, error) {
 	return out, nil
 }
 
-func snapshotList(root, id string, all bool) (ListStatus, error) {
-	ls := ListStatus{ID: id, Tasks: []TaskStatus{}}
+func snapshotList(root, id string, all bool) (List, error) {
+	ls := List{ID: id, Tasks: []Task{}}
 	dir, err := taskfile.Open(filepath.Join(root, id))
 	if err != nil {
 		return ls, err
@@ -99,7 +104,7 @@ func snapshotList(root, id string, all bool) (ListStatus, error) {
 	if err != nil {
 		return ls, err
 	}
-	if err := CheckList(dir.Path()); err != nil {
+	if err := area.CheckList(dir.Path(), false); err != nil {
 		var u *fsroot.UnsafeError
 		if errors.As(err, &u) {
 			ls.Refused, ls.Fix = u.Problem+": "+u.Why, u.Fix
@@ -107,12 +112,12 @@ func snapshotList(root, id string, all bool) (ListStatus, error) {
 	}
 	for _, name := range misnamed {
 		problem, fix, _ := taskfile.Misnamed(name)
-		ls.Misnamed = append(ls.Misnamed, MisnamedFile{Name: name, Problem: problem, Fix: fix})
+		ls.Misnamed = append(ls.Misnamed, Misnamed{Name: name, Problem: problem, Fix: fix})
 	}
-	byID := map[string]*TaskStatus{}
+	byID := map[string]*Task{}
 	status := map[string]string{}
 	for _, tid := range ids {
-		ts := TaskStatus{List: id, ID: tid}
+		ts := Task{List: id, ID: tid}
 		t, err := dir.Read(tid)
 		var bad *taskfile.BadFileError
 		switch {
@@ -153,7 +158,7 @@ func snapshotList(root, id string, all bool) (ListStatus, error) {
 	return ls, nil
 }
 
-func fillStatus(ts *TaskStatus, t *taskfile.Task, owned bool, path string) {
+func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 	ts.Subject, ts.Status, ts.Taskd = firstLine(t.Subject), t.Status, owned
 	ts.BlockedBy = t.BlockedBy
 	ts.Workflow, _ = t.Metadata.String("workflowType")

@@ -1,4 +1,4 @@
-package daemon
+package status
 
 import (
 	"os"
@@ -16,7 +16,7 @@ import (
 // file is stale (the file was edited since, and the daemon will look at it
 // again), and a task already known to be bad keeps its own reason. The
 // directory is read once; a missing one means nothing was refused.
-func addRejections(dir *taskfile.Dir, tasks []TaskStatus) {
+func addRejections(dir *taskfile.Dir, tasks []Task) {
 	notesDir := area.RejectedDir(dir.Path())
 	entries, err := os.ReadDir(notesDir)
 	if err != nil || len(entries) == 0 {
