@@ -82,6 +82,7 @@ func aheadOfSlot(t *testing.T, second, third string) (h *harness, release func()
 // then changed in its file runs as the file says when its slot comes, not
 // as it said when it was prepared; its start is logged once.
 func TestAhead_EditedWhileWaiting(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "out")
 	h, release := aheadOfSlot(t, execTask("second", "echo old >> "+out), execTask("third", "echo third >> "+out))
 	h.drop("l", "2", execTask("second", "echo new >> "+out))
@@ -103,6 +104,7 @@ func TestAhead_EditedWhileWaiting(t *testing.T) {
 // TestAhead_DeletedWhileWaiting: a task prepared ahead of a free slot and
 // then deleted never runs, and its prepared run folder goes.
 func TestAhead_DeletedWhileWaiting(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "out")
 	h, release := aheadOfSlot(t, execTask("second", "echo second >> "+out), execTask("third", "echo third >> "+out))
 	if err := os.Remove(filepath.Join(h.listDir("l"), "2.json")); err != nil {
@@ -125,6 +127,7 @@ func TestAhead_DeletedWhileWaiting(t *testing.T) {
 // TestAhead_CancelledWhileWaiting: a task prepared ahead of a free slot
 // and then cancelled in its file never runs, and ends cancelled.
 func TestAhead_CancelledWhileWaiting(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "out")
 	h, release := aheadOfSlot(t, execTask("second", "echo second >> "+out), execTask("third", "echo third >> "+out))
 	if _, err := control.CancelTask(t.Context(), mustOpen(t, h.listDir("l")), "2"); err != nil {
@@ -143,6 +146,7 @@ func TestAhead_CancelledWhileWaiting(t *testing.T) {
 // files are left as they were, their prepared run folders go, and after a
 // restart each runs once, as attempt 1.
 func TestAhead_StoppedWhileWaiting(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "out")
 	second, third := execTask("second", "echo second >> "+out), execTask("third", "echo third >> "+out)
 	h, release := aheadOfSlot(t, second, third)
@@ -180,6 +184,7 @@ func TestAhead_StoppedWhileWaiting(t *testing.T) {
 // claimed when prepared (a loop of one iteration) alternating with simple
 // ones.
 func TestAhead_IDOrder(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name    string
 		claimed func(i int) bool
@@ -229,6 +234,7 @@ func busyList(t *testing.T, h *harness, n int, out string) (open func()) {
 // (prepared two ahead) does not keep another list's task, which is claimed
 // when prepared (one ahead), waiting: lists are served in turn.
 func TestAhead_ClaimedNotStarved(t *testing.T) {
+	t.Parallel()
 	h := oneSlot(t, "a", "b")
 	out := filepath.Join(t.TempDir(), "out")
 	open := busyList(t, h, 30, out)
@@ -253,6 +259,7 @@ func TestAhead_ClaimedNotStarved(t *testing.T) {
 // parent in another list whose children are done, which needs a slot but
 // has nothing to prepare, gets one in turn, not after the busy list.
 func TestAhead_ResumeNotStarved(t *testing.T) {
+	t.Parallel()
 	h := oneSlot(t, "a", "b")
 	const n = 40
 	busyList(t, h, n, filepath.Join(t.TempDir(), "out"))()
@@ -292,6 +299,7 @@ func droppedAgain(t *testing.T, second string) (h *harness, open func()) {
 // it is only prepared removes what was prepared and leaves the other
 // files of the first run alone.
 func TestAhead_StopKeepsEarlierRun(t *testing.T) {
+	t.Parallel()
 	h, open := droppedAgain(t, execTask("second", `echo report > "$TASKD_RUN_DIR/report.txt"`))
 	h.stop()
 	open()
@@ -309,6 +317,7 @@ func TestAhead_StopKeepsEarlierRun(t *testing.T) {
 // runs again after a restart: the first run's result is not taken for
 // the second's.
 func TestAhead_StopThenRestartRunsAgain(t *testing.T) {
+	t.Parallel()
 	count := filepath.Join(t.TempDir(), "count")
 	h, open := droppedAgain(t, execTask("second", `echo run >> `+count))
 	h.stop()
@@ -326,6 +335,7 @@ func TestAhead_StopThenRestartRunsAgain(t *testing.T) {
 // list that becomes writable by others do not start (a refused list
 // starts nothing), and run once its mode is fixed.
 func TestAhead_ListRefusedWhileWaiting(t *testing.T) {
+	t.Parallel()
 	h := oneSlot(t, "good", "shared")
 	out := filepath.Join(t.TempDir(), "out")
 	wait, open := gate(t)

@@ -32,6 +32,7 @@ import (
 // the daemon started), and that no secret kept there reached any file
 // under the root.
 func TestAttackCorpus(t *testing.T) {
+	// Not parallel: each case sets HOME and the umask, which are the process's.
 	paths, err := filepath.Glob(filepath.Join(attacksDir, "*.attack"))
 	if err != nil {
 		t.Fatal(err)
@@ -48,8 +49,13 @@ func TestAttackCorpus(t *testing.T) {
 		cases = append(cases, c)
 	}
 	exe := taskdBinary(t)
+	// Cases that set the umask, which is the process's, run one at a
+	// time first; the others then run in parallel.
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.umask < 0 {
+				t.Parallel()
+			}
 			if c.root && os.Geteuid() != 0 {
 				t.Skip("needs root to chown")
 			}
@@ -61,9 +67,6 @@ func TestAttackCorpus(t *testing.T) {
 func runAttack(t *testing.T, c attackCase, exe string) {
 	t.Logf("%s", c.about)
 	env := newAttackEnv(t)
-	t.Setenv("HOME", env.vars["$HOME"])
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(env.base, "config"))
-	t.Setenv("TASKD_ATTACK_SECRET", "SECRET-ENV-5a6b") // what /proc/self/environ would show
 	if c.umask >= 0 {
 		old := syscall.Umask(c.umask)
 		t.Cleanup(func() { syscall.Umask(old) })
@@ -106,6 +109,8 @@ func runAttack(t *testing.T, c attackCase, exe string) {
 	if c.cli {
 		cfg.Executable = exe
 	}
+	cfg.Home = env.vars["$HOME"]
+	cfg.Dir = filepath.Join(env.base, "config", "taskd")
 	h := &harness{t: t, root: env.root, cfg: cfg, logs: &syncBuffer{}}
 	if want, ok := expected(c, "start-fails"); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -275,3 +280,7 @@ func waitNote(t *testing.T, h *harness, list, name string) string {
 	})
 	return string(text)
 }
+
+// attackSecret is in the environment of the test process, and so of its
+// daemons: what /proc/self/environ would show.
+const attackSecret = "SECRET-ENV-5a6b"

@@ -53,6 +53,7 @@ func writeBytes(b []byte) func(string) error {
 }
 
 func TestDaemon_RejectsBadFilesAndLeavesThemAlone(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	dir := h.listDir("l")
 	before := map[string]string{}
@@ -106,6 +107,7 @@ func TestDaemon_RejectsBadFilesAndLeavesThemAlone(t *testing.T) {
 // A file caught half-written by an in-place writer is not rejected when
 // the writer finishes within the grace period.
 func TestDaemon_TornWriteIsNotRejected(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	p := filepath.Join(h.listDir("l"), "5.json")
 	f, err := os.Create(p)

@@ -41,6 +41,7 @@ func (h *harness) waitLines(path, want string, timeout time.Duration) {
 }
 
 func TestChain_ReturnsInOrder(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("echo O >> f", cwd, map[string]any{"return": []string{"echo A >> f", "echo B >> f", "echo A >> f"}}))
@@ -78,6 +79,7 @@ func findNamed(t *testing.T, h *harness, list, name string) string {
 }
 
 func TestChain_NestedReturnsRunFirst(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("/subtask {return:/subtask {return:echo N1 >> f || echo N2 >> f} echo R1 >> f || echo R2 >> f} echo O >> f", cwd, nil))
@@ -97,6 +99,7 @@ func TestChain_NestedReturnsRunFirst(t *testing.T) {
 }
 
 func TestChain_Loops(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	judge := filepath.Join(dir, "judge.sh")
 	// A scripted judge: the condition holds once the counter file has three
@@ -157,6 +160,7 @@ if [ "$(wc -l < count)" -ge 3 ]; then echo 'looks done <subtask2 loop=break/>'; 
 }
 
 func TestChain_ParallelWithAFailingChild(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("/subtask {parallel:sleep 0.3; echo P1 >> p || exit 3 || echo P3 >> p && return:echo R >> f} echo O >> f", cwd, nil))
@@ -191,6 +195,7 @@ func TestChain_ParallelWithAFailingChild(t *testing.T) {
 }
 
 func TestChain_NamedResults(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("echo start", cwd, map[string]any{"return": []string{
@@ -209,6 +214,7 @@ func TestChain_NamedResults(t *testing.T) {
 }
 
 func TestChain_Auto(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.sh")
 	os.WriteFile(good, []byte(`cat > "$TASKD_RUN_DIR/asked.md"

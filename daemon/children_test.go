@@ -43,6 +43,7 @@ func childScript(marks, name string) string {
 // other one parallel child. Every parent resumes exactly once, after exactly
 // its own children, with their results.
 func TestChildren_ThreeLevelTree(t *testing.T) {
+	t.Parallel()
 	h := startDaemonWithCLI(t, []string{"l"})
 	marks := t.TempDir()
 	// Inner parents are pushed by the root with scripts that push their own
@@ -155,6 +156,7 @@ func stringsOf(o *taskfile.Object, key string) []string {
 // for both results with taskd receive; it ends with nothing outstanding and
 // is not resumed. taskd send reaches a running task; check never blocks.
 func TestChildren_ReceiveWhileRunning(t *testing.T) {
+	t.Parallel()
 	h := startDaemonWithCLI(t, []string{"l"})
 	out := filepath.Join(t.TempDir(), "got")
 	script := `set -e

@@ -13,6 +13,7 @@ import (
 // runs: the agent's own copy of its file, taken the moment it starts, is
 // in_progress, running, with its attempt and start time.
 func TestClaim_BeforeStart(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	out := filepath.Join(t.TempDir(), "1.json") // named as the task, for ReadFile
 	h.drop("l", "1", execTask("short", `cat "$TASKD_TASK_FILE" > `+out))

@@ -106,14 +106,12 @@ func (s *messagesStub) bodies() []string {
 	return append([]string(nil), s.requests...)
 }
 
-// useClaude points the environment of the daemon (and so of its agents) at
-// the stub, with a private HOME for the CLI's own files.
-func useClaude(t *testing.T, stub *messagesStub) {
-	t.Setenv("ANTHROPIC_BASE_URL", stub.URL)
-	t.Setenv("ANTHROPIC_API_KEY", "sk-dummy")
-	t.Setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+// claudeEnv is the environment of a claude profile pointed at the stub,
+// with a private HOME for the CLI's own files: set for its agents only,
+// so tests of the real CLI run in parallel.
+func claudeEnv(t *testing.T, stub *messagesStub) []string {
+	return []string{"ANTHROPIC_BASE_URL=" + stub.URL, "ANTHROPIC_API_KEY=sk-dummy",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
 }
 
 // TestFlow_RealClaudeCode runs a workflow whose steps use the claude profile
@@ -122,6 +120,7 @@ func useClaude(t *testing.T, stub *messagesStub) {
 // failed edge to fix, then ends. The daemon's argv, the parsed results and
 // the path are checked.
 func TestFlow_RealClaudeCode(t *testing.T) {
+	t.Parallel()
 	bin := claudeBinary(t)
 	stub := newMessagesStub(t, func(body string) string {
 		if strings.Contains(body, "## Step: Review") {
@@ -129,11 +128,10 @@ func TestFlow_RealClaudeCode(t *testing.T) {
 		}
 		return `Done. {"success": true, "summary": "step done"}`
 	})
-	useClaude(t, stub)
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = map[string]config.ProfileSpec{"claude": {
 			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
-			Env: []string{"ANTHROPIC_*", "CLAUDE_*"}, Timeout: "2m",
+			Env: claudeEnv(t, stub), Timeout: "2m",
 		}}
 	})
 	h.addWorkflow("l", "review-loop", `{"id": "review-loop", "name": "review loop", "nodes": {
@@ -190,6 +188,7 @@ func TestFlow_RealClaudeCode(t *testing.T) {
 // appears and runs, and the parent is resumed in its session with the
 // child's result.
 func TestChildren_RealClaudePushes(t *testing.T) {
+	t.Parallel()
 	bin := claudeBinary(t)
 	stub := newToolStub(t, func(body string) stubReply {
 		switch {
@@ -200,11 +199,10 @@ func TestChildren_RealClaudePushes(t *testing.T) {
 		}
 		return stubReply{Bash: `taskd push name=x agent=exec 'sleep 2; echo child done; echo "{\"success\": true, \"summary\": \"x finished\"}"' && taskd run`}
 	})
-	useClaude(t, stub)
 	h := startDaemonWithCLI(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = map[string]config.ProfileSpec{"claude": {
 			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
-			Env: []string{"ANTHROPIC_*", "CLAUDE_*"}, Timeout: "2m",
+			Env: claudeEnv(t, stub), Timeout: "2m",
 		}}
 	})
 	h.drop("l", "1", `{"subject": "delegate", "owner": "taskd", "metadata": {"taskd": {"agent": "claude", "tools": ["Bash(taskd:*)"], "prompt": "Start a child task named x that says child done."}}}`)

@@ -66,6 +66,7 @@ type convergedFile struct {
 // two slower children, and manual conflicts a person resolves by editing
 // the parent's file.
 func TestConverge_Strategies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, strategy, resolution, format string
 		tolerance                          any
@@ -342,6 +343,7 @@ func checkFormat(t *testing.T, format string, content []byte) {
 // when its agent exits; a person's answer runs the agent again, and the
 // same taskd converge then writes the output.
 func TestConverge_Command(t *testing.T) {
+	t.Parallel()
 	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	script := `if ! taskd queue | grep -q tester-1; then

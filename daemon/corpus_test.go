@@ -168,7 +168,7 @@ func describe(t *testing.T, p string) string {
 // extreme but valid inputs are handled, and the daemon serves good tasks
 // before, during and after.
 func TestBadInputCorpus(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
 	cases := loadCorpus(t)
 	if len(cases) < 30 {
 		t.Errorf("the corpus has %d cases, want at least 30", len(cases))

@@ -2,12 +2,14 @@ package daemon_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +29,15 @@ func TestMain(m *testing.M) {
 	if root := os.Getenv("TASKD_TEST_DAEMON"); root != "" {
 		os.Exit(daemonMain(root))
 	}
+	// The daemon's tests mostly wait for agents, file systems and
+	// deadlines: unless -parallel says otherwise, four run per CPU.
+	flag.Parse()
+	if !flagSet("test.parallel") {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
+	// A secret in the daemon's environment, which no file the daemon
+	// writes may show (the attack corpus looks for it).
+	os.Setenv("TASKD_ATTACK_SECRET", attackSecret)
 	code := m.Run()
 	if builtBin != "" {
 		os.RemoveAll(filepath.Dir(builtBin))
@@ -63,7 +74,8 @@ type daemonProc struct {
 func startDaemonProc(t *testing.T, root string, concurrency int, env ...string) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TASKD_TEST_DAEMON="+root, "TASKD_TEST_CONCURRENCY="+strconv.Itoa(concurrency))
+	cmd.Env = append(os.Environ(), "TASKD_TEST_DAEMON="+root, "TASKD_TEST_CONCURRENCY="+strconv.Itoa(concurrency),
+		"XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(root), "config")) // no user's workflows or commands
 	cmd.Env = append(cmd.Env, env...)
 	if builtBin != "" {
 		cmd.Env = append(cmd.Env, "TASKD_TEST_EXE="+builtBin)
@@ -111,6 +123,7 @@ func newRoot(t *testing.T, lists ...string) string {
 // daemon kills the orphaned agents, records the interrupted attempts and
 // runs the tasks again; every task completes and no file is torn or lost.
 func TestDaemon_SurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	const n = 20
 	root := newRoot(t, "l")
 	h := &harness{t: t, root: root, logs: &syncBuffer{}}
@@ -172,6 +185,7 @@ func TestDaemon_SurvivesSIGKILL(t *testing.T) {
 // and its result was persisted, but before the task file recorded it. The
 // next daemon records the result instead of running the task again.
 func TestDaemon_RecoversFinishedAttempt(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t, "l")
 	runDir := filepath.Join(root, "l", ".taskd", "runs", "1", "1")
 	os.MkdirAll(runDir, 0o755)
@@ -195,6 +209,7 @@ func TestDaemon_RecoversFinishedAttempt(t *testing.T) {
 // TestDaemon_GracefulStopInterrupts: SIGTERM stops running agents, records
 // the attempt as interrupted, and the next daemon runs the task again.
 func TestDaemon_GracefulStopInterrupts(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t, "l")
 	h := &harness{t: t, root: root, logs: &syncBuffer{}}
 	pidFile := filepath.Join(t.TempDir(), "pid")
@@ -222,6 +237,7 @@ func TestDaemon_GracefulStopInterrupts(t *testing.T) {
 // and the only runs repeated are attempts the kill interrupted (each
 // explained by a TaskInterrupted event).
 func TestChain_SurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t, "l")
 	h := &harness{t: t, root: root, logs: &syncBuffer{}}
 	cwd := t.TempDir()
@@ -327,6 +343,7 @@ func readString(dir, name string) string {
 // parent waits for its child; after a restart the child runs again (it was
 // interrupted) and the parent is resumed exactly once, with its result.
 func TestChildren_WaitingParentSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	taskdBinary(t) // agents run taskd push
 	root := newRoot(t, "l")
 	h := &harness{t: t, root: root, logs: &syncBuffer{}}
@@ -350,4 +367,12 @@ taskd push name=slow "echo started >> `+marks+`/child; sleep 1; echo '{\"success
 	if runs := strings.Count(readString(marks, "child"), "started"); runs != 2 {
 		t.Errorf("the child ran %d times, want 2 (the first one interrupted)", runs)
 	}
+}
+
+// flagSet reports whether the flag called name was given on the command
+// line.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -73,7 +73,7 @@ func steps(t *taskfile.Task) string {
 }
 
 func TestFlow_CommandGateRetriesThenPasses(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	counter := filepath.Join(t.TempDir(), "count")
 	h.addWorkflow("l", "gate", gateWorkflow(counter, 3, 3))
@@ -98,7 +98,7 @@ func TestFlow_CommandGateRetriesThenPasses(t *testing.T) {
 }
 
 func TestFlow_EscalatesToHumanAndResumes(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	counter := filepath.Join(t.TempDir(), "count")
 	// Passes only on the 5th run, but maxRetries 1 escalates after 2 failures.
@@ -142,7 +142,7 @@ func TestFlow_EscalatesToHumanAndResumes(t *testing.T) {
 func currentStepOf(t *taskfile.Task) string { s, _ := t.Metadata.String("currentStep"); return s }
 
 func TestFlow_LoopGuard(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	// c always fails and retries through b, whose passed edge resets the
 	// task's one retry count (flow's rule), so c never escalates.
@@ -214,6 +214,7 @@ func forkWorkflow(strategy, aCmd, b1Cmd, b2Cmd, cCmd string) string {
 }
 
 func TestFlow_ForkJoin(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, strategy string
 		c              string     // branch c's command
@@ -225,7 +226,6 @@ func TestFlow_ForkJoin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 			h := startDaemon(t, []string{"l"})
 			h.addWorkflow("l", "fan", forkWorkflow(tt.strategy, "true", "true", "true", tt.c))
 			h.drop("l", "1", flowTask("1", "fan", "Fan out", ""))
@@ -306,7 +306,7 @@ func mustDir(t *testing.T, path string) *taskfile.Dir {
 // accepted, the file untouched, the trap named in rejected/ and in the
 // TaskRejected event.
 func TestFlow_TrappedWorkflowRejected(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	const done = `"done": {"type": "end", "result": "success"}`
 	traps := []struct {
@@ -360,7 +360,7 @@ func TestFlow_TrappedWorkflowRejected(t *testing.T) {
 }
 
 func TestFlow_UnknownWorkflowRejected(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	h.drop("l", "1", flowTask("1", "no-such-workflow", "x", ""))
 	path := filepath.Join(h.listDir("l"), ".taskd", "rejected", "1.json.txt")

@@ -15,7 +15,7 @@ import (
 // naming the archived children. The next daemon joins those children
 // again; it must not make new ones, which would run every branch again.
 func TestFlow_JoinInterrupted(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	mark := filepath.Join(t.TempDir(), "branch-ran")
 	run := "echo ran >> " + mark

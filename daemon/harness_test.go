@@ -105,6 +105,18 @@ func startDaemonExe(t testing.TB, lists []string, exe string, opts ...harnessOpt
 	if exe != "" {
 		cfg.Executable = exe
 	}
+	// A configuration directory of the test's own: no user's workflows or
+	// command files, and the configuration the taskd commands that agents
+	// run read ($TASKD_CONFIG).
+	cfg.Dir = filepath.Join(filepath.Dir(root), "config", "taskd")
+	cfg.ConfigPath = filepath.Join(cfg.Dir, "config.json")
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(fc)
+	if err := os.WriteFile(cfg.ConfigPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	h := &harness{t: t, root: root, cfg: cfg, logs: &syncBuffer{}}
 	h.start()
 	t.Cleanup(h.stop)

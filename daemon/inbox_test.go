@@ -12,6 +12,7 @@ import (
 )
 
 func TestInbox_DeliverPeekCheck(t *testing.T) {
+	t.Parallel()
 	ib := children.InboxOf(t.TempDir(), "7")
 	if m, err := ib.Check(children.Filter{}); m != nil || err != nil {
 		t.Fatalf("Check on an empty inbox = %v, %v", m, err)
@@ -57,6 +58,7 @@ func TestInbox_DeliverPeekCheck(t *testing.T) {
 }
 
 func TestInbox_ReceiveWaitsAndTimesOut(t *testing.T) {
+	t.Parallel()
 	ib := children.InboxOf(t.TempDir(), "7")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
@@ -91,6 +93,7 @@ func TestInbox_ReceiveWaitsAndTimesOut(t *testing.T) {
 
 // Many receivers race for many messages: each message goes to exactly one.
 func TestInbox_NoMessageConsumedTwice(t *testing.T) {
+	t.Parallel()
 	ib := children.InboxOf(t.TempDir(), "7")
 	const n, receivers = 200, 8
 	var mu sync.Mutex

@@ -11,6 +11,7 @@ import (
 // Ensure LockHolder sees a running daemon and its pid, sees none once it
 // has stopped, and neither creates the lock file nor keeps the lock.
 func TestLockHolder(t *testing.T) {
+	t.Parallel()
 	empty := t.TempDir()
 	if held, pid, err := daemon.LockHolder(empty); held || pid != 0 || err != nil {
 		t.Errorf("LockHolder(no lock file) = %v, %d, %v; want false, 0, nil", held, pid, err)

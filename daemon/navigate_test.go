@@ -49,6 +49,7 @@ func writeFile(t testing.TB, path, data string) {
 }
 
 func TestApplyWriteThrough(t *testing.T) {
+	t.Parallel()
 	tf, err := taskfile.Parse([]byte(`{"subject": "s", "metadata": {"currentStep": "a", "note": 1, "workflowType": "w"}, "extra": true}`), "7.json", "7")
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +91,7 @@ func TestApplyWriteThrough(t *testing.T) {
 }
 
 func TestNavigatorTask(t *testing.T) {
+	t.Parallel()
 	tf, _ := taskfile.Parse([]byte(`{"metadata": {"workflowType": "w", "retryCount": "2", "autonomy": true, "other": {"x": 1}}}`), "9.json", "9")
 	nt := flow.NavigatorTask(tf, "9")
 	if nt.Stem != "9" || nt.HasID || len(nt.Metadata) != 3 || nt.Metadata["workflowType"] != "w" || nt.Metadata["retryCount"] != "2" || nt.Metadata["autonomy"] != true {
@@ -155,6 +157,7 @@ func TestNavigateFile(t *testing.T) {
 // TestNavigateFile_Concurrent advances one task from several goroutines:
 // every advance must see the previous one, so no update is lost.
 func TestNavigateFile_Concurrent(t *testing.T) {
+	t.Parallel()
 	cat := mustCatalog(t)
 	path := filepath.Join(t.TempDir(), "1.json")
 	writeFile(t, path, `{"id": "1", "metadata": {"workflowType": "counter", "currentStep": "gate", "retryCount": 0}}`)
@@ -187,6 +190,7 @@ func TestNavigateFile_Concurrent(t *testing.T) {
 // TestNavigateFile_RecordStart checks the opt-in record of a started
 // workflow, and that without it Start mode leaves the file alone.
 func TestNavigateFile_RecordStart(t *testing.T) {
+	t.Parallel()
 	cat := mustCatalog(t)
 	path := filepath.Join(t.TempDir(), "2.json")
 	const raw = `{"id":"2","metadata":{"workflowType":"counter","userDescription":"Count"}}`

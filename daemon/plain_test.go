@@ -25,6 +25,7 @@ import (
 // complete, each exactly once, every blocker before its dependents, with
 // events and results recorded.
 func TestDaemon_ManyTasksInDependencyOrder(t *testing.T) {
+	t.Parallel()
 	const n = 200
 	h := startDaemon(t, []string{"work"})
 	order := filepath.Join(t.TempDir(), "order.txt")
@@ -98,6 +99,7 @@ func TestDaemon_ManyTasksInDependencyOrder(t *testing.T) {
 }
 
 func TestDaemon_ResultAndFailure(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	h.drop("l", "1", execTask("report", `echo working; echo '{"success": true, "summary": "all good", "answer": "42"}'`))
 	h.drop("l", "2", execTask("says no", `echo '{"success": false, "summary": "tests fail", "error": "3 failures"}'`))
@@ -136,6 +138,7 @@ func TestDaemon_ResultAndFailure(t *testing.T) {
 // folder the moment it starts: its prompt and its logs; cmd.json follows
 // with the process group it was started in.
 func TestDaemon_RunFolderBeforeStart(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	script := `test -f "$TASKD_RUN_DIR/prompt.md" && test -f "$TASKD_RUN_DIR/stdout.log" && test -f "$TASKD_RUN_DIR/stderr.log" || exit 3`
 	for i := 1; i <= 5; i++ {
@@ -166,6 +169,7 @@ func TestDaemon_RunFolderBeforeStart(t *testing.T) {
 }
 
 func TestDaemon_TimeoutAndCancel(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	// A task whose agent starts a grandchild in the same process group.
@@ -213,6 +217,7 @@ func assertGone(h *harness, pidFile string) {
 }
 
 func TestDaemon_MissingExecutable(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = map[string]config.ProfileSpec{"ghost": {Command: []string{"no-such-agent-binary"}}}
 	})
@@ -227,6 +232,7 @@ func TestDaemon_MissingExecutable(t *testing.T) {
 }
 
 func TestDaemon_OnlyItsOwnTasks(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	marker := filepath.Join(t.TempDir(), "ran")
 	mine := `{"id":"1","subject":"interactive todo","description":"touch ` + marker + `","activeForm":"x","status":"pending","blocks":[],"blockedBy":[]}`
@@ -249,6 +255,7 @@ func TestDaemon_OnlyItsOwnTasks(t *testing.T) {
 }
 
 func TestDaemon_SecondDaemonRefuses(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	cfg := *h.cfg
 	err := daemon.New(&cfg, discardLogger()).Run(t.Context())
@@ -261,6 +268,7 @@ func TestDaemon_SecondDaemonRefuses(t *testing.T) {
 }
 
 func TestDaemon_InsecureRoot(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	os.Chmod(root, 0o777)
 	cfg, _ := config.NewConfig(root, nil, nil)
@@ -274,6 +282,7 @@ func TestDaemon_InsecureRoot(t *testing.T) {
 // served, and is served the moment its mode is fixed, without a restart;
 // a served list that becomes writable by others stops starting tasks.
 func TestDaemon_ListModeChanges(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"good"})
 	shared := filepath.Join(h.root, "shared")
 	os.Mkdir(shared, 0o700)
@@ -309,6 +318,7 @@ func TestDaemon_ListModeChanges(t *testing.T) {
 }
 
 func TestDaemon_NewListNoticed(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, nil)
 	os.Mkdir(filepath.Join(h.root, "fresh"), 0o700)
 	// The list's watch is added when it appears; a task dropped right after

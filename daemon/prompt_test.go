@@ -21,6 +21,7 @@ func execPromptTask(subject, prompt, cwd string) string {
 }
 
 func TestPrompt_Read(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"})
 	cwd := t.TempDir()
 	os.WriteFile(filepath.Join(cwd, "notes.md"), []byte("the notes\n/read nested.md is just text\n"), 0o644)
@@ -92,6 +93,7 @@ func TestPrompt_Read(t *testing.T) {
 // TestPrompt_Orchestrator runs seed 004's orchestrator example with exec
 // agents standing in for models.
 func TestPrompt_Orchestrator(t *testing.T) {
+	t.Parallel()
 	h := startDaemonWithCLI(t, []string{"l"})
 	cwd := t.TempDir()
 	os.WriteFile(filepath.Join(cwd, "requirements.md"), []byte("Pick the faster approach.\n"), 0o644)

@@ -15,6 +15,7 @@ import (
 // the loop had seen. The event for it looks like no change, but the job's
 // report must not be taken for the file: the task is pending again.
 func TestFinished_SameBytesBackDuringJob(t *testing.T) {
+	t.Parallel()
 	d, l := servedList(t, &config.FileConfig{})
 	dir := l.Dir
 

@@ -87,6 +87,7 @@ func oneAlive(t *testing.T, observations map[string][]string) (untils int) {
 // loop (slots.go), so this is the check that the hand-over never lets one
 // slot serve two agents.
 func TestConcurrencyLimits(t *testing.T) {
+	t.Parallel()
 	const global, perTasks = 2, 8
 	h := startDaemon(t, []string{"a", "b"}, func(fc *config.FileConfig) {
 		fc.Concurrency = global
@@ -136,6 +137,7 @@ func TestConcurrencyLimits(t *testing.T) {
 // command of its own after each run (untilCommand); with one slot, no other
 // task's agent may run beside that command.
 func TestConcurrencyLimits_LoopCondition(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) { fc.Concurrency = 1 })
 	mark, seen := aliveMarker(t)
 	h.drop("l", "1", s2Task(fmt.Sprintf("/subtask {loop:3 && untilCommand:sh %s until 0.1} sh %s loop 0.1; true", mark, mark), t.TempDir(), nil))
@@ -157,6 +159,7 @@ func TestConcurrencyLimits_LoopCondition(t *testing.T) {
 // condition command waits for a slot of its own: with one slot, it never
 // runs beside the next task's agent.
 func TestConcurrencyLimits_ConditionAddedWhileRunning(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) { fc.Concurrency = 1 })
 	mark, seen := aliveMarker(t)
 	edited := filepath.Join(t.TempDir(), "edited.json")
@@ -181,6 +184,7 @@ func TestConcurrencyLimits_ConditionAddedWhileRunning(t *testing.T) {
 // agent beside the old one, which still ends (it ignores SIGTERM for the
 // grace period): the new list's limit counts the old list's agent.
 func TestConcurrencyLimits_ListMadeAgain(t *testing.T) {
+	t.Parallel()
 	h := startDaemon(t, []string{"a"}, func(fc *config.FileConfig) {
 		fc.Concurrency = 2
 		fc.Grace = "6s"
@@ -266,6 +270,7 @@ func (h *harness) untilReady(list, id string) bool {
 // its own, and that one waits for a slot like any other: with one slot,
 // no other task's agent runs beside it.
 func TestConcurrencyLimits_Recovery(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t, "l")
 	mark, seen := aliveMarker(t)
 	leftRunning(t, root, "l", "1", 2, fmt.Sprintf("sh %s until 0.3", mark))
@@ -295,6 +300,7 @@ func TestConcurrencyLimits_Recovery(t *testing.T) {
 // as prepared ahead of a slot, which would keep another list from
 // preparing its task for the free global slot.
 func TestConcurrencyLimits_RecoveryLeavesRoom(t *testing.T) {
+	t.Parallel()
 	root := newRoot(t, "a", "b")
 	wait, open := gate(t)
 	t.Cleanup(open)
@@ -332,6 +338,7 @@ func TestConcurrencyLimits_RecoveryLeavesRoom(t *testing.T) {
 // one more iteration, not satisfied) and runs again at the next start,
 // whose condition ends the loop.
 func TestLoop_StopWhileRecoveredConditionWaits(t *testing.T) {
+	t.Parallel()
 	h := oneSlot(t, "l")
 	wait, open := gate(t)
 	t.Cleanup(open)

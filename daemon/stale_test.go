@@ -16,6 +16,7 @@ import (
 // the child's own delivery job was still recording must run again, not
 // stay as the delivery job last saw it.
 func TestFinished_FileChangedDuringJob(t *testing.T) {
+	t.Parallel()
 	d, l := servedList(t, &config.FileConfig{DefaultAgent: "exec"})
 	dir, path := l.Dir, l.Dir.Path()
 

@@ -9,4 +9,4 @@ const (
 )
 
 // Tasks run while two other writers rewrite their files (TestConcurrentWriters).
-const writersTasks = 100
+const writersTasks = 60

@@ -63,8 +63,8 @@ func stormSize(t *testing.T) (tasks, kills int) {
 // explained by an interrupted attempt in the events. Without the stress tag it is a short storm; with
 // it (go test -tags stress, or bench/crash.sh) 1,000 tasks and 20 kills.
 func TestCrashStorm(t *testing.T) {
+	t.Parallel()
 	n, kills := stormSize(t)
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	root := newRoot(t, "s")
 	list := filepath.Join(root, "s")
 	marks := t.TempDir()

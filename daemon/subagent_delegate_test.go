@@ -19,6 +19,7 @@ import (
 // agent type and scope, and the seed's events follow one another with
 // their fields.
 func TestDelegate_PromptLine(t *testing.T) {
+	t.Parallel()
 	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	child := "sleep 0.5; touch built; " + resultJSON(`"summary": "built it"`)
@@ -87,6 +88,7 @@ func TestDelegate_PromptLine(t *testing.T) {
 // --inherit-context and --tools: the child gets the parent's /read files
 // and its prompt as system prompt, and the tools asked for.
 func TestDelegate_Command(t *testing.T) {
+	t.Parallel()
 	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	os.WriteFile(filepath.Join(cwd, "notes.md"), []byte("the shared notes\n"), 0o644)
@@ -151,6 +153,7 @@ func equalJSON(a, b any) bool { return string(mustJSON(a)) == string(mustJSON(b)
 // profile is claude's resumes its parent's last Claude session as a new
 // one (--resume ID --fork-session), with its scope as flags.
 func TestDelegate_InheritSession(t *testing.T) {
+	t.Parallel()
 	h := startSubagents(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = map[string]config.ProfileSpec{"fakeclaude": {
 			Command: []string{"sh", "-c", `printf '%s\n' "$@" > "$TASKD_RUN_DIR/argv"; cat > /dev/null; echo '{"success": true}'`, "claude"},
@@ -181,6 +184,7 @@ func TestDelegate_InheritSession(t *testing.T) {
 // TestDelegate_OwnTimeout: a subagent that outlives its --timeout is
 // stopped (its process is gone) and logged with SubagentTimeout.
 func TestDelegate_OwnTimeout(t *testing.T) {
+	t.Parallel()
 	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "1", parentTask("/delegate "+q("echo $$ > kid.pid; exec sleep 30")+" --agent-type analyzer --timeout 1\n\n"+

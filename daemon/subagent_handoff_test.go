@@ -18,6 +18,7 @@ import (
 // and lets the parent go on; the child's events are mirrored into the
 // parent's stream, and its end completes and resolves the handoff.
 func TestHandoff_Monitor(t *testing.T) {
+	t.Parallel()
 	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	child := "sleep 0.5; touch built; " + resultJSON(`"summary": "built"`)
@@ -43,6 +44,7 @@ func TestHandoff_Monitor(t *testing.T) {
 // for a monitored child (here a message sent to it, by itself) is
 // mirrored into the parent's stream like the daemon's own events.
 func TestHandoff_MonitorMirrorsCommandEvents(t *testing.T) {
+	t.Parallel()
 	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	child := `sleep 0.3; taskd send "$TASKD_TASK_ID" note-to-self || exit 3; ` + resultJSON(`"summary": "noted"`)
@@ -65,6 +67,7 @@ func TestHandoff_MonitorMirrorsCommandEvents(t *testing.T) {
 // child and prints its result; a later monitor-mode handoff to the child,
 // which has ended by then, is complete and resolved at once.
 func TestHandoff_Command(t *testing.T) {
+	t.Parallel()
 	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	script := `[ -n "$TASKD_RESULTS" ] && exit 0
@@ -98,6 +101,7 @@ taskd handoff --json builder-1 > monitor.json || exit 5`
 // the parent's agent from starting until the child has ended, then gives
 // it the child's result.
 func TestHandoff_TransferControl(t *testing.T) {
+	t.Parallel()
 	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	child := "sleep 0.3; touch built; " + resultJSON(`"summary": "built the feature"`)
@@ -133,12 +137,13 @@ func TestHandoff_TransferControl(t *testing.T) {
 }
 
 // TestHandoff_Timeout hands off with transfer-control to a child that
-// hangs, with a timeout of 1s, as a prompt line and as taskd handoff, for
+// hangs, with a timeout of 2s, as a prompt line and as taskd handoff, for
 // each --on-failure. The child is cancelled at the timeout (its process is
 // gone); retry runs it again (here the second run succeeds, or every run
 // hangs and retries run out), abort fails the parent, escalate asks a
 // person, who answers by editing the file.
 func TestHandoff_Timeout(t *testing.T) {
+	t.Parallel()
 	// The child hangs on its first attempt; with "always" on every one.
 	hang := func(always bool) string {
 		s := `echo $$ >> child.pids; `
@@ -169,7 +174,7 @@ func TestHandoff_Timeout(t *testing.T) {
 		cwd := t.TempDir()
 		cwds[tt.name] = cwd
 		delegate := "/delegate " + q(hang(tt.always)) + " --agent-type builder\n"
-		flags := " --transfer-control --timeout 1 --on-failure " + tt.onFailure
+		flags := " --transfer-control --timeout 2 --on-failure " + tt.onFailure
 		var prompt string
 		if tt.source == "line" {
 			prompt = delegate + "/handoff builder-1" + flags + "\n\ntouch agent-ran"
@@ -186,8 +191,8 @@ func TestHandoff_Timeout(t *testing.T) {
 			id := h.childNamed("l", pid, "builder-1")
 			evs := h.waitEvents("l", eventlog.HandoffResolved, pid, 1)
 			want := []wantEvent{
-				{eventlog.HandoffInitiated, pid, map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "on_failure": tt.onFailure, "timeout": "1s"}},
-				{eventlog.SubagentTimeout, id, map[string]any{"source": "handoff", "timeout": "1s", "subagent_id": id, "agent_type": "builder"}},
+				{eventlog.HandoffInitiated, pid, map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "on_failure": tt.onFailure, "timeout": "2s"}},
+				{eventlog.SubagentTimeout, id, map[string]any{"source": "handoff", "timeout": "2s", "subagent_id": id, "agent_type": "builder"}},
 				{eventlog.TaskCancelled, id, nil},
 			}
 			for r := 1; r <= tt.wantRetries; r++ {

@@ -19,9 +19,8 @@ import (
 )
 
 // startSubagents starts a daemon with taskd on the agents' PATH, every agent
-// type mapped to the exec profile (so exec agents stand in for models),
-// and the same configuration in $XDG_CONFIG_HOME/taskd/config.json, where
-// the taskd commands the agents run read it.
+// type mapped to the exec profile (so exec agents stand in for models);
+// the taskd commands the agents run read the same configuration.
 func startSubagents(t *testing.T, lists []string, opts ...harnessOption) *harness {
 	t.Helper()
 	fc := config.FileConfig{
@@ -30,13 +29,6 @@ func startSubagents(t *testing.T, lists []string, opts ...harnessOption) *harnes
 	}
 	for _, o := range opts {
 		o(&fc)
-	}
-	xdg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	data, _ := json.Marshal(fc)
-	os.MkdirAll(filepath.Join(xdg, "taskd"), 0o755)
-	if err := os.WriteFile(filepath.Join(xdg, "taskd", "config.json"), data, 0o644); err != nil {
-		t.Fatal(err)
 	}
 	h := startDaemonWithCLI(t, lists, func(c *config.FileConfig) { *c = fc })
 	t.Cleanup(func() {

@@ -20,6 +20,7 @@ import (
 // narrower or equal scope runs; a wider one fails the child with
 // SubagentError before any process starts, and the parent goes on.
 func TestDelegate_PermissionScope(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		name        string
 		parentMode  string
@@ -137,6 +138,7 @@ func TestDelegate_PermissionScope(t *testing.T) {
 // TestDelegate_ScopeCheckedBeforeEachRun: a subagent whose file was
 // widened by hand is refused before its process starts.
 func TestDelegate_ScopeCheckedBeforeEachRun(t *testing.T) {
+	t.Parallel()
 	h := startSubagents(t, []string{"l"})
 	cwd := t.TempDir()
 	h.drop("l", "p", parentTask("echo parent", cwd, map[string]any{"permissionMode": "plan"}))
@@ -167,6 +169,7 @@ func TestDelegate_ScopeCheckedBeforeEachRun(t *testing.T) {
 // a type's default tools and mode; mistakes in it are refused with the
 // field named.
 func TestDelegate_AgentTypesConfig(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ config, wantErr string }{
 		{`{"agentTypes": {"reviewer": {"permissionMode": "plan"}}}`, `agentTypes: "reviewer" is not an agent type (known: builder, tester, analyzer, retriever)`},
 		{`{"agentTypes": {"tester": {"permissionMode": "sudo"}}}`, `agentTypes.tester.permissionMode is "sudo", want one of plan, default, acceptEdits, bypassPermissions`},

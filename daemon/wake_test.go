@@ -8,6 +8,7 @@ import (
 // Ensure an overdue re-check or retry wakes the loop at once instead of
 // being taken for "nothing to wait for".
 func TestDaemon_nextWake(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	tests := []struct {
 		name            string

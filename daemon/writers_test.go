@@ -41,6 +41,7 @@ done
 // and a shell loop that edits with jq … > tmp && mv under the same lock.
 // No update of either writer is lost, every task runs once and succeeds.
 func TestConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	node := nodeToolsDir(t)
 	if _, err := exec.LookPath("jq"); err != nil {
 		if os.Getenv("TASKD_REQUIRE_TOOLS") == "1" {

@@ -14,9 +14,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -407,11 +409,25 @@ var baseEnv = []string{"HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TZ",
 // with taskd's directory first, so agents can run taskd's in-execution
 // commands.
 func (r *Local) agentEnv(a *Attempt, runDir string) []string {
-	allow := append(append([]string{}, baseEnv...), a.Profile.Env...)
+	// The profile's entries are names or NAME* prefixes passed through from
+	// the daemon's environment, or NAME=value set as given (over the
+	// daemon's value).
+	allow := append([]string{}, baseEnv...)
+	set := map[string]string{}
+	for _, e := range a.Profile.Env {
+		if name, value, ok := strings.Cut(e, "="); ok {
+			set[name] = value
+		} else {
+			allow = append(allow, e)
+		}
+	}
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if name == "PATH" || strings.HasPrefix(name, "TASKD_") {
+			continue
+		}
+		if _, ok := set[name]; ok {
 			continue
 		}
 		for _, pat := range allow {
@@ -420,6 +436,9 @@ func (r *Local) agentEnv(a *Attempt, runDir string) []string {
 				break
 			}
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		env = append(env, name+"="+set[name])
 	}
 	path := os.Getenv("PATH")
 	if r.cfg.Executable != "" {

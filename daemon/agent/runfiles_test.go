@@ -139,3 +139,35 @@ func TestExec_LoneSurrogate(t *testing.T) {
 		t.Errorf("prompt.md is not UTF-8: %q", prompt)
 	}
 }
+
+// TestAgentEnv: an agent gets the base variables and the profile's names
+// and prefixes from the daemon's environment, the profile's NAME=value
+// settings over them, and nothing else.
+func TestAgentEnv(t *testing.T) {
+	t.Setenv("TASKD_TEST_KEPT_OUT", "no")
+	t.Setenv("OVERRIDDEN", "daemon")
+	base := t.TempDir()
+	cfg, err := config.NewConfig(base, nil, &config.FileConfig{Profiles: map[string]config.ProfileSpec{
+		"p": {Command: []string{"sh"}, Flags: "none", Env: []string{"OVERRIDDEN", "OVERRIDDEN=profile", "SET_HERE=1"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, _ := cfg.ResolveAgent("p", true)
+	a := &Attempt{ListDir: base, ListID: "l", TaskID: "1", N: 1, Profile: prof}
+	env := NewLocal(cfg, slog.New(slog.DiscardHandler)).agentEnv(a, a.Dir())
+	got := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := got[k]; dup {
+			t.Errorf("%s set twice", k)
+		}
+		got[k] = v
+	}
+	if got["OVERRIDDEN"] != "profile" || got["SET_HERE"] != "1" {
+		t.Errorf("OVERRIDDEN=%q SET_HERE=%q, want profile and 1", got["OVERRIDDEN"], got["SET_HERE"])
+	}
+	if _, ok := got["TASKD_TEST_KEPT_OUT"]; ok {
+		t.Error("a variable the profile does not name reached the agent")
+	}
+}

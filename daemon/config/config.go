@@ -70,7 +70,7 @@ type ListConfig struct {
 type ProfileSpec struct {
 	Command []string `json:"command"`
 	Prompt  string   `json:"prompt,omitempty"`  // "stdin" (default) or "arg"
-	Env     []string `json:"env,omitempty"`     // variables passed through; NAME or PREFIX*
+	Env     []string `json:"env,omitempty"`     // variables passed through (NAME or PREFIX*) or set (NAME=value)
 	Timeout string   `json:"timeout,omitempty"` // default timeout for this profile
 	Output  string   `json:"output,omitempty"`  // "claude-json", "json" or "text" (default)
 	// Flags says how task fields (model, permission mode, tools, system
@@ -214,6 +214,10 @@ type Config struct {
 	// Dir is taskd's configuration directory, where the user's
 	// workflows/ and commands/ are (DefaultDir unless set).
 	Dir string
+	// Home is the user's home directory: a task's working directory when
+	// it names none, what ~ means in paths, and where /read's secrets are
+	// (os.UserHomeDir unless set).
+	Home string
 
 	DefaultAgent string
 	Profiles     map[string]*Profile
@@ -264,6 +268,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		Scheduling:   fc.Scheduling,
 		Dir:          DefaultDir(),
 	}
+	c.Home, _ = os.UserHomeDir()
 	if c.Scheduling == "" {
 		c.Scheduling = SchedulingBatch
 	}

@@ -67,3 +67,27 @@ func TestConfig_Bounds(t *testing.T) {
 		}
 	}
 }
+
+// TestConfig_ProfileEnv: a profile's env entries are names, prefixes or
+// settings; anything else, and a setting of a variable taskd sets, is
+// refused with the entry.
+func TestConfig_ProfileEnv(t *testing.T) {
+	for _, tt := range []struct {
+		env     []string
+		wantErr string
+	}{
+		{[]string{"HOME", "ANTHROPIC_*", "ANTHROPIC_BASE_URL=http://127.0.0.1:1"}, ""},
+		{[]string{"A=b=c"}, ""},
+		{[]string{"*"}, `"env" entry "*"`},
+		{[]string{"1X"}, `"env" entry "1X"`},
+		{[]string{"A B=c"}, `"env" entry "A B=c"`},
+		{[]string{"PATH=/tmp"}, "sets a variable taskd sets itself"},
+		{[]string{"TASKD_ROOT=/x"}, "sets a variable taskd sets itself"},
+	} {
+		fc := &config.FileConfig{Profiles: map[string]config.ProfileSpec{"p": {Command: []string{"sh"}, Env: tt.env}}}
+		_, err := config.NewConfig(t.TempDir(), nil, fc)
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("env %q: NewConfig = %v, want error %q", tt.env, err, tt.wantErr)
+		}
+	}
+}

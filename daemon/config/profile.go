@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -60,6 +61,18 @@ func (p ProfileSpec) validate() error {
 	case "", "claude", "opencode", "codex", "none":
 	default:
 		return fmt.Errorf(`"flags" is %q, want "claude", "opencode", "codex" or "none"`, p.Flags)
+	}
+	for _, e := range p.Env {
+		name, _, set := strings.Cut(e, "=")
+		if !set {
+			name = strings.TrimSuffix(name, "*")
+		}
+		if !envName.MatchString(name) {
+			return fmt.Errorf(`"env" entry %q is not NAME, PREFIX* or NAME=value`, e)
+		}
+		if set && (name == "PATH" || strings.HasPrefix(name, "TASKD_")) {
+			return fmt.Errorf(`"env" entry %q sets a variable taskd sets itself`, e)
+		}
 	}
 	if p.Timeout != "" {
 		if d, err := time.ParseDuration(p.Timeout); err != nil || d <= 0 {
@@ -146,3 +159,6 @@ func (c *Config) FileName() string {
 	}
 	return "the configuration file"
 }
+
+// envName is the form of an environment variable's name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -53,7 +53,7 @@ type flowRun struct {
 
 func newFlow(j *job.Job, t *taskfile.Task, sp task.Spec) *flowRun {
 	l := j.List
-	cwd, err := job.Cwd(sp.Cwd)
+	cwd, err := j.Cwd(sp.Cwd)
 	if err != nil {
 		cwd = ""
 	}

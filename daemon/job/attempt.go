@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -32,7 +31,7 @@ func (j *Job) NewAttempt(t *taskfile.Task, sp task.Spec, agentName, step string)
 	if sp.HasPrompt {
 		prompt = sp.Prompt
 	}
-	cwd, err := Cwd(sp.Cwd)
+	cwd, err := j.Cwd(sp.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -53,12 +52,13 @@ func (j *Job) NewAttempt(t *taskfile.Task, sp task.Spec, agentName, step string)
 	return a, nil
 }
 
-// Cwd resolves metadata.taskd.cwd: ~ is the home directory, a relative
-// path is relative to it, and no cwd means the home directory.
-func Cwd(cwd string) (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil && (cwd == "" || !filepath.IsAbs(cwd)) {
-		return "", fmt.Errorf("no working directory: set metadata.taskd.cwd (%v)", err)
+// Cwd resolves metadata.taskd.cwd: ~ is the home directory
+// (Config.Home), a relative path is relative to it, and no cwd means the
+// home directory.
+func (j *Job) Cwd(cwd string) (string, error) {
+	home := j.Config.Home
+	if home == "" && (cwd == "" || !filepath.IsAbs(cwd)) {
+		return "", fmt.Errorf("no working directory: set metadata.taskd.cwd (the home directory is not known)")
 	}
 	switch {
 	case cwd == "" || cwd == "~":

@@ -48,7 +48,7 @@ func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 				return err
 			}
 		}
-		cwd, err := job.Cwd(sp.Cwd)
+		cwd, err := j.Cwd(sp.Cwd)
 		if err != nil {
 			return err
 		}
@@ -78,7 +78,7 @@ func readRoots(j *job.Job, cwd string) []string {
 	l := j.List
 	roots := []string{cwd, l.Dir.Path()}
 	for _, r := range j.Config.AllowedRoots {
-		if p, err := job.Cwd(r); err == nil {
+		if p, err := j.Cwd(r); err == nil {
 			roots = append(roots, p)
 		}
 	}
@@ -92,7 +92,7 @@ func readRoots(j *job.Job, cwd string) []string {
 // relative to the task's working directory. A path that cannot be resolved
 // (it does not exist) is returned as it is, to fail when it is read.
 func resolveRead(j *job.Job, cwd, path string) (string, error) {
-	home, _ := os.UserHomeDir()
+	home := j.Config.Home
 	p := path
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if home == "" {

@@ -1,0 +1,144 @@
+package job_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// freeSlot is a slot always free.
+type freeSlot struct{}
+
+func (freeSlot) Acquire(context.Context) error { return nil }
+func (freeSlot) Release()                      {}
+
+// newJob returns a job on task 1 of a new list holding content.
+func newJob(t *testing.T, content string) (*job.Job, string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "1.json")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := taskfile.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.NewConfig(dir, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &job.Env{Config: cfg, Log: slog.New(slog.DiscardHandler)}
+	l := &job.List{ID: "l", Dir: d, Events: eventlog.New(dir)}
+	return &job.Job{Env: env, Kind: job.Run, List: l, ID: "1", Slot: freeSlot{}}, path
+}
+
+const pending = `{"id": "1", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`
+
+func attempt(t *taskfile.Task, sp *task.Spec) error { sp.Attempt++; return nil }
+
+// TestClaim_WithdrawExact: a claim marks the task running; taken back
+// before anything else wrote the file, the file is its old bytes again.
+func TestClaim_WithdrawExact(t *testing.T) {
+	j, path := newJob(t, pending)
+	c, err := j.Claim(t.Context(), attempt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := task.Of(c.Task), task.Running; got != want {
+		t.Fatalf("claimed state %q, want %q", got, want)
+	}
+	if err := j.Check(c); err != nil {
+		t.Fatalf("Check right after the claim = %v", err)
+	}
+	if err := j.Withdraw(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != pending {
+		t.Errorf("after Withdraw the file is\n%s\nwant\n%s", got, pending)
+	}
+}
+
+// TestClaim_WithdrawAfterOwnWrite: a claim the job wrote to since (a
+// child pushed) is taken back field by field: no state, the attempt as
+// before, the job's write kept.
+func TestClaim_WithdrawAfterOwnWrite(t *testing.T) {
+	j, _ := newJob(t, pending)
+	c, err := j.Claim(t.Context(), attempt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.List.Dir.Update(t.Context(), "1", func(t *taskfile.Task) error {
+		task.Meta(t).Set("note", "kept")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Check(c); err != nil {
+		t.Errorf("Check after the job's own write = %v, want the claim to hold", err)
+	}
+	if err := j.Withdraw(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	tf, _ := j.List.Dir.Read("1")
+	m := tf.Metadata.Object("taskd")
+	_, hasAttempt := m.Get("attempt")
+	note, _ := m.String("note")
+	if task.Of(tf) != task.None || tf.Status != taskfile.StatusPending || hasAttempt || note != "kept" {
+		t.Errorf("after Withdraw: state %q status %q attempt %v note %q", task.Of(tf), tf.Status, hasAttempt, note)
+	}
+}
+
+// TestClaim_CheckSeesAReplacedFile: a file replaced after the claim (a
+// person dropped a new one) no longer holds it, and Withdraw leaves the
+// new file alone.
+func TestClaim_CheckSeesAReplacedFile(t *testing.T) {
+	j, path := newJob(t, pending)
+	c, err := j.Claim(t.Context(), attempt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaced := `{"id": "1", "subject": "new", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "echo new"}}}`
+	if err := os.WriteFile(path, []byte(replaced), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Check(c); !errors.Is(err, job.ErrClaimChanged) {
+		t.Errorf("Check after a replacement = %v, want ErrClaimChanged", err)
+	}
+	if err := j.Withdraw(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != replaced {
+		t.Errorf("Withdraw changed a file someone else wrote:\n%s", got)
+	}
+}
+
+// TestClaim_Refused: a cancelled task, or one decide refuses, is not
+// claimed and its file not written.
+func TestClaim_Refused(t *testing.T) {
+	cancelled := `{"id": "1", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"prompt": "true", "cancel": true}}}`
+	for _, tt := range []struct {
+		name, content string
+		decide        job.Decide
+	}{
+		{"cancelled", cancelled, attempt},
+		{"refused", pending, func(*taskfile.Task, *task.Spec) error { return job.ErrNotRunnable }},
+	} {
+		j, path := newJob(t, tt.content)
+		if _, err := j.Claim(t.Context(), tt.decide); !errors.Is(err, job.ErrNotRunnable) {
+			t.Errorf("%s: Claim = %v, want ErrNotRunnable", tt.name, err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != tt.content {
+			t.Errorf("%s: the file was written:\n%s", tt.name, got)
+		}
+	}
+}
