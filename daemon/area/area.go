@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/taskfile"
 )
 
 // Name is the area's directory, relative to its list.
@@ -92,14 +93,43 @@ func Make(listDir string) error {
 	return err
 }
 
-// CheckList is the rule a list must pass to be served: its directory is
-// the daemon's user's and others cannot write to it (unless insecure), and
-// its area is safe (always).
+// CheckList is the rule a list must pass to be served: its name is a list
+// id (one to 128 of A-Z a-z 0-9 _ -, as Claude Code's session ids and team
+// names are), its directory is the daemon's user's and others cannot
+// write to it (unless insecure), and its area is safe (always).
 func CheckList(path string, insecure bool) error {
+	if name := filepath.Base(path); !taskfile.ValidID(name) {
+		return &fsroot.UnsafeError{Path: path, Kind: ErrListName,
+			Problem: "a directory whose name is not a list id",
+			Why:     "a list's id becomes part of paths and commands (LIST/ID), so it is one to 128 of A-Z a-z 0-9 _ -",
+			Fix:     "mv " + path + " " + filepath.Join(filepath.Dir(path), suggestName(name))}
+	}
 	if !insecure {
 		if err := fsroot.CheckPrivate(path); err != nil {
 			return err
 		}
 	}
 	return Check(path)
+}
+
+// ErrListName is the kind of the refusal of a list whose name is not a
+// list id.
+var ErrListName = errors.New("not a list id")
+
+// suggestName is name with every character a list id cannot hold replaced
+// by _, cut to 128 bytes.
+func suggestName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 128 {
+		b = b[:128]
+	}
+	if len(b) == 0 {
+		return "list"
+	}
+	return string(b)
 }
