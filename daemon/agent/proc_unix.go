@@ -138,10 +138,10 @@ func recordedGroup(runDir string) (int, error) {
 	var info struct {
 		PID int `json:"pid"`
 	}
-	if data, err := os.ReadFile(filepath.Join(runDir, "cmd.json")); err == nil && json.Unmarshal(data, &info) == nil && info.PID > 0 {
+	if data, err := readRunFile(runDir, "cmd.json", 1<<20); err == nil && json.Unmarshal(data, &info) == nil && info.PID > 0 {
 		return info.PID, nil
 	}
-	data, err := os.ReadFile(filepath.Join(runDir, "pid"))
+	data, err := readRunFile(runDir, "pid", 64)
 	if err != nil {
 		return 0, err
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // Result is the normalised outcome of one attempt (docs/tasks.md), written to
@@ -171,7 +169,7 @@ func tail(b []byte, n int) []byte {
 
 // ReadResult reads the result.json of a run folder.
 func ReadResult(runDir string) (Result, bool) {
-	data, err := fsroot.ReadFile(runDir, "result.json", 16<<20) // not through a link
+	data, err := readRunFile(runDir, "result.json", 16<<20)
 	if err != nil {
 		return Result{}, false
 	}

@@ -6,9 +6,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -161,4 +164,15 @@ func WriteJSONFile(base, path string, v any) error {
 		return err
 	}
 	return fsroot.WriteFile(base, path, data)
+}
+
+// readRunFile reads the file called name in the run folder runDir,
+// following no link from the list directory down (package fsroot), at
+// most max bytes.
+func readRunFile(runDir, name string, max int64) ([]byte, error) {
+	base := runDir
+	if i := strings.LastIndex(runDir, string(filepath.Separator)+area.Name+string(filepath.Separator)+"runs"+string(filepath.Separator)); i > 0 {
+		base = runDir[:i]
+	}
+	return fsroot.ReadFile(base, filepath.Join(runDir, name), max)
 }
