@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"errors"
 	"hash/maphash"
 	"io/fs"
@@ -252,8 +253,20 @@ func (d *Daemon) scanList(l *list) {
 	present := make(map[string]bool, len(ids))
 	if l.refused == nil {
 		d.noteMisnamed(l, misnamed)
-		readTasks(l.Dir, ids, func(id string, tf *taskfile.Task, err error) {
+		// Files whose bytes are those last reconciled are not parsed again:
+		// a rescan of unchanged lists makes little garbage.
+		known := make(map[string]uint64, len(l.entries))
+		for id, e := range l.entries {
+			if e.hash != 0 && e.reject == "" && e.badReason == "" {
+				known[id] = e.hash
+			}
+		}
+		readTasks(l.Dir, ids, known, func(id string, tf *taskfile.Task, err error, same bool) {
 			present[id] = true
+			if same {
+				d.unchanged(l, id)
+				return
+			}
 			d.reconcile(l, id, tf, err)
 		})
 	}
@@ -294,14 +307,7 @@ func (d *Daemon) reconcile(l *list, id string, tf *taskfile.Task, err error) {
 	}
 	h := hashBytes(tf.Raw())
 	if e != nil && e.hash == h && e.reject == "" && e.badReason == "" {
-		if e.job != nil {
-			// The bytes the loop last saw, but a job is writing: the file
-			// may have been written by the job and then put back by
-			// someone else (a task that ended, deleted and dropped again
-			// with the same contents). The job's report is checked
-			// against the file when it ends.
-			e.changedInJob = true
-		}
+		d.unchanged(l, id)
 		return // our own write, or an event for an unchanged file
 	}
 	if e == nil {
@@ -318,17 +324,30 @@ func (d *Daemon) reconcile(l *list, id string, tf *taskfile.Task, err error) {
 	d.observe(l, id, e, tf)
 }
 
+// unchanged handles task id of l read with the bytes the loop last saw.
+// If a job is writing, the file may have been written by the job and then
+// put back by someone else (a task that ended, deleted and dropped again
+// with the same contents): the job's report is checked against the file
+// when it ends.
+func (d *Daemon) unchanged(l *list, id string) {
+	if e := l.entries[id]; e != nil && e.job != nil {
+		e.changedInJob = true
+	}
+}
+
 // scanBatch is how many task files a scan reads ahead of reconciling them.
 const scanBatch = 256
 
 // readTasks reads task files ids of dir and calls fn with each, in the
 // order of ids, from the calling goroutine. The files are read (opened,
 // read and parsed: most of a scan's time) by one goroutine per CPU, a
-// batch ahead of fn.
-func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, tf *taskfile.Task, err error)) {
+// batch ahead of fn; a file whose bytes hash to known[id] is not parsed,
+// and fn is told it is the same.
+func readTasks(dir *taskfile.Dir, ids []string, known map[string]uint64, fn func(id string, tf *taskfile.Task, err error, same bool)) {
 	type result struct {
-		tf  *taskfile.Task
-		err error
+		tf   *taskfile.Task
+		err  error
+		same bool // the bytes hash to known[id]: not parsed
 	}
 	workers := runtime.GOMAXPROCS(0)
 	read := func(batch []string) <-chan []result {
@@ -339,8 +358,20 @@ func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, tf *taskfile.
 			var wg sync.WaitGroup
 			for range min(workers, len(batch)) {
 				wg.Go(func() {
+					var buf []byte // reused: an unchanged file leaves nothing behind
 					for i := int(next.Add(1) - 1); i < len(batch); i = int(next.Add(1) - 1) {
-						out[i].tf, out[i].err = dir.Read(batch[i])
+						id := batch[i]
+						data, err := dir.ReadRaw(id, buf)
+						if err != nil {
+							out[i].err = err
+							continue
+						}
+						buf = data
+						if h, ok := known[id]; ok && hashBytes(data) == h {
+							out[i].same = true
+							continue
+						}
+						out[i].tf, out[i].err = taskfile.Parse(bytes.Clone(data), dir.File(id), id)
 					}
 				})
 			}
@@ -357,7 +388,7 @@ func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, tf *taskfile.
 			ahead = read(batch(i + scanBatch))
 		}
 		for k, r := range <-cur {
-			fn(ids[i+k], r.tf, r.err)
+			fn(ids[i+k], r.tf, r.err, r.same)
 		}
 	}
 }

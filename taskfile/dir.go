@@ -72,6 +72,25 @@ func ReadFile(path string) (*Task, error) {
 }
 
 func readFile(path, stem string) (*Task, error) {
+	data, err := readBytes(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path, stem)
+}
+
+// ReadRaw returns the bytes of task id's file, read into buf (reused when
+// it is large enough), refusing what Read refuses before it parses (a
+// link, not a regular file, another user's, too large): for a caller that
+// parses only what changed (Parse, with bytes it may keep).
+func (d *Dir) ReadRaw(id string, buf []byte) ([]byte, error) {
+	if !ValidID(id) {
+		return nil, &fs.PathError{Op: "read", Path: d.File(id), Err: ErrInvalidID}
+	}
+	return readBytes(d.File(id), buf)
+}
+
+func readBytes(path string, buf []byte) ([]byte, error) {
 	f, err := openTask(path)
 	if err != nil {
 		return nil, err
@@ -81,12 +100,15 @@ func readFile(path, stem string) (*Task, error) {
 		return nil, badFile(path, ErrTooLarge, "Task files hold at most 1 MiB; move large inputs into separate files and reference them (for example with /read).",
 			"the file is %d bytes, larger than the 1 MiB limit", f.size)
 	}
-	data := make([]byte, 0, f.size+1)
+	data := buf[:0]
+	if int64(cap(data)) < f.size+1 {
+		data = make([]byte, 0, f.size+1)
+	}
 	data, err = readAll(f, data)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
-	return Parse(data, path, stem)
+	return data, nil
 }
 
 // taskFile is a task file open for reading: a bare descriptor, read with
