@@ -118,9 +118,10 @@ func TestDaemon_TornWriteIsNotRejected(t *testing.T) {
 	f.WriteString(content[:10]) // the daemon sees this half
 	f.Sync()
 	// Wait until the daemon has read the half file (its event was handled),
-	// using a probe task dropped afterwards as the marker.
+	// using the acceptance of a probe task dropped afterwards as the
+	// marker: the rest of the file must follow within the grace period.
 	h.drop("l", "6", execTask("probe", "true"))
-	h.waitState("l", "6", task.Succeeded, 10*time.Second)
+	h.waitEvents("l", eventlog.TaskAccepted, "6", 1)
 	f.WriteString(content[10:])
 	f.Close()
 	h.waitState("l", "5", task.Succeeded, 10*time.Second)
