@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -61,6 +62,11 @@ type Daemon struct {
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).
 	started chan struct{}
+
+	// background counts goroutines besides jobs that Run waits for
+	// (retention); retaining is set while a retention pass runs.
+	background sync.WaitGroup
+	retaining  atomic.Bool
 }
 
 // New returns a daemon for cfg that logs to log.
@@ -137,6 +143,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	err = d.loop(ctx)
 	d.shutdown(stopJobs)
+	d.background.Wait()
 	return err
 }
 
@@ -146,6 +153,9 @@ func (d *Daemon) loop(ctx context.Context) error {
 	defer rescan.Stop()
 	wake := time.NewTimer(time.Hour)
 	defer wake.Stop()
+	retain := time.NewTicker(retainEvery)
+	defer retain.Stop()
+	d.retain()
 	for {
 		d.schedule()
 		resetTimer(wake, d.nextWake())
@@ -177,6 +187,8 @@ func (d *Daemon) loop(ctx context.Context) error {
 			rescan.Reset(d.cfg.Rescan)
 		case <-wake.C:
 			d.wakeDue()
+		case <-retain.C:
+			d.retain()
 		}
 		if d.fullScan {
 			d.fullScan = false

@@ -44,6 +44,11 @@ type list struct {
 	nextRecheck time.Time // earliest re-check of a file that did not parse
 
 	mirror *subagent.Mirror // links for mirroring handed-off children's events (waits.go); nil until needed
+
+	// acceptedBefore holds the tasks whose acceptance the list's event log
+	// records already, until the list's first scan: a restart does not
+	// log them again.
+	acceptedBefore map[string]bool
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
@@ -140,6 +145,8 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	}
 	dir.KeepLockDirs() // in .taskd/locks: no inode made and freed per write
 	l := newList(id, dir)
+	l.Events.SetRotation(eventlog.Rotation{MaxBytes: d.cfg.Retention.EventsMaxBytes, Keep: d.cfg.Retention.EventsKeep})
+	l.acceptedBefore = eventlog.Accepted(path)
 	if err := area.CheckList(path, d.cfg.Insecure); err != nil {
 		l.refused = err
 		d.listRefused(l, err, "not serving list; fix it and it is served at once")
@@ -269,6 +276,7 @@ func (d *Daemon) scanList(l *list) {
 			}
 			d.reconcile(l, id, tf, err)
 		})
+		l.acceptedBefore = nil
 	}
 	for id := range l.entries {
 		if !present[id] {

@@ -66,6 +66,9 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
 	e.children = children.WaitsFor(tf)
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (waits.go)
+	if !e.accepted && l.acceptedBefore[id] {
+		e.accepted = true // by an earlier daemon
+	}
 	if !e.accepted && e.state == task.None && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true
 		l.Events.Append(eventlog.Event{Type: eventlog.TaskAccepted, List: l.ID, Task: id, Parent: e.parent,

@@ -90,7 +90,7 @@ func (s *lockSpares) pop() (string, bool) {
 			return "", false
 		}
 		s.fd = fd
-		s.free = append(s.free, emptyDirs(fd)...)
+		s.adopt(emptyDirs(fd))
 	}
 	if len(s.free) == 0 {
 		return "", false
@@ -202,6 +202,34 @@ func emptyDirs(fd int) []string {
 		d.Close()
 	}
 	return names
+}
+
+// maxKept bounds the directories adopted from earlier processes: more
+// than this many writers at once on one list do not happen, and the rest
+// would be kept forever.
+const maxKept = 64
+
+// adopt takes the empty directories earlier processes kept, up to maxKept,
+// renamed after this process so that nobody takes them for a dead
+// process's (taskd clean removes those); the rest are removed. Called with
+// s.mu held.
+func (s *lockSpares) adopt(names []string) {
+	for i, name := range names {
+		if i >= maxKept {
+			unix.Unlinkat(s.fd, name, unix.AT_REMOVEDIR)
+			continue
+		}
+		s.next++
+		own := fmt.Sprintf("%d.%d", os.Getpid(), s.next)
+		if name == own {
+			s.free = append(s.free, name)
+			continue
+		}
+		if err := renameNoReplace(s.fd, name, s.fd, own); err == nil {
+			name = own
+		}
+		s.free = append(s.free, name)
+	}
 }
 
 // removeLockDir removes the lock directory path: with rmdir, not

@@ -3,8 +3,10 @@ package taskfile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -216,5 +218,42 @@ func TestKeepLockDirs_LinkedLater(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
 		t.Errorf("the link's target got %v", entries)
+	}
+}
+
+// Adopting what earlier processes kept renames each directory after this
+// process and removes those past maxKept, so the pool stays bounded
+// however many processes came and went.
+func TestKeepLockDirs_AdoptBounded(t *testing.T) {
+	t.Parallel()
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.KeepLockDirs()
+	d.spares = newSpares(d.path) // this test's own pool, not the process's
+	if err := os.MkdirAll(d.spares.dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const left = maxKept + 10
+	for i := range left {
+		if err := os.Mkdir(filepath.Join(d.spares.dir, fmt.Sprintf("999999%d.%d", i%3, i)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlock, err := d.lockFile(t.Context(), d.File("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	names := kept(t, d.spares)
+	if got, want := len(names), maxKept; got != want {
+		t.Errorf("kept %d directories, want %d", got, want)
+	}
+	own := fmt.Sprintf("%d.", os.Getpid())
+	for _, n := range names {
+		if !strings.HasPrefix(n, own) {
+			t.Errorf("kept %q, want it named after this process (%s…)", n, own)
+		}
 	}
 }

@@ -59,6 +59,8 @@ type FileConfig struct {
 	// default) or "normal" (SCHED_OTHER, what the daemon was started
 	// with). Applied by the taskd command, not by Daemon.
 	Scheduling string `json:"scheduling,omitempty"`
+	// Retention bounds what each list keeps of ended tasks (retention.go).
+	Retention *RetentionSpec `json:"retention,omitempty"`
 }
 
 // ListConfig holds per-list settings.
@@ -164,6 +166,9 @@ func (fc *FileConfig) validate() error {
 			return fmt.Errorf("%s %q is not a positive duration such as \"10m\"", d.name, d.v)
 		}
 	}
+	if err := fc.Retention.validate(); err != nil {
+		return err
+	}
 	switch fc.Scheduling {
 	case "", SchedulingBatch, SchedulingNormal:
 	default:
@@ -231,6 +236,7 @@ type Config struct {
 	MaxDepth     int
 	MaxChildren  int
 	AgentTypes   map[string]*AgentType // subagent types by name (agenttypes.go)
+	Retention    Retention             // what each list keeps of ended tasks
 
 	// Scheduling is the CPU scheduling policy the taskd command gives the
 	// daemon process: SchedulingBatch or SchedulingNormal.
@@ -266,6 +272,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		MaxChildren:  fc.MaxChildren,
 		AgentTypes:   compileAgentTypes(fc.AgentTypes),
 		Scheduling:   fc.Scheduling,
+		Retention:    fc.Retention.retention(),
 		Dir:          DefaultDir(),
 	}
 	c.Home, _ = os.UserHomeDir()

@@ -94,6 +94,11 @@ type Log struct {
 	// muted drops every event: the list is another user's, or its .taskd
 	// is not taskd's to write (a link), so nothing is written there.
 	muted atomic.Bool
+	// rotation, when its limit is set, rotates the file once an append
+	// takes it past the limit (SetRotation); size is the file's size as
+	// last known, under mu.
+	rotation Rotation
+	size     int64
 }
 
 func New(listDir string) *Log {
@@ -127,9 +132,30 @@ func (l *Log) Append(ev Event) error {
 			return err
 		}
 		l.f = f
+		if fi, err := f.Stat(); err == nil {
+			l.size = fi.Size()
+		}
 	}
-	_, err = l.f.Write(line)
+	n, err := l.f.Write(line)
+	l.size += int64(n)
+	if err == nil && l.rotation.MaxBytes > 0 && l.size >= l.rotation.MaxBytes {
+		// Other writers (taskd commands run by agents) may still append
+		// to the file now renamed: their lines land in the newest of the
+		// kept files.
+		l.f.Close()
+		l.f, l.size = nil, 0
+		err = Rotate(l.list, l.rotation.Keep)
+	}
 	return err
+}
+
+// SetRotation makes the log rotate its file when an append takes it to
+// r.MaxBytes or more (see Rotate); a zero MaxBytes never rotates. Taskd
+// commands run by agents append without rotating: the daemon's log does it.
+func (l *Log) SetRotation(r Rotation) {
+	l.mu.Lock()
+	l.rotation = r
+	l.mu.Unlock()
 }
 
 // SetTap makes fn see every event appended from now on, after it is
@@ -159,12 +185,24 @@ func (l *Log) Close() error {
 	return err
 }
 
-// Read reads the event log of the list at listDir. A missing log is
-// empty. A line that does not parse (it cannot be torn, but a person may
-// have edited the file) is returned as an error together with the events
-// read so far.
+// Read reads the event log of the list at listDir, the rotated files kept
+// first, oldest first. A missing log is empty. A line that does not parse
+// (it cannot be torn, but a person may have edited the file) is returned
+// as an error together with the events read so far.
 func Read(listDir string) ([]Event, error) {
-	f, err := fsroot.OpenFile(listDir, filepath.Join(area.Name, "events.jsonl"), os.O_RDONLY)
+	var out []Event
+	for _, name := range Files(listDir) {
+		evs, err := readFile(listDir, name)
+		out = append(out, evs...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func readFile(listDir, name string) ([]Event, error) {
+	f, err := fsroot.OpenFile(listDir, filepath.Join(area.Name, name), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -221,7 +223,9 @@ func ReadDir(base, path string) ([]fs.DirEntry, error) {
 	p, _ := absPath(base, path)
 	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
-	return f.ReadDir(-1)
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }
 
 // Rename renames oldpath to newpath, both inside base; the directories of

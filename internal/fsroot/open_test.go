@@ -54,6 +54,7 @@ func TestLinksRefused(t *testing.T) {
 		{"WriteFile", func(b string) error { return fsroot.WriteFile(b, ".taskd/runs/a/1/result.json", []byte("{}")) }},
 		{"ReadFile", func(b string) error { _, err := fsroot.ReadFile(b, ".taskd/runs/a/1/secret", 100); return err }},
 		{"ReadDir", func(b string) error { _, err := fsroot.ReadDir(b, ".taskd/runs/a/1"); return err }},
+		{"RemoveAll", func(b string) error { _, err := fsroot.RemoveAll(b, ".taskd/runs/a/1/secret"); return err }},
 	}
 	links := []string{".taskd", ".taskd/runs", ".taskd/runs/a", ".taskd/runs/a/1"}
 	for _, op := range ops {
