@@ -99,6 +99,49 @@
 // other users can write to is not served, and the log says so. 'taskd doctor'
 // checks all of this without starting a daemon.
 //
+// # taskd clean
+//
+//	taskd clean [--root DIR] [--config FILE] [--older-than AGE] [--dry-run] [-v] [LIST...]
+//
+// Clean applies the retention policy to every list of the root (or to the
+// lists named): the run folders and inboxes of ended tasks untouched for
+// longer than the policy's age (30 days unless the configuration's
+// retention.maxAge says otherwise, or --older-than AGE, such as 7d or 12h)
+// are removed, and each ended task keeps at most its last retention.keepRuns
+// run folders (3). An event log past its size is rotated, and lock
+// directories kept by processes that are gone are removed. The daemon does
+// the same at start and every hour; clean is for doing it now, or harder.
+//
+// Nothing of a task that has not ended is touched, and no task file is
+// removed ('taskd rm' removes a task). A list taskd would refuse to serve
+// (another user's, writable by others, a link in its .taskd) is left alone
+// and named on standard error. Clean is safe while a daemon runs.
+//
+// --dry-run lists what would go, with why and its size, and removes nothing;
+// -v lists what goes. Clean prints a summary line for each list.
+//
+//	taskd clean --dry-run
+//	taskd clean --older-than 7d nightly
+//
+// Clean fails (status 1) when a list cannot be read or something cannot be
+// removed, after doing the rest.
+//
+// # taskd rm
+//
+//	taskd rm [--root DIR] [--force] LIST/ID...
+//
+// Rm removes each task: its file, under the locks every writer takes, then
+// its run folders and its inbox. A task that is running or waiting for its
+// children is refused unless --force is given; then the daemon, seeing the
+// file gone, stops its agent. The task's children, if any, are left as they
+// are.
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone when
+// only one list has a task of that id.
+//
+// Rm fails (status 1) for a task that does not exist or is refused, after
+// removing the others.
+//
 // # taskd logs
 //
 //	taskd logs [--root DIR] [--attempt N] [--stderr] [-f] LIST/ID
@@ -250,6 +293,23 @@
 // needs_human, or does not accept the answer; the message lists the answers
 // it accepts. To run a needs_human task again from its step instead, use
 // 'taskd start'.
+//
+// # taskd wait
+//
+//	taskd wait [--root DIR] [--timeout D] LIST/ID...
+//
+// Wait waits until every task named has ended, printing a line as each one
+// does, and exits with their outcome: 0 when all succeeded, 1 when any
+// failed, was cancelled, timed out or was stopped (or does not exist or was
+// removed), 124 when --timeout passed first. A task that waits for a person
+// keeps wait waiting; wait says so once on standard error, with the command
+// that answers it.
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone when
+// only one list has a task of that id.
+//
+//	id=$(taskd submit --agent exec 'make test' | xargs basename -s .json)
+//	taskd wait "$id" && echo green
 //
 // # taskd navigate
 //

@@ -18,8 +18,8 @@ type taskRef struct {
 	root, list, id string
 }
 
-// parseTaskRef resolves LIST/ID, a path to a task file, or a bare ID (in
-// $TASKD_LIST, or in the only list there is).
+// parseTaskRef resolves LIST/ID, a path to a task file, or a bare ID: in
+// $TASKD_LIST if set, else in the only list that has a task of that id.
 func parseTaskRef(root, ref string) (taskRef, error) {
 	r, err := parseRef(root, ref)
 	if err == nil && !taskfile.ValidID(r.id) {
@@ -42,17 +42,28 @@ func parseRef(root, ref string) (taskRef, error) {
 	if l := os.Getenv("TASKD_LIST"); l != "" {
 		return taskRef{root: root, list: l, id: ref}, nil
 	}
-	entries, _ := os.ReadDir(root)
-	var lists []string
-	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			lists = append(lists, e.Name())
+	lists, err := listNames(root)
+	if err != nil {
+		return taskRef{}, fmt.Errorf("task %q: %w", ref, err)
+	}
+	var have []string
+	for _, l := range lists {
+		if _, err := os.Lstat(filepath.Join(root, l, ref+".json")); err == nil {
+			have = append(have, l)
 		}
 	}
-	if len(lists) == 1 {
-		return taskRef{root: root, list: lists[0], id: ref}, nil
+	switch {
+	case len(have) == 1:
+		return taskRef{root: root, list: have[0], id: ref}, nil
+	case len(have) > 1:
+		for i, l := range have {
+			have[i] = l + "/" + ref
+		}
+		return taskRef{}, fmt.Errorf("task %q: which list? %d lists have it: %s", ref, len(have), strings.Join(have, ", "))
+	case len(lists) == 1:
+		return taskRef{root: root, list: lists[0], id: ref}, nil // not there: said when it is opened
 	}
-	return taskRef{}, fmt.Errorf("task %q: name it as LIST/ID (lists in %s: %s)", ref, root, strings.Join(lists, ", "))
+	return taskRef{}, fmt.Errorf("task %q: no list in %s has a task %s (lists: %s)", ref, root, ref, strings.Join(lists, ", "))
 }
 
 func (r taskRef) dir() (*taskfile.Dir, error) { return control.OpenList(r.root, r.list, false) }
@@ -273,7 +284,7 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 		t.Subject = *subject
 	}
 	if t.Subject == "" {
-		t.Subject = strings.TrimSpace(firstLineOf(prompt))
+		t.Subject = subjectOf(prompt)
 	}
 	listID := firstNonEmpty(*list, os.Getenv("TASKD_LIST"), "default")
 	dir, err := control.OpenList(r, listID, true)
@@ -285,7 +296,19 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	fmt.Fprintln(inv.stdout, dir.File(created.ID))
+	warnNoDaemon(inv, r)
 	return nil
+}
+
+// subjectOf is the subject a prompt gives a task: its first line that is
+// not a command (/read, /push, …), or its first line if all are.
+func subjectOf(prompt string) string {
+	for line := range strings.Lines(prompt) {
+		if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "/") {
+			return firstLineOf(l)
+		}
+	}
+	return firstLineOf(prompt)
 }
 
 func firstNonEmpty(s ...string) string {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/task"
+)
+
+// TestWait: wait exits 0 when every task succeeded, 1 when one failed or
+// does not exist, 124 when its timeout passes first; it says when no
+// daemon serves the root.
+func TestWait(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	_, errOut, _ := runCLI(t, "submit", "--root", root, "--list", "l", "--agent", "exec", "true")
+	if !strings.Contains(errOut, "no daemon serves") {
+		t.Errorf("submit without a daemon: stderr %q, want a warning", errOut)
+	}
+	_, errOut, code := runCLI(t, "wait", "--root", root, "--timeout", "100ms", "l/1")
+	if code != exitWaitTimeout || !strings.Contains(errOut, "no daemon serves") || !strings.Contains(errOut, "l/1 has not ended") {
+		t.Errorf("wait without a daemon: exit %d, %q; want %d, a warning and the task", code, errOut, exitWaitTimeout)
+	}
+	startTestDaemon(t, root, &config.FileConfig{})
+	runCLI(t, "submit", "--root", root, "--list", "l", "--agent", "exec", "echo broken >&2; exit 3")
+	for _, tt := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"l/1"}, 0, "l/1 succeeded\n"},
+		{[]string{"1"}, 0, "l/1 succeeded\n"},
+		{[]string{"l/1", "l/2"}, 1, "l/2 failed"},
+		{[]string{"l/9"}, 1, "l/9 does not exist"},
+	} {
+		out, errOut, code := runCLI(t, append([]string{"wait", "--root", root, "--timeout", "30s"}, tt.args...)...)
+		if code != tt.code || !strings.Contains(out, tt.out) {
+			t.Errorf("wait %v: exit %d, %q %q; want exit %d and %q", tt.args, code, out, errOut, tt.code, tt.out)
+		}
+	}
+}
+
+// TestRm: rm removes an ended task's file, run folders and inbox; it
+// refuses a running task without --force, and with it the daemon stops
+// the task's agent.
+func TestRm(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	startTestDaemon(t, root, &config.FileConfig{})
+	runCLI(t, "submit", "--root", root, "--list", "l", "--agent", "exec", "true")
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	runCLI(t, "submit", "--root", root, "--list", "l", "--agent", "exec", "echo $$ > "+pidFile+"; exec sleep 60")
+	if _, _, code := runCLI(t, "wait", "--root", root, "--timeout", "30s", "l/1"); code != 0 {
+		t.Fatal("task 1 did not succeed")
+	}
+	list := filepath.Join(root, "l")
+	os.MkdirAll(filepath.Join(list, ".taskd", "inbox", "1"), 0o700)
+	out, errOut, code := runCLI(t, "rm", "--root", root, "l/1")
+	if code != 0 || out != "l/1 removed\n" {
+		t.Fatalf("rm l/1: exit %d, %q %q", code, out, errOut)
+	}
+	for _, p := range []string{"1.json", ".taskd/runs/1", ".taskd/inbox/1"} {
+		if _, err := os.Lstat(filepath.Join(list, p)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", p, err)
+		}
+	}
+
+	waitUntil(t, "task 2 to run", 30*time.Second, func() bool {
+		_, err := os.Stat(pidFile)
+		return stateIn(t, root, "l", "2") == task.Running && err == nil
+	})
+	_, errOut, code = runCLI(t, "rm", "--root", root, "l/2")
+	if code != 1 || !strings.Contains(errOut, "is running") || !strings.Contains(errOut, "--force") {
+		t.Errorf("rm of a running task: exit %d, %q; want 1 and the way out", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(list, "2.json")); err != nil {
+		t.Fatalf("a refused rm removed the file: %v", err)
+	}
+	if _, errOut, code := runCLI(t, "rm", "--root", root, "--force", "l/2"); code != 0 {
+		t.Fatalf("rm --force: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(list, "2.json")); !os.IsNotExist(err) {
+		t.Errorf("rm --force left the file: %v", err)
+	}
+	data, _ := os.ReadFile(pidFile)
+	pid := strings.TrimSpace(string(data))
+	waitUntil(t, "the removed task's agent to be stopped", 30*time.Second, func() bool {
+		_, err := os.Stat("/proc/" + pid)
+		return os.IsNotExist(err)
+	})
+	if _, _, code := runCLI(t, "rm", "--root", root, "l/2"); code != 1 {
+		t.Errorf("rm of a missing task: exit %d, want 1", code)
+	}
+}
