@@ -30,6 +30,7 @@ type list struct {
 	// waiters maps a task id to the tasks whose blockedBy names it, so a
 	// blocker's change re-evaluates exactly its dependents.
 	waiters    map[string]map[string]struct{}
+	kids       map[string]map[string]struct{} // the tasks whose parent is an id (settle.go)
 	dirty      map[string]struct{} // ids events pointed at, to refresh
 	ready      []string            // runnable ids, in id order
 	inReady    map[string]bool
@@ -75,6 +76,10 @@ type entry struct {
 	changedInJob bool
 	jobErrors    int       // consecutive jobs that failed for reasons outside the task
 	holdUntil    time.Time // no new job before this, after such failures
+
+	waitOnFailure bool // metadata.taskd.onBlockerFailure is "wait"
+	settleMisses  int  // settling jobs in a row that found nothing to do (settle.go)
+	seen          bool // observed as taskd's before: a change of state is news
 }
 
 var hashSeed = maphash.MakeSeed()
@@ -164,7 +169,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 func newList(id string, dir *taskfile.Dir) *list {
 	return &list{
 		List:    &job.List{ID: id, Dir: dir, Events: eventlog.New(dir.Path())},
-		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},
+		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{}, kids: map[string]map[string]struct{}{},
 		dirty: map[string]struct{}{}, inReady: map[string]bool{},
 		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
 	}
@@ -371,8 +376,10 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 		fsroot.Remove(l.Dir.Path(), rejectPath(l, id))
 	}
 	l.setBlockedBy(id, nil)
+	l.setParent(id, e.parent, "")
 	delete(l.entries, id)
 	l.wakeWaiters(id) // like Claude Code: a deleted blocker blocks nothing
+	l.considerKids(id) // a queued child of a task that is gone never runs
 }
 
 // runDir returns the run folder of attempt n of task id.
