@@ -227,6 +227,8 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 	}
 	if id, ok := taskID(name); ok {
 		l.dirty[id] = struct{}{}
+	} else if id, ok := lockOf(name); ok {
+		l.lockChanged(id) // a held task may be claimed now (settle.go)
 	} else if name == area.Name {
 		d.checkListMode(l) // .taskd replaced (by a link?)
 	} else if _, _, bad := taskfile.Misnamed(name); bad {

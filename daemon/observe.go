@@ -33,6 +33,9 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	prevStatus, prevState, prevCancel, prevParent := e.status, e.state, e.cancel, e.parent
 	e.badReason, e.badSince = "", time.Time{}
 	delete(l.recheck, id)
+	if e.holdUntil.After(time.Now()) {
+		l.recheckAt(id, e.holdUntil) // a held task is looked at again when its hold ends
+	}
 	owned, ownerProfile := task.Addressed(tf)
 	e.status = tf.Status
 	if e.status == "" {

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"os"
+	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/job"
@@ -134,4 +135,22 @@ func (e *entry) settleMissed(kind job.Kind, missed bool) {
 	}
 	e.settleMisses++
 	e.holdUntil = time.Now().Add(min(100*time.Millisecond<<min(e.settleMisses-1, 9), time.Minute))
+}
+
+// lockOf returns the id of the task whose lock (<id>.json.lock) name is.
+func lockOf(name string) (string, bool) {
+	if n, ok := strings.CutSuffix(name, ".lock"); ok {
+		return taskID(n)
+	}
+	return "", false
+}
+
+// lockChanged handles a change of task id's lock: a task held because its
+// lock could not be taken is tried again at once, not at the end of its
+// backoff.
+func (l *list) lockChanged(id string) {
+	if e := l.entries[id]; e != nil && e.jobErrors > 0 && e.job == nil {
+		e.holdUntil = time.Time{}
+		l.consider(id)
+	}
 }

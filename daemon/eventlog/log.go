@@ -128,7 +128,14 @@ func (l *Log) Append(ev Event) error {
 		}
 		l.f = f
 	}
-	_, err = l.f.Write(line)
+	n, err := l.f.Write(line)
+	if err != nil && n > 0 {
+		// A short write (a full disk): the part written is taken back,
+		// so that the log never holds a torn line.
+		if fi, serr := l.f.Stat(); serr == nil && fi.Size() >= int64(n) {
+			l.f.Truncate(fi.Size() - int64(n))
+		}
+	}
 	return err
 }
 

@@ -68,8 +68,8 @@ const (
 	// while taskd had the task in another state (data: state, the one it
 	// had); it never runs again.
 	TaskCompletedByUser = "TaskCompletedByUser"
-	// ChildNeedsAttention, on a task: a task below it (data: task, and
-	// child, the one on the way down) needs a person, failed or is held
-	// (data: state, reason).
+	// ChildNeedsAttention, on a task: a task below it (data: descendant,
+	// and child, the one on the way down) needs a person, failed or is
+	// held (data: state, reason).
 	ChildNeedsAttention = "ChildNeedsAttention"
 )

@@ -19,9 +19,11 @@ import (
 // spin.
 
 // HoldBackoff is the wait before try n+1 of a write that failed n times:
-// 1s, 2s, 4s, … at most a minute.
+// 1s, 2s, 4s, 8s, then every 15s, so that a task is on its way within
+// seconds of the disk having room again, and a disk full for hours costs
+// a write every 15 seconds.
 func HoldBackoff(n int) time.Duration {
-	return min(time.Second<<min(max(n, 1)-1, 6), time.Minute)
+	return min(time.Second<<min(max(n, 1)-1, 4), 15*time.Second)
 }
 
 // Hold marks task id of the job's list held for reason until retry, with
@@ -112,7 +114,7 @@ func (j *Job) TellAncestors(parent, state, reason string) {
 	for p := parent; p != "" && !seen[p] && len(seen) < maxDepth; {
 		seen[p] = true
 		j.List.Emit(eventlog.Event{Type: eventlog.ChildNeedsAttention, Task: p,
-			Data: map[string]any{"child": child, "task": j.ID, "state": state, "reason": reason}})
+			Data: map[string]any{"child": child, "descendant": j.ID, "state": state, "reason": reason}})
 		pt, err := j.List.Dir.Read(p)
 		if err != nil {
 			return
