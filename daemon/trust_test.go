@@ -1,19 +1,23 @@
 package daemon_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
@@ -582,4 +586,171 @@ func TestTrust_DiskFull(t *testing.T) {
 	if _, err := eventlog.Read(filepath.Join(root, "l")); err != nil {
 		t.Errorf("the event log: %v", err)
 	}
+}
+
+// TestTrust_ClaudeCodeLockHeld: Claude Code (the real proper-lockfile,
+// with Claude Code's options) holds a task file's lock, refreshing it,
+// for lockHold (12 s; 30 s with the stress tag), beyond the 10 s after
+// which a lock nobody refreshes counts as abandoned. Meanwhile the task,
+// dropped just after the lock was taken, does not start, and taskd status
+// says what it waits for; the lock is never broken (its holder releases
+// it cleanly); once it is released the task runs, once. The test runs in
+// parallel with the others: the hold adds nothing to the suite's time.
+func TestTrust_ClaudeCodeLockHeld(t *testing.T) {
+	t.Parallel()
+	node := nodeToolsDir(t)
+	h := startDaemon(t, []string{"l"})
+	m := t.TempDir()
+	file := filepath.Join(h.listDir("l"), "1.json")
+	// A task of Claude Code's own, not taskd's, whose lock is taken.
+	if err := os.WriteFile(file, []byte(`{"id": "1", "subject": "plan", "description": "", "activeForm": "planning", "status": "pending", "blocks": [], "blockedBy": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("node", filepath.Join(node, "lock-hold.js"), file)
+	stdin, _ := holder.StdinPipe()
+	stdout, _ := holder.StdoutPipe()
+	holder.Stderr = os.Stderr
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Process.Kill()
+	lines := bufioLines(stdout)
+	if l := <-lines; l != "locked" {
+		t.Fatalf("lock-hold.js did not take the lock: %q", l)
+	}
+	locked := time.Now()
+	// Under the lock, the task becomes taskd's (a write that ignores the
+	// lock, as a careless writer's would): taskd must wait for the lock.
+	h.drop("l", "1", execTask("waits for the lock", "echo ran >> "+m+"/1"))
+	sawHeld := false
+	for time.Since(locked) < lockHold {
+		if readString(m, "1") != "" {
+			t.Fatalf("the task started %s after Claude Code took its lock, which it still holds", time.Since(locked).Round(time.Millisecond))
+		}
+		if tf, err := taskfile.ReadFile(file); err == nil && stateOf(tf) != task.None {
+			t.Fatalf("the task file was claimed (%q) under Claude Code's lock", stateOf(tf))
+		}
+		if fi, err := os.Lstat(file + ".lock"); err != nil || !fi.IsDir() {
+			t.Fatalf("Claude Code's lock is gone while it holds it: %v", err)
+		}
+		if !sawHeld && time.Since(locked) > 4*time.Second {
+			st := statusJSON(t, h.root, "l")["1"]
+			sawHeld = strings.Contains(st.Held, "waiting for the lock "+file+".lock")
+		}
+		waitUntilOrTimeout(100*time.Millisecond, func() bool { return false })
+	}
+	if !sawHeld {
+		t.Errorf("taskd status never said the task waits for the lock")
+	}
+	io.WriteString(stdin, "release\n")
+	if l := <-lines; l != "released" {
+		t.Fatalf("Claude Code's lock was broken: lock-hold.js says %q", l)
+	}
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
+	if got := readString(m, "1"); got != "ran\n" {
+		t.Errorf("the task ran %q, want once", got)
+	}
+	if st := statusJSON(t, h.root, "l")["1"]; st.Held != "" {
+		t.Errorf("still shown held: %s", st.Held)
+	}
+	holder.Wait()
+	t.Logf("held Claude Code's lock for %s", time.Since(locked).Round(time.Second))
+}
+
+// bufioLines sends the lines of r on a channel.
+func bufioLines(r io.Reader) <-chan string {
+	c := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			c <- sc.Text()
+		}
+		close(c)
+	}()
+	return c
+}
+
+// TestTrust_ClaudeResumesInterruptedAttempt: the real Claude Code CLI,
+// against a loopback stub of the Messages API, is interrupted half way:
+// the model has asked for a command (a Bash tool call that takes a
+// minute), and while it runs the daemon is killed with SIGKILL; the agent
+// dies with it. The next daemon kills what is left of the attempt, records
+// it interrupted, and runs the next attempt as a continuation of the same
+// session — claude --resume with the session id the first attempt was
+// given, and a prompt that says it was interrupted — not as a new start:
+// the model is sent the conversation so far, the task and its own tool
+// call in it.
+func TestTrust_ClaudeResumesInterruptedAttempt(t *testing.T) {
+	t.Parallel()
+	bin := claudeBinary(t)
+	m := t.TempDir()
+	stub := newToolStub(t, func(body string) stubReply {
+		if strings.Contains(body, "was interrupted") {
+			return stubReply{Text: `Carried on. {"success": true, "summary": "finished after the interruption"}`}
+		}
+		if strings.Contains(body, "tool_result") {
+			return stubReply{Text: `{"success": false, "summary": "the command did not finish"}`}
+		}
+		return stubReply{Bash: "touch " + m + "/tool; sleep 60"}
+	})
+	root := newRoot(t, "l")
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	env := claudeEnv(t, stub)
+	home := strings.TrimPrefix(env[slices.IndexFunc(env, func(s string) bool { return strings.HasPrefix(s, "HOME=") })], "HOME=")
+	data, _ := json.Marshal(config.FileConfig{Profiles: map[string]config.ProfileSpec{"claude": {
+		Command: []string{bin, "-p", "--output-format", "json", "--allowedTools", "Bash"}, Prompt: "stdin", Output: "claude-json",
+		Env: env, Timeout: "2m"}}})
+	if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, root: root, logs: &syncBuffer{}}
+	p := startDaemonProc(t, root, 2, "TASKD_TEST_CONFIG="+cfgPath)
+	h.drop("l", "1", `{"subject": "greet", "owner": "taskd:claude", "description": "Write the greeting. TASK-MARKER-7d1"}`)
+	h.waitFor("the agent's tool call to run", 60*time.Second, func() bool { return fileExists(filepath.Join(m, "tool")) })
+	run1 := filepath.Join(root, "l", ".taskd", "runs", "1", "1")
+	var cmd1 struct {
+		PID       int    `json:"pid"`
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal([]byte(readString(run1, "cmd.json")), &cmd1)
+	if cmd1.SessionID == "" || cmd1.PID == 0 {
+		t.Fatalf("attempt 1's cmd.json records no session or process: %s", readString(run1, "cmd.json"))
+	}
+	// Killed once the CLI has written its transcript so far (it writes it
+	// as it goes): the session can be continued.
+	h.waitFor("the session's transcript to hold the tool call", 30*time.Second, func() bool {
+		found, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", cmd1.SessionID+".jsonl"))
+		return len(found) == 1 && strings.Contains(readString(filepath.Dir(found[0]), filepath.Base(found[0])), "tool_use")
+	})
+	p.kill(t)
+	h.waitFor("the agent to die with the daemon", 10*time.Second, func() bool { return !alivePid(cmd1.PID) })
+	p = startDaemonProc(t, root, 2, "TASKD_TEST_CONFIG="+cfgPath)
+	h.logs = p.log
+	tf := h.waitState("l", "1", task.Succeeded, 2*time.Minute)
+	p.term(t)
+	if s, _ := tf.Metadata.Object("taskd").Object("result").String("summary"); s != "finished after the interruption" {
+		t.Errorf("summary %q", s)
+	}
+	var cmd2 struct {
+		Argv []string `json:"argv"`
+	}
+	json.Unmarshal([]byte(readString(filepath.Join(root, "l", ".taskd", "runs", "1", "2"), "cmd.json")), &cmd2)
+	if i := slices.Index(cmd2.Argv, "--resume"); i < 0 || i+1 >= len(cmd2.Argv) || cmd2.Argv[i+1] != cmd1.SessionID || slices.Contains(cmd2.Argv, "--session-id") {
+		t.Errorf("attempt 2 ran %q, want --resume %s", cmd2.Argv, cmd1.SessionID)
+	}
+	bodies := stub.bodies()
+	last := bodies[len(bodies)-1]
+	for _, want := range []string{"TASK-MARKER-7d1", "touch " + m + "/tool", "was interrupted"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the resumed attempt's request lacks %q: %.600s", want, last)
+		}
+	}
+	if n := countEvents(h.events("l"), eventlog.TaskInterrupted, "1"); n != 1 {
+		t.Errorf("%d TaskInterrupted events, want 1", n)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
