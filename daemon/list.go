@@ -31,8 +31,8 @@ type list struct {
 	// blocker's change re-evaluates exactly its dependents.
 	waiters    map[string]map[string]struct{}
 	kids       map[string]map[string]struct{} // the tasks whose parent is an id (settle.go)
-	dirty      map[string]struct{} // ids events pointed at, to refresh
-	ready      []string            // runnable ids, in id order
+	dirty      map[string]struct{}            // ids events pointed at, to refresh
+	ready      []string                       // runnable ids, in id order
 	inReady    map[string]bool
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
@@ -378,7 +378,7 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 	l.setBlockedBy(id, nil)
 	l.setParent(id, e.parent, "")
 	delete(l.entries, id)
-	l.wakeWaiters(id) // like Claude Code: a deleted blocker blocks nothing
+	l.wakeWaiters(id)  // like Claude Code: a deleted blocker blocks nothing
 	l.considerKids(id) // a queued child of a task that is gone never runs
 }
 
