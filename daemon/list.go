@@ -30,9 +30,8 @@ type list struct {
 	// waiters maps a task id to the tasks whose blockedBy names it, so a
 	// blocker's change re-evaluates exactly its dependents.
 	waiters    map[string]map[string]struct{}
-	kids       map[string]map[string]struct{} // the tasks whose parent is an id (settle.go)
-	dirty      map[string]struct{}            // ids events pointed at, to refresh
-	ready      []string                       // runnable ids, in id order
+	dirty      map[string]struct{} // ids events pointed at, to refresh
+	ready      []string            // runnable ids, in id order
 	inReady    map[string]bool
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
@@ -44,6 +43,8 @@ type list struct {
 	nextRecheck time.Time // earliest re-check of a file that did not parse
 
 	mirror *subagent.Mirror // links for mirroring handed-off children's events (waits.go); nil until needed
+
+	kids map[string]map[string]struct{} // the tasks whose parent is an id (settle.go)
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
