@@ -754,3 +754,57 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// TestTrust_UpwardVisibility: a grandchild that needs a person shows on
+// its parent and on its grandparent — a ChildNeedsAttention event on each,
+// and taskd status marks the path (below:) — and a queued child its parent
+// never ran is cancelled, with the reason, once the parent has ended.
+func TestTrust_UpwardVisibility(t *testing.T) {
+	t.Parallel()
+	h := startDaemonWithCLI(t, []string{"l"})
+	h.addWorkflow("l", "ask", `{"id": "ask", "name": "ask", "nodes": {
+  "start": {"type": "start"},
+  "work": {"type": "task", "name": "Work", "command": "true"},
+  "decide": {"type": "end", "result": "blocked", "escalation": "hitl", "name": "Needs a decision", "description": "Choose the colour."}},
+ "edges": [{"from": "start", "to": "work"}, {"from": "work", "to": "decide"}]}`)
+	waiting := func(id, parent string, kids ...string) string {
+		p := ""
+		if parent != "" {
+			p = fmt.Sprintf(`, "parent": %q`, parent)
+		}
+		k, _ := json.Marshal(kids)
+		return fmt.Sprintf(`{"id": %q, "subject": "level %s", "description": "", "activeForm": "w", "status": "in_progress", "owner": "taskd", "blocks": [], "blockedBy": [],
+  "metadata": {"taskd": {"agent": "exec", "prompt": "exit 0", "state": "waiting", "attempt": 1, "children": {"parallel": %s}%s}}}`, id, id, k, p)
+	}
+	h.drop("l", "1", waiting("1", "", "2"))
+	h.drop("l", "2", waiting("2", "1", "3"))
+	h.drop("l", "3", flowTask("3", "ask", "pick a colour", `{"parent": "2"}`))
+	h.waitState("l", "3", task.NeedsHuman, 20*time.Second)
+	for _, id := range []string{"2", "1"} {
+		evs := h.waitEvents("l", eventlog.ChildNeedsAttention, id, 1)
+		for _, e := range evs {
+			if e.Type == eventlog.ChildNeedsAttention && e.Task == id && (e.Data["descendant"] != "3" || e.Data["state"] != "needs_human" || !strings.Contains(fmt.Sprint(e.Data["reason"]), "Needs a decision")) {
+				t.Errorf("task %s: %v", id, e.Data)
+			}
+		}
+	}
+	st := statusJSON(t, h.root, "l")
+	for _, id := range []string{"1", "2"} {
+		if b := st[id].Below; len(b) != 1 || b[0].ID != "3" || b[0].State != "needs_human" {
+			t.Errorf("status of %s: below %v, want 3 needs_human", id, b)
+		}
+	}
+
+	// A queued child left unstarted when its parent ends is cancelled.
+	m := t.TempDir()
+	h.drop("l", "10", execTask("pushes and leaves", `taskd push name=later "echo ran >> `+m+`/later"`))
+	h.waitState("l", "10", task.Succeeded, 20*time.Second)
+	later := findNamed(t, h, "l", "later")
+	tf := h.waitState("l", later, task.Cancelled, 20*time.Second)
+	if msg := tdString(tf, "error"); !strings.Contains(msg, "its parent 10 ended (succeeded) without starting it") {
+		t.Errorf("the queued child's error %q does not say why", msg)
+	}
+	if readString(m, "later") != "" {
+		t.Errorf("the queued child ran")
+	}
+}
