@@ -157,11 +157,13 @@ func TestFlow_RealClaudeCode(t *testing.T) {
 		return data
 	}
 	var cmd struct {
-		Argv   []string `json:"argv"`
-		Prompt string   `json:"prompt"`
+		Argv      []string `json:"argv"`
+		Prompt    string   `json:"prompt"`
+		SessionID string   `json:"sessionId"`
 	}
 	json.Unmarshal(run(1, "cmd.json"), &cmd)
-	if got, want := strings.Join(cmd.Argv, " "), bin+" -p --output-format json --model claude-test-model"; got != want || cmd.Prompt != "stdin" {
+	// A new session's id is given up front, and recorded (agent.Session).
+	if got, want := strings.Join(cmd.Argv, " "), bin+" -p --output-format json --model claude-test-model --session-id "+cmd.SessionID; got != want || cmd.Prompt != "stdin" || cmd.SessionID == "" {
 		t.Errorf("argv %q (prompt via %s), want %q via stdin", got, cmd.Prompt, want)
 	}
 	var review agent.Result

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -49,7 +50,16 @@ func daemonMain(root string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	conc, _ := strconv.Atoi(os.Getenv("TASKD_TEST_CONCURRENCY"))
-	cfg, err := config.NewConfig(root, nil, &config.FileConfig{Concurrency: conc, Grace: "2s"})
+	fc := &config.FileConfig{Grace: "2s"}
+	if path := os.Getenv("TASKD_TEST_CONFIG"); path != "" { // profiles, for the real claude
+		var err error
+		if fc, err = config.LoadFileConfig(path, false); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	fc.Concurrency = conc
+	cfg, err := config.NewConfig(root, nil, fc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -57,7 +67,12 @@ func daemonMain(root string) int {
 	if exe := os.Getenv("TASKD_TEST_EXE"); exe != "" {
 		cfg.Executable = exe // the taskd binary agents run their commands with
 	}
-	if err := daemon.New(cfg, slog.New(slog.NewTextHandler(os.Stderr, nil))).Run(ctx); err != nil {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := agent.Reap(log); err != nil { // as taskd run does
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := daemon.New(cfg, log).Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/catalog"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -57,6 +58,7 @@ type Daemon struct {
 
 	catalog *catalog.Catalog // each list's workflows and command files
 	env     *job.Env         // what every job may use
+	held    *held.Registry   // the tasks held while a write fails
 	runner  *agent.Local     // runs agents
 
 	// started is closed once the startup scan is complete (for tests and
@@ -82,7 +84,8 @@ func New(cfg *config.Config, log *slog.Logger) *Daemon {
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
 	d.runner = agent.NewLocal(cfg, log)
 	d.catalog = catalog.New(cfg.Dir, log)
-	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log}
+	d.held = held.New(cfg.Root, func(err error) { log.Warn("held tasks are not shown to taskd status", "err", err) })
+	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log, Held: d.held}
 	return d
 }
 
@@ -236,6 +239,8 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 	}
 	if id, ok := taskID(name); ok {
 		l.dirty[id] = struct{}{}
+	} else if id, ok := lockOf(name); ok {
+		l.lockChanged(id) // a held task may be claimed now (settle.go)
 	} else if name == area.Name {
 		d.checkListMode(l) // .taskd replaced (by a link?)
 	} else if _, _, bad := taskfile.Misnamed(name); bad {
@@ -327,6 +332,7 @@ func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
 				l.Events.Append(eventlog.Event{Type: eventlog.DaemonStopped, List: id})
 				l.Events.Close()
 			}
+			d.held.Close()
 			d.log.Info("taskd stopped")
 			return
 		case msg := <-d.done:

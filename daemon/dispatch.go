@@ -30,6 +30,8 @@ func handlerFor(kind job.Kind, t *taskfile.Task) job.Handler {
 		return cancellation{}
 	case kind == job.Deliver:
 		return delivery{}
+	case kind == job.Settle:
+		return settlement{}
 	case subagent.Owns(kind, t):
 		return subagent.Tasks{}
 	case flow.Is(t):
@@ -38,8 +40,9 @@ func handlerFor(kind job.Kind, t *taskfile.Task) job.Handler {
 	return plain.Tasks{}
 }
 
-// cancellation cancels a task that is not running: its
-// metadata.taskd.cancel was set while it waited.
+// cancellation cancels a task that is not running, and its subtree: its
+// metadata.taskd.cancel was set while it waited, a task above it was
+// cancelled, or (queued) its parent ended without starting it.
 type cancellation struct{}
 
 func (cancellation) Do(ctx context.Context, j *job.Job, _ *taskfile.Task) (*taskfile.Task, error) {
@@ -53,7 +56,15 @@ func (delivery) Do(ctx context.Context, j *job.Job, _ *taskfile.Task) (*taskfile
 	return deliverResult(ctx, j)
 }
 
+// settlement ends a task without running it (settle.go).
+type settlement struct{}
+
+func (settlement) Do(ctx context.Context, j *job.Job, _ *taskfile.Task) (*taskfile.Task, error) {
+	return j.Settle(ctx)
+}
+
 var (
 	_ job.Handler = cancellation{}
 	_ job.Handler = delivery{}
+	_ job.Handler = settlement{}
 )

@@ -85,7 +85,13 @@ func taskdBinary(t testing.TB) string {
 
 func startDaemonExe(t testing.TB, lists []string, exe string, opts ...harnessOption) *harness {
 	t.Helper()
-	root := filepath.Join(t.TempDir(), "tasks")
+	return startDaemonAt(t, filepath.Join(t.TempDir(), "tasks"), lists, exe, opts...)
+}
+
+// startDaemonAt is startDaemonExe on the root at root (made, with its
+// lists), which may be anywhere (on a file system of the test's own).
+func startDaemonAt(t testing.TB, root string, lists []string, exe string, opts ...harnessOption) *harness {
+	t.Helper()
 	if err := os.Mkdir(root, 0o700); err != nil {
 		t.Fatal(err)
 	}

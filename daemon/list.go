@@ -49,6 +49,8 @@ type list struct {
 	// records already, until the list's first scan: a restart does not
 	// log them again.
 	acceptedBefore map[string]bool
+
+	kids map[string]map[string]struct{} // the tasks whose parent is an id (settle.go)
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
@@ -81,6 +83,10 @@ type entry struct {
 	changedInJob bool
 	jobErrors    int       // consecutive jobs that failed for reasons outside the task
 	holdUntil    time.Time // no new job before this, after such failures
+
+	waitOnFailure bool // metadata.taskd.onBlockerFailure is "wait"
+	settleMisses  int  // settling jobs in a row that found nothing to do (settle.go)
+	seen          bool // observed as taskd's before: a change of state is news
 }
 
 var hashSeed = maphash.MakeSeed()
@@ -172,7 +178,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 func newList(id string, dir *taskfile.Dir) *list {
 	return &list{
 		List:    &job.List{ID: id, Dir: dir, Events: eventlog.New(dir.Path())},
-		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{},
+		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{}, kids: map[string]map[string]struct{}{},
 		dirty: map[string]struct{}{}, inReady: map[string]bool{},
 		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
 	}
@@ -410,8 +416,10 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 		fsroot.Remove(l.Dir.Path(), rejectPath(l, id))
 	}
 	l.setBlockedBy(id, nil)
+	l.setParent(id, e.parent, "")
 	delete(l.entries, id)
-	l.wakeWaiters(id) // like Claude Code: a deleted blocker blocks nothing
+	l.wakeWaiters(id)  // like Claude Code: a deleted blocker blocks nothing
+	l.considerKids(id) // a queued child of a task that is gone never runs
 }
 
 // runDir returns the run folder of attempt n of task id.

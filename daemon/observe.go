@@ -30,9 +30,12 @@ const tornGrace = 500 * time.Millisecond
 // dependency and parent links current, rejects a taskd task that asks for
 // something impossible, and marks the task for evaluation by the scheduler.
 func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
-	prevStatus, prevState := e.status, e.state
+	prevStatus, prevState, prevCancel, prevParent := e.status, e.state, e.cancel, e.parent
 	e.badReason, e.badSince = "", time.Time{}
 	delete(l.recheck, id)
+	if e.holdUntil.After(time.Now()) {
+		l.recheckAt(id, e.holdUntil) // a held task is looked at again when its hold ends
+	}
 	owned, ownerProfile := task.Addressed(tf)
 	e.status = tf.Status
 	if e.status == "" {
@@ -46,6 +49,8 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	if !owned {
 		d.clearReject(l, id, e)
 		e.state, e.parent, e.children, e.delivered = "", "", nil, false
+		l.setParent(id, prevParent, "")
+		e.seen = false
 		return
 	}
 	sp, err := task.ReadSpec(tf)
@@ -65,6 +70,15 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
 	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
 	e.children = children.WaitsFor(tf)
+	e.waitOnFailure = sp.OnBlockerFailure == "wait"
+	l.setParent(id, prevParent, e.parent)
+	if e.state != prevState || e.status != prevStatus || e.cancel != prevCancel {
+		l.considerKids(id) // a cancel, or an end, reaches the tasks below (settle.go)
+	}
+	if e.seen && e.state != prevState {
+		d.tellAncestors(l, id, e, tf)
+	}
+	e.seen = true
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (waits.go)
 	if !e.accepted && l.acceptedBefore[id] {
 		e.accepted = true // by an earlier daemon
@@ -84,6 +98,29 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		return
 	}
 	l.consider(id)
+}
+
+// tellAncestors logs, on each task above task id, that it now needs a
+// person or failed (ChildNeedsAttention): a task taken to that state while
+// this daemon watched.
+func (d *Daemon) tellAncestors(l *list, id string, e *entry, tf *taskfile.Task) {
+	if e.parent == "" {
+		return
+	}
+	m := tf.Metadata.Object("taskd")
+	var reason string
+	switch e.state {
+	case task.NeedsHuman:
+		reason, _ = m.Object("hitl").String("reason")
+		if reason == "" {
+			reason = "it waits for a person's answer"
+		}
+	case task.Failed, task.TimedOut, task.Stopped:
+		reason, _ = m.String("error")
+	default:
+		return
+	}
+	d.inspect(l, id).TellAncestors(e.parent, string(e.state), reason)
 }
 
 // validate checks what a taskd task asks for beyond field types: that its

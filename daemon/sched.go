@@ -122,9 +122,8 @@ func (d *Daemon) evaluate(l *list, id string) {
 	if time.Now().Before(e.holdUntil) {
 		return
 	}
-	if e.cancel && cancellable(e.state) && e.status != taskfile.StatusCompleted {
-		d.startJob(l, id, job.Cancel, slots.Late)
-		return
+	if d.settle(l, id, e) {
+		return // ended without running (settle.go)
 	}
 	if e.state == task.Running {
 		d.startJob(l, id, job.Recover, slots.Late)
@@ -149,16 +148,6 @@ func (d *Daemon) evaluate(l *list, id string) {
 		i, _ := slices.BinarySearchFunc(l.ready, id, taskfile.CompareIDs)
 		l.ready = slices.Insert(l.ready, i, id)
 	}
-}
-
-// cancellable reports whether a task in state s that is not running can be
-// cancelled by metadata.taskd.cancel.
-func cancellable(s task.State) bool {
-	switch s {
-	case task.None, task.Queued, task.Retrying, task.NeedsHuman, task.Waiting:
-		return true
-	}
-	return false
 }
 
 // runnable reports whether task id should get a slot now (docs/tasks.md).
@@ -425,17 +414,29 @@ func (d *Daemon) finished(msg jobDone) {
 	}
 	e.job = nil
 	if msg.err != nil && msg.err != errNotRunnable {
-		// Something outside the task went wrong (a lock held for too long,
-		// a full disk, a link in .taskd): try again later, more slowly
-		// each time. A refusal of the path rule is recorded the first time.
+		// Something outside the task went wrong (a full disk, a lock
+		// nobody can take, a link in .taskd): the task is held, with the
+		// reason where taskd status shows it, and tried again later, more
+		// slowly each time. A refusal of the path rule is recorded the
+		// first time.
 		if e.jobErrors == 0 && refusedPath(msg.err) {
 			j.l.Events.Append(eventlog.Event{Type: eventlog.PathRefused, List: j.l.ID, Task: j.ID, Data: map[string]any{"error": msg.err.Error()}})
 		}
 		e.jobErrors++
-		e.holdUntil = time.Now().Add(min(time.Second<<min(e.jobErrors-1, 6), time.Minute))
+		e.holdUntil = time.Now().Add(job.HoldBackoff(e.jobErrors))
 		j.l.recheckAt(j.ID, e.holdUntil)
+		if d.ctx.Err() == nil { // not a job cut short by the daemon's stop
+			j.Hold(msg.err.Error(), e.holdUntil, e.parent)
+		}
 	} else {
+		if e.jobErrors > 0 {
+			j.Unhold()
+		}
 		e.jobErrors, e.holdUntil = 0, time.Time{}
+		e.settleMissed(j.Kind, msg.err == errNotRunnable)
+		if !e.holdUntil.IsZero() {
+			j.l.recheckAt(j.ID, e.holdUntil)
+		}
 	}
 	// The task as the job last wrote it is the file, unless the file was
 	// last seen, while the job ran, with other contents: that may have

@@ -2,6 +2,8 @@
 
 package daemon_test
 
+import "time"
+
 // The full crash storm: go test -tags stress ./daemon, or bench/crash.sh.
 const (
 	stormTasks = 1000
@@ -10,3 +12,6 @@ const (
 
 // Tasks run while two other writers rewrite their files (TestConcurrentWriters).
 const writersTasks = 500
+
+// How long Claude Code's lock is held in TestTrust_ClaudeCodeLockHeld.
+const lockHold = 30 * time.Second

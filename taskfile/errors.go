@@ -22,6 +22,13 @@ var (
 // context ended.
 var ErrLocked = errors.New("lock is held by another writer")
 
+// ErrBadLock is returned, wrapped in a *fs.PathError naming the lock, when
+// a task file's lock (<id>.json.lock) cannot be taken because something
+// other than a lock directory is in its place (a symbolic link, a file),
+// or an abandoned lock cannot be removed. Waiting would not help: a
+// person must remove it.
+var ErrBadLock = errors.New("not a lock directory")
+
 // BadFileError reports a task file that taskd will not accept. The file is
 // never modified; the error says what is wrong in words a user can act on.
 type BadFileError struct {

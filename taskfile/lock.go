@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -61,14 +62,18 @@ func (d *Dir) lockList(ctx context.Context) (unlock func(), err error) {
 }
 
 // lockFile takes Claude Code's proper-lockfile lock on target: the directory
-// target+".lock". It retries with a short backoff until ctx is done, removes
-// a lock whose mtime is older than the stale limit (its holder died), and
-// refreshes the mtime while held. The returned function releases the lock.
+// target+".lock". It retries with a short backoff until ctx is done (a
+// held lock, refreshed by its holder, is waited for however long it is
+// held), removes a lock whose mtime is older than the stale limit (its
+// holder died), and refreshes the mtime while held. Something else in the
+// lock's place (a symbolic link, dangling or not; a file), or an abandoned
+// lock that cannot be removed, fails at once with ErrBadLock. The returned function releases the lock.
 // A Dir that keeps its lock directories (spares.go) renames one into place
 // instead of making it, and back instead of removing it.
 func (d *Dir) lockFile(ctx context.Context, target string) (unlock func(), err error) {
 	path := target + ".lock"
 	delay := time.Millisecond
+	again := 0 // tries in a row without a wait
 	for {
 		var err error
 		release := func() { removeLockDir(path) }
@@ -85,14 +90,30 @@ func (d *Dir) lockFile(ctx context.Context, target string) (unlock func(), err e
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err // *fs.PathError naming the lock
 		}
-		if fi, serr := os.Stat(path); serr == nil && time.Since(fi.ModTime()) > lockStale {
-			// Abandoned: remove it and try again at once, as proper-lockfile does.
-			if rerr := os.Remove(path); rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
+		// What is there is looked at, not followed: a link in its place
+		// (dangling or not) is no lock anyone holds, and no lock can be
+		// taken while it is there.
+		fi, serr := os.Lstat(path)
+		switch {
+		case errors.Is(serr, fs.ErrNotExist):
+			if again++; again < 3 {
+				continue // released meanwhile
+			}
+		case serr == nil && !fi.IsDir():
+			return nil, &fs.PathError{Op: "lock", Path: path, Err: badLock(fi)}
+		case serr == nil && time.Since(fi.ModTime()) > lockStale:
+			// Abandoned: remove it and try again at once, as
+			// proper-lockfile does. A held lock is refreshed every
+			// lockRefresh and never gets here.
+			rerr := syscall.Rmdir(path)
+			if rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
 				continue
 			}
-		} else if errors.Is(serr, fs.ErrNotExist) {
-			continue // released meanwhile
+			if !errors.Is(rerr, syscall.EINTR) {
+				return nil, &fs.PathError{Op: "lock", Path: path, Err: fmt.Errorf("%w: it was abandoned more than %s ago and cannot be removed (%v); remove it", ErrBadLock, lockStale, rerr)}
+			}
 		}
+		again = 0
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -104,6 +125,16 @@ func (d *Dir) lockFile(ctx context.Context, target string) (unlock func(), err e
 			delay *= 2
 		}
 	}
+}
+
+// badLock is the error for a lock path that holds something other than a
+// lock directory.
+func badLock(fi fs.FileInfo) error {
+	what := "a file"
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		what = "a symbolic link"
+	}
+	return fmt.Errorf("%w: it is %s; no writer can take the lock while it is there, so remove it", ErrBadLock, what)
 }
 
 // holdLock keeps the lock directory at path fresh until the returned

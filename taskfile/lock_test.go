@@ -3,6 +3,7 @@ package taskfile_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -373,4 +374,52 @@ func TestDir_StaleLockRemoved(t *testing.T) {
 		}
 		os.Remove(lock)
 	})
+}
+
+// TestDir_BadLockFailsAtOnce: a symbolic link (dangling, or to a
+// directory) or a file where a task file's lock belongs is no lock anyone
+// holds and none can be taken while it is there: Update fails at once with
+// ErrBadLock, without spinning until its context ends, and leaves the task
+// file and the link as they were.
+func TestDir_BadLockFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		make func(lock, target string) error
+	}{
+		{"dangling link", func(lock, target string) error { return os.Symlink(filepath.Join(target, "nowhere"), lock) }},
+		{"link to a directory", func(lock, target string) error { return os.Symlink(target, lock) }},
+		{"file", func(lock, _ string) error { return os.WriteFile(lock, nil, 0o600) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			lockModes(t, func(t *testing.T, open func(t testing.TB) *taskfile.Dir, _ func(args ...string) *exec.Cmd) {
+				d := open(t)
+				writeRaw(t, d, "3.json", `{"id": "3", "subject": "s", "metadata": {}}`)
+				lock := d.File("3") + ".lock"
+				if err := tt.make(lock, t.TempDir()); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				start := time.Now()
+				_, err := d.Update(ctx, "3", increment("n"))
+				if !errors.Is(err, taskfile.ErrBadLock) {
+					t.Fatalf("Update = %v, want ErrBadLock", err)
+				}
+				if took := time.Since(start); took > 2*time.Second {
+					t.Errorf("Update took %s to fail", took)
+				}
+				if !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), "remove it") {
+					t.Errorf("the error %q does not name the lock and what to do", err)
+				}
+				if got := readCounter(t, d, "3", "n"); got != 0 {
+					t.Errorf("the file was written: n = %d", got)
+				}
+				if _, err := os.Lstat(lock); err != nil {
+					t.Errorf("the lock's path was removed: %v", err)
+				}
+			})
+		})
+	}
 }

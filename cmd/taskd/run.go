@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 )
 
@@ -129,6 +130,12 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 		if err := setBatchScheduling(); err != nil {
 			log.Warn("scheduling policy not set; the daemon and its agents run under the one it was started with", "err", err)
 		}
+	}
+	// What an agent leaves behind comes back to the daemon, which waits
+	// for it: no zombie, no orphan left to init (package agent). This
+	// process starts no other children.
+	if err := agent.Reap(log); err != nil {
+		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
 	}
 	return daemon.New(cfg, log).Run(ctx)
 }

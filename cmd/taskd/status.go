@@ -15,6 +15,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/internal/fsroot"
 )
@@ -39,13 +40,19 @@ child per branch). The state is metadata.taskd.state (running, waiting,
 needs_human, retrying, succeeded, failed, cancelled, timed_out, stopped,
 or queued for a child waiting for /run), else pending, blocked (by tasks
 in blockedBy that have not completed) or rejected (a file the daemon will
-not run). Under a task, notes say what it waits for and what to do:
+not run); held, whatever the file says, while the running daemon holds
+the task back. Under a task, notes say what it waits for and what to do:
 
 	waiting for:  why a needs_human task waits, and
 	answer:       the 'taskd resolve' command with the answers it accepts
 	blocked by:   the blockers that have not completed
 	error:        why a task failed, with where its logs are, and
 	retry:        the 'taskd start' and 'taskd logs' commands for it
+	held:         why the daemon holds a task back (a write it needs
+	              failed: a full disk, a lock nobody can take), and when
+	              it tries again; no agent starts meanwhile
+	below:        on each task above one that needs a person, failed or
+	              is held, which one, so the path to it is marked
 	rejected:     what is wrong with the file, and
 	fix:          how to fix it
 
@@ -61,7 +68,7 @@ always or never overrides; NO_COLOR is honoured). --json prints the same
 data as JSON for scripts: an array of lists, each {"id", "tasks",
 "hidden"}, each task with the fields above ("state", "step", "attempt",
 "since", "parent", "children", "waitingFor", "options", "error",
-"blockedBy", "rejected", "fix"). --watch redraws whenever a task file
+"blockedBy", "rejected", "fix", "held", "heldRetry", "below"). --watch redraws whenever a task file
 changes, until interrupted.
 
 Status fails when the root cannot be read, and when --list names a list
@@ -147,7 +154,21 @@ func snapshot(root string, lists []string, all bool) ([]status.List, error) {
 	if snap == nil {
 		snap = []status.List{}
 	}
+	status.Attend(snap, heldTasks(root))
 	return snap, nil
+}
+
+// heldTasks returns the tasks the daemon serving root holds, as it
+// publishes them (package held): none when no daemon serves it.
+func heldTasks(root string) []held.Task {
+	pid, tasks, err := held.Read(root)
+	if err != nil || pid == 0 {
+		return nil
+	}
+	if running, holder, _ := daemon.LockHolder(root); !running || holder != pid {
+		return nil // a file a dead daemon left
+	}
+	return tasks
 }
 
 // refusals returns why a daemon refuses the root (key "") and each list

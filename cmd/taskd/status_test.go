@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/status"
 )
 
@@ -337,5 +338,36 @@ func BenchmarkStatus(b *testing.B) {
 		v := &statusView{root: root, lists: snap, now: statusNow, width: 80}
 		var out bytes.Buffer
 		v.render(&out)
+	}
+}
+
+// Ensure a task the daemon holds is shown held, with why and when it is
+// tried again, and each task above it is marked with it (below:), up to
+// the top of the tree.
+func TestStatus_heldMarksThePath(t *testing.T) {
+	root := statusRoot(t)
+	snap, err := snapshot(root, []string{"children"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := "write /home/alice/.claude/tasks/children/.6.json123: no space left on device"
+	status.Attend(snap, []held.Task{{List: "children", ID: "6", Reason: reason, Since: statusNow.Add(-time.Minute), Retry: statusNow.Add(8 * time.Second), Tries: 3}})
+	v := &statusView{root: goldenRoot, home: goldenHome, daemon: daemonState{running: true}, lists: snap, now: statusNow, width: 80}
+	var out bytes.Buffer
+	v.render(&out)
+	got := out.String()
+	checkStatusText(t, got, false)
+	for _, want := range []string{
+		"│ └ 6      held ",
+		"held: write ~/.claude/tasks/children/.6.json123: no space left on",
+		"tries again in 8s; no agent starts meanwhile",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status lacks %q:\n%s", want, got)
+		}
+	}
+	// Both tasks above 6 (3, its parent, and 1, the top) say so.
+	if n := strings.Count(got, "below: 6 is held"); n != 2 {
+		t.Errorf("%d tasks are marked with the held task below them, want 2:\n%s", n, got)
 	}
 }

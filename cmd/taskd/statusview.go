@@ -74,10 +74,11 @@ var stateColor = map[string]string{
 	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
 	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33",
 	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
+	"held": "33;1",
 }
 
 // stateOrder orders the counts in a list's summary line.
-var stateOrder = []string{"needs_human", "failed", "timed_out", "stopped", "rejected", "retrying",
+var stateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying",
 	"running", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
 
 // render writes the view to w.
@@ -295,9 +296,28 @@ func (r *renderer) row(t *status.Task, tree string) {
 		r.note("", again, "")
 	case state == "retrying" && t.Error != "":
 		r.note("retrying after: ", t.Error, "33")
+	case state == "held":
+		r.note("held: ", t.Held, "33")
+		if !t.HeldRetry.IsZero() {
+			r.note("", "tries again in "+age(t.HeldRetry, v.now)+"; no agent starts meanwhile", "")
+		}
 	case !t.Taskd:
 		r.note("", `not taskd's: its owner is not "taskd" and it has no metadata.taskd`, "")
 	}
+	if len(t.Below) > 0 {
+		r.note("below: ", belowWords(t.Below), "33")
+	}
+}
+
+// belowWords says which tasks under one need attention: "5 needs a person,
+// 7 failed".
+func belowWords(below []status.Below) string {
+	words := map[string]string{"needs_human": "needs a person", "failed": "failed", "timed_out": "timed out", "stopped": "was stopped", "held": "is held"}
+	parts := make([]string, len(below))
+	for i, b := range below {
+		parts[i] = b.ID + " " + firstNonEmpty(words[b.State], b.State)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // note writes label and text under the task, wrapped to at most

@@ -35,6 +35,8 @@ func displayState(t *status.Task) string {
 	switch {
 	case t.Rejected != "":
 		return "rejected"
+	case t.Held != "":
+		return "held"
 	case t.State != "":
 		return t.State
 	case !t.Taskd:

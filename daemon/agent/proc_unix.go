@@ -45,24 +45,37 @@ func groupAlive(pgid int) bool {
 	return pgid > 1 && syscall.Kill(-pgid, 0) == nil
 }
 
-// KillLeftover kills the process group recorded in runDir/cmd.json (or
-// the pid file of older run folders) by a daemon that died while the
-// attempt ran, if it still exists and is that attempt: on Linux a member of
-// the group (the leader, or, once the leader is gone, any process left in
-// it) must carry TASKD_RUN_DIR=runDir in its environment, so a recycled pid
-// is never signalled. When no group is recorded - the daemon died between
-// starting the agent and writing its pid - the groups of all processes
-// carrying TASKD_RUN_DIR=runDir are killed. Elsewhere than Linux a group is
-// only killed when a member can be verified the same way, which is never;
-// the leftover then finishes on its own. It reports whether a group was
-// killed.
+// KillLeftover kills the process groups a daemon that died while the
+// attempt ran left: the agent's, recorded in runDir/cmd.json (or the pid
+// file of older run folders), and those of the agents it ran in folders of
+// its own (a loop's judge, its condition command), if they still exist and
+// are that attempt's. A group is the attempt's when its leader still runs
+// and started when cmd.json says (on Linux, /proc/<pid>/stat's start time
+// and the boot), or, once the leader is gone, when a member carries
+// TASKD_RUN_DIR=runDir in its environment: a pid given to another process
+// since is never signalled. When no group is recorded - the daemon died
+// between starting the agent and writing its pid - the groups of all
+// processes carrying TASKD_RUN_DIR=runDir are killed. Elsewhere than Linux
+// nothing can be verified, so nothing is killed; the leftover then finishes
+// on its own. It reports whether a group was killed.
 func KillLeftover(runDir string) bool {
-	pgid, err := recordedGroup(runDir)
-	if err == nil && pgid > 0 {
-		if !groupAlive(pgid) || !groupOf(pgid, runDir) {
+	killed := killLeftover(runDir)
+	entries, _ := os.ReadDir(runDir)
+	for _, e := range entries {
+		if e.IsDir() {
+			killed = killLeftover(filepath.Join(runDir, e.Name())) || killed
+		}
+	}
+	return killed
+}
+
+func killLeftover(runDir string) bool {
+	rec, err := recordedGroup(runDir)
+	if err == nil && rec.pid > 0 {
+		if !groupAlive(rec.pid) || !rec.ours(runDir) {
 			return false
 		}
-		return signalGroup(pgid, syscall.SIGKILL) == nil
+		return signalGroup(rec.pid, syscall.SIGKILL) == nil
 	}
 	killed := false
 	for _, pgid := range groupsIn(runDir) {
@@ -71,6 +84,19 @@ func KillLeftover(runDir string) bool {
 		}
 	}
 	return killed
+}
+
+// ours reports whether the living process group rec records is the
+// attempt's, whose run folder is runDir.
+func (rec group) ours(runDir string) bool {
+	if start, boot, ok := procStart(rec.pid); ok && rec.start != 0 {
+		// The leader runs: it is the agent if it started when recorded.
+		// (A pid is never given to a new process while a group of that
+		// id has members: if the leader is another process, the group
+		// is gone.)
+		return start == rec.start && boot == rec.boot
+	}
+	return groupOf(rec.pid, runDir)
 }
 
 // groupsIn returns the process groups of the processes whose environment
@@ -133,17 +159,30 @@ func processGroup(pid int) int {
 	return pg
 }
 
-// recordedGroup reads the agent's process group from the run folder.
-func recordedGroup(runDir string) (int, error) {
+// A group is an agent's process group as its run folder records it: the
+// leader's pid, and when it started (0 if not recorded) in which boot.
+type group struct {
+	pid   int
+	start uint64
+	boot  string
+}
+
+// recordedGroup reads the agent's process group from the run folder: an
+// error if it records none (cmd.json is written without one before the
+// agent starts).
+func recordedGroup(runDir string) (group, error) {
 	var info struct {
-		PID int `json:"pid"`
+		PID   int    `json:"pid"`
+		Start uint64 `json:"startTime"`
+		Boot  string `json:"boot"`
 	}
 	if data, err := readRunFile(runDir, "cmd.json", 1<<20); err == nil && json.Unmarshal(data, &info) == nil && info.PID > 0 {
-		return info.PID, nil
+		return group{info.PID, info.Start, info.Boot}, nil
 	}
 	data, err := readRunFile(runDir, "pid", 64)
 	if err != nil {
-		return 0, err
+		return group{}, err
 	}
-	return strconv.Atoi(strings.TrimSpace(string(data)))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	return group{pid: pid}, err
 }

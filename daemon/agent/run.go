@@ -9,6 +9,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,7 @@ type Attempt struct {
 	Timeout time.Duration
 	Spec    task.Spec         // model, permission mode, tools, system prompt
 	Resume  string            // session to resume (claude)
+	Session string            // a new session's id, given to the agent (claude --session-id; session.go)
 	Sub     string            // a folder inside the run folder (a loop's judge), if any
 	Fork    bool              // resume as a new session (--fork-session): a subagent inheriting its parent's
 	Env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
@@ -196,6 +198,9 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		"argv": argv, "cwd": a.Cwd, "env": envNames(env), "profile": a.Profile.Name,
 		"timeout": a.Timeout.String(), "step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt,
 	}
+	if s := cmp.Or(a.Resume, a.Session); s != "" && !a.Fork {
+		cmdInfo["sessionId"] = s // known before the agent says it (session.go)
+	}
 	// record writes cmd.json, the record of how the agent is (to be)
 	// started, replacing an earlier version whole.
 	record := func() {
@@ -204,12 +209,18 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		}
 	}
 	fail := func(format string, args ...any) (Result, Outcome) {
+		if held := notPrepared(a, args); held != nil {
+			return *held, Interrupted
+		}
 		record()
 		msg := fmt.Sprintf(format, args...)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, NotStarted
 	}
 	made, err := mkdirRun(base, dir)
 	a.MadeDir = made
+	if held := notPrepared(a, []any{err}); held != nil {
+		return *held, Interrupted
+	}
 	if err != nil {
 		msg := fmt.Sprintf("create run folder: %v", err)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, NotStarted
@@ -274,22 +285,25 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 			return Result{Success: false, ExitCode: -1}, StoppedOutcome(err)
 		}
 	}
-	if err := startGroup(cmd); err != nil {
+	waited, err := startWait(cmd)
+	if err != nil {
 		return fail("start %s: %v", argv[0], err)
 	}
 	a.Started = true
 	startedAt := time.Now()
 	pgid := cmd.Process.Pid
-	// cmd.json records the process group first: recovery kills a leftover
-	// agent by it.
+	// cmd.json records the process group first, and when its leader
+	// started: recovery kills a leftover agent by it, and never a process
+	// that was given the pid since.
 	cmdInfo["pid"] = pgid
+	if start, boot, ok := procStart(pgid); ok {
+		cmdInfo["startTime"], cmdInfo["boot"] = start, boot
+	}
 	record()
 	if gate != nil {
 		gate.Started(startedAt)
 	}
 
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
 	var timeout <-chan time.Time
 	if a.Timeout > 0 {
 		t := time.NewTimer(a.Timeout)
@@ -384,6 +398,8 @@ func (a *Attempt) argv() (argv []string, stdin string) {
 			if a.Fork {
 				argv = append(argv, "--fork-session")
 			}
+		} else if a.Session != "" {
+			argv = append(argv, "--session-id", a.Session)
 		}
 	case "opencode", "codex":
 		if s.Model != "" {

@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -83,7 +84,7 @@ func untilCommand(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spe
 	}
 	a.Sub, a.Prompt, a.Script, a.Timeout = "until", command, command, min(a.Timeout, 10*time.Minute)
 	res, out := j.RunAgent(ctx, a)
-	return out == agent.Finished && res.ExitCode == 0, agent.StopOf(out)
+	return out == agent.Finished && res.ExitCode == 0, cmp.Or(a.Stopped, agent.StopOf(out))
 }
 
 // judge asks a read-only agent whether the loop's condition holds. The judge
@@ -121,7 +122,7 @@ func judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *
 		a.Script = ""
 		jr, out := j.RunAgent(ctx, a)
 		if err := agent.StopOf(out); err != nil {
-			return false, err
+			return false, cmp.Or(a.Stopped, err)
 		}
 		if out == agent.Finished && jr.ExitCode == 0 {
 			text := jr.Output

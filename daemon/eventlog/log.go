@@ -137,6 +137,14 @@ func (l *Log) Append(ev Event) error {
 		}
 	}
 	n, err := l.f.Write(line)
+	if err != nil && n > 0 {
+		// A short write (a full disk): the part written is taken back,
+		// so that the log never holds a torn line.
+		if fi, serr := l.f.Stat(); serr == nil && fi.Size() >= int64(n) {
+			l.f.Truncate(fi.Size() - int64(n))
+		}
+		n = 0
+	}
 	l.size += int64(n)
 	if err == nil && l.rotation.MaxBytes > 0 && l.size >= l.rotation.MaxBytes {
 		// Other writers (taskd commands run by agents) may still append

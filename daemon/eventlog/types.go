@@ -56,3 +56,20 @@ const (
 	ConvergenceComplete  = "ConvergenceComplete"
 	ManualReviewRequired = "ManualReviewRequired"
 )
+
+// Events of trust: what taskd holds back, what a person decided, and what
+// reaches a task's ancestors (docs/architecture.md).
+const (
+	// TaskHeld: a write the task needs failed (data: reason, retryAt); no
+	// agent starts until it works. TaskHoldEnded: it worked.
+	TaskHeld      = "TaskHeld"
+	TaskHoldEnded = "TaskHoldEnded"
+	// TaskCompletedByUser: the task file's status was set to completed
+	// while taskd had the task in another state (data: state, the one it
+	// had); it never runs again.
+	TaskCompletedByUser = "TaskCompletedByUser"
+	// ChildNeedsAttention, on a task: a task below it (data: descendant,
+	// and child, the one on the way down) needs a person, failed or is
+	// held (data: state, reason).
+	ChildNeedsAttention = "ChildNeedsAttention"
+)

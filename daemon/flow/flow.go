@@ -127,7 +127,10 @@ func (f *flowRun) loop(ctx context.Context, result string, also after) (*taskfil
 		if t, stop, err := f.guard(ctx); stop || err != nil {
 			return t, err
 		}
-		res, out := f.runStep(ctx, resp)
+		res, out, err := f.runStep(ctx, resp)
+		if err != nil {
+			return nil, err // held: the task stays running; recovery runs the step later
+		}
 		switch out {
 		case agent.Interrupted, agent.Cancelled, agent.NotStarted:
 			return f.j.Finish(ctx, f.specFor(f.run), res, out, nil)
@@ -172,38 +175,50 @@ func (f *flowRun) current(ctx context.Context) (*navigator.Response, error) {
 // write-through, the step trace and the iteration count.
 func (f *flowRun) advance(ctx context.Context, result string, also after) (*navigator.Response, error) {
 	var resp *navigator.Response
-	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		step := currentStep(t)
-		r, wt, err := navigator.Navigate(f.set, NavigatorTask(t, f.id), navigator.Input{Result: result, ProjectRoot: f.cwd})
-		if err != nil {
-			return err
-		}
-		ApplyWriteThrough(t, wt)
-		also.apply(t)
-		m := task.Meta(t)
-		m.Set("attempt", f.run)
-		n, _ := m.Int("iteration")
-		m.Set("iteration", n+1)
-		trace, _ := m.Get("stepTrace")
-		list, _ := trace.([]any)
-		entry := taskfile.NewObject()
-		entry.Set("step", step)
-		entry.Set("result", result)
-		entry.Set("action", string(r.Action))
-		entry.Set("attempt", f.run)
-		list = append(list, entry)
-		if len(list) > maxTrace {
-			list = list[len(list)-maxTrace:]
-		}
-		m.Set("stepTrace", list)
-		resp = r
-		return nil
+	var t *taskfile.Task
+	// The step ran: its result is written however long that takes
+	// (job.Persist), never lost to a step run again.
+	err := f.j.Persist(ctx, fmt.Sprintf("the result of step %s is not recorded yet (kept in memory)", currentStep(f.t)), f.sp.Parent, func(ctx context.Context) (err error) {
+		t, err = f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error { return f.apply(t, result, also, &resp) })
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	f.t = t
 	return resp, nil
+}
+
+// apply applies result to the current step of t, the task file as read
+// under the lock: the navigator's write-through, what also clears, the
+// step trace and the iteration count; resp is set to the navigator's
+// answer.
+func (f *flowRun) apply(t *taskfile.Task, result string, also after, resp **navigator.Response) error {
+	step := currentStep(t)
+	r, wt, err := navigator.Navigate(f.set, NavigatorTask(t, f.id), navigator.Input{Result: result, ProjectRoot: f.cwd})
+	if err != nil {
+		return err
+	}
+	ApplyWriteThrough(t, wt)
+	also.apply(t)
+	m := task.Meta(t)
+	m.Set("attempt", f.run)
+	n, _ := m.Int("iteration")
+	m.Set("iteration", n+1)
+	trace, _ := m.Get("stepTrace")
+	list, _ := trace.([]any)
+	entry := taskfile.NewObject()
+	entry.Set("step", step)
+	entry.Set("result", result)
+	entry.Set("action", string(r.Action))
+	entry.Set("attempt", f.run)
+	list = append(list, entry)
+	if len(list) > maxTrace {
+		list = list[len(list)-maxTrace:]
+	}
+	m.Set("stepTrace", list)
+	*resp = r
+	return nil
 }
 
 // guard applies the loop guards before a step runs: at the soft limit the
@@ -318,6 +333,9 @@ func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*task
 		m.Delete("error")
 		return nil
 	})
+	if err != nil {
+		return nil, err // no event for what the file does not say
+	}
 	f.l.Events.Append(eventlog.Event{Type: eventlog.TaskSucceeded, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: resp.CurrentStep,
 		Data: map[string]any{"workflow": workflowType(f.t), "steps": traceLine(f.t, 20)}})
 	return t, err
@@ -334,6 +352,9 @@ func (f *flowRun) fail(ctx context.Context, msg string) (*taskfile.Task, error) 
 		m.Set("finishedAt", task.Stamp(time.Now()))
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	f.l.Events.Append(eventlog.Event{Type: eventlog.TaskFailed, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: currentStep(f.t),
 		Data: map[string]any{"error": msg}})
 	return t, err
@@ -360,6 +381,9 @@ func (f *flowRun) needsHuman(ctx context.Context, kind, reason string, options [
 		m.Set("hitl", h)
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	f.l.Events.Append(eventlog.Event{Type: eventlog.TaskNeedsHuman, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: step,
 		Data: map[string]any{"reason": reason, "options": options, "kind": kind}})
 	return t, err

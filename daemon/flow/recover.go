@@ -17,6 +17,9 @@ func Recover(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*
 	l := j.List
 	n := lastRunDir(l, t.ID)
 	applied, _ := t.Metadata.Object("taskd").Int("attempt")
+	if n > 0 {
+		agent.KillLeftover(l.RunDir(t.ID, n)) // what the last step's agent left running
+	}
 	if n > int(applied) {
 		runDir := l.RunDir(t.ID, n)
 		if res, ok := agent.ReadResult(runDir); ok {
@@ -34,7 +37,6 @@ func Recover(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*
 			}
 			return f.loop(ctx, result, afterNothing)
 		}
-		agent.KillLeftover(runDir)
 		sp.Attempt = n
 	}
 	res := agent.Result{Error: "interrupted: the daemon stopped while the step ran", ExitCode: -1}

@@ -7,13 +7,16 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/navigator"
 )
 
 // runStep runs the current workflow step: its node's command with the exec
 // profile (taskd's extension: exit status 0 passes) or its agent with a
-// prompt built from the step. Each step gets its own run folder.
-func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.Result, agent.Outcome) {
+// prompt built from the step. Each step gets its own run folder. A step
+// whose run folder could not be written (a full disk) does not run: the
+// error says why, and the task is held.
+func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.Result, agent.Outcome, error) {
 	f.run++
 	sp := f.specFor(f.run)
 	step := resp.CurrentStep
@@ -39,7 +42,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 		}
 	}
 	if err != nil {
-		return agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted
+		return agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted, nil
 	}
 	data := map[string]any{"profile": a.Profile.Name}
 	if resp.Subagent != "" {
@@ -50,6 +53,9 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 	}
 	f.l.Events.Append(eventlog.Event{Type: eventlog.StepStarted, List: f.l.ID, Task: f.id, Parent: f.sp.Parent, Step: step, Attempt: f.run, Data: data})
 	res, out := f.j.RunAgent(ctx, a)
+	if job.Retryable(a.Stopped) {
+		return res, out, a.Stopped
+	}
 	if node != nil && node.Command != "" && out == agent.Finished {
 		res.Success = res.ExitCode == 0 // a command step passes on exit status 0, whatever it prints
 	}
@@ -62,7 +68,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 	if out == agent.TimedOut {
 		out = agent.Finished // a step that timed out failed; the workflow decides what follows
 	}
-	return res, out
+	return res, out, nil
 }
 
 // stepPrompt is what the agent of a workflow step is asked: the task, the

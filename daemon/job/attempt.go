@@ -49,6 +49,9 @@ func (j *Job) NewAttempt(t *taskfile.Task, sp task.Spec, agentName, step string)
 	if prof.Flags == "none" {
 		a.Script = prompt // a shell script is the prompt's content alone
 	}
+	if prof.Flags == "claude" {
+		a.Session = agent.NewSessionID() // known from the start (agent.Session)
+	}
 	return a, nil
 }
 

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
@@ -41,12 +43,16 @@ type Decide func(t *taskfile.Task, sp *task.Spec) error
 // before it.
 func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 	c := &Claim{ID: j.ID}
+	defer j.holdWhileSlow()()
 	t, err := j.List.Dir.Update(ctx, j.ID, func(t *taskfile.Task) error {
 		c.before = t.Raw()
 		owned, _ := task.Addressed(t)
 		sp, err := task.ReadSpec(t)
-		if !owned || err != nil || sp.Cancel {
-			return ErrNotRunnable
+		if !owned || err != nil || sp.Cancel || t.Status == taskfile.StatusCompleted {
+			return ErrNotRunnable // a person's completed stands
+		}
+		if _, _, cancel := CancelCause(j.List.Dir, t); cancel {
+			return ErrNotRunnable // a task above it is cancelled
 		}
 		if err := decide(t, &sp); err != nil {
 			return err
@@ -59,6 +65,45 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 	}
 	c.Task = t
 	return c, nil
+}
+
+// slowClaim is how long a claim may take before its task is shown held.
+const slowClaim = 2 * time.Second
+
+// holdWhileSlow shows the job's task held while a claim that started now
+// takes longer than slowClaim: most often another writer (Claude Code)
+// holds the task file's lock, which taskd waits for however long it is
+// held and kept fresh, and then decides again. The returned function ends
+// the hold.
+func (j *Job) holdWhileSlow() (done func()) {
+	var mu sync.Mutex
+	finished, held := false, false
+	timer := time.AfterFunc(slowClaim, func() {
+		lock := j.List.Dir.File(j.ID) + ".lock"
+		reason := fmt.Sprintf("waiting for the lock %s: another writer (Claude Code?) holds it; taskd never breaks a lock its holder keeps fresh, and decides again once it is released", lock)
+		if fi, err := os.Lstat(lock); err != nil || !fi.IsDir() {
+			reason = fmt.Sprintf("the claim of the task has taken more than %s to write (a slow or stalled disk?)", slowClaim)
+		}
+		parent := ""
+		if t, err := j.List.Dir.Read(j.ID); err == nil {
+			parent, _ = t.Metadata.Object("taskd").String("parent")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			j.Hold(reason, time.Time{}, parent)
+			held = true
+		}
+	})
+	return func() {
+		timer.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		finished = true
+		if held {
+			j.Unhold()
+		}
+	}
 }
 
 // markRunning records in task id that attempt sp.Attempt started at now:
@@ -171,10 +216,12 @@ func (j *Job) Withdraw(ctx context.Context, c *Claim) error {
 // NotStarted handles claim c whose agent (of attempt a, if one was
 // prepared) was kept from starting by cause: cancelled by its task, it is
 // recorded as cancelled; otherwise (the daemon stops, the list is refused
-// or gone, the file changed or was removed) what was prepared for it is
-// removed and the claim is taken back, so that the file says what it said
-// before and the task is decided on again as it says. It returns
-// ErrClaimChanged when the file changed, ErrNotRunnable otherwise.
+// or gone, the file changed or was removed, the run folder could not be
+// written) what was prepared for it is removed and the claim is taken
+// back, so that the file says what it said before and the task is decided
+// on again as it says. It returns ErrClaimChanged when the file changed,
+// cause when it is a failure of the file system that may mend (the task
+// is then held: Retryable), ErrNotRunnable otherwise.
 func (j *Job) NotStarted(ctx context.Context, c *Claim, a *agent.Attempt, cause error) (*taskfile.Task, error) {
 	if a != nil {
 		if err := removePrepared(a); err != nil {
@@ -187,13 +234,19 @@ func (j *Job) NotStarted(ctx context.Context, c *Claim, a *agent.Attempt, cause 
 		j.Emit(eventlog.Event{Type: eventlog.TaskStarted, Parent: c.Spec.Parent, Attempt: c.Spec.Attempt})
 		return j.Finish(ctx, c.Spec, res, agent.Cancelled, nil)
 	}
-	wctx, cancel := WriteContext(ctx)
-	defer cancel()
-	if err := j.Withdraw(wctx, c); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err := j.Persist(ctx, fmt.Sprintf("the claim of attempt %d, whose agent did not start, is not taken back yet", c.Spec.Attempt), c.Spec.Parent, func(wctx context.Context) error {
+		return j.Withdraw(wctx, c)
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("take back the claim of attempt %d: %w", c.Spec.Attempt, err)
 	}
-	if errors.Is(cause, ErrClaimChanged) {
+	switch {
+	case errors.Is(cause, ErrClaimChanged):
 		return nil, ErrClaimChanged
+	case Retryable(cause):
+		// Its run folder could not be written (a full disk, say): the
+		// task is held, and tried again later.
+		return nil, cause
 	}
 	return nil, ErrNotRunnable
 }

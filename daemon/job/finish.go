@@ -56,79 +56,123 @@ func endOf(out agent.Outcome, res agent.Result, waiting bool, retry bool) ending
 // fields set in the same write), or waiting if the agent ended its turn
 // with children still running; retrying with a backoff while
 // metadata.taskd.retries allows; failed, timed out or cancelled
-// otherwise; pending with no state when the daemon stopped under it, so
-// it runs again. The end is recorded over whatever another writer left in
-// the file: the attempt ran (task.Record).
+// otherwise (a cancelled task's children are told to cancel first); pending
+// with no state when the daemon stopped under it, so it runs again. The
+// end is recorded over whatever another writer left in the file: the
+// attempt ran (task.Record); but a status set to completed meanwhile (by
+// a person, or the agent itself) stands: the task completes. A write that
+// fails is tried again until it works, the task held meanwhile (Persist):
+// the attempt's result is never lost to a re-run. Events are logged once
+// the write is done.
 func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out agent.Outcome, onSuccess map[string]any) (*taskfile.Task, error) {
-	wctx, cancel := WriteContext(ctx)
-	defer cancel()
-	now := time.Now()
 	var end ending
 	var waiting []string
 	var retryData map[string]any
+	var userDone bool
 	runDir := area.RelRunDir(j.ID, sp.Attempt)
-	t, err := j.List.Dir.Update(wctx, j.ID, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		m.Set("finishedAt", task.Stamp(now))
-		m.Set("result", ShortResult(res, runDir))
-		failures, _ := m.Int("failures")
-		if out == agent.Finished && res.Success {
-			waiting = children.Outstanding(j.List.Dir, t)
-		}
-		failed := out == agent.Finished && !res.Success || out == agent.TimedOut || out == agent.NotStarted
-		if failed {
-			failures++
-			m.Set("failures", failures)
-		}
-		retry := failed && out != agent.NotStarted && int(failures) <= sp.Retries
-		end = endOf(out, res, len(waiting) > 0, retry)
-		switch end.move {
-		case task.Wait:
-			// The agent ended its turn while its children still run: it
-			// is resumed with their results once they have ended.
-			m.Delete("finishedAt")
-		case task.Succeed:
-			m.Delete("error")
-			for _, k := range sortedKeys(onSuccess) {
-				m.Set(k, onSuccess[k])
+	session := res.SessionID
+	if out == agent.Interrupted && session == "" {
+		session = agent.Session(j.List.RunDir(j.ID, sp.Attempt))
+	}
+	var t *taskfile.Task
+	err := j.Persist(ctx, fmt.Sprintf("the end of attempt %d is not recorded yet (kept in memory)", sp.Attempt), sp.Parent, func(wctx context.Context) error {
+		if out == agent.Cancelled {
+			// The task's children are told first: a restart between the
+			// two writes finds the task still cancelling, never a
+			// cancelled task with children that may run.
+			cur, err := j.List.Dir.Read(j.ID)
+			if err != nil {
+				return err
 			}
-		case task.Interrupt:
-			m.Delete("finishedAt")
-			n, _ := m.Int("interrupted")
-			m.Set("interrupted", n+1)
-		case task.Cancel:
-			m.Set("error", "cancelled")
-		default:
-			msg := res.Error
-			if out != agent.NotStarted {
-				msg += "; logs: " + filepath.Join(j.List.Path(), runDir)
-			}
-			m.Set("error", msg)
-			if end.move == task.Retry {
-				at := now.Add(Backoff(int(failures)))
-				m.Set("retryAt", task.Stamp(at))
-				retryData = map[string]any{"retryAt": task.Stamp(at), "failures": failures, "retries": sp.Retries}
+			if err := j.CancelBelow(wctx, cur); err != nil {
+				return err
 			}
 		}
-		_, err := task.Record(t, end.move)
+		var err error
+		t, err = j.List.Dir.Update(wctx, j.ID, func(t *taskfile.Task) error {
+			now := time.Now()
+			retryData, waiting, userDone = nil, nil, false
+			m := task.Meta(t)
+			m.Set("finishedAt", task.Stamp(now))
+			m.Set("result", ShortResult(res, runDir))
+			failures, _ := m.Int("failures")
+			if out == agent.Finished && res.Success {
+				waiting = children.Outstanding(j.List.Dir, t)
+			}
+			failed := out == agent.Finished && !res.Success || out == agent.TimedOut || out == agent.NotStarted
+			if failed {
+				failures++
+				m.Set("failures", failures)
+			}
+			retry := failed && out != agent.NotStarted && int(failures) <= sp.Retries
+			end = endOf(out, res, len(waiting) > 0, retry)
+			m.Delete("interruptedSession")
+			if t.Status == taskfile.StatusCompleted && task.Of(t) != task.Succeeded {
+				// Completed by someone else while the agent ran: that
+				// stands, whatever the attempt would have led to.
+				userDone = true
+				return completeByUser(t, m, now)
+			}
+			switch end.move {
+			case task.Wait:
+				// The agent ended its turn while its children still run: it
+				// is resumed with their results once they have ended.
+				m.Delete("finishedAt")
+			case task.Succeed:
+				m.Delete("error")
+				for _, k := range sortedKeys(onSuccess) {
+					m.Set(k, onSuccess[k])
+				}
+			case task.Interrupt:
+				m.Delete("finishedAt")
+				n, _ := m.Int("interrupted")
+				m.Set("interrupted", n+1)
+				if session != "" {
+					// The next attempt resumes this session (Resumable).
+					m.Set("interruptedSession", session)
+				}
+			case task.Cancel:
+				m.Set("error", cancelError(j.List.Dir, t, m, task.Running, sp.Attempt))
+			default:
+				msg := res.Error
+				if out != agent.NotStarted {
+					msg += "; logs: " + filepath.Join(j.List.Path(), runDir)
+				}
+				m.Set("error", msg)
+				if end.move == task.Retry {
+					at := now.Add(Backoff(int(failures)))
+					m.Set("retryAt", task.Stamp(at))
+					retryData = map[string]any{"retryAt": task.Stamp(at), "failures": failures, "retries": sp.Retries}
+				}
+			}
+			_, err := task.Record(t, end.move)
+			return err
+		})
 		return err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("record the end of attempt %d: %w", sp.Attempt, err)
+	}
 	ev := eventlog.Event{Type: end.log, Parent: sp.Parent, Attempt: sp.Attempt}
-	if end.move == task.Wait {
+	switch {
+	case userDone:
+		j.Emit(eventlog.Event{Type: eventlog.TaskCompletedByUser, Parent: sp.Parent, Attempt: sp.Attempt,
+			Data: map[string]any{"state": string(task.Running), "outcome": end.log, "summary": res.Summary}})
+	case end.move == task.Wait:
 		ev.Data = map[string]any{"children": waiting}
 		j.Emit(ev)
-	} else {
+	default:
 		ev.Data = map[string]any{"success": res.Success, "summary": res.Summary, "exitCode": res.ExitCode, "durationMs": res.DurationMs}
 		if res.Error != "" && !res.Success {
 			ev.Data["error"] = res.Error
+		}
+		if end.move == task.Cancel {
+			ev.Data["error"], _ = task.Meta(t).String("error")
 		}
 		j.Emit(ev)
 		if retryData != nil {
 			j.Emit(eventlog.Event{Type: eventlog.TaskRetrying, Parent: sp.Parent, Attempt: sp.Attempt, Data: retryData})
 		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("record the end of attempt %d: %w", sp.Attempt, err)
 	}
 	return t, nil
 }
@@ -155,38 +199,6 @@ func ShortResult(r agent.Result, runDir string) map[string]any {
 		m["confidence"] = *r.Confidence
 	}
 	return m
-}
-
-// CancelIdle cancels the job's task, which is not running: its
-// metadata.taskd.cancel was set while it waited.
-func (j *Job) CancelIdle(ctx context.Context) (*taskfile.Task, error) {
-	var sp task.Spec
-	t, err := j.List.Dir.Update(ctx, j.ID, func(t *taskfile.Task) error {
-		s, err := task.ReadSpec(t)
-		if err != nil || !s.Cancel || !Cancellable(s.State) {
-			return ErrNotRunnable
-		}
-		sp = s
-		if _, err := task.Move(t, task.Cancel); err != nil {
-			return err
-		}
-		m := task.Meta(t)
-		m.Set("error", "cancelled before it ran")
-		m.Set("finishedAt", task.Stamp(time.Now()))
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	j.Emit(eventlog.Event{Type: eventlog.TaskCancelled, Parent: sp.Parent, Attempt: sp.Attempt})
-	return t, nil
-}
-
-// Cancellable reports whether a task in state s that is not running can
-// be cancelled by metadata.taskd.cancel.
-func Cancellable(s task.State) bool {
-	_, _, err := task.Next(s, task.Cancel)
-	return err == nil && s != task.Running
 }
 
 // KeepWaiting records a "leave" answer: the task keeps waiting for a

@@ -23,6 +23,7 @@ import (
 	"github.com/taskd/taskd/daemon/catalog"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -58,6 +59,7 @@ type Env struct {
 	Runner  Runner
 	Catalog *catalog.Catalog
 	Log     *slog.Logger
+	Held    *held.Registry // the tasks held while a write fails (nil: none kept)
 }
 
 // A Slot is a job's concurrency slot, handed out by the daemon.
@@ -81,9 +83,10 @@ const (
 	Cancel              // cancel a task that is not running
 	Recover             // a task a dead daemon left running
 	Deliver             // send an ended child's result to its parent
+	Settle              // record an end decided without running it (Job.Settle)
 )
 
-var kindNames = [...]string{"run", "resume", "answer", "cancel", "recover", "deliver"}
+var kindNames = [...]string{"run", "resume", "answer", "cancel", "recover", "deliver", "settle"}
 
 func (k Kind) String() string { return kindNames[k] }
 

@@ -11,17 +11,20 @@ import (
 )
 
 // Recover records how attempt sp.Attempt of a plain task ended while no
-// daemon watched it: with its result.json if the agent had exited, else as
-// interrupted, its leftover process group killed.
+// daemon watched it, once what its agent left running is killed: with its
+// result.json if the agent had exited, else as interrupted (its session
+// kept, for the next attempt to resume).
 func Recover(ctx context.Context, j *job.Job, sp task.Spec) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	runDir := l.RunDir(id, sp.Attempt)
+	// What the attempt's agent left running goes first, whether or not
+	// the agent itself had ended.
+	if agent.KillLeftover(runDir) {
+		j.Log.Info("killed what the agent of an interrupted attempt left running", "list", l.ID, "task", id, "attempt", sp.Attempt)
+	}
 	if res, ok := agent.ReadResult(runDir); ok {
 		j.Log.Info("recording the result of an attempt that ended while the daemon was down", "list", l.ID, "task", id, "attempt", sp.Attempt)
 		return afterAttempt(ctx, j, sp, res, agent.OutcomeOf(res))
-	}
-	if agent.KillLeftover(runDir) {
-		j.Log.Info("killed the agent of an interrupted attempt", "list", l.ID, "task", id, "attempt", sp.Attempt)
 	}
 	res := agent.Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
 	res.Summary = res.Error

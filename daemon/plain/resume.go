@@ -23,7 +23,7 @@ import (
 func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	var kids []string
-	t, sp, err := claim(ctx, j, func(t *taskfile.Task, s task.Spec) bool {
+	c, err := claimRun(ctx, j, func(t *taskfile.Task, s task.Spec) bool {
 		if s.State != task.Waiting || len(children.Outstanding(l.Dir, t)) > 0 {
 			return false
 		}
@@ -41,6 +41,7 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	t, sp := c.Task, c.Spec
 	if !wantsResume(l, kids) {
 		// Only parallel items, a plan or return chains ran: the task's own
 		// agent has done its part; it completes now, its returns next.
@@ -83,6 +84,11 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	}
 	a.Env = map[string]string{"TASKD_RESULTS": results}
 	res, out := j.RunAgent(ctx, a)
+	if a.Stopped != nil {
+		// Never started (the daemon stops, its run folder could not be
+		// written): it waits for its children's results again.
+		return j.NotStarted(ctx, c, a, a.Stopped)
+	}
 	return afterAttempt(ctx, j, sp, res, out)
 }
 

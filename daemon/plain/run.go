@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
@@ -73,6 +74,11 @@ func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, e
 	if waiting, ok := subagent.Suspended(err); ok {
 		return waiting, nil // a /handoff or /converge line waits
 	}
+	if job.Retryable(err) {
+		// Something its commands had to write could not be (a full disk,
+		// say): no agent starts, the claim is taken back, the task held.
+		return j.NotStarted(ctx, c, nil, err)
+	}
 	if err != nil {
 		logStart()
 		return subagent.Finish(ctx, j, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
@@ -116,15 +122,6 @@ func claimRun(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, tas
 		sp.Attempt++
 		return nil
 	})
-}
-
-// claim is claimRun returning the task as written and its spec.
-func claim(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, task.Spec) bool) (*taskfile.Task, task.Spec, error) {
-	c, err := claimRun(ctx, j, runnable)
-	if err != nil {
-		return nil, task.Spec{}, err
-	}
-	return c.Task, c.Spec, nil
 }
 
 // prepareAttempt makes a plain task's attempt: its parallel items started,
@@ -176,6 +173,9 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	}
 	prep.script.Content = content
 	prep.apply(a)
+	if s, _ := t.Metadata.Object("taskd").String("interruptedSession"); s != "" && a.ResumeInterrupted(s) {
+		j.Log.Info("resuming the session of the interrupted attempt", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", s)
+	}
 	return a, nil
 }
 
@@ -224,7 +224,7 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	}
 	onSuccess := map[string]any{}
 	if ov.Loop != nil {
-		iteration, done, reason, stopped := chain.LoopCheck(ctx, j, t, sp, ov.Loop, res)
+		iteration, done, reason, stopped := loopCheck(ctx, j, t, sp, ov.Loop, res)
 		if stopped != nil {
 			// The condition was not checked: the iteration ends as the
 			// stop says (interrupted: it runs again at the next start).
@@ -239,11 +239,21 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 		onSuccess["loopIteration"] = iteration
 		onSuccess["loopExit"] = reason
 	}
-	if err := chain.CreateReturns(ctx, j, t, ov); err != nil {
+	// Both are made before the success is written, each at most once,
+	// however long a full disk keeps them from being written (Persist).
+	if err := j.Persist(ctx, "the task's return chain is not made yet", sp.Parent, func(ctx context.Context) error {
+		return chain.CreateReturns(ctx, j, t, ov)
+	}); job.Retryable(err) {
+		return nil, err // the daemon stops: recovered from result.json
+	} else if err != nil {
 		res.Success, res.Error = false, err.Error()
 		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}
-	if err := createFollowUps(ctx, j, t); err != nil {
+	if err := j.Persist(ctx, "the task's follow-up tasks are not made yet", sp.Parent, func(ctx context.Context) error {
+		return createFollowUps(ctx, j, t)
+	}); job.Retryable(err) {
+		return nil, err
+	} else if err != nil {
 		res.Success, res.Error = false, err.Error()
 		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}
@@ -251,6 +261,27 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 		onSuccess["returnsDone"] = true
 	}
 	return j.Finish(ctx, sp, res, out, onSuccess)
+}
+
+// loopCheck is chain.LoopCheck, tried again (the task held meanwhile)
+// while the run folder of the condition's agent cannot be written: the
+// iteration's result is kept, never lost to a re-run.
+func loopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
+	for n := 1; ; n++ {
+		iteration, done, reason, stopped = chain.LoopCheck(ctx, j, t, sp, lp, res)
+		if !job.Retryable(stopped) || ctx.Err() != nil {
+			if n > 1 {
+				j.Unhold()
+			}
+			return
+		}
+		wait := job.HoldBackoff(n)
+		j.Hold("the loop's condition cannot be checked yet: "+stopped.Error(), time.Now().Add(wait), sp.Parent)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
 }
 
 // apply gives the attempt the processed prompt: prompt.md with the injected

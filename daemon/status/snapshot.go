@@ -40,11 +40,18 @@ type Task struct {
 	Rejected   string   `json:"rejected,omitempty"`  // why the file is refused
 	Fix        string   `json:"fix,omitempty"`       // how to fix a rejected file
 	Archived   bool     `json:"archived,omitempty"`
+	// Held says why the daemon holds the task back (a write it needs
+	// failed), and HeldRetry when it tries again (Attend).
+	Held      string    `json:"held,omitempty"`
+	HeldRetry time.Time `json:"heldRetry,omitzero"`
+	// Below are the tasks under this one that need a person, failed or
+	// are held (Attend).
+	Below []Below `json:"below,omitempty"`
 }
 
 // List is one list's tasks.
 type List struct {
-	ID    string       `json:"id"`
+	ID    string `json:"id"`
 	Tasks []Task `json:"tasks"`
 	// Refused says why a daemon does not serve the list (CheckList), and
 	// Fix what to do about it.

@@ -132,3 +132,22 @@ func Next(from State, ev Event) (State, Effects, error) {
 	}
 	return from, 0, &TransitionError{From: from, Event: ev}
 }
+
+// Events of trust (docs/architecture.md): what a person decided in the
+// file, and what taskd decides for a task without running it. They are a
+// block of their own, numbered apart from the events above.
+const (
+	// Complete: a person set the task's status to completed while taskd
+	// had it in another state; it never runs again.
+	Complete Event = iota + 100
+	// FailBlocked: a task its blockedBy names failed for good or was
+	// cancelled; it fails without running.
+	FailBlocked
+)
+
+func init() {
+	eventNames[Complete] = "complete"
+	eventNames[FailBlocked] = "fail (blocker failed)"
+	rules[Complete] = rule{[]State{None, Queued, Running, Waiting, NeedsHuman, Retrying}, Succeeded, Ended | Unblocked}
+	rules[FailBlocked] = rule{[]State{None, Retrying}, Failed, Ended}
+}

@@ -56,6 +56,28 @@ var legal = []struct {
 	{task.Running, task.BranchFail, task.Failed, task.Ended | task.Unblocked},
 }
 
+// legalTrust are the transitions of the trust events.
+var legalTrust = []struct {
+	from task.State
+	ev   task.Event
+	to   task.State
+	eff  task.Effects
+}{
+	{task.None, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
+	{task.Queued, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
+	{task.Running, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
+	{task.Waiting, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
+	{task.NeedsHuman, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
+	{task.Retrying, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
+	{task.None, task.FailBlocked, task.Failed, task.Ended},
+	{task.Retrying, task.FailBlocked, task.Failed, task.Ended},
+}
+
+func init() {
+	legal = append(legal, legalTrust...)
+	events = append(events, task.Complete, task.FailBlocked)
+}
+
 var events = []task.Event{task.Claim, task.Withdraw, task.Succeed, task.Wait, task.AskPerson, task.Fail,
 	task.Retry, task.TimeOut, task.Cancel, task.Interrupt, task.Iterate, task.Stop, task.Queue,
 	task.Release, task.Restart, task.BranchPass, task.BranchFail}

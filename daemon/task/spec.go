@@ -51,6 +51,11 @@ type Spec struct {
 	Parent    string
 	SessionID string
 	Archived  bool
+
+	// OnBlockerFailure is "wait" when the task waits for a blocker that
+	// failed for good or was cancelled (until a person starts it again),
+	// rather than fail at once ("fail", the default).
+	OnBlockerFailure string
 }
 
 // fieldType lists the user-settable metadata.taskd fields and their types,
@@ -62,6 +67,7 @@ var fieldType = map[string]string{
 	"systemPrompt": "string", "allowBypass": "bool",
 	"state": "string", "attempt": "count", "failures": "count", "retryAt": "time",
 	"parent": "string", "sessionId": "string", "archived": "bool",
+	"onBlockerFailure": "string",
 }
 
 // ReadSpec checks and reads metadata.taskd. Errors say which field is wrong
@@ -104,6 +110,10 @@ func ReadSpec(t *taskfile.Task) (Spec, error) {
 	s.Parent, _ = td.String("parent")
 	s.SessionID, _ = td.String("sessionId")
 	s.Archived, _ = td.Bool("archived")
+	s.OnBlockerFailure, _ = td.String("onBlockerFailure")
+	if p := s.OnBlockerFailure; p != "" && p != "wait" && p != "fail" {
+		return s, fmt.Errorf(`metadata.taskd.onBlockerFailure is %q, want "fail" (the default: the task fails when a task it is blocked by fails for good or is cancelled) or "wait" (it waits until that task is started again and completes)`, p)
+	}
 	if n, ok := td.Int("retries"); ok {
 		s.Retries = int(n)
 	}
