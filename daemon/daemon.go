@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/notify"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -58,6 +59,11 @@ type Daemon struct {
 	env     *job.Env         // what every job may use
 	runner  *agent.Local     // runs agents
 
+	pauses   *job.Pauses      // agent profiles paused by a usage limit (shared with jobs)
+	notifier *notify.Notifier // tells a person of tasks that need them (nil: nobody)
+	chores   sync.WaitGroup   // background work besides jobs (removing worktrees)
+	removing sync.Map         // worktrees being removed, by path
+
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).
 	started chan struct{}
@@ -76,7 +82,8 @@ func New(cfg *config.Config, log *slog.Logger) *Daemon {
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
 	d.runner = agent.NewLocal(cfg, log)
 	d.catalog = catalog.New(cfg.Dir, log)
-	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log}
+	d.pauses = &job.Pauses{}
+	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log, Pauses: d.pauses}
 	return d
 }
 
@@ -135,8 +142,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info("taskd started", "root", root, "lists", len(d.lists), "concurrency", d.cfg.Concurrency)
 	close(d.started)
 
+	d.notifier = notify.New(d.cfg.Notify, d.log)
 	err = d.loop(ctx)
 	d.shutdown(stopJobs)
+	d.chores.Wait()
+	d.notifier.Close()
 	return err
 }
 
@@ -257,13 +267,15 @@ func (d *Daemon) flushDirty() {
 }
 
 // nextWake returns when the loop must look again without an event: the
-// earliest retry time or re-check of a file that did not parse. Idle, it
+// earliest retry time, end of a profile's pause, or re-check of a file
+// that did not parse. Idle, it
 // is far away; the safety rescan has its own timer.
 func (d *Daemon) nextWake() time.Duration {
 	next, found := time.Hour, false
 	now := time.Now()
+	pauseEnd := d.pauses.Next(now) // a profile's pause ends: the tasks it held may start
 	for _, l := range d.lists {
-		for _, at := range []time.Time{l.nextRetry, l.nextRecheck} {
+		for _, at := range []time.Time{l.nextRetry, l.nextRecheck, pauseEnd} {
 			if at.IsZero() {
 				continue
 			}

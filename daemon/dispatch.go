@@ -30,6 +30,8 @@ func handlerFor(kind job.Kind, t *taskfile.Task) job.Handler {
 		return cancellation{}
 	case kind == job.Deliver:
 		return delivery{}
+	case kind == job.Answer && job.AsksPermission(t):
+		return permission{}
 	case subagent.Owns(kind, t):
 		return subagent.Tasks{}
 	case flow.Is(t):
@@ -53,7 +55,15 @@ func (delivery) Do(ctx context.Context, j *job.Job, _ *taskfile.Task) (*taskfile
 	return deliverResult(ctx, j)
 }
 
+// permission takes a person's answer about denied tool calls.
+type permission struct{}
+
+func (permission) Do(ctx context.Context, j *job.Job, _ *taskfile.Task) (*taskfile.Task, error) {
+	return j.AnswerPermission(ctx)
+}
+
 var (
+	_ job.Handler = permission{}
 	_ job.Handler = cancellation{}
 	_ job.Handler = delivery{}
 )

@@ -43,6 +43,10 @@ type list struct {
 	nextRecheck time.Time // earliest re-check of a file that did not parse
 
 	mirror *subagent.Mirror // links for mirroring handed-off children's events (waits.go); nil until needed
+
+	pauses        *job.Pauses         // the daemon's: agent profiles paused by a usage limit
+	pauseHeld     map[string]struct{} // tasks held back by their profile's pause (runs.go)
+	goneWorktrees map[string]string   // worktrees of deleted tasks whose jobs still run, by id
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
@@ -75,6 +79,10 @@ type entry struct {
 	changedInJob bool
 	jobErrors    int       // consecutive jobs that failed for reasons outside the task
 	holdUntil    time.Time // no new job before this, after such failures
+
+	observed  bool   // observed by this daemon before: a change of state is news (runs.go)
+	profile   string // the agent profile a plain task runs with
+	workspace string // the task's git worktree, if it has one
 }
 
 var hashSeed = maphash.MakeSeed()
@@ -139,6 +147,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	}
 	dir.KeepLockDirs() // in .taskd/locks: no inode made and freed per write
 	l := newList(id, dir)
+	l.pauses = d.pauses
 	if err := area.CheckList(path, d.cfg.Insecure); err != nil {
 		l.refused = err
 		d.listRefused(l, err, "not serving list; fix it and it is served at once")
@@ -157,6 +166,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	if removed, err := dir.Sweep(time.Minute); err == nil && len(removed) > 0 {
 		d.log.Info("removed leftovers of a crashed writer", "list", id, "files", removed)
 	}
+	d.sweepWorktrees(l)
 }
 
 // newList returns the loop's state for list id, read from dir: empty, not
@@ -366,6 +376,14 @@ func readTasks(dir *taskfile.Dir, ids []string, fn func(id string, tf *taskfile.
 func (d *Daemon) forget(l *list, id string, e *entry) {
 	if e.job != nil {
 		e.job.stop(agent.ErrTaskGone)
+		if e.workspace != "" {
+			if l.goneWorktrees == nil {
+				l.goneWorktrees = map[string]string{}
+			}
+			l.goneWorktrees[id] = e.workspace // removed when the job has ended
+		}
+	} else if e.workspace != "" {
+		d.removeWorktree(l, id, e.workspace)
 	}
 	if e.reject != "" {
 		fsroot.Remove(l.Dir.Path(), rejectPath(l, id))

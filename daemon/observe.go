@@ -65,6 +65,8 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
 	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
 	e.children = children.WaitsFor(tf)
+	d.observeRuns(l, id, e, tf, sp, ownerProfile, prevState, e.observed) // profile, pause, worktree, notice (runs.go)
+	e.observed = true
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (waits.go)
 	if !e.accepted && e.state == task.None && e.status == taskfile.StatusPending && sp.Attempt == 0 {
 		e.accepted = true

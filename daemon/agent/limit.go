@@ -34,6 +34,9 @@ type Limit struct {
 	// Until is when the profile's agents run again: ResetsAt, or a
 	// backoff when the agent named no reset time. The job sets it.
 	Until time.Time `json:"until,omitzero"`
+	// SessionID is the agent's session to resume when the task runs
+	// again, if it had one.
+	SessionID string `json:"sessionId,omitempty"`
 }
 
 func (l *Limit) describe() string {

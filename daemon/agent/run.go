@@ -207,7 +207,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	base := a.ListDir
 	cmdInfo := map[string]any{
 		"argv": argv, "cwd": a.Cwd, "env": envNames(env), "profile": a.Profile.Name,
-		"timeout": a.Timeout.String(), "step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt,
+		"timeout": a.Timeout.String(), "step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt, "output": a.Profile.Output,
 	}
 	// record writes cmd.json, the record of how the agent is (to be)
 	// started, replacing an earlier version whole.

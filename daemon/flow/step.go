@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/navigator"
 )
 
@@ -36,8 +37,12 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 		a, err = f.j.NewAttempt(f.t, sp, resp.Subagent, step)
 		if err == nil {
 			a.Prompt = stepPrompt(f, resp)
+			if f.resume != "" && a.Profile.Flags == "claude" {
+				a.Resume, a.Prompt = f.resume, job.ResumeAfterLimit // the step a usage limit paused
+			}
 		}
 	}
+	f.resume = ""
 	if err != nil {
 		return agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted
 	}

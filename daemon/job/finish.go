@@ -28,14 +28,21 @@ var endings = map[agent.Outcome]ending{
 	agent.Cancelled:   {task.Cancel, eventlog.TaskCancelled},
 	agent.TimedOut:    {task.TimeOut, eventlog.TaskTimedOut},
 	agent.NotStarted:  {task.Fail, eventlog.TaskFailed},
+	agent.Paused:      {task.Pause, eventlog.TaskPaused},
+	agent.OverBudget:  {task.Fail, eventlog.TaskFailed},
 }
 
 // endOf returns how an attempt that ended with out and res is recorded:
 // a success completes the task, or makes it wait for the children still
-// running; a failure with retries left retries; anything else ends as the
+// running; denied tool calls ask a person (ask) or fail; a failure with
+// retries left retries; a usage limit pauses; anything else ends as the
 // table says.
-func endOf(out agent.Outcome, res agent.Result, waiting bool, retry bool) ending {
+func endOf(out agent.Outcome, res agent.Result, waiting, retry, ask bool) ending {
 	switch {
+	case out == agent.Finished && len(res.Denials) > 0 && ask:
+		return ending{task.AskPerson, eventlog.TaskNeedsHuman}
+	case out == agent.Finished && len(res.Denials) > 0:
+		return ending{task.Fail, eventlog.TaskFailed}
 	case out == agent.Finished && res.Success && waiting:
 		return ending{task.Wait, eventlog.TaskWaiting}
 	case out == agent.Finished && res.Success:
@@ -65,7 +72,7 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 	now := time.Now()
 	var end ending
 	var waiting []string
-	var retryData map[string]any
+	var retryData, endInfo map[string]any
 	runDir := area.RelRunDir(j.ID, sp.Attempt)
 	t, err := j.List.Dir.Update(wctx, j.ID, func(t *taskfile.Task) error {
 		m := task.Meta(t)
@@ -75,13 +82,24 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 		if out == agent.Finished && res.Success {
 			waiting = children.Outstanding(j.List.Dir, t)
 		}
-		failed := out == agent.Finished && !res.Success || out == agent.TimedOut || out == agent.NotStarted
+		ask := sp.OnDenied != task.DeniedFail
+		failed := out == agent.Finished && !res.Success && !(ask && len(res.Denials) > 0) || out == agent.TimedOut || out == agent.NotStarted || out == agent.OverBudget
 		if failed {
 			failures++
 			m.Set("failures", failures)
 		}
-		retry := failed && out != agent.NotStarted && int(failures) <= sp.Retries
-		end = endOf(out, res, len(waiting) > 0, retry)
+		retry := failed && out != agent.NotStarted && out != agent.OverBudget && len(res.Denials) == 0 && int(failures) <= sp.Retries
+		end = endOf(out, res, len(waiting) > 0, retry, ask)
+		if end.move == task.Pause {
+			end, endInfo = j.pauseEnd(m, res, now) // too many pauses in a row fail
+		}
+		if res.Progress != nil {
+			m.Set("progress", asValue(res.Progress))
+		}
+		if end.move != task.Pause {
+			m.Delete("pause")
+			m.Delete("pauses")
+		}
 		switch end.move {
 		case task.Wait:
 			// The agent ended its turn while its children still run: it
@@ -98,6 +116,10 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 			m.Set("interrupted", n+1)
 		case task.Cancel:
 			m.Set("error", "cancelled")
+		case task.Pause:
+			// paused: pauseEnd wrote the pause and when it ends (retryAt)
+		case task.AskPerson:
+			endInfo = askAboutDenials(m, res, filepath.Join(j.List.Path(), runDir))
 		default:
 			msg := res.Error
 			if out != agent.NotStarted {
@@ -114,10 +136,14 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 		return err
 	})
 	ev := eventlog.Event{Type: end.log, Parent: sp.Parent, Attempt: sp.Attempt}
-	if end.move == task.Wait {
+	switch end.move {
+	case task.Wait:
 		ev.Data = map[string]any{"children": waiting}
 		j.Emit(ev)
-	} else {
+	case task.Pause, task.AskPerson:
+		ev.Data = endInfo
+		j.Emit(ev)
+	default:
 		ev.Data = map[string]any{"success": res.Success, "summary": res.Summary, "exitCode": res.ExitCode, "durationMs": res.DurationMs}
 		if res.Error != "" && !res.Success {
 			ev.Data["error"] = res.Error
