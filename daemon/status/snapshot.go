@@ -40,11 +40,12 @@ type Task struct {
 	Rejected   string   `json:"rejected,omitempty"`  // why the file is refused
 	Fix        string   `json:"fix,omitempty"`       // how to fix a rejected file
 	Archived   bool     `json:"archived,omitempty"`
+	Runs                // where and how its agent runs (runs.go)
 }
 
 // List is one list's tasks.
 type List struct {
-	ID    string       `json:"id"`
+	ID    string `json:"id"`
 	Tasks []Task `json:"tasks"`
 	// Refused says why a daemon does not serve the list (CheckList), and
 	// Fix what to do about it.
@@ -180,6 +181,7 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 	if ts.Since = task.Since(t); ts.Since.IsZero() {
 		ts.Since = modTime(path)
 	}
+	ts.Runs = runsOf(t, filepath.Dir(path))
 }
 
 func firstLine(s string) string {
