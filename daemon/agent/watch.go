@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -188,10 +189,14 @@ func (b Budget) passed(st *Stream, streamTurns bool) string {
 		if st.CostKnown {
 			how = ""
 		}
-		return fmt.Sprintf("stopped: it had spent %s$%.4f, over its budget of $%.4f (maxCostUsd)", how, st.CostUSD, b.MaxCostUSD)
+		return fmt.Sprintf("stopped: it had spent %s$%s, over its budget of $%s (maxCostUsd)", how, usd(st.CostUSD), usd(b.MaxCostUSD))
 	}
 	if streamTurns && b.MaxTurns > 0 && st.Turns > b.MaxTurns {
 		return fmt.Sprintf("stopped: it had taken %d turns, over its budget of %d (maxTurns)", st.Turns, b.MaxTurns)
 	}
 	return ""
 }
+
+// usd renders an amount of US dollars to a hundredth of a cent, without
+// trailing zeros.
+func usd(v float64) string { return strconv.FormatFloat(roundCost(v), 'f', -1, 64) }

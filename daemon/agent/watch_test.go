@@ -144,7 +144,7 @@ func TestWatch_OverBudget(t *testing.T) {
 		lines  []string
 		want   string
 	}{
-		{"dollars", OutputClaudeStream, Budget{MaxCostUSD: 0.001}, []string{initLine, toolLine}, "over its budget of $0.0010 (maxCostUsd)"},
+		{"dollars", OutputClaudeStream, Budget{MaxCostUSD: 0.001}, []string{initLine, toolLine}, "over its budget of $0.001 (maxCostUsd)"},
 		{"turns", OutputCodexJSON, Budget{MaxTurns: 1}, []string{`{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}`, `{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}`}, "taken 2 turns, over its budget of 1 (maxTurns)"},
 	}
 	for _, tt := range tests {
