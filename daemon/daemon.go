@@ -19,6 +19,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/notify"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -61,6 +62,11 @@ type Daemon struct {
 	held    *held.Registry   // the tasks held while a write fails
 	runner  *agent.Local     // runs agents
 
+	pauses   *job.Pauses      // agent profiles paused by a usage limit (shared with jobs)
+	notifier *notify.Notifier // tells a person of tasks that need them (nil: nobody)
+	chores   sync.WaitGroup   // background work besides jobs (removing worktrees)
+	removing sync.Map         // worktrees being removed, by path
+
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).
 	started chan struct{}
@@ -85,7 +91,8 @@ func New(cfg *config.Config, log *slog.Logger) *Daemon {
 	d.runner = agent.NewLocal(cfg, log)
 	d.catalog = catalog.New(cfg.Dir, log)
 	d.held = held.New(cfg.Root, func(err error) { log.Warn("held tasks are not shown to taskd status", "err", err) })
-	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log, Held: d.held}
+	d.pauses = &job.Pauses{}
+	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log, Held: d.held, Pauses: d.pauses}
 	return d
 }
 
@@ -144,9 +151,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info("taskd started", "root", root, "lists", len(d.lists), "concurrency", d.cfg.Concurrency)
 	close(d.started)
 
+	d.notifier = notify.New(d.cfg.Notify, d.log)
 	err = d.loop(ctx)
 	d.shutdown(stopJobs)
 	d.background.Wait()
+	d.chores.Wait()
+	d.notifier.Close()
 	return err
 }
 
@@ -287,13 +297,15 @@ func (d *Daemon) flushDirty() {
 }
 
 // nextWake returns when the loop must look again without an event: the
-// earliest retry time or re-check of a file that did not parse. Idle, it
+// earliest retry time, end of a profile's pause, or re-check of a file
+// that did not parse. Idle, it
 // is far away; the safety rescan has its own timer.
 func (d *Daemon) nextWake() time.Duration {
 	next, found := time.Hour, false
 	now := time.Now()
+	pauseEnd := d.pauses.Next(now) // a profile's pause ends: the tasks it held may start
 	for _, l := range d.lists {
-		for _, at := range []time.Time{l.nextRetry, l.nextRecheck} {
+		for _, at := range []time.Time{l.nextRetry, l.nextRecheck, pauseEnd} {
 			if at.IsZero() {
 				continue
 			}

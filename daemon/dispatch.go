@@ -32,6 +32,8 @@ func handlerFor(kind job.Kind, t *taskfile.Task) job.Handler {
 		return delivery{}
 	case kind == job.Settle:
 		return settlement{}
+	case kind == job.Answer && job.AsksPermission(t):
+		return permission{}
 	case subagent.Owns(kind, t):
 		return subagent.Tasks{}
 	case flow.Is(t):
@@ -63,7 +65,15 @@ func (settlement) Do(ctx context.Context, j *job.Job, _ *taskfile.Task) (*taskfi
 	return j.Settle(ctx)
 }
 
+// permission takes a person's answer about denied tool calls.
+type permission struct{}
+
+func (permission) Do(ctx context.Context, j *job.Job, _ *taskfile.Task) (*taskfile.Task, error) {
+	return j.AnswerPermission(ctx)
+}
+
 var (
+	_ job.Handler = permission{}
 	_ job.Handler = cancellation{}
 	_ job.Handler = delivery{}
 	_ job.Handler = settlement{}

@@ -51,6 +51,10 @@ type list struct {
 	acceptedBefore map[string]bool
 
 	kids map[string]map[string]struct{} // the tasks whose parent is an id (settle.go)
+
+	pauses        *job.Pauses         // the daemon's: agent profiles paused by a usage limit
+	pauseHeld     map[string]struct{} // tasks held back by their profile's pause (runs.go)
+	goneWorktrees map[string]string   // worktrees of deleted tasks whose jobs still run, by id
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
@@ -84,9 +88,11 @@ type entry struct {
 	jobErrors    int       // consecutive jobs that failed for reasons outside the task
 	holdUntil    time.Time // no new job before this, after such failures
 
-	waitOnFailure bool // metadata.taskd.onBlockerFailure is "wait"
-	settleMisses  int  // settling jobs in a row that found nothing to do (settle.go)
-	seen          bool // observed as taskd's before: a change of state is news
+	waitOnFailure bool   // metadata.taskd.onBlockerFailure is "wait"
+	settleMisses  int    // settling jobs in a row that found nothing to do (settle.go)
+	seen          bool   // observed as taskd's before: a change of state is news
+	profile       string // the agent profile a plain task runs with
+	workspace     string // the task's git worktree, if it has one
 }
 
 var hashSeed = maphash.MakeSeed()
@@ -153,6 +159,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	l := newList(id, dir)
 	l.Events.SetRotation(eventlog.Rotation{MaxBytes: d.cfg.Retention.EventsMaxBytes, Keep: d.cfg.Retention.EventsKeep})
 	l.acceptedBefore = eventlog.Accepted(path)
+	l.pauses = d.pauses
 	if err := area.CheckList(path, d.cfg.Insecure); err != nil {
 		l.refused = err
 		d.listRefused(l, err, "not serving list; fix it and it is served at once")
@@ -171,6 +178,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	if removed, err := dir.Sweep(time.Minute); err == nil && len(removed) > 0 {
 		d.log.Info("removed leftovers of a crashed writer", "list", id, "files", removed)
 	}
+	d.sweepWorktrees(l)
 }
 
 // newList returns the loop's state for list id, read from dir: empty, not
@@ -411,6 +419,14 @@ func readTasks(dir *taskfile.Dir, ids []string, known map[string]uint64, fn func
 func (d *Daemon) forget(l *list, id string, e *entry) {
 	if e.job != nil {
 		e.job.stop(agent.ErrTaskGone)
+		if e.workspace != "" {
+			if l.goneWorktrees == nil {
+				l.goneWorktrees = map[string]string{}
+			}
+			l.goneWorktrees[id] = e.workspace // removed when the job has ended
+		}
+	} else if e.workspace != "" {
+		d.removeWorktree(l, id, e.workspace)
 	}
 	if e.reject != "" {
 		fsroot.Remove(l.Dir.Path(), rejectPath(l, id))

@@ -78,6 +78,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	if e.seen && e.state != prevState {
 		d.tellAncestors(l, id, e, tf)
 	}
+	d.observeRuns(l, id, e, tf, sp, ownerProfile, prevState, e.seen) // profile, pause, worktree, notice (runs.go)
 	e.seen = true
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (waits.go)
 	if !e.accepted && l.acceptedBefore[id] {

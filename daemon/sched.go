@@ -133,7 +133,7 @@ func (d *Daemon) evaluate(l *list, id string) {
 		d.startJob(l, id, job.Deliver, slots.Late)
 		return
 	}
-	if e.state == task.Retrying && time.Now().Before(e.retryAt) {
+	if (e.state == task.Retrying || e.state == task.Paused) && time.Now().Before(e.retryAt) {
 		if l.nextRetry.IsZero() || e.retryAt.Before(l.nextRetry) {
 			l.nextRetry = e.retryAt
 		}
@@ -156,8 +156,8 @@ func (l *list) runnable(id string, e *entry) bool {
 		return false
 	}
 	switch e.state {
-	case task.None, task.Retrying:
-		if e.status != taskfile.StatusPending || time.Now().Before(e.retryAt) {
+	case task.None, task.Retrying, task.Paused:
+		if e.status != taskfile.StatusPending || time.Now().Before(e.retryAt) || l.heldByPause(id, e, l.pauses) {
 			return false
 		}
 		return l.blockersDone(e)
@@ -307,12 +307,13 @@ func (d *Daemon) wakeDue() {
 		if !l.nextRetry.IsZero() && !now.Before(l.nextRetry) {
 			l.nextRetry = time.Time{}
 			for id, e := range l.entries {
-				if e.state == task.Retrying {
+				if e.state == task.Retrying || e.state == task.Paused {
 					l.consider(id)
 				}
 			}
 		}
 	}
+	d.wakePaused(now)
 }
 
 func (e *entry) kind() job.Kind {
@@ -410,6 +411,10 @@ func (d *Daemon) finished(msg jobDone) {
 	}
 	e := j.l.entries[j.ID]
 	if e == nil || e.job != j {
+		if path, ok := j.l.goneWorktrees[j.ID]; ok && e == nil {
+			delete(j.l.goneWorktrees, j.ID)
+			d.removeWorktree(j.l, j.ID, path)
+		}
 		return
 	}
 	e.job = nil

@@ -22,7 +22,7 @@ import (
 // asks for one, and reports whether it did. Loop goroutine only.
 func (d *Daemon) settle(l *list, id string, e *entry) bool {
 	switch {
-	case e.status == taskfile.StatusCompleted && userCompletable(e.state):
+	case e.status == taskfile.StatusCompleted && job.UserCompletable(e.state):
 		// Completed by a person (or Claude Code) while taskd had it:
 		// recorded, never run again.
 		return d.startJob(l, id, job.Settle, slots.Late)
@@ -33,17 +33,6 @@ func (d *Daemon) settle(l *list, id string, e *entry) bool {
 		return d.startJob(l, id, job.Cancel, slots.Late)
 	case (e.state == task.None || e.state == task.Retrying) && e.status == taskfile.StatusPending && !e.waitOnFailure && l.blockerFailed(e):
 		return d.startJob(l, id, job.Settle, slots.Late)
-	}
-	return false
-}
-
-// userCompletable reports whether a task in state s whose status a person
-// set to completed is recorded as completed by them: it is in a state of
-// taskd's own that is not an end.
-func userCompletable(s task.State) bool {
-	switch s {
-	case task.Queued, task.Running, task.Waiting, task.NeedsHuman, task.Retrying:
-		return true
 	}
 	return false
 }

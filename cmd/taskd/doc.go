@@ -144,12 +144,17 @@
 //
 // # taskd logs
 //
-//	taskd logs [--root DIR] [--attempt N] [--stderr] [-f] LIST/ID
+//	taskd logs [--root DIR] [--attempt N] [--stderr] [--raw] [-f] LIST/ID
 //
-// Logs prints what the agent of a task wrote to standard output in its
-// latest attempt (--attempt N for another one, --stderr for standard error).
-// The files are .taskd/runs/<id>/<n>/stdout.log and stderr.log in the task's
-// list, next to prompt.md, cmd.json and result.json.
+// Logs prints what the agent of a task wrote in its latest attempt
+// (--attempt N for another one). For an agent that streams its work as
+// JSON events (the claude, codex and opencode profiles) that is the readable
+// transcript taskd writes as the agent goes — its text, each tool it calls
+// with its target, the results in short, denied tools, the cost — and --raw
+// prints the stream itself; for any other agent, its standard output.
+// --stderr prints its standard error. The files are transcript.log,
+// stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
+// next to prompt.md, cmd.json and result.json.
 //
 // With -f it keeps printing as the agent writes, moves on to the next attempt
 // when one starts, and returns when the task has ended.
@@ -207,16 +212,23 @@
 // ago it entered that state (5s, 3m, 2h, 4d) and its subject. Children are
 // drawn under their parent (a waiting parent, or a workflow's fork with one
 // child per branch). The state is metadata.taskd.state (running, waiting,
-// needs_human, retrying, succeeded, failed, cancelled, timed_out, stopped,
-// or queued for a child waiting for /run), else pending, blocked (by tasks
-// in blockedBy that have not completed) or rejected (a file the daemon will
-// not run); held, whatever the file says, while the running daemon holds
-// the task back. Under a task, notes say what it waits for and what to do:
+// needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
+// stopped, or queued for a child waiting for /run), else pending, blocked
+// (by tasks in blockedBy that have not completed) or rejected (a file the
+// daemon will not run); held, whatever the file says, while the running
+// daemon holds the task back. Under a task, notes say what it waits for and
+// what to do:
 //
+//	in ~/src/app · turn 3 · Edit a.go · 12.3k tokens · $0.04
+//	              where a running agent works (its worktree's branch, if
+//	              it has one) and, for a streaming agent, its progress
 //	waiting for:  why a needs_human task waits, and
 //	answer:       the 'taskd resolve' command with the answers it accepts
 //	blocked by:   the blockers that have not completed
-//	error:        why a task failed, with where its logs are, and
+//	paused:       when a task a usage limit paused resumes, and
+//	limit:        the limit, in the agent's words
+//	error:        why a task failed, in the agent's own words where it
+//	              gave any, with where its logs are, and
 //	retry:        the 'taskd start' and 'taskd logs' commands for it
 //	held:         why the daemon holds a task back (a write it needs
 //	              failed: a full disk, a lock nobody can take), and when
@@ -238,8 +250,11 @@
 // data as JSON for scripts: an array of lists, each {"id", "tasks",
 // "hidden"}, each task with the fields above ("state", "step", "attempt",
 // "since", "parent", "children", "waitingFor", "options", "error",
-// "blockedBy", "rejected", "fix", "held", "heldRetry", "below"). --watch redraws whenever a task file
-// changes, until interrupted.
+// "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
+// "repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
+// "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
+// run folder). --watch redraws whenever a task file changes, until
+// interrupted.
 //
 // Status fails when the root cannot be read, and when --list names a list
 // that does not exist. A root that does not exist yet is not an error: it
@@ -247,7 +262,7 @@
 //
 // # taskd submit
 //
-//	taskd submit [--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID] [--json] [PROMPT | -]
+//	taskd submit [--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--worktree] [--permission-mode M] [--tools T,...] [--disallowed-tools T,...] [--max-turns N] [--max-cost-usd USD] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID] [--json] [PROMPT | -]
 //
 // Submit writes a new task file addressed to taskd into a list and prints its
 // path. The id is allocated as Claude Code allocates ids, so taskd and Claude
@@ -258,7 +273,21 @@
 // The list is --list, else $TASKD_LIST, else "default"; it is created if
 // missing. The subject defaults to the prompt's first line.
 //
+// The agent runs where you submit: the task records the current directory
+// (absolute) as metadata.taskd.cwd, or --cwd, resolved against the current
+// directory. --worktree runs it in a git worktree of its own, on the branch
+// taskd/<list>-<id>, made from the repository there.
+//
+// What a claude agent may do: --permission-mode (default, acceptEdits,
+// plan, bypassPermissions), --tools and --disallowed-tools (comma-separated,
+// such as Read,Edit,Bash(git:*)). A run whose tool calls were refused does
+// not succeed: the task asks you (taskd status shows the answers). What an
+// attempt may spend: --max-turns and --max-cost-usd; past either, the agent
+// is stopped and the task fails. docs/agents.md has the details.
+//
 //	taskd submit --agent exec 'make test'
+//	cd ~/src/app && taskd submit --permission-mode acceptEdits 'fix the flaky login test'
+//	taskd submit --worktree --max-cost-usd 2 'add tests for the parser'
 //	echo 'Summarise CHANGES.md' | taskd submit --list notes -
 //	taskd submit --workflow quick-task --subject 'Fix the login redirect'
 //

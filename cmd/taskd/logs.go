@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
@@ -24,14 +25,19 @@ func init() {
 	register(
 		&command{
 			name:  "logs",
-			usage: "[--root DIR] [--attempt N] [--stderr] [-f] LIST/ID",
+			usage: "[--root DIR] [--attempt N] [--stderr] [--raw] [-f] LIST/ID",
 			short: "print the output of a task's agent",
 			group: "Tasks",
 			long: `
-Logs prints what the agent of a task wrote to standard output in its
-latest attempt (--attempt N for another one, --stderr for standard error).
-The files are .taskd/runs/<id>/<n>/stdout.log and stderr.log in the task's
-list, next to prompt.md, cmd.json and result.json.
+Logs prints what the agent of a task wrote in its latest attempt
+(--attempt N for another one). For an agent that streams its work as
+JSON events (the claude, codex and opencode profiles) that is the readable
+transcript taskd writes as the agent goes — its text, each tool it calls
+with its target, the results in short, denied tools, the cost — and --raw
+prints the stream itself; for any other agent, its standard output.
+--stderr prints its standard error. The files are transcript.log,
+stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
+next to prompt.md, cmd.json and result.json.
 
 With -f it keeps printing as the agent writes, moves on to the next attempt
 when one starts, and returns when the task has ended.
@@ -71,6 +77,7 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	attemptFlag := fs.Int("attempt", 0, "attempt number (default: the latest)")
 	stderrFlag := fs.Bool("stderr", false, "print standard error instead")
 	follow := fs.Bool("f", false, "follow")
+	raw := fs.Bool("raw", false, "print a streaming agent's JSON events, not the transcript")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
@@ -89,10 +96,8 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	name := "stdout.log"
-	if *stderrFlag {
-		name = "stderr.log"
-	}
+	runs := filepath.Join(dir.Path(), ".taskd", "runs", ref.id)
+	name := func(n int) string { return logName(filepath.Join(runs, fmt.Sprint(n)), *stderrFlag, *raw) }
 	latest := func() (int, bool) {
 		t, err := dir.Read(ref.id)
 		if err != nil {
@@ -110,9 +115,8 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	if n == 0 && !*follow {
 		return fmt.Errorf("task %s has not run yet", ref)
 	}
-	runs := filepath.Join(dir.Path(), ".taskd", "runs", ref.id)
 	if !*follow || ended && *attemptFlag > 0 {
-		data, err := os.ReadFile(filepath.Join(runs, fmt.Sprint(n), name))
+		data, err := os.ReadFile(filepath.Join(runs, fmt.Sprint(n), name(n)))
 		if err != nil {
 			return err
 		}
@@ -122,9 +126,26 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	return followLogs(ctx, inv.stdout, runs, name, n, latest)
 }
 
+// logName is the log of the attempt in run folder dir that logs prints:
+// standard error, or a streaming agent's transcript (unless raw), or
+// standard output. cmd.json says whether the agent streams.
+func logName(dir string, stderr, raw bool) string {
+	if stderr {
+		return "stderr.log"
+	}
+	var cmd struct {
+		Output string `json:"output"`
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "cmd.json")); err == nil && json.Unmarshal(data, &cmd) == nil &&
+		agent.IsStream(cmd.Output) && !raw {
+		return "transcript.log"
+	}
+	return "stdout.log"
+}
+
 // followLogs prints attempt n's log as it grows, then later attempts', until
 // the task has ended and its last log is printed, or ctx ends.
-func followLogs(ctx context.Context, w io.Writer, runs, name string, n int, latest func() (int, bool)) error {
+func followLogs(ctx context.Context, w io.Writer, runs string, name func(int) string, n int, latest func() (int, bool)) error {
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -140,7 +161,7 @@ func followLogs(ctx context.Context, w io.Writer, runs, name string, n int, late
 			if watched != dir && watcher.Add(dir) == nil {
 				watched = dir
 			}
-			off = copyFrom(w, filepath.Join(dir, name), off)
+			off = copyFrom(w, filepath.Join(dir, name(n)), off)
 		}
 		cur, ended := latest()
 		if cur > n {
@@ -148,7 +169,7 @@ func followLogs(ctx context.Context, w io.Writer, runs, name string, n int, late
 			continue
 		}
 		if ended && n > 0 {
-			copyFrom(w, filepath.Join(runs, fmt.Sprint(n), name), off)
+			copyFrom(w, filepath.Join(runs, fmt.Sprint(n), name(n)), off)
 			return nil
 		}
 		select {

@@ -37,16 +37,23 @@ task: its id, its state, its workflow step, the attempt number, how long
 ago it entered that state (5s, 3m, 2h, 4d) and its subject. Children are
 drawn under their parent (a waiting parent, or a workflow's fork with one
 child per branch). The state is metadata.taskd.state (running, waiting,
-needs_human, retrying, succeeded, failed, cancelled, timed_out, stopped,
-or queued for a child waiting for /run), else pending, blocked (by tasks
-in blockedBy that have not completed) or rejected (a file the daemon will
-not run); held, whatever the file says, while the running daemon holds
-the task back. Under a task, notes say what it waits for and what to do:
+needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
+stopped, or queued for a child waiting for /run), else pending, blocked
+(by tasks in blockedBy that have not completed) or rejected (a file the
+daemon will not run); held, whatever the file says, while the running
+daemon holds the task back. Under a task, notes say what it waits for and
+what to do:
 
+	in ~/src/app · turn 3 · Edit a.go · 12.3k tokens · $0.04
+	              where a running agent works (its worktree's branch, if
+	              it has one) and, for a streaming agent, its progress
 	waiting for:  why a needs_human task waits, and
 	answer:       the 'taskd resolve' command with the answers it accepts
 	blocked by:   the blockers that have not completed
-	error:        why a task failed, with where its logs are, and
+	paused:       when a task a usage limit paused resumes, and
+	limit:        the limit, in the agent's words
+	error:        why a task failed, in the agent's own words where it
+	              gave any, with where its logs are, and
 	retry:        the 'taskd start' and 'taskd logs' commands for it
 	held:         why the daemon holds a task back (a write it needs
 	              failed: a full disk, a lock nobody can take), and when
@@ -68,8 +75,11 @@ always or never overrides; NO_COLOR is honoured). --json prints the same
 data as JSON for scripts: an array of lists, each {"id", "tasks",
 "hidden"}, each task with the fields above ("state", "step", "attempt",
 "since", "parent", "children", "waitingFor", "options", "error",
-"blockedBy", "rejected", "fix", "held", "heldRetry", "below"). --watch redraws whenever a task file
-changes, until interrupted.
+"blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
+"repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
+"costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
+run folder). --watch redraws whenever a task file changes, until
+interrupted.
 
 Status fails when the root cannot be read, and when --list names a list
 that does not exist. A root that does not exist yet is not an error: it

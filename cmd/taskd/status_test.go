@@ -216,7 +216,7 @@ func TestStatus_json(t *testing.T) {
 	if got, want := strings.Join(ids, " "), "children flow fork plain"; got != want {
 		t.Errorf("lists = %q, want %q", got, want)
 	}
-	if got, want := len(byRef), 27; got != want {
+	if got, want := len(byRef), 29; got != want {
 		t.Errorf("%d tasks, want %d", got, want)
 	}
 	tests := []struct {
@@ -233,6 +233,13 @@ func TestStatus_json(t *testing.T) {
 		{"plain/10", "rejected", strings.HasPrefix(byRef["plain/10"].Rejected, `unknown agent "gpt-5"`), true},
 		{"plain/10", "fix", byRef["plain/10"].Fix, "Set metadata.taskd.agent to a profile or an agent mapped in the configuration file."},
 		{"plain/11", "taskd", byRef["plain/11"].Taskd, false},
+		{"plain/13", "cwd", byRef["plain/13"].Cwd, "/home/alice/src/app"},
+		{"plain/13", "worktree", fmt.Sprint(byRef["plain/13"].Worktree), "&{/home/alice/.claude/tasks/plain/.taskd/worktrees/13 taskd/plain-13 /home/alice/src/app}"},
+		{"plain/13", "progress", fmt.Sprint(byRef["plain/13"].Progress), "&{1 3 Edit src/login_test.go 12300 0.0412 true}"},
+		{"plain/13", "logs", byRef["plain/13"].Logs, filepath.Join(root, "plain", ".taskd", "runs", "13", "1")},
+		{"plain/14", "state", byRef["plain/14"].State, "paused"},
+		{"plain/14", "resumesAt", byRef["plain/14"].ResumesAt.Equal(time.Date(2026, 3, 14, 20, 0, 0, 0, time.UTC)), true},
+		{"plain/14", "pausedBy", byRef["plain/14"].PausedBy, "You've hit your limit · resets 8pm (Europe/Lisbon)"},
 		{"flow/1", "workflow", byRef["flow/1"].Workflow, "feature-development"},
 		{"flow/1", "step", byRef["flow/1"].Step, "implement"},
 		{"flow/2", "state", byRef["flow/2"].State, "needs_human"},

@@ -72,13 +72,13 @@ const (
 // ANSI colours by state.
 var stateColor = map[string]string{
 	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
-	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33",
+	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
 	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
 	"held": "33;1",
 }
 
 // stateOrder orders the counts in a list's summary line.
-var stateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying",
+var stateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying", "paused",
 	"running", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
 
 // render writes the view to w.
@@ -300,6 +300,15 @@ func (r *renderer) row(t *status.Task, tree string) {
 		r.note("held: ", t.Held, "33")
 		if !t.HeldRetry.IsZero() {
 			r.note("", "tries again in "+age(t.HeldRetry, v.now)+"; no agent starts meanwhile", "")
+		}
+	case state == "paused":
+		r.note("paused: ", "usage limit, resumes "+when(v.now, t.ResumesAt), "33")
+		if t.PausedBy != "" {
+			r.note("limit: ", t.PausedBy, "")
+		}
+	case state == "running":
+		if line := runningLine(v, t); line != "" {
+			r.note("", line, "")
 		}
 	case !t.Taskd:
 		r.note("", `not taskd's: its owner is not "taskd" and it has no metadata.taskd`, "")

@@ -101,7 +101,7 @@ func init() {
 	register(
 		&command{
 			name:  "submit",
-			usage: "[--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID] [--json] [PROMPT | -]",
+			usage: "[--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--worktree] [--permission-mode M] [--tools T,...] [--disallowed-tools T,...] [--max-turns N] [--max-cost-usd USD] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID] [--json] [PROMPT | -]",
 			short: "write a new task file",
 			group: "Tasks",
 			long: `
@@ -114,7 +114,21 @@ fields) and the flags add to it.
 The list is --list, else $TASKD_LIST, else "default"; it is created if
 missing. The subject defaults to the prompt's first line.
 
+The agent runs where you submit: the task records the current directory
+(absolute) as metadata.taskd.cwd, or --cwd, resolved against the current
+directory. --worktree runs it in a git worktree of its own, on the branch
+taskd/<list>-<id>, made from the repository there.
+
+What a claude agent may do: --permission-mode (default, acceptEdits,
+plan, bypassPermissions), --tools and --disallowed-tools (comma-separated,
+such as Read,Edit,Bash(git:*)). A run whose tool calls were refused does
+not succeed: the task asks you (taskd status shows the answers). What an
+attempt may spend: --max-turns and --max-cost-usd; past either, the agent
+is stopped and the task fails. docs/agents.md has the details.
+
 	taskd submit --agent exec 'make test'
+	cd ~/src/app && taskd submit --permission-mode acceptEdits 'fix the flaky login test'
+	taskd submit --worktree --max-cost-usd 2 'add tests for the parser'
 	echo 'Summarise CHANGES.md' | taskd submit --list notes -
 	taskd submit --workflow quick-task --subject 'Fix the login redirect'
 
@@ -216,7 +230,13 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	subject := fs.String("subject", "", "the task's subject")
 	agentName := fs.String("agent", "", "agent profile or name")
 	model := fs.String("model", "", "model for the agent")
-	cwd := fs.String("cwd", "", "working directory of the agent")
+	cwd := fs.String("cwd", "", "working directory of the agent (default: the current directory)")
+	worktree := fs.Bool("worktree", false, "run in a git worktree of its own, on branch taskd/<list>-<id>")
+	permissionMode := fs.String("permission-mode", "", "permission mode of a claude agent (default, acceptEdits, plan, bypassPermissions)")
+	tools := fs.String("tools", "", "comma-separated tools the agent may use without asking")
+	disallowedTools := fs.String("disallowed-tools", "", "comma-separated tools the agent may not use")
+	maxTurns := fs.Int("max-turns", 0, "turns (model calls) an attempt may take")
+	maxCost := fs.Float64("max-cost-usd", 0, "US dollars an attempt may spend")
 	timeout := fs.String("timeout", "", "timeout, such as 10m")
 	retries := fs.Int("retries", 0, "retries after a failure")
 	blockedBy := fs.String("blocked-by", "", "comma-separated ids that must complete first")
@@ -265,8 +285,28 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	}
 	set("agent", *agentName)
 	set("model", *model)
-	set("cwd", *cwd)
+	if err := setCwd(m, *cwd); err != nil {
+		return err
+	}
 	set("timeout", *timeout)
+	set("permissionMode", *permissionMode)
+	for k, v := range map[string]string{"tools": *tools, "disallowedTools": *disallowedTools} {
+		if v != "" {
+			m.Set(k, splitList(v))
+		}
+	}
+	if *worktree {
+		m.Set("worktree", true)
+	}
+	if *maxTurns < 0 || *maxCost < 0 {
+		return inv.usageErrorf("--max-turns and --max-cost-usd are bounds ≥ 0")
+	}
+	if *maxTurns > 0 {
+		m.Set("maxTurns", *maxTurns)
+	}
+	if *maxCost > 0 {
+		m.Set("maxCostUsd", *maxCost)
+	}
 	if *retries > 0 {
 		m.Set("retries", *retries)
 	}
@@ -329,4 +369,37 @@ func firstLineOf(s string) string {
 		s = string(r[:79]) + "…"
 	}
 	return s
+}
+
+// setCwd records where the task's agent runs: dir resolved against the
+// current directory (~ is left for the daemon: the home directory), else
+// the current directory, unless the task (read with --json) names one.
+func setCwd(m *taskfile.Object, dir string) error {
+	if dir == "" {
+		if _, ok := m.String("cwd"); ok {
+			return nil
+		}
+		dir = "."
+	}
+	if dir == "~" || strings.HasPrefix(dir, "~/") {
+		m.Set("cwd", dir)
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("the working directory: %w", err)
+	}
+	m.Set("cwd", abs)
+	return nil
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -28,12 +28,23 @@ type Result struct {
 	StartedAt *time.Time `json:"startedAt,omitempty"`
 	Error     string     `json:"error,omitempty"`
 	// Outcome is set when the attempt did not end on its own: "timed_out",
-	// "cancelled" or "not_started".
+	// "cancelled", "not_started", "paused" (a usage limit) or
+	// "over_budget".
 	Outcome string `json:"outcome,omitempty"`
 	// Output is the agent's final text (claude: the result field; others:
 	// the end of stdout). It is not part of result.json's contract but is
 	// delivered to parents.
 	Output string `json:"output,omitempty"`
+	// Turns is how many times the agent called its model, when its
+	// output says (a stream, claude's JSON).
+	Turns int `json:"turns,omitempty"`
+	// Denials are the tool calls the agent was refused: such an attempt
+	// did not do what was asked, and is no success.
+	Denials []Denial `json:"permissionDenials,omitempty"`
+	// Limit is the usage limit that paused the attempt (outcome "paused").
+	Limit *Limit `json:"limit,omitempty"`
+	// Progress is the attempt's last progress, for a streaming agent.
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // MaxScan bounds how much of an agent's output is searched for a result
@@ -44,35 +55,30 @@ const MaxScan = 256 << 10
 // kind and the process's exit code. The result is the last JSON object with
 // a boolean "success" in the agent's final text (for claude-json, the
 // "result" field of the JSON the CLI prints); without one, exit code 0 is
-// success.
+// success. A claude result that says is_error, or lists denied tool
+// calls, is never a success.
 func ParseResult(output string, stdout []byte, exitCode int) Result {
-	r := Result{ExitCode: exitCode, Success: exitCode == 0}
-	text := string(tail(stdout, MaxScan))
 	if output == "claude-json" {
-		var cj struct {
-			Result    *string  `json:"result"`
-			IsError   bool     `json:"is_error"`
-			Subtype   string   `json:"subtype"`
-			SessionID string   `json:"session_id"`
-			Cost      *float64 `json:"total_cost_usd"`
-		}
-		if obj := LastObject(stdout, func(m map[string]json.RawMessage) bool { _, ok := m["session_id"]; return ok }); obj != nil && json.Unmarshal(obj, &cj) == nil {
-			r.SessionID = cj.SessionID
-			r.CostUSD = cj.Cost
-			text = ""
-			if cj.Result != nil {
-				text = *cj.Result
-			}
-			if cj.IsError {
-				r.Success = false
-				r.Error = "the agent reported an error"
-				if cj.Subtype != "" && cj.Subtype != "success" {
-					r.Error += " (" + cj.Subtype + ")"
-				}
+		if obj := LastObject(stdout, func(m map[string]json.RawMessage) bool { _, ok := m["session_id"]; return ok }); obj != nil {
+			var st Stream
+			parseClaudeLine(obj, &st)
+			if st.Final != nil {
+				return StreamResult(&st, exitCode)
 			}
 		}
 	}
+	r := Result{ExitCode: exitCode, Success: exitCode == 0}
+	text := string(tail(stdout, MaxScan))
 	r.Output = strings.TrimSpace(text)
+	readReport(&r, text)
+	return r
+}
+
+// readReport takes the agent's report from its final text: the last JSON
+// object with a boolean "success" sets the result's success, summary,
+// results, answer, confidence, error and tool count. The summary is
+// otherwise the text's last line.
+func readReport(r *Result, text string) {
 	if obj := LastObject([]byte(text), HasBoolSuccess); obj != nil {
 		var rep struct {
 			Success    bool     `json:"success"`
@@ -100,7 +106,6 @@ func ParseResult(output string, stdout []byte, exitCode int) Result {
 	if r.Summary == "" {
 		r.Summary = Summarize(r.Output)
 	}
-	return r
 }
 
 func HasBoolSuccess(m map[string]json.RawMessage) bool {

@@ -52,6 +52,10 @@ type Attempt struct {
 	Fork    bool              // resume as a new session (--fork-session): a subagent inheriting its parent's
 	Env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
 	Files   map[string][]byte // extra files for the run folder (transcript.json)
+	Budget  Budget            // turns and dollars the attempt may spend (watch.go)
+	// Report is told the progress of a streaming agent (watch.go); nil:
+	// nobody is.
+	Report Reporter
 	// Gate lets the agent start and is told when it has started and
 	// exited. Unset, the agent starts at once.
 	Gate Gate
@@ -97,6 +101,8 @@ const (
 	Cancelled                  // killed because metadata.taskd.cancel was set
 	Interrupted                // killed because the daemon is stopping
 	NotStarted                 // the agent could not be started (Result.Error says why)
+	Paused                     // the agent met a usage limit (Result.Limit), or its profile is paused
+	OverBudget                 // stopped, or stopped itself, past its turns or dollars (Result.Error)
 )
 
 // Dir is the attempt's run folder.
@@ -110,7 +116,7 @@ func (a *Attempt) Dir() string {
 
 // outcomeNames are recorded in result.json for attempts that did not end on
 // their own.
-var outcomeNames = map[Outcome]string{TimedOut: "timed_out", Cancelled: "cancelled", NotStarted: "not_started"}
+var outcomeNames = map[Outcome]string{TimedOut: "timed_out", Cancelled: "cancelled", NotStarted: "not_started", Paused: "paused", OverBudget: "over_budget"}
 
 // OutcomeOf maps a recorded result back to its outcome.
 func OutcomeOf(r Result) Outcome {
@@ -128,13 +134,20 @@ var (
 	ErrTimeout     = errors.New("timed out")
 	ErrInterrupted = errors.New("daemon stopping")
 	ErrTaskGone    = errors.New("task file removed") // or its list
+	// ErrPaused keeps an agent from starting while its profile is paused
+	// by a usage limit (a *PausedError says until when).
+	ErrPaused = errors.New("its agent profile is paused by a usage limit")
 )
 
-// StoppedOutcome is how an attempt stopped for cause ends: cancelled, or
-// interrupted (the daemon stops, the list is refused).
+// StoppedOutcome is how an attempt stopped for cause ends: cancelled,
+// paused (its profile met a usage limit), or interrupted (the daemon
+// stops, the list is refused).
 func StoppedOutcome(cause error) Outcome {
-	if errors.Is(cause, ErrCancelled) {
+	switch {
+	case errors.Is(cause, ErrCancelled):
 		return Cancelled
+	case errors.Is(cause, ErrPaused):
+		return Paused
 	}
 	return Interrupted
 }
@@ -196,7 +209,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	base := a.ListDir
 	cmdInfo := map[string]any{
 		"argv": argv, "cwd": a.Cwd, "env": envNames(env), "profile": a.Profile.Name,
-		"timeout": a.Timeout.String(), "step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt,
+		"timeout": a.Timeout.String(), "step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt, "output": a.Profile.Output,
 	}
 	if s := cmp.Or(a.Resume, a.Session); s != "" && !a.Fork {
 		cmdInfo["sessionId"] = s // known before the agent says it (session.go)
@@ -304,6 +317,15 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		gate.Started(startedAt)
 	}
 
+	var watch *Watcher
+	var overBudget <-chan string
+	if IsStream(a.Profile.Output) {
+		watch = Watch(a, func(session string) {
+			cmdInfo["sessionId"] = session // for a resumption after a crash
+			record()
+		})
+		overBudget = watch.OverBudget()
+	}
 	var timeout <-chan time.Time
 	if a.Timeout > 0 {
 		t := time.NewTimer(a.Timeout)
@@ -312,8 +334,12 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	}
 	out := Finished
 	var waitErr error
+	var over string
 	select {
 	case waitErr = <-waited:
+	case over = <-overBudget:
+		out = OverBudget
+		waitErr = r.stopGroup(pgid, waited)
 	case <-timeout:
 		out = TimedOut
 		waitErr = r.stopGroup(pgid, waited)
@@ -340,8 +366,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 			exitCode = -1
 		}
 	}
-	data, _ := ReadTail(a.ListDir, filepath.Join(dir, "stdout.log"), MaxScan)
-	res := ParseResult(a.Profile.Output, data, exitCode)
+	res, out := a.ending(dir, watch, exitCode, out, over)
 	res.StartedAt = &startedAt
 	if res.SessionID != "" && res.ToolInvocations == nil {
 		// Transcript lines carry whole-second precision in places; a
@@ -349,9 +374,6 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		if n, ok := countToolUses(claudeConfigDir(env), res.SessionID, startedAt.Add(-time.Second)); ok {
 			res.ToolInvocations = &n
 		}
-	}
-	if out == Finished && !res.Success && res.Error == "" {
-		res.Error = fmt.Sprintf("the agent failed (exit status %d)", exitCode)
 	}
 	return res, out
 }
@@ -392,6 +414,9 @@ func (a *Attempt) argv() (argv []string, stdin string) {
 		}
 		if s.SystemPrompt != "" {
 			argv = append(argv, "--append-system-prompt", s.SystemPrompt)
+		}
+		if a.Budget.MaxTurns > 0 {
+			argv = append(argv, "--max-turns", strconv.Itoa(a.Budget.MaxTurns))
 		}
 		if a.Resume != "" {
 			argv = append(argv, "--resume", a.Resume)

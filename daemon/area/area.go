@@ -23,7 +23,7 @@ import (
 const Name = ".taskd"
 
 // areaEntries are the area's well-known entries: none may be a link.
-var areaEntries = []string{"events.jsonl", "runs", "inbox", "rejected", "locks", "workflows", "commands"}
+var areaEntries = []string{"events.jsonl", "runs", "inbox", "rejected", "locks", "workflows", "commands", "worktrees"}
 
 // Check returns nil when the area of the list at listDir is safe to
 // use: .taskd, if present, is a directory of the daemon's user, and none of

@@ -51,3 +51,10 @@ func WorkflowsDir(listDir string) string { return filepath.Join(listDir, Name, "
 
 // CommandsDir holds the list's own command files.
 func CommandsDir(listDir string) string { return filepath.Join(listDir, Name, "commands") }
+
+// WorktreeDir is where task id's git worktree is made
+// (metadata.taskd.worktree).
+func WorktreeDir(listDir, id string) string { return filepath.Join(listDir, Name, "worktrees", id) }
+
+// WorktreesDir holds the list's tasks' git worktrees.
+func WorktreesDir(listDir string) string { return filepath.Join(listDir, Name, "worktrees") }

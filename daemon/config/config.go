@@ -61,11 +61,20 @@ type FileConfig struct {
 	Scheduling string `json:"scheduling,omitempty"`
 	// Retention bounds what each list keeps of ended tasks (retention.go).
 	Retention *RetentionSpec `json:"retention,omitempty"`
+	// Notify is a command run when a task needs a person, fails, or
+	// (if asked) succeeds (notify.go).
+	Notify *NotifySpec `json:"notify,omitempty"`
 }
 
 // ListConfig holds per-list settings.
 type ListConfig struct {
 	Concurrency int `json:"concurrency,omitempty"`
+	// Cwd is where the list's tasks run when their file names no cwd.
+	Cwd string `json:"cwd,omitempty"`
+	// MaxTurns and MaxCostUSD bound each attempt of the list's tasks
+	// that sets no budget of its own.
+	MaxTurns   int     `json:"maxTurns,omitempty"`
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
 }
 
 // ProfileSpec is an agent profile as written in the configuration file.
@@ -79,6 +88,17 @@ type ProfileSpec struct {
 	// prompt, session) become command-line flags: "claude", "opencode",
 	// "codex" or "none". By default it follows the command's name.
 	Flags string `json:"flags,omitempty"`
+	// OnLimit says what a usage limit does to the profile's tasks:
+	// "pause" (the default for claude, opencode and codex) or "fail"
+	// (the default for other commands). LimitBackoff and LimitBackoffMax
+	// bound the pause when the agent names no reset time ("1m", "1h").
+	OnLimit         string `json:"onLimit,omitempty"`
+	LimitBackoff    string `json:"limitBackoff,omitempty"`
+	LimitBackoffMax string `json:"limitBackoffMax,omitempty"`
+	// MaxTurns and MaxCostUSD bound each attempt of the profile's agent
+	// that neither its task nor its list bounds.
+	MaxTurns   int     `json:"maxTurns,omitempty"`
+	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
 }
 
 // Defaults for settings the configuration file leaves out.
@@ -205,6 +225,12 @@ func (fc *FileConfig) validate() error {
 		if l.Concurrency < 0 || l.Concurrency > MaxConcurrency {
 			return fmt.Errorf("lists.%s.concurrency is %d; it must be between 1 and %d (0 or absent: the global cap)", id, l.Concurrency, MaxConcurrency)
 		}
+		if err := validateBudget(l.MaxTurns, l.MaxCostUSD); err != nil {
+			return fmt.Errorf("lists.%s: %w", id, err)
+		}
+	}
+	if err := fc.Notify.validate(); err != nil {
+		return fmt.Errorf("notify: %w", err)
 	}
 	return validateAgentTypes(fc.AgentTypes)
 }
@@ -229,6 +255,10 @@ type Config struct {
 	Agents       map[string]string
 	Concurrency  int
 	ListLimits   map[string]int
+	// ListSettings holds each list's settings (cwd, budget) by list id.
+	ListSettings map[string]ListConfig
+	// Notify is the notification command, or nil (notify.go).
+	Notify       *Notify
 	Timeout      time.Duration
 	Rescan       time.Duration
 	Grace        time.Duration
@@ -264,6 +294,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		Agents:       fc.Agents,
 		Concurrency:  fc.Concurrency,
 		ListLimits:   map[string]int{},
+		ListSettings: fc.Lists,
 		Timeout:      durationOr(fc.Timeout, DefaultTimeout),
 		Rescan:       durationOr(fc.Rescan, DefaultRescan),
 		Grace:        durationOr(fc.Grace, DefaultGrace),
@@ -296,6 +327,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 			c.ListLimits[id] = l.Concurrency
 		}
 	}
+	c.Notify = fc.Notify.compile()
 	c.Profiles = map[string]*Profile{}
 	for name, spec := range fc.profiles() {
 		p, err := spec.compile(name)

@@ -19,9 +19,26 @@ type Profile struct {
 	Prompt  string // "stdin" or "arg"
 	Env     []string
 	Timeout time.Duration // 0: the daemon's default
-	Output  string        // "claude-json", "json" or "text"
+	Output  string        // "claude-stream", "claude-json", "codex-json", "opencode-json", "json" or "text"
 	Flags   string        // "claude", "opencode", "codex" or "none"
+	// PauseOnLimit: a usage limit pauses the profile's tasks instead of
+	// failing them; LimitBackoff and LimitBackoffMax bound the pause
+	// when the agent names no reset time.
+	PauseOnLimit    bool
+	LimitBackoff    time.Duration
+	LimitBackoffMax time.Duration
+	// MaxTurns and MaxCostUSD bound each attempt that neither its task
+	// nor its list bounds (0: no bound).
+	MaxTurns   int
+	MaxCostUSD float64
 }
+
+// The default bounds of a usage limit's pause when the agent names no
+// reset time: it doubles from the first to the last.
+const (
+	DefaultLimitBackoff    = time.Minute
+	DefaultLimitBackoffMax = time.Hour
+)
 
 // claudeEnv are the variables the claude profile passes through: its
 // credentials, endpoint and settings.
@@ -30,9 +47,9 @@ var claudeEnv = []string{"ANTHROPIC_*", "CLAUDE_*", "DISABLE_*", "HTTPS_PROXY", 
 // builtinProfiles are the profiles of docs/configuration.md. The configuration file
 // can override any of them by name.
 var builtinProfiles = map[string]ProfileSpec{
-	"claude":   {Command: []string{"claude", "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json", Env: claudeEnv},
-	"opencode": {Command: []string{"opencode", "run"}, Prompt: "arg", Output: "text", Env: []string{"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "OPENROUTER_*", "GEMINI_*", "GOOGLE_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}},
-	"codex":    {Command: []string{"codex", "exec"}, Prompt: "arg", Output: "text", Env: []string{"CODEX_*", "OPENAI_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}},
+	"claude":   {Command: []string{"claude", "-p", "--output-format", "stream-json", "--verbose"}, Prompt: "stdin", Output: "claude-stream", Env: claudeEnv},
+	"opencode": {Command: []string{"opencode", "run", "--format", "json"}, Prompt: "arg", Output: "opencode-json", Env: []string{"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "OPENROUTER_*", "GEMINI_*", "GOOGLE_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}},
+	"codex":    {Command: []string{"codex", "exec", "--json"}, Prompt: "arg", Output: "codex-json", Env: []string{"CODEX_*", "OPENAI_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}},
 	"exec":     {Command: []string{"sh", "-c"}, Prompt: "arg", Output: "text", Flags: "none"},
 }
 
@@ -53,9 +70,12 @@ func (p ProfileSpec) validate() error {
 		return fmt.Errorf(`"prompt" is %q, want "stdin" or "arg"`, p.Prompt)
 	}
 	switch p.Output {
-	case "", "claude-json", "json", "text":
+	case "", "claude-stream", "claude-json", "codex-json", "opencode-json", "json", "text":
 	default:
-		return fmt.Errorf(`"output" is %q, want "claude-json", "json" or "text"`, p.Output)
+		return fmt.Errorf(`"output" is %q, want "claude-stream", "claude-json", "codex-json", "opencode-json", "json" or "text"`, p.Output)
+	}
+	if err := p.validateRuns(); err != nil {
+		return err
 	}
 	switch p.Flags {
 	case "", "claude", "opencode", "codex", "none":
@@ -111,6 +131,7 @@ func (p ProfileSpec) compile(name string) (*Profile, error) {
 	if p.Timeout != "" {
 		out.Timeout, _ = time.ParseDuration(p.Timeout)
 	}
+	p.compileRuns(out)
 	return out, nil
 }
 

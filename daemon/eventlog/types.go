@@ -2,19 +2,27 @@ package eventlog
 
 // Event types: the "type" of each line of a list's events.jsonl.
 const (
-	DaemonStarted    = "DaemonStarted"
-	DaemonStopped    = "DaemonStopped"
-	TaskAccepted     = "TaskAccepted"
-	TaskRejected     = "TaskRejected"
-	TaskStarted      = "TaskStarted"
-	StepStarted      = "StepStarted"
-	StepFinished     = "StepFinished"
-	TaskSucceeded    = "TaskSucceeded"
-	TaskFailed       = "TaskFailed"
-	TaskTimedOut     = "TaskTimedOut"
-	TaskCancelled    = "TaskCancelled"
-	TaskInterrupted  = "TaskInterrupted"
-	TaskRetrying     = "TaskRetrying"
+	DaemonStarted   = "DaemonStarted"
+	DaemonStopped   = "DaemonStopped"
+	TaskAccepted    = "TaskAccepted"
+	TaskRejected    = "TaskRejected"
+	TaskStarted     = "TaskStarted"
+	StepStarted     = "StepStarted"
+	StepFinished    = "StepFinished"
+	TaskSucceeded   = "TaskSucceeded"
+	TaskFailed      = "TaskFailed"
+	TaskTimedOut    = "TaskTimedOut"
+	TaskCancelled   = "TaskCancelled"
+	TaskInterrupted = "TaskInterrupted"
+	TaskRetrying    = "TaskRetrying"
+	// TaskPaused: an agent met a usage limit; the task (and its agent
+	// profile) resumes at "until". Data: message, profile, until,
+	// resetsAt (when the agent named it), sessionId.
+	TaskPaused = "TaskPaused"
+	// WorktreeRemoved: a task's git worktree was removed when the task
+	// was cleaned up (deleted, or archived); its branch stays. Data:
+	// path, branch.
+	WorktreeRemoved  = "WorktreeRemoved"
 	TaskWaiting      = "TaskWaiting"
 	TaskResumed      = "TaskResumed"
 	TaskNeedsHuman   = "TaskNeedsHuman"

@@ -49,6 +49,9 @@ type flowRun struct {
 	cwd string
 	t   *taskfile.Task // the task as last written
 	run int            // the last run folder number used
+	// resume is the session of a step a usage limit paused, which the
+	// step's agent resumes (claude).
+	resume string
 }
 
 func newFlow(j *job.Job, t *taskfile.Task, sp task.Spec) *flowRun {
@@ -79,6 +82,9 @@ func lastRunDir(l *job.List, id string) int {
 func Run(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
 	l := j.List
 	f := newFlow(j, t, sp)
+	if sp.State == task.Paused {
+		f.resume = job.ResumeSession(t)
+	}
 	l.Events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.ID, Task: t.ID, Parent: sp.Parent, Step: currentStep(t),
 		Data: map[string]any{"workflow": workflowType(t)}})
 	return f.loop(ctx, "", afterNothing)
@@ -131,8 +137,9 @@ func (f *flowRun) loop(ctx context.Context, result string, also after) (*taskfil
 		if err != nil {
 			return nil, err // held: the task stays running; recovery runs the step later
 		}
-		switch out {
-		case agent.Interrupted, agent.Cancelled, agent.NotStarted:
+		switch {
+		case out == agent.Interrupted, out == agent.Cancelled, out == agent.NotStarted, out == agent.Paused, out == agent.OverBudget,
+			out == agent.Finished && len(res.Denials) > 0: // a person is asked, or it fails (metadata.taskd.onDenied)
 			return f.j.Finish(ctx, f.specFor(f.run), res, out, nil)
 		}
 		result = "failed"

@@ -39,8 +39,12 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 		a, err = f.j.NewAttempt(f.t, sp, resp.Subagent, step)
 		if err == nil {
 			a.Prompt = stepPrompt(f, resp)
+			if f.resume != "" && a.Profile.Flags == "claude" {
+				a.Resume, a.Prompt = f.resume, job.ResumeAfterLimit // the step a usage limit paused
+			}
 		}
 	}
+	f.resume = ""
 	if err != nil {
 		return agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted, nil
 	}

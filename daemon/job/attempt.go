@@ -42,9 +42,14 @@ func (j *Job) NewAttempt(t *taskfile.Task, sp task.Spec, agentName, step string)
 	if sp.Timeout > 0 {
 		timeout = sp.Timeout
 	}
+	if sp.Worktree {
+		if cwd, err = j.workspace(t, sp, cwd); err != nil {
+			return nil, err
+		}
+	}
 	a := &agent.Attempt{
 		ListDir: j.List.Path(), ListID: j.List.ID, TaskID: t.ID, Parent: sp.Parent, N: sp.Attempt, Step: step,
-		Profile: prof, Prompt: prompt, Cwd: cwd, Timeout: timeout, Spec: sp, Gate: j,
+		Profile: prof, Prompt: prompt, Cwd: cwd, Timeout: timeout, Spec: sp, Gate: j, Budget: j.budget(sp, prof),
 	}
 	if prof.Flags == "none" {
 		a.Script = prompt // a shell script is the prompt's content alone
@@ -57,11 +62,14 @@ func (j *Job) NewAttempt(t *taskfile.Task, sp task.Spec, agentName, step string)
 
 // Cwd resolves metadata.taskd.cwd: ~ is the home directory
 // (Config.Home), a relative path is relative to it, and no cwd means the
-// home directory.
+// list's configured cwd, else the home directory.
 func (j *Job) Cwd(cwd string) (string, error) {
+	if cwd == "" {
+		cwd = j.Config.ListSettings[j.List.ID].Cwd
+	}
 	home := j.Config.Home
 	if home == "" && (cwd == "" || !filepath.IsAbs(cwd)) {
-		return "", fmt.Errorf("no working directory: set metadata.taskd.cwd (the home directory is not known)")
+		return "", fmt.Errorf("no working directory: set metadata.taskd.cwd, or the list's cwd in the configuration (the home directory is not known)")
 	}
 	switch {
 	case cwd == "" || cwd == "~":

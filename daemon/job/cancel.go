@@ -198,6 +198,8 @@ func cancelError(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object, from t
 		doing = fmt.Sprintf("while waiting to retry (after %s)", count(int(n), "failure", "failures"))
 	case task.Queued:
 		doing = "while queued, before it ever ran"
+	case task.Paused:
+		doing = "while paused by a usage limit"
 	default:
 		if attempt > 0 {
 			doing = fmt.Sprintf("before attempt %d ran", attempt+1)

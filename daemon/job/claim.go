@@ -126,7 +126,7 @@ func markRunning(t *taskfile.Task, id string, sp task.Spec, now time.Time) error
 }
 
 // Pending is the claim's check for a task waiting to run: pending, with no
-// state or a retry that is due.
+// state, or a retry or the end of a pause that is due.
 func Pending(t *taskfile.Task, s task.Spec) bool {
 	if st := t.Status; st != "" && st != taskfile.StatusPending {
 		return false
@@ -134,7 +134,7 @@ func Pending(t *taskfile.Task, s task.Spec) bool {
 	switch s.State {
 	case task.None:
 		return true
-	case task.Retrying:
+	case task.Retrying, task.Paused:
 		return !time.Now().Before(s.RetryAt)
 	}
 	return false
@@ -215,7 +215,8 @@ func (j *Job) Withdraw(ctx context.Context, c *Claim) error {
 
 // NotStarted handles claim c whose agent (of attempt a, if one was
 // prepared) was kept from starting by cause: cancelled by its task, it is
-// recorded as cancelled; otherwise (the daemon stops, the list is refused
+// recorded as cancelled; paused with its agent's profile, as paused;
+// otherwise (the daemon stops, the list is refused
 // or gone, the file changed or was removed, the run folder could not be
 // written) what was prepared for it is removed and the claim is taken
 // back, so that the file says what it said before and the task is decided
@@ -223,6 +224,12 @@ func (j *Job) Withdraw(ctx context.Context, c *Claim) error {
 // cause when it is a failure of the file system that may mend (the task
 // is then held: Retryable), ErrNotRunnable otherwise.
 func (j *Job) NotStarted(ctx context.Context, c *Claim, a *agent.Attempt, cause error) (*taskfile.Task, error) {
+	if errors.Is(cause, agent.ErrPaused) && a != nil {
+		// Its profile was paused meanwhile: the task pauses with it, its
+		// run folder kept as the record of the attempt that did not start.
+		res := agent.Result{ExitCode: -1, Error: cause.Error(), Summary: cause.Error(), Limit: j.Pauses.Paused(a.Profile.Name, time.Now())}
+		return j.Finish(ctx, c.Spec, res, agent.Paused, nil)
+	}
 	if a != nil {
 		if err := removePrepared(a); err != nil {
 			j.Log.Warn("remove an unused run folder", "list", j.List.ID, "task", c.ID, "err", err)

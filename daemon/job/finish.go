@@ -28,14 +28,21 @@ var endings = map[agent.Outcome]ending{
 	agent.Cancelled:   {task.Cancel, eventlog.TaskCancelled},
 	agent.TimedOut:    {task.TimeOut, eventlog.TaskTimedOut},
 	agent.NotStarted:  {task.Fail, eventlog.TaskFailed},
+	agent.Paused:      {task.Pause, eventlog.TaskPaused},
+	agent.OverBudget:  {task.Fail, eventlog.TaskFailed},
 }
 
 // endOf returns how an attempt that ended with out and res is recorded:
 // a success completes the task, or makes it wait for the children still
-// running; a failure with retries left retries; anything else ends as the
+// running; denied tool calls ask a person (ask) or fail; a failure with
+// retries left retries; a usage limit pauses; anything else ends as the
 // table says.
-func endOf(out agent.Outcome, res agent.Result, waiting bool, retry bool) ending {
+func endOf(out agent.Outcome, res agent.Result, waiting, retry, ask bool) ending {
 	switch {
+	case out == agent.Finished && len(res.Denials) > 0 && ask:
+		return ending{task.AskPerson, eventlog.TaskNeedsHuman}
+	case out == agent.Finished && len(res.Denials) > 0:
+		return ending{task.Fail, eventlog.TaskFailed}
 	case out == agent.Finished && res.Success && waiting:
 		return ending{task.Wait, eventlog.TaskWaiting}
 	case out == agent.Finished && res.Success:
@@ -67,7 +74,7 @@ func endOf(out agent.Outcome, res agent.Result, waiting bool, retry bool) ending
 func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out agent.Outcome, onSuccess map[string]any) (*taskfile.Task, error) {
 	var end ending
 	var waiting []string
-	var retryData map[string]any
+	var retryData, endInfo map[string]any
 	var userDone bool
 	runDir := area.RelRunDir(j.ID, sp.Attempt)
 	session := res.SessionID
@@ -91,60 +98,17 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 		var err error
 		t, err = j.List.Dir.Update(wctx, j.ID, func(t *taskfile.Task) error {
 			now := time.Now()
-			retryData, waiting, userDone = nil, nil, false
+			retryData, endInfo, waiting, userDone = nil, nil, nil, false
 			m := task.Meta(t)
-			m.Set("finishedAt", task.Stamp(now))
-			m.Set("result", ShortResult(res, runDir))
-			failures, _ := m.Int("failures")
-			if out == agent.Finished && res.Success {
-				waiting = children.Outstanding(j.List.Dir, t)
-			}
-			failed := out == agent.Finished && !res.Success || out == agent.TimedOut || out == agent.NotStarted
-			if failed {
-				failures++
-				m.Set("failures", failures)
-			}
-			retry := failed && out != agent.NotStarted && int(failures) <= sp.Retries
-			end = endOf(out, res, len(waiting) > 0, retry)
-			m.Delete("interruptedSession")
 			if t.Status == taskfile.StatusCompleted && task.Of(t) != task.Succeeded {
 				// Completed by someone else while the agent ran: that
 				// stands, whatever the attempt would have led to.
+				m.Set("result", ShortResult(res, runDir))
+				m.Delete("interruptedSession")
 				userDone = true
 				return completeByUser(t, m, now)
 			}
-			switch end.move {
-			case task.Wait:
-				// The agent ended its turn while its children still run: it
-				// is resumed with their results once they have ended.
-				m.Delete("finishedAt")
-			case task.Succeed:
-				m.Delete("error")
-				for _, k := range sortedKeys(onSuccess) {
-					m.Set(k, onSuccess[k])
-				}
-			case task.Interrupt:
-				m.Delete("finishedAt")
-				n, _ := m.Int("interrupted")
-				m.Set("interrupted", n+1)
-				if session != "" {
-					// The next attempt resumes this session (Resumable).
-					m.Set("interruptedSession", session)
-				}
-			case task.Cancel:
-				m.Set("error", cancelError(j.List.Dir, t, m, task.Running, sp.Attempt))
-			default:
-				msg := res.Error
-				if out != agent.NotStarted {
-					msg += "; logs: " + filepath.Join(j.List.Path(), runDir)
-				}
-				m.Set("error", msg)
-				if end.move == task.Retry {
-					at := now.Add(Backoff(int(failures)))
-					m.Set("retryAt", task.Stamp(at))
-					retryData = map[string]any{"retryAt": task.Stamp(at), "failures": failures, "retries": sp.Retries}
-				}
-			}
+			end, endInfo, retryData, waiting = j.recordEnd(t, m, sp, res, out, runDir, session, onSuccess, now)
 			_, err := task.Record(t, end.move)
 			return err
 		})
@@ -161,6 +125,9 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 	case end.move == task.Wait:
 		ev.Data = map[string]any{"children": waiting}
 		j.Emit(ev)
+	case end.move == task.Pause, end.move == task.AskPerson:
+		ev.Data = endInfo
+		j.Emit(ev)
 	default:
 		ev.Data = map[string]any{"success": res.Success, "summary": res.Summary, "exitCode": res.ExitCode, "durationMs": res.DurationMs}
 		if res.Error != "" && !res.Success {
@@ -175,6 +142,75 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 		}
 	}
 	return t, nil
+}
+
+// recordEnd sets in m (the metadata of task t, being written) how the
+// attempt ended, and returns the ending, what its event carries (a pause,
+// a question about denied tools), the retry's event data and the children
+// the task waits for.
+func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res agent.Result, out agent.Outcome, runDir, session string, onSuccess map[string]any, now time.Time) (end ending, endInfo, retryData map[string]any, waiting []string) {
+	m.Set("finishedAt", task.Stamp(now))
+	m.Set("result", ShortResult(res, runDir))
+	failures, _ := m.Int("failures")
+	if out == agent.Finished && res.Success {
+		waiting = children.Outstanding(j.List.Dir, t)
+	}
+	ask := sp.OnDenied != task.DeniedFail
+	failed := out == agent.Finished && !res.Success && !(ask && len(res.Denials) > 0) || out == agent.TimedOut || out == agent.NotStarted || out == agent.OverBudget
+	if failed {
+		failures++
+		m.Set("failures", failures)
+	}
+	retry := failed && out != agent.NotStarted && out != agent.OverBudget && len(res.Denials) == 0 && int(failures) <= sp.Retries
+	end = endOf(out, res, len(waiting) > 0, retry, ask)
+	if end.move == task.Pause {
+		end, endInfo = j.pauseEnd(m, res, now) // too many pauses in a row fail
+	}
+	if res.Progress != nil {
+		m.Set("progress", asValue(res.Progress))
+	}
+	if end.move != task.Pause {
+		m.Delete("pause")
+		m.Delete("pauses")
+	}
+	m.Delete("interruptedSession")
+	switch end.move {
+	case task.Wait:
+		// The agent ended its turn while its children still run: it is
+		// resumed with their results once they have ended.
+		m.Delete("finishedAt")
+	case task.Succeed:
+		m.Delete("error")
+		for _, k := range sortedKeys(onSuccess) {
+			m.Set(k, onSuccess[k])
+		}
+	case task.Interrupt:
+		m.Delete("finishedAt")
+		n, _ := m.Int("interrupted")
+		m.Set("interrupted", n+1)
+		if session != "" {
+			// The next attempt resumes this session (Resumable).
+			m.Set("interruptedSession", session)
+		}
+	case task.Cancel:
+		m.Set("error", cancelError(j.List.Dir, t, m, task.Running, sp.Attempt))
+	case task.Pause:
+		// paused: pauseEnd wrote the pause and when it ends (retryAt)
+	case task.AskPerson:
+		endInfo = askAboutDenials(m, res, filepath.Join(j.List.Path(), runDir))
+	default:
+		msg := res.Error
+		if out != agent.NotStarted {
+			msg += "; logs: " + filepath.Join(j.List.Path(), runDir)
+		}
+		m.Set("error", msg)
+		if end.move == task.Retry {
+			at := now.Add(Backoff(int(failures)))
+			m.Set("retryAt", task.Stamp(at))
+			retryData = map[string]any{"retryAt": task.Stamp(at), "failures": failures, "retries": sp.Retries}
+		}
+	}
+	return end, endInfo, retryData, waiting
 }
 
 // Backoff is the wait before retry n (1s, 2s, 4s, … at most 5 minutes).

@@ -60,6 +60,8 @@ type Env struct {
 	Catalog *catalog.Catalog
 	Log     *slog.Logger
 	Held    *held.Registry // the tasks held while a write fails (nil: none kept)
+	// Pauses are the agent profiles paused by a usage limit (pause.go).
+	Pauses *Pauses
 }
 
 // A Slot is a job's concurrency slot, handed out by the daemon.
@@ -122,12 +124,9 @@ func (j *Job) Started(time.Time) {}
 func (j *Job) Exited() {}
 
 // RunAgent runs attempt a with the job's runner; its agent waits for the
-// job's slot unless a has a gate of its own.
+// job's slot unless a has a gate of its own (agentrun.go).
 func (j *Job) RunAgent(ctx context.Context, a *agent.Attempt) (agent.Result, agent.Outcome) {
-	if a.Gate == nil {
-		a.Gate = j
-	}
-	return j.Runner.Run(ctx, a)
+	return j.runAgent(ctx, a)
 }
 
 // writeTimeout bounds a state write that must happen even while the

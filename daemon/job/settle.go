@@ -68,11 +68,15 @@ func (j *Job) Settle(ctx context.Context) (*taskfile.Task, error) {
 // taskd had it in a state of its own that is not an end: a person (or
 // Claude Code) completed it, and it never runs again.
 func UserCompleted(t *taskfile.Task) bool {
-	if t.Status != taskfile.StatusCompleted {
-		return false
-	}
-	switch task.Of(t) {
-	case task.Queued, task.Running, task.Waiting, task.NeedsHuman, task.Retrying:
+	return t.Status == taskfile.StatusCompleted && UserCompletable(task.Of(t))
+}
+
+// UserCompletable reports whether a task in state s whose status a person
+// set to completed is recorded as completed by them: it is in a state of
+// taskd's own that is not an end.
+func UserCompletable(s task.State) bool {
+	switch s {
+	case task.Queued, task.Running, task.Waiting, task.NeedsHuman, task.Retrying, task.Paused:
 		return true
 	}
 	return false

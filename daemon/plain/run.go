@@ -83,6 +83,9 @@ func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, e
 		logStart()
 		return subagent.Finish(ctx, j, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
 	}
+	if sp.State == task.Paused {
+		resumeAfterLimit(t, a)
+	}
 	// The run folder is made while the job waits for its slot, and the
 	// slot is given back the moment the agent exits: between two agents
 	// of a slot there is no file to create. A loop whose condition is
@@ -177,6 +180,15 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 		j.Log.Info("resuming the session of the interrupted attempt", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", s)
 	}
 	return a, nil
+}
+
+// resumeAfterLimit resumes the session of a claude agent that a usage
+// limit paused, telling it to carry on; any other agent runs again.
+func resumeAfterLimit(t *taskfile.Task, a *agent.Attempt) {
+	if session := job.ResumeSession(t); session != "" && a.Profile.Flags == "claude" {
+		a.Resume, a.Fork = session, false
+		a.Prompt = job.ResumeAfterLimit
+	}
 }
 
 // sessionOf returns the agent session a task's last attempt reported.

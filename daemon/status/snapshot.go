@@ -47,6 +47,7 @@ type Task struct {
 	// Below are the tasks under this one that need a person, failed or
 	// are held (Attend).
 	Below []Below `json:"below,omitempty"`
+	Runs          // where and how its agent runs (runs.go)
 }
 
 // List is one list's tasks.
@@ -187,6 +188,7 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 	if ts.Since = task.Since(t); ts.Since.IsZero() {
 		ts.Since = modTime(path)
 	}
+	ts.Runs = runsOf(t, filepath.Dir(path))
 }
 
 func firstLine(s string) string {

@@ -27,13 +27,14 @@ const (
 	Restart                     // a person runs the task again from the start
 	BranchPass                  // a fork branch reached its join having passed
 	BranchFail                  // a fork branch reached its join having failed
+	Pause                       // its agent met a usage limit: it resumes when the limit resets
 )
 
 var eventNames = map[Event]string{
 	Claim: "claim", Withdraw: "withdraw", Succeed: "succeed", Wait: "wait", AskPerson: "ask a person",
 	Fail: "fail", Retry: "retry", TimeOut: "time out", Cancel: "cancel", Interrupt: "interrupt",
 	Iterate: "iterate", Stop: "stop", Queue: "queue", Release: "release", Restart: "restart",
-	BranchPass: "branch pass", BranchFail: "branch fail",
+	BranchPass: "branch pass", BranchFail: "branch fail", Pause: "pause",
 }
 
 func (e Event) String() string {
@@ -94,7 +95,7 @@ type rule struct {
 
 // rules is the state machine (docs/architecture.md draws it).
 var rules = map[Event]rule{
-	Claim:      {[]State{None, Retrying, Waiting, NeedsHuman}, Running, StartAgent},
+	Claim:      {[]State{None, Retrying, Waiting, NeedsHuman, Paused}, Running, StartAgent},
 	Withdraw:   {[]State{Running}, None, Schedule},
 	Succeed:    {[]State{Running, NeedsHuman}, Succeeded, Ended | Unblocked},
 	Wait:       {[]State{Running}, Waiting, 0},
@@ -102,15 +103,16 @@ var rules = map[Event]rule{
 	Fail:       {[]State{Running, Waiting, NeedsHuman}, Failed, Ended},
 	Retry:      {[]State{Running}, Retrying, Schedule},
 	TimeOut:    {[]State{Running, Waiting}, TimedOut, Ended},
-	Cancel:     {[]State{None, Queued, Running, Waiting, NeedsHuman, Retrying}, Cancelled, StopAgent | Ended},
+	Cancel:     {[]State{None, Queued, Running, Waiting, NeedsHuman, Retrying, Paused}, Cancelled, StopAgent | Ended},
 	Interrupt:  {[]State{Running}, None, Schedule},
 	Iterate:    {[]State{Running}, None, Schedule},
 	Stop:       {[]State{Running}, Stopped, Ended},
 	Queue:      {[]State{None}, Queued, 0},
 	Release:    {[]State{Queued, Waiting}, None, Schedule},
-	Restart:    {[]State{None, Queued, NeedsHuman, Retrying, Succeeded, Failed, Cancelled, TimedOut, Stopped}, None, Schedule},
+	Restart:    {[]State{None, Queued, NeedsHuman, Retrying, Paused, Succeeded, Failed, Cancelled, TimedOut, Stopped}, None, Schedule},
 	BranchPass: {[]State{Running}, Succeeded, Ended | Unblocked},
 	BranchFail: {[]State{Running}, Failed, Ended | Unblocked},
+	Pause:      {[]State{Running}, Paused, Schedule},
 }
 
 // Next returns the state a task in state from moves to on ev, and the
@@ -148,6 +150,6 @@ const (
 func init() {
 	eventNames[Complete] = "complete"
 	eventNames[FailBlocked] = "fail (blocker failed)"
-	rules[Complete] = rule{[]State{None, Queued, Running, Waiting, NeedsHuman, Retrying}, Succeeded, Ended | Unblocked}
+	rules[Complete] = rule{[]State{None, Queued, Running, Waiting, NeedsHuman, Retrying, Paused}, Succeeded, Ended | Unblocked}
 	rules[FailBlocked] = rule{[]State{None, Retrying}, Failed, Ended}
 }

@@ -19,6 +19,7 @@ var legal = []struct {
 	{task.Retrying, task.Claim, task.Running, task.StartAgent},
 	{task.Waiting, task.Claim, task.Running, task.StartAgent},
 	{task.NeedsHuman, task.Claim, task.Running, task.StartAgent},
+	{task.Paused, task.Claim, task.Running, task.StartAgent},
 	{task.Running, task.Withdraw, task.None, task.Schedule},
 	{task.Running, task.Succeed, task.Succeeded, task.Ended | task.Unblocked},
 	{task.NeedsHuman, task.Succeed, task.Succeeded, task.Ended | task.Unblocked},
@@ -37,6 +38,7 @@ var legal = []struct {
 	{task.Waiting, task.Cancel, task.Cancelled, task.Ended},
 	{task.NeedsHuman, task.Cancel, task.Cancelled, task.Ended},
 	{task.Retrying, task.Cancel, task.Cancelled, task.Ended},
+	{task.Paused, task.Cancel, task.Cancelled, task.Ended},
 	{task.Running, task.Interrupt, task.None, task.Schedule},
 	{task.Running, task.Iterate, task.None, task.Schedule},
 	{task.Running, task.Stop, task.Stopped, task.Ended},
@@ -47,6 +49,7 @@ var legal = []struct {
 	{task.Queued, task.Restart, task.None, task.Schedule},
 	{task.NeedsHuman, task.Restart, task.None, task.Schedule},
 	{task.Retrying, task.Restart, task.None, task.Schedule},
+	{task.Paused, task.Restart, task.None, task.Schedule},
 	{task.Succeeded, task.Restart, task.None, task.Schedule},
 	{task.Failed, task.Restart, task.None, task.Schedule},
 	{task.Cancelled, task.Restart, task.None, task.Schedule},
@@ -54,6 +57,7 @@ var legal = []struct {
 	{task.Stopped, task.Restart, task.None, task.Schedule},
 	{task.Running, task.BranchPass, task.Succeeded, task.Ended | task.Unblocked},
 	{task.Running, task.BranchFail, task.Failed, task.Ended | task.Unblocked},
+	{task.Running, task.Pause, task.Paused, task.Schedule},
 }
 
 // legalTrust are the transitions of the trust events.
@@ -69,6 +73,7 @@ var legalTrust = []struct {
 	{task.Waiting, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
 	{task.NeedsHuman, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
 	{task.Retrying, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
+	{task.Paused, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
 	{task.None, task.FailBlocked, task.Failed, task.Ended},
 	{task.Retrying, task.FailBlocked, task.Failed, task.Ended},
 }
@@ -80,7 +85,7 @@ func init() {
 
 var events = []task.Event{task.Claim, task.Withdraw, task.Succeed, task.Wait, task.AskPerson, task.Fail,
 	task.Retry, task.TimeOut, task.Cancel, task.Interrupt, task.Iterate, task.Stop, task.Queue,
-	task.Release, task.Restart, task.BranchPass, task.BranchFail}
+	task.Release, task.Restart, task.BranchPass, task.BranchFail, task.Pause}
 
 // TestNext checks every pair of a state and an event: the legal ones move
 // as the table says, every other one is an error wrapping ErrIllegal that
@@ -154,6 +159,9 @@ func TestMove(t *testing.T) {
 		{"interrupt clears the state", task.Running, taskfile.StatusInProgress, task.Interrupt, "", taskfile.StatusPending, false},
 		{"a failed branch is completed", task.Running, taskfile.StatusInProgress, task.BranchFail, "failed", taskfile.StatusCompleted, false},
 		{"a stopped workflow keeps its status", task.Running, taskfile.StatusInProgress, task.Stop, "stopped", taskfile.StatusInProgress, false},
+		{"a paused task waits pending", task.Running, taskfile.StatusInProgress, task.Pause, "paused", taskfile.StatusPending, false},
+		{"a paused task resumes", task.Paused, taskfile.StatusPending, task.Claim, "running", taskfile.StatusInProgress, false},
+		{"only a running task pauses", task.Waiting, taskfile.StatusInProgress, task.Pause, "waiting", taskfile.StatusInProgress, true},
 		{"illegal", task.Succeeded, taskfile.StatusCompleted, task.Wait, "succeeded", taskfile.StatusCompleted, true},
 	}
 	for _, tt := range tests {

@@ -43,6 +43,15 @@ type Spec struct {
 	Tools          []string
 	DisallowTools  []string
 	SystemPrompt   string
+	// Worktree runs the agent in a git worktree of its own (worktree.go).
+	Worktree bool
+	// MaxTurns and MaxCostUSD are the task's budget (0: the list's or
+	// the profile's, if any).
+	MaxTurns   int
+	MaxCostUSD float64
+	// OnDenied says what follows an attempt whose tool calls were denied:
+	// DeniedAsk (the default) or DeniedFail.
+	OnDenied string
 
 	State     State
 	Attempt   int
@@ -65,6 +74,7 @@ var fieldType = map[string]string{
 	"timeout": "duration", "retries": "count", "cancel": "bool", "resolve": "string",
 	"permissionMode": "string", "tools": "strings", "disallowedTools": "strings",
 	"systemPrompt": "string", "allowBypass": "bool",
+	"worktree": "bool", "maxTurns": "count", "maxCostUsd": "amount", "onDenied": "denied",
 	"state": "string", "attempt": "count", "failures": "count", "retryAt": "time",
 	"parent": "string", "sessionId": "string", "archived": "bool",
 	"onBlockerFailure": "string",
@@ -104,6 +114,16 @@ func ReadSpec(t *taskfile.Task) (Spec, error) {
 	s.Tools = Strings(td, "tools")
 	s.DisallowTools = Strings(td, "disallowedTools")
 	s.SystemPrompt, _ = td.String("systemPrompt")
+	s.Worktree, _ = td.Bool("worktree")
+	if n, ok := td.Int("maxTurns"); ok {
+		s.MaxTurns = int(n)
+	}
+	if v, ok := td.Get("maxCostUsd"); ok {
+		if n, ok := v.(json.Number); ok {
+			s.MaxCostUSD, _ = n.Float64()
+		}
+	}
+	s.OnDenied, _ = td.String("onDenied")
 	if st, ok := td.String("state"); ok {
 		s.State = State(st)
 	}
@@ -163,6 +183,16 @@ func checkType(key, kind string, v any) error {
 				return bad("an array of strings", `"`+key+`": ["Read", "Bash"]`)
 			}
 		}
+	case "amount":
+		n, ok := v.(json.Number)
+		f, err := n.Float64()
+		if !ok || err != nil || f < 0 {
+			return bad("an amount of US dollars ≥ 0", `"`+key+`": 2.5`)
+		}
+	case "denied":
+		if v != DeniedAsk && v != DeniedFail {
+			return fmt.Errorf("metadata.taskd.%s is %s, want %q (ask a person, the default) or %q", key, taskfile.AppendJSON(nil, v), DeniedAsk, DeniedFail)
+		}
 	case "duration":
 		if _, err := ParseTimeout(v); err != nil {
 			return fmt.Errorf("metadata.taskd.%s: %v", key, err)
@@ -221,7 +251,14 @@ func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // Inherited are the metadata.taskd fields a child task takes from its
 // parent unless it sets them itself (docs/configuration.md).
-var Inherited = []string{"agent", "model", "cwd", "permissionMode", "tools", "disallowedTools", "timeout", "allowBypass"}
+var Inherited = []string{"agent", "model", "cwd", "permissionMode", "tools", "disallowedTools", "timeout", "allowBypass", "worktree"}
+
+// What an attempt whose tool calls were denied ends as
+// (metadata.taskd.onDenied).
+const (
+	DeniedAsk  = "ask"  // needs_human: a person grants the tools or gives up
+	DeniedFail = "fail" // failed
+)
 
 // Since returns when task t entered its state, as its file records it:
 // the later of metadata.taskd.finishedAt and startedAt (a task run again

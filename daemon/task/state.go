@@ -14,6 +14,7 @@ const (
 	Waiting    State = "waiting"     // waiting for its children (or a handed-off task)
 	NeedsHuman State = "needs_human" // waiting for a person's answer (metadata.taskd.resolve)
 	Retrying   State = "retrying"    // failed; runs again at metadata.taskd.retryAt
+	Paused     State = "paused"      // its agent met a usage limit; resumes at metadata.taskd.retryAt
 	Succeeded  State = "succeeded"
 	Failed     State = "failed"
 	Cancelled  State = "cancelled"
@@ -22,7 +23,7 @@ const (
 )
 
 // States lists every state, in the order above.
-var States = []State{None, Queued, Running, Waiting, NeedsHuman, Retrying, Succeeded, Failed, Cancelled, TimedOut, Stopped}
+var States = []State{None, Queued, Running, Waiting, NeedsHuman, Retrying, Paused, Succeeded, Failed, Cancelled, TimedOut, Stopped}
 
 // Known reports whether s is one of States.
 func (s State) Known() bool {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/daemon/status"
+)
+
+// This file holds what taskd status says of a task's agent runs: where a
+// running agent works and how far it is, and when a paused task resumes.
+
+// runningLine says where a running task's agent works and what it has
+// done so far: "in ~/src/app · turn 3 · Edit login_test.go · 12.3k
+// tokens · $0.04"; in a worktree, "on branch taskd/l-7 of ~/src/app".
+func runningLine(v *statusView, t *status.Task) string {
+	var parts []string
+	switch {
+	case t.Worktree != nil:
+		parts = append(parts, "on branch "+t.Worktree.Branch+" of "+v.path(t.Worktree.Repo))
+	case t.Cwd != "":
+		parts = append(parts, "in "+v.path(t.Cwd))
+	}
+	if p := t.Progress; p != nil {
+		parts = append(parts, fmt.Sprintf("turn %d", p.Turns))
+		if p.LastTool != "" {
+			parts = append(parts, p.LastTool)
+		}
+		parts = append(parts, tokens(p.Tokens)+" tokens")
+		cost := fmt.Sprintf("$%.2f", p.CostUSD)
+		if p.Estimated {
+			cost = "~" + cost
+		}
+		parts = append(parts, cost)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// tokens renders a count of tokens briefly: 950, 12.3k, 1.2M.
+func tokens(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
+}
+
+// when renders a time to come, in the viewer's time zone: 20:00 today,
+// "Mon 20:00" within a week, "Mar 20 20:00" after; "now" once it has
+// passed.
+func when(now, at time.Time) string {
+	if at.IsZero() || !at.After(now) {
+		return "now"
+	}
+	at = at.In(now.Location())
+	y, m, d := now.Date()
+	ay, am, ad := at.Date()
+	switch {
+	case y == ay && m == am && d == ad:
+		return at.Format("15:04")
+	case at.Sub(now) < 6*24*time.Hour:
+		return at.Format("Mon 15:04")
+	}
+	return at.Format("Jan 2 15:04")
+}

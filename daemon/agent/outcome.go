@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// StreamResult is the Result of an attempt whose agent streamed st and
+// exited with exitCode: its final text (claude's result field, else its
+// last text) with the report in it, as ParseResult reads one; its
+// session, turns and cost. A stream that ends in an error, or lists
+// denied tool calls, is no success, whatever the report says; the error
+// is the agent's own words.
+func StreamResult(st *Stream, exitCode int) Result {
+	r := Result{ExitCode: exitCode, Success: exitCode == 0, SessionID: st.SessionID, Turns: st.Turns}
+	if st.CostKnown {
+		c := roundCost(st.CostUSD)
+		r.CostUSD = &c
+	}
+	text := st.Text
+	if f := st.Final; f != nil && (f.Text != "" || f.IsError) {
+		text = f.Text
+	}
+	r.Output = strings.TrimSpace(text)
+	readReport(&r, text)
+	if f := st.Final; f != nil && f.IsError {
+		r.Success = false
+		r.Error = agentError(st)
+		if r.Summary == "" {
+			r.Summary = r.Error
+		}
+	}
+	if len(st.Denials) > 0 {
+		r.Denials = st.Denials
+		r.Success = false
+		if r.Error == "" {
+			r.Error = DeniedText(st.Denials)
+		}
+	}
+	return r
+}
+
+// agentError is what a stream that ended in an error says of it, on one
+// line: the final text, else its last error, else the kind of error.
+func agentError(st *Stream) string {
+	if f := st.Final; f != nil && strings.TrimSpace(f.Text) != "" {
+		return oneLine(f.Text, 300)
+	}
+	if n := len(st.Errors); n > 0 {
+		return oneLine(st.Errors[n-1], 300)
+	}
+	if f := st.Final; f != nil && f.Subtype != "" {
+		return "the agent reported an error (" + f.Subtype + ")"
+	}
+	return "the agent reported an error"
+}
+
+// DeniedText says which tool calls an agent was refused.
+func DeniedText(ds []Denial) string {
+	parts := make([]string, 0, len(ds))
+	for i, d := range ds {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ds)-i))
+			break
+		}
+		if d.Target != "" {
+			parts = append(parts, d.Tool+" ("+d.Target+")")
+		} else {
+			parts = append(parts, d.Tool)
+		}
+	}
+	return "the agent was refused " + strings.Join(parts, ", ")
+}
+
+// ending turns what attempt a's agent left in the run folder dir into its
+// Result, and says how an attempt that finished ended: passed its budget
+// (over, when the watcher stopped it; or claude's own turn limit), met a
+// usage limit (paused, if its profile pauses), or failed, with the
+// agent's own last words as the error.
+func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over string) (Result, Outcome) {
+	stdout, _ := ReadTail(a.ListDir, filepath.Join(dir, "stdout.log"), MaxScan)
+	var res Result
+	var st *Stream
+	if w != nil {
+		s := w.Finish()
+		st = &s
+		res = StreamResult(st, exitCode)
+		p := st.Progress(a.N, time.Now())
+		res.Progress = &p
+	} else {
+		res = ParseResult(a.Profile.Output, stdout, exitCode)
+	}
+	if out == OverBudget {
+		res.Success, res.Error, res.Summary = false, over, over
+		return res, out
+	}
+	if out != Finished || res.Success {
+		return res, out
+	}
+	if st != nil && st.Final != nil && st.Final.Subtype == "error_max_turns" {
+		msg := fmt.Sprintf("stopped: it reached its budget of %d turns (maxTurns)", a.Budget.MaxTurns)
+		res.Error, res.Summary = msg, msg
+		return res, OverBudget
+	}
+	stderr, _ := ReadTail(a.ListDir, filepath.Join(dir, "stderr.log"), 16<<10)
+	said := plainLines(string(tail(stdout, 16<<10)), st != nil)
+	if a.Profile.PauseOnLimit && len(res.Denials) == 0 {
+		if lim := findLimit(st, []string{said, string(stderr)}, time.Now()); lim != nil {
+			lim.Profile = a.Profile.Name
+			res.Limit = lim
+			res.Error = "usage limit: " + lim.Message
+			res.Summary = res.Error
+			return res, Paused
+		}
+	}
+	if res.Error == "" {
+		// The agent's own last words: stderr's last line, else its
+		// plain stdout's.
+		res.Error = fmt.Sprintf("the agent failed (exit status %d)", exitCode)
+		for _, text := range []string{string(stderr), said} {
+			if last := lastLines(text, 1); len(last) > 0 {
+				res.Error += ": " + oneLine(last[0], 200)
+				break
+			}
+		}
+	}
+	return res, out
+}
+
+// plainLines is an agent's stdout without the JSON lines of its stream
+// (a streaming agent may print plain text too, such as a usage limit's
+// message); all of it when it does not stream.
+func plainLines(stdout string, streamed bool) string {
+	if !streamed {
+		return stdout
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(stdout, "\n") {
+		if t := strings.TrimSpace(l); t != "" && t[0] != '{' {
+			b.WriteString(t)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}

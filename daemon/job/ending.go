@@ -1,0 +1,114 @@
+package job
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// The ends of an attempt that are neither success nor failure: a usage
+// limit pauses the task (and its profile), denied tool calls ask a
+// person (docs/agents.md).
+
+// MaxPauses is how many times in a row a task may be paused by usage
+// limits before it fails: a limit misread in an agent's output must not
+// keep a task paused for ever.
+const MaxPauses = 12
+
+// pauseEnd records, in the task's metadata m, that the attempt met the
+// usage limit of res: the pause (metadata.taskd.pause: the agent's words,
+// the profile, when the limit resets and when the task resumes), retryAt
+// (when it resumes) and the count of pauses in a row. The profile's
+// agents pause until then (Pauses.Hit). Past MaxPauses the task fails
+// instead. It returns the end and its event's data.
+func (j *Job) pauseEnd(m *taskfile.Object, res agent.Result, now time.Time) (ending, map[string]any) {
+	lim := agent.Limit{Message: "usage limit"}
+	if res.Limit != nil {
+		lim = *res.Limit
+	}
+	if lim.Until.IsZero() {
+		if prof := j.Config.Profiles[lim.Profile]; prof != nil {
+			lim.Until = j.Pauses.Hit(prof, lim, now)
+		} else {
+			lim.Until = now.Add(time.Minute)
+		}
+	}
+	lim.SessionID = res.SessionID
+	if lim.SessionID == "" {
+		// An attempt kept from starting has no session: the one to resume
+		// is the paused attempt's before it.
+		if prev, ok := pauseIn(m); ok {
+			lim.SessionID = prev.SessionID
+		}
+	}
+	n, _ := m.Int("pauses")
+	if int(n) >= MaxPauses {
+		msg := fmt.Sprintf("paused %d times in a row by usage limits; the last: %s", n, lim.Message)
+		m.Set("error", msg)
+		m.Delete("pause")
+		m.Delete("pauses")
+		return ending{task.Fail, eventlog.TaskFailed}, map[string]any{"error": msg}
+	}
+	m.Set("pauses", n+1)
+	m.Set("pause", asValue(lim))
+	m.Set("retryAt", task.Stamp(lim.Until))
+	m.Set("error", res.Error)
+	info := map[string]any{"message": lim.Message, "profile": lim.Profile, "until": task.Stamp(lim.Until)}
+	if !lim.ResetsAt.IsZero() {
+		info["resetsAt"] = task.Stamp(lim.ResetsAt)
+	}
+	if res.SessionID != "" {
+		info["sessionId"] = res.SessionID
+	}
+	return ending{task.Pause, eventlog.TaskPaused}, info
+}
+
+// ResumeAfterLimit is what a paused claude session is told when it is
+// resumed.
+const ResumeAfterLimit = "The usage limit that stopped you has reset. Carry on with your task from where you left off, and end your answer as the task asks."
+
+// ResumeSession returns the session a paused task's agent had when its
+// usage limit stopped it (metadata.taskd.pause.sessionId), to resume.
+func ResumeSession(t *taskfile.Task) string {
+	lim, _ := pauseIn(t.Metadata.Object("taskd"))
+	return lim.SessionID
+}
+
+// The answers to a question about denied tool calls (hitl kind
+// "permission").
+const (
+	AnswerAllow = "allow" // add the denied tools to metadata.taskd.tools and run again
+	AnswerRetry = "retry" // run again as the file now says (a person changed permissionMode or tools)
+	AnswerFail  = "fail"  // the task fails
+	AnswerLeave = "leave" // keep the question open
+)
+
+// askAboutDenials records, in the task's metadata m, the question to a
+// person about the tool calls res was refused: which, and the fix
+// (metadata.taskd.hitl, kind "permission"). It returns the event's data.
+func askAboutDenials(m *taskfile.Object, res agent.Result, logs string) map[string]any {
+	var tools []string
+	for _, d := range res.Denials {
+		if !slices.Contains(tools, d.Tool) {
+			tools = append(tools, d.Tool)
+		}
+	}
+	reason := fmt.Sprintf("%s, so it did not do all it was asked. Answer allow to add %s to metadata.taskd.tools and run it again, "+
+		"or set metadata.taskd.permissionMode (acceptEdits lets it edit files) and answer retry; logs: %s",
+		agent.DeniedText(res.Denials), strings.Join(tools, ", "), logs)
+	h := taskfile.NewObject()
+	h.Set("kind", "permission")
+	h.Set("reason", reason)
+	h.Set("options", []string{AnswerAllow, AnswerRetry, AnswerFail, AnswerLeave})
+	h.Set("denied", tools)
+	m.Set("hitl", h)
+	m.Delete("resolve")
+	m.Set("error", agent.DeniedText(res.Denials))
+	return map[string]any{"reason": reason, "kind": "permission", "denied": tools, "options": []string{AnswerAllow, AnswerRetry, AnswerFail, AnswerLeave}}
+}

@@ -1,0 +1,117 @@
+package daemon_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/task"
+)
+
+// gitRepo makes a repository with one commit of file.txt ("base"), or
+// skips the test without git.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"}} {
+		gitIn(t, dir, args...)
+	}
+	return dir
+}
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestWorktree_ParallelTasksOneRepository: two tasks on one repository,
+// each with metadata.taskd.worktree, run at once and edit the same file,
+// each in a worktree of its own on its branch taskd/<list>-<id>, which the
+// task records; the repository's own checkout is untouched. A child a
+// task pushes gets a worktree too, its branch starting at its parent's.
+// When a task file is deleted its worktree goes, its work committed to its
+// branch, which stays.
+func TestWorktree_ParallelTasksOneRepository(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t)
+	sync := t.TempDir()
+	h := startDaemonWithCLI(t, []string{"l"}, func(fc *config.FileConfig) { fc.Concurrency = 3 })
+	// Each agent edits file.txt, then waits for the other to have edited
+	// it too, so both run at once, and records what it sees.
+	edit := `echo "task $TASKD_TASK_ID" > file.txt && touch ` + sync + `/edited-$TASKD_TASK_ID
+i=0; while [ ! -e ` + sync + `/edited-1 ] || [ ! -e ` + sync + `/edited-2 ]; do i=$((i+1)); [ $i -gt 6000 ] && exit 9; sleep 0.01; done
+pwd > ` + sync + `/pwd-$TASKD_TASK_ID; cat file.txt > ` + sync + `/file-$TASKD_TASK_ID`
+	for _, id := range []string{"1", "2"} {
+		h.drop("l", id, execTask("edit "+id, edit, "taskd.cwd", `"`+repo+`"`, "taskd.worktree", "true"))
+	}
+	for _, id := range []string{"1", "2"} {
+		tf := h.waitState("l", id, task.Succeeded, time.Minute)
+		ws, ok := job.WorkspaceOf(tf)
+		dir := filepath.Join(h.listDir("l"), ".taskd", "worktrees", id)
+		if !ok || ws.Path != dir || ws.Branch != "taskd/l-"+id || ws.Repo != repo {
+			t.Errorf("task %s records worktree %+v (%v)", id, ws, ok)
+		}
+		if got, _ := os.ReadFile(filepath.Join(sync, "pwd-"+id)); strings.TrimSpace(string(got)) != dir {
+			t.Errorf("task %s ran in %q, want its worktree %s", id, got, dir)
+		}
+		if got, _ := os.ReadFile(filepath.Join(sync, "file-"+id)); string(got) != "task "+id+"\n" {
+			t.Errorf("task %s saw file.txt %q, want its own edit only", id, got)
+		}
+		if b := gitIn(t, dir, "rev-parse", "--abbrev-ref", "HEAD"); b != "taskd/l-"+id {
+			t.Errorf("task %s's worktree is on %q", id, b)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(repo, "file.txt")); string(got) != "base\n" {
+		t.Errorf("the repository's checkout changed: %q", got)
+	}
+
+	// A child inherits the worktree: its own, on a branch from its
+	// parent's (which has a commit the repository's HEAD has not).
+	gitIn(t, repo, "checkout", "-q", "-b", "taskd/l-3")
+	gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "the parent's work")
+	gitIn(t, repo, "checkout", "-q", "main")
+	h.drop("l", "3", execTask("parent", "/push name=c agent=exec git rev-parse --abbrev-ref HEAD > "+sync+"/branch-c; git log -1 --format=%s > "+sync+"/log-c\n/run\ntrue",
+		"taskd.cwd", `"`+repo+`"`, "taskd.worktree", "true"))
+	h.waitState("l", "3", task.Succeeded, time.Minute)
+	h.waitFor("the child to record its branch", time.Minute, func() bool {
+		data, _ := os.ReadFile(filepath.Join(sync, "log-c"))
+		return len(data) > 0
+	})
+	if b, _ := os.ReadFile(filepath.Join(sync, "branch-c")); !strings.HasPrefix(string(b), "taskd/l-") || strings.TrimSpace(string(b)) == "taskd/l-3" {
+		t.Errorf("the child ran on branch %q, want one of its own", b)
+	}
+	if msg, _ := os.ReadFile(filepath.Join(sync, "log-c")); string(msg) != "the parent's work\n" {
+		t.Errorf("the child's branch starts at %q, want its parent's branch", msg)
+	}
+
+	// Deleted, a task's worktree goes; its work is on its branch.
+	if err := os.Remove(filepath.Join(h.listDir("l"), "1.json")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitEvents("l", eventlog.WorktreeRemoved, "1", 1)
+	if _, err := os.Stat(filepath.Join(h.listDir("l"), ".taskd", "worktrees", "1")); !os.IsNotExist(err) {
+		t.Errorf("the deleted task's worktree is still there (%v)", err)
+	}
+	if got := gitIn(t, repo, "show", "taskd/l-1:file.txt"); got != "task 1" {
+		t.Errorf("branch taskd/l-1 has file.txt %q, want the task's edit", got)
+	}
+	if _, err := os.Stat(filepath.Join(h.listDir("l"), ".taskd", "worktrees", "2")); err != nil {
+		t.Errorf("the other task's worktree went too: %v", err)
+	}
+}
