@@ -63,6 +63,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	d.clearReject(l, id, e)
 	e.state, e.parent, e.retryAt = sp.State, sp.Parent, sp.RetryAt
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
+	e.boundary = sp.State == task.Succeeded && tf.Metadata.Object("taskd").Object("boundary") != nil
 	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
 	e.children = children.WaitsFor(tf)
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (waits.go)

@@ -196,9 +196,30 @@
 // that does not exist. A root that does not exist yet is not an error: it
 // has no lists.
 //
+// # taskd restart
+//
+//	taskd restart [--root DIR] LIST/ID...
+//
+// Restart runs each task again from its beginning: a workflow from its first
+// step, a loop from its first iteration. Unlike 'taskd start', which runs a
+// task again from where it is (a workflow's current step), restart clears
+// where the task had got to: a workflow's current step and retry count, the
+// loop guard's count, a loop's iteration, a question waiting for a person,
+// the last error. The history stays: the step trace keeps the earlier steps
+// (with a restart marker after them, so that the next prompts carry nothing
+// of them) and every run folder is kept; new runs are numbered after the old
+// ones. Children and return tasks the task made before are not restarted.
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone when
+// $TASKD_LIST is set or there is only one list. A task that does not exist,
+// is not taskd's, is running or waiting for its children (cancel it first),
+// or is a branch of a workflow's fork (restart the task that forked it) is
+// reported on standard error and left alone; the others are still
+// restarted, and the exit status is 1.
+//
 // # taskd submit
 //
-//	taskd submit [--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID] [--json] [PROMPT | -]
+//	taskd submit [--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID [--autonomy]] [--json] [PROMPT | -]
 //
 // Submit writes a new task file addressed to taskd into a list and prints its
 // path. The id is allocated as Claude Code allocates ids, so taskd and Claude
@@ -213,10 +234,13 @@
 //	echo 'Summarise CHANGES.md' | taskd submit --list notes -
 //	taskd submit --workflow quick-task --subject 'Fix the login redirect'
 //
+// --autonomy sets metadata.autonomy: the workflow walks on through its
+// stage boundaries instead of completing at each (docs/workflows.md).
+//
 // Submit fails (status 1) when standard input is not a task with --json,
 // when the list name is not 1-128 of A-Z a-z 0-9 _ -, and when the file
-// cannot be written; without a prompt or --workflow it prints its usage
-// (status 2). Submit does not check the agent or the workflow: a daemon
+// cannot be written; without a prompt or --workflow, or with --autonomy
+// but no workflow, it prints its usage (status 2). Submit does not check the agent or the workflow: a daemon
 // rejects a task that names unknown ones, and 'taskd status' shows why.
 //
 // # taskd cancel
@@ -237,19 +261,29 @@
 //
 // # taskd resolve
 //
-//	taskd resolve [--root DIR] LIST/ID ANSWER
+//	taskd resolve [--root DIR] LIST/ID ANSWER [--note TEXT]
 //
 // Resolve answers a task in state needs_human by setting
 // metadata.taskd.resolve, exactly as editing the file by hand would. The
 // answer must be one of the options the task lists in metadata.taskd.hitl
-// (shown by taskd status): for a workflow's human step, passed (continue as
-// if the step passed), failed, or leave (keep it waiting); for a loop guard,
-// continue, abort or investigate.
+// (shown by taskd status): for a workflow's human step, passed (go on as if
+// the step passed) or failed, each offered only where the workflow has a
+// way on for it, or leave (keep it waiting); for a loop guard, continue,
+// abort or investigate. A workflow that completed at a stage boundary
+// (metadata.taskd.boundary) takes continue: it walks on into its next stage.
 //
-// Resolve fails (status 1) when the task does not exist, is not in state
-// needs_human, or does not accept the answer; the message lists the answers
-// it accepts. To run a needs_human task again from its step instead, use
-// 'taskd start'.
+// --note TEXT gives directions with the answer (metadata.taskd.resolveNote):
+// the daemon puts them into the prompt of the step that runs next, and
+// keeps them in the step trace.
+//
+//	taskd resolve work/7 passed --note 'Use the existing date helper.'
+//	taskd resolve work/7 continue
+//
+// Resolve fails (status 1) when the task does not exist, neither waits for
+// a person nor stopped at a stage boundary, or does not accept the answer;
+// the message lists the answers it accepts. To run a needs_human task again
+// from its step instead, use 'taskd start'; from its first step, 'taskd
+// restart'.
 //
 // # taskd navigate
 //
