@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/catalog"
+	"github.com/taskd/taskd/daemon/chain"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
@@ -137,6 +138,8 @@ func fixFor(err error) string {
 		return "Use one of the profiles named above, or add the profile or agent mapping to the configuration file."
 	case errors.Is(err, catalog.ErrInvalidWorkflow):
 		return "Correct the workflow file as described (`taskd workflows validate FILE` checks it), then save the task file again; or name another workflow."
+	case errors.Is(err, chain.ErrNoJudge):
+		return chain.JudgeFix
 	case errors.Is(err, catalog.ErrUnknownWorkflow):
 		return "Use a workflow listed by `taskd workflows list`, or add <id>.json to a workflow directory."
 	}

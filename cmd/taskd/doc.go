@@ -138,13 +138,21 @@
 // Metrics reads the event logs (<list>/.taskd/events.jsonl) of every list
 // under the root, or of the lists named with --list, and reports on the
 // subagents (/delegate, taskd delegate): how many were spawned and how fast,
-// how many ended and how (success rate), the average duration by agent type,
-// timeouts (a subagent's own, or a handoff's) and retries, permission
+// how many ended and how (success rate) and how many still run, the average
+// duration by agent type, timeouts (a subagent's own, or a handoff's) and
+// retries, permission
 // refusals and bypassPermissions grants, handoffs by the action that
 // resolved them, and convergences with their conflict rate (the share of
 // completed convergences that found a conflict). It reads only the logs: it
 // works on any directory, whether a daemon runs or not. Events mirrored
 // into a parent's stream are not counted twice.
+//
+// The counts add up: spawned = ended + running. A subagent counts once
+// however many attempts it took: an attempt followed by a retry (a
+// handoff's, or a person's) counts as a retry, and the subagent ends with
+// its last attempt, whose outcome is the one counted. A subagent refused by
+// its permission scope when it was delegated never ran: it counts as
+// refused, not as spawned or ended.
 //
 // --json prints the numbers as one JSON object. A root that cannot be read
 // is an error (exit status 1); a log with a line that does not parse is

@@ -76,7 +76,7 @@ func StartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Tas
 			return err
 		}
 		m := task.Meta(t)
-		for _, k := range []string{"cancel", "failures", "error", "retryAt", "resolve", "hitl", "iteration", "guardAt"} {
+		for _, k := range []string{"cancel", "failures", "error", "retryAt", "resolve", "resolveNote", "hitl", "iteration", "guardAt", "retryOf"} {
 			m.Delete(k)
 		}
 		return nil

@@ -109,37 +109,12 @@ func (f *flowRun) failureReport(e traceEntry) string {
 		out = string(data)
 	}
 	if out = strings.TrimSpace(out); out != "" && out != res.Summary {
-		fmt.Fprintf(&b, "The end of its output:\n\n%s\n\n", fence(tailOf(out, reportOutput)))
+		fmt.Fprintf(&b, "The end of its output:\n\n%s\n\n", agent.Fence(agent.TailOf(out, reportOutput)))
 	}
 	data, _ := agent.ReadTail(f.l.Path(), filepath.Join(runDir, "stderr.log"), reportStderr)
 	if errText := strings.TrimSpace(string(data)); errText != "" {
-		fmt.Fprintf(&b, "The end of its standard error:\n\n%s\n\n", fence(errText))
+		fmt.Fprintf(&b, "The end of its standard error:\n\n%s\n\n", agent.Fence(errText))
 	}
 	fmt.Fprintf(&b, "(The whole run is in %s.)", filepath.Join(".taskd", "runs", f.id, fmt.Sprint(e.attempt)))
 	return b.String()
-}
-
-// tailOf returns the last n bytes of s, starting at a line (or a
-// character) boundary, marked as cut.
-func tailOf(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := len(s) - n
-	if i := strings.IndexByte(s[cut:], '\n'); i >= 0 && i < n/2 {
-		return "…\n" + s[cut+i+1:]
-	}
-	for cut < len(s) && s[cut]&0xC0 == 0x80 {
-		cut++
-	}
-	return "…" + s[cut:]
-}
-
-// fence quotes text as a block no line of it can close.
-func fence(text string) string {
-	mark := "~~~"
-	for strings.Contains(text, mark) {
-		mark += "~"
-	}
-	return mark + "\n" + text + "\n" + mark
 }

@@ -28,8 +28,9 @@ const maxReadSize = 1 << 20
 // task is accepted: the prompt parses; every /read names a file inside the
 // directories /read may load from; a /subtask or /command block agrees with
 // the fields already in the file and names agents taskd knows; the fields
-// have the right types; every return and parallel item parses. Errors name
-// the line, field or item.
+// have the right types; a loop's until condition has a model to judge it;
+// every return and parallel item parses. Errors name the line, field or
+// item.
 func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 	ov, err := chain.Overrides(t)
 	if err != nil {
@@ -59,6 +60,9 @@ func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 				}
 			}
 		}
+	}
+	if err := chain.CheckLoop(j.Config, t, ov.Loop, ov.Agent); err != nil {
+		return err
 	}
 	for kind, items := range map[string][]string{"return": ov.Return, "parallel": ov.Parallel} {
 		for i, item := range items {
@@ -135,9 +139,14 @@ type prepared struct {
 	// handed-off child's result, a converged result (package subagent,
 	// convergelines.go). An exec agent gets them in $TASKD_RESULTS.
 	results []string
+	// feedback tells the attempt of the ones before it (retry.go); an
+	// exec agent gets it in $TASKD_FEEDBACK.
+	feedback string
 }
 
-// render is prompt.md: the injected round trips, then the content.
+// render is prompt.md: the injected round trips, then the content, the
+// sections leading commands added, and what the attempt is told of the
+// ones before it.
 func (p *prepared) render() string {
 	var b strings.Builder
 	for _, e := range p.transcript {
@@ -156,6 +165,9 @@ func (p *prepared) render() string {
 	b.WriteString(p.script.Content)
 	for _, r := range p.results {
 		b.WriteString("\n\n" + strings.TrimSpace(r))
+	}
+	if p.feedback != "" {
+		b.WriteString("\n\n" + strings.TrimSpace(p.feedback))
 	}
 	return b.String()
 }

@@ -175,6 +175,7 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 		}
 	}
 	prep.script.Content = content
+	prep.feedback = feedback(l, t, sp)
 	prep.apply(a)
 	return a, nil
 }
@@ -201,6 +202,15 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	if err != nil {
 		return nil, err
 	}
+	if _, noted := t.Metadata.Object("taskd").Get("resolveNote"); noted {
+		// A person's note was given to this attempt (feedback): it is used.
+		if t, err = l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
+			task.Meta(t).Delete("resolveNote")
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
 	ov, _ := chain.Overrides(t)
 	if out != agent.Finished || !res.Success || subagent.HasVerdict(j, sp, out) {
 		ft, err := subagent.Finish(ctx, j, sp, res, out)
@@ -225,6 +235,12 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	onSuccess := map[string]any{}
 	if ov.Loop != nil {
 		iteration, done, reason, stopped := chain.LoopCheck(ctx, j, t, sp, ov.Loop, res)
+		var unjudged *chain.JudgeError
+		if errors.As(stopped, &unjudged) {
+			res.Success, res.Error = false, unjudged.Error()
+			res.Summary = res.Error
+			return subagent.Finish(ctx, j, sp, res, agent.Finished)
+		}
 		if stopped != nil {
 			// The condition was not checked: the iteration ends as the
 			// stop says (interrupted: it runs again at the next start).
@@ -263,6 +279,12 @@ func (p *prepared) apply(a *agent.Attempt) {
 	}
 	if len(p.results) > 0 {
 		a.Env = map[string]string{"TASKD_RESULTS": strings.Join(p.results, "\n\n")}
+	}
+	if p.feedback != "" {
+		if a.Env == nil {
+			a.Env = map[string]string{}
+		}
+		a.Env["TASKD_FEEDBACK"] = p.feedback
 	}
 	if len(p.transcript) > 0 {
 		data, _ := json.MarshalIndent(p.transcript, "", "  ")

@@ -179,8 +179,10 @@ func waitTasks(ctx context.Context, dir *taskfile.Dir, ids []string, done func(m
 }
 
 // restartChild runs an ended child again (a handoff's retry): its state,
-// error, cancellation and delivery are cleared, its attempts go on.
-func restartChild(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+// error, cancellation and delivery are cleared, its attempts go on. It
+// records the attempt it retries (metadata.taskd.retryOf), whose report the
+// next attempt's prompt carries, and a person's note for it, if given.
+func restartChild(ctx context.Context, dir *taskfile.Dir, id, note string) (*taskfile.Task, error) {
 	return dir.Update(ctx, id, func(t *taskfile.Task) error {
 		if !childDone(t) {
 			return errors.New("task " + id + " has not ended")
@@ -191,6 +193,12 @@ func restartChild(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.
 		m := task.Meta(t)
 		for _, k := range []string{"cancel", "failures", "error", "retryAt", "finishedAt", "delivered", "resolve", "hitl"} {
 			m.Delete(k)
+		}
+		if n, _ := m.Int("attempt"); n > 0 {
+			m.Set("retryOf", n)
+		}
+		if note != "" {
+			m.Set("resolveNote", note)
 		}
 		return nil
 	})
