@@ -101,7 +101,9 @@ func untilCommand(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spe
 // check failed, and with it the loop.
 type JudgeError struct{ Err error }
 
-func (e *JudgeError) Error() string { return "the loop's condition could not be judged: " + e.Err.Error() }
+func (e *JudgeError) Error() string {
+	return "the loop's condition could not be judged: " + e.Err.Error()
+}
 func (e *JudgeError) Unwrap() error { return e.Err }
 
 // judgeSpec is the spec the judge of task t runs with: the agent name
