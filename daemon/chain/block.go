@@ -65,12 +65,12 @@ func PlanOf(j *job.Job, t *taskfile.Task, sp task.Spec) (*Plan, error) {
 			if err != nil || cf == nil {
 				return nil, fmt.Errorf("prompt line %d: /%s: %v", st.Line, c.Name, errOr(err, "no such command file"))
 			}
-			merged, err := prompt.MergeOverrides(cf.Overrides, c.Overrides)
+			inv, err := cf.Invoke(c.Overrides, c.Args)
 			if err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
-			p.Block, p.HasBlock = merged, true
-			body := cf.Expand(c.Args)
+			p.Block, p.HasBlock = inv.Overrides, true
+			body := inv.Body
 			if strings.TrimSpace(script.Content) != "" {
 				body += "\n\n" + script.Content
 			}

@@ -33,44 +33,42 @@ type retEntry struct {
 func expandReturns(j *job.Job, items []string, depth int) []retEntry {
 	var out []retEntry
 	for _, item := range items {
-		nested, args := itemReturns(j, item)
+		nested := itemReturns(j, item)
 		e := retEntry{prompt: item, expanded: len(nested) > 0 && depth < maxReturnDepth}
 		out = append(out, e)
 		if e.expanded {
-			for i := range nested {
-				nested[i] = prompt.ExpandArguments(nested[i], args)
-			}
 			out = append(out, expandReturns(j, nested, depth+1)...)
 		}
 	}
 	return out
 }
 
-// itemReturns returns the return items an item sets for itself, and the
-// arguments of a command it invokes.
-func itemReturns(j *job.Job, item string) ([]string, string) {
+// itemReturns returns the return items an item sets for itself: an inline
+// /subtask's, or those of a command it invokes, with the invocation's
+// arguments filled in (prompt.CommandFile.Invoke).
+func itemReturns(j *job.Job, item string) []string {
 	l := j.List
 	script, err := j.ParsePrompt(item)
 	if err != nil {
-		return nil, ""
+		return nil
 	}
 	for _, st := range script.Leading {
 		switch c := st.Cmd.(type) {
 		case *prompt.Subtask:
-			return c.Overrides.Return, ""
+			return c.Overrides.Return
 		case *prompt.Invoke:
 			cf, err := j.Catalog.Commands(l.Dir.Path()).Get(c.Name)
 			if err != nil || cf == nil {
-				return nil, ""
+				return nil
 			}
-			merged, err := prompt.MergeOverrides(cf.Overrides, c.Overrides)
+			inv, err := cf.Invoke(c.Overrides, c.Args)
 			if err != nil {
-				return nil, ""
+				return nil
 			}
-			return merged.Return, c.Args
+			return inv.Overrides.Return
 		}
 	}
-	return nil, ""
+	return nil
 }
 
 // CreateReturns writes the return chain of task t, which is about to be
