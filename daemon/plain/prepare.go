@@ -64,6 +64,23 @@ func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 	if err := chain.CheckLoop(j.Config, t, ov.Loop, ov.Agent); err != nil {
 		return err
 	}
+	if text := task.Prompt(t, sp); strings.Contains(text, "$RESULT[") || prompt.HasTurns(text) {
+		pl, err := chain.PlanOf(j, t, sp)
+		if err != nil {
+			return err
+		}
+		if _, err := prompt.ResultNames(pl.Content); err != nil {
+			return fmt.Errorf("prompt: %w", err)
+		}
+		if _, err := prompt.SubstituteTurns(pl.Content, func(prompt.TurnSelection) string { return "" }); err != nil {
+			return fmt.Errorf("prompt: %w", err)
+		}
+	}
+	if w, _ := t.Metadata.Object("taskd").String("worker"); w != "" {
+		if _, err := j.Config.ResolveAgent(w, true); err != nil {
+			return fmt.Errorf("metadata.taskd.worker: %w", err)
+		}
+	}
 	for kind, items := range map[string][]string{"return": ov.Return, "parallel": ov.Parallel} {
 		for i, item := range items {
 			if _, err := j.ParsePrompt(item); err != nil {

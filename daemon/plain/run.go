@@ -128,7 +128,9 @@ func claim(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, task.S
 }
 
 // prepareAttempt makes a plain task's attempt: its parallel items started,
-// its leading prompt commands run, $RESULT references substituted, an auto
+// its leading prompt commands run, $RESULT references substituted (the
+// task waits first for the children whose results they name) and $TURN
+// references, an auto
 // task's request wrapped for the planner, and a return task given the step
 // before it (the same claude session, when there is one, else its result).
 // began is called before the first of these that acts (starts children,
@@ -160,7 +162,13 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	if err != nil {
 		return nil, err
 	}
-	content, err := chain.SubstituteResults(l, sp.Parent, pl.Content)
+	if waitFor := chain.ResultWait(l, t, pl.Content); len(waitFor) > 0 {
+		return nil, subagent.WaitForResults(ctx, j, t, sp, waitFor)
+	}
+	content, err := chain.SubstituteResults(l, t, pl.Content)
+	if err == nil {
+		content, err = chain.SubstituteTurns(l, t, sp.Attempt, content)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("prompt: %w", err)
 	}
