@@ -169,3 +169,42 @@ func TestForms_GenericReturn(t *testing.T) {
 		}
 	}
 }
+
+// Pushed children can run after each other: /push after=NAME (and taskd
+// push --after NAME) blocks a child by its sibling; /push seq=true makes it
+// a sequential child, run without /run after the earlier ones.
+func TestForms_PushAfterAndSeq(t *testing.T) {
+	t.Parallel()
+	h := startDaemonWithCLI(t, []string{"l"})
+	cwd := t.TempDir()
+	h.drop("l", "1", s2Task(`/push name=a "sleep 0.3; echo a >> order"
+/push name=b after=a "echo b >> order"
+/push name=c seq=true "sleep 0.3; echo c >> order"
+/push name=d seq=true "echo d >> order"
+/run
+
+test "$TASKD_ATTEMPT" -gt 1 || { taskd push name=x 'sleep 0.3; echo x >> order' && taskd push --after x name=y 'echo y >> order' && taskd run; }`, cwd, nil))
+	t.Cleanup(func() {
+		if t.Failed() {
+			h.dump([]string{"l"})
+		}
+	})
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
+	got := strings.Fields(lines(t, filepath.Join(cwd, "order")))
+	pos := map[string]int{}
+	for i, w := range got {
+		pos[w] = i + 1
+	}
+	for _, pair := range [][2]string{{"a", "b"}, {"c", "d"}, {"x", "y"}} {
+		if pos[pair[0]] == 0 || pos[pair[1]] <= pos[pair[0]] {
+			t.Errorf("order %q: %s did not run before %s", got, pair[0], pair[1])
+		}
+	}
+	b := h.read("l", findNamed(t, h, "l", "b"))
+	if a := findNamed(t, h, "l", "a"); len(b.BlockedBy) != 1 || b.BlockedBy[0] != a {
+		t.Errorf("b is blocked by %v, want [%s]", b.BlockedBy, a)
+	}
+	if seq := stringsOf(h.read("l", "1").Metadata.Object("taskd").Object("children"), "done"); len(seq) != 6 {
+		t.Errorf("the parent was resumed with %d children, want 6: %v", len(seq), seq)
+	}
+}

@@ -375,20 +375,23 @@
 //
 // # taskd push
 //
-//	taskd push [--task T] [--seq] [--start] [name=N] [model=M] [agent=A] [timeout=S] PROMPT
+//	taskd push [--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] PROMPT
 //
 // Push queues a child of the current task: a new task file in the same list
 // with metadata.taskd.parent and a name unique among its siblings, inheriting
 // the parent's agent, model, working directory and permission mode unless
 // overridden. It is queued (not started) until 'taskd run'; --start starts
 // it at once, --seq puts it in the sequential collection (its sequential
-// siblings run one after another). The prompt may begin with its own /read
-// lines; they are processed when the child starts. It prints the child's id.
+// siblings run one after another). --after NAME (repeatable, or NAME,NAME)
+// makes it run only once the current task's child NAME (a name or an id)
+// has completed: the child is blocked by it (blockedBy). The prompt may
+// begin with its own /read lines; they are processed when the child starts.
+// It prints the child's id.
 //
 // The parent's children are bounded in number (maxChildren, default 10) and
 // depth (maxDepth, default 3). Push fails (status 1) beyond those bounds,
-// for a name a sibling already has, without a prompt, and outside a task
-// (no $TASKD_TASK_FILE and no --task).
+// for a name a sibling already has, for an --after that names no child,
+// without a prompt, and outside a task (no $TASKD_TASK_FILE and no --task).
 //
 // # taskd run
 //

@@ -266,8 +266,10 @@ func readLimited(path string) (string, error) {
 }
 
 // pushChild runs one /push line for parent: a queued child named name
-// unless the line names it, skipped if the parent already has a child of
-// that name (the line ran before a crash).
+// unless the line names it (sequential with seq=true: it then runs without
+// /run, after the earlier sequential children), blocked by the children
+// after= names, skipped if the parent already has a child of that name
+// (the line ran before a crash).
 func pushChild(ctx context.Context, j *job.Job, parent string, c *prompt.Push, name string) error {
 	l := j.List
 	if c.Name != "" {
@@ -276,7 +278,8 @@ func pushChild(ctx context.Context, j *job.Job, parent string, c *prompt.Push, n
 	if _, err := children.Named(l.Dir, parent, name); err == nil {
 		return nil
 	}
-	_, err := children.Push(ctx, j.Config, l.Dir, parent, children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout})
+	_, err := children.Push(ctx, j.Config, l.Dir, parent, children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
+		After: c.After, Sequential: c.Seq})
 	return err
 }
 
@@ -309,7 +312,7 @@ func createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Task) error {
 			name = fmt.Sprintf("%s-line%d", t.ID, st.Line)
 		}
 		if sp.Parent != "" {
-			if err := pushChild(ctx, j, sp.Parent, &prompt.Push{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout}, name); err != nil {
+			if err := pushChild(ctx, j, sp.Parent, &prompt.Push{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout, After: c.After, Seq: c.Seq}, name); err != nil {
 				return fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 			continue
@@ -317,7 +320,7 @@ func createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Task) error {
 		if followUpExists(l, t.ID, name) {
 			continue
 		}
-		opt := children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
+		opt := children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout, After: c.After,
 			Extra: map[string]any{"pushedBy": t.ID}, Inherit: chain.InheritedFields(t.Metadata.Object("taskd"))}
 		if _, err := children.Push(ctx, j.Config, l.Dir, "", opt); err != nil {
 			return fmt.Errorf("prompt line %d: %w", st.Line, err)
