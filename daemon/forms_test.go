@@ -140,7 +140,7 @@ func TestForms_Turns(t *testing.T) {
 	cwd := t.TempDir()
 	h.drop("l", "1", s2Task("echo FIRST-OUT", cwd, map[string]any{"return": []string{"echo SECOND-OUT", `printf '%s' "$TURN[2]" > turn.txt`}}))
 	h.drop("l", "2", s2Task(`/subtask {loop:2} printf '%s|' "iteration after: $TURN[1]" >> loop.txt; echo LOOP-OUT`, cwd, nil))
-	h.waitFor("turn.txt", 20*time.Second, func() bool { _, err := os.Stat(filepath.Join(cwd, "turn.txt")); return err == nil })
+	h.waitState("l", findNamed(t, h, "l", "1-r2"), task.Succeeded, 20*time.Second)
 	got, _ := os.ReadFile(filepath.Join(cwd, "turn.txt"))
 	first, second := strings.Index(string(got), "--- task 1, attempt 1 ---\nFIRST-OUT"), strings.Index(string(got), "SECOND-OUT")
 	if first < 0 || second < first {
