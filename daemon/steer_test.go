@@ -278,3 +278,27 @@ func TestSteer_ContinuePastAStageBoundary(t *testing.T) {
 		return stateOf(tf) == task.Succeeded && currentStepOf(tf) == "built"
 	})
 }
+
+// taskd restart runs a loop again from its first iteration; its earlier
+// run folders stay, and the new attempts are numbered after them.
+func TestSteer_RestartALoop(t *testing.T) {
+	t.Parallel()
+	h := startDaemon(t, []string{"l"})
+	cwd := t.TempDir()
+	h.drop("l", "1", s2Task("/subtask {loop:2} echo x >> count", cwd, nil))
+	h.waitState("l", "1", task.Succeeded, 20*time.Second)
+	if _, err := control.RestartTask(context.Background(), mustOpen(t, h.listDir("l")), "1"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitEvents("l", eventlog.LoopExited, "1", 2)
+	tf := h.waitState("l", "1", task.Succeeded, 20*time.Second)
+	m := tf.Metadata.Object("taskd")
+	n, _ := m.Int("loopIteration")
+	attempt, _ := m.Int("attempt")
+	if n != 2 || attempt != 4 || lines(t, filepath.Join(cwd, "count")) != "x x x x" {
+		t.Errorf("after a restart: iteration %d, attempt %d, count %q; want 2, 4, four lines", n, attempt, lines(t, filepath.Join(cwd, "count")))
+	}
+	if strings.Contains(h.runFile("l", "1", 3, "prompt.md"), "Before this iteration") {
+		t.Errorf("the first iteration after the restart was told of one before it")
+	}
+}
