@@ -259,3 +259,51 @@ func slicesContainsPair(argv []string, flag string) bool {
 	}
 	return false
 }
+
+// TestFlow_RealClaudeQuickTask walks the built-in quick-task workflow with
+// the real Claude Code CLI: the first review fails with a reason, the work
+// step runs again, and the stub sees the reason in that step's request.
+func TestFlow_RealClaudeQuickTask(t *testing.T) {
+	t.Parallel()
+	bin := claudeBinary(t)
+	const reason = "REVIEW-314: the greeting lacks its comma"
+	var mu sync.Mutex
+	reviews := 0
+	stub := newMessagesStub(t, func(body string) string {
+		if !strings.Contains(body, "## Step: Check the work") {
+			return `Changed it. {"success": true, "summary": "work done"}`
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if reviews++; reviews == 1 {
+			return `Not yet. {"success": false, "summary": "` + reason + `"}`
+		}
+		return `Good now. {"success": true, "summary": "approved"}`
+	})
+	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
+		fc.Profiles = map[string]config.ProfileSpec{"claude": {
+			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
+			Env: claudeEnv(t, stub), Timeout: "2m",
+		}}
+	})
+	h.drop("l", "1", flowTask("1", "quick-task", "Add a greeting", ""))
+	tf := h.waitState("l", "1", task.Succeeded, 3*time.Minute)
+	if got, want := steps(tf), "work:passed:advance verify:failed:retry work:passed:advance verify:passed:advance"; got != want {
+		t.Errorf("path\n got %s\nwant %s", got, want)
+	}
+	bodies := stub.bodies()
+	if len(bodies) != 4 {
+		t.Fatalf("the stub was asked %d times, want 4", len(bodies))
+	}
+	if strings.Contains(bodies[0], "REVIEW-314") {
+		t.Errorf("the first work request already carries the review's reason")
+	}
+	for _, want := range []string{reason, "This is attempt 2 of this step.", `The step \"Check the work\" (verify) failed`} {
+		if !strings.Contains(bodies[2], want) {
+			t.Errorf("the second work request lacks %q: %.2000s", want, bodies[2])
+		}
+	}
+	if !strings.Contains(h.runText("l", "1", 3, "prompt.md"), reason) {
+		t.Errorf("prompt.md of the second work step lacks the reason")
+	}
+}

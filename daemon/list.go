@@ -69,6 +69,7 @@ type entry struct {
 	retryAt   time.Time
 	cancel    bool
 	resolve   string
+	boundary  bool // a workflow completed at a stage boundary: resolve "continue" walks on
 	archived  bool
 	delivered bool           // an ended child's result is in its parent's inbox
 	children  []string       // the children a waiting parent waits for

@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/catalog"
+	"github.com/taskd/taskd/daemon/chain"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
@@ -68,6 +69,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	d.clearReject(l, id, e)
 	e.state, e.parent, e.retryAt = sp.State, sp.Parent, sp.RetryAt
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
+	e.boundary = sp.State == task.Succeeded && tf.Metadata.Object("taskd").Object("boundary") != nil
 	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
 	e.children = children.WaitsFor(tf)
 	e.waitOnFailure = sp.OnBlockerFailure == "wait"
@@ -177,6 +179,8 @@ func fixFor(err error) string {
 		return "Use one of the profiles named above, or add the profile or agent mapping to the configuration file."
 	case errors.Is(err, catalog.ErrInvalidWorkflow):
 		return "Correct the workflow file as described (`taskd workflows validate FILE` checks it), then save the task file again; or name another workflow."
+	case errors.Is(err, chain.ErrNoJudge):
+		return chain.JudgeFix
 	case errors.Is(err, catalog.ErrUnknownWorkflow):
 		return "Use a workflow listed by `taskd workflows list`, or add <id>.json to a workflow directory."
 	}

@@ -163,6 +163,8 @@ func (l *list) runnable(id string, e *entry) bool {
 		return l.blockersDone(e)
 	case task.NeedsHuman:
 		return e.resolve != ""
+	case task.Succeeded:
+		return e.boundary && e.resolve == "continue" // walks on past a stage boundary
 	case task.Waiting:
 		if e.wait != nil {
 			return l.waitDone(e) // suspended by /handoff or /converge (waits.go)
@@ -322,6 +324,10 @@ func (e *entry) kind() job.Kind {
 		return job.Resume
 	case task.NeedsHuman:
 		return job.Answer
+	case task.Succeeded:
+		if e.boundary {
+			return job.Answer // continue past a stage boundary
+		}
 	}
 	return job.Run
 }

@@ -70,7 +70,7 @@ func findSelf(taskFlag string) (*self, error) {
 func init() {
 	register(
 		&command{name: "push", group: "Inside a running task",
-			usage: "[--task T] [--seq] [--start] [name=N] [model=M] [agent=A] [timeout=S] PROMPT",
+			usage: "[--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] PROMPT",
 			short: "queue a child task",
 			long: `
 Push queues a child of the current task: a new task file in the same list
@@ -78,13 +78,16 @@ with metadata.taskd.parent and a name unique among its siblings, inheriting
 the parent's agent, model, working directory and permission mode unless
 overridden. It is queued (not started) until 'taskd run'; --start starts
 it at once, --seq puts it in the sequential collection (its sequential
-siblings run one after another). The prompt may begin with its own /read
-lines; they are processed when the child starts. It prints the child's id.
+siblings run one after another). --after NAME (repeatable, or NAME,NAME)
+makes it run only once the current task's child NAME (a name or an id)
+has completed: the child is blocked by it (blockedBy). The prompt may
+begin with its own /read lines; they are processed when the child starts.
+It prints the child's id.
 
 The parent's children are bounded in number (maxChildren, default 10) and
 depth (maxDepth, default 3). Push fails (status 1) beyond those bounds,
-for a name a sibling already has, without a prompt, and outside a task
-(no $TASKD_TASK_FILE and no --task).
+for a name a sibling already has, for an --after that names no child,
+without a prompt, and outside a task (no $TASKD_TASK_FILE and no --task).
 `,
 			run: runPush},
 		&command{name: "run", group: "Inside a running task", usage: "[--task T] [N]",
@@ -169,9 +172,11 @@ func agentSetup(inv *invocation, extra func(*flagSet)) (*self, []string, error) 
 
 func runPush(ctx context.Context, inv *invocation) error {
 	var seq, start *bool
+	var after listFlags
 	s, args, err := agentSetup(inv, func(fs *flagSet) {
 		seq = fs.Bool("seq", false, "sequential child")
 		start = fs.Bool("start", false, "start it at once")
+		fs.Var(&after, "after", "run after the child of this name (repeatable)")
 	})
 	if err != nil {
 		return err
@@ -181,6 +186,9 @@ func runPush(ctx context.Context, inv *invocation) error {
 		return inv.usageErrorf("%v", err)
 	}
 	opt.Sequential, opt.Start = *seq, *start
+	for _, a := range after {
+		opt.After = append(opt.After, strings.Split(a, ",")...)
+	}
 	child, err := children.Push(ctx, s.cfg, s.dir, s.id, opt)
 	if err != nil {
 		return err

@@ -186,13 +186,21 @@
 // Metrics reads the event logs (<list>/.taskd/events.jsonl) of every list
 // under the root, or of the lists named with --list, and reports on the
 // subagents (/delegate, taskd delegate): how many were spawned and how fast,
-// how many ended and how (success rate), the average duration by agent type,
-// timeouts (a subagent's own, or a handoff's) and retries, permission
+// how many ended and how (success rate) and how many still run, the average
+// duration by agent type, timeouts (a subagent's own, or a handoff's) and
+// retries, permission
 // refusals and bypassPermissions grants, handoffs by the action that
 // resolved them, and convergences with their conflict rate (the share of
 // completed convergences that found a conflict). It reads only the logs: it
 // works on any directory, whether a daemon runs or not. Events mirrored
 // into a parent's stream are not counted twice.
+//
+// The counts add up: spawned = ended + running. A subagent counts once
+// however many attempts it took: an attempt followed by a retry (a
+// handoff's, or a person's) counts as a retry, and the subagent ends with
+// its last attempt, whose outcome is the one counted. A subagent refused by
+// its permission scope when it was delegated never ran: it counts as
+// refused, not as spawned or ended.
 //
 // --json prints the numbers as one JSON object. A root that cannot be read
 // is an error (exit status 1); a log with a line that does not parse is
@@ -260,9 +268,30 @@
 // that does not exist. A root that does not exist yet is not an error: it
 // has no lists.
 //
+// # taskd restart
+//
+//	taskd restart [--root DIR] LIST/ID...
+//
+// Restart runs each task again from its beginning: a workflow from its first
+// step, a loop from its first iteration. Unlike 'taskd start', which runs a
+// task again from where it is (a workflow's current step), restart clears
+// where the task had got to: a workflow's current step and retry count, the
+// loop guard's count, a loop's iteration, a question waiting for a person,
+// the last error. The history stays: the step trace keeps the earlier steps
+// (with a restart marker after them, so that the next prompts carry nothing
+// of them) and every run folder is kept; new runs are numbered after the old
+// ones. Children and return tasks the task made before are not restarted.
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone when
+// $TASKD_LIST is set or there is only one list. A task that does not exist,
+// is not taskd's, is running or waiting for its children (cancel it first),
+// or is a branch of a workflow's fork (restart the task that forked it) is
+// reported on standard error and left alone; the others are still
+// restarted, and the exit status is 1.
+//
 // # taskd submit
 //
-//	taskd submit [--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--worktree] [--permission-mode M] [--tools T,...] [--disallowed-tools T,...] [--max-turns N] [--max-cost-usd USD] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID] [--json] [PROMPT | -]
+//	taskd submit [--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--worktree] [--permission-mode M] [--tools T,...] [--disallowed-tools T,...] [--max-turns N] [--max-cost-usd USD] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID [--autonomy]] [--json] [PROMPT | -]
 //
 // Submit writes a new task file addressed to taskd into a list and prints its
 // path. The id is allocated as Claude Code allocates ids, so taskd and Claude
@@ -291,10 +320,13 @@
 //	echo 'Summarise CHANGES.md' | taskd submit --list notes -
 //	taskd submit --workflow quick-task --subject 'Fix the login redirect'
 //
+// --autonomy sets metadata.autonomy: the workflow walks on through its
+// stage boundaries instead of completing at each (docs/workflows.md).
+//
 // Submit fails (status 1) when standard input is not a task with --json,
 // when the list name is not 1-128 of A-Z a-z 0-9 _ -, and when the file
-// cannot be written; without a prompt or --workflow it prints its usage
-// (status 2). Submit does not check the agent or the workflow: a daemon
+// cannot be written; without a prompt or --workflow, or with --autonomy
+// but no workflow, it prints its usage (status 2). Submit does not check the agent or the workflow: a daemon
 // rejects a task that names unknown ones, and 'taskd status' shows why.
 //
 // # taskd cancel
@@ -315,19 +347,29 @@
 //
 // # taskd resolve
 //
-//	taskd resolve [--root DIR] LIST/ID ANSWER
+//	taskd resolve [--root DIR] LIST/ID ANSWER [--note TEXT]
 //
 // Resolve answers a task in state needs_human by setting
 // metadata.taskd.resolve, exactly as editing the file by hand would. The
 // answer must be one of the options the task lists in metadata.taskd.hitl
-// (shown by taskd status): for a workflow's human step, passed (continue as
-// if the step passed), failed, or leave (keep it waiting); for a loop guard,
-// continue, abort or investigate.
+// (shown by taskd status): for a workflow's human step, passed (go on as if
+// the step passed) or failed, each offered only where the workflow has a
+// way on for it, or leave (keep it waiting); for a loop guard, continue,
+// abort or investigate. A workflow that completed at a stage boundary
+// (metadata.taskd.boundary) takes continue: it walks on into its next stage.
 //
-// Resolve fails (status 1) when the task does not exist, is not in state
-// needs_human, or does not accept the answer; the message lists the answers
-// it accepts. To run a needs_human task again from its step instead, use
-// 'taskd start'.
+// --note TEXT gives directions with the answer (metadata.taskd.resolveNote):
+// the daemon puts them into the prompt of the step that runs next, and
+// keeps them in the step trace.
+//
+//	taskd resolve work/7 passed --note 'Use the existing date helper.'
+//	taskd resolve work/7 continue
+//
+// Resolve fails (status 1) when the task does not exist, neither waits for
+// a person nor stopped at a stage boundary, or does not accept the answer;
+// the message lists the answers it accepts. To run a needs_human task again
+// from its step instead, use 'taskd start'; from its first step, 'taskd
+// restart'.
 //
 // # taskd wait
 //
@@ -428,20 +470,23 @@
 //
 // # taskd push
 //
-//	taskd push [--task T] [--seq] [--start] [name=N] [model=M] [agent=A] [timeout=S] PROMPT
+//	taskd push [--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] PROMPT
 //
 // Push queues a child of the current task: a new task file in the same list
 // with metadata.taskd.parent and a name unique among its siblings, inheriting
 // the parent's agent, model, working directory and permission mode unless
 // overridden. It is queued (not started) until 'taskd run'; --start starts
 // it at once, --seq puts it in the sequential collection (its sequential
-// siblings run one after another). The prompt may begin with its own /read
-// lines; they are processed when the child starts. It prints the child's id.
+// siblings run one after another). --after NAME (repeatable, or NAME,NAME)
+// makes it run only once the current task's child NAME (a name or an id)
+// has completed: the child is blocked by it (blockedBy). The prompt may
+// begin with its own /read lines; they are processed when the child starts.
+// It prints the child's id.
 //
 // The parent's children are bounded in number (maxChildren, default 10) and
 // depth (maxDepth, default 3). Push fails (status 1) beyond those bounds,
-// for a name a sibling already has, without a prompt, and outside a task
-// (no $TASKD_TASK_FILE and no --task).
+// for a name a sibling already has, for an --after that names no child,
+// without a prompt, and outside a task (no $TASKD_TASK_FILE and no --task).
 //
 // # taskd run
 //

@@ -25,13 +25,21 @@ func init() {
 Metrics reads the event logs (<list>/.taskd/events.jsonl) of every list
 under the root, or of the lists named with --list, and reports on the
 subagents (/delegate, taskd delegate): how many were spawned and how fast,
-how many ended and how (success rate), the average duration by agent type,
-timeouts (a subagent's own, or a handoff's) and retries, permission
+how many ended and how (success rate) and how many still run, the average
+duration by agent type, timeouts (a subagent's own, or a handoff's) and
+retries, permission
 refusals and bypassPermissions grants, handoffs by the action that
 resolved them, and convergences with their conflict rate (the share of
 completed convergences that found a conflict). It reads only the logs: it
 works on any directory, whether a daemon runs or not. Events mirrored
 into a parent's stream are not counted twice.
+
+The counts add up: spawned = ended + running. A subagent counts once
+however many attempts it took: an attempt followed by a retry (a
+handoff's, or a person's) counts as a retry, and the subagent ends with
+its last attempt, whose outcome is the one counted. A subagent refused by
+its permission scope when it was delegated never ran: it counts as
+refused, not as spawned or ended.
 
 --json prints the numbers as one JSON object. A root that cannot be read
 is an error (exit status 1); a log with a line that does not parse is
@@ -88,8 +96,8 @@ func printMetrics(w io.Writer, m *subagent.Metrics) {
 	pct := func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
 	fmt.Fprintf(w, "subagents   %d spawned (%.1f/h), %d refused by permission scope, %d bypassPermissions grants\n",
 		m.Spawned, m.SpawnsPerHour, m.Refused, m.BypassGrants)
-	fmt.Fprintf(w, "ended       %d: %d succeeded, %d failed, %d timed out, %d cancelled; success rate %s\n",
-		m.Ended, m.Succeeded, m.Failed, m.TimedOut, m.Cancelled, pct(m.SuccessRate))
+	fmt.Fprintf(w, "ended       %d: %d succeeded, %d failed, %d timed out, %d cancelled; success rate %s; %d running\n",
+		m.Ended, m.Succeeded, m.Failed, m.TimedOut, m.Cancelled, pct(m.SuccessRate), m.Running)
 	fmt.Fprintf(w, "timeouts    %d own, %d handoff; retries %d\n", m.Timeouts["subagent"], m.Timeouts["handoff"], m.Retries)
 	for _, t := range slices.Sorted(maps.Keys(m.ByType)) {
 		tm := m.ByType[t]

@@ -53,7 +53,7 @@ func TestMetrics(t *testing.T) {
 	out, _, _ = runCLI(t, "metrics", "--root", root)
 	for _, want := range []string{
 		"subagents   2 spawned (2.0/h), 1 refused by permission scope, 1 bypassPermissions grants",
-		"ended       2: 1 succeeded, 1 failed, 0 timed out, 0 cancelled; success rate 50%",
+		"ended       2: 1 succeeded, 1 failed, 0 timed out, 0 cancelled; success rate 50%; 0 running",
 		"  builder    1 spawned, 1 ended, success 100%, average 4.0s",
 		"converge    2 initiated, 2 completed, 1 with conflicts (conflict rate 50%)",
 	} {
@@ -67,6 +67,29 @@ func TestMetrics(t *testing.T) {
 	json.Unmarshal([]byte(out), &only)
 	if only["spawned"] != 0.0 || field(only, "convergences", "completed") != 2.0 {
 		t.Errorf("--list b: %s", out)
+	}
+	// Retried subagents count once, ended with their last attempt; one
+	// retried and not ended since is running.
+	writeTask(t, filepath.Join(root, "c", ".taskd", "events.jsonl"), strings.Join([]string{
+		`{"ts":"2026-01-01T12:00:00Z","type":"SubagentSpawned","list":"c","task":"2","agent_type":"builder"}`,
+		`{"ts":"2026-01-01T12:00:00Z","type":"SubagentSpawned","list":"c","task":"3","agent_type":"builder"}`,
+		`{"ts":"2026-01-01T12:00:01Z","type":"TranscriptEvent","list":"c","task":"2","agent_type":"builder","event_type":"subagent_stop","outcome":"failure","duration_ms":1000}`,
+		`{"ts":"2026-01-01T12:00:02Z","type":"TranscriptEvent","list":"c","task":"2","agent_type":"builder","event_type":"subagent_retry"}`,
+		`{"ts":"2026-01-01T12:00:03Z","type":"TranscriptEvent","list":"c","task":"2","agent_type":"builder","event_type":"subagent_stop","outcome":"success","duration_ms":3000}`,
+		`{"ts":"2026-01-01T12:00:01Z","type":"TranscriptEvent","list":"c","task":"3","agent_type":"builder","event_type":"subagent_stop","outcome":"failure","duration_ms":1000}`,
+		`{"ts":"2026-01-01T12:00:02Z","type":"TranscriptEvent","list":"c","task":"3","agent_type":"builder","event_type":"subagent_retry"}`,
+		`{"ts":"2026-01-01T12:00:02Z","type":"SubagentError","list":"c","task":"4","agent_type":"builder","error_kind":"permission"}`,
+		`{"ts":"2026-01-01T12:00:02Z","type":"TranscriptEvent","list":"c","task":"4","agent_type":"builder","event_type":"subagent_stop","outcome":"failure"}`,
+	}, "\n")+"\n")
+	out, _, _ = runCLI(t, "metrics", "--root", root, "--list", "c", "--json")
+	c := readJSON(t, out)
+	for path, want := range map[string]any{
+		"spawned": 2.0, "ended": 1.0, "running": 1.0, "retries": 2.0, "refused": 1.0, "succeeded": 1.0, "failed": 0.0,
+		"byType/builder/ended": 1.0, "byType/builder/running": 1.0, "byType/builder/avgDurationMs": 4000.0,
+	} {
+		if got := field(c, strings.Split(path, "/")...); got != want {
+			t.Errorf("list c: %s = %v, want %v", path, got, want)
+		}
 	}
 	if out, _, _ := runCLI(t, "metrics", "--root", t.TempDir()); out != "no subagent events\n" {
 		t.Errorf("empty root: %q", out)

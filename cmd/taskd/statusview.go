@@ -283,6 +283,9 @@ func (r *renderer) row(t *status.Task, tree string) {
 			}
 		}
 		r.note("answer: ", answer, "")
+	case state == "succeeded" && len(t.Options) > 0:
+		r.note("stopped at: ", t.WaitingFor, "33")
+		r.note("answer: ", "taskd resolve "+ref+" continue", "")
 	case state == "blocked":
 		r.note("blocked by: ", strings.Join(t.BlockedBy, ", ")+" (must complete first)", "")
 	case state == "failed" || state == "timed_out" || state == "stopped" || state == "cancelled":

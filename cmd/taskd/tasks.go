@@ -101,7 +101,7 @@ func init() {
 	register(
 		&command{
 			name:  "submit",
-			usage: "[--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--worktree] [--permission-mode M] [--tools T,...] [--disallowed-tools T,...] [--max-turns N] [--max-cost-usd USD] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID] [--json] [PROMPT | -]",
+			usage: "[--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--worktree] [--permission-mode M] [--tools T,...] [--disallowed-tools T,...] [--max-turns N] [--max-cost-usd USD] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID [--autonomy]] [--json] [PROMPT | -]",
 			short: "write a new task file",
 			group: "Tasks",
 			long: `
@@ -132,10 +132,13 @@ is stopped and the task fails. docs/agents.md has the details.
 	echo 'Summarise CHANGES.md' | taskd submit --list notes -
 	taskd submit --workflow quick-task --subject 'Fix the login redirect'
 
+--autonomy sets metadata.autonomy: the workflow walks on through its
+stage boundaries instead of completing at each (docs/workflows.md).
+
 Submit fails (status 1) when standard input is not a task with --json,
 when the list name is not 1-128 of A-Z a-z 0-9 _ -, and when the file
-cannot be written; without a prompt or --workflow it prints its usage
-(status 2). Submit does not check the agent or the workflow: a daemon
+cannot be written; without a prompt or --workflow, or with --autonomy
+but no workflow, it prints its usage (status 2). Submit does not check the agent or the workflow: a daemon
 rejects a task that names unknown ones, and 'taskd status' shows why.
 `,
 			run: runSubmit,
@@ -167,21 +170,31 @@ cancelled, and the exit status is 1.
 		},
 		&command{
 			name:  "resolve",
-			usage: "[--root DIR] LIST/ID ANSWER",
+			usage: "[--root DIR] LIST/ID ANSWER [--note TEXT]",
 			short: "answer a task that waits for a person",
 			group: "Tasks",
 			long: `
 Resolve answers a task in state needs_human by setting
 metadata.taskd.resolve, exactly as editing the file by hand would. The
 answer must be one of the options the task lists in metadata.taskd.hitl
-(shown by taskd status): for a workflow's human step, passed (continue as
-if the step passed), failed, or leave (keep it waiting); for a loop guard,
-continue, abort or investigate.
+(shown by taskd status): for a workflow's human step, passed (go on as if
+the step passed) or failed, each offered only where the workflow has a
+way on for it, or leave (keep it waiting); for a loop guard, continue,
+abort or investigate. A workflow that completed at a stage boundary
+(metadata.taskd.boundary) takes continue: it walks on into its next stage.
 
-Resolve fails (status 1) when the task does not exist, is not in state
-needs_human, or does not accept the answer; the message lists the answers
-it accepts. To run a needs_human task again from its step instead, use
-'taskd start'.
+--note TEXT gives directions with the answer (metadata.taskd.resolveNote):
+the daemon puts them into the prompt of the step that runs next, and
+keeps them in the step trace.
+
+	taskd resolve work/7 passed --note 'Use the existing date helper.'
+	taskd resolve work/7 continue
+
+Resolve fails (status 1) when the task does not exist, neither waits for
+a person nor stopped at a stage boundary, or does not accept the answer;
+the message lists the answers it accepts. To run a needs_human task again
+from its step instead, use 'taskd start'; from its first step, 'taskd
+restart'.
 `,
 			run: runResolve,
 		},
@@ -211,15 +224,17 @@ func runStartTasks(ctx context.Context, inv *invocation) error {
 func runResolve(ctx context.Context, inv *invocation) error {
 	fs := inv.flags()
 	root := fs.String("root", "", "root of task lists")
-	if err := inv.parse(fs); err != nil {
+	note := fs.String("note", "", "directions for the step that runs next")
+	args, err := parseAround(inv, fs)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
+	if len(args) != 2 {
 		return inv.usageErrorf("want a task and an answer")
 	}
-	answer := fs.Arg(1)
-	return forTasks(ctx, inv, *root, fs.Args()[:1], func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
-		return control.Resolve(ctx, dir, id, answer)
+	answer := args[1]
+	return forTasks(ctx, inv, *root, args[:1], func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+		return control.ResolveNote(ctx, dir, id, answer, *note)
 	}, "answered "+answer)
 }
 
@@ -241,6 +256,7 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	retries := fs.Int("retries", 0, "retries after a failure")
 	blockedBy := fs.String("blocked-by", "", "comma-separated ids that must complete first")
 	workflow := fs.String("workflow", "", "workflow to walk")
+	autonomy := fs.Bool("autonomy", false, "walk on through the workflow's stage boundaries")
 	asJSON := fs.Bool("json", false, "read a whole task as JSON from standard input")
 	if err := inv.parse(fs); err != nil {
 		return err
@@ -269,6 +285,9 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 		prompt = string(data)
 	case prompt == "" && *workflow == "":
 		return inv.usageErrorf("give the prompt as an argument, or - to read it from standard input")
+	}
+	if *autonomy && *workflow == "" && !*asJSON {
+		return inv.usageErrorf("--autonomy applies to a workflow; add --workflow ID")
 	}
 	m := t.EnsureMetadata().EnsureObject("taskd")
 	set := func(k, v string) {
@@ -316,6 +335,9 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 		if _, ok := md.String("userDescription"); !ok {
 			md.Set("userDescription", firstNonEmpty(*subject, prompt))
 		}
+	}
+	if *autonomy {
+		t.EnsureMetadata().Set("autonomy", true)
 	}
 	if *blockedBy != "" {
 		t.BlockedBy = append(t.BlockedBy, strings.Split(*blockedBy, ",")...)

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -65,12 +64,12 @@ func PlanOf(j *job.Job, t *taskfile.Task, sp task.Spec) (*Plan, error) {
 			if err != nil || cf == nil {
 				return nil, fmt.Errorf("prompt line %d: /%s: %v", st.Line, c.Name, errOr(err, "no such command file"))
 			}
-			merged, err := prompt.MergeOverrides(cf.Overrides, c.Overrides)
+			inv, err := cf.Invoke(c.Overrides, c.Args)
 			if err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
-			p.Block, p.HasBlock = merged, true
-			body := cf.Expand(c.Args)
+			p.Block, p.HasBlock = inv.Overrides, true
+			body := inv.Body
 			if strings.TrimSpace(script.Content) != "" {
 				body += "\n\n" + script.Content
 			}
@@ -181,61 +180,4 @@ func Overrides(t *taskfile.Task) (prompt.Overrides, error) {
 		}
 	}
 	return prompt.OverridesFromFields(fields)
-}
-
-// resultScope returns the tasks whose $RESULT names a task's prompt can
-// use: its siblings (same parent; for a top-level task, the other top-level
-// tasks of its list).
-func resultScope(l *job.List, parent string) []*taskfile.Task {
-	ids, _ := l.Dir.List()
-	var out []*taskfile.Task
-	for _, id := range ids {
-		t, err := l.Dir.Read(id)
-		if err != nil {
-			continue
-		}
-		if p, _ := t.Metadata.Object("taskd").String("parent"); p == parent {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// SubstituteResults replaces $RESULT[name] in text with the final output of
-// the sibling task named name (metadata.taskd.as). A name no sibling has, or
-// whose task has not succeeded, is an error naming it.
-func SubstituteResults(l *job.List, parent, text string) (string, error) {
-	names, err := prompt.ResultNames(text)
-	if err != nil || len(names) == 0 {
-		return text, err
-	}
-	results := map[string]string{}
-	pending := map[string]bool{}
-	for _, t := range resultScope(l, parent) {
-		m := t.Metadata.Object("taskd")
-		as, _ := m.String("as")
-		if as == "" {
-			continue
-		}
-		if task.Of(t) != task.Succeeded {
-			pending[as] = true
-			continue
-		}
-		attempt, _ := m.Int("attempt")
-		out := ""
-		if res, ok := agent.ReadResult(l.RunDir(t.ID, int(attempt))); ok {
-			out = res.Output
-		}
-		if out == "" {
-			out, _ = m.Object("result").String("summary")
-		}
-		results[as] = out
-	}
-	return prompt.SubstituteResults(text, func(name string) (string, bool) {
-		v, ok := results[name]
-		if !ok && pending[name] {
-			return "", false
-		}
-		return v, ok
-	})
 }

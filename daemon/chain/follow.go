@@ -33,44 +33,42 @@ type retEntry struct {
 func expandReturns(j *job.Job, items []string, depth int) []retEntry {
 	var out []retEntry
 	for _, item := range items {
-		nested, args := itemReturns(j, item)
+		nested := itemReturns(j, item)
 		e := retEntry{prompt: item, expanded: len(nested) > 0 && depth < maxReturnDepth}
 		out = append(out, e)
 		if e.expanded {
-			for i := range nested {
-				nested[i] = prompt.ExpandArguments(nested[i], args)
-			}
 			out = append(out, expandReturns(j, nested, depth+1)...)
 		}
 	}
 	return out
 }
 
-// itemReturns returns the return items an item sets for itself, and the
-// arguments of a command it invokes.
-func itemReturns(j *job.Job, item string) ([]string, string) {
+// itemReturns returns the return items an item sets for itself: an inline
+// /subtask's, or those of a command it invokes, with the invocation's
+// arguments filled in (prompt.CommandFile.Invoke).
+func itemReturns(j *job.Job, item string) []string {
 	l := j.List
 	script, err := j.ParsePrompt(item)
 	if err != nil {
-		return nil, ""
+		return nil
 	}
 	for _, st := range script.Leading {
 		switch c := st.Cmd.(type) {
 		case *prompt.Subtask:
-			return c.Overrides.Return, ""
+			return c.Overrides.Return
 		case *prompt.Invoke:
 			cf, err := j.Catalog.Commands(l.Dir.Path()).Get(c.Name)
 			if err != nil || cf == nil {
-				return nil, ""
+				return nil
 			}
-			merged, err := prompt.MergeOverrides(cf.Overrides, c.Overrides)
+			inv, err := cf.Invoke(c.Overrides, c.Args)
 			if err != nil {
-				return nil, ""
+				return nil
 			}
-			return merged.Return, c.Args
+			return inv.Overrides.Return
 		}
 	}
-	return nil, ""
+	return nil
 }
 
 // CreateReturns writes the return chain of task t, which is about to be
@@ -109,10 +107,11 @@ func CreateReturns(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.
 }
 
 // StartParallel starts a task's parallel items as concurrent children
-// (their own returns are ignored) before its agent runs. The task waits for
-// them after its agent; when they have all ended it completes (it is not
-// run again), so its returns fire once all are done. A child's failure does
-// not affect its siblings.
+// (their own returns are ignored) before its agent runs. Each is named for
+// $RESULT[name] (itemName). The task waits for them after its agent (or,
+// when its prompt uses their results, before it: ResultWait); when they
+// have all ended it completes (it is not run again), so its returns fire
+// once all are done. A child's failure does not affect its siblings.
 func StartParallel(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.Overrides) error {
 	l := j.List
 	for i, item := range ov.Parallel {
@@ -121,11 +120,40 @@ func StartParallel(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.
 			continue
 		}
 		extra := map[string]any{"parallelItem": true, "returnsExpanded": true}
+		if as := itemName(j, item); as != "" {
+			extra["as"] = as
+		}
 		if _, err := children.Push(ctx, j.Config, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
 			return fmt.Errorf("parallel %d (%q): %w", i+1, agent.Truncate(item, 60), err)
 		}
 	}
 	return nil
+}
+
+// itemName is the name of a parallel item's result: the as of its block
+// (or of the command file it invokes), else the name of the command file
+// it invokes; "" for a prompt.
+func itemName(j *job.Job, item string) string {
+	script, err := j.ParsePrompt(item)
+	if err != nil {
+		return ""
+	}
+	for _, st := range script.Leading {
+		switch c := st.Cmd.(type) {
+		case *prompt.Subtask:
+			return c.Overrides.As
+		case *prompt.Invoke:
+			cf, err := j.Catalog.Commands(j.List.Dir.Path()).Get(c.Name)
+			if err != nil || cf == nil {
+				return ""
+			}
+			if inv, err := cf.Invoke(c.Overrides, c.Args); err == nil && inv.Overrides.As != "" {
+				return inv.Overrides.As
+			}
+			return c.Name
+		}
+	}
+	return ""
 }
 
 // InheritedFields copies the fields a follow-up takes from the task it

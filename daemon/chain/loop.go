@@ -3,13 +3,17 @@ package chain
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -36,7 +40,8 @@ var breakVerdict = regexp.MustCompile(`(?i)<subtask2\s+loop\s*=\s*["']?break["']
 // ends it. It returns the iteration number, whether the loop has ended and
 // why; or, if the condition's agent was stopped before it could tell (the
 // daemon stops, the task is cancelled), why it was stopped, and nothing
-// is decided.
+// is decided; or, as a *JudgeError, that the judge could not judge (it
+// failed twice, or could not start): the loop ends in error.
 func LoopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
 	l := j.List
 	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
@@ -49,7 +54,13 @@ func LoopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, 
 		satisfied, stopped = untilCommand(ctx, j, t, sp, lp.UntilCommand)
 	case lp.Until != "":
 		by = "judge"
-		satisfied, stopped = judge(ctx, j, t, sp, lp, iteration, res)
+		var failed error
+		satisfied, stopped, failed = judge(ctx, j, t, sp, lp, iteration, res)
+		if failed != nil {
+			l.Events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.ID, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
+				Data: map[string]any{"exitReason": LoopError, "iterations": iteration, "error": failed.Error()}})
+			return iteration, true, LoopError, &JudgeError{failed}
+		}
 	}
 	if stopped != nil {
 		return iteration, false, "", stopped
@@ -87,32 +98,104 @@ func untilCommand(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spe
 	return out == agent.Finished && res.ExitCode == 0, cmp.Or(a.Stopped, agent.StopOf(out))
 }
 
-// judge asks a read-only agent whether the loop's condition holds. The judge
-// is the profile the "judge" agent name maps to in the configuration, else
-// the task's own profile, run in its most restrictive permission mode
-// (claude: plan) in the iteration's run folder (judge/). It is given the
-// condition verbatim, the iteration number, the task's prompt and the
-// iteration's result. A judge that fails is asked once more; failing again
-// counts as "not satisfied".
-func judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res agent.Result) (satisfied bool, stopped error) {
-	l := j.List
-	agentName := ""
-	if _, ok := j.Config.Agents["judge"]; ok {
-		agentName = "judge"
-	} else if _, ok := j.Config.Profiles["judge"]; ok {
-		agentName = "judge"
-	}
+// A JudgeError is a loop's judge that could not judge: the iteration's
+// check failed, and with it the loop.
+type JudgeError struct{ Err error }
+
+func (e *JudgeError) Error() string {
+	return "the loop's condition could not be judged: " + e.Err.Error()
+}
+func (e *JudgeError) Unwrap() error { return e.Err }
+
+// judgeSpec is the spec the judge of task t runs with: the agent name
+// "judge" when the configuration maps it (or has a profile of that name),
+// else the task's own agent; in the most restrictive permission mode, with
+// no tools of the task's.
+func judgeSpec(j *job.Job, sp task.Spec) task.Spec {
 	jsp := sp
 	jsp.PermissionMode = "plan"
 	jsp.Tools = nil
-	if agentName != "" {
-		jsp.Agent = agentName
+	if hasJudge(j.Config) {
+		jsp.Agent = "judge"
 	}
+	return jsp
+}
+
+func hasJudge(cfg *config.Config) bool {
+	_, mapped := cfg.Agents["judge"]
+	_, profile := cfg.Profiles["judge"]
+	return mapped || profile
+}
+
+// ErrNoJudge is returned (wrapped) by CheckLoop for a loop whose until
+// condition has no model to judge it.
+var ErrNoJudge = errors.New("no judge for the loop's condition")
+
+// CheckLoop refuses, when a task is accepted, a loop with an until
+// condition that nothing can judge: the judge (the "judge" agent of the
+// configuration, else the task's own agent: agentName, its owner's profile
+// or the default) must read its prompt, not run it: a profile that runs
+// its prompt as a shell script (exec, sh -c) would fail on every
+// iteration.
+func CheckLoop(cfg *config.Config, t *taskfile.Task, lp *prompt.Loop, agentName string) error {
+	if lp == nil || lp.Until == "" {
+		return nil
+	}
+	name, explicit, whose := "judge", true, "the configuration's judge"
+	if !hasJudge(cfg) {
+		_, owner := task.Addressed(t)
+		name, whose = firstOf(agentName, owner), "the task's own agent"
+		explicit = name != ""
+	}
+	prof, err := cfg.ResolveAgent(name, explicit)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNoJudge, err)
+	}
+	if runsScript(prof) {
+		return fmt.Errorf(`%w: the until condition %q needs a model to judge it after each iteration; the judge would be %s, the %q profile, which runs its prompt as a shell script`,
+			ErrNoJudge, agent.Truncate(lp.Until, 60), whose, prof.Name)
+	}
+	return nil
+}
+
+// runsScript reports whether profile p runs its prompt as a shell script:
+// a shell with -c, given the prompt as its argument (the exec profile).
+func runsScript(p *config.Profile) bool {
+	if p.Prompt != "arg" || len(p.Command) < 2 {
+		return false
+	}
+	switch filepath.Base(p.Command[0]) {
+	case "sh", "bash", "dash", "zsh", "ksh":
+		return slices.Contains(p.Command[1:], "-c")
+	}
+	return false
+}
+
+// JudgeFix says how to give a loop a judge.
+const JudgeFix = `Map the agent name "judge" to a model's profile in the configuration ("agents": {"judge": "claude"}), run the task with a model's profile ("agent": "claude"), or check the condition with a shell command instead (untilCommand, whose exit status 0 ends the loop).`
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// judge asks a read-only agent whether the loop's condition holds (the
+// profile judgeSpec chooses), in the iteration's run folder (judge/). It
+// is given the condition verbatim, the iteration number, the task's prompt
+// and the iteration's result. A judge that fails is asked once more
+// (judge-retry/); failing again is an error: the condition was not judged,
+// which is not the same as "not satisfied".
+func judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res agent.Result) (satisfied bool, stopped, failed error) {
+	l := j.List
+	jsp := judgeSpec(j, sp)
 	for try := 1; try <= 2; try++ {
 		a, err := j.NewAttempt(t, jsp, "", "")
 		if err != nil {
-			j.Log.Warn("loop judge", "list", l.ID, "task", t.ID, "err", err)
-			return false, nil
+			return false, nil, err
 		}
 		a.Sub = "judge"
 		if try == 2 {
@@ -122,7 +205,7 @@ func judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *
 		a.Script = ""
 		jr, out := j.RunAgent(ctx, a)
 		if err := agent.StopOf(out); err != nil {
-			return false, cmp.Or(a.Stopped, err)
+			return false, cmp.Or(a.Stopped, err), nil
 		}
 		if out == agent.Finished && jr.ExitCode == 0 {
 			text := jr.Output
@@ -130,11 +213,12 @@ func judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *
 				data, _ := agent.ReadTail(a.ListDir, a.Dir()+"/stdout.log", agent.MaxScan)
 				text = string(data)
 			}
-			return breakVerdict.MatchString(text), nil
+			return breakVerdict.MatchString(text), nil, nil
 		}
 		j.Log.Warn("loop judge failed", "list", l.ID, "task", t.ID, "try", try, "err", jr.Error)
+		failed = fmt.Errorf("its judge (the %s profile) failed twice, the last time with: %s", a.Profile.Name, agent.Truncate(firstOf(jr.Error, jr.Summary, "no answer"), 300))
 	}
-	return false, nil
+	return false, nil, failed
 }
 
 // judgePrompt is what the judge is asked.

@@ -54,10 +54,12 @@ Only the first line of the block may start with a slash. Do not do the work your
 }
 
 // RunPlan reads the workflow an auto task's planner wrote and starts it as
-// the task's child; the task then waits for it (and for the returns it
+// the task's child, run by the task's worker (Worker) unless the workflow
+// names its agent; the task then waits for it (and for the returns it
 // adds) and completes when they have ended. A missing or invalid block, or
-// a workflow outside the limits (unknown agents), fails the task with the
-// reason; the planner's output stays in its run folder.
+// a workflow outside the limits (unknown agents, a loop nothing can
+// judge), fails the task with the reason; the planner's output stays in
+// its run folder.
 func RunPlan(ctx context.Context, j *job.Job, t *taskfile.Task, res agent.Result) error {
 	l := j.List
 	script, err := prompt.ParseAutoOutput(res.Output, prompt.ParseOptions{Commands: j.Catalog.Commands(l.Dir.Path()).Has})
@@ -89,10 +91,36 @@ func RunPlan(ctx context.Context, j *job.Job, t *taskfile.Task, res agent.Result
 			return fmt.Errorf("the planner's workflow names an agent taskd cannot run: %w", err)
 		}
 	}
+	worker := Worker(j, t)
+	if _, err := j.Config.ResolveAgent(worker, true); err != nil {
+		return fmt.Errorf("the worker that runs the planned steps: %w", err)
+	}
+	if err := CheckLoop(j.Config, t, ov.Loop, firstOf(ov.Agent, worker)); err != nil {
+		return fmt.Errorf("the planner's workflow: %w", err)
+	}
 	name := t.ID + "-plan"
 	if _, err := children.Named(l.Dir, t.ID, name); err == nil {
 		return nil
 	}
-	_, err = children.Push(ctx, j.Config, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: script.String(), Start: true, Extra: map[string]any{"parallelItem": true}})
+	_, err = children.Push(ctx, j.Config, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: script.String(), Start: true,
+		Extra: map[string]any{"parallelItem": true}, Inherit: map[string]any{"agent": worker}})
 	return err
+}
+
+// Worker is the agent that runs the steps of task t's planned workflow
+// that name none: the task's metadata.taskd.worker, else the agent name
+// "worker" when the configuration maps it (or has a profile of that
+// name), else the configuration's defaultAgent. Never the planner's own
+// agent, unless one of those names it.
+func Worker(j *job.Job, t *taskfile.Task) string {
+	if w, _ := t.Metadata.Object("taskd").String("worker"); w != "" {
+		return w
+	}
+	cfg := j.Config
+	_, mapped := cfg.Agents["worker"]
+	_, profile := cfg.Profiles["worker"]
+	if mapped || profile {
+		return "worker"
+	}
+	return cfg.DefaultAgent
 }

@@ -51,6 +51,9 @@ type PushOptions struct {
 	Sequential bool          // run after the parent's earlier sequential children
 	Start      bool          // start at once instead of waiting for a run
 	BlockedBy  []string      // tasks that must complete before it runs
+	// After are names (or ids) of the parent's children (at the top
+	// level: of top-level tasks) it runs after: they join BlockedBy.
+	After []string
 	// State is the child's first state (task.Begin): task.None unless it
 	// waits for a run (Queued) or is refused as it is made (Failed).
 	State task.State
@@ -87,7 +90,17 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 	if _, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: catalog.LoadCommands(cfg.Dir, dir.Path()).Has}); err != nil {
 		return nil, fmt.Errorf("child prompt: %w", err)
 	}
-	child := &taskfile.Task{Subject: subjectFor(opt), Owner: task.Owner, BlockedBy: opt.BlockedBy}
+	blockedBy := slices.Clone(opt.BlockedBy)
+	for _, name := range opt.After {
+		id, err := runsAfter(dir, parentID, name)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(blockedBy, id) {
+			blockedBy = append(blockedBy, id)
+		}
+	}
+	child := &taskfile.Task{Subject: subjectFor(opt), Owner: task.Owner, BlockedBy: blockedBy}
 	child.ActiveForm = child.Subject
 	m := task.Meta(child)
 	m.Set("prompt", opt.Prompt)
@@ -181,6 +194,33 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 		return nil, fmt.Errorf("record child %s in %s: %w", created.ID, parentID, err)
 	}
 	return created, nil
+}
+
+// runsAfter resolves the name of a task a new child of parentID runs
+// after: a child of parentID with that name (or id); for a top-level
+// task, a top-level task with that name (or id).
+func runsAfter(dir *taskfile.Dir, parentID, name string) (string, error) {
+	if parentID != "" {
+		id, err := Named(dir, parentID, name)
+		if err != nil {
+			return "", fmt.Errorf("after=%s: task %s has no child named %q; push it first (on an earlier line)", name, parentID, name)
+		}
+		return id, nil
+	}
+	ids, _ := dir.List()
+	for _, id := range ids {
+		t, err := dir.Read(id)
+		if err != nil {
+			continue
+		}
+		m := t.Metadata.Object("taskd")
+		p, _ := m.String("parent")
+		n, _ := m.String("name")
+		if p == "" && (n == name || id == name) {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("after=%s: no top-level task is named %q; push it first (on an earlier line)", name, name)
 }
 
 // sequentialIdle reports whether every sequential child of parentID has

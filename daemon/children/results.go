@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -85,8 +86,32 @@ func ReleaseNext(ctx context.Context, dir *taskfile.Dir, parentID string) error 
 	return nil
 }
 
-// ResultsText renders children's results for a resumed parent.
+// ResultsText renders children's results for a resumed parent, ended
+// with the default follow-up.
 func ResultsText(dir *taskfile.Dir, ids []string) string {
+	return ResultsWith(dir, ids, DefaultFollowUp)
+}
+
+// DefaultFollowUp is the instruction that ends a resumed parent's prompt
+// when neither the task nor the configuration gives one (FollowUp).
+const DefaultFollowUp = "Review, challenge and verify these results before you rely on them: check each against what you asked for, and look for what is missing or wrong. Then continue with your task."
+
+// FollowUp is the instruction that ends the prompt of parent, resumed with
+// its children's results: the task's metadata.taskd.genericReturn, else
+// the configuration's genericReturn, else DefaultFollowUp.
+func FollowUp(cfg *config.Config, parent *taskfile.Task) string {
+	if s, _ := parent.Metadata.Object("taskd").String("genericReturn"); strings.TrimSpace(s) != "" {
+		return strings.TrimSpace(s)
+	}
+	if cfg != nil && cfg.GenericReturn != "" {
+		return cfg.GenericReturn
+	}
+	return DefaultFollowUp
+}
+
+// ResultsWith renders children's results for a resumed parent, ended with
+// followUp.
+func ResultsWith(dir *taskfile.Dir, ids []string, followUp string) string {
 	var b strings.Builder
 	b.WriteString("## Results of your child tasks\n\nAll the child tasks you started have finished. Their results, in order:\n")
 	for _, id := range ids {
@@ -107,7 +132,7 @@ func ResultsText(dir *taskfile.Dir, ids []string) string {
 		fmt.Fprintf(&b, "\n### %s (task %s): %s\n\n", name, id, verdict)
 		WriteResult(&b, msg)
 	}
-	b.WriteString("\nContinue with your task using these results.\n")
+	b.WriteString("\n" + followUp + "\n")
 	return b.String()
 }
 

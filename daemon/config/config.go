@@ -64,6 +64,9 @@ type FileConfig struct {
 	// Notify is a command run when a task needs a person, fails, or
 	// (if asked) succeeds (notify.go).
 	Notify *NotifySpec `json:"notify,omitempty"`
+	// GenericReturn is the instruction that ends the prompt of a parent
+	// resumed with its children's results (docs/prompt-commands.md).
+	GenericReturn string `json:"genericReturn,omitempty"`
 }
 
 // ListConfig holds per-list settings.
@@ -274,6 +277,10 @@ type Config struct {
 
 	// Executable is the path of the taskd binary agents find on PATH.
 	Executable string
+
+	// GenericReturn ends the prompt of a resumed parent, after its
+	// children's results; "" for the built-in one.
+	GenericReturn string
 }
 
 // The scheduling policies of FileConfig.Scheduling.
@@ -288,23 +295,24 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		fc = &FileConfig{}
 	}
 	c := &Config{
-		Root:         root,
-		Lists:        lists,
-		DefaultAgent: fc.DefaultAgent,
-		Agents:       fc.Agents,
-		Concurrency:  fc.Concurrency,
-		ListLimits:   map[string]int{},
-		ListSettings: fc.Lists,
-		Timeout:      durationOr(fc.Timeout, DefaultTimeout),
-		Rescan:       durationOr(fc.Rescan, DefaultRescan),
-		Grace:        durationOr(fc.Grace, DefaultGrace),
-		AllowedRoots: fc.AllowedRoots,
-		MaxDepth:     fc.MaxDepth,
-		MaxChildren:  fc.MaxChildren,
-		AgentTypes:   compileAgentTypes(fc.AgentTypes),
-		Scheduling:   fc.Scheduling,
-		Retention:    fc.Retention.retention(),
-		Dir:          DefaultDir(),
+		Root:          root,
+		Lists:         lists,
+		DefaultAgent:  fc.DefaultAgent,
+		Agents:        fc.Agents,
+		Concurrency:   fc.Concurrency,
+		ListLimits:    map[string]int{},
+		ListSettings:  fc.Lists,
+		Timeout:       durationOr(fc.Timeout, DefaultTimeout),
+		Rescan:        durationOr(fc.Rescan, DefaultRescan),
+		Grace:         durationOr(fc.Grace, DefaultGrace),
+		AllowedRoots:  fc.AllowedRoots,
+		MaxDepth:      fc.MaxDepth,
+		MaxChildren:   fc.MaxChildren,
+		AgentTypes:    compileAgentTypes(fc.AgentTypes),
+		Scheduling:    fc.Scheduling,
+		Retention:     fc.Retention.retention(),
+		Dir:           DefaultDir(),
+		GenericReturn: strings.TrimSpace(fc.GenericReturn),
 	}
 	c.Home, _ = os.UserHomeDir()
 	if c.Scheduling == "" {

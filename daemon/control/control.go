@@ -76,7 +76,7 @@ func StartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Tas
 			return err
 		}
 		m := task.Meta(t)
-		for _, k := range []string{"cancel", "failures", "error", "retryAt", "resolve", "hitl", "iteration", "guard"} {
+		for _, k := range []string{"cancel", "failures", "error", "retryAt", "resolve", "resolveNote", "hitl", "iteration", "guardAt", "retryOf"} {
 			m.Delete(k)
 		}
 		return nil
@@ -106,19 +106,41 @@ func CancelTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Ta
 // Resolve answers a task that waits for a person: answer must be one of
 // metadata.taskd.hitl.options. The daemon continues the task.
 func Resolve(ctx context.Context, dir *taskfile.Dir, id, answer string) (*taskfile.Task, error) {
+	return ResolveNote(ctx, dir, id, answer, "")
+}
+
+// ResolveNote is Resolve with a person's note (metadata.taskd.resolveNote),
+// which the daemon puts into the prompt of the step that runs next. A
+// workflow task that completed at a stage boundary (metadata.taskd.boundary)
+// takes the answer continue, which walks on past the boundary.
+func ResolveNote(ctx context.Context, dir *taskfile.Dir, id, answer, note string) (*taskfile.Task, error) {
 	return dir.Update(ctx, id, func(t *taskfile.Task) error {
 		sp, err := task.ReadSpec(t)
 		if err != nil {
 			return err
 		}
-		if sp.State != task.NeedsHuman {
+		m := task.Meta(t)
+		var options []string
+		switch {
+		case sp.State == task.NeedsHuman:
+			options = task.Strings(m.Object("hitl"), "options")
+		case sp.State == task.Succeeded && m.Object("boundary") != nil:
+			options = task.Strings(m.Object("boundary"), "options")
+			if len(options) == 0 {
+				options = []string{"continue"}
+			}
+		case sp.State == task.Succeeded:
+			return fmt.Errorf("task %s has completed, and not at a stage boundary: there is nothing to continue; run it again with taskd start, or from its first step with taskd restart", id)
+		default:
 			return fmt.Errorf("task %s does not wait for an answer (its state is %q)", id, sp.State)
 		}
-		options := task.Strings(task.Meta(t).Object("hitl"), "options")
 		if len(options) > 0 && !slices.Contains(options, answer) {
 			return fmt.Errorf("%q is not an answer task %s accepts; answer one of: %s", answer, id, strings.Join(options, ", "))
 		}
-		task.Meta(t).Set("resolve", answer)
+		m.Set("resolve", answer)
+		if note = strings.TrimSpace(note); note != "" {
+			m.Set("resolveNote", note)
+		}
 		return nil
 	})
 }

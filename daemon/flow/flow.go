@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
@@ -31,9 +30,6 @@ const (
 	softGuard = 25
 	hardGuard = 50
 )
-
-// maxTrace bounds metadata.taskd.stepTrace.
-const maxTrace = 100
 
 // A flowRun walks one task through its workflow: navigate, run the step's
 // agent or command, advance with passed or failed, repeat — the execution
@@ -104,7 +100,8 @@ func (f *flowRun) loop(ctx context.Context, result string, also after) (*taskfil
 			also = afterNothing
 			var nm *navigator.NoMatchError
 			if errors.As(err, &nm) {
-				return f.needsHuman(ctx, "workflow", fmt.Sprintf("step %s has no edge for the result %q; answer passed or failed to choose the way on, or edit the workflow", nm.CurrentStep, result), []string{"passed", "failed", "leave"})
+				opts := answers(f.workflow(), nm.CurrentStep)
+				return f.needsHuman(ctx, "workflow", fmt.Sprintf("step %s has no edge for the result %q; %s, or edit the workflow", nm.CurrentStep, result, askFor(opts)), opts)
 			}
 			if err != nil {
 				return nil, err
@@ -123,7 +120,8 @@ func (f *flowRun) loop(ctx context.Context, result string, also after) (*taskfil
 		case resp.Terminal == navigator.TerminalSuccess:
 			return f.complete(ctx, resp)
 		case resp.Terminal == navigator.TerminalHITL:
-			return f.needsHuman(ctx, "workflow", f.hitlReason(resp, prev), []string{"passed", "failed", "leave"})
+			opts := answers(f.workflow(), resp.CurrentStep)
+			return f.needsHuman(ctx, "workflow", f.hitlReason(resp, prev)+"; "+askFor(opts), opts)
 		case resp.Terminal == navigator.TerminalFailure:
 			return f.fail(ctx, fmt.Sprintf("the workflow ended at %s, a failure end", resp.CurrentStep))
 		case resp.Terminal == navigator.TerminalStart:
@@ -147,6 +145,12 @@ func (f *flowRun) loop(ctx context.Context, result string, also after) (*taskfil
 			result = "passed"
 		}
 	}
+}
+
+// workflow returns the task's workflow definition, or nil.
+func (f *flowRun) workflow() *navigator.Workflow {
+	wf, _, _ := f.set.Lookup(workflowType(f.t))
+	return wf
 }
 
 // specFor is the task's spec with attempt n, for finish.
@@ -207,23 +211,22 @@ func (f *flowRun) apply(t *taskfile.Task, result string, also after, resp **navi
 		return err
 	}
 	ApplyWriteThrough(t, wt)
-	also.apply(t)
 	m := task.Meta(t)
+	var entry *taskfile.Object
+	if also == afterAnswer {
+		entry = personEntry(step, result, string(r.Action), takeNote(m))
+	} else {
+		entry = taskfile.NewObject()
+		entry.Set("step", step)
+		entry.Set("result", result)
+		entry.Set("action", string(r.Action))
+		entry.Set("attempt", f.run)
+	}
+	also.apply(t)
 	m.Set("attempt", f.run)
 	n, _ := m.Int("iteration")
 	m.Set("iteration", n+1)
-	trace, _ := m.Get("stepTrace")
-	list, _ := trace.([]any)
-	entry := taskfile.NewObject()
-	entry.Set("step", step)
-	entry.Set("result", result)
-	entry.Set("action", string(r.Action))
-	entry.Set("attempt", f.run)
-	list = append(list, entry)
-	if len(list) > maxTrace {
-		list = list[len(list)-maxTrace:]
-	}
-	m.Set("stepTrace", list)
+	appendTrace(m, entry)
 	*resp = r
 	return nil
 }
@@ -261,30 +264,6 @@ func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
 	return nil, false, nil
 }
 
-// traceLine renders the last n entries of the step trace.
-func traceLine(t *taskfile.Task, n int) string {
-	v, _ := t.Metadata.Object("taskd").Get("stepTrace")
-	list, _ := v.([]any)
-	var parts []string
-	if len(list) > n {
-		parts = append(parts, "…")
-		list = list[len(list)-n:]
-	}
-	for _, e := range list {
-		o, _ := e.(*taskfile.Object)
-		step, _ := o.String("step")
-		res, _ := o.String("result")
-		if res == "failed" {
-			step += " (failed)"
-		}
-		parts = append(parts, step)
-	}
-	if s := currentStep(t); s != "" {
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, " → ")
-}
-
 // hitlReason says why the workflow reached a human step.
 func (f *flowRun) hitlReason(resp *navigator.Response, prev *navigator.Response) string {
 	var why string
@@ -294,8 +273,7 @@ func (f *flowRun) hitlReason(resp *navigator.Response, prev *navigator.Response)
 	} else if last.result == "failed" {
 		why = fmt.Sprintf("%s failed", last.step)
 	}
-	wf, _, _ := f.set.Lookup(workflowType(f.t))
-	if wf != nil {
+	if wf := f.workflow(); wf != nil {
 		if n := wf.Node(resp.CurrentStep); n != nil {
 			what := n.Name
 			if n.Description != "" {
@@ -313,24 +291,11 @@ func (f *flowRun) hitlReason(resp *navigator.Response, prev *navigator.Response)
 	return why
 }
 
-type traceEntry struct{ step, result, action string }
-
-func lastTrace(t *taskfile.Task) traceEntry {
-	v, _ := t.Metadata.Object("taskd").Get("stepTrace")
-	list, _ := v.([]any)
-	if len(list) == 0 {
-		return traceEntry{}
-	}
-	o, _ := list[len(list)-1].(*taskfile.Object)
-	var e traceEntry
-	e.step, _ = o.String("step")
-	e.result, _ = o.String("result")
-	e.action, _ = o.String("action")
-	return e
-}
-
-// complete records a workflow that reached a success end.
+// complete records a workflow that reached a success end. An end that
+// leads on (a stage boundary, reached without autonomy) is recorded in
+// metadata.taskd.boundary: the answer continue walks on from there.
 func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*taskfile.Task, error) {
+	next := stageNext(f.workflow(), resp.CurrentStep)
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		if _, err := task.Record(t, task.Succeed); err != nil {
 			return err
@@ -338,6 +303,14 @@ func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*task
 		m := task.Meta(t)
 		m.Set("finishedAt", task.Stamp(time.Now()))
 		m.Delete("error")
+		m.Delete("boundary")
+		if next != "" {
+			b := taskfile.NewObject()
+			b.Set("step", resp.CurrentStep)
+			b.Set("next", next)
+			b.Set("options", []string{Continue})
+			m.Set("boundary", b)
+		}
 		return nil
 	})
 	if err != nil {
@@ -414,6 +387,8 @@ func (a after) apply(t *taskfile.Task) {
 	case afterAnswer:
 		m := task.Meta(t)
 		m.Delete("resolve")
+		m.Delete("resolveNote")
 		m.Delete("hitl")
+		m.Delete("boundary")
 	}
 }

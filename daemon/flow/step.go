@@ -76,8 +76,10 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (agent.
 }
 
 // stepPrompt is what the agent of a workflow step is asked: the task, the
-// step and its guidance, the files to read first, and the answer format
-// the daemon turns into passed or failed.
+// step and its guidance, what happened before this attempt (the report of
+// a failed step that led here, a person's directions: feedback.go), the
+// files to read first, and the answer format the daemon turns into passed
+// or failed.
 func stepPrompt(f *flowRun, resp *navigator.Response) string {
 	var b strings.Builder
 	tf, _ := f.t.Metadata.String("userDescription")
@@ -96,6 +98,7 @@ func stepPrompt(f *flowRun, resp *navigator.Response) string {
 			fmt.Fprintf(&b, "%s\n\n", si.Guidance)
 		}
 	}
+	b.WriteString(f.feedback(resp.CurrentStep))
 	if i := strings.Index(resp.OrchestratorInstructions, "## Context"); i >= 0 {
 		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(resp.OrchestratorInstructions[i:]))
 	}

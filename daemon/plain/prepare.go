@@ -28,8 +28,9 @@ const maxReadSize = 1 << 20
 // task is accepted: the prompt parses; every /read names a file inside the
 // directories /read may load from; a /subtask or /command block agrees with
 // the fields already in the file and names agents taskd knows; the fields
-// have the right types; every return and parallel item parses. Errors name
-// the line, field or item.
+// have the right types; a loop's until condition has a model to judge it;
+// every return and parallel item parses. Errors name the line, field or
+// item.
 func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 	ov, err := chain.Overrides(t)
 	if err != nil {
@@ -58,6 +59,26 @@ func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 					return fmt.Errorf("prompt line %d: %w", st.Line, err)
 				}
 			}
+		}
+	}
+	if err := chain.CheckLoop(j.Config, t, ov.Loop, ov.Agent); err != nil {
+		return err
+	}
+	if text := task.Prompt(t, sp); strings.Contains(text, "$RESULT[") || prompt.HasTurns(text) {
+		pl, err := chain.PlanOf(j, t, sp)
+		if err != nil {
+			return err
+		}
+		if _, err := prompt.ResultNames(pl.Content); err != nil {
+			return fmt.Errorf("prompt: %w", err)
+		}
+		if _, err := prompt.SubstituteTurns(pl.Content, func(prompt.TurnSelection) string { return "" }); err != nil {
+			return fmt.Errorf("prompt: %w", err)
+		}
+	}
+	if w, _ := t.Metadata.Object("taskd").String("worker"); w != "" {
+		if _, err := j.Config.ResolveAgent(w, true); err != nil {
+			return fmt.Errorf("metadata.taskd.worker: %w", err)
 		}
 	}
 	for kind, items := range map[string][]string{"return": ov.Return, "parallel": ov.Parallel} {
@@ -135,9 +156,14 @@ type prepared struct {
 	// handed-off child's result, a converged result (package subagent,
 	// convergelines.go). An exec agent gets them in $TASKD_RESULTS.
 	results []string
+	// feedback tells the attempt of the ones before it (retry.go); an
+	// exec agent gets it in $TASKD_FEEDBACK.
+	feedback string
 }
 
-// render is prompt.md: the injected round trips, then the content.
+// render is prompt.md: the injected round trips, then the content, the
+// sections leading commands added, and what the attempt is told of the
+// ones before it.
 func (p *prepared) render() string {
 	var b strings.Builder
 	for _, e := range p.transcript {
@@ -156,6 +182,9 @@ func (p *prepared) render() string {
 	b.WriteString(p.script.Content)
 	for _, r := range p.results {
 		b.WriteString("\n\n" + strings.TrimSpace(r))
+	}
+	if p.feedback != "" {
+		b.WriteString("\n\n" + strings.TrimSpace(p.feedback))
 	}
 	return b.String()
 }
@@ -237,8 +266,10 @@ func readLimited(path string) (string, error) {
 }
 
 // pushChild runs one /push line for parent: a queued child named name
-// unless the line names it, skipped if the parent already has a child of
-// that name (the line ran before a crash).
+// unless the line names it (sequential with seq=true: it then runs without
+// /run, after the earlier sequential children), blocked by the children
+// after= names, skipped if the parent already has a child of that name
+// (the line ran before a crash).
 func pushChild(ctx context.Context, j *job.Job, parent string, c *prompt.Push, name string) error {
 	l := j.List
 	if c.Name != "" {
@@ -247,7 +278,8 @@ func pushChild(ctx context.Context, j *job.Job, parent string, c *prompt.Push, n
 	if _, err := children.Named(l.Dir, parent, name); err == nil {
 		return nil
 	}
-	_, err := children.Push(ctx, j.Config, l.Dir, parent, children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout})
+	_, err := children.Push(ctx, j.Config, l.Dir, parent, children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
+		After: c.After, Sequential: c.Seq})
 	return err
 }
 
@@ -280,7 +312,7 @@ func createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Task) error {
 			name = fmt.Sprintf("%s-line%d", t.ID, st.Line)
 		}
 		if sp.Parent != "" {
-			if err := pushChild(ctx, j, sp.Parent, &prompt.Push{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout}, name); err != nil {
+			if err := pushChild(ctx, j, sp.Parent, &prompt.Push{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout, After: c.After, Seq: c.Seq}, name); err != nil {
 				return fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 			continue
@@ -288,7 +320,7 @@ func createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Task) error {
 		if followUpExists(l, t.ID, name) {
 			continue
 		}
-		opt := children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
+		opt := children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout, After: c.After,
 			Extra: map[string]any{"pushedBy": t.ID}, Inherit: chain.InheritedFields(t.Metadata.Object("taskd"))}
 		if _, err := children.Push(ctx, j.Config, l.Dir, "", opt); err != nil {
 			return fmt.Errorf("prompt line %d: %w", st.Line, err)

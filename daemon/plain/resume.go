@@ -72,7 +72,7 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 			a.Script = pl.Content
 		}
 	}
-	results := children.ResultsText(l.Dir, kids)
+	results := children.ResultsWith(l.Dir, kids, children.FollowUp(j.Config, t))
 	session, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
 	if a.Profile.Flags == "claude" && session != "" {
 		a.Resume = session

@@ -128,7 +128,9 @@ func claimRun(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, tas
 }
 
 // prepareAttempt makes a plain task's attempt: its parallel items started,
-// its leading prompt commands run, $RESULT references substituted, an auto
+// its leading prompt commands run, $RESULT references substituted (the
+// task waits first for the children whose results they name) and $TURN
+// references, an auto
 // task's request wrapped for the planner, and a return task given the step
 // before it (the same claude session, when there is one, else its result).
 // began is called before the first of these that acts (starts children,
@@ -160,7 +162,13 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	if err != nil {
 		return nil, err
 	}
-	content, err := chain.SubstituteResults(l, sp.Parent, pl.Content)
+	if waitFor := chain.ResultWait(l, t, pl.Content); len(waitFor) > 0 {
+		return nil, subagent.WaitForResults(ctx, j, t, sp, waitFor)
+	}
+	content, err := chain.SubstituteResults(l, t, pl.Content)
+	if err == nil {
+		content, err = chain.SubstituteTurns(l, t, sp.Attempt, content)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("prompt: %w", err)
 	}
@@ -175,6 +183,7 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 		}
 	}
 	prep.script.Content = content
+	prep.feedback = feedback(l, t, sp)
 	prep.apply(a)
 	if s, _ := t.Metadata.Object("taskd").String("interruptedSession"); s != "" && a.ResumeInterrupted(s) {
 		j.Log.Info("resuming the session of the interrupted attempt", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", s)
@@ -213,6 +222,15 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	if err != nil {
 		return nil, err
 	}
+	if _, noted := t.Metadata.Object("taskd").Get("resolveNote"); noted {
+		// A person's note was given to this attempt (feedback): it is used.
+		if t, err = l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
+			task.Meta(t).Delete("resolveNote")
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
 	ov, _ := chain.Overrides(t)
 	if out != agent.Finished || !res.Success || subagent.HasVerdict(j, sp, out) {
 		ft, err := subagent.Finish(ctx, j, sp, res, out)
@@ -237,6 +255,12 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	onSuccess := map[string]any{}
 	if ov.Loop != nil {
 		iteration, done, reason, stopped := loopCheck(ctx, j, t, sp, ov.Loop, res)
+		var unjudged *chain.JudgeError
+		if errors.As(stopped, &unjudged) {
+			res.Success, res.Error = false, unjudged.Error()
+			res.Summary = res.Error
+			return subagent.Finish(ctx, j, sp, res, agent.Finished)
+		}
 		if stopped != nil {
 			// The condition was not checked: the iteration ends as the
 			// stop says (interrupted: it runs again at the next start).
@@ -306,6 +330,12 @@ func (p *prepared) apply(a *agent.Attempt) {
 	}
 	if len(p.results) > 0 {
 		a.Env = map[string]string{"TASKD_RESULTS": strings.Join(p.results, "\n\n")}
+	}
+	if p.feedback != "" {
+		if a.Env == nil {
+			a.Env = map[string]string{}
+		}
+		a.Env["TASKD_FEEDBACK"] = p.feedback
 	}
 	if len(p.transcript) > 0 {
 		data, _ := json.MarshalIndent(p.transcript, "", "  ")

@@ -23,14 +23,15 @@ type CommandFile struct {
 var commandName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
 // frontmatterKeys are the keys a command file's frontmatter accepts.
-var frontmatterKeys = []string{"description", "agent", "model", "subtask", "return", "parallel", "loop", "subtask2"}
+var frontmatterKeys = []string{"description", "agent", "model", "subtask", "return", "parallel", "loop", "as", "subtask2"}
 
 // ParseCommandFile parses the command file of the command name (its file
 // name without .md). The frontmatter accepts description, agent, model,
 // subtask (true or false), return (a string or a list of strings),
 // parallel (a string of comma-separated /commands, a list of strings, or a
 // list of {command, arguments} mappings), loop (N, or a mapping of max,
-// until and untilCommand) and subtask2 (auto), written in a strict subset
+// until and untilCommand), as (the name of its result, for $RESULT[name])
+// and subtask2 (auto), written in a strict subset
 // of YAML (docs/prompt-commands.md). It fails with an *Error naming the
 // line of the file for anything else, for values of the wrong form, for
 // text that is not UTF-8 and for a file without a body; the caller adds
@@ -113,6 +114,10 @@ func (c *CommandFile) frontmatter(m *ynode) error {
 		case "loop":
 			o.Loop, err = yloop(v)
 			last = v
+		case "as":
+			if o.As, err = yscalar(key, v); err == nil && !namePattern.MatchString(o.As) {
+				err = yerr(v, "as %q is not a name: use 1 to 64 letters, digits, _ or -", o.As)
+			}
 		case "subtask2":
 			if v.kind != yScalar || v.val != "auto" {
 				err = yerr(v, "subtask2 takes only auto (subtask2: auto)")

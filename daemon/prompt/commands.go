@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,14 +23,17 @@ type Read struct {
 	Path string
 }
 
-// Push is `/push [name=N] [model=M] [agent=A] [timeout=S] PROMPT`: create
-// a queued child task. Its prompt is kept verbatim, slash lines included:
-// they are the child's own, parsed when the child starts.
+// Push is `/push [name=N] [model=M] [agent=A] [timeout=S] [after=A,B]
+// [seq=true] PROMPT`: create a queued child task. Its prompt is kept
+// verbatim, slash lines included: they are the child's own, parsed when the
+// child starts.
 type Push struct {
 	Name    string        // name=; "" when not given (the daemon picks one)
 	Model   string        // model=; "" when not given
 	Agent   string        // agent=; "" when not given
 	Timeout time.Duration // timeout=; 0 when not given
+	After   []string      // after=: names (or ids) of children it runs after; nil when none
+	Seq     bool          // seq=true: a sequential child, run after the earlier ones in order
 	Prompt  string        // never empty
 }
 
@@ -78,6 +82,12 @@ func (p *Push) String() string {
 	}
 	if p.Timeout > 0 {
 		b.WriteString("timeout=" + p.Timeout.String() + " ")
+	}
+	if len(p.After) > 0 {
+		b.WriteString("after=" + strings.Join(p.After, ",") + " ")
+	}
+	if p.Seq {
+		b.WriteString("seq=true ")
 	}
 	b.WriteString(quote(p.Prompt))
 	return b.String()
@@ -130,8 +140,11 @@ func parseRead(args string) (*Read, error) {
 	return &Read{Path: s}, nil
 }
 
+// taskIDPattern is what a task id (and so a child's name) may be.
+var taskIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
 // pushOptions are the options /push takes before its prompt.
-var pushOptions = []string{"name", "model", "agent", "timeout"}
+var pushOptions = []string{"name", "model", "agent", "timeout", "after", "seq"}
 
 // parsePush parses the arguments of /push.
 func parsePush(args string) (*Push, error) {
@@ -148,7 +161,7 @@ func parsePush(args string) (*Push, error) {
 			if hint == "" {
 				hint = fmt.Sprintf("; to start the prompt with %q, quote the prompt", key+"=")
 			}
-			return nil, errorf("unknown option %s= (known: name=, model=, agent=, timeout=)%s", key, hint)
+			return nil, errorf("unknown option %s= (known: name=, model=, agent=, timeout=, after=, seq=)%s", key, hint)
 		}
 		if seen[key] {
 			return nil, errorf("option %s= appears twice", key)
@@ -176,12 +189,15 @@ func parsePush(args string) (*Push, error) {
 		}
 		p.Prompt = prompt
 	case s[0] == '{':
-		return nil, errorf(`/push takes no {…} block: write options as name=, model=, agent=, timeout=, or quote a prompt that starts with "{"`)
+		return nil, errorf(`/push takes no {…} block: write options as name=, model=, agent=, timeout=, after=, seq=, or quote a prompt that starts with "{"`)
 	default:
 		p.Prompt = s
 	}
 	if isBlank(p.Prompt) {
 		return nil, errorf("/push needs a prompt: the prompt is empty")
+	}
+	if p.Name != "" && slices.Contains(p.After, p.Name) {
+		return nil, errorf("after=%s names the child itself; a child runs after others", p.Name)
 	}
 	return p, nil
 }
@@ -208,6 +224,20 @@ func (p *Push) set(key, val string) error {
 			return err
 		}
 		p.Timeout = d
+	case "after":
+		for _, n := range strings.Split(val, ",") {
+			if !taskIDPattern.MatchString(n) {
+				return errorf("after=%s: %q is not the name or id of a child: write after=a or after=a,b (names of 1 to 64 letters, digits, _ or -)", val, n)
+			}
+			if !slices.Contains(p.After, n) {
+				p.After = append(p.After, n)
+			}
+		}
+	case "seq":
+		if val != "true" && val != "false" {
+			return errorf("seq= takes true or false, not %q", val)
+		}
+		p.Seq = val == "true"
 	}
 	return nil
 }

@@ -61,6 +61,9 @@ func (c *CommandFile) String() string {
 			b.WriteString("  untilCommand: " + yquote(o.Loop.UntilCommand) + "\n")
 		}
 	}
+	if o.As != "" {
+		b.WriteString("as: " + yquote(o.As) + "\n")
+	}
 	if o.Auto {
 		b.WriteString("subtask2: auto\n")
 	}

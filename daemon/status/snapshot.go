@@ -183,7 +183,15 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 	ts.Archived, _ = m.Bool("archived")
 	if h := m.Object("hitl"); h != nil && ts.State == string(task.NeedsHuman) {
 		ts.WaitingFor, _ = h.String("reason")
+		if r, ok := h.String("refused"); ok {
+			ts.WaitingFor += " (refused: " + r + ")"
+		}
 		ts.Options = task.Strings(h, "options")
+	}
+	if b := m.Object("boundary"); b != nil && ts.State == string(task.Succeeded) {
+		next, _ := b.String("next")
+		ts.WaitingFor = "a stage boundary: answer continue to go on to " + next
+		ts.Options = task.Strings(b, "options")
 	}
 	if ts.Since = task.Since(t); ts.Since.IsZero() {
 		ts.Since = modTime(path)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/eventlog"
@@ -70,11 +71,14 @@ func hitlOf(t *taskfile.Task) (hitlRecord, bool) {
 }
 
 // refuseAnswer consumes an answer that is not an option and says so in the
-// question's reason.
+// question (hitl.refused); the task keeps waiting.
 func refuseAnswer(ctx context.Context, j *job.Job, answer string, h hitlRecord) *taskfile.Task {
 	l, id := j.List, j.ID
+	h.Refused = fmt.Sprintf("%q is not an answer here; answer one of: %s", answer, strings.Join(h.Options, ", "))
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
-		task.Meta(t).Delete("resolve")
+		m := task.Meta(t)
+		m.Delete("resolve")
+		setRecord(m, "hitl", h)
 		return nil
 	})
 	j.Log.Warn("answer is not an option", "list", l.ID, "task", id, "answer", answer, "options", h.Options, "err", err)
@@ -112,8 +116,21 @@ func answerHandoff(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord, 
 	}
 	switch answer {
 	case actRetry:
+		// A note given with the answer is for the child that runs again.
+		note := ""
+		if t, err := l.Dir.Read(id); err == nil {
+			note, _ = t.Metadata.Object("taskd").String("resolveNote")
+		}
 		if childDone(child) {
-			if _, err := restartChild(ctx, l.Dir, h.Child); err != nil {
+			if _, err := restartChild(ctx, l.Dir, h.Child, note); err != nil {
+				return nil, err
+			}
+		}
+		if note != "" {
+			if _, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
+				task.Meta(t).Delete("resolveNote")
+				return nil
+			}); err != nil {
 				return nil, err
 			}
 		}

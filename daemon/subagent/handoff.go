@@ -242,7 +242,7 @@ func (h *handoffs) settle(ctx context.Context, rec *handoffRecord, c *taskfile.T
 		action = actEscalate // retries exhausted: a person decides
 	}
 	if action == actRetry {
-		if _, err := restartChild(ctx, h.dir, c.ID); err != nil {
+		if _, err := restartChild(ctx, h.dir, c.ID, ""); err != nil {
 			return "", err
 		}
 		r, err := h.update(ctx, rec.Child, rec.Line, func(r *handoffRecord) {

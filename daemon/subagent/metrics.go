@@ -1,6 +1,8 @@
 package subagent
 
 import (
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/taskd/taskd/daemon/eventlog"
@@ -11,6 +13,13 @@ import (
 // retries, permission refusals and bypass grants, handoffs, and the
 // conflict rate of convergences. It is computed from the logs alone, so it
 // works on any directory, with or without a daemon.
+//
+// The counts add up: every spawned subagent has either ended or is running
+// (Spawned = Ended + Running). A subagent is counted once, however many
+// attempts it took: an attempt that a retry followed (a handoff's, or a
+// person's) is a retry, not an end, and the subagent ends with its last
+// attempt. A subagent refused by its permission scope when it was
+// delegated never ran: it is refused, not spawned.
 type Metrics struct {
 	From          time.Time `json:"from"` // the first and last event considered
 	To            time.Time `json:"to"`
@@ -18,7 +27,8 @@ type Metrics struct {
 	SpawnsPerHour float64   `json:"spawnsPerHour"` // over From–To
 	Refused       int       `json:"refused"`       // permission scope violations
 	BypassGrants  int       `json:"bypassGrants"`
-	Ended         int       `json:"ended"` // attempts of subagents that ended
+	Ended         int       `json:"ended"`   // subagents whose last attempt ended
+	Running       int       `json:"running"` // spawned subagents not ended yet (or retried, and not ended since)
 	Succeeded     int       `json:"succeeded"`
 	Failed        int       `json:"failed"`
 	TimedOut      int       `json:"timedOut"`
@@ -37,6 +47,7 @@ type Metrics struct {
 type TypeMetric struct {
 	Spawned       int     `json:"spawned"`
 	Ended         int     `json:"ended"`
+	Running       int     `json:"running"`
 	Succeeded     int     `json:"succeeded"`
 	SuccessRate   float64 `json:"successRate"`
 	AvgDurationMs float64 `json:"avgDurationMs"`
@@ -75,6 +86,18 @@ func ComputeMetrics(evs []eventlog.Event) *Metrics {
 		}
 		return m.ByType[name]
 	}
+	subs := map[string]*subagentRun{} // by list and task
+	var order []string
+	run := func(ev eventlog.Event) *subagentRun {
+		key := ev.List + "/" + ev.Task
+		if subs[key] == nil {
+			subs[key] = &subagentRun{}
+			order = append(order, key)
+		}
+		return subs[key]
+	}
+	evs = slices.Clone(evs)
+	sort.SliceStable(evs, func(i, k int) bool { return evs[i].TS.Before(evs[k].TS) })
 	for _, ev := range evs {
 		if m.From.IsZero() || ev.TS.Before(m.From) {
 			m.From = ev.TS
@@ -87,8 +110,11 @@ func ComputeMetrics(evs []eventlog.Event) *Metrics {
 		}
 		switch ev.Type {
 		case eventlog.SubagentSpawned:
-			m.Spawned++
-			typ(ev).Spawned++
+			if r := run(ev); !r.spawned {
+				r.spawned, r.typ = true, typ(ev)
+				m.Spawned++
+				r.typ.Spawned++
+			}
 			if _, ok := ev.Data["bypass_allowed_by"]; ok {
 				m.BypassGrants++
 			}
@@ -102,9 +128,13 @@ func ComputeMetrics(evs []eventlog.Event) *Metrics {
 		case eventlog.TranscriptEvent:
 			switch ev.Data["event_type"] {
 			case trSubagentStop:
-				m.ended(ev, typ(ev))
+				r := run(ev)
+				last := ev
+				r.last, r.stopped = &last, true
+				r.totalMs += int64(number(ev.Data["duration_ms"]))
 			case trSubagentRetry:
 				m.Retries++
+				run(ev).stopped = false // its last end was not the end
 			}
 		case eventlog.HandoffInitiated:
 			m.Handoffs.Initiated++
@@ -127,6 +157,18 @@ func ComputeMetrics(evs []eventlog.Event) *Metrics {
 			}
 		}
 	}
+	for _, key := range order {
+		r := subs[key]
+		if !r.spawned {
+			continue // refused before it ran, or spawned before the logs begin
+		}
+		if !r.stopped {
+			m.Running++
+			r.typ.Running++
+			continue
+		}
+		m.ended(*r.last, r.typ, r.totalMs)
+	}
 	if hours := m.To.Sub(m.From).Hours(); hours > 0 {
 		m.SpawnsPerHour = float64(m.Spawned) / hours
 	}
@@ -141,11 +183,22 @@ func ComputeMetrics(evs []eventlog.Event) *Metrics {
 	return m
 }
 
-// ended counts the end of a subagent's attempt.
-func (m *Metrics) ended(ev eventlog.Event, t *TypeMetric) {
+// A subagentRun is what the events say of one subagent.
+type subagentRun struct {
+	spawned bool
+	typ     *TypeMetric
+	last    *eventlog.Event // its last subagent_stop
+	stopped bool            // its last attempt ended, and no retry followed
+	totalMs int64           // of all its attempts
+}
+
+// ended counts the end of a subagent: last is its last attempt's end,
+// totalMs the time all its attempts took.
+func (m *Metrics) ended(last eventlog.Event, t *TypeMetric, totalMs int64) {
+	ev := last
 	m.Ended++
 	t.Ended++
-	t.totalMs += int64(number(ev.Data["duration_ms"]))
+	t.totalMs += totalMs
 	switch ev.Data["outcome"] {
 	case "success":
 		m.Succeeded++

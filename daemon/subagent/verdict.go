@@ -106,6 +106,8 @@ type hitlRecord struct {
 	// AgentSuccess is the agent's own verdict on an attempt that asked
 	// (source command): continue records it.
 	AgentSuccess *bool `json:"agentSuccess,omitempty"`
+	// Refused says why the last answer was not taken.
+	Refused string `json:"refused,omitempty"`
 }
 
 // finishNeedsHuman records an attempt whose agent left a needs_human

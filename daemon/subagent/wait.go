@@ -27,7 +27,7 @@ import (
 
 // Wait is metadata.taskd.wait.
 type Wait struct {
-	Kind     string   `json:"kind"` // "handoff" or "converge"
+	Kind     string   `json:"kind"` // "handoff", "converge" or "results"
 	Line     int      `json:"line"`
 	Children []string `json:"children"`
 	Any      bool     `json:"any,omitempty"`      // one success is enough (first_success)
@@ -94,6 +94,14 @@ func suspend(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, w 
 	l.Events.Append(eventlog.Event{Type: eventlog.TaskWaiting, List: l.ID, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt - 1,
 		Data: map[string]any{"children": w.Children, "reason": w.Kind, "line": w.Line}})
 	return &suspended{task: written}
+}
+
+// WaitForResults suspends task t before its agent until children have
+// ended and their results are delivered: its prompt uses their results
+// ($RESULT[name] of its parallel items). As after a /handoff line's wait,
+// the task then runs again from its first line.
+func WaitForResults(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, children []string) error {
+	return suspend(ctx, j, t, sp, Wait{Kind: "results", Children: children})
 }
 
 // unclaim undoes claim's attempt bookkeeping for a pass whose agent never
@@ -179,8 +187,10 @@ func waitTasks(ctx context.Context, dir *taskfile.Dir, ids []string, done func(m
 }
 
 // restartChild runs an ended child again (a handoff's retry): its state,
-// error, cancellation and delivery are cleared, its attempts go on.
-func restartChild(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+// error, cancellation and delivery are cleared, its attempts go on. It
+// records the attempt it retries (metadata.taskd.retryOf), whose report the
+// next attempt's prompt carries, and a person's note for it, if given.
+func restartChild(ctx context.Context, dir *taskfile.Dir, id, note string) (*taskfile.Task, error) {
 	return dir.Update(ctx, id, func(t *taskfile.Task) error {
 		if !childDone(t) {
 			return errors.New("task " + id + " has not ended")
@@ -191,6 +201,12 @@ func restartChild(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.
 		m := task.Meta(t)
 		for _, k := range []string{"cancel", "failures", "error", "retryAt", "finishedAt", "delivered", "resolve", "hitl"} {
 			m.Delete(k)
+		}
+		if n, _ := m.Int("attempt"); n > 0 {
+			m.Set("retryOf", n)
+		}
+		if note != "" {
+			m.Set("resolveNote", note)
 		}
 		return nil
 	})

@@ -78,6 +78,7 @@ var fieldType = map[string]string{
 	"state": "string", "attempt": "count", "failures": "count", "retryAt": "time",
 	"parent": "string", "sessionId": "string", "archived": "bool",
 	"onBlockerFailure": "string",
+	"resolveNote":      "string", "worker": "string", "retryOf": "count", "genericReturn": "string",
 }
 
 // ReadSpec checks and reads metadata.taskd. Errors say which field is wrong

@@ -1,0 +1,64 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// restartCleared are the metadata.taskd fields of a run that a restart
+// clears: how the last run ended, what it waited for, and where a loop or
+// the loop guard had got to.
+var restartCleared = []string{"cancel", "failures", "error", "retryAt", "finishedAt", "resolve", "resolveNote", "hitl",
+	"boundary", "iteration", "guardAt", "loopIteration", "loopExit", "wait", "retryOf"}
+
+// RestartTask runs task id again from its beginning. A workflow starts
+// again at its first step: metadata.currentStep is cleared (the daemon
+// records the first step when it starts, as a new task's) and so is the
+// retry count; metadata.taskd.stepTrace keeps the earlier steps and gets a
+// restart marker, after which the next step's prompt carries nothing of
+// them. A loop starts again at its first iteration. Either way the run
+// folders are kept, and new runs are numbered after them. A task that runs
+// or waits for its children is left alone (cancel it first), and so is a
+// workflow's fork branch (restart the task that forked it).
+func RestartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+	return dir.Update(ctx, id, func(t *taskfile.Task) error {
+		if ok, _ := task.Addressed(t); !ok {
+			return ErrNotTaskd
+		}
+		sp, err := task.ReadSpec(t)
+		if err != nil {
+			return err
+		}
+		if sp.State == task.Running || sp.State == task.Waiting {
+			return fmt.Errorf("task %s is %s; cancel it first (taskd cancel)", id, sp.State)
+		}
+		if p, ok := t.Metadata.String("parentTaskId"); ok && p != "" {
+			return fmt.Errorf("task %s is a branch of a fork of task %s; restart task %s", id, p, p)
+		}
+		if _, err := task.Move(t, task.Restart); err != nil {
+			return err
+		}
+		m := task.Meta(t)
+		for _, k := range restartCleared {
+			m.Delete(k)
+		}
+		if wf, _ := t.Metadata.String("workflowType"); wf != "" {
+			t.Metadata.Set("currentStep", "")
+			t.Metadata.Set("retryCount", 0)
+			t.Metadata.Delete("forkState")
+			m.Delete("children")
+			marker := taskfile.NewObject()
+			marker.Set("action", "restart")
+			marker.Set("by", "person")
+			marker.Set("at", task.Stamp(time.Now()))
+			v, _ := m.Get("stepTrace")
+			trace, _ := v.([]any)
+			m.Set("stepTrace", append(trace, marker))
+		}
+		return nil
+	})
+}
