@@ -56,15 +56,22 @@ type Daemon struct {
 
 	catalog *catalog.Catalog // each list's workflows and command files
 	env     *job.Env         // what every job may use
-	runner  *agent.Local     // runs agents
+	runner  job.Runner       // runs agents: agent.Local unless an Option says otherwise
 
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).
 	started chan struct{}
 }
 
+// An Option changes how New makes a daemon.
+type Option func(*Daemon)
+
+// WithRunner makes the daemon run agents with r instead of on this machine
+// (package remote's coordinator, for one).
+func WithRunner(r job.Runner) Option { return func(d *Daemon) { d.runner = r } }
+
 // New returns a daemon for cfg that logs to log.
-func New(cfg *config.Config, log *slog.Logger) *Daemon {
+func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 	d := &Daemon{
 		cfg:     cfg,
 		log:     log,
@@ -75,6 +82,9 @@ func New(cfg *config.Config, log *slog.Logger) *Daemon {
 	}
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
 	d.runner = agent.NewLocal(cfg, log)
+	for _, o := range opts {
+		o(d)
+	}
 	d.catalog = catalog.New(cfg.Dir, log)
 	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log}
 	return d

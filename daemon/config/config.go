@@ -59,6 +59,8 @@ type FileConfig struct {
 	// default) or "normal" (SCHED_OTHER, what the daemon was started
 	// with). Applied by the taskd command, not by Daemon.
 	Scheduling string `json:"scheduling,omitempty"`
+	// NATS dispatches agent runs to workers on other machines (nats.go).
+	NATS *NATS `json:"nats,omitempty"`
 }
 
 // ListConfig holds per-list settings.
@@ -201,6 +203,9 @@ func (fc *FileConfig) validate() error {
 			return fmt.Errorf("lists.%s.concurrency is %d; it must be between 1 and %d (0 or absent: the global cap)", id, l.Concurrency, MaxConcurrency)
 		}
 	}
+	if err := fc.NATS.validate(); err != nil {
+		return err
+	}
 	return validateAgentTypes(fc.AgentTypes)
 }
 
@@ -238,6 +243,9 @@ type Config struct {
 
 	// Executable is the path of the taskd binary agents find on PATH.
 	Executable string
+
+	// NATS is the configuration's nats section, nil if it has none.
+	NATS *NATS
 }
 
 // The scheduling policies of FileConfig.Scheduling.
@@ -267,6 +275,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		AgentTypes:   compileAgentTypes(fc.AgentTypes),
 		Scheduling:   fc.Scheduling,
 		Dir:          DefaultDir(),
+		NATS:         fc.NATS,
 	}
 	c.Home, _ = os.UserHomeDir()
 	if c.Scheduling == "" {

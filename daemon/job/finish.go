@@ -60,6 +60,9 @@ func endOf(out agent.Outcome, res agent.Result, waiting bool, retry bool) ending
 // it runs again. The end is recorded over whatever another writer left in
 // the file: the attempt ran (task.Record).
 func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out agent.Outcome, onSuccess map[string]any) (*taskfile.Task, error) {
+	if out == agent.Interrupted && res.Outcome == Detached {
+		return nil, ErrNotRunnable // it goes on elsewhere; recovered at the next start
+	}
 	wctx, cancel := WriteContext(ctx)
 	defer cancel()
 	now := time.Now()

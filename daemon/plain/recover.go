@@ -20,6 +20,9 @@ func Recover(ctx context.Context, j *job.Job, sp task.Spec) (*taskfile.Task, err
 		j.Log.Info("recording the result of an attempt that ended while the daemon was down", "list", l.ID, "task", id, "attempt", sp.Attempt)
 		return afterAttempt(ctx, j, sp, res, agent.OutcomeOf(res))
 	}
+	if res, out, ok := j.Reattach(ctx, runDir); ok {
+		return afterAttempt(ctx, j, sp, res, out) // an attempt a worker ran
+	}
 	if agent.KillLeftover(runDir) {
 		j.Log.Info("killed the agent of an interrupted attempt", "list", l.ID, "task", id, "attempt", sp.Attempt)
 	}

@@ -62,6 +62,7 @@ var fieldType = map[string]string{
 	"systemPrompt": "string", "allowBypass": "bool",
 	"state": "string", "attempt": "count", "failures": "count", "retryAt": "time",
 	"parent": "string", "sessionId": "string", "archived": "bool",
+	"repo": "string", "ref": "string",
 }
 
 // ReadSpec checks and reads metadata.taskd. Errors say which field is wrong
