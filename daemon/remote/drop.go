@@ -23,7 +23,7 @@ import (
 // (recovery will follow it) is left alone.
 func (c *Coordinator) watchEnds(ctx context.Context) {
 	ends := make(chan *nats.Msg, 256)
-	sub, err := c.nc.ChanSubscribe(c.prefix+".run.*."+kindEnd, ends)
+	sub, err := c.nc.ChanSubscribe(c.prefix+".run.*."+KindEnd, ends)
 	if err != nil {
 		c.log.Warn("cannot watch for results no task expects", "err", err)
 		return
@@ -34,7 +34,7 @@ func (c *Coordinator) watchEnds(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case m := <-ends:
-			id := strings.TrimSuffix(strings.TrimPrefix(m.Subject, c.prefix+".run."), "."+kindEnd)
+			id := strings.TrimSuffix(strings.TrimPrefix(m.Subject, c.prefix+".run."), "."+KindEnd)
 			if c.followed(id) {
 				continue
 			}

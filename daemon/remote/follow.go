@@ -58,14 +58,14 @@ func (c *Coordinator) await(ctx context.Context, gate agent.Gate, f *folder, id 
 		case m := <-msgs:
 			kind := m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
 			switch kind {
-			case kindStart:
+			case KindStart:
 				var st Start
 				if json.Unmarshal(m.Data(), &st) == nil {
 					seenStart = true
 					n.clear()
 					_ = f.updateRemote("worker", st.Worker)
 				}
-			case kindStarted:
+			case KindStarted:
 				var st Started
 				if json.Unmarshal(m.Data(), &st) != nil {
 					continue
@@ -78,14 +78,14 @@ func (c *Coordinator) await(ctx context.Context, gate agent.Gate, f *folder, id 
 						gate.Started(st.At)
 					}
 				}
-			case kindOut, kindErr:
+			case KindOut, KindErr:
 				off, err := strconv.ParseInt(m.Headers().Get(OffsetHeader), 10, 64)
 				if err == nil && off >= 0 {
 					if err := f.writeOutput(kind, off, m.Data()); err != nil {
 						c.log.Warn("write an agent's output", "attempt", id, "err", err)
 					}
 				}
-			case kindEnd:
+			case KindEnd:
 				var e End
 				if err := json.Unmarshal(m.Data(), &e); err != nil {
 					c.log.Warn("a worker's end of an attempt does not parse; taking it for interrupted", "attempt", id, "err", err)
@@ -157,7 +157,7 @@ func profileOf(f *folder) string {
 // request is stored (a worker that takes the attempt later finds it too).
 func (c *Coordinator) sendCancel(s *Streams, id, reason string) bool {
 	data, _ := json.Marshal(Cancel{Reason: reason})
-	_, err := s.Publish(context.Background(), id, kindCancel, data, id+".cancel", nil)
+	_, err := s.Publish(context.Background(), id, KindCancel, data, id+".cancel", nil)
 	if err != nil {
 		c.log.Warn("cannot send a cancel to a worker yet", "attempt", id, "err", err)
 	}

@@ -82,7 +82,7 @@ func (s *Streams) known(ctx context.Context, id, subject string) (bool, error) {
 	if !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return false, err
 	}
-	end, err := s.Last(ctx, id, kindEnd)
+	end, err := s.Last(ctx, id, KindEnd)
 	return end != nil, err
 }
 

@@ -147,7 +147,7 @@ func (f *folder) writeOutput(kind string, off int64, data []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fd, i := f.outFD, 0
-	if kind == kindErr {
+	if kind == KindErr {
 		fd, i = f.errFD, 1
 	}
 	if fd < 0 {

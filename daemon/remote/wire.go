@@ -42,12 +42,12 @@ func WorkConsumer(profile string) string { return "work-" + Token(profile) }
 
 // The kinds of run subjects.
 const (
-	kindStart   = "start"
-	kindStarted = "started"
-	kindOut     = "out"
-	kindErr     = "err"
-	kindEnd     = "end"
-	kindCancel  = "cancel"
+	KindStart   = "start"
+	KindStarted = "started"
+	KindOut     = "out"
+	KindErr     = "err"
+	KindEnd     = "end"
+	KindCancel  = "cancel"
 )
 
 // OffsetHeader carries the offset of an output chunk's first byte.
@@ -199,3 +199,15 @@ func OutcomeFrom(name string) agent.Outcome {
 	}
 	return agent.Interrupted
 }
+
+// AttemptOfSubject is the attempt id of a run subject of prefix p ("" if
+// subject is none).
+func AttemptOfSubject(p, subject string) string {
+	rest, ok := strings.CutPrefix(subject, p+".run.")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, ".")
+	return id
+}
+
