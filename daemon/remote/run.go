@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/taskfile"
@@ -30,7 +30,7 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 		return c.settle(a, nil, start, notStarted(err.Error()))
 	}
 	defer f.close()
-	id := nuid.Next()
+	id := newID()
 	subject := workSubject(c.prefix, a.Profile.Name, id)
 	cmd := map[string]any{
 		"cwd": a.Cwd, "env": a.Profile.Env, "profile": a.Profile.Name, "timeout": a.Timeout.String(),
@@ -189,7 +189,7 @@ func workOf(a *agent.Attempt, id, root string) Work {
 		N: a.N, Sub: a.Sub, Step: a.Step, Profile: ProfileOf(a.Profile), Prompt: a.Prompt, Script: a.Script,
 		Cwd: a.Cwd, Timeout: Duration(a.Timeout), Resume: a.Resume, Fork: a.Fork, Env: a.Env, Files: a.Files,
 		Flags: Flags{Model: s.Model, PermissionMode: s.PermissionMode, Tools: s.Tools, DisallowTools: s.DisallowTools, SystemPrompt: s.SystemPrompt},
-		Sent: time.Now().UTC(),
+		Sent:  time.Now().UTC(),
 	}
 }
 
@@ -204,4 +204,17 @@ func repoOf(a *agent.Attempt) (repo, ref string) {
 	repo, _ = m.String("repo")
 	ref, _ = m.String("ref")
 	return repo, ref
+}
+
+// newID returns a new attempt id: 20 random letters and digits. It is
+// random, not derived from the task, so that a task dropped again with
+// the same attempt numbers never meets the reports of an earlier run.
+func newID() string {
+	const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 20)
+	rand.Read(b)
+	for i := range b {
+		b[i] = digits[int(b[i])%len(digits)]
+	}
+	return string(b)
 }

@@ -28,8 +28,8 @@ import (
 // before it) if it is not made of letters, digits, - and _.
 
 // Names of the streams and subjects for prefix p.
-func workStream(p string) string      { return strings.ToUpper(p) + "_WORK" }
-func runsStream(p string) string      { return strings.ToUpper(p) + "_RUNS" }
+func workStream(p string) string               { return strings.ToUpper(p) + "_WORK" }
+func runsStream(p string) string               { return strings.ToUpper(p) + "_RUNS" }
 func workSubject(p, profile, id string) string { return p + ".work." + Token(profile) + "." + id }
 func runSubject(p, id, kind string) string     { return p + ".run." + id + "." + kind }
 
@@ -80,28 +80,28 @@ func Token(name string) string {
 // variables travel (the profile's allow-list); a worker takes their values
 // from its own environment.
 type Work struct {
-	ID      string    `json:"id"`
-	Root    string    `json:"root"`    // the coordinator's root of lists
-	ListDir string    `json:"listDir"` // the coordinator's list directory
-	List    string    `json:"list"`
-	Task    string    `json:"task"`
-	Parent  string    `json:"parent,omitempty"`
-	N       int       `json:"attempt"`
-	Sub     string    `json:"sub,omitempty"`
-	Step    string    `json:"step,omitempty"`
-	Profile Profile   `json:"profile"`
-	Prompt  string    `json:"prompt"`
-	Script  string    `json:"script,omitempty"`
-	Cwd     string    `json:"cwd"`
-	Repo    string    `json:"repo,omitempty"`
-	Ref     string    `json:"ref,omitempty"`
-	Timeout Duration  `json:"timeout"`
-	Flags   Flags     `json:"flags"`
-	Resume  string    `json:"resume,omitempty"`
-	Fork    bool      `json:"fork,omitempty"`
+	ID      string            `json:"id"`
+	Root    string            `json:"root"`    // the coordinator's root of lists
+	ListDir string            `json:"listDir"` // the coordinator's list directory
+	List    string            `json:"list"`
+	Task    string            `json:"task"`
+	Parent  string            `json:"parent,omitempty"`
+	N       int               `json:"attempt"`
+	Sub     string            `json:"sub,omitempty"`
+	Step    string            `json:"step,omitempty"`
+	Profile Profile           `json:"profile"`
+	Prompt  string            `json:"prompt"`
+	Script  string            `json:"script,omitempty"`
+	Cwd     string            `json:"cwd"`
+	Repo    string            `json:"repo,omitempty"`
+	Ref     string            `json:"ref,omitempty"`
+	Timeout Duration          `json:"timeout"`
+	Flags   Flags             `json:"flags"`
+	Resume  string            `json:"resume,omitempty"`
+	Fork    bool              `json:"fork,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`   // taskd's extra variables (TASKD_RESULTS, …)
 	Files   map[string][]byte `json:"files,omitempty"` // extra run-folder files (transcript.json)
-	Sent    time.Time `json:"sent"`
+	Sent    time.Time         `json:"sent"`
 }
 
 // Profile is a config.Profile on the wire.
@@ -210,4 +210,3 @@ func AttemptOfSubject(p, subject string) string {
 	id, _, _ := strings.Cut(rest, ".")
 	return id
 }
-

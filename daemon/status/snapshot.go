@@ -44,7 +44,7 @@ type Task struct {
 
 // List is one list's tasks.
 type List struct {
-	ID    string       `json:"id"`
+	ID    string `json:"id"`
 	Tasks []Task `json:"tasks"`
 	// Refused says why a daemon does not serve the list (CheckList), and
 	// Fix what to do about it.

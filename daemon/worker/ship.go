@@ -3,9 +3,9 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
-	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"

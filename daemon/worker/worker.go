@@ -77,7 +77,7 @@ type Worker struct {
 	s     *remote.Streams
 	slots chan struct{}
 
-	mu      sync.Mutex                            // protects running
+	mu      sync.Mutex                         // protects running
 	running map[string]context.CancelCauseFunc // attempts running here, by id
 
 	repoMu sync.Mutex // serialises clones and worktrees of one cache
