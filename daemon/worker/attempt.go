@@ -26,41 +26,43 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	log := w.log.With("list", wk.List, "task", wk.Task, "attempt", wk.N, "remote", wk.ID)
+	r, adopted := w.register(wk.ID, m)
+	if adopted {
+		// Delivered again while it runs here (the server restarted, or an
+		// acknowledgement was late): the running attempt keeps the new
+		// delivery alive and acknowledges it with the old.
+		log.Info("an attempt running here was delivered again; keeping it")
+		return
+	}
+	defer w.unregister(wk.ID)
 	defer w.removeAttemptDir(wk.ID) // last: after the worktree is removed
 	if md, err := m.Metadata(); err == nil && md.NumDelivered > 1 {
-		if w.settled(ctx, m, wk, log) {
+		if w.settled(ctx, r, wk, log) {
 			return
 		}
 	}
 	if c, _ := w.s.Last(ctx, wk.ID, remote.KindCancel); c != nil {
-		w.end(ctx, m, wk, notStarted("cancelled before it started", agent.Cancelled), nil, log)
+		w.end(ctx, r, wk, notStarted("cancelled before it started", agent.Cancelled), nil, log)
 		return
 	}
 	rctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	w.mu.Lock()
-	w.running[wk.ID] = stop
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		delete(w.running, wk.ID)
-		w.mu.Unlock()
-	}()
+	r.setStop(stop)
 	// Alive while it runs: in-progress acknowledgements, and a look for a
 	// cancel the subscription may have missed while disconnected.
 	keep, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopKeep()
-	go w.keepAlive(keep, m, wk.ID, stop)
+	go w.keepAlive(keep, r, wk.ID)
 
 	cwd, release, err := w.workDir(rctx, wk)
 	if err != nil {
-		w.end(ctx, m, wk, notStarted(err.Error(), agent.NotStarted), nil, log)
+		w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), nil, log)
 		return
 	}
 	defer release()
 	a, err := w.attempt(wk, cwd)
 	if err != nil {
-		w.end(ctx, m, wk, notStarted(err.Error(), agent.NotStarted), nil, log)
+		w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), nil, log)
 		return
 	}
 	g := &gate{w: w, wk: wk, runDir: a.Dir()}
@@ -77,12 +79,12 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		// The Start could not be stored: the agent never started. The
 		// attempt goes back to the queue, for this worker or another.
 		log.Warn("could not start an attempt; it goes back to the queue", "err", a.Stopped)
-		_ = m.NakWithDelay(time.Second)
+		r.each(func(m jetstream.Msg) { _ = m.NakWithDelay(time.Second) })
 		return
 	}
 	g.wait()
 	out.flush(ctx)
-	w.end(ctx, m, wk, finished{res, outcome}, out, log)
+	w.end(ctx, r, wk, finished{res, outcome}, out, log)
 }
 
 // A finished is how an attempt ended here.
@@ -99,11 +101,11 @@ func notStarted(msg string, out agent.Outcome) finished {
 // was all there was to do: an attempt already ended is acknowledged; one
 // that had started on a worker that went silent is reported interrupted
 // (never run again under its id). One that never started runs.
-func (w *Worker) settled(ctx context.Context, m jetstream.Msg, wk remote.Work, log interface {
+func (w *Worker) settled(ctx context.Context, r *run, wk remote.Work, log interface {
 	Info(string, ...any)
 }) bool {
 	if end, err := w.s.Last(ctx, wk.ID, remote.KindEnd); err == nil && end != nil {
-		_ = m.Ack()
+		r.each(func(m jetstream.Msg) { _ = m.Ack() })
 		return true
 	}
 	start, err := w.s.Last(ctx, wk.ID, remote.KindStart)
@@ -114,13 +116,13 @@ func (w *Worker) settled(ctx context.Context, m jetstream.Msg, wk remote.Work, l
 	_ = json.Unmarshal(start, &st)
 	msg := fmt.Sprintf("interrupted: worker %s stopped answering while the agent ran", st.Worker)
 	log.Info("an attempt came back from a silent worker; reporting it interrupted", "worker", st.Worker)
-	w.end(ctx, m, wk, finished{agent.Result{Error: msg, Summary: msg, ExitCode: -1}, agent.Interrupted}, nil, w.log)
+	w.end(ctx, r, wk, finished{agent.Result{Error: msg, Summary: msg, ExitCode: -1}, agent.Interrupted}, nil, w.log)
 	return true
 }
 
 // end publishes the End of attempt wk, trying again until it is stored
 // (while the worker runs), then acknowledges its work.
-func (w *Worker) end(ctx context.Context, m jetstream.Msg, wk remote.Work, f finished, out *shipper, log interface {
+func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, out *shipper, log interface {
 	Info(string, ...any)
 }) {
 	e := remote.End{Worker: w.cfg.Name, List: wk.List, Task: wk.Task, N: wk.N, Sub: wk.Sub,
@@ -137,22 +139,24 @@ func (w *Worker) end(ctx context.Context, m jetstream.Msg, wk remote.Work, f fin
 			}
 			break
 		}
-		_ = m.InProgress()
+		r.each(func(m jetstream.Msg) { _ = m.InProgress() })
 		sleep(context.Background(), delay)
 	}
-	for range 5 {
-		if m.DoubleAck(context.WithoutCancel(ctx)) == nil {
-			break
+	r.each(func(m jetstream.Msg) {
+		for range 5 {
+			if m.DoubleAck(context.WithoutCancel(ctx)) == nil {
+				return
+			}
+			sleep(context.Background(), time.Second)
 		}
-		sleep(context.Background(), time.Second)
-	}
+	})
 	log.Info("attempt ended", "outcome", e.Outcome, "success", f.res.Success)
 }
 
 // keepAlive sends in-progress acknowledgements every third of the ack
 // wait until ctx ends, and stops the attempt (cause stop) if a cancel for
 // it is stored that the subscription did not bring.
-func (w *Worker) keepAlive(ctx context.Context, m jetstream.Msg, id string, stop context.CancelCauseFunc) {
+func (w *Worker) keepAlive(ctx context.Context, r *run, id string) {
 	t := time.NewTicker(max(w.cfg.AckWait/3, 100*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -160,9 +164,9 @@ func (w *Worker) keepAlive(ctx context.Context, m jetstream.Msg, id string, stop
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = m.InProgress()
+			r.each(func(m jetstream.Msg) { _ = m.InProgress() })
 			if c, err := w.s.Last(ctx, id, remote.KindCancel); err == nil && c != nil {
-				stop(agent.ErrCancelled)
+				r.cancel(agent.ErrCancelled)
 			}
 		}
 	}

@@ -77,8 +77,8 @@ type Worker struct {
 	s     *remote.Streams
 	slots chan struct{}
 
-	mu      sync.Mutex                         // protects running
-	running map[string]context.CancelCauseFunc // attempts running here, by id
+	mu      sync.Mutex      // protects running
+	running map[string]*run // attempts being handled here, by id
 
 	repoMu sync.Mutex // serialises clones and worktrees of one cache
 }
@@ -103,7 +103,7 @@ func New(cfg Config, log *slog.Logger) *Worker {
 	lc := &config.Config{Grace: cfg.Grace, Executable: cfg.Executable, Home: cfg.Home}
 	return &Worker{
 		cfg: cfg, log: log, local: agent.NewLocal(lc, log),
-		slots: make(chan struct{}, cfg.Concurrency), running: map[string]context.CancelCauseFunc{},
+		slots: make(chan struct{}, cfg.Concurrency), running: map[string]*run{},
 	}
 }
 
@@ -226,11 +226,11 @@ func (w *Worker) consumer(ctx context.Context, profile string) (jetstream.Consum
 func (w *Worker) onCancel(m *nats.Msg) {
 	id := remote.AttemptOfSubject(w.s.Prefix, m.Subject)
 	w.mu.Lock()
-	stop := w.running[id]
+	r := w.running[id]
 	w.mu.Unlock()
-	if stop != nil {
+	if r != nil {
 		w.log.Info("cancelled by its coordinator", "attempt", id)
-		stop(agent.ErrCancelled)
+		r.cancel(agent.ErrCancelled)
 	}
 }
 
