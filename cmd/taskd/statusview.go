@@ -295,6 +295,8 @@ func (r *renderer) row(t *status.Task, tree string) {
 		r.note("", again, "")
 	case state == "retrying" && t.Error != "":
 		r.note("retrying after: ", t.Error, "33")
+	case state == "running" && t.Dispatch != "":
+		r.note("", t.Dispatch, "33") // a worker's attempt waits (docs/distributed.md)
 	case !t.Taskd:
 		r.note("", `not taskd's: its owner is not "taskd" and it has no metadata.taskd`, "")
 	}

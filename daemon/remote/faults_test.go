@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -102,6 +103,10 @@ func TestRemote_Faults(t *testing.T) {
 		s, _ := t.Metadata.Object("taskd").String("dispatch")
 		return t != nil && strings.Contains(s, "NATS server")
 	})
+	status, _ := exec.Command(taskdBinary(t), "status", "--root", c.root).CombinedOutput()
+	if !strings.Contains(string(status), "waiting for the NATS server") {
+		t.Errorf("taskd status does not say why the late task waits:\n%s", status)
+	}
 	<-down
 	c.nats.Restart()
 
