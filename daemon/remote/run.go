@@ -72,8 +72,8 @@ func notStarted(msg string) ending {
 
 // settle completes an attempt's result as agent.Local does (its duration,
 // success and outcome), writes result.json unless the attempt was
-// interrupted or goes on elsewhere, and forgets what the runs stream
-// holds of it once that is written.
+// interrupted or goes on elsewhere, and then forgets what the runs stream
+// holds of it.
 func (c *Coordinator) settle(a *agent.Attempt, f *folder, start time.Time, e ending) (agent.Result, agent.Outcome) {
 	res, out := e.res, e.out
 	if res.DurationMs == 0 {
@@ -101,7 +101,11 @@ func (c *Coordinator) settle(a *agent.Attempt, f *folder, start time.Time, e end
 			c.log.Warn("write result", "task", a.TaskID, "path", dir, "err", err)
 		}
 	}
-	if s := c.ready(closedContext); e.id != "" && s != nil {
+	// What the stream holds of an attempt is forgotten once result.json
+	// holds its end: recovery reads that first. An interrupted attempt
+	// has no result.json; its record stays until the stream's age limit,
+	// for a restart to find.
+	if s := c.ready(closedContext); e.id != "" && s != nil && out != agent.Interrupted {
 		if err := s.Forget(context.Background(), e.id); err != nil {
 			c.log.Debug("forget a recorded attempt", "attempt", e.id, "err", err)
 		}
