@@ -31,6 +31,7 @@ type cluster struct {
 	config  string
 	coord   *proc
 	workers map[string]*proc
+	started time.Time
 }
 
 // A proc is a process of the cluster, its output kept for failures.
@@ -74,7 +75,7 @@ func taskdBinary(t testing.TB) string {
 func newCluster(t *testing.T, lists []string, extra map[string]any) *cluster {
 	t.Helper()
 	bin := taskdBinary(t)
-	c := &cluster{t: t, nats: natstest.Start(t), dir: t.TempDir(), workers: map[string]*proc{}}
+	c := &cluster{t: t, nats: natstest.Start(t), dir: t.TempDir(), workers: map[string]*proc{}, started: time.Now()}
 	c.root = filepath.Join(c.dir, "tasks")
 	for _, l := range append([]string{""}, lists...) {
 		if err := os.MkdirAll(filepath.Join(c.root, l), 0o700); err != nil {

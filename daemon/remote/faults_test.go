@@ -18,7 +18,7 @@ import (
 )
 
 // chainLen is the length of the blockedBy chains of the fault scenario.
-const chainLen = 10
+const chainLen = 5
 
 // serverDown is how long the fault scenario keeps the NATS server down.
 const serverDown = 10 * time.Second
@@ -40,7 +40,7 @@ func TestRemote_Faults(t *testing.T) {
 	marks := t.TempDir()
 	ran := filepath.Join(marks, "ran")
 	// Every agent writes a line: task, attempt, worker directory; then works a while.
-	script := `echo "$TASKD_TASK_ID $TASKD_ATTEMPT" >> ` + ran + `; sleep 0.4`
+	script := `echo "$TASKD_TASK_ID $TASKD_ATTEMPT" >> ` + ran + `; sleep 0.25`
 	var ids []string
 	for i := 1; i <= faultTasks; i++ {
 		id := strconv.Itoa(i)
@@ -81,6 +81,7 @@ func TestRemote_Faults(t *testing.T) {
 	c.waitFor("w1 to run an attempt", 60*time.Second, func() bool { return runningOn(c, "l", ids, "w1") != "" })
 	c.kill(w1)
 	killedAt := time.Now()
+	t.Logf("w1 killed after %s", time.Since(c.started))
 
 	// The coordinator dies, and comes back after a worker finished an
 	// attempt it could not record.
@@ -91,6 +92,7 @@ func TestRemote_Faults(t *testing.T) {
 		return strings.Count(c.workers["w2"].out.String(), "attempt ended") > ended
 	})
 	c.restart(c.coord)
+	t.Logf("coordinator restarted after %s", time.Since(c.started))
 
 	// The server goes away for a while; a task dropped meanwhile says
 	// why it waits.
@@ -109,6 +111,7 @@ func TestRemote_Faults(t *testing.T) {
 	}
 	<-down
 	c.nats.Restart()
+	t.Logf("server back after %s", time.Since(c.started))
 
 	all := append(append([]string{}, ids...), "wf", "parent", "late")
 	c.waitState("l", all, task.Succeeded, 120*time.Second)
@@ -124,6 +127,7 @@ func TestRemote_Faults(t *testing.T) {
 		t.Errorf("the parent's children: %v, want 2", kids)
 	}
 	c.waitState("l", kids, task.Succeeded, 10*time.Second)
+	t.Logf("all done after %s", time.Since(c.started))
 
 	checkRecordedOnce(t, c.events("l"))
 	runs := checkRanOnce(t, ran)
