@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,12 +105,20 @@ func notStarted(msg string, out agent.Outcome) finished {
 func (w *Worker) settled(ctx context.Context, r *run, wk remote.Work, log interface {
 	Info(string, ...any)
 }) bool {
-	if end, err := w.s.Last(ctx, wk.ID, remote.KindEnd); err == nil && end != nil {
+	end, err := w.s.Last(ctx, wk.ID, remote.KindEnd)
+	var start []byte
+	if err == nil && end == nil {
+		start, err = w.s.Last(ctx, wk.ID, remote.KindStart)
+	}
+	switch {
+	case err != nil:
+		// Not knowing whether it started, it must not start: later.
+		r.each(func(m jetstream.Msg) { _ = m.NakWithDelay(time.Second) })
+		return true
+	case end != nil:
 		r.each(func(m jetstream.Msg) { _ = m.Ack() })
 		return true
-	}
-	start, err := w.s.Last(ctx, wk.ID, remote.KindStart)
-	if err != nil || start == nil {
+	case start == nil:
 		return false
 	}
 	var st remote.Start
@@ -131,6 +140,7 @@ func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, ou
 		e.Stdout, e.Stderr = out.sent[0], out.sent[1]
 	}
 	data, _ := json.Marshal(e)
+	r.setEnding()
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
 		dup, err := w.s.Publish(context.WithoutCancel(ctx), wk.ID, remote.KindEnd, data, wk.ID+".end", nil)
 		if err == nil {
@@ -153,9 +163,13 @@ func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, ou
 	log.Info("attempt ended", "outcome", e.Outcome, "success", f.res.Success)
 }
 
+// errLost stops an agent whose attempt another worker reported lost.
+var errLost = errors.New("the attempt was declared lost while this worker was silent")
+
 // keepAlive sends in-progress acknowledgements every third of the ack
-// wait until ctx ends, and stops the attempt (cause stop) if a cancel for
-// it is stored that the subscription did not bring.
+// wait until ctx ends, and stops the attempt if a cancel for it is stored
+// that the subscription did not bring, or if another worker reported it
+// lost.
 func (w *Worker) keepAlive(ctx context.Context, r *run, id string) {
 	t := time.NewTicker(max(w.cfg.AckWait/3, 100*time.Millisecond))
 	defer t.Stop()
@@ -167,6 +181,12 @@ func (w *Worker) keepAlive(ctx context.Context, r *run, id string) {
 			r.each(func(m jetstream.Msg) { _ = m.InProgress() })
 			if c, err := w.s.Last(ctx, id, remote.KindCancel); err == nil && c != nil {
 				r.cancel(agent.ErrCancelled)
+			}
+			if e, err := w.s.Last(ctx, id, remote.KindEnd); err == nil && e != nil && !r.isEnding() {
+				// Another worker reported it lost while this one was
+				// silent: its coordinator runs it again; this agent stops.
+				w.log.Warn("stopping an agent whose attempt was declared lost while this worker was silent", "remote", id)
+				r.cancel(errLost)
 			}
 		}
 	}

@@ -11,9 +11,10 @@ import (
 // when the server delivered it again while it ran) and how to stop its
 // agent. Safe for concurrent use.
 type run struct {
-	mu   sync.Mutex // protects the fields below
-	msgs []jetstream.Msg
-	stop context.CancelCauseFunc
+	mu     sync.Mutex // protects the fields below
+	msgs   []jetstream.Msg
+	stop   context.CancelCauseFunc
+	ending bool // its End is being published
 }
 
 // register records that attempt id, delivered as m, is handled here. If it
@@ -62,4 +63,17 @@ func (r *run) cancel(cause error) {
 	if stop != nil {
 		stop(cause)
 	}
+}
+
+// setEnding records that the run's End is being published.
+func (r *run) setEnding() {
+	r.mu.Lock()
+	r.ending = true
+	r.mu.Unlock()
+}
+
+func (r *run) isEnding() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ending
 }
