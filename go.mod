@@ -9,4 +9,20 @@ require (
 	github.com/kardianos/service v1.3.0
 )
 
-require golang.org/x/sys v0.47.0
+require (
+	github.com/nats-io/nats-server/v2 v2.14.5
+	github.com/nats-io/nats.go v1.53.1
+	golang.org/x/sys v0.47.0
+)
+
+require (
+	github.com/antithesishq/antithesis-sdk-go v0.7.2-default-no-op // indirect
+	github.com/google/go-tpm v0.9.8 // indirect
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/minio/highwayhash v1.0.4 // indirect
+	github.com/nats-io/jwt/v2 v2.8.2 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+	golang.org/x/crypto v0.55.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)

@@ -60,7 +60,7 @@ type Daemon struct {
 	catalog *catalog.Catalog // each list's workflows and command files
 	env     *job.Env         // what every job may use
 	held    *held.Registry   // the tasks held while a write fails
-	runner  *agent.Local     // runs agents
+	runner  job.Runner       // runs agents: agent.Local unless an Option says otherwise
 
 	pauses   *job.Pauses      // agent profiles paused by a usage limit (shared with jobs)
 	notifier *notify.Notifier // tells a person of tasks that need them (nil: nobody)
@@ -77,8 +77,15 @@ type Daemon struct {
 	retaining  atomic.Bool
 }
 
+// An Option changes how New makes a daemon.
+type Option func(*Daemon)
+
+// WithRunner makes the daemon run agents with r instead of on this machine
+// (package remote's coordinator, for one).
+func WithRunner(r job.Runner) Option { return func(d *Daemon) { d.runner = r } }
+
 // New returns a daemon for cfg that logs to log.
-func New(cfg *config.Config, log *slog.Logger) *Daemon {
+func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 	d := &Daemon{
 		cfg:     cfg,
 		log:     log,
@@ -89,6 +96,9 @@ func New(cfg *config.Config, log *slog.Logger) *Daemon {
 	}
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
 	d.runner = agent.NewLocal(cfg, log)
+	for _, o := range opts {
+		o(d)
+	}
 	d.catalog = catalog.New(cfg.Dir, log)
 	d.held = held.New(cfg.Root, func(err error) { log.Warn("held tasks are not shown to taskd status", "err", err) })
 	d.pauses = &job.Pauses{}

@@ -60,7 +60,7 @@
 //
 // # taskd run
 //
-//	taskd run [--root DIR] [--list ID]... [--config FILE] [--insecure] [--log-format text|json] [--log-level LEVEL]
+//	taskd run [--root DIR] [--list ID]... [--config FILE] [--nats URL] [--insecure] [--log-format text|json] [--log-level LEVEL]
 //
 // Run runs the daemon in the foreground until it receives SIGINT or SIGTERM.
 // It is what the user service runs.
@@ -89,6 +89,14 @@
 // start. A daemon killed outright loses nothing either: at the next start a
 // task it left running is recovered from its run folder.
 //
+// With --nats URL (or "nats": {"url": …} in the configuration) the daemon
+// is a coordinator: every state write stays as it is, but instead of
+// starting agents here it sends each attempt to taskd workers on other
+// machines through the NATS server's JetStream, and fills the run folders
+// with what they report; the profiles and lists named in "nats": {"local":
+// […]} still run here. The server may be down: attempts wait, and their
+// tasks say so (docs/distributed.md).
+//
 // Logs go to stderr (the journal, under systemd): text by default,
 // --log-format json for machines; --log-level debug|info|warn|error.
 //
@@ -98,6 +106,43 @@
 // naming its pid), and when the configuration file is invalid; a list that
 // other users can write to is not served, and the log says so. 'taskd doctor'
 // checks all of this without starting a daemon.
+//
+// # taskd worker
+//
+//	taskd worker --nats URL [--config FILE] [--profiles claude,exec] [--concurrency N] [--dir-map FROM=TO]... [--state DIR] [--name NAME] [--ack-wait D] [--log-format text|json] [--log-level LEVEL]
+//
+// Worker runs, on this machine, the agent attempts that a coordinator (taskd
+// run --nats URL, on the machine with the task directory) sends through the
+// NATS server at URL, until it receives SIGINT or SIGTERM.
+//
+// It pulls attempts of the profiles it serves (--profiles, comma-separated;
+// default: claude, opencode, codex and exec), at most --concurrency at once
+// (default: the number of CPUs), and runs each exactly as the daemon would:
+// the profile's command line, its own process group, the timeout, and an
+// environment built from the worker's own environment with the profile's
+// allow-list (only the names travel). It tells the server it is alive while
+// an agent runs, sends the agent's output back as it grows and its result
+// when it ends; the coordinator writes the task files and run folders.
+//
+// An attempt runs in the coordinator's working directory mapped by the
+// longest --dir-map FROM=TO (repeatable) whose FROM contains it, or, when
+// the task names a repository (metadata.taskd.repo, and ref), in a git
+// worktree of it that the worker makes for the attempt. A directory that
+// does not exist here fails the attempt, saying so.
+//
+// --config FILE reads the "nats" section of a taskd configuration file
+// (credentials, TLS, prefix, ackWait); --nats overrides its url. The worker
+// keeps its run folders and clones in --state DIR (default
+// $XDG_STATE_HOME/taskd/worker); one worker per state directory. --ack-wait D
+// (default 30s) is how long the worker may stay silent before the server
+// gives its attempts to another worker; they are then recorded as
+// interrupted and run again.
+//
+// On SIGINT or SIGTERM the worker stops its agents (SIGTERM, then SIGKILL
+// after the grace period) and reports them interrupted; their coordinators
+// run them again. It fails at once (status 1) when the configuration is
+// invalid or another worker uses the state directory, and with status 2 on
+// a bad flag. docs/distributed.md describes a deployment.
 //
 // # taskd clean
 //

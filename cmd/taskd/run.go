@@ -10,6 +10,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/remote"
 )
 
 // listFlags collects a repeatable --list flag.
@@ -44,7 +45,7 @@ func loadConfig(root, configPath string, lists []string) (*config.Config, error)
 func init() {
 	register(&command{
 		name:  "run",
-		usage: "[--root DIR] [--list ID]... [--config FILE] [--insecure] [--log-format text|json] [--log-level LEVEL]",
+		usage: "[--root DIR] [--list ID]... [--config FILE] [--nats URL] [--insecure] [--log-format text|json] [--log-level LEVEL]",
 		short: "run the daemon in the foreground",
 		group: "Daemon",
 		long: `
@@ -75,6 +76,14 @@ period; their tasks are recorded as interrupted and run again at the next
 start. A daemon killed outright loses nothing either: at the next start a
 task it left running is recovered from its run folder.
 
+With --nats URL (or "nats": {"url": …} in the configuration) the daemon
+is a coordinator: every state write stays as it is, but instead of
+starting agents here it sends each attempt to taskd workers on other
+machines through the NATS server's JetStream, and fills the run folders
+with what they report; the profiles and lists named in "nats": {"local":
+[…]} still run here. The server may be down: attempts wait, and their
+tasks say so (docs/distributed.md).
+
 Logs go to stderr (the journal, under systemd): text by default,
 --log-format json for machines; --log-level debug|info|warn|error.
 
@@ -95,6 +104,7 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	var lists listFlags
 	fs.Var(&lists, "list", "serve only this list (repeatable)")
 	configFile := fs.String("config", "", "configuration file")
+	natsURL := fs.String("nats", "", "NATS server: send agent runs to taskd workers (docs/distributed.md)")
 	insecure := fs.Bool("insecure", false, "run even if the root or a list is another user's or writable by others")
 	format := fs.String("log-format", "text", "log format: text or json")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -104,26 +114,15 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	if fs.NArg() > 0 {
 		return inv.usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		return inv.usageErrorf("bad --log-level %q", *level)
-	}
-	opts := &slog.HandlerOptions{Level: lvl}
-	var h slog.Handler
-	switch *format {
-	case "text":
-		h = slog.NewTextHandler(inv.stderr, opts)
-	case "json":
-		h = slog.NewJSONHandler(inv.stderr, opts)
-	default:
-		return inv.usageErrorf("bad --log-format %q", *format)
+	log, err := newLogger(inv, *format, *level)
+	if err != nil {
+		return err
 	}
 	cfg, err := loadConfig(*root, *configFile, lists)
 	if err != nil {
 		return err
 	}
 	cfg.Insecure = *insecure
-	log := slog.New(h)
 	if cfg.Scheduling == config.SchedulingBatch {
 		// Not fatal: the daemon works under any policy, only less
 		// politely (a container may forbid it).
@@ -137,5 +136,34 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	if err := agent.Reap(log); err != nil {
 		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
 	}
-	return daemon.New(cfg, log).Run(ctx)
+	url := *natsURL
+	if url == "" && cfg.NATS != nil {
+		url = cfg.NATS.URL
+	}
+	if url == "" {
+		return daemon.New(cfg, log).Run(ctx)
+	}
+	coord, err := remote.NewCoordinator(url, cfg, agent.NewLocal(cfg, log), log)
+	if err != nil {
+		return err
+	}
+	defer coord.Close()
+	return daemon.New(cfg, log, daemon.WithRunner(coord)).Run(ctx)
+}
+
+// newLogger is the logger of a long-running command: text or json (format)
+// on stderr, at level.
+func newLogger(inv *invocation, format, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, inv.usageErrorf("bad --log-level %q", level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(inv.stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(inv.stderr, opts)), nil
+	}
+	return nil, inv.usageErrorf("bad --log-format %q", format)
 }

@@ -310,6 +310,9 @@ func (r *renderer) row(t *status.Task, tree string) {
 			r.note("limit: ", t.PausedBy, "")
 		}
 	case state == "running":
+		if t.Dispatch != "" {
+			r.note("", t.Dispatch, "33") // a worker's attempt waits (docs/distributed.md)
+		}
 		if line := runningLine(v, t); line != "" {
 			r.note("", line, "")
 		}

@@ -67,6 +67,8 @@ type FileConfig struct {
 	// GenericReturn is the instruction that ends the prompt of a parent
 	// resumed with its children's results (docs/prompt-commands.md).
 	GenericReturn string `json:"genericReturn,omitempty"`
+	// NATS dispatches agent runs to workers on other machines (nats.go).
+	NATS *NATS `json:"nats,omitempty"`
 }
 
 // ListConfig holds per-list settings.
@@ -235,6 +237,9 @@ func (fc *FileConfig) validate() error {
 	if err := fc.Notify.validate(); err != nil {
 		return fmt.Errorf("notify: %w", err)
 	}
+	if err := fc.NATS.validate(); err != nil {
+		return err
+	}
 	return validateAgentTypes(fc.AgentTypes)
 }
 
@@ -281,6 +286,9 @@ type Config struct {
 	// GenericReturn ends the prompt of a resumed parent, after its
 	// children's results; "" for the built-in one.
 	GenericReturn string
+
+	// NATS is the configuration's nats section, nil if it has none.
+	NATS *NATS
 }
 
 // The scheduling policies of FileConfig.Scheduling.
@@ -313,6 +321,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		Retention:     fc.Retention.retention(),
 		Dir:           DefaultDir(),
 		GenericReturn: strings.TrimSpace(fc.GenericReturn),
+		NATS:          fc.NATS,
 	}
 	c.Home, _ = os.UserHomeDir()
 	if c.Scheduling == "" {

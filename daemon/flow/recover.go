@@ -22,7 +22,15 @@ func Recover(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*
 	}
 	if n > int(applied) {
 		runDir := l.RunDir(t.ID, n)
-		if res, ok := agent.ReadResult(runDir); ok {
+		res, ok := agent.ReadResult(runDir)
+		if !ok {
+			var out agent.Outcome
+			if res, out, ok = j.Reattach(ctx, runDir); ok && out == agent.Interrupted {
+				sp.Attempt = n
+				return j.Finish(ctx, sp, res, out, nil) // the step a worker ran was lost
+			}
+		}
+		if ok {
 			switch out := agent.OutcomeOf(res); out {
 			case agent.Cancelled, agent.NotStarted:
 				sp.Attempt = n

@@ -72,6 +72,9 @@ func endOf(out agent.Outcome, res agent.Result, waiting, retry, ask bool) ending
 // the attempt's result is never lost to a re-run. Events are logged once
 // the write is done.
 func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out agent.Outcome, onSuccess map[string]any) (*taskfile.Task, error) {
+	if out == agent.Interrupted && res.Outcome == Detached {
+		return nil, ErrNotRunnable // it goes on elsewhere; recovered at the next start
+	}
 	var end ending
 	var waiting []string
 	var retryData, endInfo map[string]any

@@ -26,6 +26,9 @@ func Recover(ctx context.Context, j *job.Job, sp task.Spec) (*taskfile.Task, err
 		j.Log.Info("recording the result of an attempt that ended while the daemon was down", "list", l.ID, "task", id, "attempt", sp.Attempt)
 		return afterAttempt(ctx, j, sp, res, agent.OutcomeOf(res))
 	}
+	if res, out, ok := j.Reattach(ctx, runDir); ok {
+		return afterAttempt(ctx, j, sp, res, out) // an attempt a worker ran
+	}
 	res := agent.Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
 	res.Summary = res.Error
 	return subagent.Finish(ctx, j, sp, res, agent.Interrupted)

@@ -32,6 +32,10 @@ type Task struct {
 	Children []string  `json:"children,omitempty"`
 	Since    time.Time `json:"since,omitzero"` // when the task entered its state (approximately)
 	Error    string    `json:"error,omitempty"`
+	// Dispatch says why an attempt sent to a worker waits
+	// (metadata.taskd.dispatch): the NATS server is away, no worker has
+	// taken it yet.
+	Dispatch string `json:"dispatch,omitempty"`
 	// WaitingFor says what a needs_human task waits for: the reason and
 	// the answers it accepts.
 	WaitingFor string   `json:"waitingFor,omitempty"`
@@ -180,6 +184,7 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 		ts.Attempt = int(n)
 	}
 	ts.Error, _ = m.String("error")
+	ts.Dispatch, _ = m.String("dispatch")
 	ts.Archived, _ = m.Bool("archived")
 	if h := m.Object("hitl"); h != nil && ts.State == string(task.NeedsHuman) {
 		ts.WaitingFor, _ = h.String("reason")

@@ -79,6 +79,7 @@ var fieldType = map[string]string{
 	"parent": "string", "sessionId": "string", "archived": "bool",
 	"onBlockerFailure": "string",
 	"resolveNote":      "string", "worker": "string", "retryOf": "count", "genericReturn": "string",
+	"repo": "string", "ref": "string",
 }
 
 // ReadSpec checks and reads metadata.taskd. Errors say which field is wrong

@@ -1,0 +1,42 @@
+package remote_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon/task"
+)
+
+// Ensure an exec task dropped into a coordinator's list runs on a worker,
+// and its run folder and task file are what a local run leaves.
+func TestRemote_RunsOnWorker(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	c.worker("w1", "--profiles", "exec")
+	work := t.TempDir()
+	c.drop("l", "1", execTask("echo out-$TASKD_TASK_ID; echo err >&2; pwd > where", work, nil))
+	c.waitState("l", []string{"1"}, task.Succeeded, 30*time.Second)
+	run := filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1")
+	for name, want := range map[string]string{"stdout.log": "out-1\n", "stderr.log": "err\n", "prompt.md": "echo out-$TASKD_TASK_ID; echo err >&2; pwd > where"} {
+		got, err := os.ReadFile(filepath.Join(run, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want %q\n%s", name, got, err, want, c.logs())
+		}
+	}
+	cmd, _ := os.ReadFile(filepath.Join(run, "cmd.json"))
+	if !strings.Contains(string(cmd), `"worker": "w1"`) || !strings.Contains(string(cmd), `"argv"`) {
+		t.Errorf("cmd.json does not record the worker and the command line:\n%s", cmd)
+	}
+	if where, _ := os.ReadFile(filepath.Join(work, "where")); strings.TrimSpace(string(where)) != work {
+		t.Errorf("ran in %q, want %q", where, work)
+	}
+	res, _ := os.ReadFile(filepath.Join(run, "result.json"))
+	if !strings.Contains(string(res), `"success": true`) {
+		t.Errorf("result.json = %s", res)
+	}
+	_ = strconv.Itoa
+}

@@ -1,0 +1,187 @@
+package remote_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/taskd/taskd/daemon/remote"
+	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// Ensure a cancel reaches the worker: the agent's process group is stopped
+// there, and the task is recorded cancelled long before its script would
+// have ended.
+func TestRemote_CancelReachesWorker(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	c.worker("w1", "--profiles", "exec")
+	work := t.TempDir()
+	pidFile := filepath.Join(work, "pid")
+	c.drop("l", "1", execTask("sleep 60 & echo $! > "+pidFile+"; wait", work, nil))
+	var pid int
+	c.waitFor("the agent to start on the worker", 30*time.Second, func() bool {
+		data, err := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil && pid > 0
+	})
+	dir, err := taskfile.Open(c.listDir("l"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dir.Update(context.Background(), "1", func(tf *taskfile.Task) error {
+		tf.Metadata.Object("taskd").Set("cancel", true)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitState("l", []string{"1"}, task.Cancelled, 20*time.Second)
+	c.waitFor("the agent's child to be gone", 10*time.Second, func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
+	res, _ := os.ReadFile(filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1", "result.json"))
+	if !strings.Contains(string(res), `"outcome": "cancelled"`) {
+		t.Errorf("result.json = %s", res)
+	}
+}
+
+// Ensure the agent's output reaches the coordinator's stdout.log while the
+// agent runs, and a timeout set in the task stops it on the worker.
+func TestRemote_OutputStreamsAndTimeout(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	c.worker("w1", "--profiles", "exec")
+	work := t.TempDir()
+	c.drop("l", "1", execTask("echo first; sleep 60; echo never", work, map[string]any{"taskd.timeout": "4s"}))
+	out := filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1", "stdout.log")
+	c.waitFor("the first line in the coordinator's stdout.log while the agent runs", 20*time.Second, func() bool {
+		data, _ := os.ReadFile(out)
+		t := c.read("l", "1")
+		return string(data) == "first\n" && t != nil && task.Of(t) == task.Running
+	})
+	c.waitState("l", []string{"1"}, task.TimedOut, 30*time.Second)
+	if data, _ := os.ReadFile(out); string(data) != "first\n" {
+		t.Errorf("stdout.log = %q, want %q", data, "first\n")
+	}
+}
+
+// Ensure a worker runs an attempt in the coordinator's directory mapped
+// by --dir-map, and in a worktree of metadata.taskd.repo at its ref.
+func TestRemote_WorkingDirectories(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	coordDir, workerDir := t.TempDir(), t.TempDir()
+	c.worker("w1", "--profiles", "exec", "--dir-map", coordDir+"="+workerDir)
+
+	repo := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "t"},
+	} {
+		gitRun(t, repo, args...)
+	}
+	os.WriteFile(filepath.Join(repo, "README"), []byte("first\n"), 0o644)
+	gitRun(t, repo, "add", "README")
+	gitRun(t, repo, "commit", "-q", "-m", "first")
+	gitRun(t, repo, "tag", "v1")
+	os.WriteFile(filepath.Join(repo, "README"), []byte("second\n"), 0o644)
+	gitRun(t, repo, "commit", "-q", "-am", "second")
+
+	marks := t.TempDir()
+	c.drop("l", "mapped", execTask("pwd > where", coordDir, nil))
+	c.drop("l", "cloned", execTask("cat README > "+filepath.Join(marks, "readme")+"; git rev-parse --is-inside-work-tree > "+filepath.Join(marks, "tree"),
+		coordDir, map[string]any{"taskd.repo": repo, "taskd.ref": "v1"}))
+	c.drop("l", "missing", execTask("true", "/nonexistent/dir", nil))
+	c.waitState("l", []string{"mapped", "cloned"}, task.Succeeded, 30*time.Second)
+	if where, _ := os.ReadFile(filepath.Join(workerDir, "where")); strings.TrimSpace(string(where)) != workerDir {
+		t.Errorf("the mapped task ran in %q, want %q", where, workerDir)
+	}
+	if data, _ := os.ReadFile(filepath.Join(marks, "readme")); string(data) != "first\n" {
+		t.Errorf("the cloned task read README %q at v1, want %q", data, "first\n")
+	}
+	if data, _ := os.ReadFile(filepath.Join(marks, "tree")); strings.TrimSpace(string(data)) != "true" {
+		t.Errorf("the cloned task did not run in a git work tree: %q", data)
+	}
+	c.waitState("l", []string{"missing"}, task.Failed, 30*time.Second)
+	if msg, _ := c.read("l", "missing").Metadata.Object("taskd").String("error"); !strings.Contains(msg, "--dir-map") {
+		t.Errorf("a missing directory's error %q does not say how to map it", msg)
+	}
+}
+
+func gitRun(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// Ensure profiles and lists named in nats.local run on the coordinator's
+// machine, with no worker at all.
+func TestRemote_LocalStaysLocal(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l", "here"}, map[string]any{
+		"profiles": map[string]any{"sh": map[string]any{"command": []string{"sh", "-c"}, "prompt": "arg"}},
+	})
+	// Rewrite the configuration with a local list: the coordinator reads
+	// it at start.
+	cfg := map[string]any{"grace": "1s", "concurrency": 8,
+		"profiles": map[string]any{"sh": map[string]any{"command": []string{"sh", "-c"}, "prompt": "arg"}},
+		"nats":     map[string]any{"url": c.nats.URL(), "local": []string{"sh", "here"}}}
+	data, _ := json.Marshal(cfg)
+	c.kill(c.coord)
+	os.WriteFile(c.config, data, 0o600)
+	c.restart(c.coord)
+	work := t.TempDir()
+	c.drop("l", "1", execTask("true", work, map[string]any{"taskd.agent": "sh"}))
+	c.drop("here", "2", execTask("true", work, nil))
+	c.waitState("l", []string{"1"}, task.Succeeded, 20*time.Second)
+	c.waitState("here", []string{"2"}, task.Succeeded, 20*time.Second)
+	for _, run := range []string{filepath.Join(c.listDir("l"), ".taskd/runs/1/1"), filepath.Join(c.listDir("here"), ".taskd/runs/2/1")} {
+		cmd, _ := os.ReadFile(filepath.Join(run, "cmd.json"))
+		if strings.Contains(string(cmd), `"remote"`) || !strings.Contains(string(cmd), `"pid"`) {
+			t.Errorf("%s ran remotely:\n%s", run, cmd)
+		}
+	}
+}
+
+// Ensure a result for an attempt no task expects is dropped, with a log
+// line, and changes no task.
+func TestRemote_UnexpectedResultDropped(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	c.worker("w1", "--profiles", "exec")
+	c.drop("l", "1", execTask("true", t.TempDir(), nil))
+	c.waitState("l", []string{"1"}, task.Succeeded, 20*time.Second)
+	before := c.read("l", "1").Raw()
+
+	nc, err := nats.Connect(c.nats.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	s, err := remote.OpenStreams(context.Background(), nc, "taskd", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := json.Marshal(remote.End{Worker: "stranger", List: "l", Task: "1", N: 1, Outcome: "finished"})
+	if _, err := s.Publish(context.Background(), "LateAttempt0000000001", remote.KindEnd, end, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the coordinator to drop the result with a log line", 10*time.Second, func() bool {
+		return strings.Contains(c.coord.out.String(), "dropping a result no task expects") &&
+			strings.Contains(c.coord.out.String(), "LateAttempt0000000001")
+	})
+	if after := c.read("l", "1").Raw(); string(after) != string(before) {
+		t.Errorf("the task changed:\n%s\nwant\n%s", after, before)
+	}
+}

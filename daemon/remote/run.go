@@ -1,0 +1,224 @@
+package remote
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// Run runs attempt a on a worker (or here, if nats.local names its
+// profile or list): it prepares the run folder, waits at the gate,
+// publishes the attempt and follows it to its end as Follow does. Like
+// agent.Local's, its result.json is written the moment the end is known,
+// except for an attempt interrupted or left running elsewhere.
+func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, agent.Outcome) {
+	if c.isLocal(a) {
+		return c.local.Run(ctx, a)
+	}
+	start := time.Now()
+	f, err := prepare(a)
+	if err != nil {
+		return c.settle(a, nil, start, notStarted(err.Error()))
+	}
+	defer f.close()
+	id := newID()
+	subject := workSubject(c.prefix, a.Profile.Name, id)
+	cmd := map[string]any{
+		"cwd": a.Cwd, "env": a.Profile.Env, "profile": a.Profile.Name, "timeout": a.Timeout.String(),
+		"step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt,
+		"remote": map[string]any{"attempt": id, "subject": subject},
+	}
+	// cmd.json names the remote attempt before it can exist: a daemon that
+	// dies from here on asks the streams about it at its next start.
+	if err := f.setCmd(cmd); err != nil {
+		return c.settle(a, f, start, notStarted(fmt.Sprintf("write cmd.json: %v", err)))
+	}
+	if a.Gate != nil {
+		if err := a.Gate.Enter(ctx); err != nil {
+			a.Stopped = err
+			return agent.Result{Success: false, ExitCode: -1}, agent.StoppedOutcome(err)
+		}
+	}
+	done := c.follow(id)
+	defer done()
+	n := &note{listDir: a.ListDir, task: a.TaskID, log: c.log}
+	defer n.clear()
+	if s := c.publish(ctx, a, id, subject, n); s == nil {
+		return c.settle(a, f, start, c.unsent(ctx))
+	}
+	res, out := c.await(ctx, a.Gate, f, id, n)
+	return c.settle(a, f, start, ending{res, out, id})
+}
+
+// An ending is how an attempt ended, and its id if it was sent.
+type ending struct {
+	res agent.Result
+	out agent.Outcome
+	id  string
+}
+
+func notStarted(msg string) ending {
+	return ending{agent.Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, agent.NotStarted, ""}
+}
+
+// settle completes an attempt's result as agent.Local does (its duration,
+// success and outcome), writes result.json unless the attempt was
+// interrupted or goes on elsewhere, and then forgets what the runs stream
+// holds of it.
+func (c *Coordinator) settle(a *agent.Attempt, f *folder, start time.Time, e ending) (agent.Result, agent.Outcome) {
+	res, out := e.res, e.out
+	if res.DurationMs == 0 {
+		res.DurationMs = time.Since(start).Milliseconds()
+	}
+	if out != agent.Finished {
+		res.Success = false
+		if name, ok := resultOutcome[out]; ok && res.Outcome == "" {
+			res.Outcome = name
+		}
+		if res.Error == "" {
+			res.Error = map[agent.Outcome]string{
+				agent.TimedOut:    fmt.Sprintf("timed out after %s", a.Timeout),
+				agent.Cancelled:   "cancelled",
+				agent.Interrupted: "interrupted: the worker stopped while the agent ran",
+			}[out]
+		}
+	}
+	if out == agent.Interrupted && res.Outcome == job.Detached {
+		return res, out
+	}
+	dir := a.Dir()
+	if out != agent.Interrupted {
+		if err := agent.WriteJSONFile(a.ListDir, filepath.Join(dir, "result.json"), res); err != nil {
+			c.log.Warn("write result", "task", a.TaskID, "path", dir, "err", err)
+		}
+	}
+	// What the stream holds of an attempt is forgotten once result.json
+	// holds its end: recovery reads that first. An interrupted attempt
+	// has no result.json; its record stays until the stream's age limit,
+	// for a restart to find.
+	if s := c.ready(closedContext); e.id != "" && s != nil && out != agent.Interrupted {
+		if err := s.Forget(context.Background(), e.id); err != nil {
+			c.log.Debug("forget a recorded attempt", "attempt", e.id, "err", err)
+		}
+	}
+	return res, out
+}
+
+// resultOutcome is what result.json's outcome says of an attempt that did
+// not end on its own (agent.OutcomeOf reads it back).
+var resultOutcome = map[agent.Outcome]string{agent.TimedOut: "timed_out", agent.Cancelled: "cancelled", agent.NotStarted: "not_started"}
+
+// unsent is how an attempt ends that was not published when ctx ended:
+// cancelled, or left for the next start (which finds it never sent).
+func (c *Coordinator) unsent(ctx context.Context) ending {
+	if stopOf(ctx) == kindStopInterrupt {
+		return detachedEnding()
+	}
+	msg := "cancelled before it was sent to a worker"
+	return ending{agent.Result{Error: msg, Summary: msg, ExitCode: -1}, agent.Cancelled, ""}
+}
+
+func detachedEnding() ending {
+	return ending{agent.Result{Error: "left running on its worker while the daemon stopped", ExitCode: -1, Outcome: job.Detached}, agent.Interrupted, ""}
+}
+
+// publish publishes attempt a as id on subject, trying again until the
+// server has stored it (a retry is harmless: the stream drops a message
+// id it has seen) or ctx ends. While it cannot, the task says why. It
+// returns the streams, or nil if ctx ended first.
+func (c *Coordinator) publish(ctx context.Context, a *agent.Attempt, id, subject string, n *note) *Streams {
+	s := c.streamsFor(ctx, n)
+	if s == nil {
+		return nil
+	}
+	w := workOf(a, id, c.cfg.Root)
+	w.Repo, w.Ref = repoOf(a)
+	data, err := json.Marshal(w)
+	if err != nil {
+		return nil // cannot happen: plain data
+	}
+	msg := &nats.Msg{Subject: subject, Data: data}
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := s.JS.PublishMsg(pctx, msg, jetstream.WithMsgID(id))
+		cancel()
+		if err == nil {
+			n.clear()
+			return s
+		}
+		n.waiting(fmt.Sprintf("waiting for the NATS server at %s to take the attempt: %v", c.url, err))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+	}
+}
+
+// streamsFor waits for the streams, saying why in the task meanwhile.
+func (c *Coordinator) streamsFor(ctx context.Context, n *note) *Streams {
+	select {
+	case <-c.streamsReady:
+		return c.streams
+	default:
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		n.waiting(fmt.Sprintf("waiting for the NATS server at %s", c.url))
+		select {
+		case <-c.streamsReady:
+			return c.streams
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// workOf is attempt a on the wire, as id.
+func workOf(a *agent.Attempt, id, root string) Work {
+	s := a.Spec
+	return Work{
+		ID: id, Root: root, ListDir: a.ListDir, List: a.ListID, Task: a.TaskID, Parent: a.Parent,
+		N: a.N, Sub: a.Sub, Step: a.Step, Profile: ProfileOf(a.Profile), Prompt: a.Prompt, Script: a.Script,
+		Cwd: a.Cwd, Timeout: Duration(a.Timeout), Resume: a.Resume, Fork: a.Fork, Env: a.Env, Files: a.Files,
+		Flags: Flags{Model: s.Model, PermissionMode: s.PermissionMode, Tools: s.Tools, DisallowTools: s.DisallowTools, SystemPrompt: s.SystemPrompt},
+		Sent:  time.Now().UTC(),
+	}
+}
+
+// repoOf returns metadata.taskd.repo and ref of a's task: a repository
+// the worker clones to run the agent in.
+func repoOf(a *agent.Attempt) (repo, ref string) {
+	t, err := taskfile.ReadFile(filepath.Join(a.ListDir, a.TaskID+".json"))
+	if err != nil {
+		return "", ""
+	}
+	m := t.Metadata.Object("taskd")
+	repo, _ = m.String("repo")
+	ref, _ = m.String("ref")
+	return repo, ref
+}
+
+// newID returns a new attempt id: 20 random letters and digits. It is
+// random, not derived from the task, so that a task dropped again with
+// the same attempt numbers never meets the reports of an earlier run.
+func newID() string {
+	const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 20)
+	rand.Read(b)
+	for i := range b {
+		b[i] = digits[int(b[i])%len(digits)]
+	}
+	return string(b)
+}

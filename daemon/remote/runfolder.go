@@ -1,0 +1,200 @@
+package remote
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/internal/fsroot"
+)
+
+// A folder is the run folder of an attempt a worker runs, filled here as
+// agent.Local fills it for an agent of this machine: prompt.md and the
+// prompt commands' files before it is sent, cmd.json (how it is, then was,
+// started, with the remote attempt's id so recovery knows to ask the
+// stream), stdout.log and stderr.log growing as the worker sends the
+// bytes, result.json the moment the End arrives. Every path goes through
+// package fsroot. Safe for concurrent use.
+type folder struct {
+	base, dir string // the list directory, the run folder
+
+	mu      sync.Mutex     // protects the fields below
+	cmd     map[string]any // cmd.json
+	outFD   int            // stdout.log, -1 when not open
+	errFD   int            // stderr.log
+	written [2]int64       // bytes of stdout.log and stderr.log written from the stream
+}
+
+// prepare makes attempt a's run folder and writes what the agent will
+// read, as agent.Local does; a.MadeDir says whether it made the folder.
+func prepare(a *agent.Attempt) (*folder, error) {
+	f := &folder{base: a.ListDir, dir: a.Dir(), outFD: -1, errFD: -1}
+	err := fsroot.Mkdir(f.base, f.dir)
+	a.MadeDir = err == nil
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("create run folder: %w", err)
+	}
+	if !a.MadeDir {
+		// An earlier run of the same attempt number left it: its result
+		// is not this attempt's.
+		if err := fsroot.Remove(f.base, f.path("result.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("remove the earlier run's result.json: %w", err)
+		}
+	}
+	a.Prompt = strings.ToValidUTF8(a.Prompt, "\uFFFD")
+	a.Script = strings.ToValidUTF8(a.Script, "\uFFFD")
+	if err := fsroot.WriteFile(f.base, f.path("prompt.md"), []byte(a.Prompt)); err != nil {
+		return nil, fmt.Errorf("write prompt.md: %w", err)
+	}
+	for name, data := range a.Files {
+		if err := fsroot.WriteFile(f.base, f.path(name), data); err != nil {
+			return nil, fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	if err := f.openLogs(true); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// openFolder opens the run folder runDir of list directory base that an
+// attempt sent earlier filled, to go on filling it: the logs are kept.
+func openFolder(base, runDir string) (*folder, error) {
+	f := &folder{base: base, dir: runDir, outFD: -1, errFD: -1}
+	cmd, err := readCmd(base, runDir)
+	if err != nil {
+		return nil, err
+	}
+	f.cmd = cmd
+	return f, f.openLogs(false)
+}
+
+func (f *folder) path(name string) string { return filepath.Join(f.dir, name) }
+
+func (f *folder) openLogs(truncate bool) error {
+	flags := syscall.O_RDWR | syscall.O_CREAT
+	if truncate {
+		flags |= syscall.O_TRUNC
+	}
+	var err error
+	if f.outFD, err = fsroot.OpenFD(f.base, f.path("stdout.log"), flags); err != nil {
+		return fmt.Errorf("create stdout.log: %w", err)
+	}
+	if f.errFD, err = fsroot.OpenFD(f.base, f.path("stderr.log"), flags); err != nil {
+		f.close()
+		return fmt.Errorf("create stderr.log: %w", err)
+	}
+	return nil
+}
+
+// close closes the logs.
+func (f *folder) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, fd := range []*int{&f.outFD, &f.errFD} {
+		if *fd >= 0 {
+			syscall.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// setCmd replaces cmd.json with info.
+func (f *folder) setCmd(info map[string]any) error {
+	f.mu.Lock()
+	f.cmd = info
+	f.mu.Unlock()
+	return agent.WriteJSONFile(f.base, f.path("cmd.json"), info)
+}
+
+// remoteInfo returns cmd.json's "remote" object (nil if it has none).
+func (f *folder) remoteInfo() map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, _ := f.cmd["remote"].(map[string]any)
+	return r
+}
+
+// updateRemote sets key of cmd.json's "remote" object and rewrites it.
+func (f *folder) updateRemote(key string, v any) error {
+	f.mu.Lock()
+	info := make(map[string]any, len(f.cmd))
+	for k, v := range f.cmd {
+		info[k] = v
+	}
+	r := map[string]any{}
+	if old, ok := info["remote"].(map[string]any); ok {
+		for k, v := range old {
+			r[k] = v
+		}
+	}
+	r[key] = v
+	info["remote"] = r
+	f.mu.Unlock()
+	return f.setCmd(info)
+}
+
+// writeOutput writes data, which starts at off in the agent's stdout
+// (kind "out") or stderr, into its log: at its offset, so that a chunk
+// delivered again after a reconnection or a restart is written in place.
+func (f *folder) writeOutput(kind string, off int64, data []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fd, i := f.outFD, 0
+	if kind == KindErr {
+		fd, i = f.errFD, 1
+	}
+	if fd < 0 {
+		return errors.New("the run folder's logs are closed")
+	}
+	for len(data) > 0 {
+		n, err := syscall.Pwrite(fd, data, off)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "write", Path: f.dir, Err: err}
+		}
+		data, off = data[n:], off+int64(n)
+	}
+	f.written[i] = max(f.written[i], off)
+	return nil
+}
+
+// writeResult writes result.json.
+func (f *folder) writeResult(res agent.Result) error {
+	return agent.WriteJSONFile(f.base, f.path("result.json"), res)
+}
+
+// readCmd reads cmd.json of runDir.
+func readCmd(base, runDir string) (map[string]any, error) {
+	data, err := fsroot.ReadFile(base, filepath.Join(runDir, "cmd.json"), 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	var info map[string]any
+	if err := json.Unmarshal(data, &info); err != nil {
+		return nil, fmt.Errorf("cmd.json of %s: %w", runDir, err)
+	}
+	return info, nil
+}
+
+// remoteID returns the id of the remote attempt recorded in runDir's
+// cmd.json, and the subject its work was published on; "" if the attempt
+// ran here.
+func remoteID(base, runDir string) (id, subject string) {
+	info, err := readCmd(base, runDir)
+	if err != nil {
+		return "", ""
+	}
+	r, _ := info["remote"].(map[string]any)
+	id, _ = r["attempt"].(string)
+	subject, _ = r["subject"].(string)
+	return id, subject
+}

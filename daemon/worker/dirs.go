@@ -1,0 +1,130 @@
+package worker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/taskd/taskd/daemon/remote"
+)
+
+// A Mapping maps a coordinator's directory (From) to where it is on this
+// machine (To), as --dir-map FROM=TO says.
+type Mapping struct {
+	From, To string
+}
+
+// ParseMapping parses FROM=TO: two absolute paths.
+func ParseMapping(s string) (Mapping, error) {
+	from, to, ok := strings.Cut(s, "=")
+	if !ok || !filepath.IsAbs(from) || !filepath.IsAbs(to) {
+		return Mapping{}, fmt.Errorf("--dir-map %q: want FROM=TO, two absolute paths", s)
+	}
+	return Mapping{From: filepath.Clean(from), To: filepath.Clean(to)}, nil
+}
+
+// mapPath maps path by the mapping with the longest From that is path or
+// one of its parents; a path no mapping covers stays as it is.
+func mapPath(maps []Mapping, path string) string {
+	if path == "" {
+		return ""
+	}
+	best := -1
+	for i, m := range maps {
+		if (path == m.From || strings.HasPrefix(path, m.From+string(filepath.Separator)) || m.From == "/") &&
+			(best < 0 || len(m.From) > len(maps[best].From)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return path
+	}
+	m := maps[best]
+	rel, _ := filepath.Rel(m.From, path)
+	return filepath.Join(m.To, rel)
+}
+
+// workDir returns the directory attempt wk runs in, and what to call when
+// it has ended: with a repository (metadata.taskd.repo), a git worktree
+// of it at its ref (default: the default branch) made for the attempt
+// from a clone the worker keeps; otherwise the coordinator's working
+// directory, mapped, which must exist here.
+func (w *Worker) workDir(ctx context.Context, wk remote.Work) (string, func(), error) {
+	if wk.Repo == "" {
+		dir := mapPath(w.cfg.DirMap, wk.Cwd)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			via := ""
+			if dir != wk.Cwd {
+				via = fmt.Sprintf(" (mapped from %q)", wk.Cwd)
+			}
+			return "", nil, fmt.Errorf("working directory %q%s does not exist on worker %s; map the coordinator's directories with taskd worker --dir-map FROM=TO, or give the task metadata.taskd.repo to clone", dir, via, w.cfg.Name)
+		}
+		return dir, func() {}, nil
+	}
+	if !plainName(wk.ID) || strings.HasPrefix(wk.Repo, "-") || strings.HasPrefix(wk.Ref, "-") {
+		return "", nil, fmt.Errorf("metadata.taskd.repo %q or ref %q cannot be cloned", wk.Repo, wk.Ref)
+	}
+	sum := sha256.Sum256([]byte(wk.Repo))
+	cache := filepath.Join(w.cfg.State, "repos", hex.EncodeToString(sum[:8]))
+	dir := filepath.Join(w.attemptsDir(), wk.ID, "work")
+	w.repoMu.Lock()
+	defer w.repoMu.Unlock()
+	if _, err := os.Stat(cache); err != nil {
+		if err := os.MkdirAll(filepath.Dir(cache), 0o700); err != nil {
+			return "", nil, err
+		}
+		if err := git(ctx, "", "clone", "--quiet", "--mirror", "--", wk.Repo, cache); err != nil {
+			return "", nil, fmt.Errorf("clone %s: %w", wk.Repo, err)
+		}
+	} else if err := git(ctx, cache, "fetch", "--quiet", "--prune", "origin"); err != nil {
+		return "", nil, fmt.Errorf("fetch %s: %w", wk.Repo, err)
+	}
+	ref := wk.Ref
+	if ref == "" {
+		ref = "HEAD"
+	}
+	if err := git(ctx, cache, "worktree", "add", "--quiet", "--detach", dir, ref); err != nil {
+		return "", nil, fmt.Errorf("check out %s of %s: %w", ref, wk.Repo, err)
+	}
+	release := func() {
+		w.repoMu.Lock()
+		defer w.repoMu.Unlock()
+		if err := git(context.Background(), cache, "worktree", "remove", "--force", dir); err != nil {
+			w.log.Warn("remove a worktree", "path", dir, "err", err)
+		}
+	}
+	return dir, release, nil
+}
+
+func git(ctx context.Context, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+var plainID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func plainName(s string) bool { return plainID.MatchString(s) }
+
+// ParseProfiles parses --profiles: names separated by commas.
+func ParseProfiles(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
