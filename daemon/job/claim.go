@@ -48,7 +48,7 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 		c.before = t.Raw()
 		owned, _ := task.Addressed(t)
 		sp, err := task.ReadSpec(t)
-		if !owned || err != nil || sp.Cancel || t.Status == taskfile.StatusCompleted {
+		if !owned || err != nil || sp.Cancel || t.Status == taskfile.StatusCompleted && !goesOn(t, sp) {
 			return ErrNotRunnable // a person's completed stands
 		}
 		if _, _, cancel := CancelCause(j.List.Dir, t); cancel {
@@ -65,6 +65,12 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 	}
 	c.Task = t
 	return c, nil
+}
+
+// goesOn reports whether completed task t is one a person asked to go
+// on: a workflow that stopped at a stage boundary, answered "continue".
+func goesOn(t *taskfile.Task, sp task.Spec) bool {
+	return sp.State == task.Succeeded && sp.Resolve == "continue" && t.Metadata.Object("taskd").Object("boundary") != nil
 }
 
 // slowClaim is how long a claim may take before its task is shown held.
