@@ -285,7 +285,7 @@
 //	limit:        the limit, in the agent's words
 //	error:        why a task failed, in the agent's own words where it
 //	              gave any, with where its logs are, and
-//	retry:        the 'taskd start' and 'taskd logs' commands for it
+//	retry:        the 'taskd retry' and 'taskd logs' commands for it
 //	held:         why the daemon holds a task back (a write it needs
 //	              failed: a full disk, a lock nobody can take), and when
 //	              it tries again; no agent starts meanwhile
@@ -321,7 +321,7 @@
 //	taskd restart [--root DIR] LIST/ID...
 //
 // Restart runs each task again from its beginning: a workflow from its first
-// step, a loop from its first iteration. Unlike 'taskd start', which runs a
+// step, a loop from its first iteration. Unlike 'taskd retry', which runs a
 // task again from where it is (a workflow's current step), restart clears
 // where the task had got to: a workflow's current step and retry count, the
 // loop guard's count, a loop's iteration, a question waiting for a person,

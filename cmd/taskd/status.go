@@ -54,7 +54,7 @@ what to do:
 	limit:        the limit, in the agent's words
 	error:        why a task failed, in the agent's own words where it
 	              gave any, with where its logs are, and
-	retry:        the 'taskd start' and 'taskd logs' commands for it
+	retry:        the 'taskd retry' and 'taskd logs' commands for it
 	held:         why the daemon holds a task back (a write it needs
 	              failed: a full disk, a lock nobody can take), and when
 	              it tries again; no agent starts meanwhile

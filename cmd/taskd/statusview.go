@@ -292,7 +292,7 @@ func (r *renderer) row(t *status.Task, tree string) {
 		if t.Error != "" && t.Error != "cancelled" {
 			r.note("error: ", t.Error, "31")
 		}
-		again := "retry: taskd start " + ref
+		again := "retry: taskd retry " + ref
 		if t.Attempt > 0 {
 			again += " · output: taskd logs " + ref
 		}

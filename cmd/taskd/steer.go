@@ -21,7 +21,7 @@ func init() {
 		group: "Tasks",
 		long: `
 Restart runs each task again from its beginning: a workflow from its first
-step, a loop from its first iteration. Unlike 'taskd start', which runs a
+step, a loop from its first iteration. Unlike 'taskd retry', which runs a
 task again from where it is (a workflow's current step), restart clears
 where the task had got to: a workflow's current step and retry count, the
 loop guard's count, a loop's iteration, a question waiting for a person,

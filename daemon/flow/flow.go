@@ -251,7 +251,7 @@ func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
 				return err
 			}
 			m := task.Meta(t)
-			m.Set("error", fmt.Sprintf("stopped by the loop guard after %d steps; the workflow may cycle (%s). Inspect metadata.taskd.stepTrace, then run it again with taskd start", n, trace))
+			m.Set("error", fmt.Sprintf("stopped by the loop guard after %d steps; the workflow may cycle (%s). Inspect metadata.taskd.stepTrace, then run it again with taskd retry", n, trace))
 			return nil
 		})
 		return t, true, err
