@@ -262,16 +262,24 @@
 //
 // # taskd status
 //
-//	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never]
+//	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
 //
 // Status shows the tasks of every list (or of the --list ones): taskd's own
 // tasks, or with --all every task. It reads the task files only, so it works
 // whether or not a daemon runs; its first line names the root and says
 // whether a daemon serves it.
 //
+// With a task (LIST/ID, or an id alone, as below) it shows that task's tree:
+// the task, its children and the tasks below them, with their notes; --json
+// prints that list alone, with those tasks.
+//
 // Each list starts with a count of its tasks by state. Then one line per
-// task: its id, its state, its workflow step, the attempt number, how long
-// ago it entered that state (5s, 3m, 2h, 4d) and its subject. Children are
+// task: its id; its state; STEP, a workflow's current step and how many
+// steps have run (retries included): "review 2/…" while it goes on, "end
+// 3/3" once it has ended; ATT, the attempt: a task's agent attempts (2 after
+// one retry) or, for a workflow, the attempts of its current step (1, unless
+// the step was retried), so that a clean two-step workflow shows 1; how long
+// ago it entered its state (5s, 3m, 2h, 4d); and its subject. Children are
 // drawn under their parent (a waiting parent, or a workflow's fork with one
 // child per branch). The state is metadata.taskd.state (running, waiting,
 // needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
@@ -285,7 +293,10 @@
 //	              where a running agent works (its worktree's branch, if
 //	              it has one) and, for a streaming agent, its progress
 //	waiting for:  why a needs_human task waits, and
-//	answer:       the 'taskd resolve' command with the answers it accepts
+//	answer:       the 'taskd resolve' command with the answers it accepts;
+//	              for a waiting task, which of its children (or of the
+//	              tasks it handed work to) have not ended: "2 of 3
+//	              children: b (5), c (6)"
 //	blocked by:   the blockers that have not completed
 //	paused:       when a task a usage limit paused resumes, and
 //	limit:        the limit, in the agent's words
@@ -315,11 +326,22 @@
 // "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
 // "repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
 // "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
-// run folder). --watch redraws whenever a task file changes, until
-// interrupted.
+// run folder, "name", "steps", "waits" {"kind", "total", "open"}).
+// "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
+// a task file changes, until interrupted.
 //
-// Status fails when the root cannot be read, and when --list names a list
-// that does not exist. A root that does not exist yet is not an error: it
+// Paths under the home directory are shown with ~ in its place, only where
+// the home directory starts a path: with HOME=/root, /root/x is ~/x but
+// /srv/x/root/y stays as it is.
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
+//
+// Status fails when the root cannot be read, when --list names a list
+// that does not exist, and when the task named does not exist. A root that does not exist yet is not an error: it
 // has no lists.
 //
 // # taskd restart
