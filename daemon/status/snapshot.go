@@ -19,15 +19,15 @@ import (
 
 // Task is one task as taskd status shows it.
 type Task struct {
-	List     string    `json:"list"`
-	ID       string    `json:"id"`
-	Subject  string    `json:"subject"`
-	Status   string    `json:"status"`          // Claude Code's status
-	State    string    `json:"state,omitempty"` // metadata.taskd.state
-	Taskd    bool      `json:"taskd"`           // addressed to taskd
-	Name     string    `json:"name,omitempty"` // a child's name among its siblings
-	Workflow string    `json:"workflow,omitempty"`
-	Step     string    `json:"step,omitempty"`
+	List     string `json:"list"`
+	ID       string `json:"id"`
+	Subject  string `json:"subject"`
+	Status   string `json:"status"`          // Claude Code's status
+	State    string `json:"state,omitempty"` // metadata.taskd.state
+	Taskd    bool   `json:"taskd"`           // addressed to taskd
+	Name     string `json:"name,omitempty"`  // a child's name among its siblings
+	Workflow string `json:"workflow,omitempty"`
+	Step     string `json:"step,omitempty"`
 	// Steps is how many steps of a workflow have run (its run folders),
 	// retries included.
 	Steps int `json:"steps,omitempty"`
@@ -60,7 +60,7 @@ type Task struct {
 	Below []Below `json:"below,omitempty"`
 	// Waits says what a waiting task waits for.
 	Waits *Waits `json:"waits,omitempty"`
-	Runs          // where and how its agent runs (runs.go)
+	Runs         // where and how its agent runs (runs.go)
 }
 
 // List is one list's tasks.
