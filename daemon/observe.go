@@ -79,6 +79,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	}
 	if e.seen && e.state != prevState {
 		d.tellAncestors(l, id, e, tf)
+		d.reportEnd(l, id, tf, e.state)
 	}
 	d.observeRuns(l, id, e, tf, sp, ownerProfile, prevState, e.seen) // profile, pause, worktree, notice (runs.go)
 	e.seen = true

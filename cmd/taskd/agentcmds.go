@@ -69,14 +69,14 @@ func findSelf(taskFlag string) (*self, error) {
 
 func init() {
 	register(
-		&command{name: "push", group: "Inside a running task",
+		&command{name: "child push", group: groupChild,
 			usage: "[--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] PROMPT",
 			short: "queue a child task",
 			long: `
-Push queues a child of the current task: a new task file in the same list
+Child push queues a child of the current task: a new task file in the same list
 with metadata.taskd.parent and a name unique among its siblings, inheriting
 the parent's agent, model, working directory and permission mode unless
-overridden. It is queued (not started) until 'taskd run'; --start starts
+overridden. It is queued (not started) until 'taskd child start'; --start starts
 it at once, --seq puts it in the sequential collection (its sequential
 siblings run one after another). --after NAME (repeatable, or NAME,NAME)
 makes it run only once the current task's child NAME (a name or an id)
@@ -90,67 +90,68 @@ for a name a sibling already has, for an --after that names no child,
 without a prompt, and outside a task (no $TASKD_TASK_FILE and no --task).
 `,
 			run: runPush},
-		&command{name: "run", group: "Inside a running task", usage: "[--task T] [N]",
+		&command{name: "child start", group: groupChild, usage: "[--task T] [N]",
 			short: "start queued children (up to N)",
 			long: `
-Run starts up to N of the current task's queued children, all of them
-without N, in the order they were pushed. They run in parallel within the
-daemon's limits. When the current task's agent ends while its started
+Child start starts up to N of the current task's queued children, all of
+them without N, in the order they were pushed. They run in parallel within
+the daemon's limits. When the current task's agent ends while its started
 children still run, the task waits, and is resumed with their results.
-Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1; with no queued child it starts nothing. Outside a
-task, 'taskd run' is the daemon (see above).
+Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1;
+with no queued child it starts nothing.
 `,
 			run: runRunChildren},
-		&command{name: "queue", group: "Inside a running task", usage: "[--task T] [--json]",
+		&command{name: "child list", group: groupChild, usage: "[--task T] [--json]",
 			short: "list the current task's children",
 			long: `
-Queue lists the current task's children: queued, running (with their age)
+Child list lists the current task's children: queued, running (with their age)
 and finished (with their outcome and summary). Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 `,
 			run: runQueue},
-		&command{name: "inbox", group: "Inside a running task", usage: "[--task T] [--json]",
+		&command{name: "child inbox", group: groupChild, usage: "[--task T] [--json]",
 			short: "show the messages waiting in the inbox, without consuming them",
 			long: `
-Inbox lists the messages in the current task's inbox that have not been
-consumed: results of finished children and messages sent with taskd send.
+Child inbox lists the messages in the current task's inbox that have not
+been consumed: results of finished children and messages sent with 'taskd
+child send'.
 Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 `,
 			run: runInbox},
-		&command{name: "check", group: "Inside a running task", usage: "[--task T] [--from ID] [--lifo] [--json]",
+		&command{name: "child check", group: groupChild, usage: "[--task T] [--from ID] [--lifo] [--json]",
 			short: "take one message from the inbox if there is one (never waits)",
 			long: `
-Check consumes and prints the oldest message in the current task's inbox
+Child check consumes and prints the oldest message in the current task's inbox
 (--lifo: the newest; --from ID: only from that task). It never waits: with
 no message it prints nothing on standard output, says so on standard error,
 and exits with status 1. Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 `,
 			run: func(ctx context.Context, inv *invocation) error { return runTake(ctx, inv, false) }},
-		&command{name: "receive", group: "Inside a running task", usage: "[--task T] [--from ID] [--lifo] [--timeout D] [--json]",
+		&command{name: "child receive", group: groupChild, usage: "[--task T] [--from ID] [--lifo] [--timeout D] [--json]",
 			short: "take one message from the inbox, waiting for one",
 			long: `
-Receive consumes and prints one message from the current task's inbox like
-check, but waits until one arrives. It wakes on the file system event of a
+Child receive consumes and prints one message from the current task's
+inbox like 'taskd child check', but waits until one arrives. It wakes on the file system event of a
 delivery, without polling. With --timeout (such as 30s or 10m) it gives up
 after that long with exit status 1. Two receivers never get the same
 message. Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 `,
 			run: func(ctx context.Context, inv *invocation) error { return runTake(ctx, inv, true) }},
-		&command{name: "send", group: "Inside a running task", usage: "[--task T] TASK MESSAGE",
+		&command{name: "child send", group: groupChild, usage: "[--task T] TASK MESSAGE",
 			short: "send a message to another task's inbox",
 			long: `
-Send delivers MESSAGE to the inbox of TASK (an id in the same list, or
+Child send delivers MESSAGE to the inbox of TASK (an id in the same list, or
 LIST/ID). The task must exist and not have ended: otherwise send fails
 with status 1 and delivers nothing. The message's sender is the current
 task, or "user" outside a task.
 `,
 			run: runSend},
-		&command{name: "kill", group: "Inside a running task", usage: "[--task T] NAME",
+		&command{name: "child cancel", group: groupChild, usage: "[--task T] NAME",
 			short: "cancel a child by name",
 			long: `
-Kill cancels the current task's child called NAME (or with that id): a
-running child's agent is stopped, a queued one never starts. It fails
-(status 1) when the current task has no such child, when the child has
-already ended, and outside a task.
+Child cancel cancels the current task's child called NAME (or with that
+id): a running child's agent is stopped, a queued one never starts. It is
+'taskd cancel NAME' for a child. It fails (status 1) when the current task
+has no such child, when the child has already ended, and outside a task.
 `,
 			run: runKill},
 	)

@@ -61,8 +61,7 @@ children is refused unless --force is given; then the daemon, seeing the
 file gone, stops its agent. The task's children, if any, are left as they
 are.
 
-A task is named LIST/ID, by the path of its file, or by its id alone when
-only one list has a task of that id.
+` + taskNames + `
 
 Rm fails (status 1) for a task that does not exist or is refused, after
 removing the others.

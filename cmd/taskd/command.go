@@ -16,12 +16,19 @@ type flagSet = flag.FlagSet
 // source of `taskd help`, `taskd help CMD` and the manual in doc.go (a test
 // keeps doc.go in step with it).
 type command struct {
-	name  string // as typed
+	name  string // as typed: "status", or "child push" for a command of a group
 	usage string // arguments, after "taskd NAME "
 	short string // one line for the command list
 	long  string // the manual section: what it does, flags, examples
 	group string // heading in the command list
 	run   func(ctx context.Context, inv *invocation) error
+	// replacedBy is set on an alias: the name of the command that replaces
+	// it ("child push"). An alias works exactly as that command and is
+	// removed in the next release.
+	replacedBy string
+	// when, on an alias that shares its name with another command (run,
+	// start), says whether these arguments call the alias.
+	when func(args []string) bool
 }
 
 // invocation carries one command's arguments and output streams.
@@ -68,42 +75,83 @@ func register(cmds ...*command) {
 	commands = append(commands, cmds...)
 }
 
-func lookup(name string) *command {
-	for _, c := range commands {
-		if c.name == name {
+// childPrefix names the group of commands an agent uses on its own task:
+// taskd child push, taskd child start, ….
+const childPrefix = "child"
+
+// Headings of the command list.
+const (
+	groupChild   = "Inside a running task: taskd child COMMAND"
+	groupAliases = "Aliases (removed in the next release)"
+)
+
+// groups orders the headings of the command list.
+var groups = []string{"Daemon", "Tasks", "Workflows", groupChild, "Service", "Other", groupAliases}
+
+// alias returns the alias old of command c: the same command under its
+// former name, kept for one release. when, if set, says which arguments
+// call the alias where another command has the same name.
+func alias(old string, c *command, when func(args []string) bool, whenWords string) *command {
+	short := "old name of 'taskd " + c.name + "'"
+	if whenWords != "" {
+		short = whenWords + ": " + short
+	}
+	long := fmt.Sprintf(`
+%s is the old name of 'taskd %s', kept for one release and removed in
+the next: it works, and fails, exactly as that command does (its usage,
+flags and exit status are the same). Run 'taskd help %s' for the manual.
+`, strings.ToUpper(old[:1])+old[1:], c.name, c.name)
+	if whenWords != "" {
+		long = fmt.Sprintf(`
+'taskd %s' %s is the old name of 'taskd %s', kept for one release and
+removed in the next: it works, and fails, exactly as that command does (its
+usage, flags and exit status are the same). Run 'taskd help %s' for the
+manual.
+`, old, whenWords, c.name, c.name)
+	}
+	return &command{name: old, usage: c.usage, short: short, long: long, group: groupAliases,
+		replacedBy: c.name, when: when, run: func(ctx context.Context, inv *invocation) error { return c.run(ctx, inv) }}
+}
+
+// resolve returns the command args name (with args after it): an alias
+// whose when accepts args, else the command of that name that has no when.
+func resolve(name string, args []string) *command {
+	var plain *command
+	for _, c := range table() {
+		switch {
+		case c.name != name:
+		case c.when == nil:
+			plain = c
+		case c.when(args):
 			return c
 		}
 	}
-	return nil
+	return plain
 }
 
-// runCommand resolves "run", the name of two commands: the daemon, and,
-// for an agent inside a running task ($TASKD_TASK_FILE set, or --task
-// given), starting that task's queued children.
-func runCommand(args []string) *command {
-	inTask := os.Getenv("TASKD_TASK_FILE") != ""
+// inTask reports whether a command of an agent's would act for a task:
+// $TASKD_TASK_FILE is set or args give --task.
+func inTask(args []string) bool {
+	if os.Getenv("TASKD_TASK_FILE") != "" {
+		return true
+	}
 	for _, a := range args {
 		if a == "--" {
 			break
 		}
 		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "task" {
-			inTask = true
+			return true
 		}
 	}
-	for _, c := range commands {
-		if c.name == "run" && (c.group == "Inside a running task") == inTask {
-			return c
-		}
-	}
-	return nil
+	return false
 }
 
 // named returns the commands called name, in the order of their groups
-// (two commands are called run: the daemon, and one for agents).
+// (run and start are each a command and an alias).
 func named(name string) []*command {
 	var out []*command
 	for _, g := range groups {
-		for _, c := range commands {
+		for _, c := range table() {
 			if c.name == name && c.group == g {
 				out = append(out, c)
 			}
@@ -112,26 +160,43 @@ func named(name string) []*command {
 	return out
 }
 
-// groups orders the headings of the command list.
-var groups = []string{"Daemon", "Tasks", "Workflows", "Inside a running task", "Service", "Other"}
+// inGroup returns the commands of group g, in the order they were
+// registered.
+func inGroup(g string) []*command {
+	var out []*command
+	for _, c := range table() {
+		if c.group == g {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "Taskd runs the task files in ~/.claude/tasks/<list>/ that are addressed to it.\n\nUsage: taskd COMMAND [ARGUMENTS]\n")
-	byGroup := map[string][]*command{}
-	for _, c := range commands {
-		byGroup[c.group] = append(byGroup[c.group], c)
-	}
 	for _, g := range groups {
-		cs := byGroup[g]
-		if len(cs) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s:\n", g)
-		for _, c := range cs {
-			fmt.Fprintf(w, "  %-15s %s\n", c.name, c.short)
-		}
+		printGroup(w, g)
 	}
 	fmt.Fprint(w, "\nRun 'taskd help COMMAND' for the manual of one command, or 'go doc github.com/taskd/taskd/cmd/taskd' for all of it.\n")
+}
+
+// printGroup writes the heading of group g and a line per command in it.
+func printGroup(w io.Writer, g string) {
+	cs := inGroup(g)
+	if len(cs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", g)
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-15s %s\n", c.name, c.short)
+	}
+}
+
+// printChildUsage is the list of the child commands: 'taskd help child'.
+func printChildUsage(w io.Writer) {
+	fmt.Fprint(w, "The commands an agent that taskd runs uses on its own task (found through\n$TASKD_TASK_FILE, or --task LIST/ID).\n\nUsage: taskd child COMMAND [ARGUMENTS]\n")
+	printGroup(w, groupChild)
+	fmt.Fprint(w, "\nRun 'taskd help child COMMAND' (or 'taskd child help COMMAND') for the manual of one.\n")
 }
 
 // manual renders the manual section of c: usage line and long text.
@@ -146,24 +211,31 @@ func manual(c *command) string {
 func init() {
 	register(&command{
 		name:  "help",
-		usage: "[COMMAND]",
+		usage: "[COMMAND | child [COMMAND]]",
 		short: "show the list of commands or the manual of one",
 		group: "Other",
 		long: `
 Help prints the list of commands, or with a command name the manual of that
-command (for run, both: the daemon, and the command for agents inside a
-task). The same text, for every command, is the package documentation:
-go doc github.com/taskd/taskd/cmd/taskd. An unknown command name is an
-error (status 1).
+command (for run and start, both: the command, and the alias of that name).
+'taskd help child' lists the commands an agent uses on its own task, and
+'taskd help child push' (or 'taskd child help push') prints the manual of
+one of them. The same text, for every command, is the package
+documentation: go doc github.com/taskd/taskd/cmd/taskd. An unknown command
+name is an error (status 1).
 `,
 		run: func(ctx context.Context, inv *invocation) error {
-			if len(inv.args) == 0 {
+			switch {
+			case len(inv.args) == 0:
 				printUsage(inv.stdout)
 				return nil
+			case len(inv.args) == 1 && inv.args[0] == childPrefix:
+				printChildUsage(inv.stdout)
+				return nil
 			}
-			found := named(inv.args[0])
+			name := strings.Join(inv.args, " ")
+			found := named(name)
 			if len(found) == 0 {
-				return fmt.Errorf("no command %q; run 'taskd help' for the list", inv.args[0])
+				return fmt.Errorf("no command %q; run 'taskd help' for the list", name)
 			}
 			for i, c := range found {
 				if i > 0 {

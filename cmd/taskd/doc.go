@@ -98,7 +98,13 @@
 // tasks say so (docs/distributed.md).
 //
 // Logs go to stderr (the journal, under systemd): text by default,
-// --log-format json for machines; --log-level debug|info|warn|error.
+// --log-format json for machines; --log-level debug|info|warn|error. At the
+// default level, info, the daemon logs a line when it starts and stops, one
+// when a task's work starts ("task started": list, task, subject, attempt or
+// workflow), and one when the task ends ("task ended": outcome, how long it
+// ran, for a failure the reason), needs a person ("task needs a person") or
+// is paused by a usage limit ("task paused"), and nothing while it idles;
+// warnings say what went wrong. Debug shows every decision.
 //
 // Run exits with status 0 after a signal. It fails at once (status 1, with
 // the reason and the fix) when the root is not a directory or other users
@@ -181,8 +187,11 @@
 // file gone, stops its agent. The task's children, if any, are left as they
 // are.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone when
-// only one list has a task of that id.
+// A task is named LIST/ID, by the path of its file, or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
 //
 // Rm fails (status 1) for a task that does not exist or is refused, after
 // removing the others.
@@ -253,16 +262,24 @@
 //
 // # taskd status
 //
-//	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never]
+//	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
 //
 // Status shows the tasks of every list (or of the --list ones): taskd's own
 // tasks, or with --all every task. It reads the task files only, so it works
 // whether or not a daemon runs; its first line names the root and says
 // whether a daemon serves it.
 //
+// With a task (LIST/ID, or an id alone, as below) it shows that task's tree:
+// the task, its children and the tasks below them, with their notes; --json
+// prints that list alone, with those tasks.
+//
 // Each list starts with a count of its tasks by state. Then one line per
-// task: its id, its state, its workflow step, the attempt number, how long
-// ago it entered that state (5s, 3m, 2h, 4d) and its subject. Children are
+// task: its id; its state; STEP, a workflow's current step and how many
+// steps have run (retries included): "review 2/…" while it goes on, "end
+// 3/3" once it has ended; ATT, the attempt: a task's agent attempts (2 after
+// one retry) or, for a workflow, the attempts of its current step (1, unless
+// the step was retried), so that a clean two-step workflow shows 1; how long
+// ago it entered its state (5s, 3m, 2h, 4d); and its subject. Children are
 // drawn under their parent (a waiting parent, or a workflow's fork with one
 // child per branch). The state is metadata.taskd.state (running, waiting,
 // needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
@@ -276,13 +293,16 @@
 //	              where a running agent works (its worktree's branch, if
 //	              it has one) and, for a streaming agent, its progress
 //	waiting for:  why a needs_human task waits, and
-//	answer:       the 'taskd resolve' command with the answers it accepts
+//	answer:       the 'taskd resolve' command with the answers it accepts;
+//	              for a waiting task, which of its children (or of the
+//	              tasks it handed work to) have not ended: "2 of 3
+//	              children: b (5), c (6)"
 //	blocked by:   the blockers that have not completed
 //	paused:       when a task a usage limit paused resumes, and
 //	limit:        the limit, in the agent's words
 //	error:        why a task failed, in the agent's own words where it
 //	              gave any, with where its logs are, and
-//	retry:        the 'taskd start' and 'taskd logs' commands for it
+//	retry:        the 'taskd retry' and 'taskd logs' commands for it
 //	held:         why the daemon holds a task back (a write it needs
 //	              failed: a full disk, a lock nobody can take), and when
 //	              it tries again; no agent starts meanwhile
@@ -306,11 +326,22 @@
 // "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
 // "repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
 // "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
-// run folder). --watch redraws whenever a task file changes, until
-// interrupted.
+// run folder, "name", "steps", "waits" {"kind", "total", "open"}).
+// "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
+// a task file changes, until interrupted.
 //
-// Status fails when the root cannot be read, and when --list names a list
-// that does not exist. A root that does not exist yet is not an error: it
+// Paths under the home directory are shown with ~ in its place, only where
+// the home directory starts a path: with HOME=/root, /root/x is ~/x but
+// /srv/x/root/y stays as it is.
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
+//
+// Status fails when the root cannot be read, when --list names a list
+// that does not exist, and when the task named does not exist. A root that does not exist yet is not an error: it
 // has no lists.
 //
 // # taskd restart
@@ -318,7 +349,7 @@
 //	taskd restart [--root DIR] LIST/ID...
 //
 // Restart runs each task again from its beginning: a workflow from its first
-// step, a loop from its first iteration. Unlike 'taskd start', which runs a
+// step, a loop from its first iteration. Unlike 'taskd retry', which runs a
 // task again from where it is (a workflow's current step), restart clears
 // where the task had got to: a workflow's current step and retry count, the
 // loop guard's count, a loop's iteration, a question waiting for a person,
@@ -327,8 +358,13 @@
 // of them) and every run folder is kept; new runs are numbered after the old
 // ones. Children and return tasks the task made before are not restarted.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone when
-// $TASKD_LIST is set or there is only one list. A task that does not exist,
+// A task is named LIST/ID, by the path of its file, or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
+//
+// A task that does not exist,
 // is not taskd's, is running or waiting for its children (cancel it first),
 // or is a branch of a workflow's fork (restart the task that forked it) is
 // reported on standard error and left alone; the others are still
@@ -376,19 +412,52 @@
 //
 // # taskd cancel
 //
-//	taskd cancel [--root DIR] LIST/ID...
+//	taskd cancel [--root DIR] TASK...
 //
 // Cancel sets metadata.taskd.cancel in each task file. The daemon stops a
 // running agent (SIGTERM to its process group, SIGKILL after the grace
 // period) and records the task as cancelled; a task that has not run is
-// cancelled without running. 'taskd start' runs it again.
+// cancelled without running; the tasks below a cancelled task are cancelled
+// with it. 'taskd retry' runs it again.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone when
-// $TASKD_LIST is set or there is only one list.
+// A task is named LIST/ID, by the path of its file, or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
+//
+// Inside a running task (an agent's, whose environment names its task in
+// $TASKD_TASK_FILE) a name without a / that is the name or id of one of that
+// task's children is that child: 'taskd cancel review' cancels the child
+// called review, as 'taskd child cancel review' does.
 //
 // A task that does not exist, is not addressed to taskd or has already
 // ended is reported on standard error and left alone; the others are still
 // cancelled, and the exit status is 1.
+//
+// # taskd retry
+//
+//	taskd retry [--root DIR] TASK...
+//
+// Retry makes the tasks named run again: a failed, cancelled, timed-out or
+// stopped task is retried from scratch (its failure count reset), a child
+// queued by /push is released, a needs_human task is restarted from its
+// current step, and a completed task runs once more. A running or waiting
+// task is left alone. To run a workflow again from its first step, use
+// 'taskd restart'.
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
+//
+//	taskd retry work/7
+//	taskd retry 7 8
+//
+// A task that does not exist, is not taskd's, or is running or waiting is
+// reported on standard error and the exit status is 1; the other tasks named
+// still run again.
 //
 // # taskd resolve
 //
@@ -413,7 +482,7 @@
 // Resolve fails (status 1) when the task does not exist, neither waits for
 // a person nor stopped at a stage boundary, or does not accept the answer;
 // the message lists the answers it accepts. To run a needs_human task again
-// from its step instead, use 'taskd start'; from its first step, 'taskd
+// from its step instead, use 'taskd retry'; from its first step, 'taskd
 // restart'.
 //
 // # taskd wait
@@ -427,8 +496,11 @@
 // keeps wait waiting; wait says so once on standard error, with the command
 // that answers it.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone when
-// only one list has a task of that id.
+// A task is named LIST/ID, by the path of its file, or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
 //
 //	id=$(taskd submit --agent exec 'make test' | xargs basename -s .json)
 //	taskd wait "$id" && echo green
@@ -513,14 +585,14 @@
 // definition has; a missing or unknown subcommand prints the usage (status
 // 2).
 //
-// # taskd push
+// # taskd child push
 //
-//	taskd push [--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] PROMPT
+//	taskd child push [--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] PROMPT
 //
-// Push queues a child of the current task: a new task file in the same list
+// Child push queues a child of the current task: a new task file in the same list
 // with metadata.taskd.parent and a name unique among its siblings, inheriting
 // the parent's agent, model, working directory and permission mode unless
-// overridden. It is queued (not started) until 'taskd run'; --start starts
+// overridden. It is queued (not started) until 'taskd child start'; --start starts
 // it at once, --seq puts it in the sequential collection (its sequential
 // siblings run one after another). --after NAME (repeatable, or NAME,NAME)
 // makes it run only once the current task's child NAME (a name or an id)
@@ -533,76 +605,77 @@
 // for a name a sibling already has, for an --after that names no child,
 // without a prompt, and outside a task (no $TASKD_TASK_FILE and no --task).
 //
-// # taskd run
+// # taskd child start
 //
-//	taskd run [--task T] [N]
+//	taskd child start [--task T] [N]
 //
-// Run starts up to N of the current task's queued children, all of them
-// without N, in the order they were pushed. They run in parallel within the
-// daemon's limits. When the current task's agent ends while its started
+// Child start starts up to N of the current task's queued children, all of
+// them without N, in the order they were pushed. They run in parallel within
+// the daemon's limits. When the current task's agent ends while its started
 // children still run, the task waits, and is resumed with their results.
-// Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1; with no queued child it starts nothing. Outside a
-// task, 'taskd run' is the daemon (see above).
+// Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1;
+// with no queued child it starts nothing.
 //
-// # taskd queue
+// # taskd child list
 //
-//	taskd queue [--task T] [--json]
+//	taskd child list [--task T] [--json]
 //
-// Queue lists the current task's children: queued, running (with their age)
+// Child list lists the current task's children: queued, running (with their age)
 // and finished (with their outcome and summary). Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 //
-// # taskd inbox
+// # taskd child inbox
 //
-//	taskd inbox [--task T] [--json]
+//	taskd child inbox [--task T] [--json]
 //
-// Inbox lists the messages in the current task's inbox that have not been
-// consumed: results of finished children and messages sent with taskd send.
+// Child inbox lists the messages in the current task's inbox that have not
+// been consumed: results of finished children and messages sent with 'taskd
+// child send'.
 // Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 //
-// # taskd check
+// # taskd child check
 //
-//	taskd check [--task T] [--from ID] [--lifo] [--json]
+//	taskd child check [--task T] [--from ID] [--lifo] [--json]
 //
-// Check consumes and prints the oldest message in the current task's inbox
+// Child check consumes and prints the oldest message in the current task's inbox
 // (--lifo: the newest; --from ID: only from that task). It never waits: with
 // no message it prints nothing on standard output, says so on standard error,
 // and exits with status 1. Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 //
-// # taskd receive
+// # taskd child receive
 //
-//	taskd receive [--task T] [--from ID] [--lifo] [--timeout D] [--json]
+//	taskd child receive [--task T] [--from ID] [--lifo] [--timeout D] [--json]
 //
-// Receive consumes and prints one message from the current task's inbox like
-// check, but waits until one arrives. It wakes on the file system event of a
+// Child receive consumes and prints one message from the current task's
+// inbox like 'taskd child check', but waits until one arrives. It wakes on the file system event of a
 // delivery, without polling. With --timeout (such as 30s or 10m) it gives up
 // after that long with exit status 1. Two receivers never get the same
 // message. Outside a task (no $TASKD_TASK_FILE and no --task) it fails with status 1.
 //
-// # taskd send
+// # taskd child send
 //
-//	taskd send [--task T] TASK MESSAGE
+//	taskd child send [--task T] TASK MESSAGE
 //
-// Send delivers MESSAGE to the inbox of TASK (an id in the same list, or
+// Child send delivers MESSAGE to the inbox of TASK (an id in the same list, or
 // LIST/ID). The task must exist and not have ended: otherwise send fails
 // with status 1 and delivers nothing. The message's sender is the current
 // task, or "user" outside a task.
 //
-// # taskd kill
+// # taskd child cancel
 //
-//	taskd kill [--task T] NAME
+//	taskd child cancel [--task T] NAME
 //
-// Kill cancels the current task's child called NAME (or with that id): a
-// running child's agent is stopped, a queued one never starts. It fails
-// (status 1) when the current task has no such child, when the child has
-// already ended, and outside a task.
+// Child cancel cancels the current task's child called NAME (or with that
+// id): a running child's agent is stopped, a queued one never starts. It is
+// 'taskd cancel NAME' for a child. It fails (status 1) when the current task
+// has no such child, when the child has already ended, and outside a task.
 //
-// # taskd delegate
+// # taskd child delegate
 //
-//	taskd delegate [--task T] [--json] TASK --agent-type builder|tester|analyzer|retriever [--inherit-context] [--permission-mode plan|acceptEdits|bypassPermissions] [--timeout S] [--tools a,b]
+//	taskd child delegate [--task T] [--json] TASK --agent-type builder|tester|analyzer|retriever [--inherit-context] [--permission-mode plan|acceptEdits|bypassPermissions] [--timeout S] [--tools a,b]
 //
-// Delegate starts a subagent of the current task at once and prints its id;
+// Child delegate starts a subagent of the current task at once and prints its id;
 // it does not wait for it. The subagent is a child task (in the parent's
-// parallel collection, like 'taskd push --start') named <type>-<n>, with
+// parallel collection, like 'taskd child push --start') named <type>-<n>, with
 // metadata.taskd.agentType, permissionMode, tools, inheritContext and
 // timeout. Its agent is the agent type, which the configuration's "agents"
 // maps to a profile (an unmapped type runs the defaultAgent).
@@ -631,13 +704,13 @@
 // SubagentSpawned, TranscriptEvent (subagent_start) and, when it starts,
 // SubagentActive are logged. When the parent's agent ends while subagents
 // still run, the parent waits and is resumed with their results, as with
-// 'taskd push'.
+// 'taskd child push'.
 //
-// # taskd handoff
+// # taskd child handoff
 //
-//	taskd handoff [--task T] [--json] ID [--transfer-control] [--timeout S] [--on-failure retry|abort|escalate]
+//	taskd child handoff [--task T] [--json] ID [--transfer-control] [--timeout S] [--on-failure retry|abort|escalate]
 //
-// Handoff hands off to the current task's child ID (its id or name). The link
+// Child handoff hands off to the current task's child ID (its id or name). The link
 // is recorded in the parent's metadata.taskd.handoffs (HandoffInitiated).
 //
 // Monitor mode (the default) returns at once: the daemon mirrors the child's
@@ -663,11 +736,11 @@
 // HandoffComplete is logged at each end of the child, HandoffResolved with
 // the outcome, the action and the child's artifacts when the handoff is over.
 //
-// # taskd converge
+// # taskd child converge
 //
-//	taskd converge [--task T] [--tolerance N|N%] ID ID... --strategy merge|vote|consensus|first_success [--conflict-resolution manual|auto_accept_latest|prefer_higher_confidence] [--output-format json|markdown|delta_batch]
+//	taskd child converge [--task T] [--tolerance N|N%] ID ID... --strategy merge|vote|consensus|first_success [--conflict-resolution manual|auto_accept_latest|prefer_higher_confidence] [--output-format json|markdown|delta_batch]
 //
-// Converge waits until the named children (ids or names) have ended and
+// Child converge waits until the named children (ids or names) have ended and
 // combines their persisted results (result.json: success, summary, answer,
 // confidence, output; "files" in the child's final JSON object lists the
 // files it changed). Strategies:
@@ -752,20 +825,12 @@
 //
 // # taskd start
 //
-//	taskd start [--root DIR] [LIST/ID...]
+//	taskd start
 //
-// Start with no arguments starts taskd's user service. It fails when the
-// service is not installed; 'taskd install' installs and starts it.
-//
-// Start with task names makes those tasks run again: a failed, cancelled,
-// timed-out or stopped task is retried from scratch (its failure count
-// reset), a child queued by /push is released, a needs_human task is
-// restarted from its current step, and a completed task runs once more. A
-// running or waiting task is left alone. A task is named LIST/ID, by the
-// path of its file, or by its id alone when $TASKD_LIST is set or there is
-// only one list. A task that does not exist, is not taskd's, or is running
-// or waiting is reported on standard error and the exit status is 1; the
-// other tasks named still start.
+// Start starts taskd's user service. It fails when the service is not
+// installed; 'taskd install' installs and starts it. (With task names,
+// 'taskd start LIST/ID...' is the old name of 'taskd retry', kept for one
+// release.)
 //
 // # taskd stop
 //
@@ -787,13 +852,15 @@
 //
 // # taskd help
 //
-//	taskd help [COMMAND]
+//	taskd help [COMMAND | child [COMMAND]]
 //
 // Help prints the list of commands, or with a command name the manual of that
-// command (for run, both: the daemon, and the command for agents inside a
-// task). The same text, for every command, is the package documentation:
-// go doc github.com/taskd/taskd/cmd/taskd. An unknown command name is an
-// error (status 1).
+// command (for run and start, both: the command, and the alias of that name).
+// 'taskd help child' lists the commands an agent uses on its own task, and
+// 'taskd help child push' (or 'taskd child help push') prints the manual of
+// one of them. The same text, for every command, is the package
+// documentation: go doc github.com/taskd/taskd/cmd/taskd. An unknown command
+// name is an error (status 1).
 //
 // # taskd version
 //
@@ -801,4 +868,102 @@
 //
 // Version prints taskd's version, the platform and the Go version it was built
 // with. It takes no arguments, and cannot fail otherwise.
+//
+// # taskd push
+//
+//	taskd push [--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] PROMPT
+//
+// Push is the old name of 'taskd child push', kept for one release and removed in
+// the next: it works, and fails, exactly as that command does (its usage,
+// flags and exit status are the same). Run 'taskd help child push' for the manual.
+//
+// # taskd run
+//
+//	taskd run [--task T] [N]
+//
+// 'taskd run' inside a task is the old name of 'taskd child start', kept for one release and
+// removed in the next: it works, and fails, exactly as that command does (its
+// usage, flags and exit status are the same). Run 'taskd help child start' for the
+// manual.
+//
+// # taskd queue
+//
+//	taskd queue [--task T] [--json]
+//
+// Queue is the old name of 'taskd child list', kept for one release and removed in
+// the next: it works, and fails, exactly as that command does (its usage,
+// flags and exit status are the same). Run 'taskd help child list' for the manual.
+//
+// # taskd inbox
+//
+//	taskd inbox [--task T] [--json]
+//
+// Inbox is the old name of 'taskd child inbox', kept for one release and removed in
+// the next: it works, and fails, exactly as that command does (its usage,
+// flags and exit status are the same). Run 'taskd help child inbox' for the manual.
+//
+// # taskd check
+//
+//	taskd check [--task T] [--from ID] [--lifo] [--json]
+//
+// Check is the old name of 'taskd child check', kept for one release and removed in
+// the next: it works, and fails, exactly as that command does (its usage,
+// flags and exit status are the same). Run 'taskd help child check' for the manual.
+//
+// # taskd receive
+//
+//	taskd receive [--task T] [--from ID] [--lifo] [--timeout D] [--json]
+//
+// Receive is the old name of 'taskd child receive', kept for one release and removed in
+// the next: it works, and fails, exactly as that command does (its usage,
+// flags and exit status are the same). Run 'taskd help child receive' for the manual.
+//
+// # taskd send
+//
+//	taskd send [--task T] TASK MESSAGE
+//
+// Send is the old name of 'taskd child send', kept for one release and removed in
+// the next: it works, and fails, exactly as that command does (its usage,
+// flags and exit status are the same). Run 'taskd help child send' for the manual.
+//
+// # taskd kill
+//
+//	taskd kill [--task T] NAME
+//
+// Kill is the old name of 'taskd child cancel', kept for one release and removed in
+// the next: it works, and fails, exactly as that command does (its usage,
+// flags and exit status are the same). Run 'taskd help child cancel' for the manual.
+//
+// # taskd delegate
+//
+//	taskd delegate [--task T] [--json] TASK --agent-type builder|tester|analyzer|retriever [--inherit-context] [--permission-mode plan|acceptEdits|bypassPermissions] [--timeout S] [--tools a,b]
+//
+// Delegate is the old name of 'taskd child delegate', kept for one release and removed in
+// the next: it works, and fails, exactly as that command does (its usage,
+// flags and exit status are the same). Run 'taskd help child delegate' for the manual.
+//
+// # taskd handoff
+//
+//	taskd handoff [--task T] [--json] ID [--transfer-control] [--timeout S] [--on-failure retry|abort|escalate]
+//
+// Handoff is the old name of 'taskd child handoff', kept for one release and removed in
+// the next: it works, and fails, exactly as that command does (its usage,
+// flags and exit status are the same). Run 'taskd help child handoff' for the manual.
+//
+// # taskd converge
+//
+//	taskd converge [--task T] [--tolerance N|N%] ID ID... --strategy merge|vote|consensus|first_success [--conflict-resolution manual|auto_accept_latest|prefer_higher_confidence] [--output-format json|markdown|delta_batch]
+//
+// Converge is the old name of 'taskd child converge', kept for one release and removed in
+// the next: it works, and fails, exactly as that command does (its usage,
+// flags and exit status are the same). Run 'taskd help child converge' for the manual.
+//
+// # taskd start
+//
+//	taskd start [--root DIR] TASK...
+//
+// 'taskd start' with task names is the old name of 'taskd retry', kept for one release and
+// removed in the next: it works, and fails, exactly as that command does (its
+// usage, flags and exit status are the same). Run 'taskd help retry' for the
+// manual.
 package main

@@ -82,10 +82,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "-version", "--version":
 		name = "version"
 	}
-	cmd := lookup(name)
-	if name == "run" {
-		cmd = runCommand(rest)
+	if name == childPrefix {
+		switch {
+		case len(rest) == 0:
+			printChildUsage(stderr)
+			return errUsage
+		case rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help":
+			name, rest = "help", append([]string{childPrefix}, rest[1:]...)
+		default:
+			name, rest = childPrefix+" "+rest[0], rest[1:]
+		}
 	}
+	cmd := resolve(name, rest)
 	if cmd == nil {
 		fmt.Fprintf(stderr, "taskd: unknown command %q\nRun 'taskd help' for the list of commands.\n", name)
 		return errUsage

@@ -37,7 +37,7 @@ func docComment() string {
 	b.WriteString(strings.TrimSpace(overview))
 	b.WriteString("\n")
 	byGroup := map[string][]*command{}
-	for _, c := range commands {
+	for _, c := range table() {
 		byGroup[c.group] = append(byGroup[c.group], c)
 	}
 	for _, g := range groups {

@@ -35,7 +35,7 @@ func TestHelp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range commands {
+	for _, c := range table() {
 		out, errOut, code := runCLI(t, "help", c.name)
 		if code != 0 {
 			t.Errorf("help %s: exit %d: %s", c.name, code, errOut)

@@ -85,7 +85,13 @@ with what they report; the profiles and lists named in "nats": {"local":
 tasks say so (docs/distributed.md).
 
 Logs go to stderr (the journal, under systemd): text by default,
---log-format json for machines; --log-level debug|info|warn|error.
+--log-format json for machines; --log-level debug|info|warn|error. At the
+default level, info, the daemon logs a line when it starts and stops, one
+when a task's work starts ("task started": list, task, subject, attempt or
+workflow), and one when the task ends ("task ended": outcome, how long it
+ran, for a failure the reason), needs a person ("task needs a person") or
+is paused by a usage limit ("task paused"), and nothing while it idles;
+warnings say what went wrong. Debug shows every decision.
 
 Run exits with status 0 after a signal. It fails at once (status 1, with
 the reason and the fix) when the root is not a directory or other users

@@ -72,27 +72,16 @@ cannot stop or remove the service.
 		},
 		&command{
 			name:  "start",
-			usage: "[--root DIR] [LIST/ID...]",
-			short: "start the user service, or (with task names) run tasks again",
+			usage: "",
+			short: "start the user service",
 			group: "Service",
 			long: `
-Start with no arguments starts taskd's user service. It fails when the
-service is not installed; 'taskd install' installs and starts it.
-
-Start with task names makes those tasks run again: a failed, cancelled,
-timed-out or stopped task is retried from scratch (its failure count
-reset), a child queued by /push is released, a needs_human task is
-restarted from its current step, and a completed task runs once more. A
-running or waiting task is left alone. A task is named LIST/ID, by the
-path of its file, or by its id alone when $TASKD_LIST is set or there is
-only one list. A task that does not exist, is not taskd's, or is running
-or waiting is reported on standard error and the exit status is 1; the
-other tasks named still start.
+Start starts taskd's user service. It fails when the service is not
+installed; 'taskd install' installs and starts it. (With task names,
+'taskd start LIST/ID...' is the old name of 'taskd retry', kept for one
+release.)
 `,
 			run: func(ctx context.Context, inv *invocation) error {
-				if len(inv.args) > 0 {
-					return runStartTasks(ctx, inv)
-				}
 				return serviceCommand(ctx, inv, (*install.Service).Start)
 			},
 		},

@@ -23,7 +23,7 @@ import (
 func init() {
 	register(&command{
 		name:  "status",
-		usage: "[--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never]",
+		usage: "[--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]",
 		short: "show tasks: state, step, attempt, age, as a tree",
 		group: "Tasks",
 		long: `
@@ -32,9 +32,17 @@ tasks, or with --all every task. It reads the task files only, so it works
 whether or not a daemon runs; its first line names the root and says
 whether a daemon serves it.
 
+With a task (LIST/ID, or an id alone, as below) it shows that task's tree:
+the task, its children and the tasks below them, with their notes; --json
+prints that list alone, with those tasks.
+
 Each list starts with a count of its tasks by state. Then one line per
-task: its id, its state, its workflow step, the attempt number, how long
-ago it entered that state (5s, 3m, 2h, 4d) and its subject. Children are
+task: its id; its state; STEP, a workflow's current step and how many
+steps have run (retries included): "review 2/…" while it goes on, "end
+3/3" once it has ended; ATT, the attempt: a task's agent attempts (2 after
+one retry) or, for a workflow, the attempts of its current step (1, unless
+the step was retried), so that a clean two-step workflow shows 1; how long
+ago it entered its state (5s, 3m, 2h, 4d); and its subject. Children are
 drawn under their parent (a waiting parent, or a workflow's fork with one
 child per branch). The state is metadata.taskd.state (running, waiting,
 needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
@@ -48,13 +56,16 @@ what to do:
 	              where a running agent works (its worktree's branch, if
 	              it has one) and, for a streaming agent, its progress
 	waiting for:  why a needs_human task waits, and
-	answer:       the 'taskd resolve' command with the answers it accepts
+	answer:       the 'taskd resolve' command with the answers it accepts;
+	              for a waiting task, which of its children (or of the
+	              tasks it handed work to) have not ended: "2 of 3
+	              children: b (5), c (6)"
 	blocked by:   the blockers that have not completed
 	paused:       when a task a usage limit paused resumes, and
 	limit:        the limit, in the agent's words
 	error:        why a task failed, in the agent's own words where it
 	              gave any, with where its logs are, and
-	retry:        the 'taskd start' and 'taskd logs' commands for it
+	retry:        the 'taskd retry' and 'taskd logs' commands for it
 	held:         why the daemon holds a task back (a write it needs
 	              failed: a full disk, a lock nobody can take), and when
 	              it tries again; no agent starts meanwhile
@@ -78,11 +89,18 @@ data as JSON for scripts: an array of lists, each {"id", "tasks",
 "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
 "repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
 "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
-run folder). --watch redraws whenever a task file changes, until
-interrupted.
+run folder, "name", "steps", "waits" {"kind", "total", "open"}).
+"attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
+a task file changes, until interrupted.
 
-Status fails when the root cannot be read, and when --list names a list
-that does not exist. A root that does not exist yet is not an error: it
+Paths under the home directory are shown with ~ in its place, only where
+the home directory starts a path: with HOME=/root, /root/x is ~/x but
+/srv/x/root/y stays as it is.
+
+` + taskNames + `
+
+Status fails when the root cannot be read, when --list names a list
+that does not exist, and when the task named does not exist. A root that does not exist yet is not an error: it
 has no lists.
 `,
 		run: runStatus,
@@ -101,12 +119,20 @@ func runStatus(ctx context.Context, inv *invocation) error {
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return inv.usageErrorf("unexpected argument %q", fs.Arg(0))
+	if fs.NArg() > 1 {
+		return inv.usageErrorf("unexpected argument %q", fs.Arg(1))
 	}
 	r, err := daemon.ResolveRoot(*root, os.Getenv)
 	if err != nil {
 		return err
+	}
+	var one *taskRef
+	if fs.NArg() == 1 {
+		ref, err := parseTaskRef(r, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		r, one, lists = ref.root, &ref, listFlags{ref.list}
 	}
 	color := false
 	switch *colorFlag {
@@ -119,9 +145,17 @@ func runStatus(ctx context.Context, inv *invocation) error {
 		return inv.usageErrorf("bad --color %q", *colorFlag)
 	}
 	show := func() error {
-		snap, err := snapshot(r, lists, *all)
+		snap, err := snapshot(r, lists, *all || one != nil)
 		if err != nil {
 			return err
+		}
+		if one != nil {
+			if snap, err = subtree(snap, one.id); err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(inv.stdout, snap[0])
+			}
 		}
 		if *asJSON {
 			enc := json.NewEncoder(inv.stdout)
@@ -166,6 +200,42 @@ func snapshot(root string, lists []string, all bool) ([]status.List, error) {
 	}
 	status.Attend(snap, heldTasks(root))
 	return snap, nil
+}
+
+// subtree keeps of snap, the snapshot of one list, task id and the tasks
+// below it (its children and theirs), in the list's order.
+func subtree(snap []status.List, id string) ([]status.List, error) {
+	if len(snap) != 1 {
+		return nil, fmt.Errorf("no task %s", id)
+	}
+	l := snap[0]
+	byID := map[string]*status.Task{}
+	for i := range l.Tasks {
+		byID[l.Tasks[i].ID] = &l.Tasks[i]
+	}
+	if byID[id] == nil {
+		return nil, fmt.Errorf("no task %s/%s", l.ID, id)
+	}
+	keep := map[string]bool{}
+	var walk func(string)
+	walk = func(id string) {
+		if keep[id] || byID[id] == nil {
+			return
+		}
+		keep[id] = true
+		for _, c := range byID[id].Children {
+			walk(c)
+		}
+	}
+	walk(id)
+	tasks := []status.Task{}
+	for _, t := range l.Tasks {
+		if keep[t.ID] {
+			tasks = append(tasks, t)
+		}
+	}
+	l.Tasks, l.Hidden = tasks, 0
+	return []status.List{l}, nil
 }
 
 // heldTasks returns the tasks the daemon serving root holds, as it

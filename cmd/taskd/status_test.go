@@ -305,7 +305,8 @@ func TestStatus_command(t *testing.T) {
 	}{
 		{[]string{"--list", "nope"}, 1, `no list "nope" in`},
 		{[]string{"--color", "pink"}, 2, `bad --color "pink"`},
-		{[]string{"extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"fork/1", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"extra"}, 1, `no list in`},
 	}
 	for _, tt := range tests {
 		_, errOut, code := runCLI(t, append([]string{"status", "--root", root}, tt.args...)...)

@@ -22,9 +22,10 @@ type statusView struct {
 	// refused says why the daemon refuses the root ("") and each list (by
 	// id) it does not serve.
 	refused map[string]refusal
-	now     time.Time // ages are relative to it
-	width   int       // columns; every line fits
-	color   bool      // ANSI colours
+	now     time.Time         // ages are relative to it
+	names   map[string]string // task names by id, of the list being drawn
+	width   int               // columns; every line fits
+	color   bool              // ANSI colours
 }
 
 // A refusal is why the daemon does not serve a root or a list.
@@ -62,7 +63,7 @@ const (
 	colIndent    = 2
 	colID        = 10
 	colState     = 11 // "needs_human"
-	colStep      = 14
+	colStep      = 16
 	colAttempt   = 3
 	colAge       = 5
 	noteIndent   = colIndent + colID + 1 // notes start under STATE
@@ -188,6 +189,10 @@ func (r *renderer) list(l status.List) {
 	}
 	if len(l.Tasks) > 0 {
 		r.line(r.paint("2", strings.TrimRight(r.cells("ID", pad("STATE", colState), "STEP", "ATT", "AGE", "SUBJECT"), " ")))
+		v.names = map[string]string{}
+		for _, t := range l.Tasks {
+			v.names[t.ID] = t.Name
+		}
 		r.tree(l)
 	}
 	if l.Hidden > 0 {
@@ -265,7 +270,7 @@ func (r *renderer) row(t *status.Task, tree string) {
 	}
 	word := r.fit(state, colState)
 	painted := r.paint(stateColor[state], word) + strings.Repeat(" ", colState-width(word))
-	r.line(strings.TrimRight(r.cells(tree+t.ID, painted, t.Step, attempt, age(v.now, t.Since), subject(t)), " "))
+	r.line(strings.TrimRight(r.cells(tree+t.ID, painted, stepCell(t), attempt, age(v.now, t.Since), subject(t)), " "))
 	ref := clean(t.List + "/" + t.ID)
 	switch {
 	case state == "rejected":
@@ -292,7 +297,7 @@ func (r *renderer) row(t *status.Task, tree string) {
 		if t.Error != "" && t.Error != "cancelled" {
 			r.note("error: ", t.Error, "31")
 		}
-		again := "retry: taskd start " + ref
+		again := "retry: taskd retry " + ref
 		if t.Attempt > 0 {
 			again += " · output: taskd logs " + ref
 		}
@@ -309,6 +314,8 @@ func (r *renderer) row(t *status.Task, tree string) {
 		if t.PausedBy != "" {
 			r.note("limit: ", t.PausedBy, "")
 		}
+	case state == "waiting" && t.Waits != nil:
+		r.note("waiting for: ", waitsWords(t.Waits, v.names), "36")
 	case state == "running":
 		if t.Dispatch != "" {
 			r.note("", t.Dispatch, "33") // a worker's attempt waits (docs/distributed.md)
@@ -363,10 +370,42 @@ func (v *statusView) path(p string) string {
 	return p
 }
 
-// abbrev replaces the home directory in paths inside s with ~.
+// abbrev replaces the home directory with ~ in the paths inside s that
+// start with it: where a path begins (not inside another, such as
+// /srv/x/root/… when the home is /root) and followed by / or the path's
+// end.
 func (v *statusView) abbrev(s string) string {
-	if v.home == "" || v.home == "/" {
+	return abbrevHome(s, v.home)
+}
+
+// abbrevHome is abbrev for the home directory home.
+func abbrevHome(s, home string) string {
+	home = strings.TrimSuffix(home, "/")
+	if home == "" || !strings.Contains(s, home) {
 		return s
 	}
-	return strings.ReplaceAll(s, v.home+"/", "~/")
+	var b strings.Builder
+	for {
+		i := strings.Index(s, home)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(home)
+		starts := i == 0 || !inPath(s[i-1])
+		ends := end == len(s) || s[end] == '/' || !inPath(s[end])
+		b.WriteString(s[:i])
+		if starts && ends {
+			b.WriteString("~")
+		} else {
+			b.WriteString(home)
+		}
+		s = s[end:]
+	}
+}
+
+// inPath reports whether c may be part of a path's name (so that a home
+// directory next to it is inside a longer path).
+func inPath(c byte) bool {
+	return c == '/' || c == '.' || c == '_' || c == '-' || c == '~' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }

@@ -21,7 +21,7 @@ func init() {
 		group: "Tasks",
 		long: `
 Restart runs each task again from its beginning: a workflow from its first
-step, a loop from its first iteration. Unlike 'taskd start', which runs a
+step, a loop from its first iteration. Unlike 'taskd retry', which runs a
 task again from where it is (a workflow's current step), restart clears
 where the task had got to: a workflow's current step and retry count, the
 loop guard's count, a loop's iteration, a question waiting for a person,
@@ -30,8 +30,9 @@ the last error. The history stays: the step trace keeps the earlier steps
 of them) and every run folder is kept; new runs are numbered after the old
 ones. Children and return tasks the task made before are not restarted.
 
-A task is named LIST/ID, by the path of its file, or by its id alone when
-$TASKD_LIST is set or there is only one list. A task that does not exist,
+` + taskNames + `
+
+A task that does not exist,
 is not taskd's, is running or waiting for its children (cancel it first),
 or is a branch of a workflow's fork (restart the task that forked it) is
 reported on standard error and left alone; the others are still

@@ -21,13 +21,13 @@ import (
 
 func init() {
 	register(
-		&command{name: "delegate", group: "Inside a running task",
+		&command{name: "child delegate", group: groupChild,
 			usage: "[--task T] [--json] TASK --agent-type builder|tester|analyzer|retriever [--inherit-context] [--permission-mode plan|acceptEdits|bypassPermissions] [--timeout S] [--tools a,b]",
 			short: "start a subagent: a child with an agent type and narrowed permissions",
 			long: `
-Delegate starts a subagent of the current task at once and prints its id;
+Child delegate starts a subagent of the current task at once and prints its id;
 it does not wait for it. The subagent is a child task (in the parent's
-parallel collection, like 'taskd push --start') named <type>-<n>, with
+parallel collection, like 'taskd child push --start') named <type>-<n>, with
 metadata.taskd.agentType, permissionMode, tools, inheritContext and
 timeout. Its agent is the agent type, which the configuration's "agents"
 maps to a profile (an unmapped type runs the defaultAgent).
@@ -56,14 +56,14 @@ a new session (--resume ID --fork-session).
 SubagentSpawned, TranscriptEvent (subagent_start) and, when it starts,
 SubagentActive are logged. When the parent's agent ends while subagents
 still run, the parent waits and is resumed with their results, as with
-'taskd push'.
+'taskd child push'.
 `,
 			run: runDelegate},
-		&command{name: "handoff", group: "Inside a running task",
+		&command{name: "child handoff", group: groupChild,
 			usage: "[--task T] [--json] ID [--transfer-control] [--timeout S] [--on-failure retry|abort|escalate]",
 			short: "watch a subagent, or wait for it and act on its failure",
 			long: `
-Handoff hands off to the current task's child ID (its id or name). The link
+Child handoff hands off to the current task's child ID (its id or name). The link
 is recorded in the parent's metadata.taskd.handoffs (HandoffInitiated).
 
 Monitor mode (the default) returns at once: the daemon mirrors the child's
@@ -90,11 +90,11 @@ HandoffComplete is logged at each end of the child, HandoffResolved with
 the outcome, the action and the child's artifacts when the handoff is over.
 `,
 			run: runHandoff},
-		&command{name: "converge", group: "Inside a running task",
+		&command{name: "child converge", group: groupChild,
 			usage: "[--task T] [--tolerance N|N%] ID ID... --strategy merge|vote|consensus|first_success [--conflict-resolution manual|auto_accept_latest|prefer_higher_confidence] [--output-format json|markdown|delta_batch]",
 			short: "combine the results of children",
 			long: `
-Converge waits until the named children (ids or names) have ended and
+Child converge waits until the named children (ids or names) have ended and
 combines their persisted results (result.json: success, summary, answer,
 confidence, output; "files" in the child's final JSON object lists the
 files it changed). Strategies:

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -66,18 +69,44 @@ func parseRef(root, ref string) (taskRef, error) {
 	return taskRef{}, fmt.Errorf("task %q: no list in %s has a task %s (lists: %s)", ref, root, ref, strings.Join(lists, ", "))
 }
 
+// childOrTask resolves ref as parseTaskRef does, except that inside a
+// running task (me not nil) a name without a / that is the name or id of
+// one of me's children is that child.
+func childOrTask(root, ref string, me *self) (taskRef, error) {
+	if me == nil || strings.Contains(ref, "/") || strings.HasSuffix(ref, ".json") {
+		return parseTaskRef(root, ref)
+	}
+	if id, err := children.Named(me.dir, me.id, ref); err == nil {
+		return taskRef{root: filepath.Dir(me.dir.Path()), list: me.list, id: id}, nil
+	}
+	r, err := parseTaskRef(root, ref)
+	if err != nil {
+		return r, fmt.Errorf("%w; nor is it a child of task %s/%s", err, me.list, me.id)
+	}
+	if _, err := os.Lstat(filepath.Join(r.root, r.list, r.id+".json")); errors.Is(err, fs.ErrNotExist) {
+		return r, fmt.Errorf("task %q: list %s has no task %s, nor is it a child of task %s/%s", ref, r.list, r.id, me.list, me.id)
+	}
+	return r, nil
+}
+
 func (r taskRef) dir() (*taskfile.Dir, error) { return control.OpenList(r.root, r.list, false) }
 func (r taskRef) String() string              { return r.list + "/" + r.id }
 
 // forTasks runs fn on each task named in args.
 func forTasks(ctx context.Context, inv *invocation, rootFlag string, args []string, fn func(*taskfile.Dir, string) (*taskfile.Task, error), done string) error {
+	return forTasksOf(ctx, inv, rootFlag, args, nil, fn, done)
+}
+
+// forTasksOf is forTasks where, inside a running task (me), a name
+// without a / may also be one of me's children.
+func forTasksOf(ctx context.Context, inv *invocation, rootFlag string, args []string, me *self, fn func(*taskfile.Dir, string) (*taskfile.Task, error), done string) error {
 	root, err := daemon.ResolveRoot(rootFlag, os.Getenv)
 	if err != nil {
 		return err
 	}
 	var failed int
 	for _, a := range args {
-		ref, err := parseTaskRef(root, a)
+		ref, err := childOrTask(root, a, me)
 		if err == nil {
 			var dir *taskfile.Dir
 			if dir, err = ref.dir(); err == nil {
@@ -145,28 +174,52 @@ rejects a task that names unknown ones, and 'taskd status' shows why.
 		},
 		&command{
 			name:  "cancel",
-			usage: "[--root DIR] LIST/ID...",
+			usage: "[--root DIR] TASK...",
 			short: "cancel tasks (running agents are stopped)",
 			group: "Tasks",
 			long: `
 Cancel sets metadata.taskd.cancel in each task file. The daemon stops a
 running agent (SIGTERM to its process group, SIGKILL after the grace
 period) and records the task as cancelled; a task that has not run is
-cancelled without running. 'taskd start' runs it again.
+cancelled without running; the tasks below a cancelled task are cancelled
+with it. 'taskd retry' runs it again.
 
-A task is named LIST/ID, by the path of its file, or by its id alone when
-$TASKD_LIST is set or there is only one list.
+` + taskNames + `
+
+Inside a running task (an agent's, whose environment names its task in
+$TASKD_TASK_FILE) a name without a / that is the name or id of one of that
+task's children is that child: 'taskd cancel review' cancels the child
+called review, as 'taskd child cancel review' does.
 
 A task that does not exist, is not addressed to taskd or has already
 ended is reported on standard error and left alone; the others are still
 cancelled, and the exit status is 1.
 `,
+			run: runCancel,
+		},
+		&command{
+			name:  "retry",
+			usage: "[--root DIR] TASK...",
+			short: "run tasks again",
+			group: "Tasks",
+			long: `
+Retry makes the tasks named run again: a failed, cancelled, timed-out or
+stopped task is retried from scratch (its failure count reset), a child
+queued by /push is released, a needs_human task is restarted from its
+current step, and a completed task runs once more. A running or waiting
+task is left alone. To run a workflow again from its first step, use
+'taskd restart'.
 
-			run: func(ctx context.Context, inv *invocation) error {
-				return taskEdit(ctx, inv, "cancel requested", func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
-					return control.CancelTask(ctx, dir, id)
-				})
-			},
+` + taskNames + `
+
+	taskd retry work/7
+	taskd retry 7 8
+
+A task that does not exist, is not taskd's, or is running or waiting is
+reported on standard error and the exit status is 1; the other tasks named
+still run again.
+`,
+			run: runRetry,
 		},
 		&command{
 			name:  "resolve",
@@ -193,7 +246,7 @@ keeps them in the step trace.
 Resolve fails (status 1) when the task does not exist, neither waits for
 a person nor stopped at a stage boundary, or does not accept the answer;
 the message lists the answers it accepts. To run a needs_human task again
-from its step instead, use 'taskd start'; from its first step, 'taskd
+from its step instead, use 'taskd retry'; from its first step, 'taskd
 restart'.
 `,
 			run: runResolve,
@@ -214,8 +267,39 @@ func taskEdit(ctx context.Context, inv *invocation, done string, fn func(*taskfi
 	return forTasks(ctx, inv, *root, fs.Args(), fn, done)
 }
 
-// runStartTasks implements 'taskd start LIST/ID...'.
-func runStartTasks(ctx context.Context, inv *invocation) error {
+// runCancel implements 'taskd cancel TASK...': inside a running task, a
+// child's name is that child.
+func runCancel(ctx context.Context, inv *invocation) error {
+	fs := inv.flags()
+	root := fs.String("root", "", "root of task lists")
+	if err := inv.parse(fs); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return inv.usageErrorf("name at least one task")
+	}
+	var me *self
+	if os.Getenv("TASKD_TASK_FILE") != "" {
+		s, err := findSelf("")
+		if err != nil {
+			return err
+		}
+		me = s
+	}
+	return forTasksOf(ctx, inv, *root, fs.Args(), me, func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+		return control.CancelTask(ctx, dir, id)
+	}, "cancel requested")
+}
+
+// taskNames is how the commands that act on tasks read a task's name.
+const taskNames = `A task is named LIST/ID, by the path of its file, or by its id alone:
+the id is looked up in $TASKD_LIST if that is set, else in the only list
+that has a task of that id (or the only list there is); when several
+lists have it, the command fails and names them (LIST/ID for each), so
+that you can say which.`
+
+// runRetry implements 'taskd retry TASK...'.
+func runRetry(ctx context.Context, inv *invocation) error {
 	return taskEdit(ctx, inv, "will run", func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 		return control.StartTask(ctx, dir, id)
 	})

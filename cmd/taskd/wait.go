@@ -30,8 +30,7 @@ removed), 124 when --timeout passed first. A task that waits for a person
 keeps wait waiting; wait says so once on standard error, with the command
 that answers it.
 
-A task is named LIST/ID, by the path of its file, or by its id alone when
-only one list has a task of that id.
+` + taskNames + `
 
 	id=$(taskd submit --agent exec 'make test' | xargs basename -s .json)
 	taskd wait "$id" && echo green

@@ -75,7 +75,7 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // metadata.taskd.parent and name, state queued (or, with Start, ready to
 // run), inheriting the parent's agent, model, cwd and permission mode unless
 // opt says otherwise, and records it in the parent's children. A parentID of
-// "" makes a queued top-level task for the user (taskd start runs it). The
+// "" makes a queued top-level task for the user (taskd retry runs it). The
 // depth of the tree and the parent's number of children are bounded by
 // cfg.MaxDepth and cfg.MaxChildren.
 func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID string, opt PushOptions) (*taskfile.Task, error) {
@@ -342,7 +342,7 @@ func Start(ctx context.Context, dir *taskfile.Dir, parentID string, n int) ([]st
 	return started, err
 }
 
-// Status is one child as taskd queue shows it.
+// Status is one child as taskd child list shows it.
 type Status struct {
 	ID         string    `json:"id"`
 	Name       string    `json:"name"`

@@ -23,7 +23,7 @@ import (
 )
 
 // A Message is one entry of a task's inbox: a child's result, or a note
-// sent with taskd send.
+// sent with taskd child send.
 type Message struct {
 	From          string    `json:"from"`             // sender task id, or "user"
 	TaskID        string    `json:"taskId,omitempty"` // the child whose result this is
@@ -33,7 +33,7 @@ type Message struct {
 	Output        string    `json:"output,omitempty"`
 	Error         string    `json:"error,omitempty"`
 	PartialOutput string    `json:"partialOutput,omitempty"`
-	Text          string    `json:"text,omitempty"` // taskd send's message
+	Text          string    `json:"text,omitempty"` // taskd child send's message
 	SentAt        time.Time `json:"sentAt"`
 
 	file string // the message's file name, set when read

@@ -130,7 +130,7 @@ func ResolveNote(ctx context.Context, dir *taskfile.Dir, id, answer, note string
 				options = []string{"continue"}
 			}
 		case sp.State == task.Succeeded:
-			return fmt.Errorf("task %s has completed, and not at a stage boundary: there is nothing to continue; run it again with taskd start, or from its first step with taskd restart", id)
+			return fmt.Errorf("task %s has completed, and not at a stage boundary: there is nothing to continue; run it again with taskd retry, or from its first step with taskd restart", id)
 		default:
 			return fmt.Errorf("task %s does not wait for an answer (its state is %q)", id, sp.State)
 		}

@@ -83,7 +83,7 @@ func Answer(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 			if _, err := task.Move(t, task.Stop); err != nil {
 				return err
 			}
-			m.Set("error", fmt.Sprintf("stopped at the loop guard (%s); the steps so far are in metadata.taskd.stepTrace; run it again with taskd start, or from its first step with taskd restart", answer))
+			m.Set("error", fmt.Sprintf("stopped at the loop guard (%s); the steps so far are in metadata.taskd.stepTrace; run it again with taskd retry, or from its first step with taskd restart", answer))
 			return nil
 		})
 		if err != nil || answer != actionContinue {

@@ -76,13 +76,11 @@ func lastRunDir(l *job.List, id string) int {
 // runFlow runs a claimed workflow task until it ends, waits (fork, human) or
 // is stopped.
 func Run(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
-	l := j.List
 	f := newFlow(j, t, sp)
 	if sp.State == task.Paused {
 		f.resume = job.ResumeSession(t)
 	}
-	l.Events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.ID, Task: t.ID, Parent: sp.Parent, Step: currentStep(t),
-		Data: map[string]any{"workflow": workflowType(t)}})
+	j.RecordStart(t, sp, eventlog.Event{Step: currentStep(t), Data: map[string]any{"workflow": workflowType(t)}})
 	return f.loop(ctx, "", afterNothing)
 }
 
@@ -251,7 +249,7 @@ func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
 				return err
 			}
 			m := task.Meta(t)
-			m.Set("error", fmt.Sprintf("stopped by the loop guard after %d steps; the workflow may cycle (%s). Inspect metadata.taskd.stepTrace, then run it again with taskd start", n, trace))
+			m.Set("error", fmt.Sprintf("stopped by the loop guard after %d steps; the workflow may cycle (%s). Inspect metadata.taskd.stepTrace, then run it again with taskd retry", n, trace))
 			return nil
 		})
 		return t, true, err

@@ -286,7 +286,7 @@ func pushChild(ctx context.Context, j *job.Job, parent string, c *prompt.Push, n
 // createFollowUps processes the trailing /push lines of a task that is
 // about to be recorded as succeeded: follow-up tasks for its parent (queued
 // in the parent's children) or, at the top level, queued tasks for the user
-// to start with taskd start. A follow-up that exists already (a restart in
+// to start with taskd retry. A follow-up that exists already (a restart in
 // between) is not pushed again.
 func createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Task) error {
 	l := j.List

@@ -57,7 +57,6 @@ const maxClaimAgain = 3
 // that now lists blockers goes back to the loop, which checks what only it
 // knows (blockers, cycles) and prepares other tasks without holding a slot.
 func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, error) {
-	l, id := j.List, j.ID
 	c, err := claimRun(ctx, j, func(t *taskfile.Task, s task.Spec) bool {
 		return job.Pending(t, s) && !(again && len(t.BlockedBy) > 0)
 	})
@@ -68,7 +67,7 @@ func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, e
 	// The start is logged once the attempt does something: its prompt
 	// commands run, its agent starts, or it ends without starting.
 	logStart := sync.OnceFunc(func() {
-		l.Events.Append(eventlog.Event{Type: eventlog.TaskStarted, List: l.ID, Task: id, Parent: sp.Parent, Attempt: sp.Attempt})
+		j.RecordStart(t, sp, eventlog.Event{Attempt: sp.Attempt})
 	})
 	a, err := prepareAttempt(ctx, j, t, sp, logStart)
 	if waiting, ok := subagent.Suspended(err); ok {

@@ -19,14 +19,21 @@ import (
 
 // Task is one task as taskd status shows it.
 type Task struct {
-	List     string    `json:"list"`
-	ID       string    `json:"id"`
-	Subject  string    `json:"subject"`
-	Status   string    `json:"status"`          // Claude Code's status
-	State    string    `json:"state,omitempty"` // metadata.taskd.state
-	Taskd    bool      `json:"taskd"`           // addressed to taskd
-	Workflow string    `json:"workflow,omitempty"`
-	Step     string    `json:"step,omitempty"`
+	List     string `json:"list"`
+	ID       string `json:"id"`
+	Subject  string `json:"subject"`
+	Status   string `json:"status"`          // Claude Code's status
+	State    string `json:"state,omitempty"` // metadata.taskd.state
+	Taskd    bool   `json:"taskd"`           // addressed to taskd
+	Name     string `json:"name,omitempty"`  // a child's name among its siblings
+	Workflow string `json:"workflow,omitempty"`
+	Step     string `json:"step,omitempty"`
+	// Steps is how many steps of a workflow have run (its run folders),
+	// retries included.
+	Steps int `json:"steps,omitempty"`
+	// Attempt counts the agent attempts: of a plain task, its attempt
+	// (retries included); of a workflow, the attempts of its current step
+	// (1 plus the step's retries).
 	Attempt  int       `json:"attempt,omitempty"`
 	Parent   string    `json:"parent,omitempty"`
 	Children []string  `json:"children,omitempty"`
@@ -51,7 +58,9 @@ type Task struct {
 	// Below are the tasks under this one that need a person, failed or
 	// are held (Attend).
 	Below []Below `json:"below,omitempty"`
-	Runs          // where and how its agent runs (runs.go)
+	// Waits says what a waiting task waits for.
+	Waits *Waits `json:"waits,omitempty"`
+	Runs         // where and how its agent runs (runs.go)
 }
 
 // List is one list's tasks.
@@ -128,6 +137,7 @@ func snapshotList(root, id string, all bool) (List, error) {
 	}
 	byID := map[string]*Task{}
 	status := map[string]string{}
+	waiting := map[string]waitIDs{}
 	for _, tid := range ids {
 		ts := Task{List: id, ID: tid}
 		t, err := dir.Read(tid)
@@ -148,6 +158,9 @@ func snapshotList(root, id string, all bool) (List, error) {
 			continue
 		}
 		fillStatus(&ts, t, owned, dir.File(tid))
+		if kind, ids := waitsOf(t); len(ids) > 0 {
+			waiting[tid] = waitIDs{kind, ids}
+		}
 		ls.Tasks = append(ls.Tasks, ts)
 	}
 	addRejections(dir, ls.Tasks)
@@ -167,6 +180,7 @@ func snapshotList(root, id string, all bool) (List, error) {
 		}
 		ts.BlockedBy = open
 	}
+	fillWaits(&ls, waiting)
 	return ls, nil
 }
 
@@ -180,8 +194,14 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 	}
 	m := t.Metadata.Object("taskd")
 	ts.State, _ = m.String("state")
-	if n, ok := m.Int("attempt"); ok {
-		ts.Attempt = int(n)
+	ts.Name, _ = m.String("name")
+	n, _ := m.Int("attempt")
+	ts.Attempt = int(n)
+	if ts.Workflow != "" && n > 0 {
+		// A workflow's attempt counts its steps' runs: that is its steps;
+		// its attempt is the current step's (the navigator's retries).
+		retries, _ := t.Metadata.Int("retryCount")
+		ts.Steps, ts.Attempt = int(n), int(retries)+1
 	}
 	ts.Error, _ = m.String("error")
 	ts.Dispatch, _ = m.String("dispatch")

@@ -361,7 +361,7 @@ func handoffChild(dir *taskfile.Dir, parent, ref string) (*taskfile.Task, error)
 		return nil, err
 	}
 	if s := task.Of(c); s == task.Queued {
-		return nil, fmt.Errorf("task %s is queued; start it (/run, taskd run) before handing off to it", id)
+		return nil, fmt.Errorf("task %s is queued; start it (/run, taskd child start) before handing off to it", id)
 	}
 	return c, nil
 }

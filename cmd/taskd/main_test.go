@@ -1,0 +1,17 @@
+package main
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain lets a test run this binary as taskd itself: with
+// TASKD_TEST_MAIN=1 in its environment, the test binary is main (tests
+// that need a real process, such as the foreground daemon's log).
+func TestMain(m *testing.M) {
+	if os.Getenv("TASKD_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
