@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"syscall"
+	"time"
 
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/task"
@@ -43,7 +45,7 @@ func Remove(ctx context.Context, dir *taskfile.Dir, id string, force bool) (int6
 	var errs []error
 	for _, p := range []string{area.RunsDir(dir.Path(), id), area.InboxDir(dir.Path(), id)} {
 		rel, _ := filepath.Rel(dir.Path(), p)
-		n, err := fsroot.RemoveAll(dir.Path(), rel)
+		n, err := removeSettled(ctx, dir.Path(), rel)
 		total += n
 		if err != nil {
 			errs = append(errs, err)
@@ -53,4 +55,24 @@ func Remove(ctx context.Context, dir *taskfile.Dir, id string, force bool) (int6
 		return total, fmt.Errorf("task %s removed, but not all it left: %w", id, err)
 	}
 	return total, nil
+}
+
+// removeSettled removes rel under root, and again while a directory was
+// not empty when it came to it: a forced task's agent, being stopped,
+// may still write its last files (result.json) into its run folder. It
+// gives up after about ten seconds.
+func removeSettled(ctx context.Context, root, rel string) (int64, error) {
+	var total int64
+	for try := 0; ; try++ {
+		n, err := fsroot.RemoveAll(root, rel)
+		total += n
+		if !errors.Is(err, syscall.ENOTEMPTY) || try == 50 {
+			return total, err
+		}
+		select {
+		case <-ctx.Done():
+			return total, err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
