@@ -202,7 +202,11 @@ func storm(out *bytes.Buffer) error {
 	if len(lines) < 2 {
 		return fmt.Errorf("no storm counts in:\n%s", tail(text, 40))
 	}
-	fmt.Fprintf(out, "### Crash storm\n\n`bench/crash.sh` (section [Crash storm](#crash-storm)): every check passed.\n\n```\n%s\n```\n\n", strings.Join(lines[1:], "\n"))
+	how := "`bench/crash.sh`"
+	if *quick {
+		how = "`TASKD_STORM_TASKS=200 TASKD_STORM_KILLS=5 bench/crash.sh`"
+	}
+	fmt.Fprintf(out, "### Crash storm\n\n%s (section [Crash storm](#crash-storm)): every check passed.\n\n```\n%s\n```\n\n", how, strings.Join(lines[1:], "\n"))
 	return nil
 }
 
@@ -219,7 +223,11 @@ func writers(out *bytes.Buffer) error {
 	if len(lines) == 0 {
 		return fmt.Errorf("no writers line in:\n%s", tail(text, 40))
 	}
-	fmt.Fprintf(out, "### Concurrent writers\n\n`go test -tags stress -run TestConcurrentWriters ./daemon` (section [Concurrent writers](#concurrent-writers)):\n\n```\n%s\n```\n\n", strings.Join(lines, "\n"))
+	how := "`go test -tags stress -run TestConcurrentWriters -v ./daemon`"
+	if *quick {
+		how = "`go test -run TestConcurrentWriters -v ./daemon` (the short version)"
+	}
+	fmt.Fprintf(out, "### Concurrent writers\n\n%s (section [Concurrent writers](#concurrent-writers)):\n\n```\n%s\n```\n\n", how, strings.Join(lines, "\n"))
 	return nil
 }
 
