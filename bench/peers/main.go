@@ -2,7 +2,7 @@
 // on the same machine, in one run, and prints a table with the ratios
 // taskd/peer. bench/peers.sh installs the peers and runs it.
 //
-//	go run ./bench/peers [-n 1000] [-runs 3] [-latency 50] [-idle 10s] [-scan 10000,100000] [-queued 10000]
+//	go run ./bench/peers [-n 1000] [-runs 3] [-latency 50] [-idle 10s] [-scan 10000,100000] [-rescan 100000] [-queued 10000] [-json FILE]
 //
 // Measurements (the peers' as in their own documentation of use):
 //
@@ -23,11 +23,18 @@
 //     after a second to settle; nq has no process while idle.
 //   - scan: taskd's startup (process start to "taskd started", after the
 //     full scan) and RSS with N finished task files in a list.
+//   - rescan: taskd's idle RSS with -rescan finished task files, and its
+//     peak RSS during a safety rescan of them, against the bound of 40 MiB
+//     above idle (rescan.go).
+//   - disk: what each finished task of a throughput run left in its list,
+//     in inodes and allocated bytes.
 //   - queued: memory per queued job: taskd's RSS with -queued pending tasks
 //     blocked by an unfinished task, less its RSS with none, per task; for
 //     nq and tsp the PSS of all their processes with 900 jobs queued behind
 //     a running one, less that with none, per job (tsp refuses more than
 //     about 1000 unfinished jobs).
+//
+// -json FILE also writes the rows as JSON, for bench/figures.
 //
 // It works in taskd-bench under the user's cache directory (-dir to
 // change), and before every throughput run measures what creating a file
