@@ -2,7 +2,7 @@
 // on the same machine, in one run, and prints a table with the ratios
 // taskd/peer. bench/peers.sh installs the peers and runs it.
 //
-//	go run ./bench/peers [-n 1000] [-runs 3] [-latency 50] [-idle 10s] [-scan 10000,100000] [-queued 10000]
+//	go run ./bench/peers [-n 1000] [-runs 3] [-latency 50] [-idle 10s] [-scan 10000,100000] [-rescan 100000] [-queued 10000] [-json FILE]
 //
 // Measurements (the peers' as in their own documentation of use):
 //
@@ -23,11 +23,18 @@
 //     after a second to settle; nq has no process while idle.
 //   - scan: taskd's startup (process start to "taskd started", after the
 //     full scan) and RSS with N finished task files in a list.
+//   - rescan: taskd's idle RSS with -rescan finished task files, and its
+//     peak RSS during a safety rescan of them, against the bound of 40 MiB
+//     above idle (rescan.go).
+//   - disk: what each finished task of a throughput run left in its list,
+//     in inodes and allocated bytes.
 //   - queued: memory per queued job: taskd's RSS with -queued pending tasks
 //     blocked by an unfinished task, less its RSS with none, per task; for
 //     nq and tsp the PSS of all their processes with 900 jobs queued behind
 //     a running one, less that with none, per job (tsp refuses more than
 //     about 1000 unfinished jobs).
+//
+// -json FILE also writes the rows as JSON, for bench/figures.
 //
 // It works in taskd-bench under the user's cache directory (-dir to
 // change), and before every throughput run measures what creating a file
@@ -62,10 +69,12 @@ var (
 	queuedFlag = flag.Int("queued", 10000, "queued tasks for taskd's memory per task")
 	peerQueued = flag.Int("peer-queued", 900, "queued jobs for nq's and tsp's memory per job")
 	taskdFlag  = flag.String("taskd", "", "taskd binary (default: build ./cmd/taskd)")
-	onlyFlag   = flag.String("only", "", "comma-separated sections to run: throughput,latency,idle,scan,queued")
+	onlyFlag   = flag.String("only", "", "comma-separated sections to run: throughput,latency,idle,scan,rescan,queued")
 	settleFlag = flag.Duration("settle", 6*time.Minute, "in all, wait up to this long before throughput runs for creating an inode to cost under 50 µs again (0: do not wait)")
 	keepFlag   = flag.Bool("keep", false, "keep the work directory (removing it slows file creation nearby for minutes on some file systems, and so a run that follows)")
 	dirFlag    = flag.String("dir", "", "directory to work in (default: taskd-bench in the user's cache directory, on the file system of the home directory, where task lists live)")
+	rescanFlag = flag.Int("rescan", 100000, "finished task files for the memory of a safety rescan (rescan.go)")
+	jsonFlag   = flag.String("json", "", "also write the rows as JSON to this file (for bench/figures)")
 )
 
 func main() {
@@ -153,6 +162,13 @@ func run() error {
 			rows = append(rows, r...)
 		}
 	}
+	if want("rescan") {
+		r, err := env.rescan(*rescanFlag)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
 	if want("queued") {
 		r, err := env.queued()
 		if err != nil {
@@ -160,7 +176,15 @@ func run() error {
 		}
 		rows = append(rows, r)
 	}
+	if len(env.disk) > 0 {
+		rows = append(rows, diskRows(env.disk)...)
+	}
 	printTable(rows)
+	if *jsonFlag != "" {
+		if err := writeJSON(*jsonFlag, rows); err != nil {
+			return err
+		}
+	}
 	fs := fsKind(work)
 	if fs == "" {
 		fs = "unknown"
@@ -185,6 +209,7 @@ type bench struct {
 	seq    int
 	costs  []float64     // µs per inode created, before each throughput run
 	waited time.Duration // for the disk to settle (settledCost)
+	disk   []perTask     // what each taskd throughput run left on disk
 }
 
 // dir returns a new directory (mode 0700) under the work directory.
@@ -209,10 +234,15 @@ type daemon struct {
 // startTaskd starts taskd on root (whose list "bench" may hold tasks) with
 // the given concurrency, and waits until it has scanned.
 func (b *bench) startTaskd(root string, workers int) (*daemon, error) {
+	return b.startTaskdWith(root, workers, "1h")
+}
+
+// startTaskdWith is startTaskd with the given safety rescan period.
+func (b *bench) startTaskdWith(root string, workers int, rescan string) (*daemon, error) {
 	list := filepath.Join(root, "bench")
 	os.MkdirAll(list, 0o700)
-	cfg := filepath.Join(b.work, fmt.Sprintf("config-%d.json", workers))
-	os.WriteFile(cfg, fmt.Appendf(nil, `{"concurrency": %d, "rescan": "1h"}`, workers), 0o600)
+	cfg := filepath.Join(b.work, fmt.Sprintf("config-%d-%s.json", workers, rescan))
+	os.WriteFile(cfg, fmt.Appendf(nil, `{"concurrency": %d, "rescan": %q}`, workers, rescan), 0o600)
 	cmd := exec.Command(b.taskd, "run", "--root", root, "--config", cfg, "--log-level", "info")
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+b.work)
 	d := &daemon{cmd: cmd, root: root, list: list, stderr: &lockedBuffer{}}
@@ -356,6 +386,10 @@ func (b *bench) taskdThroughput(n, workers int) (float64, error) {
 		return 0, err
 	}
 	defer d.stop()
+	inodes0, bytes0, err := diskUse(d.list)
+	if err != nil {
+		return 0, err
+	}
 	start := time.Now()
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
@@ -367,7 +401,13 @@ func (b *bench) taskdThroughput(n, workers int) (float64, error) {
 	if err := waitEvery(2*time.Millisecond, 10*time.Minute, func() bool { return c.count() >= n }); err != nil {
 		return 0, err
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	rate := float64(n) / time.Since(start).Seconds()
+	inodes, bytes, err := diskUse(d.list)
+	if err != nil {
+		return 0, err
+	}
+	b.disk = append(b.disk, perTask{inodes: float64(inodes-inodes0) / float64(n), bytes: float64(bytes-bytes0) / float64(n)})
+	return rate, nil
 }
 
 func (b *bench) nqThroughput(n, workers int) (float64, error) {
@@ -565,31 +605,8 @@ func (b *bench) scan(n int) ([]row, error) {
 	root := b.dir("root")
 	list := filepath.Join(root, "bench")
 	os.MkdirAll(list, 0o700)
-	for i := 1; i <= n; i++ {
-		id := strconv.Itoa(i)
-		data := fmt.Appendf(nil, `{
-  "id": %q,
-  "subject": "finished %s",
-  "description": "echo done",
-  "activeForm": "finishing %s",
-  "status": "completed",
-  "owner": "taskd",
-  "blocks": [],
-  "blockedBy": [],
-  "metadata": {
-    "taskd": {
-      "agent": "exec",
-      "state": "succeeded",
-      "attempt": 1,
-      "startedAt": "2026-01-01T00:00:00.000Z",
-      "finishedAt": "2026-01-01T00:00:01.000Z",
-      "result": {"success": true, "summary": "done", "exitCode": 0, "runDir": ".taskd/runs/%s/1"}
-    }
-  }
-}`, id, id, id, id)
-		if err := os.WriteFile(filepath.Join(list, id+".json"), data, 0o644); err != nil {
-			return nil, err
-		}
+	if _, err := writeFinished(list, n); err != nil {
+		return nil, err
 	}
 	// Drop the page cache's advantage of having just written them? Not
 	// possible without privileges everywhere; the files are warm, as they

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -19,35 +20,45 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// TestWalkthrough runs the shell blocks of the README's "Try it" section,
-// verbatim and in order, in one shell, as a new user pasting them into a
-// terminal would: on an empty home directory (so ~/.claude/tasks is new),
-// with go install writing to an empty GOPATH. It waits for the example
-// tasks to succeed before the block that watches them, checks what that
-// block prints, and stops the daemon the first block started, by its pid.
+// TestWalkthrough runs the shell blocks of the README's tour, verbatim
+// and in order, in one shell, as a new user pasting them into a terminal
+// would: on an empty home directory (so ~/.claude/tasks is new), with go
+// install writing to an empty GOPATH. Where the README says to look "a
+// moment later", it waits: before a block that answers a task with taskd
+// resolve, until that task waits for a person; before the last block,
+// until every task of the tour has ended as the README says. It checks
+// what the blocks print, and stops the daemon the first block started, by
+// its pid.
 func TestWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and installs taskd and runs a daemon; skipped with -short")
 	}
-	if _, err := exec.LookPath("jq"); err != nil {
-		if os.Getenv("TASKD_REQUIRE_TOOLS") == "1" {
-			t.Fatal("jq is not on PATH, and TASKD_REQUIRE_TOOLS=1: the README's walkthrough uses it")
+	for _, tool := range []string{"jq", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("TASKD_REQUIRE_TOOLS") == "1" {
+				t.Fatalf("%s is not on PATH, and TASKD_REQUIRE_TOOLS=1: the README's tour uses it", tool)
+			}
+			t.Skipf("%s is not on PATH: the README's tour uses it (install it, e.g. apt-get install %s, to run this test)", tool, tool)
 		}
-		t.Skip("jq is not on PATH: the README's walkthrough uses it (install it, e.g. apt-get install jq, to run this test)")
 	}
 	data, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, err := tryItBlocks(string(data))
+	blocks, err := tourBlocks(string(data))
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	w := newWalk(t)
 	for i, block := range blocks {
+		for _, m := range resolveLine.FindAllStringSubmatch(block, -1) {
+			w.waitForState(m[1], m[2], task.NeedsHuman)
+		}
 		if i == len(blocks)-1 {
-			w.waitForTasks("demo", "1", "2")
+			w.waitForState("default", "1", task.Succeeded)
+			w.waitForState("default", "2", task.Succeeded)
+			w.waitForState("default", "3", task.Cancelled)
 		}
 		w.run(i, block)
 	}
@@ -58,25 +69,32 @@ func TestWalkthrough(t *testing.T) {
 		t.Logf("output of the walkthrough:\n%s", out)
 	}
 	for _, want := range []string{
-		"completed succeeded\n",            // jq on the first task
-		"hello from taskd on ",             // its stdout.log
-		`"step":"greet"`, `"step":"check"`, // the workflow's step trace
-		"TaskSucceeded", // taskd tail
+		"hello from taskd on ",                            // taskd logs -f default/1
+		"needs_human",                                     // taskd status before the answer
+		"answer: taskd resolve default/2 passed",          // ... with the command that answers
+		"default/2 succeeded",                             // taskd wait
+		"cancelled",                                       // taskd status at the end
+		"HumanResolved", "TaskSucceeded", "TaskCancelled", // taskd tail
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the walkthrough's output lacks %q:\n%s", want, out)
 		}
 	}
-	if got := strings.Count(out, " succeeded "); got < 2 {
-		t.Errorf("taskd status shows %d succeeded tasks, want both:\n%s", got, out)
+	if got := strings.Count(out, " succeeded "); got < 3 {
+		t.Errorf("taskd status shows %d succeeded tasks in all, want task 1 once and both at the end:\n%s", got, out)
 	}
 }
 
-// tryItBlocks returns the ```sh blocks of the README's "## Try it" section.
-func tryItBlocks(readme string) ([]string, error) {
-	_, section, ok := strings.Cut(readme, "\n## Try it\n")
+// resolveLine finds the tasks a README block answers.
+var resolveLine = regexp.MustCompile(`taskd resolve ([A-Za-z0-9_-]+)/([0-9]+) `)
+
+// tourBlocks returns the ```sh blocks of the README's "## A two-minute
+// tour" section.
+func tourBlocks(readme string) ([]string, error) {
+	const heading = "\n## A two-minute tour\n"
+	_, section, ok := strings.Cut(readme, heading)
 	if !ok {
-		return nil, errors.New(`README.md has no "## Try it" section`)
+		return nil, fmt.Errorf("README.md has no %q section", strings.TrimSpace(heading))
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	var blocks []string
@@ -87,13 +105,13 @@ func tryItBlocks(readme string) ([]string, error) {
 		}
 		body, after, ok := strings.Cut(rest, "```")
 		if !ok {
-			return nil, errors.New(`README.md: a "Try it" code block is not closed`)
+			return nil, errors.New("README.md: a code block of the tour is not closed")
 		}
 		blocks = append(blocks, body)
 		section = after
 	}
 	if len(blocks) < 2 {
-		return nil, fmt.Errorf("README.md: %d shell blocks in \"Try it\", want the daemon's and the tasks'", len(blocks))
+		return nil, fmt.Errorf("README.md: %d shell blocks in the tour, want the daemon's and the tasks'", len(blocks))
 	}
 	return blocks, nil
 }
@@ -215,35 +233,28 @@ func (w *walk) run(i int, block string) {
 	}
 }
 
-// waitForTasks waits until the tasks ids of list have succeeded, and fails
-// as soon as one has failed.
-func (w *walk) waitForTasks(list string, ids ...string) {
+// waitForState waits until task list/id is in state want, and fails as
+// soon as it has ended otherwise.
+func (w *walk) waitForState(list, id string, want task.State) {
 	w.t.Helper()
-	dir := filepath.Join(w.home, ".claude", "tasks", list)
+	path := filepath.Join(w.home, ".claude", "tasks", list, id+".json")
 	deadline := time.Now().Add(2 * time.Minute)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		pending := ""
-		for _, id := range ids {
-			state := task.None
-			if tf, err := taskfile.ReadFile(filepath.Join(dir, id+".json")); err == nil {
-				state = task.Of(tf)
-			}
-			switch state {
-			case task.Succeeded:
-				continue
-			case task.Failed, task.TimedOut, task.Stopped, task.NeedsHuman:
-				data, _ := os.ReadFile(filepath.Join(dir, id+".json"))
-				w.t.Fatalf("task %s/%s is %s:\n%s\noutput:\n%s", list, id, state, data, w.output())
-			}
-			pending = id
+		state := task.None
+		if tf, err := taskfile.ReadFile(path); err == nil {
+			state = task.Of(tf)
 		}
-		if pending == "" {
+		if state == want {
 			return
 		}
+		if state.Ended() {
+			data, _ := os.ReadFile(path)
+			w.t.Fatalf("task %s/%s is %s, want %s:\n%s\noutput:\n%s", list, id, state, want, data, w.output())
+		}
 		if time.Now().After(deadline) {
-			w.t.Fatalf("task %s/%s did not succeed within 2 minutes; output:\n%s", list, pending, w.output())
+			w.t.Fatalf("task %s/%s is not %s within 2 minutes (it is %q); output:\n%s", list, id, want, state, w.output())
 		}
 		<-tick.C
 	}
