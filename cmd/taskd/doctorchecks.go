@@ -41,7 +41,7 @@ func (d *doctor) checkConfig() (cfg *config.Config, fc *config.FileConfig) {
 	}
 	if err != nil {
 		d.add(levelFail, "config", err.Error(),
-			"correct "+d.path(path)+" ('taskd run' refuses to start with it; 'taskd help run' and the README describe the format)")
+			"correct "+d.path(path)+" ('taskd run' refuses to start with it; docs/configuration.md describes the format)")
 		return defaults()
 	}
 	if _, err := os.Stat(path); optional && errors.Is(err, fs.ErrNotExist) {
