@@ -86,3 +86,38 @@ func TestNotify_BoundedAndLogged(t *testing.T) {
 		})
 	}
 }
+
+// TestNotify_NeverBlocksTheDaemon: a notify command that blocks until the
+// test releases it (with a timeout far longer than the test) holds up only
+// the notices queued behind it: while it blocks, another task starts and
+// succeeds; released, the command runs for every notice, in order.
+func TestNotify_NeverBlocksTheDaemon(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	release, notices := filepath.Join(dir, "release"), filepath.Join(dir, "notices")
+	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
+		fc.Notify = &config.NotifySpec{Succeeded: true, Timeout: "10m", Command: []string{"sh", "-c",
+			`touch ` + dir + `/started-$TASKD_TASK_ID; while [ ! -e ` + release + ` ]; do sleep 0.02; done; echo "$TASKD_TASK_ID" >> ` + notices}}
+	})
+	t.Cleanup(func() { os.WriteFile(release, nil, 0o600) }) // before the daemon stops
+	h.drop("l", "1", execTask("first", "true"))
+	h.waitState("l", "1", task.Succeeded, time.Minute)
+	h.waitFor("the notify command to run for task 1", 30*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started-1"))
+		return err == nil
+	})
+
+	h.drop("l", "2", execTask("second", "true"))
+	h.waitState("l", "2", task.Succeeded, 30*time.Second)
+	if _, err := os.Stat(notices); !os.IsNotExist(err) {
+		t.Fatalf("the notify command finished before it was released (%v)", err)
+	}
+
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("both notices", 30*time.Second, func() bool {
+		data, _ := os.ReadFile(notices)
+		return string(data) == "1\n2\n"
+	})
+}

@@ -119,6 +119,7 @@ func (n *nav) branch(fork *Node, b *Branch) ForkBranch {
 	fb.OrchestratorInstructions = n.prompt(entry, fb.StepInstructions.Guidance)
 	fb.MaxRetries = entry.MaxRetries
 	fb.Command = entry.Command
+	fb.Settings = b.Settings
 	for _, i := range n.wf.out[entry.ID] {
 		if n.wf.edges[i].To != fork.Join {
 			fb.MultiStep = true

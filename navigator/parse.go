@@ -212,6 +212,14 @@ func (wf *Workflow) branches(id string, v any) []Branch {
 					b.Description = wf.str(id, "branches."+name+".description", fv)
 					b.HasDescription = true
 				}
+			case "taskd":
+				switch fv := fv.(type) {
+				case *jsonorder.Object:
+					b.Settings = fv
+				case nil:
+				default:
+					wf.problem(id, `"branches.%s.taskd" is %s, want an object of metadata.taskd fields`, name, jsonorder.TypeName(fv))
+				}
 			}
 		}
 		out = append(out, b)

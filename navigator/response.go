@@ -1,5 +1,7 @@
 package navigator
 
+import "github.com/taskd/taskd/internal/jsonorder"
+
 // Action says what a Navigate call did.
 type Action string
 
@@ -99,6 +101,9 @@ type ForkBranch struct {
 	MultiStep bool
 	Metadata  Metadata // the child task's starting state
 	Command   string   // the entry step's "command"; not encoded
+	// Settings are the branch's own metadata.taskd fields (Branch); not
+	// encoded.
+	Settings *jsonorder.Object
 
 	// Error is set, and the fields above are not, when the entry step does
 	// not exist: "Entry step '<id>' not found".

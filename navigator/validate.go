@@ -2,6 +2,7 @@ package navigator
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -200,6 +201,11 @@ func (v *validator) fork(n *Node) {
 			v.errorf(id, "branch %q enters at the fork %q; forks do not nest", b.Name, b.EntryStep)
 		case !e.IsWork():
 			v.errorf(id, "branch %q enters at %q, %s node; a branch starts with a work step", b.Name, b.EntryStep, article(e.Type))
+		}
+		for _, k := range b.Settings.Keys() {
+			if !slices.Contains(BranchSettings, k) {
+				v.errorf(id, "branch %q sets metadata.taskd.%s; a branch may set %s", b.Name, k, strings.Join(BranchSettings, ", "))
+			}
 		}
 	}
 }

@@ -89,9 +89,20 @@ type Branch struct {
 	EntryStep      string
 	Description    string
 	HasDescription bool
+	// Settings are the branch's own metadata.taskd fields (taskd's
+	// extension "taskd": {…}, ignored by flow): its task starts with
+	// them, and takes from the forking task only the inherited fields
+	// they do not set. Nil when the branch has none.
+	Settings *jsonorder.Object
 
 	raw *jsonorder.Object // the branch object as written, for error branches
 }
+
+// BranchSettings are the metadata.taskd fields a branch's "taskd" may
+// set: those a branch, like a child task, inherits from the task that
+// forks it unless it says otherwise (the daemon's task.Inherited, which
+// a test keeps equal).
+var BranchSettings = []string{"agent", "model", "cwd", "permissionMode", "tools", "disallowedTools", "timeout", "allowBypass", "worktree"}
 
 // An Edge connects two nodes. An empty On makes it unconditional; otherwise
 // it is taken for that exact result.

@@ -79,12 +79,35 @@ func TestWorkflows_Traps(t *testing.T) {
 	tests := []struct {
 		id, nodes, edges string
 		want             []string // the problems, each after "FILE: "
+		refused          bool     // an error besides the traps: navigate refuses the workflow
 	}{{
 		id:    "no-end",
 		nodes: `"start": {"type": "start"}, "a": {"type": "task"}, "b": {"type": "task"}`,
 		edges: `{"from": "start", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "a"}`,
 		want: []string{
 			`the workflow has no end node, so no task can finish; add a node of type "end" (with "result": "success") and an edge to it`,
+			`nodes "a" → "b" → "a" form a cycle with no way out: no edge from them leads to an end; give one of them an edge that does ("on": "failed" to a HITL end, for example)`,
+		},
+	}, {
+		// An end node exists, but no edge leads to it: the walk from the
+		// start never gets there.
+		id:    "end-apart",
+		nodes: `"start": {"type": "start"}, "a": {"type": "task"}, "b": {"type": "task"}, "done": {"type": "end", "result": "success"}`,
+		edges: `{"from": "start", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "a"}`,
+		want: []string{
+			`node "done": unreachable: no path leads here from the start node`,
+			`no end node can be reached from the start: the walk from "start" leads only to "a", "b"; add an edge from one of them to a node of type "end"`,
+			`nodes "a" → "b" → "a" form a cycle with no way out: no edge from them leads to an end; give one of them an edge that does ("on": "failed" to a HITL end, for example)`,
+		},
+		refused: true,
+	}, {
+		// An end node has an edge to it, but edges on passed and on failed
+		// shadow it: navigation never takes it.
+		id:    "end-shadowed",
+		nodes: `"start": {"type": "start"}, "a": {"type": "task"}, "b": {"type": "task"}, "done": {"type": "end", "result": "success"}`,
+		edges: `{"from": "start", "to": "a"}, {"from": "a", "to": "b", "on": "passed"}, {"from": "a", "to": "b", "on": "failed"}, {"from": "a", "to": "done"}, {"from": "b", "to": "a"}`,
+		want: []string{
+			`no end node can be reached from the start: the walk from "start" leads only to "a", "b"; add an edge from one of them to a node of type "end"`,
 			`nodes "a" → "b" → "a" form a cycle with no way out: no edge from them leads to an end; give one of them an edge that does ("on": "failed" to a HITL end, for example)`,
 		},
 	}, {
@@ -121,6 +144,12 @@ func TestWorkflows_Traps(t *testing.T) {
 			task := filepath.Join(dir, "list", tt.id+".json")
 			writeTask(t, task, `{"id": "`+tt.id+`", "metadata": {"workflowType": "`+tt.id+`"}}`)
 			out, errOut, code = runCLI(t, "navigate", "--workflows", dir, "--task", task, "--record-start")
+			if tt.refused {
+				if code != 1 || !strings.Contains(errOut, "has errors") {
+					t.Errorf("navigate: exit %d, want the workflow refused:\n%s%s", code, out, errOut)
+				}
+				return
+			}
 			if code != 0 {
 				t.Fatalf("navigate: exit %d, want the workflow walked as flow walks it: %s", code, errOut)
 			}

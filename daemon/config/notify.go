@@ -8,7 +8,7 @@ import (
 
 // NotifySpec is the configuration's "notify": a command run when a task
 // needs a person or fails (and, with "succeeded", when one succeeds),
-// with the task in its environment (docs/agents.md):
+// with the task in its environment (docs/configuration.md):
 //
 //	"notify": {"command": ["notify-send", "taskd"], "succeeded": false, "timeout": "10s"}
 type NotifySpec struct {

@@ -100,7 +100,10 @@ func branchIDs(branches *taskfile.Object) map[string]any {
 	return out
 }
 
-// branchTask is the child task file of fork branch b.
+// branchTask is the child task file of fork branch b: metadata.taskd
+// holds the branch's own settings, then the fields it inherits from the
+// forking task (task.Inherited) that those do not set, as a child of a
+// plain task inherits them.
 func (f *flowRun) branchTask(b navigator.ForkBranch, forkStep, userDesc string, parentTD *taskfile.Object) *taskfile.Task {
 	agentName := "direct"
 	if b.Subagent != "" {
@@ -115,8 +118,14 @@ func (f *flowRun) branchTask(b navigator.ForkBranch, forkStep, userDesc string, 
 	md.Set("forkStep", forkStep)
 	md.Set("branchName", b.Name)
 	ctd := md.EnsureObject("taskd")
+	for k, v := range b.Settings.All() {
+		ctd.Set(k, v) // the branch's own (its "taskd" in the workflow)
+	}
 	ctd.Set("parent", f.id)
 	for _, k := range task.Inherited {
+		if ctd.Has(k) {
+			continue // the branch says otherwise
+		}
 		if v, ok := parentTD.Get(k); ok {
 			ctd.Set(k, v)
 		}

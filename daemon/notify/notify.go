@@ -5,7 +5,7 @@
 // each bounded by the timeout, in a process group of their own that is
 // killed when the time is up; a failure is logged. Send never blocks: a
 // notice that finds the queue full is dropped, and logged.
-// docs/agents.md documents the variables.
+// docs/configuration.md documents the command and its variables.
 package notify
 
 import (

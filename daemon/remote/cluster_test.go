@@ -74,8 +74,16 @@ func taskdBinary(t testing.TB) string {
 // configuration's fields extra (merged into {"grace": "1s", "nats": …}).
 func newCluster(t *testing.T, lists []string, extra map[string]any) *cluster {
 	t.Helper()
+	return newClusterOn(t, natstest.Start(t), lists, nil, extra)
+}
+
+// newClusterOn is newCluster on the server srv, with the configuration's
+// "nats" section natsCfg (its url the server's). Workers are given the
+// same file (--config).
+func newClusterOn(t *testing.T, srv *natstest.Server, lists []string, natsCfg, extra map[string]any) *cluster {
+	t.Helper()
 	bin := taskdBinary(t)
-	c := &cluster{t: t, nats: natstest.Start(t), dir: t.TempDir(), workers: map[string]*proc{}, started: time.Now()}
+	c := &cluster{t: t, nats: srv, dir: t.TempDir(), workers: map[string]*proc{}, started: time.Now()}
 	c.root = filepath.Join(c.dir, "tasks")
 	for _, l := range append([]string{""}, lists...) {
 		if err := os.MkdirAll(filepath.Join(c.root, l), 0o700); err != nil {
@@ -87,7 +95,11 @@ func newCluster(t *testing.T, lists []string, extra map[string]any) *cluster {
 			t.Fatal(err)
 		}
 	}
-	cfg := map[string]any{"grace": "1s", "concurrency": 8, "nats": map[string]any{"url": c.nats.URL()}}
+	section := map[string]any{"url": c.nats.URL()}
+	for k, v := range natsCfg {
+		section[k] = v
+	}
+	cfg := map[string]any{"grace": "1s", "concurrency": 8, "nats": section}
 	for k, v := range extra {
 		cfg[k] = v
 	}
@@ -105,7 +117,7 @@ func newCluster(t *testing.T, lists []string, extra map[string]any) *cluster {
 // worker starts a worker called name with the extra flags.
 func (c *cluster) worker(name string, flags ...string) *proc {
 	c.t.Helper()
-	args := []string{taskdBinary(c.t), "worker", "--nats", c.nats.URL(), "--name", name,
+	args := []string{taskdBinary(c.t), "worker", "--nats", c.nats.URL(), "--config", c.config, "--name", name,
 		"--state", filepath.Join(c.dir, "state-"+name), "--ack-wait", "2s", "--grace", "1s", "--log-level", "debug"}
 	p := &proc{name: name, args: append(args, flags...)}
 	c.workers[name] = p

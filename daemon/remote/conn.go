@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,10 +18,13 @@ import (
 )
 
 // Connect connects to the NATS server at url with the credentials and TLS
-// settings of c (which may be nil), as client name. The connection never
-// gives up: it is made even while the server is down, and it reconnects
-// for as long as the process runs; disconnects and reconnects are logged.
-// ~ in a file name is home.
+// settings of c (which may be nil), as client name. A server that answers
+// and refuses the credentials, or whose certificate does not verify, is
+// an error at once (ErrRefused): waiting would not change it. Otherwise
+// the connection never gives up: it is made even while the server is
+// down, and it reconnects for as long as the process runs; disconnects,
+// reconnects and a refusal met while reconnecting are logged. ~ in a file
+// name is home.
 func Connect(url string, c *config.NATS, name, home string, log *slog.Logger) (*nats.Conn, error) {
 	if c == nil {
 		c = &config.NATS{}
@@ -35,10 +39,14 @@ func Connect(url string, c *config.NATS, name, home string, log *slog.Logger) (*
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
-		nats.RetryOnFailedConnect(true),
 		nats.ReconnectBufSize(-1), // a publish while disconnected fails at once, and is tried again
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			log.Warn("lost the NATS server; reconnecting", "url", url, "err", err)
+		}),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			if refused(err) {
+				log.Error("the NATS server refuses this connection; check the nats settings", "url", url, "err", refusal(err))
+			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("reconnected to the NATS server", "url", nc.ConnectedUrlRedacted())
@@ -78,11 +86,50 @@ func Connect(url string, c *config.NATS, name, home string, log *slog.Logger) (*
 			return nil, fmt.Errorf("nats credentials: %w", err)
 		}
 	}
+	// A first try that does not wait tells a refusal from a server that is
+	// not there.
 	nc, err := nats.Connect(url, opts...)
+	if err == nil {
+		return nc, nil
+	}
+	if refused(err) {
+		return nil, fmt.Errorf("connect to %s: %w", url, refusal(err))
+	}
+	nc, err = nats.Connect(url, append(opts, nats.RetryOnFailedConnect(true))...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", url, err)
 	}
 	return nc, nil
+}
+
+// ErrRefused is the error (wrapped) of a server that refuses a client's
+// credentials or TLS settings.
+var ErrRefused = errors.New("the NATS server refused the connection")
+
+// refused reports whether err is a server's refusal of the client's
+// credentials, or a TLS handshake that failed.
+func refused(err error) bool {
+	var unknownCA x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	var alert tls.AlertError
+	for _, e := range []error{nats.ErrAuthorization, nats.ErrAuthExpired, nats.ErrAuthRevoked, nats.ErrAccountAuthExpired,
+		nats.ErrSecureConnRequired, nats.ErrSecureConnWanted} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return errors.As(err, &unknownCA) || errors.As(err, &host) || errors.As(err, &invalid) || errors.As(err, &verify) || errors.As(err, &alert)
+}
+
+// refusal is the error of a refused connection, with what to check.
+func refusal(err error) error {
+	what := "nats.tls (the CA that signed the server's certificate, a client certificate and key, serverName) and the url's scheme"
+	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAccountAuthExpired) {
+		what = "the credentials: nats.user and nats.password, nats.token, nats.creds or nats.nkey"
+	}
+	return fmt.Errorf("%w: %w; check %s", ErrRefused, err, what)
 }
 
 // Streams are the two streams of a prefix.
