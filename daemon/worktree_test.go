@@ -86,7 +86,10 @@ pwd > ` + sync + `/pwd-$TASKD_TASK_ID; cat file.txt > ` + sync + `/file-$TASKD_T
 	gitIn(t, repo, "checkout", "-q", "-b", "taskd/l-3")
 	gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "the parent's work")
 	gitIn(t, repo, "checkout", "-q", "main")
-	h.drop("l", "3", execTask("parent", "/push name=c agent=exec git rev-parse --abbrev-ref HEAD > "+sync+"/branch-c; git log -1 --format=%s > "+sync+"/log-c\n/run\ntrue",
+	// A child that says otherwise runs where it says, in no worktree.
+	elsewhere := t.TempDir()
+	h.drop("l", "3", execTask("parent", "/push name=c agent=exec git rev-parse --abbrev-ref HEAD > "+sync+"/branch-c; git log -1 --format=%s > "+sync+"/log-c\n"+
+		"/push name=d agent=exec worktree=false cwd="+elsewhere+" pwd > "+sync+"/pwd-d\n/run\ntrue",
 		"taskd.cwd", `"`+repo+`"`, "taskd.worktree", "true"))
 	h.waitState("l", "3", task.Succeeded, time.Minute)
 	h.waitFor("the child to record its branch", time.Minute, func() bool {
@@ -98,6 +101,13 @@ pwd > ` + sync + `/pwd-$TASKD_TASK_ID; cat file.txt > ` + sync + `/file-$TASKD_T
 	}
 	if msg, _ := os.ReadFile(filepath.Join(sync, "log-c")); string(msg) != "the parent's work\n" {
 		t.Errorf("the child's branch starts at %q, want its parent's branch", msg)
+	}
+	h.waitFor("the other child to record where it ran", time.Minute, func() bool {
+		data, _ := os.ReadFile(filepath.Join(sync, "pwd-d"))
+		return len(data) > 0
+	})
+	if pwd, _ := os.ReadFile(filepath.Join(sync, "pwd-d")); strings.TrimSpace(string(pwd)) != elsewhere {
+		t.Errorf("the child that said worktree=false cwd=%s ran in %q", elsewhere, pwd)
 	}
 
 	// Deleted, a task's worktree goes; its work is on its branch.

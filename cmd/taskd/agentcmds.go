@@ -70,13 +70,15 @@ func findSelf(taskFlag string) (*self, error) {
 func init() {
 	register(
 		&command{name: "child push", group: groupChild,
-			usage: "[--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] PROMPT",
+			usage: "[--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] [cwd=DIR] [worktree=true|false] PROMPT",
 			short: "queue a child task",
 			long: `
 Child push queues a child of the current task: a new task file in the same list
 with metadata.taskd.parent and a name unique among its siblings, inheriting
-the parent's agent, model, working directory and permission mode unless
-overridden. It is queued (not started) until 'taskd child start'; --start starts
+the parent's agent, model, working directory, worktree setting and
+permission mode unless overridden: cwd=DIR runs it elsewhere (a relative
+DIR is taken from the parent's directory), worktree=false runs it without
+a git worktree of its own, worktree=true with one. It is queued (not started) until 'taskd child start'; --start starts
 it at once, --seq puts it in the sequential collection (its sequential
 siblings run one after another). --after NAME (repeatable, or NAME,NAME)
 makes it run only once the current task's child NAME (a name or an id)
@@ -198,7 +200,8 @@ func runPush(ctx context.Context, inv *invocation) error {
 	return nil
 }
 
-// parsePushArgs reads [name=N] [model=M] [agent=A] [timeout=S] PROMPT.
+// parsePushArgs reads [name=N] [model=M] [agent=A] [timeout=S] [cwd=DIR]
+// [worktree=true|false] PROMPT.
 func parsePushArgs(args []string) (children.PushOptions, error) {
 	var opt children.PushOptions
 	for len(args) > 0 {
@@ -213,6 +216,17 @@ func parsePushArgs(args []string) (children.PushOptions, error) {
 			opt.Model = v
 		case "agent":
 			opt.Agent = v
+		case "cwd":
+			if v == "" {
+				return opt, errors.New("cwd= needs a directory")
+			}
+			opt.Cwd = v
+		case "worktree":
+			if v != "true" && v != "false" {
+				return opt, fmt.Errorf("worktree=%s: use worktree=true or worktree=false", v)
+			}
+			w := v == "true"
+			opt.Worktree = &w
 		case "timeout":
 			d, err := time.ParseDuration(v)
 			if n, nerr := strconv.Atoi(v); nerr == nil {

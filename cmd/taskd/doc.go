@@ -587,12 +587,14 @@
 //
 // # taskd child push
 //
-//	taskd child push [--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] PROMPT
+//	taskd child push [--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] [cwd=DIR] [worktree=true|false] PROMPT
 //
 // Child push queues a child of the current task: a new task file in the same list
 // with metadata.taskd.parent and a name unique among its siblings, inheriting
-// the parent's agent, model, working directory and permission mode unless
-// overridden. It is queued (not started) until 'taskd child start'; --start starts
+// the parent's agent, model, working directory, worktree setting and
+// permission mode unless overridden: cwd=DIR runs it elsewhere (a relative
+// DIR is taken from the parent's directory), worktree=false runs it without
+// a git worktree of its own, worktree=true with one. It is queued (not started) until 'taskd child start'; --start starts
 // it at once, --seq puts it in the sequential collection (its sequential
 // siblings run one after another). --after NAME (repeatable, or NAME,NAME)
 // makes it run only once the current task's child NAME (a name or an id)
@@ -871,7 +873,7 @@
 //
 // # taskd push
 //
-//	taskd push [--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] PROMPT
+//	taskd push [--task T] [--seq] [--start] [--after NAME]... [name=N] [model=M] [agent=A] [timeout=S] [cwd=DIR] [worktree=true|false] PROMPT
 //
 // Push is the old name of 'taskd child push', kept for one release and removed in
 // the next: it works, and fails, exactly as that command does (its usage,

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -48,6 +49,8 @@ type PushOptions struct {
 	Model      string        // override the inherited model
 	Agent      string        // override the inherited agent
 	Timeout    time.Duration // override the inherited timeout
+	Cwd        string        // override the inherited directory (relative: to the parent's)
+	Worktree   *bool         // override the inherited worktree setting
 	Sequential bool          // run after the parent's earlier sequential children
 	Start      bool          // start at once instead of waiting for a run
 	BlockedBy  []string      // tasks that must complete before it runs
@@ -152,6 +155,18 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 	if opt.Agent != "" {
 		m.Set("agent", opt.Agent)
 		inheritedKeys = slices.DeleteFunc(inheritedKeys, func(k string) bool { return k == "agent" })
+	}
+	if opt.Cwd != "" {
+		cwd := opt.Cwd
+		if base, _ := m.String("cwd"); !filepath.IsAbs(cwd) && base != "" {
+			cwd = filepath.Join(base, cwd)
+		}
+		m.Set("cwd", cwd)
+		inheritedKeys = slices.DeleteFunc(inheritedKeys, func(k string) bool { return k == "cwd" })
+	}
+	if opt.Worktree != nil {
+		m.Set("worktree", *opt.Worktree)
+		inheritedKeys = slices.DeleteFunc(inheritedKeys, func(k string) bool { return k == "worktree" })
 	}
 	if len(inheritedKeys) > 0 {
 		m.Set("inherited", inheritedKeys)

@@ -279,7 +279,7 @@ func pushChild(ctx context.Context, j *job.Job, parent string, c *prompt.Push, n
 		return nil
 	}
 	_, err := children.Push(ctx, j.Config, l.Dir, parent, children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout,
-		After: c.After, Sequential: c.Seq})
+		Cwd: c.Cwd, Worktree: c.Worktree, After: c.After, Sequential: c.Seq})
 	return err
 }
 
@@ -312,7 +312,7 @@ func createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Task) error {
 			name = fmt.Sprintf("%s-line%d", t.ID, st.Line)
 		}
 		if sp.Parent != "" {
-			if err := pushChild(ctx, j, sp.Parent, &prompt.Push{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout, After: c.After, Seq: c.Seq}, name); err != nil {
+			if err := pushChild(ctx, j, sp.Parent, &prompt.Push{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout, Cwd: c.Cwd, Worktree: c.Worktree, After: c.After, Seq: c.Seq}, name); err != nil {
 				return fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 			continue
@@ -320,7 +320,7 @@ func createFollowUps(ctx context.Context, j *job.Job, t *taskfile.Task) error {
 		if followUpExists(l, t.ID, name) {
 			continue
 		}
-		opt := children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout, After: c.After,
+		opt := children.PushOptions{Name: name, Prompt: c.Prompt, Model: c.Model, Agent: c.Agent, Timeout: c.Timeout, Cwd: c.Cwd, Worktree: c.Worktree, After: c.After,
 			Extra: map[string]any{"pushedBy": t.ID}, Inherit: chain.InheritedFields(t.Metadata.Object("taskd"))}
 		if _, err := children.Push(ctx, j.Config, l.Dir, "", opt); err != nil {
 			return fmt.Errorf("prompt line %d: %w", st.Line, err)

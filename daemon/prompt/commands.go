@@ -34,7 +34,12 @@ type Push struct {
 	Timeout time.Duration // timeout=; 0 when not given
 	After   []string      // after=: names (or ids) of children it runs after; nil when none
 	Seq     bool          // seq=true: a sequential child, run after the earlier ones in order
-	Prompt  string        // never empty
+	Cwd     string        // cwd=: where it runs instead of its parent's directory; "" when not given
+	// Worktree is worktree=true or false: whether it runs in a git
+	// worktree of its own, instead of what its parent says; nil when not
+	// given.
+	Worktree *bool
+	Prompt   string // never empty
 }
 
 // Run is `/run [N]`: start up to N queued children.
@@ -88,6 +93,12 @@ func (p *Push) String() string {
 	}
 	if p.Seq {
 		b.WriteString("seq=true ")
+	}
+	if p.Cwd != "" {
+		b.WriteString("cwd=" + word(p.Cwd) + " ")
+	}
+	if p.Worktree != nil {
+		b.WriteString(fmt.Sprintf("worktree=%t ", *p.Worktree))
 	}
 	b.WriteString(quote(p.Prompt))
 	return b.String()
@@ -144,7 +155,7 @@ func parseRead(args string) (*Read, error) {
 var taskIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
 // pushOptions are the options /push takes before its prompt.
-var pushOptions = []string{"name", "model", "agent", "timeout", "after", "seq"}
+var pushOptions = []string{"name", "model", "agent", "timeout", "after", "seq", "cwd", "worktree"}
 
 // parsePush parses the arguments of /push.
 func parsePush(args string) (*Push, error) {
@@ -161,7 +172,7 @@ func parsePush(args string) (*Push, error) {
 			if hint == "" {
 				hint = fmt.Sprintf("; to start the prompt with %q, quote the prompt", key+"=")
 			}
-			return nil, errorf("unknown option %s= (known: name=, model=, agent=, timeout=, after=, seq=)%s", key, hint)
+			return nil, errorf("unknown option %s= (known: name=, model=, agent=, timeout=, after=, seq=, cwd=, worktree=)%s", key, hint)
 		}
 		if seen[key] {
 			return nil, errorf("option %s= appears twice", key)
@@ -189,7 +200,7 @@ func parsePush(args string) (*Push, error) {
 		}
 		p.Prompt = prompt
 	case s[0] == '{':
-		return nil, errorf(`/push takes no {…} block: write options as name=, model=, agent=, timeout=, after=, seq=, or quote a prompt that starts with "{"`)
+		return nil, errorf(`/push takes no {…} block: write options as name=, model=, agent=, timeout=, after=, seq=, cwd=, worktree=, or quote a prompt that starts with "{"`)
 	default:
 		p.Prompt = s
 	}
@@ -238,6 +249,17 @@ func (p *Push) set(key, val string) error {
 			return errorf("seq= takes true or false, not %q", val)
 		}
 		p.Seq = val == "true"
+	case "cwd":
+		if val == "" || strings.ContainsRune(val, 0) {
+			return errorf("cwd= needs a directory, not %q", val)
+		}
+		p.Cwd = val
+	case "worktree":
+		if val != "true" && val != "false" {
+			return errorf("worktree= takes true or false, not %q", val)
+		}
+		w := val == "true"
+		p.Worktree = &w
 	}
 	return nil
 }

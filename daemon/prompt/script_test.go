@@ -77,6 +77,8 @@ var parseTests = []struct {
 		Leading: []prompt.Step{step(1, &prompt.Push{Name: "a", Prompt: "A"}), step(2, &prompt.Push{Name: "b", After: []string{"a"}, Seq: true, Prompt: "B"}),
 			step(3, &prompt.Push{After: []string{"a", "b"}, Prompt: "C"})},
 		Content: "go"}},
+	{"push cwd and worktree", "/push cwd=\"../other dir\" worktree=false \"A\"\n/push worktree=true B", &prompt.Script{
+		Leading: []prompt.Step{step(1, &prompt.Push{Cwd: "../other dir", Worktree: ptr(false), Prompt: "A"}), step(2, &prompt.Push{Worktree: ptr(true), Prompt: "B"})}}},
 	{"run counts", "/run 2\n/run\nx", &prompt.Script{
 		Leading: []prompt.Step{step(1, &prompt.Run{N: 2}), step(2, &prompt.Run{})}, Content: "x"}},
 	{"user command with block", "/review {model:opus && loop:2} src/ tests/", &prompt.Script{
@@ -179,11 +181,12 @@ func TestParse_Errors(t *testing.T) {
 		{"push empty quoted prompt", `/push ""`, `line 1: "/push \"\"": /push needs a prompt: the prompt is empty`},
 		{"push bad name", `/push name=a.b "x"`, `line 1: "/push name=a.b \"x\"": name "a.b" is not a name: use 1 to 64 letters, digits, _ or -`},
 		{"push long name", "/push name=" + strings.Repeat("a", 65) + " x", `line 1: "/push name=` + strings.Repeat("a", 65) + ` x": name "` + strings.Repeat("a", 65) + `" is not a name: use 1 to 64 letters, digits, _ or -`},
-		{"push unknown option", `/push colour=red "x"`, `line 1: "/push colour=red \"x\"": unknown option colour= (known: name=, model=, agent=, timeout=, after=, seq=); to start the prompt with "colour=", quote the prompt`},
-		{"push misspelt option", `/push nmae=x "x"`, `line 1: "/push nmae=x \"x\"": unknown option nmae= (known: name=, model=, agent=, timeout=, after=, seq=); did you mean name=?`},
+		{"push unknown option", `/push colour=red "x"`, `line 1: "/push colour=red \"x\"": unknown option colour= (known: name=, model=, agent=, timeout=, after=, seq=, cwd=, worktree=); to start the prompt with "colour=", quote the prompt`},
+		{"push misspelt option", `/push nmae=x "x"`, `line 1: "/push nmae=x \"x\"": unknown option nmae= (known: name=, model=, agent=, timeout=, after=, seq=, cwd=, worktree=); did you mean name=?`},
 		{"push after itself", `/push name=a after=a "x"`, `line 1: "/push name=a after=a \"x\"": after=a names the child itself; a child runs after others`},
 		{"push after not a name", `/push after=a,,b "x"`, `line 1: "/push after=a,,b \"x\"": after=a,,b: "" is not the name or id of a child: write after=a or after=a,b (names of 1 to 64 letters, digits, _ or -)`},
 		{"push seq not a bool", `/push seq=yes "x"`, `line 1: "/push seq=yes \"x\"": seq= takes true or false, not "yes"`},
+		{"push worktree not a bool", `/push worktree=no "x"`, `line 1: "/push worktree=no \"x\"": worktree= takes true or false, not "no"`},
 		{"push option twice", `/push name=a name=b "x"`, `line 1: "/push name=a name=b \"x\"": option name= appears twice`},
 		{"push bad timeout", `/push timeout=soon "x"`, `line 1: "/push timeout=soon \"x\"": timeout= "soon" is not a duration; write it like 90s or 10m, or as a number of seconds`},
 		{"push zero timeout", `/push timeout=0 "x"`, `line 1: "/push timeout=0 \"x\"": timeout= "0" must be more than 0`},
@@ -194,7 +197,7 @@ func TestParse_Errors(t *testing.T) {
 		{"push unclosed quote", `/push "do it`, `line 1: "/push \"do it": unclosed quote in the prompt: add the closing "`},
 		{"push text after the quote", `/push "do" it`, `line 1: "/push \"do\" it": text after the quoted prompt; put all of the prompt inside the quotes (write \" for a quote)`},
 		{"push unknown escape", `/push "a\x"`, `line 1: "/push \"a\\x\"": unknown escape \x in the prompt (known: \n, \t, \", \\)`},
-		{"push with a block", `/push {model:x} do it`, `line 1: "/push {model:x} do it": /push takes no {…} block: write options as name=, model=, agent=, timeout=, after=, seq=, or quote a prompt that starts with "{"`},
+		{"push with a block", `/push {model:x} do it`, `line 1: "/push {model:x} do it": /push takes no {…} block: write options as name=, model=, agent=, timeout=, after=, seq=, cwd=, worktree=, or quote a prompt that starts with "{"`},
 		{"push glued block", `/push{model:x} do it`, `line 1: "/push{model:x} do it": /push takes no {…} block; only /subtask and command files do`},
 		{"trailing push error", "work\n/push name=x", `line 2: "/push name=x": /push needs a prompt: /push name=tests "write the tests"`},
 		{"read without file", "/read\nx", `line 1: "/read": /read needs a file: /read path/to/file.md`},
@@ -265,3 +268,5 @@ func TestParse_LoneSurrogate(t *testing.T) {
 		t.Error("Parse with a byte that is not UTF-8 = nil, want an error")
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
