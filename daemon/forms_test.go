@@ -158,9 +158,14 @@ func TestForms_Turns(t *testing.T) {
 func TestForms_GenericReturn(t *testing.T) {
 	t.Parallel()
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) { fc.GenericReturn = "CFG-RETURN: merge the findings." })
-	prompt := "/push name=c \"echo child\"\n/run\n\necho parent"
-	h.drop("l", "1", s2Task(prompt, t.TempDir(), nil))
-	h.drop("l", "2", s2Task(prompt, t.TempDir(), map[string]any{"genericReturn": "TASK-RETURN: pick one."}))
+	// The child ends only once its parent waits for it: a parent whose
+	// children ended before its agent did is not resumed.
+	prompt := func(id string) string {
+		file := filepath.Join(h.listDir("l"), id+".json")
+		return "/push name=c \"until grep -q '\\\"state\\\": \\\"waiting\\\"' " + file + "; do sleep 0.05; done; echo child\"\n/run\n\necho parent"
+	}
+	h.drop("l", "1", s2Task(prompt("1"), t.TempDir(), nil))
+	h.drop("l", "2", s2Task(prompt("2"), t.TempDir(), map[string]any{"genericReturn": "TASK-RETURN: pick one."}))
 	for id, want := range map[string]string{"1": "CFG-RETURN: merge the findings.", "2": "TASK-RETURN: pick one."} {
 		h.waitState("l", id, task.Succeeded, 20*time.Second)
 		p := h.runText("l", id, 2, "prompt.md")

@@ -202,9 +202,9 @@ func TestConcurrencyLimits_ListMadeAgain(t *testing.T) {
 	h.drop("a", "1", execTask("old", fmt.Sprintf(`trap '' TERM; sh %s old 3; true`, mark)))
 	h.waitFor("the first agent to run", 30*time.Second, func() bool { return strings.Contains(live(), "old-") })
 
-	if err := os.RemoveAll(h.listDir("a")); err != nil {
-		t.Fatal(err)
-	}
+	// The daemon may write into the list's .taskd while it goes: removed
+	// again until nothing is left.
+	h.waitFor("the list to be removed", 30*time.Second, func() bool { return os.RemoveAll(h.listDir("a")) == nil })
 	h.waitFor("the daemon to drop the list", 30*time.Second, func() bool { return strings.Contains(h.logs.String(), "list went away") })
 	if err := os.Mkdir(h.listDir("a"), 0o700); err != nil {
 		t.Fatal(err)
