@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/status"
@@ -509,41 +510,75 @@ func fill(t *testing.T, path string) {
 // TestTrust_DiskFull runs tasks on a small file system that fills up while
 // agents run: a claim that cannot be written starts no agent, and the task
 // is held, visibly, with the reason (taskd status, from a status file on
-// another file system); the end of an attempt that ran is kept in memory
-// and written once there is room again, without a restart; nothing spins
-// meanwhile. When space comes back every task ends succeeded, each run
-// exactly once.
+// another file system); the end of an attempt that ran is held too, its
+// result kept outside the full run folder; nothing spins meanwhile. The
+// daemon is stopped (SIGTERM) while those ends are held, started again and
+// killed (SIGKILL) while they are held again, with the disk still full:
+// the results survive both. When space comes back every task ends
+// succeeded, each run exactly once, each end recorded once.
 func TestTrust_DiskFull(t *testing.T) {
 	t.Parallel()
 	disk := smallDisk(t, 4<<20)
 	root := filepath.Join(disk, "tasks")
-	if err := os.MkdirAll(filepath.Join(root, "l"), 0o700); err != nil {
+	list := filepath.Join(root, "l")
+	if err := os.MkdirAll(list, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	const n = 12
-	m := t.TempDir() // on another file system: the agents' marks
+	m := t.TempDir()    // on another file system: the agents' marks
+	gate := t.TempDir() // the agents end once gate/go exists
 	h := startDaemonProcHarness(t, root, 2)
 	for i := 1; i <= n; i++ {
-		h.drop("l", strconv.Itoa(i), execTask("task "+strconv.Itoa(i), "echo ran >> "+m+"/$TASKD_TASK_ID; sleep 0.3"))
+		h.drop("l", strconv.Itoa(i), execTask("task "+strconv.Itoa(i),
+			"echo ran >> "+m+"/$TASKD_TASK_ID; while [ ! -e "+gate+"/go ]; do sleep 0.02; done"))
 	}
 	h.waitFor("two agents to run", 30*time.Second, func() bool { return len(readDirNames(m)) >= 2 })
+	running := readDirNames(m) // two slots: these two, waiting for the gate
 	fill(t, filepath.Join(disk, "filler"))
-	var held status.Task
-	h.waitFor("taskd status to show a task held", 30*time.Second, func() bool {
-		for _, ts := range statusJSON(t, root, "l") {
-			if ts.Held != "" {
-				held = ts
-				return true
+	if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The agents that ran end on a full disk: their ends are held, their
+	// results kept elsewhere. Every other task has started (claimed
+	// before the disk filled up) or is held.
+	heldEnds := func(st map[string]status.Task) bool {
+		for _, id := range running {
+			if !strings.Contains(st[id].Held, "the end of attempt 1 is not recorded yet") {
+				return false
 			}
 		}
-		return false
-	})
-	if !strings.Contains(held.Held, "no space left on device") {
-		t.Errorf("task %s is held for %q, want the full disk named", held.ID, held.Held)
+		return true
 	}
-	// While the disk is full no agent starts (those claimed before it
-	// filled up may), and the daemon does not spin.
-	waitUntilOrTimeout(time.Second, func() bool { return false })
+	var st map[string]status.Task
+	h.waitFor("the ends of the running attempts to be held, and every task started or held", 30*time.Second, func() bool {
+		st = statusJSON(t, root, "l")
+		for i := 1; i <= n; i++ {
+			id := strconv.Itoa(i)
+			if st[id].Held == "" && readString(m, id) == "" {
+				return false
+			}
+		}
+		return heldEnds(st)
+	})
+	for id, ts := range st {
+		if ts.Held != "" && !strings.Contains(ts.Held, "no space left on device") {
+			t.Errorf("task %s is held for %q, want the full disk named", id, ts.Held)
+		}
+	}
+	kept := map[string]string{}
+	for _, id := range running {
+		runDir := filepath.Join(list, ".taskd", "runs", id, "1")
+		path, err := agent.KeptResult(runDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fileExists(path) || fileExists(filepath.Join(runDir, "result.json")) {
+			t.Fatalf("task %s: the result is not kept at %s (or the full run folder took it)", id, path)
+		}
+		kept[id] = path
+	}
+	// While the disk is full no agent starts, and the daemon does not
+	// spin.
 	started := len(readDirNames(m))
 	cpu0, at := cpuTime(t, h.p.cmd.Process.Pid), time.Now()
 	waitUntilOrTimeout(4*time.Second, func() bool { return false })
@@ -556,11 +591,34 @@ func TestTrust_DiskFull(t *testing.T) {
 	if started >= n {
 		t.Fatalf("every task started before the disk was full: nothing was held back")
 	}
-	// Room again: everything ends, without a restart.
+
+	// Stopped while the ends are held: the daemon exits, the results stay
+	// kept. Started again on the still full disk, it finds them and holds
+	// the ends again; killed then, the results are still kept.
+	h.stopProc()
+	for id, path := range kept {
+		if !fileExists(path) {
+			t.Fatalf("task %s: the kept result is gone after the daemon stopped", id)
+		}
+		if tf := h.read("l", id); stateOf(tf) != task.Running {
+			t.Fatalf("task %s: %q, want still running (its end not recorded)", id, stateOf(tf))
+		}
+	}
+	h.p = startDaemonProc(t, root, 2)
+	h.waitFor("the restarted daemon to hold the ends again", 30*time.Second, func() bool { return heldEnds(statusJSON(t, root, "l")) })
+	h.p.kill(t)
+	for id, path := range kept {
+		if !fileExists(path) {
+			t.Fatalf("task %s: the kept result is gone after the daemon was killed", id)
+		}
+	}
+
+	// Room again, and a daemon: everything ends.
 	if err := os.Remove(filepath.Join(disk, "filler")); err != nil {
 		t.Fatal(err)
 	}
-	if !waitUntilOrTimeout(90*time.Second, func() bool { return allTerminal(filepath.Join(root, "l")) }) {
+	h.p = startDaemonProc(t, root, 2)
+	if !waitUntilOrTimeout(90*time.Second, func() bool { return allTerminal(list) }) {
 		var b strings.Builder
 		for i := 1; i <= n; i++ {
 			tf := h.read("l", strconv.Itoa(i))
@@ -568,13 +626,34 @@ func TestTrust_DiskFull(t *testing.T) {
 		}
 		t.Fatalf("not every task ended:\n%s\ndaemon log:\n%s", b.String(), h.p.log)
 	}
+	evs := h.events("l")
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
-		if s := stateOf(h.read("l", id)); s != task.Succeeded {
+		tf := h.read("l", id)
+		if s := stateOf(tf); s != task.Succeeded {
 			t.Errorf("task %s ended %q", id, s)
 		}
 		if got := readString(m, id); got != "ran\n" {
 			t.Errorf("task %s ran %d times", id, strings.Count(got, "ran"))
+		}
+		if a, _ := tf.Metadata.Object("taskd").Int("attempt"); a != 1 {
+			t.Errorf("task %s: attempt %d, want 1", id, a)
+		}
+	}
+	for id, path := range kept {
+		if fileExists(path) {
+			t.Errorf("task %s: the kept result is still there once its end is recorded", id)
+		}
+		if _, ok := agent.ReadResult(filepath.Join(list, ".taskd", "runs", id, "1")); !ok || !fileExists(filepath.Join(list, ".taskd", "runs", id, "1", "result.json")) {
+			t.Errorf("task %s: the run folder did not take the result once there was room", id)
+		}
+		for _, typ := range []string{eventlog.TaskStarted, eventlog.TaskInterrupted} {
+			if c := countEvents(evs, typ, id); c > 1 || typ == eventlog.TaskInterrupted && c > 0 {
+				t.Errorf("task %s: %d %s events:\n%s", id, c, typ, eventsOf(evs, id))
+			}
+		}
+		if c := countEvents(evs, eventlog.TaskSucceeded, id); c != 1 {
+			t.Errorf("task %s: %d TaskSucceeded events, want its end recorded once:\n%s", id, c, eventsOf(evs, id))
 		}
 	}
 	for id, ts := range statusJSON(t, root, "l") {
@@ -583,7 +662,7 @@ func TestTrust_DiskFull(t *testing.T) {
 		}
 	}
 	h.stopProc()
-	if _, err := eventlog.Read(filepath.Join(root, "l")); err != nil {
+	if _, err := eventlog.Read(list); err != nil {
 		t.Errorf("the event log: %v", err)
 	}
 }
