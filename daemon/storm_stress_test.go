@@ -2,8 +2,6 @@
 
 package daemon_test
 
-import "time"
-
 // The full crash storm: go test -tags stress ./daemon, or bench/crash.sh.
 const (
 	stormTasks = 1000
@@ -12,6 +10,3 @@ const (
 
 // Tasks run while two other writers rewrite their files (TestConcurrentWriters).
 const writersTasks = 500
-
-// How long Claude Code's lock is held in TestTrust_ClaudeCodeLockHeld.
-const lockHold = 30 * time.Second

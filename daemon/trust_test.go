@@ -675,10 +675,15 @@ func TestTrust_DiskFull(t *testing.T) {
 	}
 }
 
+// lockHold is how long Claude Code's lock is held in
+// TestTrust_ClaudeCodeLockHeld: 30 s, three times the 10 s after which a
+// lock nobody refreshes counts as abandoned.
+const lockHold = 30 * time.Second
+
 // TestTrust_ClaudeCodeLockHeld: Claude Code (the real proper-lockfile,
 // with Claude Code's options) holds a task file's lock, refreshing it,
-// for lockHold (12 s; 30 s with the stress tag), beyond the 10 s after
-// which a lock nobody refreshes counts as abandoned. Meanwhile the task,
+// for lockHold (30 s), beyond the 10 s after which a lock nobody
+// refreshes counts as abandoned. Meanwhile the task,
 // dropped just after the lock was taken, does not start, and taskd status
 // says what it waits for; the lock is never broken (its holder releases
 // it cleanly); once it is released the task runs, once. The test runs in
