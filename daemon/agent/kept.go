@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +62,7 @@ func keptDir(runDir string) (dir, listDir string, err error) {
 	}
 	listDir, rel := runDir[:i], runDir[i+len(marker):]
 	parts := strings.Split(rel, sep)
-	if len(parts) < 2 || !slicesAll(parts, plainName.MatchString) || parts[0] == ".." || parts[1] == ".." {
+	if len(parts) < 2 || slices.ContainsFunc(parts, notPlain) {
 		return "", "", fmt.Errorf("%s is not a run folder", runDir)
 	}
 	root, err := keptRoot()
@@ -70,19 +71,16 @@ func keptDir(runDir string) (dir, listDir string, err error) {
 	}
 	sum := sha256.Sum256([]byte(listDir))
 	name := hex.EncodeToString(sum[:8])
-	if base := filepath.Base(listDir); plainName.MatchString(base) && base != ".." {
+	if base := filepath.Base(listDir); !notPlain(base) {
 		name = base + "-" + name
 	}
 	return filepath.Join(append([]string{root, name}, parts...)...), listDir, nil
 }
 
-func slicesAll(s []string, ok func(string) bool) bool {
-	for _, v := range s {
-		if !ok(v) || v == "." {
-			return false
-		}
-	}
-	return true
+// notPlain reports whether a path element is not a plain name: one that
+// cannot lead anywhere but where it is put.
+func notPlain(name string) bool {
+	return !plainName.MatchString(name) || name == "." || name == ".."
 }
 
 // WriteResult writes res as the result.json of the run folder runDir of
