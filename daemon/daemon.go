@@ -238,7 +238,7 @@ func (d *Daemon) logSettled() {
 		}
 	}
 	d.settled = true
-	d.log.Info("taskd idle: what the start found is handled, no job runs")
+	d.log.Debug("taskd idle: what the start found is handled, no job runs")
 }
 
 // drainEvents takes every event already queued, so a burst of changes is

@@ -340,7 +340,7 @@ taskd push name=c "`+child+`" && taskd push name=q "echo ran >> `+m+`/q" && task
 
 	// Killed and started again: nothing of the tree runs again.
 	h.p.kill(t)
-	h.p = startDaemonProc(t, root, 4)
+	h.p = startDaemonProc(t, root, 4, "TASKD_TEST_DEBUG=1")
 	// Once the restarted daemon says it is idle, it has made every
 	// decision about what it found: whatever it would run again has run.
 	h.waitFor("the restarted daemon to handle what it found", 30*time.Second, func() bool {
