@@ -67,7 +67,11 @@ func daemonMain(root string) int {
 	if exe := os.Getenv("TASKD_TEST_EXE"); exe != "" {
 		cfg.Executable = exe // the taskd binary agents run their commands with
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	opts := &slog.HandlerOptions{}
+	if os.Getenv("TASKD_TEST_DEBUG") != "" { // the daemon's decisions, for a test that waits on them
+		opts.Level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, opts))
 	if err := agent.Reap(log); err != nil { // as taskd run does
 		fmt.Fprintln(os.Stderr, err)
 		return 1

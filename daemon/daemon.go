@@ -50,6 +50,8 @@ type Daemon struct {
 
 	watcher *fsnotify.Watcher
 	jobs    sync.WaitGroup
+	live    int  // jobs started and not yet reported (loop goroutine only)
+	settled bool // "taskd idle" was logged: the start's work is done
 	done    chan jobDone
 	ctx     context.Context // Run's context; jobs derive theirs from it
 
@@ -181,6 +183,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 	d.retain()
 	for {
 		d.schedule()
+		d.logSettled()
 		resetTimer(wake, d.nextWake())
 		select {
 		case <-ctx.Done():
@@ -219,6 +222,23 @@ func (d *Daemon) loop(ctx context.Context) error {
 		}
 		d.flushDirty()
 	}
+}
+
+// logSettled logs, once, when the daemon first has nothing to do after
+// its start: the tasks it found are recovered, started or left as they
+// are, and no job runs. A person (or a test) knows the start's decisions
+// are made.
+func (d *Daemon) logSettled() {
+	if d.settled || d.live > 0 {
+		return
+	}
+	for _, l := range d.lists {
+		if len(l.dirty) > 0 {
+			return
+		}
+	}
+	d.settled = true
+	d.log.Debug("taskd idle: what the start found is handled, no job runs")
 }
 
 // drainEvents takes every event already queued, so a burst of changes is

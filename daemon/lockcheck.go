@@ -23,9 +23,10 @@ func LockFile(root string) string {
 // LockHolder never creates the file.
 //
 // It asks by taking a shared lock on the file without waiting and
-// releasing it at once. A daemon starting in that instant fails to take
-// its lock and exits with ErrAlreadyRunning, as if another daemon ran; the
-// window is a few microseconds. It fails when the lock file cannot be
+// releasing it at once. A daemon starting in that instant waits it out
+// (lockRoot tries for lockPatience), so a command asking again and again
+// (taskd wait, an agent's taskd run) never keeps a daemon from starting.
+// It fails when the lock file cannot be
 // opened or locked for another reason than being held (for example on a
 // file system without flock).
 func LockHolder(root string) (held bool, pid int, err error) {

@@ -3,8 +3,11 @@ package daemon_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/daemon"
 )
 
@@ -39,4 +42,31 @@ func TestLockHolder(t *testing.T) {
 		t.Errorf("LockHolder(stopped daemon) = %v, %d, %v; want false, 0, nil", held, pid, err)
 	}
 	h.start() // the lock is free: a new daemon takes it (stopped by the harness)
+}
+
+// TestLockRoot_WaitsOutACheck: a taskd command asking whether a daemon
+// runs holds the root's lock, shared, for an instant (LockHolder); a
+// daemon starting in that instant (here: the shared lock is held for 50
+// ms) waits it out and starts, rather than taking it for another daemon.
+func TestLockRoot_WaitsOutACheck(t *testing.T) {
+	t.Parallel()
+	root := newRoot(t, "l")
+	path := daemon.LockFile(root)
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := flock.New(path, flock.SetFlag(os.O_RDONLY))
+	if ok, err := check.TryRLock(); !ok || err != nil {
+		t.Fatalf("take the shared lock: %v, %v", ok, err)
+	}
+	p := startDaemonProc(t, root, 1)
+	time.AfterFunc(50*time.Millisecond, func() { check.Unlock() })
+	h := &harness{t: t, root: root, logs: p.log}
+	h.waitFor("the daemon to start", 10*time.Second, func() bool {
+		if strings.Contains(p.log.String(), "already running") {
+			t.Fatalf("the daemon did not start: %s", p.log)
+		}
+		return strings.Contains(p.log.String(), "taskd started")
+	})
+	p.term(t)
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -45,13 +47,24 @@ const daemonLockName = ".taskd.lock"
 // ErrAlreadyRunning is returned by Run when another daemon holds the root.
 var ErrAlreadyRunning = errors.New("another taskd is already running on this root")
 
+// lockPatience is how long a starting daemon tries to take the root's
+// lock before it concludes another daemon holds it.
+const lockPatience = 200 * time.Millisecond
+
 // lockRoot takes the daemon lock on root. The lock file records the
 // holder's pid for the message another daemon prints. The kernel releases
 // the lock when the process dies, however it dies.
 func lockRoot(root string) (*flock.Flock, error) {
 	path := filepath.Join(root, daemonLockName)
 	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o600))
-	ok, err := fl.TryLock()
+	// A taskd command asking whether a daemon runs (LockHolder) holds a
+	// shared lock for microseconds: it is waited out, a daemon's is not.
+	ctx, cancel := context.WithTimeout(context.Background(), lockPatience)
+	ok, err := fl.TryLockContext(ctx, time.Millisecond)
+	cancel()
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

@@ -391,6 +391,7 @@ func (d *Daemon) startJob(l *list, id string, kind job.Kind, p slots.Prep) bool 
 	ctx, stop := context.WithCancelCause(d.ctx)
 	w.stop = stop
 	l.entries[id].job = w
+	d.live++
 	d.jobs.Add(1)
 	go func() {
 		defer d.jobs.Done()
@@ -408,6 +409,7 @@ func (d *Daemon) startJob(l *list, id string, kind job.Kind, p slots.Prep) bool 
 // finished takes a job's report.
 func (d *Daemon) finished(msg jobDone) {
 	j := msg.job
+	d.live--
 	d.slots.Done(j.slot.ticket)
 	if msg.err != nil && msg.err != errNotRunnable {
 		d.log.Warn("task job", "list", j.l.ID, "task", j.ID, "err", msg.err)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/status"
@@ -339,11 +340,12 @@ taskd push name=c "`+child+`" && taskd push name=q "echo ran >> `+m+`/q" && task
 
 	// Killed and started again: nothing of the tree runs again.
 	h.p.kill(t)
-	h.p = startDaemonProc(t, root, 4)
-	h.waitFor("the daemon to start again", 30*time.Second, func() bool {
-		return countEvents(h.events("l"), eventlog.DaemonStarted, "") >= 2
+	h.p = startDaemonProc(t, root, 4, "TASKD_TEST_DEBUG=1")
+	// Once the restarted daemon says it is idle, it has made every
+	// decision about what it found: whatever it would run again has run.
+	h.waitFor("the restarted daemon to handle what it found", 30*time.Second, func() bool {
+		return strings.Contains(h.p.log.String(), "taskd idle")
 	})
-	waitUntilOrTimeout(2*time.Second, func() bool { return false }) // time to do what it would
 	h.stopProc()
 	for name, want := range map[string]string{"p": "ran\n", "c": "ran\n", "g": "ran\n", "q": ""} {
 		if got := readString(m, name); got != want {
@@ -429,8 +431,9 @@ fi`)
 
 // TestTrust_ReapsWhatAgentsLeave: a process an agent started in a session
 // of its own (out of the agent's process group) outlives the agent. It
-// comes back to the daemon, the subreaper of its agents, and is waited for
-// when it exits: no zombie is left.
+// comes back to the daemon, the subreaper of its agents (not to init):
+// while it lives its parent is the daemon; and when it exits the daemon
+// waits for it: no zombie is left.
 func TestTrust_ReapsWhatAgentsLeave(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("setsid"); err != nil {
@@ -438,17 +441,23 @@ func TestTrust_ReapsWhatAgentsLeave(t *testing.T) {
 	}
 	root := newRoot(t, "l")
 	m := t.TempDir()
-	script := writeScript(t, m, "a", `setsid sh -c 'echo $$ > `+m+`/esc.tmp; mv `+m+`/esc.tmp `+m+`/esc; sleep 1' &
+	script := writeScript(t, m, "a", `setsid sh -c 'echo $$ > `+m+`/esc.tmp; mv `+m+`/esc.tmp `+m+`/esc; while [ ! -e `+m+`/release ]; do sleep 0.02; done' &
 while [ ! -e `+m+`/esc ]; do sleep 0.01; done`)
 	h := startDaemonProcHarness(t, root, 2)
 	h.drop("l", "1", execTask("leaves a process", script))
 	h.waitState("l", "1", task.Succeeded, 30*time.Second)
 	esc := readPid(t, filepath.Join(m, "esc"))
 	daemonPid := h.p.cmd.Process.Pid
-	if alivePid(esc) {
-		if ppid := ppidOf(esc); ppid != daemonPid {
-			t.Errorf("the agent's orphan has parent %d, want the daemon (%d)", ppid, daemonPid)
-		}
+	// The orphan lives until it is released: its agent has exited, so
+	// its parent is whoever took it in.
+	if !alivePid(esc) {
+		t.Fatalf("the agent's orphan %d is gone before it was released", esc)
+	}
+	if ppid := ppidOf(esc); ppid != daemonPid {
+		t.Errorf("the agent's orphan has parent %d, want the daemon (%d), its subreaper", ppid, daemonPid)
+	}
+	if err := os.WriteFile(filepath.Join(m, "release"), nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	h.waitFor("the orphan to exit and be reaped", 10*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(esc)))
@@ -509,41 +518,75 @@ func fill(t *testing.T, path string) {
 // TestTrust_DiskFull runs tasks on a small file system that fills up while
 // agents run: a claim that cannot be written starts no agent, and the task
 // is held, visibly, with the reason (taskd status, from a status file on
-// another file system); the end of an attempt that ran is kept in memory
-// and written once there is room again, without a restart; nothing spins
-// meanwhile. When space comes back every task ends succeeded, each run
-// exactly once.
+// another file system); the end of an attempt that ran is held too, its
+// result kept outside the full run folder; nothing spins meanwhile. The
+// daemon is stopped (SIGTERM) while those ends are held, started again and
+// killed (SIGKILL) while they are held again, with the disk still full:
+// the results survive both. When space comes back every task ends
+// succeeded, each run exactly once, each end recorded once.
 func TestTrust_DiskFull(t *testing.T) {
 	t.Parallel()
 	disk := smallDisk(t, 4<<20)
 	root := filepath.Join(disk, "tasks")
-	if err := os.MkdirAll(filepath.Join(root, "l"), 0o700); err != nil {
+	list := filepath.Join(root, "l")
+	if err := os.MkdirAll(list, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	const n = 12
-	m := t.TempDir() // on another file system: the agents' marks
+	m := t.TempDir()    // on another file system: the agents' marks
+	gate := t.TempDir() // the agents end once gate/go exists
 	h := startDaemonProcHarness(t, root, 2)
 	for i := 1; i <= n; i++ {
-		h.drop("l", strconv.Itoa(i), execTask("task "+strconv.Itoa(i), "echo ran >> "+m+"/$TASKD_TASK_ID; sleep 0.3"))
+		h.drop("l", strconv.Itoa(i), execTask("task "+strconv.Itoa(i),
+			"echo ran >> "+m+"/$TASKD_TASK_ID; while [ ! -e "+gate+"/go ]; do sleep 0.02; done"))
 	}
 	h.waitFor("two agents to run", 30*time.Second, func() bool { return len(readDirNames(m)) >= 2 })
+	running := readDirNames(m) // two slots: these two, waiting for the gate
 	fill(t, filepath.Join(disk, "filler"))
-	var held status.Task
-	h.waitFor("taskd status to show a task held", 30*time.Second, func() bool {
-		for _, ts := range statusJSON(t, root, "l") {
-			if ts.Held != "" {
-				held = ts
-				return true
+	if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The agents that ran end on a full disk: their ends are held, their
+	// results kept elsewhere. Every other task has started (claimed
+	// before the disk filled up) or is held.
+	heldEnds := func(st map[string]status.Task) bool {
+		for _, id := range running {
+			if !strings.Contains(st[id].Held, "the end of attempt 1 is not recorded yet") {
+				return false
 			}
 		}
-		return false
-	})
-	if !strings.Contains(held.Held, "no space left on device") {
-		t.Errorf("task %s is held for %q, want the full disk named", held.ID, held.Held)
+		return true
 	}
-	// While the disk is full no agent starts (those claimed before it
-	// filled up may), and the daemon does not spin.
-	waitUntilOrTimeout(time.Second, func() bool { return false })
+	var st map[string]status.Task
+	h.waitFor("the ends of the running attempts to be held, and every task started or held", 30*time.Second, func() bool {
+		st = statusJSON(t, root, "l")
+		for i := 1; i <= n; i++ {
+			id := strconv.Itoa(i)
+			if st[id].Held == "" && readString(m, id) == "" {
+				return false
+			}
+		}
+		return heldEnds(st)
+	})
+	for id, ts := range st {
+		if ts.Held != "" && !strings.Contains(ts.Held, "no space left on device") {
+			t.Errorf("task %s is held for %q, want the full disk named", id, ts.Held)
+		}
+	}
+	kept := map[string]string{}
+	for _, id := range running {
+		runDir := filepath.Join(list, ".taskd", "runs", id, "1")
+		path, err := agent.KeptResult(runDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fileExists(path) || fileExists(filepath.Join(runDir, "result.json")) {
+			t.Fatalf("task %s: the result is not kept at %s (or the full run folder took it)", id, path)
+		}
+		kept[id] = path
+	}
+	// While the disk is full no agent starts, and the daemon does not
+	// spin.
 	started := len(readDirNames(m))
 	cpu0, at := cpuTime(t, h.p.cmd.Process.Pid), time.Now()
 	waitUntilOrTimeout(4*time.Second, func() bool { return false })
@@ -556,11 +599,34 @@ func TestTrust_DiskFull(t *testing.T) {
 	if started >= n {
 		t.Fatalf("every task started before the disk was full: nothing was held back")
 	}
-	// Room again: everything ends, without a restart.
+
+	// Stopped while the ends are held: the daemon exits, the results stay
+	// kept. Started again on the still full disk, it finds them and holds
+	// the ends again; killed then, the results are still kept.
+	h.stopProc()
+	for id, path := range kept {
+		if !fileExists(path) {
+			t.Fatalf("task %s: the kept result is gone after the daemon stopped", id)
+		}
+		if tf := h.read("l", id); stateOf(tf) != task.Running {
+			t.Fatalf("task %s: %q, want still running (its end not recorded)", id, stateOf(tf))
+		}
+	}
+	h.p = startDaemonProc(t, root, 2)
+	h.waitFor("the restarted daemon to hold the ends again", 30*time.Second, func() bool { return heldEnds(statusJSON(t, root, "l")) })
+	h.p.kill(t)
+	for id, path := range kept {
+		if !fileExists(path) {
+			t.Fatalf("task %s: the kept result is gone after the daemon was killed", id)
+		}
+	}
+
+	// Room again, and a daemon: everything ends.
 	if err := os.Remove(filepath.Join(disk, "filler")); err != nil {
 		t.Fatal(err)
 	}
-	if !waitUntilOrTimeout(90*time.Second, func() bool { return allTerminal(filepath.Join(root, "l")) }) {
+	h.p = startDaemonProc(t, root, 2)
+	if !waitUntilOrTimeout(90*time.Second, func() bool { return allTerminal(list) }) {
 		var b strings.Builder
 		for i := 1; i <= n; i++ {
 			tf := h.read("l", strconv.Itoa(i))
@@ -568,13 +634,34 @@ func TestTrust_DiskFull(t *testing.T) {
 		}
 		t.Fatalf("not every task ended:\n%s\ndaemon log:\n%s", b.String(), h.p.log)
 	}
+	evs := h.events("l")
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
-		if s := stateOf(h.read("l", id)); s != task.Succeeded {
+		tf := h.read("l", id)
+		if s := stateOf(tf); s != task.Succeeded {
 			t.Errorf("task %s ended %q", id, s)
 		}
 		if got := readString(m, id); got != "ran\n" {
 			t.Errorf("task %s ran %d times", id, strings.Count(got, "ran"))
+		}
+		if a, _ := tf.Metadata.Object("taskd").Int("attempt"); a != 1 {
+			t.Errorf("task %s: attempt %d, want 1", id, a)
+		}
+	}
+	for id, path := range kept {
+		if fileExists(path) {
+			t.Errorf("task %s: the kept result is still there once its end is recorded", id)
+		}
+		if _, ok := agent.ReadResult(filepath.Join(list, ".taskd", "runs", id, "1")); !ok || !fileExists(filepath.Join(list, ".taskd", "runs", id, "1", "result.json")) {
+			t.Errorf("task %s: the run folder did not take the result once there was room", id)
+		}
+		for _, typ := range []string{eventlog.TaskStarted, eventlog.TaskInterrupted} {
+			if c := countEvents(evs, typ, id); c > 1 || typ == eventlog.TaskInterrupted && c > 0 {
+				t.Errorf("task %s: %d %s events:\n%s", id, c, typ, eventsOf(evs, id))
+			}
+		}
+		if c := countEvents(evs, eventlog.TaskSucceeded, id); c != 1 {
+			t.Errorf("task %s: %d TaskSucceeded events, want its end recorded once:\n%s", id, c, eventsOf(evs, id))
 		}
 	}
 	for id, ts := range statusJSON(t, root, "l") {
@@ -583,15 +670,20 @@ func TestTrust_DiskFull(t *testing.T) {
 		}
 	}
 	h.stopProc()
-	if _, err := eventlog.Read(filepath.Join(root, "l")); err != nil {
+	if _, err := eventlog.Read(list); err != nil {
 		t.Errorf("the event log: %v", err)
 	}
 }
 
+// lockHold is how long Claude Code's lock is held in
+// TestTrust_ClaudeCodeLockHeld: 30 s, three times the 10 s after which a
+// lock nobody refreshes counts as abandoned.
+const lockHold = 30 * time.Second
+
 // TestTrust_ClaudeCodeLockHeld: Claude Code (the real proper-lockfile,
 // with Claude Code's options) holds a task file's lock, refreshing it,
-// for lockHold (12 s; 30 s with the stress tag), beyond the 10 s after
-// which a lock nobody refreshes counts as abandoned. Meanwhile the task,
+// for lockHold (30 s), beyond the 10 s after which a lock nobody
+// refreshes counts as abandoned. Meanwhile the task,
 // dropped just after the lock was taken, does not start, and taskd status
 // says what it waits for; the lock is never broken (its holder releases
 // it cleanly); once it is released the task runs, once. The test runs in

@@ -172,9 +172,14 @@ func tail(b []byte, n int) []byte {
 	return b[len(b)-n:]
 }
 
-// ReadResult reads the result.json of a run folder.
+// ReadResult reads the result.json of a run folder, or, when the run
+// folder has none (or it cannot be read), the result kept for it while the run folder could not
+// take it (kept.go).
 func ReadResult(runDir string) (Result, bool) {
 	data, err := readRunFile(runDir, "result.json", 16<<20)
+	if err != nil {
+		data, err = readKept(runDir)
+	}
 	if err != nil {
 		return Result{}, false
 	}

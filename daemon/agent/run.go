@@ -187,12 +187,15 @@ func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 		res.Outcome = outcomeNames[out]
 	}
 	// The result is persisted the moment the agent has exited, before the
-	// task file records it: a daemon that dies in between finds it here. An
-	// attempt cut short by the daemon's own stop leaves no result, so it is
-	// run again.
+	// task file records it: a daemon that dies in between finds it here,
+	// or where it is kept while the run folder cannot take it (kept.go).
+	// An attempt cut short by the daemon's own stop leaves no result, so
+	// it is run again.
 	if out != Interrupted {
-		if err := WriteJSONFile(a.ListDir, filepath.Join(dir, "result.json"), res); err != nil {
-			r.log.Warn("write result", "task", a.TaskID, "path", dir, "err", err)
+		if kept, err := WriteResult(a.ListDir, dir, res); kept != "" {
+			r.log.Warn("the run folder cannot take result.json: the result is kept elsewhere until its end is recorded", "task", a.TaskID, "path", dir, "kept", kept, "err", err)
+		} else if err != nil {
+			r.log.Warn("write result: it lives in memory only until its end is recorded", "task", a.TaskID, "path", dir, "err", err)
 		}
 	}
 	return res, out
@@ -238,6 +241,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		msg := fmt.Sprintf("create run folder: %v", err)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, NotStarted
 	}
+	ForgetKept(dir) // nor is one kept for an earlier run (kept.go)
 	if !made {
 		// A folder an earlier run of the same attempt number left (a task
 		// dropped again with the same contents): its result is not this

@@ -78,7 +78,9 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // metadata.taskd.parent and name, state queued (or, with Start, ready to
 // run), inheriting the parent's agent, model, cwd and permission mode unless
 // opt says otherwise, and records it in the parent's children. A parentID of
-// "" makes a queued top-level task for the user (taskd retry runs it). The
+// "" makes a queued top-level task for the user (taskd retry runs it). A
+// name the parent's children have already is refused, unless that child
+// has the same prompt: then it is the one returned (pushedBefore). The
 // depth of the tree and the parent's number of children are bounded by
 // cfg.MaxDepth and cfg.MaxChildren.
 func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID string, opt PushOptions) (*taskfile.Task, error) {
@@ -129,6 +131,9 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 				}
 			}
 		} else if slices.Contains(names, opt.Name) {
+			if same, ok := pushedBefore(dir, parentID, opt); ok {
+				return same, nil
+			}
 			return nil, fmt.Errorf("task %s already has a child named %q", parentID, opt.Name)
 		}
 		for _, k := range task.Inherited {
@@ -209,6 +214,26 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 		return nil, fmt.Errorf("record child %s in %s: %w", created.ID, parentID, err)
 	}
 	return created, nil
+}
+
+// pushedBefore returns the child of parentID that a push with opt made
+// before: the child of that name, if its prompt is opt's. An agent run
+// again after a crash pushes its children again, and gets the same ones,
+// never a second of each; a push of another prompt under a name taken is
+// refused.
+func pushedBefore(dir *taskfile.Dir, parentID string, opt PushOptions) (*taskfile.Task, bool) {
+	id, err := Named(dir, parentID, opt.Name)
+	if err != nil {
+		return nil, false
+	}
+	c, err := dir.Read(id)
+	if err != nil {
+		return nil, false
+	}
+	if p, _ := c.Metadata.Object("taskd").String("prompt"); p != opt.Prompt {
+		return nil, false
+	}
+	return c, true
 }
 
 // runsAfter resolves the name of a task a new child of parentID runs

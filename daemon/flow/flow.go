@@ -187,12 +187,15 @@ func (f *flowRun) advance(ctx context.Context, result string, also after) (*navi
 	var t *taskfile.Task
 	// The step ran: its result is written however long that takes
 	// (job.Persist), never lost to a step run again.
-	err := f.j.Persist(ctx, fmt.Sprintf("the result of step %s is not recorded yet (kept in memory)", currentStep(f.t)), f.sp.Parent, func(ctx context.Context) (err error) {
+	err := f.j.Persist(ctx, fmt.Sprintf("the result of step %s is not recorded yet (it is kept until it is)", currentStep(f.t)), f.sp.Parent, func(ctx context.Context) (err error) {
 		t, err = f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error { return f.apply(t, result, also, &resp) })
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if also != afterAnswer {
+		f.j.SettleResult(f.run)
 	}
 	f.t = t
 	return resp, nil

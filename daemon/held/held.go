@@ -13,7 +13,9 @@
 // reads it. The file names the daemon's process, so a file a dead daemon
 // left is ignored, and it is removed when the daemon stops. When the task
 // list and the runtime directory share a full file system, the reason
-// stays in the daemon's memory and its log.
+// stays in the daemon's memory and its log. The same directory keeps the
+// results of attempts whose run folders cannot take them (package agent,
+// kept.go), until their ends are recorded: RuntimeDir.
 package held
 
 import (
@@ -216,7 +218,7 @@ func Read(root string) (pid int, tasks []Task, err error) {
 // StatusPath returns the status file of a daemon serving root: in the
 // user's runtime directory (see the package comment), named after root.
 func StatusPath(root string) (string, error) {
-	dir, err := runtimeDir()
+	dir, err := RuntimeDir()
 	if err != nil {
 		return "", err
 	}
@@ -224,11 +226,11 @@ func StatusPath(root string) (string, error) {
 	return filepath.Join(dir, "held-"+hex.EncodeToString(sum[:8])+".json"), nil
 }
 
-// runtimeDir returns taskd's directory in the user's runtime directory,
+// RuntimeDir returns taskd's directory in the user's runtime directory,
 // making it (0700) if need be: $XDG_RUNTIME_DIR/taskd, else
 // /run/user/<uid>/taskd, else <temporary directory>/taskd-<uid>. A
 // directory that is a link, another user's, or open to others is refused.
-func runtimeDir() (string, error) {
+func RuntimeDir() (string, error) {
 	uid := os.Geteuid()
 	var candidates []string
 	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {

@@ -85,7 +85,7 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 		session = agent.Session(j.List.RunDir(j.ID, sp.Attempt))
 	}
 	var t *taskfile.Task
-	err := j.Persist(ctx, fmt.Sprintf("the end of attempt %d is not recorded yet (kept in memory)", sp.Attempt), sp.Parent, func(wctx context.Context) error {
+	err := j.Persist(ctx, fmt.Sprintf("the end of attempt %d is not recorded yet (its result is kept until it is)", sp.Attempt), sp.Parent, func(wctx context.Context) error {
 		if out == agent.Cancelled {
 			// The task's children are told first: a restart between the
 			// two writes finds the task still cancelling, never a
@@ -120,6 +120,7 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 	if err != nil {
 		return nil, fmt.Errorf("record the end of attempt %d: %w", sp.Attempt, err)
 	}
+	j.SettleResult(sp.Attempt)
 	ev := eventlog.Event{Type: end.log, Parent: sp.Parent, Attempt: sp.Attempt}
 	switch {
 	case userDone:
@@ -220,6 +221,15 @@ func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res 
 func Backoff(n int) time.Duration {
 	d := time.Second << min(n-1, 9)
 	return min(d, 5*time.Minute)
+}
+
+// SettleResult moves the result of attempt n, kept elsewhere while its
+// run folder could not take it, into the run folder, now that the
+// attempt's end is recorded (agent.SettleResult).
+func (j *Job) SettleResult(n int) {
+	if err := agent.SettleResult(j.List.RunDir(j.ID, n)); err != nil {
+		j.Log.Warn("the recorded result stays kept outside its run folder", "list", j.List.ID, "task", j.ID, "attempt", n, "err", err)
+	}
 }
 
 // ShortResult is r as recorded in metadata.taskd.result.

@@ -14,7 +14,11 @@ import (
 
 // A task is held when taskd cannot write what it must (package held): a
 // claim that cannot be written starts no agent, and the end of an attempt
-// that ran is kept in memory and written as soon as writing works again.
+// that ran is kept in memory and written as soon as writing works again;
+// its result is on disk meanwhile, in the run folder or, when that cannot
+// take it, in the runtime directory (agent.WriteResult), so that a daemon
+// stopped before the end is written records it at its next start instead
+// of running the agent again.
 // Held tasks are tried again later each time (HoldBackoff), never in a
 // spin.
 

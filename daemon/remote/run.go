@@ -96,16 +96,20 @@ func (c *Coordinator) settle(a *agent.Attempt, f *folder, start time.Time, e end
 		return res, out
 	}
 	dir := a.Dir()
+	written := false
 	if out != agent.Interrupted {
-		if err := agent.WriteJSONFile(a.ListDir, filepath.Join(dir, "result.json"), res); err != nil {
-			c.log.Warn("write result", "task", a.TaskID, "path", dir, "err", err)
+		kept, err := agent.WriteResult(a.ListDir, dir, res)
+		if err != nil {
+			c.log.Warn("write result", "task", a.TaskID, "path", dir, "kept", kept, "err", err)
 		}
+		written = err == nil || kept != ""
 	}
 	// What the stream holds of an attempt is forgotten once result.json
-	// holds its end: recovery reads that first. An interrupted attempt
-	// has no result.json; its record stays until the stream's age limit,
-	// for a restart to find.
-	if s := c.ready(closedContext); e.id != "" && s != nil && out != agent.Interrupted {
+	// (or the copy kept while the run folder cannot take it) holds its
+	// end: recovery reads that first. An interrupted attempt has no
+	// result.json; its record stays until the stream's age limit, for a
+	// restart to find, as does one whose result could not be written.
+	if s := c.ready(closedContext); e.id != "" && s != nil && written {
 		if err := s.Forget(context.Background(), e.id); err != nil {
 			c.log.Debug("forget a recorded attempt", "attempt", e.id, "err", err)
 		}

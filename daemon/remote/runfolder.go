@@ -40,6 +40,7 @@ func prepare(a *agent.Attempt) (*folder, error) {
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
+	agent.ForgetKept(f.dir) // nor is a result kept for an earlier run
 	if !a.MadeDir {
 		// An earlier run of the same attempt number left it: its result
 		// is not this attempt's.

@@ -1,0 +1,215 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/held"
+	"github.com/taskd/taskd/internal/fsroot"
+)
+
+// A result the run folder cannot take is kept elsewhere until the end of
+// its attempt is recorded.
+//
+// result.json is written the moment an agent exits, before the task file
+// records the end: a daemon that stops in between finds it and records
+// it instead of running the agent again. When the run folder cannot take
+// it (the list's file system is full, failing or read-only), the result
+// is kept in taskd's runtime directory (package held: $XDG_RUNTIME_DIR/taskd,
+// a tmpfs on most systems), at
+//
+//	results/<list>-<hash of the list's path>/<task>/<attempt>[/<sub>]/result.json
+//
+// written atomically, private (0700 folders, a 0600 file). ReadResult reads
+// it there when the run folder has no result.json; SettleResult, called
+// once the end is recorded, moves it into the run folder and removes it.
+// Only when the runtime directory cannot take it either does the result
+// live in the daemon's memory alone.
+
+// keptRoot is the folder of kept results, or an error if there is no
+// runtime directory.
+var keptRoot = sync.OnceValues(func() (string, error) {
+	dir, err := held.RuntimeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "results"), nil
+})
+
+var plainName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// keptDir returns the folder where the result of the run folder runDir is
+// kept, and the list directory runDir is in.
+func keptDir(runDir string) (dir, listDir string, err error) {
+	sep := string(filepath.Separator)
+	marker := sep + area.Name + sep + "runs" + sep
+	i := strings.LastIndex(runDir, marker)
+	if i <= 0 {
+		return "", "", fmt.Errorf("%s is not a run folder", runDir)
+	}
+	listDir, rel := runDir[:i], runDir[i+len(marker):]
+	parts := strings.Split(rel, sep)
+	if len(parts) < 2 || slices.ContainsFunc(parts, notPlain) {
+		return "", "", fmt.Errorf("%s is not a run folder", runDir)
+	}
+	root, err := keptRoot()
+	if err != nil {
+		return "", "", err
+	}
+	sum := sha256.Sum256([]byte(listDir))
+	name := hex.EncodeToString(sum[:8])
+	if base := filepath.Base(listDir); !notPlain(base) {
+		name = base + "-" + name
+	}
+	return filepath.Join(append([]string{root, name}, parts...)...), listDir, nil
+}
+
+// notPlain reports whether a path element is not a plain name: one that
+// cannot lead anywhere but where it is put.
+func notPlain(name string) bool {
+	return !plainName.MatchString(name) || name == "." || name == ".."
+}
+
+// WriteResult writes res as the result.json of the run folder runDir of
+// the list directory listDir. When the run folder cannot take it, the
+// result is kept in the runtime directory (see above), and kept says
+// where; err is the run folder's error (joined with the runtime
+// directory's if the result could not be kept either).
+func WriteResult(listDir, runDir string, res Result) (kept string, err error) {
+	data, err := jsonRecord(res)
+	if err != nil {
+		return "", err
+	}
+	err = fsroot.WriteFile(listDir, filepath.Join(runDir, "result.json"), data)
+	if err == nil {
+		return "", nil
+	}
+	dir, _, kerr := keptDir(runDir)
+	if kerr == nil {
+		kerr = writeKept(dir, data)
+	}
+	if kerr != nil {
+		return "", errors.Join(err, fmt.Errorf("keep the result elsewhere: %w", kerr))
+	}
+	return filepath.Join(dir, "result.json"), err
+}
+
+// writeKept replaces dir/result.json with data, making dir (private) if
+// need be, through a temporary file, synced: the result exists nowhere
+// else.
+func writeKept(dir string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "result.json")
+	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// readKept returns the result kept for the run folder runDir, if any.
+func readKept(runDir string) ([]byte, error) {
+	dir, _, err := keptDir(runDir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "result.json"), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 16<<20))
+}
+
+// KeptResult returns where the result of the run folder runDir is kept
+// while its run folder cannot take it, whether or not it is there now.
+func KeptResult(runDir string) (string, error) {
+	dir, _, err := keptDir(runDir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "result.json"), nil
+}
+
+// ForgetKept removes a result kept for the run folder runDir, left by an
+// earlier run of the same attempt number: it is not this attempt's.
+func ForgetKept(runDir string) {
+	if dir, _, err := keptDir(runDir); err == nil {
+		os.Remove(filepath.Join(dir, "result.json"))
+	}
+}
+
+// SettleResult is called once the end of the attempt whose run folder is
+// runDir is recorded: each result kept for it (its own, its sub-folders')
+// is written into the run folder and removed. A run folder that is gone
+// takes nothing, and what was kept for it is removed; one that still
+// cannot take it leaves it kept, where ReadResult finds it, and the error
+// is returned.
+func SettleResult(runDir string) error {
+	dir, listDir, err := keptDir(runDir)
+	if err != nil {
+		return nil // nowhere to keep anything: nothing kept
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var errs []error
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "result.json" {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		to := filepath.Join(runDir, rel)
+		if fi, err := os.Lstat(filepath.Dir(to)); err != nil || !fi.IsDir() {
+			return nil // the run folder is gone
+		}
+		data, err := os.ReadFile(path)
+		if err == nil {
+			err = fsroot.WriteFile(listDir, to, data)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		return nil
+	})
+	if len(errs) > 0 {
+		return fmt.Errorf("move the kept result into %s: %w", runDir, errors.Join(errs...))
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	// The task's and the list's folders go once empty.
+	root, _ := keptRoot()
+	for up := filepath.Dir(dir); len(up) > len(root) && os.Remove(up) == nil; up = filepath.Dir(up) {
+	}
+	return nil
+}

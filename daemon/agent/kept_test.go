@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/taskd/taskd/daemon/area"
+)
+
+// TestKeptResult: a result the run folder cannot take (here: a file
+// stands where its parent folder belongs) is kept in the runtime directory, privately, under a path
+// that names the list, the task and the attempt; ReadResult finds it
+// there; once the end is recorded SettleResult moves it, and a judge's
+// beside it, into the run folder and removes it. What was kept for a run
+// folder that is gone is removed.
+func TestKeptResult(t *testing.T) {
+	t.Parallel()
+	list := filepath.Join(t.TempDir(), "mylist")
+	if err := os.Mkdir(list, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	runDir := area.RunDir(list, "7", 3)
+	block := func(id string) {
+		t.Helper()
+		if err := os.MkdirAll(area.RunsDir(list, ""), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(area.RunsDir(list, id), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	block("7")
+	kept, err := WriteResult(list, runDir, Result{Success: true, Summary: "done"})
+	if err == nil || kept == "" {
+		t.Fatalf("WriteResult into a missing run folder: kept %q, err %v; want it kept and the error", kept, err)
+	}
+	if want, _ := KeptResult(runDir); kept != want {
+		t.Errorf("kept at %s, KeptResult says %s", kept, want)
+	}
+	if rel := filepath.ToSlash(kept); !strings.Contains(rel, "/results/mylist-") || !strings.HasSuffix(rel, "/7/3/result.json") {
+		t.Errorf("kept at %s: want results/mylist-<hash>/7/3/result.json", kept)
+	}
+	if fi, err := os.Stat(kept); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("kept file: %v, %v; want mode 0600", fi, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(kept)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("kept folder: %v, %v; want mode 0700", fi, err)
+	}
+	if got, ok := ReadResult(runDir); !ok || got.Summary != "done" {
+		t.Errorf("ReadResult = %+v, %v; want the kept result", got, ok)
+	}
+	// A judge's result, kept beside it.
+	if _, err := WriteResult(list, filepath.Join(runDir, "judge"), Result{Summary: "judged"}); err == nil {
+		t.Fatal("the judge's folder took its result")
+	}
+
+	// The run folder can take it now: settled.
+	if err := os.Remove(area.RunsDir(list, "7")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(runDir, "judge"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := SettleResult(runDir); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{runDir: "done", filepath.Join(runDir, "judge"): "judged"} {
+		data, err := os.ReadFile(filepath.Join(dir, "result.json"))
+		if err != nil || !strings.Contains(string(data), want) {
+			t.Errorf("%s/result.json: %q, %v; want %q", dir, data, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(filepath.Dir(filepath.Dir(kept)))); !os.IsNotExist(err) {
+		t.Errorf("the list's folder of kept results is still there: %v", err)
+	}
+
+	// Kept for a run folder that is gone: removed when settled.
+	gone := area.RunDir(list, "8", 1)
+	block("8")
+	kept, _ = WriteResult(list, gone, Result{})
+	os.Remove(area.RunsDir(list, "8"))
+	if err := SettleResult(gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(kept); !os.IsNotExist(err) {
+		t.Errorf("the result kept for a gone run folder is still there: %v", err)
+	}
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("settling made the gone run folder again: %v", err)
+	}
+
+	// A new run of the same attempt forgets what an earlier one kept.
+	block("8")
+	WriteResult(list, gone, Result{})
+	ForgetKept(gone)
+	if _, ok := ReadResult(gone); ok {
+		t.Errorf("ReadResult found a result after ForgetKept")
+	}
+	SettleResult(gone)
+}
