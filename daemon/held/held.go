@@ -160,7 +160,7 @@ func (r *Registry) publish() {
 		}
 	} else {
 		data, _ := json.MarshalIndent(statusFile{PID: os.Getpid(), Root: r.root, Tasks: r.sorted()}, "", "  ")
-		if err = writeFile(r.path, append(data, '\n')); err == nil {
+		if err = WriteFile(r.path, append(data, '\n')); err == nil {
 			r.written = true
 		}
 	}
@@ -170,14 +170,19 @@ func (r *Registry) publish() {
 	r.werr = err
 }
 
-// writeFile replaces path with data through a temporary file beside it.
-func writeFile(path string, data []byte) error {
+// WriteFile replaces path, a file of the runtime directory, with data
+// (mode 0600) through a temporary file beside it, synced before it is
+// renamed: readers see the old file or the new one, never a part.
+func WriteFile(path string, data []byte) error {
 	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
