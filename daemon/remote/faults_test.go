@@ -94,16 +94,22 @@ func TestRemote_Faults(t *testing.T) {
 	c.restart(c.coord)
 	t.Logf("coordinator restarted after %s", time.Since(c.started))
 
-	// The server goes away for a while; a task dropped meanwhile says
-	// why it waits.
+	// The server goes away for a while; the tasks whose attempts wait for
+	// it (a task dropped meanwhile, or those already running when there
+	// are more tasks than slots) say why they wait.
 	c.waitFor("two thirds of the tasks to succeed", 90*time.Second, func() bool { return succeeded() >= 2*faultTasks/3 })
 	c.nats.Stop()
 	down := time.After(serverDown)
 	c.drop("l", "late", execTask(`echo "late 1" >> `+ran, marks, nil))
-	c.waitFor("the late task to say why it waits", serverDown-time.Second, func() bool {
-		t := c.read("l", "late")
-		s, _ := t.Metadata.Object("taskd").String("dispatch")
-		return t != nil && strings.Contains(s, "NATS server")
+	c.waitFor("a task to say it waits for the server", serverDown-time.Second, func() bool {
+		for _, id := range append([]string{"late"}, ids...) {
+			if t := c.read("l", id); t != nil {
+				if s, _ := t.Metadata.Object("taskd").String("dispatch"); strings.Contains(s, "NATS server") {
+					return true
+				}
+			}
+		}
+		return false
 	})
 	status, _ := exec.Command(taskdBinary(t), "status", "--root", c.root).CombinedOutput()
 	if !strings.Contains(string(status), "waiting for the NATS server") {

@@ -115,8 +115,14 @@ func (c *Coordinator) await(ctx context.Context, gate agent.Gate, f *folder, id 
 			if giveUp != nil && !cancelSent {
 				cancelSent = c.sendCancel(s, id, "cancelled")
 			}
-			if !seenStart && time.Since(queued) > queuedNote {
+			switch {
+			case !c.nc.IsConnected():
+				// The worker goes on; what it sends waits in the server.
+				n.waiting(fmt.Sprintf("waiting for the NATS server at %s: the attempt's news arrives when it is back", c.url))
+			case !seenStart && time.Since(queued) > queuedNote:
 				n.waiting(fmt.Sprintf("queued: no worker that serves profile %q has taken it yet", profileOf(f)))
+			case n.written != "" && seenStart:
+				n.clear() // the server is back
 			}
 		}
 	}
