@@ -176,7 +176,7 @@ func Cancellable(s task.State) bool {
 // cancelled it, and what it was doing.
 func cancelError(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object, from task.State, attempt int) string {
 	doing := "before it ran"
-	kids := len(children.Outstanding(dir, t))
+	kids := reached(dir, t, m)
 	switch from {
 	case task.Running:
 		doing = fmt.Sprintf("while its agent ran (attempt %d)", attempt)
@@ -209,6 +209,32 @@ func cancelError(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object, from t
 		return "cancelled because " + cause + ", " + doing
 	}
 	return "cancelled " + doing
+}
+
+// reached counts the children of task t (m is its metadata.taskd) that
+// had not ended when the cancel came: those still going, and those the
+// cancel ended already (cancelled by the same task as t).
+func reached(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object) int {
+	by, _ := m.String("cancelledBy")
+	if by == "" {
+		by = t.ID
+	}
+	ch := m.Object("children")
+	n := 0
+	for _, coll := range []string{children.Parallel, children.Sequential} {
+		for _, id := range task.Strings(ch, coll) {
+			c, err := dir.Read(id)
+			if err != nil {
+				continue
+			}
+			s := task.Of(c)
+			cby, _ := c.Metadata.Object("taskd").String("cancelledBy")
+			if !s.Ended() || s == task.Cancelled && cby == by {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func count(n int, one, many string) string {
