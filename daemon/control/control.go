@@ -62,17 +62,7 @@ func Submit(ctx context.Context, dir *taskfile.Dir, t *taskfile.Task) (*taskfile
 // alone (ErrRunning).
 func StartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 	return dir.Update(ctx, id, func(t *taskfile.Task) error {
-		if ok, _ := task.Addressed(t); !ok {
-			return ErrNotTaskd
-		}
-		sp, err := task.ReadSpec(t)
-		if err != nil {
-			return err
-		}
-		if sp.State == task.Running || sp.State == task.Waiting {
-			return fmt.Errorf("task %s is %s; cancel it first (taskd cancel)", id, sp.State)
-		}
-		if _, err := task.Move(t, task.Restart); err != nil {
+		if err := reopen(t, id, nil); err != nil {
 			return err
 		}
 		m := task.Meta(t)
@@ -81,6 +71,29 @@ func StartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Tas
 		}
 		return nil
 	})
+}
+
+// reopen moves task t (id) back to pending for StartTask and RestartTask:
+// refused if it is not taskd's, runs or waits for its children, or refuse
+// (if not nil) says no.
+func reopen(t *taskfile.Task, id string, refuse func(*taskfile.Task) error) error {
+	if ok, _ := task.Addressed(t); !ok {
+		return ErrNotTaskd
+	}
+	sp, err := task.ReadSpec(t)
+	if err != nil {
+		return err
+	}
+	if sp.State == task.Running || sp.State == task.Waiting {
+		return fmt.Errorf("task %s is %s; cancel it first (taskd cancel)", id, sp.State)
+	}
+	if refuse != nil {
+		if err := refuse(t); err != nil {
+			return err
+		}
+	}
+	_, err = task.Move(t, task.Restart)
+	return err
 }
 
 // CancelTask asks the daemon to cancel task id: a running agent gets SIGTERM

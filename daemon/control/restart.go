@@ -15,6 +15,14 @@ import (
 var restartCleared = []string{"cancel", "failures", "error", "retryAt", "finishedAt", "resolve", "resolveNote", "hitl",
 	"boundary", "iteration", "guardAt", "loopIteration", "loopExit", "wait", "retryOf"}
 
+// forkBranch refuses a workflow's fork branch: its fork is restarted.
+func forkBranch(t *taskfile.Task) error {
+	if p, ok := t.Metadata.String("parentTaskId"); ok && p != "" {
+		return fmt.Errorf("task %s is a branch of a fork of task %s; restart task %s", t.ID, p, p)
+	}
+	return nil
+}
+
 // RestartTask runs task id again from its beginning. A workflow starts
 // again at its first step: metadata.currentStep is cleared (the daemon
 // records the first step when it starts, as a new task's) and so is the
@@ -26,20 +34,7 @@ var restartCleared = []string{"cancel", "failures", "error", "retryAt", "finishe
 // workflow's fork branch (restart the task that forked it).
 func RestartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 	return dir.Update(ctx, id, func(t *taskfile.Task) error {
-		if ok, _ := task.Addressed(t); !ok {
-			return ErrNotTaskd
-		}
-		sp, err := task.ReadSpec(t)
-		if err != nil {
-			return err
-		}
-		if sp.State == task.Running || sp.State == task.Waiting {
-			return fmt.Errorf("task %s is %s; cancel it first (taskd cancel)", id, sp.State)
-		}
-		if p, ok := t.Metadata.String("parentTaskId"); ok && p != "" {
-			return fmt.Errorf("task %s is a branch of a fork of task %s; restart task %s", id, p, p)
-		}
-		if _, err := task.Move(t, task.Restart); err != nil {
+		if err := reopen(t, id, forkBranch); err != nil {
 			return err
 		}
 		m := task.Meta(t)
