@@ -75,11 +75,8 @@ func UserCompleted(t *taskfile.Task) bool {
 // set to completed is recorded as completed by them: it is in a state of
 // taskd's own that is not an end.
 func UserCompletable(s task.State) bool {
-	switch s {
-	case task.Queued, task.Running, task.Waiting, task.NeedsHuman, task.Retrying, task.Paused:
-		return true
-	}
-	return false
+	_, _, err := task.Next(s, task.Complete)
+	return err == nil && s != task.None
 }
 
 // completeByUser records, while the end of an attempt is written, that
