@@ -10,6 +10,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/claudestub"
 )
 
 // TestClaude_Budgets: the real Claude Code CLI, whose stub keeps calling
@@ -19,13 +20,13 @@ import (
 // tasks fail with the reason, and neither is retried.
 func TestClaude_Budgets(t *testing.T) {
 	t.Parallel()
-	bin := claudeBinary(t)
+	bin := claudestub.Binary(t)
 	never := make(chan struct{}) // the held answer never comes: the agent must be stopped
-	stub := newTurnStub(t, func(n int, body string) stubTurn {
+	stub := claudestub.New(t, func(n int, body string) claudestub.Turn {
 		if strings.Contains(body, "Spend") && strings.Contains(body, `"tool_result"`) {
-			return stubTurn{Hold: never, Text: "never"}
+			return claudestub.Turn{Hold: never, Text: "never"}
 		}
-		return stubTurn{Bash: "echo again"}
+		return claudestub.Turn{Bash: "echo again"}
 	})
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = streamingClaude(t, bin, stub, config.ProfileSpec{})

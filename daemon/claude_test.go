@@ -3,9 +3,6 @@ package daemon_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,102 +14,9 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/claudestub"
 	"github.com/taskd/taskd/taskfile"
 )
-
-// claudeBinary returns the Claude Code CLI installed by scripts/test-deps into
-// testdata/node, or skips the test when it is missing (fails instead with
-// TASKD_REQUIRE_TOOLS=1, as in CI).
-func claudeBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := filepath.Abs(filepath.Join("..", "testdata", "node", "node_modules", ".bin", "claude"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("TASKD_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("the Claude Code CLI is not installed (%v), and TASKD_REQUIRE_TOOLS=1", err)
-		}
-		t.Skipf("skipping: the Claude Code CLI is not installed (run: npm ci --prefix testdata/node)")
-	}
-	return bin
-}
-
-// messagesStub is a stand-in for the Anthropic Messages API on loopback: it
-// answers every POST /v1/messages with a streamed assistant message that
-// reply(body) chooses — text, or a Bash tool call — and records what it was
-// asked.
-type messagesStub struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests []string // request bodies
-}
-
-// stubReply is one assistant message: Bash, when set, makes it a tool call
-// running that command; otherwise it is Text.
-type stubReply struct {
-	Text string
-	Bash string
-}
-
-func newMessagesStub(t *testing.T, reply func(body string) string) *messagesStub {
-	return newToolStub(t, func(body string) stubReply { return stubReply{Text: reply(body)} })
-}
-
-func newToolStub(t *testing.T, reply func(body string) stubReply) *messagesStub {
-	s := &messagesStub{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-			http.NotFound(w, r)
-			return
-		}
-		s.mu.Lock()
-		s.requests = append(s.requests, string(body))
-		n := len(s.requests)
-		s.mu.Unlock()
-		rep := reply(string(body))
-		events := [][2]string{{"message_start", `{"type":"message_start","message":{"id":"msg_stub","type":"message","role":"assistant","model":"stub","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`}}
-		stop := "end_turn"
-		if rep.Bash != "" {
-			input, _ := json.Marshal(map[string]string{"command": rep.Bash, "description": "run taskd"})
-			partial, _ := json.Marshal(string(input))
-			events = append(events,
-				[2]string{"content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_%d","name":"Bash","input":{}}}`, n)},
-				[2]string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":` + string(partial) + `}}`})
-			stop = "tool_use"
-		} else {
-			text, _ := json.Marshal(rep.Text)
-			events = append(events,
-				[2]string{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
-				[2]string{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":` + string(text) + `}}`})
-		}
-		events = append(events,
-			[2]string{"content_block_stop", `{"type":"content_block_stop","index":0}`},
-			[2]string{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"` + stop + `","stop_sequence":null},"usage":{"output_tokens":5}}`},
-			[2]string{"message_stop", `{"type":"message_stop"}`})
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, ev := range events {
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev[0], ev[1])
-		}
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *messagesStub) bodies() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.requests...)
-}
-
-// claudeEnv is the environment of a claude profile pointed at the stub,
-// with a private HOME for the CLI's own files: set for its agents only,
-// so tests of the real CLI run in parallel.
-func claudeEnv(t *testing.T, stub *messagesStub) []string {
-	return []string{"ANTHROPIC_BASE_URL=" + stub.URL, "ANTHROPIC_API_KEY=sk-dummy",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
-}
 
 // TestFlow_RealClaudeCode runs a workflow whose steps use the claude profile
 // through the real Claude Code CLI, against a stub Messages API that passes
@@ -121,17 +25,17 @@ func claudeEnv(t *testing.T, stub *messagesStub) []string {
 // the path are checked.
 func TestFlow_RealClaudeCode(t *testing.T) {
 	t.Parallel()
-	bin := claudeBinary(t)
-	stub := newMessagesStub(t, func(body string) string {
+	bin := claudestub.Binary(t)
+	stub := claudestub.New(t, textAnswer(func(body string) string {
 		if strings.Contains(body, "## Step: Review") {
 			return `The change has no tests. {"success": false, "summary": "needs tests"}`
 		}
 		return `Done. {"success": true, "summary": "step done"}`
-	})
+	}))
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = map[string]config.ProfileSpec{"claude": {
 			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
-			Env: claudeEnv(t, stub), Timeout: "2m",
+			Env: stub.Env(t), Timeout: "2m",
 		}}
 	})
 	h.addWorkflow("l", "review-loop", `{"id": "review-loop", "name": "review loop", "nodes": {
@@ -174,7 +78,7 @@ func TestFlow_RealClaudeCode(t *testing.T) {
 	if !strings.Contains(string(run(2, "prompt.md")), "## Step: Review") {
 		t.Errorf("review prompt:\n%s", run(2, "prompt.md"))
 	}
-	bodies := stub.bodies()
+	bodies := stub.Bodies()
 	if len(bodies) != 3 {
 		t.Fatalf("the stub was asked %d times, want 3", len(bodies))
 	}
@@ -191,20 +95,20 @@ func TestFlow_RealClaudeCode(t *testing.T) {
 // child's result.
 func TestChildren_RealClaudePushes(t *testing.T) {
 	t.Parallel()
-	bin := claudeBinary(t)
-	stub := newToolStub(t, func(body string) stubReply {
+	bin := claudestub.Binary(t)
+	stub := claudestub.New(t, func(_ int, body string) claudestub.Turn {
 		switch {
 		case strings.Contains(body, "Results of your child tasks"):
-			return stubReply{Text: `Read the results. {"success": true, "summary": "resumed with the child's result"}`}
+			return claudestub.Turn{Text: `Read the results. {"success": true, "summary": "resumed with the child's result"}`}
 		case strings.Contains(body, "tool_result"):
-			return stubReply{Text: `Started the child. {"success": true, "summary": "pushed"}`}
+			return claudestub.Turn{Text: `Started the child. {"success": true, "summary": "pushed"}`}
 		}
-		return stubReply{Bash: `taskd push name=x agent=exec 'sleep 2; echo child done; echo "{\"success\": true, \"summary\": \"x finished\"}"' && taskd run`}
+		return claudestub.Turn{Bash: `taskd push name=x agent=exec 'sleep 2; echo child done; echo "{\"success\": true, \"summary\": \"x finished\"}"' && taskd run`}
 	})
 	h := startDaemonWithCLI(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = map[string]config.ProfileSpec{"claude": {
 			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
-			Env: claudeEnv(t, stub), Timeout: "2m",
+			Env: stub.Env(t), Timeout: "2m",
 		}}
 	})
 	h.drop("l", "1", `{"subject": "delegate", "owner": "taskd", "metadata": {"taskd": {"agent": "claude", "tools": ["Bash(taskd:*)"], "prompt": "Start a child task named x that says child done."}}}`)
@@ -265,11 +169,11 @@ func slicesContainsPair(argv []string, flag string) bool {
 // step runs again, and the stub sees the reason in that step's request.
 func TestFlow_RealClaudeQuickTask(t *testing.T) {
 	t.Parallel()
-	bin := claudeBinary(t)
+	bin := claudestub.Binary(t)
 	const reason = "REVIEW-314: the greeting lacks its comma"
 	var mu sync.Mutex
 	reviews := 0
-	stub := newMessagesStub(t, func(body string) string {
+	stub := claudestub.New(t, textAnswer(func(body string) string {
 		if !strings.Contains(body, "## Step: Check the work") {
 			return `Changed it. {"success": true, "summary": "work done"}`
 		}
@@ -279,11 +183,11 @@ func TestFlow_RealClaudeQuickTask(t *testing.T) {
 			return `Not yet. {"success": false, "summary": "` + reason + `"}`
 		}
 		return `Good now. {"success": true, "summary": "approved"}`
-	})
+	}))
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = map[string]config.ProfileSpec{"claude": {
 			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
-			Env: claudeEnv(t, stub), Timeout: "2m",
+			Env: stub.Env(t), Timeout: "2m",
 		}}
 	})
 	h.drop("l", "1", flowTask("1", "quick-task", "Add a greeting", ""))
@@ -291,7 +195,7 @@ func TestFlow_RealClaudeQuickTask(t *testing.T) {
 	if got, want := steps(tf), "work:passed:advance verify:failed:retry work:passed:advance verify:passed:advance"; got != want {
 		t.Errorf("path\n got %s\nwant %s", got, want)
 	}
-	bodies := stub.bodies()
+	bodies := stub.Bodies()
 	if len(bodies) != 4 {
 		t.Fatalf("the stub was asked %d times, want 4", len(bodies))
 	}

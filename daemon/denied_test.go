@@ -15,6 +15,7 @@ import (
 	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/claudestub"
 )
 
 // runFile reads a file of attempt n's run folder of task id.
@@ -42,18 +43,18 @@ func (h *harness) argvOf(list, id string, n int) []string {
 // onDenied "fail" fails instead.
 func TestClaude_DeniedWrite(t *testing.T) {
 	t.Parallel()
-	bin := claudeBinary(t)
+	bin := claudestub.Binary(t)
 	project := t.TempDir()
 	target := filepath.Join(project, "hello.txt")
 	other := t.TempDir()
-	stub := newTurnStub(t, func(n int, body string) stubTurn {
+	stub := claudestub.New(t, func(n int, body string) claudestub.Turn {
 		if strings.Contains(body, `"tool_result"`) {
-			return stubTurn{Text: `Done. {"success": true, "summary": "wrote the file"}`}
+			return claudestub.Turn{Text: `Done. {"success": true, "summary": "wrote the file"}`}
 		}
 		if strings.Contains(body, "second.txt") {
-			return stubTurn{Write: map[string]string{"file_path": filepath.Join(other, "second.txt"), "content": "hello\n"}}
+			return claudestub.Turn{Write: map[string]string{"file_path": filepath.Join(other, "second.txt"), "content": "hello\n"}}
 		}
-		return stubTurn{Write: map[string]string{"file_path": target, "content": "hello\n"}}
+		return claudestub.Turn{Write: map[string]string{"file_path": target, "content": "hello\n"}}
 	})
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = streamingClaude(t, bin, stub, config.ProfileSpec{})

@@ -13,6 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/claudestub"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -44,12 +45,12 @@ func eventsFor(evs []eventlog.Event, typ, id string) []eventlog.Event {
 // task completes with one session.
 func TestClaude_RateLimitPausesAndResumes(t *testing.T) {
 	t.Parallel()
-	bin := claudeBinary(t)
-	stub := newTurnStub(t, func(n int, body string) stubTurn {
+	bin := claudestub.Binary(t)
+	stub := claudestub.New(t, func(n int, body string) claudestub.Turn {
 		if n == 1 {
-			return stubTurn{Status: 429}
+			return claudestub.Turn{Status: 429}
 		}
-		return stubTurn{Text: `Carried on. {"success": true, "summary": "finished after the limit"}`}
+		return claudestub.Turn{Text: `Carried on. {"success": true, "summary": "finished after the limit"}`}
 	})
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = streamingClaude(t, bin, stub, config.ProfileSpec{LimitBackoff: "1s"})
@@ -75,7 +76,7 @@ func TestClaude_RateLimitPausesAndResumes(t *testing.T) {
 	if res.SessionID != session || res.Summary != "finished after the limit" {
 		t.Errorf("the resumed attempt's result: session %q (want %q), summary %q", res.SessionID, session, res.Summary)
 	}
-	bodies := stub.bodies()
+	bodies := stub.Bodies()
 	if len(bodies) != 2 || !strings.Contains(bodies[1], "Count the files of the flaky login test.") || !strings.Contains(bodies[1], "usage limit that stopped you has reset") {
 		t.Errorf("the resumed request does not carry the session and the go-on prompt (%d requests):\n%.500s", len(bodies), bodies[len(bodies)-1])
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/claudestub"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -31,13 +32,13 @@ func progressOf(t *taskfile.Task) (agent.Progress, bool) {
 // and cost, and stdout.log holds the raw stream.
 func TestClaude_ProgressWhileRunning(t *testing.T) {
 	t.Parallel()
-	bin := claudeBinary(t)
+	bin := claudestub.Binary(t)
 	hold := make(chan struct{})
-	stub := newTurnStub(t, func(n int, body string) stubTurn {
+	stub := claudestub.New(t, func(n int, body string) claudestub.Turn {
 		if n == 1 {
-			return stubTurn{Bash: "echo step one"}
+			return claudestub.Turn{Bash: "echo step one"}
 		}
-		return stubTurn{Hold: hold, Text: `All done. {"success": true, "summary": "two turns"}`}
+		return claudestub.Turn{Hold: hold, Text: `All done. {"success": true, "summary": "two turns"}`}
 	})
 	h := startDaemonWithCLI(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Profiles = streamingClaude(t, bin, stub, config.ProfileSpec{})
@@ -70,8 +71,8 @@ func TestClaude_ProgressWhileRunning(t *testing.T) {
 	h.waitFor("taskd logs -f to show the tool call", time.Minute, func() bool {
 		return strings.Contains(logs.String(), "tool: Bash echo step one")
 	})
-	if stub.replies() != 1 || task.Of(h.read("l", "1")) != task.Running {
-		t.Fatalf("the run went on before the test let it: %d replies, state %s", stub.replies(), task.Of(h.read("l", "1")))
+	if stub.Replies() != 1 || task.Of(h.read("l", "1")) != task.Running {
+		t.Fatalf("the run went on before the test let it: %d replies, state %s", stub.Replies(), task.Of(h.read("l", "1")))
 	}
 	close(hold)
 

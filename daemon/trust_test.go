@@ -22,6 +22,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/claudestub"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -774,20 +775,20 @@ func bufioLines(r io.Reader) <-chan string {
 // call in it.
 func TestTrust_ClaudeResumesInterruptedAttempt(t *testing.T) {
 	t.Parallel()
-	bin := claudeBinary(t)
+	bin := claudestub.Binary(t)
 	m := t.TempDir()
-	stub := newToolStub(t, func(body string) stubReply {
+	stub := claudestub.New(t, func(_ int, body string) claudestub.Turn {
 		if strings.Contains(body, "was interrupted") {
-			return stubReply{Text: `Carried on. {"success": true, "summary": "finished after the interruption"}`}
+			return claudestub.Turn{Text: `Carried on. {"success": true, "summary": "finished after the interruption"}`}
 		}
 		if strings.Contains(body, "tool_result") {
-			return stubReply{Text: `{"success": false, "summary": "the command did not finish"}`}
+			return claudestub.Turn{Text: `{"success": false, "summary": "the command did not finish"}`}
 		}
-		return stubReply{Bash: "touch " + m + "/tool; sleep 60"}
+		return claudestub.Turn{Bash: "touch " + m + "/tool; sleep 60"}
 	})
 	root := newRoot(t, "l")
 	cfgPath := filepath.Join(t.TempDir(), "config.json")
-	env := claudeEnv(t, stub)
+	env := stub.Env(t)
 	home := strings.TrimPrefix(env[slices.IndexFunc(env, func(s string) bool { return strings.HasPrefix(s, "HOME=") })], "HOME=")
 	data, _ := json.Marshal(config.FileConfig{Profiles: map[string]config.ProfileSpec{"claude": {
 		Command: []string{bin, "-p", "--output-format", "json", "--allowedTools", "Bash"}, Prompt: "stdin", Output: "claude-json",
@@ -830,7 +831,7 @@ func TestTrust_ClaudeResumesInterruptedAttempt(t *testing.T) {
 	if i := slices.Index(cmd2.Argv, "--resume"); i < 0 || i+1 >= len(cmd2.Argv) || cmd2.Argv[i+1] != cmd1.SessionID || slices.Contains(cmd2.Argv, "--session-id") {
 		t.Errorf("attempt 2 ran %q, want --resume %s", cmd2.Argv, cmd1.SessionID)
 	}
-	bodies := stub.bodies()
+	bodies := stub.Bodies()
 	last := bodies[len(bodies)-1]
 	for _, want := range []string{"TASK-MARKER-7d1", "touch " + m + "/tool", "was interrupted"} {
 		if !strings.Contains(last, want) {
