@@ -42,11 +42,13 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 
 // TestWorktree_ParallelTasksOneRepository: two tasks on one repository,
 // each with metadata.taskd.worktree, run at once and edit the same file,
-// each in a worktree of its own on its branch taskd/<list>-<id>, which the
-// task records; the repository's own checkout is untouched. A child a
-// task pushes gets a worktree too, its branch starting at its parent's.
-// When a task file is deleted its worktree goes, its work committed to its
-// branch, which stays.
+// each in a worktree of its own (in taskd's state directory) on its branch
+// taskd/<list>/<id>, which the task records; on success each one's edit is
+// committed to its branch, with the task's subject; the repository's own
+// checkout is untouched. A child a task pushes gets a worktree too, its
+// branch starting at its parent's. When a task file is deleted its
+// worktree goes, its uncommitted work committed to its branch, which
+// stays.
 func TestWorktree_ParallelTasksOneRepository(t *testing.T) {
 	t.Parallel()
 	repo := gitRepo(t)
@@ -63,9 +65,15 @@ pwd > ` + sync + `/pwd-$TASKD_TASK_ID; cat file.txt > ` + sync + `/file-$TASKD_T
 	for _, id := range []string{"1", "2"} {
 		tf := h.waitState("l", id, task.Succeeded, time.Minute)
 		ws, ok := job.WorkspaceOf(tf)
-		dir := filepath.Join(h.listDir("l"), ".taskd", "worktrees", id)
-		if !ok || ws.Path != dir || ws.Branch != "taskd/l-"+id || ws.Repo != repo {
+		dir := job.Worktrees(h.cfg).Path("l", id)
+		if !ok || ws.Path != dir || ws.Branch != "taskd/l/"+id || ws.Repo != repo || ws.Commit == "" || ws.FilesChanged != 1 {
 			t.Errorf("task %s records worktree %+v (%v)", id, ws, ok)
+		}
+		if got := gitIn(t, repo, "show", "taskd/l/"+id+":file.txt"); got != "task "+id {
+			t.Errorf("branch taskd/l/%s has file.txt %q, want the task's edit committed", id, got)
+		}
+		if msg := gitIn(t, repo, "log", "-1", "--format=%s", "taskd/l/"+id); msg != "edit "+id {
+			t.Errorf("branch taskd/l/%s's commit says %q, want the task's subject", id, msg)
 		}
 		if got, _ := os.ReadFile(filepath.Join(sync, "pwd-"+id)); strings.TrimSpace(string(got)) != dir {
 			t.Errorf("task %s ran in %q, want its worktree %s", id, got, dir)
@@ -73,7 +81,7 @@ pwd > ` + sync + `/pwd-$TASKD_TASK_ID; cat file.txt > ` + sync + `/file-$TASKD_T
 		if got, _ := os.ReadFile(filepath.Join(sync, "file-"+id)); string(got) != "task "+id+"\n" {
 			t.Errorf("task %s saw file.txt %q, want its own edit only", id, got)
 		}
-		if b := gitIn(t, dir, "rev-parse", "--abbrev-ref", "HEAD"); b != "taskd/l-"+id {
+		if b := gitIn(t, dir, "rev-parse", "--abbrev-ref", "HEAD"); b != "taskd/l/"+id {
 			t.Errorf("task %s's worktree is on %q", id, b)
 		}
 	}
@@ -83,7 +91,7 @@ pwd > ` + sync + `/pwd-$TASKD_TASK_ID; cat file.txt > ` + sync + `/file-$TASKD_T
 
 	// A child inherits the worktree: its own, on a branch from its
 	// parent's (which has a commit the repository's HEAD has not).
-	gitIn(t, repo, "checkout", "-q", "-b", "taskd/l-3")
+	gitIn(t, repo, "checkout", "-q", "-b", "taskd/l/3")
 	gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "the parent's work")
 	gitIn(t, repo, "checkout", "-q", "main")
 	// A child that says otherwise runs where it says, in no worktree.
@@ -96,7 +104,7 @@ pwd > ` + sync + `/pwd-$TASKD_TASK_ID; cat file.txt > ` + sync + `/file-$TASKD_T
 		data, _ := os.ReadFile(filepath.Join(sync, "log-c"))
 		return len(data) > 0
 	})
-	if b, _ := os.ReadFile(filepath.Join(sync, "branch-c")); !strings.HasPrefix(string(b), "taskd/l-") || strings.TrimSpace(string(b)) == "taskd/l-3" {
+	if b, _ := os.ReadFile(filepath.Join(sync, "branch-c")); !strings.HasPrefix(string(b), "taskd/l/") || strings.TrimSpace(string(b)) == "taskd/l/3" {
 		t.Errorf("the child ran on branch %q, want one of its own", b)
 	}
 	if msg, _ := os.ReadFile(filepath.Join(sync, "log-c")); string(msg) != "the parent's work\n" {
@@ -110,18 +118,28 @@ pwd > ` + sync + `/pwd-$TASKD_TASK_ID; cat file.txt > ` + sync + `/file-$TASKD_T
 		t.Errorf("the child that said worktree=false cwd=%s ran in %q", elsewhere, pwd)
 	}
 
-	// Deleted, a task's worktree goes; its work is on its branch.
+	// Deleted, a task's worktree goes; what was left in it uncommitted is
+	// on its branch too.
+	if err := os.WriteFile(filepath.Join(job.Worktrees(h.cfg).Path("l", "1"), "after.txt"), []byte("after\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Remove(filepath.Join(h.listDir("l"), "1.json")); err != nil {
 		t.Fatal(err)
 	}
 	h.waitEvents("l", eventlog.WorktreeRemoved, "1", 1)
-	if _, err := os.Stat(filepath.Join(h.listDir("l"), ".taskd", "worktrees", "1")); !os.IsNotExist(err) {
+	if _, err := os.Stat(job.Worktrees(h.cfg).Path("l", "1")); !os.IsNotExist(err) {
 		t.Errorf("the deleted task's worktree is still there (%v)", err)
 	}
-	if got := gitIn(t, repo, "show", "taskd/l-1:file.txt"); got != "task 1" {
-		t.Errorf("branch taskd/l-1 has file.txt %q, want the task's edit", got)
+	if got := gitIn(t, repo, "show", "taskd/l/1:file.txt"); got != "task 1" {
+		t.Errorf("branch taskd/l/1 has file.txt %q, want the task's edit", got)
 	}
-	if _, err := os.Stat(filepath.Join(h.listDir("l"), ".taskd", "worktrees", "2")); err != nil {
+	if got := gitIn(t, repo, "show", "taskd/l/1:after.txt"); got != "after" {
+		t.Errorf("branch taskd/l/1 has after.txt %q, want what was left in the worktree", got)
+	}
+	if msg := gitIn(t, repo, "log", "-1", "--format=%s", "taskd/l/1"); !strings.Contains(msg, "work left uncommitted in the worktree of task l/1") {
+		t.Errorf("the commit of what was left says %q", msg)
+	}
+	if _, err := os.Stat(job.Worktrees(h.cfg).Path("l", "2")); err != nil {
 		t.Errorf("the other task's worktree went too: %v", err)
 	}
 }

@@ -1,0 +1,123 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/taskd/taskd/internal/fsroot"
+)
+
+// Create makes the worktree at path (inside base, by the path rule) on
+// branch from the repository that holds dir, or finds the one made there
+// before. A new branch starts at from (a branch; empty: the repository's
+// HEAD), and the worktree returned records that start (Base); a branch
+// that exists already (its worktree was removed) is checked out as it is,
+// and Base is left for the caller to keep. The directories up to path's
+// are made as the path rule makes them (0700); a link on the way, or at
+// path, is refused, never followed.
+func Create(ctx context.Context, base, dir, path, branch, from string) (Worktree, error) {
+	top, err := Git(ctx, Call{Dir: dir, Args: []string{"rev-parse", "--show-toplevel"}})
+	if err != nil {
+		return Worktree{}, fmt.Errorf("%w at %s: %v", ErrNoRepository, dir, err)
+	}
+	rel, err := filepath.Rel(evalDir(top), evalDir(dir))
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = "."
+	}
+	w := Worktree{Repo: top, Path: path, Branch: branch, Dir: filepath.Join(path, rel)}
+	if strings.HasPrefix(branch, "-") || strings.HasPrefix(from, "-") {
+		return w, fmt.Errorf("branch %q or start %q is not a branch name", branch, from)
+	}
+	switch err := checkPath(base, path); {
+	case err == nil:
+		// Made before: it must be the worktree of this branch.
+		_, err := verify(ctx, base, w)
+		return w, err
+	case !errors.Is(err, fs.ErrNotExist):
+		return w, err
+	}
+	if err := makeDir(base, filepath.Dir(path)); err != nil {
+		return w, err
+	}
+	r, err := open(ctx, top)
+	if err != nil {
+		return w, err
+	}
+	args := []string{"worktree", "add", "--quiet"}
+	made := false
+	if _, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		args = append(args, path, branch)
+	} else {
+		args = append(args, "-b", branch, path)
+		if from != "" {
+			args = append(args, from)
+		}
+		made = true
+	}
+	if _, err := r.git(ctx, args...); err != nil {
+		return w, fmt.Errorf("create the worktree of branch %s: %w", branch, err)
+	}
+	if _, err := verify(ctx, base, w); err != nil {
+		return w, err
+	}
+	if made {
+		if w.Base, err = Git(ctx, Call{Dir: path, Args: []string{"rev-parse", "--verify", "HEAD"}}); err != nil {
+			return w, fmt.Errorf("read where branch %s starts: %w", branch, err)
+		}
+	}
+	return w, nil
+}
+
+// Move moves the worktree w records from where it is (inside fromBase)
+// to path (inside base), with what is in it, uncommitted work included;
+// the repository's record of it follows (git worktree move). It returns
+// the worktree as it is then. Both places are checked with the path rule.
+func Move(ctx context.Context, fromBase string, w Worktree, base, path string) (Worktree, error) {
+	if _, err := verify(ctx, fromBase, w); err != nil {
+		return w, err
+	}
+	switch err := checkPath(base, path); {
+	case err == nil:
+		return w, fmt.Errorf("move the worktree %s to %s: something is there already", w.Path, path)
+	case !errors.Is(err, fs.ErrNotExist):
+		return w, err
+	}
+	if err := makeDir(base, filepath.Dir(path)); err != nil {
+		return w, err
+	}
+	r, err := open(ctx, w.Path)
+	if err != nil {
+		return w, err
+	}
+	if _, err := r.git(ctx, "worktree", "move", w.Path, path); err != nil {
+		return w, fmt.Errorf("move the worktree %s to %s: %w", w.Path, path, err)
+	}
+	moved := w
+	moved.Path = path
+	if rel, err := filepath.Rel(w.Path, w.Dir); err == nil && !strings.HasPrefix(rel, "..") {
+		moved.Dir = filepath.Join(path, rel)
+	} else {
+		moved.Dir = path
+	}
+	if _, err := verify(ctx, base, moved); err != nil {
+		return moved, err
+	}
+	return moved, nil
+}
+
+// makeDir makes base, taskd's own directory, if it is missing (0700),
+// and dir inside it by the path rule.
+func makeDir(base, dir string) error {
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return fmt.Errorf("make taskd's directory: %w", err)
+	}
+	if err := fsroot.MkdirAll(base, dir); err != nil {
+		return fmt.Errorf("make the worktree's directory: %w", err)
+	}
+	return nil
+}
