@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/taskfile"
 )
 
 // gitRepo makes a repository with one commit of file.txt ("base"), or
@@ -141,5 +143,82 @@ pwd > ` + sync + `/pwd-$TASKD_TASK_ID; cat file.txt > ` + sync + `/file-$TASKD_T
 	}
 	if _, err := os.Stat(job.Worktrees(h.cfg).Path("l", "2")); err != nil {
 		t.Errorf("the other task's worktree went too: %v", err)
+	}
+}
+
+// TestWorktree_EarlierPlaceMoved: a task whose worktree an earlier taskd
+// made in the list's .taskd/worktrees (under ~/.claude, where Claude Code
+// cannot edit), on its branch taskd/<list>-<id>, runs again: its worktree
+// is moved to where taskd makes them now, with the work left uncommitted
+// in it, and keeps its branch, where its work is committed. A task whose
+// worktree is still in the earlier place has it removed from there when
+// its file is deleted (here while no daemon runs: the next one sweeps it).
+func TestWorktree_EarlierPlaceMoved(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t)
+	h := startDaemon(t, []string{"l"})
+	old := func(id string) string { return filepath.Join(h.listDir("l"), ".taskd", "worktrees", id) }
+	if err := os.MkdirAll(filepath.Join(h.listDir("l"), ".taskd", "worktrees"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	record := func(id string) string {
+		gitIn(t, repo, "worktree", "add", "-q", "-b", "taskd/l-"+id, old(id))
+		ws, _ := json.Marshal(map[string]string{"repo": repo, "path": old(id), "branch": "taskd/l-" + id, "dir": old(id)})
+		return string(ws)
+	}
+	ws1 := record("1")
+	if err := os.WriteFile(filepath.Join(old("1"), "wip.txt"), []byte("half done\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.drop("l", "1", execTask("finish it", "cat wip.txt > seen.txt && echo done >> wip.txt",
+		"taskd.cwd", `"`+repo+`"`, "taskd.worktree", "true", "taskd.workspace", ws1))
+	tf := h.waitState("l", "1", task.Succeeded, time.Minute)
+	ws, _ := job.WorkspaceOf(tf)
+	if ws.Path != job.Worktrees(h.cfg).Path("l", "1") || ws.Branch != "taskd/l-1" || ws.Commit == "" {
+		t.Errorf("task 1 records %+v; want the new place, its branch taskd/l-1 kept, a commit", ws)
+	}
+	if _, err := os.Lstat(old("1")); !os.IsNotExist(err) {
+		t.Errorf("the earlier place is still there: %v", err)
+	}
+	if got := gitIn(t, repo, "show", "taskd/l-1:seen.txt"); got != "half done" {
+		t.Errorf("the agent saw wip.txt %q, want the work left in the earlier place", got)
+	}
+
+	ws2 := record("2")
+	h.drop("l", "2", `{"subject": "ended", "status": "completed", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true", "worktree": true, "state": "succeeded", "workspace": `+ws2+`}}}`)
+	h.stop()
+	if err := os.Remove(filepath.Join(h.listDir("l"), "2.json")); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	h.waitEvents("l", eventlog.WorktreeRemoved, "2", 1)
+	if _, err := os.Lstat(old("2")); !os.IsNotExist(err) {
+		t.Errorf("the deleted task's worktree in the earlier place is still there: %v", err)
+	}
+	if b := gitIn(t, repo, "branch", "--list", "taskd/l-2"); b == "" {
+		t.Error("the deleted task's branch went with its worktree")
+	}
+}
+
+// TestWorktree_NothingChanged: a task that changes nothing commits
+// nothing: its branch stays where it started, and its record has the
+// start and no commit.
+func TestWorktree_NothingChanged(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t)
+	h := startDaemon(t, []string{"l"})
+	h.drop("l", "1", execTask("look only", "cat file.txt", "taskd.cwd", `"`+repo+`"`, "taskd.worktree", "true"))
+	tf := h.waitState("l", "1", task.Succeeded, time.Minute)
+	ws, _ := job.WorkspaceOf(tf)
+	head := gitIn(t, repo, "rev-parse", "main")
+	if ws.Base != head || ws.Commit != "" || ws.FilesChanged != 0 {
+		t.Errorf("workspace %+v; want base %s and no commit", ws, head)
+	}
+	if got := gitIn(t, repo, "rev-parse", "taskd/l/1"); got != head {
+		t.Errorf("branch taskd/l/1 is at %s, want where it started, %s", got, head)
+	}
+	raw, _ := tf.Metadata.Object("taskd").Get("workspace")
+	if strings.Contains(string(taskfile.AppendJSON(nil, raw)), `"commit"`) {
+		t.Errorf("the record names a commit: %s", taskfile.AppendJSON(nil, raw))
 	}
 }
