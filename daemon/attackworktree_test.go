@@ -119,7 +119,9 @@ func TestAttack_WorktreeSwappedForLink(t *testing.T) {
 func TestAttack_WorktreeHooksSeeNoSecret(t *testing.T) {
 	t.Parallel()
 	repo, logs := gitRepo(t), t.TempDir()
-	record := func(name string) string { return "env >> " + filepath.Join(logs, name) + "; echo --- >> " + filepath.Join(logs, name) }
+	record := func(name string) string {
+		return "env >> " + filepath.Join(logs, name) + "; echo --- >> " + filepath.Join(logs, name)
+	}
 	for _, hook := range []string{"post-checkout", "pre-commit", "post-commit"} {
 		p := filepath.Join(repo, ".git", "hooks", hook)
 		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+record(hook)+"\n"), 0o755); err != nil {
