@@ -124,3 +124,13 @@ func rootKey(root string) string {
 	}
 	return name + hex.EncodeToString(sum[:4])
 }
+
+// StateOf returns the state directory in which a daemon of root made the
+// worktree at path for task id of list: path must be in its place there,
+// worktrees/<root>/<list>/<id>. It is for those who read what a task
+// records without knowing the daemon's state directory (taskd diff).
+func StateOf(path, root, list, id string) (string, bool) {
+	rel := string(filepath.Separator) + filepath.Join("worktrees", rootKey(root), list, id)
+	state, ok := strings.CutSuffix(filepath.Clean(path), rel)
+	return state, ok && filepath.IsAbs(state)
+}
