@@ -141,11 +141,12 @@ func DefaultDir() string {
 }
 
 // DefaultStateDir returns taskd's own state directory:
-// $XDG_STATE_HOME/taskd, or ~/.local/state/taskd (home is ~). It is
-// outside the task root and outside ~/.claude, where Claude Code refuses
-// every edit: the tasks' git worktrees are made there (docs/agents.md).
-func DefaultStateDir(home string) string {
-	if s := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
+// $XDG_STATE_HOME/taskd, or ~/.local/state/taskd (home is ~), getenv
+// reading the environment. It is outside the task root and outside
+// ~/.claude, where Claude Code refuses every edit: the tasks' git
+// worktrees are made there (docs/agents.md).
+func DefaultStateDir(getenv func(string) string, home string) string {
+	if s := getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
 		return filepath.Join(s, "taskd")
 	}
 	return filepath.Join(home, ".local", "state", "taskd")
@@ -338,7 +339,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		NATS:          fc.NATS,
 	}
 	c.Home, _ = os.UserHomeDir()
-	c.StateDir = DefaultStateDir(c.Home)
+	c.StateDir = DefaultStateDir(os.Getenv, c.Home)
 	if c.Scheduling == "" {
 		c.Scheduling = SchedulingBatch
 	}
