@@ -13,7 +13,7 @@ import (
 
 // runningLine says where a running task's agent works and what it has
 // done so far: "in ~/src/app · turn 3 · Edit login_test.go · 12.3k
-// tokens · $0.04"; in a worktree, "on branch taskd/l-7 of ~/src/app".
+// tokens · $0.04"; in a worktree, "on branch taskd/l/7 of ~/src/app".
 func runningLine(v *statusView, t *status.Task) string {
 	var parts []string
 	switch {
