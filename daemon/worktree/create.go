@@ -59,7 +59,14 @@ func Create(ctx context.Context, base, dir, path, branch, from string) (Worktree
 		}
 		made = true
 	}
-	if _, err := r.git(ctx, args...); err != nil {
+	common, err := r.git(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return w, fmt.Errorf("%w at %s: %v", ErrNoRepository, dir, err)
+	}
+	unlock := lockRepository(common)
+	_, err = r.git(ctx, args...)
+	unlock()
+	if err != nil {
 		return w, fmt.Errorf("create the worktree of branch %s: %w", branch, err)
 	}
 	if _, err := verify(ctx, base, w); err != nil {
@@ -78,7 +85,8 @@ func Create(ctx context.Context, base, dir, path, branch, from string) (Worktree
 // the repository's record of it follows (git worktree move). It returns
 // the worktree as it is then. Both places are checked with the path rule.
 func Move(ctx context.Context, fromBase string, w Worktree, base, path string) (Worktree, error) {
-	if _, err := verify(ctx, fromBase, w); err != nil {
+	co, err := verify(ctx, fromBase, w)
+	if err != nil {
 		return w, err
 	}
 	switch err := checkPath(base, path); {
@@ -94,7 +102,10 @@ func Move(ctx context.Context, fromBase string, w Worktree, base, path string) (
 	if err != nil {
 		return w, err
 	}
-	if _, err := r.git(ctx, "worktree", "move", w.Path, path); err != nil {
+	unlock := lockRepository(co.common)
+	_, err = r.git(ctx, "worktree", "move", w.Path, path)
+	unlock()
+	if err != nil {
 		return w, fmt.Errorf("move the worktree %s to %s: %w", w.Path, path, err)
 	}
 	moved := w

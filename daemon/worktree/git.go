@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/taskd/taskd/internal/allowenv"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // A Call is one git command: the directory it runs in, its arguments
@@ -46,7 +49,9 @@ var hardening = []string{
 // allowenv) with PATH, plus c.Pass and c.Set, and GIT_TERMINAL_PROMPT=0:
 // nothing else of the daemon's environment (no secret, no GIT_DIR or
 // GIT_CONFIG_* of its own) reaches git, or anything git runs. It is the
-// one place taskd starts git. A command that fails returns an *Error.
+// one place taskd starts git, through package proc (so that the daemon's
+// reaper of orphans never takes its exit status). A command that fails
+// returns an *Error.
 func Git(ctx context.Context, c Call) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
@@ -57,7 +62,7 @@ func Git(ctx context.Context, c Call) (string, error) {
 	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := proc.Run(cmd)
 	out := strings.TrimRight(stdout.String(), "\n")
 	if err != nil {
 		code := -1
@@ -185,4 +190,19 @@ func guard(ctx context.Context, dir string) ([]string, error) {
 		}
 	}
 	return opts, nil
+}
+
+// repositories holds a lock for each repository (by its common git
+// directory) whose worktrees are being added, moved or removed: git does
+// not lock its list of worktrees, and one git worktree add reading it
+// while another writes it fails ("failed to read .git/worktrees/…").
+var repositories sync.Map // common dir → *sync.Mutex
+
+// lockRepository locks the repository whose common git directory is
+// common for adding, moving or removing a worktree, and returns the
+// unlock.
+func lockRepository(common string) func() {
+	mu, _ := repositories.LoadOrStore(filepath.Clean(evalDir(common)), new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	return mu.(*sync.Mutex).Unlock
 }

@@ -32,7 +32,10 @@ func Remove(ctx context.Context, base string, w Worktree, message string) (strin
 	if err := commitAll(ctx, r, message); err != nil {
 		return co.branch, fmt.Errorf("remove worktree %s: keep its uncommitted work: %w", w.Path, err)
 	}
-	if _, err := r.git(ctx, "worktree", "remove", "--force", w.Path); err != nil {
+	unlock := lockRepository(co.common)
+	_, err = r.git(ctx, "worktree", "remove", "--force", w.Path)
+	unlock()
+	if err != nil {
 		return co.branch, fmt.Errorf("remove worktree %s: %w", w.Path, err)
 	}
 	return co.branch, nil
