@@ -188,7 +188,10 @@
 // its run folders and its inbox. A task that is running or waiting for its
 // children is refused unless --force is given; then the daemon, seeing the
 // file gone, stops its agent. The task's children, if any, are left as they
-// are.
+// are. A task's git worktree is removed by the daemon once it sees the file
+// gone (the next daemon, if none runs), never its branch: what the worktree
+// held uncommitted is committed to the branch first, files the repository
+// ignores excepted (docs/agents.md).
 //
 // A task is named LIST/ID, by the path of its file, or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
@@ -417,7 +420,9 @@
 // The agent runs where you submit: the task records the current directory
 // (absolute) as metadata.taskd.cwd, or --cwd, resolved against the current
 // directory. --worktree runs it in a git worktree of its own, on the branch
-// taskd/<list>-<id>, made from the repository there.
+// taskd/<list>/<id>, made from the repository there (in taskd's state
+// directory, where Claude Code can edit); when the task succeeds its work is
+// committed to that branch: 'taskd diff' shows it, git merge takes it.
 //
 // What a claude agent may do: --permission-mode (default, acceptEdits,
 // plan, bypassPermissions), --tools and --disallowed-tools (comma-separated,
