@@ -34,10 +34,12 @@ func Create(ctx context.Context, base, dir, path, branch, from string) (Worktree
 		return w, fmt.Errorf("branch %q or start %q is not a branch name", branch, from)
 	}
 	switch err := checkPath(base, path); {
-	case err == nil:
+	case err == nil && !emptyDir(base, path):
 		// Made before: it must be the worktree of this branch.
 		_, err := verify(ctx, base, w)
 		return w, err
+	case err == nil:
+		// An empty directory (an addition cut short): git adds there.
 	case !errors.Is(err, fs.ErrNotExist):
 		return w, err
 	}
@@ -65,6 +67,12 @@ func Create(ctx context.Context, base, dir, path, branch, from string) (Worktree
 	}
 	unlock := lockRepository(common)
 	_, err = r.git(ctx, args...)
+	if err != nil && !made && registeredMissing(ctx, r, path, branch) {
+		// Its directory was removed by hand: git still counts the branch as
+		// checked out there, and only there.
+		args = append([]string{"worktree", "add", "--force"}, args[2:]...)
+		_, err = r.git(ctx, args...)
+	}
 	unlock()
 	if err != nil {
 		return w, fmt.Errorf("create the worktree of branch %s: %w", branch, err)
@@ -131,4 +139,40 @@ func makeDir(base, dir string) error {
 		return fmt.Errorf("make the worktree's directory: %w", err)
 	}
 	return nil
+}
+
+// emptyDir reports whether the directory at path (inside base) is empty.
+func emptyDir(base, path string) bool {
+	entries, err := fsroot.ReadDir(base, path)
+	return err == nil && len(entries) == 0
+}
+
+// registeredMissing reports whether the repository r is of still lists a
+// worktree at path, whose directory is gone, as the only checkout of
+// branch: what is left when a worktree's directory is removed by hand.
+func registeredMissing(ctx context.Context, r *repo, path, branch string) bool {
+	out, err := r.git(ctx, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return false
+	}
+	want := filepath.Join(evalDir(filepath.Dir(path)), filepath.Base(path))
+	found := false
+	for _, entry := range strings.Split(out, "\x00\x00") {
+		var at, ref string
+		for _, line := range strings.Split(entry, "\x00") {
+			if p, ok := strings.CutPrefix(line, "worktree "); ok {
+				at = p
+			} else if b, ok := strings.CutPrefix(line, "branch "); ok {
+				ref = b
+			}
+		}
+		switch {
+		case at == want:
+			_, err := os.Lstat(at)
+			found = errors.Is(err, fs.ErrNotExist)
+		case ref == "refs/heads/"+branch:
+			return false // checked out elsewhere: not taskd's to override
+		}
+	}
+	return found
 }

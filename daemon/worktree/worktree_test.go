@@ -419,3 +419,45 @@ func TestForeignCheckoutRefused(t *testing.T) {
 		t.Errorf("a commit was made on the other branch")
 	}
 }
+
+// TestCreate_AfterRemovalByHand: a worktree whose directory was removed
+// by hand (git still lists it) is made again on its branch; an empty
+// directory at its place (an addition cut short) is taken. A branch
+// checked out elsewhere is not taken over.
+func TestCreate_AfterRemovalByHand(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	state := t.TempDir()
+	p := Place{State: state, Root: "/r"}
+	w, err := Create(t.Context(), state, r, p.Path("l", "1"), Branch("l", "1"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(w.Path, "new.txt"), "new\n")
+	if w, err = Commit(t.Context(), state, w, "work"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(w.Path); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Create(t.Context(), state, r, w.Path, w.Branch, "")
+	if err != nil {
+		t.Fatalf("made again after its directory was removed by hand: %v", err)
+	}
+	if got := read(t, filepath.Join(again.Path, "new.txt")); got != "new\n" {
+		t.Errorf("made again: new.txt %q, want the branch's work", got)
+	}
+
+	if err := os.MkdirAll(p.Path("l", "2"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(t.Context(), state, r, p.Path("l", "2"), Branch("l", "2"), ""); err != nil {
+		t.Errorf("Create over an empty directory: %v", err)
+	}
+
+	run(t, r, "branch", "taskd/l/3")
+	run(t, r, "worktree", "add", "-q", filepath.Join(t.TempDir(), "mine"), "taskd/l/3")
+	if _, err := Create(t.Context(), state, r, p.Path("l", "3"), Branch("l", "3"), ""); err == nil || !strings.Contains(err.Error(), "already") {
+		t.Errorf("Create of a branch checked out elsewhere: %v; want git's refusal", err)
+	}
+}
