@@ -37,7 +37,8 @@ commits before this one.`
 // is committed to its branch, which stays (worktree.Remove). A worktree
 // that fails the checks (a link planted at its path, a .git leading
 // elsewhere, another branch checked out) is left as it is, with the
-// reason in the log and, for a path refused, a PathRefused event.
+// reason in the log and, for a path refused, a PathRefused event, once for
+// each reason.
 func (d *Daemon) removeWorktree(l *job.List, id string, w worktree.Worktree) {
 	base, ok := job.WorktreeBase(d.cfg, l.Path(), l.ID, id, w.Path)
 	if !ok {
@@ -57,12 +58,16 @@ func (d *Daemon) removeWorktree(l *job.List, id string, w worktree.Worktree) {
 		defer cancel()
 		branch, err := worktree.Remove(ctx, base, w, fmtLeftOver(l.ID, id))
 		if err != nil {
+			if was, _ := d.leftAs.Swap(w.Path, err.Error()); was == err.Error() {
+				return // reported already (retention looks again every hour)
+			}
 			d.log.Warn("a task's worktree is left where it is", "list", l.ID, "task", id, "path", w.Path, "err", err)
 			if refusedPath(err) {
 				l.Events.Append(eventlog.Event{Type: eventlog.PathRefused, List: l.ID, Task: id, Data: map[string]any{"error": err.Error()}})
 			}
 			return
 		}
+		d.leftAs.Delete(w.Path)
 		if branch != "" {
 			l.Events.Append(eventlog.Event{Type: eventlog.WorktreeRemoved, List: l.ID, Task: id, Data: map[string]any{"path": w.Path, "branch": branch}})
 		}
