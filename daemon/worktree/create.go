@@ -21,8 +21,9 @@ import (
 // are made as the path rule makes them (0700); a link on the way, or at
 // path, is refused, never followed.
 func Create(ctx context.Context, base, dir, path, branch, from string) (Worktree, error) {
-	top, err := Git(ctx, Call{Dir: dir, Args: []string{"rev-parse", "--show-toplevel"}})
-	if err != nil {
+	out, err := Git(ctx, Call{Dir: dir, Args: []string{"rev-parse", "--show-toplevel", "--path-format=absolute", "--git-common-dir"}})
+	top, common, _ := strings.Cut(out, "\n")
+	if err != nil || common == "" {
 		return Worktree{}, fmt.Errorf("%w at %s: %v", ErrNoRepository, dir, err)
 	}
 	rel, err := filepath.Rel(evalDir(top), evalDir(dir))
@@ -50,29 +51,8 @@ func Create(ctx context.Context, base, dir, path, branch, from string) (Worktree
 	if err != nil {
 		return w, err
 	}
-	args := []string{"worktree", "add", "--quiet"}
-	made := false
-	if _, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		args = append(args, path, branch)
-	} else {
-		args = append(args, "-b", branch, path)
-		if from != "" {
-			args = append(args, from)
-		}
-		made = true
-	}
-	common, err := r.git(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
-		return w, fmt.Errorf("%w at %s: %v", ErrNoRepository, dir, err)
-	}
 	unlock := lockRepository(common)
-	_, err = r.git(ctx, args...)
-	if err != nil && !made && registeredMissing(ctx, r, path, branch) {
-		// Its directory was removed by hand: git still counts the branch as
-		// checked out there, and only there.
-		args = append([]string{"worktree", "add", "--force"}, args[2:]...)
-		_, err = r.git(ctx, args...)
-	}
+	made, err := add(ctx, r, path, branch, from)
 	unlock()
 	if err != nil {
 		return w, fmt.Errorf("create the worktree of branch %s: %w", branch, err)
@@ -86,6 +66,27 @@ func Create(ctx context.Context, base, dir, path, branch, from string) (Worktree
 		}
 	}
 	return w, nil
+}
+
+// add adds the worktree at path to repository r: on branch as it is if
+// it exists, else on a new branch from from (HEAD when empty), which made
+// reports. A branch whose worktree's directory was removed by hand (git
+// still counts it as checked out there, and only there) is checked out
+// again.
+func add(ctx context.Context, r *repo, path, branch, from string) (made bool, err error) {
+	if _, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		_, err = r.git(ctx, "worktree", "add", "--quiet", path, branch)
+		if err != nil && registeredMissing(ctx, r, path, branch) {
+			_, err = r.git(ctx, "worktree", "add", "--quiet", "--force", path, branch)
+		}
+		return false, err
+	}
+	args := []string{"worktree", "add", "--quiet", "-b", branch, path}
+	if from != "" {
+		args = append(args, from)
+	}
+	_, err = r.git(ctx, args...)
+	return true, err
 }
 
 // Move moves the worktree w records from where it is (inside fromBase)
