@@ -76,7 +76,11 @@ func verify(ctx context.Context, base string, w Worktree) (checkout, error) {
 	if filepath.Dir(gitDir) != filepath.Join(common, "worktrees") {
 		return checkout{}, fmt.Errorf("%s is not a linked worktree of a repository (its git directory is %s)", w.Path, gitDir)
 	}
+	// The list is read under the repository's lock: a worktree being
+	// added beside this one makes git worktree list fail meanwhile.
+	unlock := lockRepository(common)
 	listed, err := Git(ctx, Call{Dir: w.Path, Args: []string{"worktree", "list", "--porcelain", "-z"}})
+	unlock()
 	if err != nil || !listsWorktree(listed, real, head) {
 		return checkout{}, fmt.Errorf("%s is not a worktree its repository %s knows there", w.Path, filepath.Dir(common))
 	}
