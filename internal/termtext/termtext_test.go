@@ -1,4 +1,4 @@
-package main
+package termtext
 
 import (
 	"strings"
@@ -22,11 +22,11 @@ var fitTests = []struct {
 
 func TestFit(t *testing.T) {
 	for _, tt := range fitTests {
-		if got := fit(tt.s, tt.n); got != tt.want {
-			t.Errorf("fit(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		if got := Fit(tt.s, tt.n); got != tt.want {
+			t.Errorf("Fit(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
 		}
-		if got := fit(tt.s, tt.n); width(got) > tt.n {
-			t.Errorf("fit(%q, %d) is %d columns wide", tt.s, tt.n, width(got))
+		if got := Fit(tt.s, tt.n); Width(got) > tt.n {
+			t.Errorf("Fit(%q, %d) is %d columns wide", tt.s, tt.n, Width(got))
 		}
 	}
 }
@@ -45,17 +45,17 @@ var widthTests = []struct {
 
 func TestWidth(t *testing.T) {
 	for _, tt := range widthTests {
-		if got := width(tt.s); got != tt.want {
-			t.Errorf("width(%q) = %d, want %d", tt.s, got, tt.want)
+		if got := Width(tt.s); got != tt.want {
+			t.Errorf("Width(%q) = %d, want %d", tt.s, got, tt.want)
 		}
 	}
 }
 
 func TestFitLeft(t *testing.T) {
-	if got, want := fitLeft("/home/alice/.claude/tasks", 14), "….claude/tasks"; got != want {
+	if got, want := FitLeft("/home/alice/.claude/tasks", 14), "….claude/tasks"; got != want {
 		t.Errorf("fitLeft = %q, want %q", got, want)
 	}
-	if got, want := fitLeft("/short", 14), "/short"; got != want {
+	if got, want := FitLeft("/short", 14), "/short"; got != want {
 		t.Errorf("fitLeft = %q, want %q", got, want)
 	}
 }
@@ -75,13 +75,13 @@ var wrapTests = []struct {
 
 func TestWrap(t *testing.T) {
 	for _, tt := range wrapTests {
-		lines := wrap(tt.s, tt.n, tt.lines)
+		lines := Wrap(tt.s, tt.n, tt.lines)
 		if got := strings.Join(lines, "|"); got != tt.want {
-			t.Errorf("wrap(%q, %d, %d) = %q, want %q", tt.s, tt.n, tt.lines, got, tt.want)
+			t.Errorf("Wrap(%q, %d, %d) = %q, want %q", tt.s, tt.n, tt.lines, got, tt.want)
 		}
 		for _, l := range lines {
-			if width(l) > tt.n {
-				t.Errorf("wrap(%q, %d, %d): line %q is too wide", tt.s, tt.n, tt.lines, l)
+			if Width(l) > tt.n {
+				t.Errorf("Wrap(%q, %d, %d): line %q is too wide", tt.s, tt.n, tt.lines, l)
 			}
 		}
 	}
