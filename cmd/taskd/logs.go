@@ -18,7 +18,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
-	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/daemon/status"
 )
 
 func init() {
@@ -98,16 +98,7 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	}
 	runs := filepath.Join(dir.Path(), ".taskd", "runs", ref.id)
 	name := func(n int) string { return logName(filepath.Join(runs, fmt.Sprint(n)), *stderrFlag, *raw) }
-	latest := func() (int, bool) {
-		t, err := dir.Read(ref.id)
-		if err != nil {
-			return 0, true
-		}
-		m := t.Metadata.Object("taskd")
-		n, _ := m.Int("attempt")
-		state, _ := m.String("state")
-		return int(n), state != string(task.Running) && state != ""
-	}
+	latest := func() (int, bool) { return status.LatestAttempt(dir, ref.id) }
 	n, ended := latest()
 	if *attemptFlag > 0 {
 		n, ended = *attemptFlag, true
@@ -123,7 +114,8 @@ func runLogs(ctx context.Context, inv *invocation) error {
 		_, err = inv.stdout.Write(data)
 		return err
 	}
-	return followLogs(ctx, inv.stdout, runs, name, n, latest)
+	f := status.NewFollower(dir.Path(), ref.id, func(d string) string { return logName(d, *stderrFlag, *raw) }, n)
+	return followLogs(ctx, inv.stdout, f, latest)
 }
 
 // logName is the log of the attempt in run folder dir that logs prints:
@@ -143,34 +135,24 @@ func logName(dir string, stderr, raw bool) string {
 	return "stdout.log"
 }
 
-// followLogs prints attempt n's log as it grows, then later attempts', until
+// followLogs prints what f reads as the task's attempts write it, until
 // the task has ended and its last log is printed, or ctx ends.
-func followLogs(ctx context.Context, w io.Writer, runs string, name func(int) string, n int, latest func() (int, bool)) error {
+func followLogs(ctx context.Context, w io.Writer, f *status.Follower, latest func() (int, bool)) error {
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
 	}
 	defer watcher.Close()
-	var off int64
 	watched := ""
 	tick := time.NewTicker(time.Second) // the task file lives elsewhere; its end is polled
 	defer tick.Stop()
 	for {
-		if n > 0 {
-			dir := filepath.Join(runs, fmt.Sprint(n))
-			if watched != dir && watcher.Add(dir) == nil {
-				watched = dir
-			}
-			off = copyFrom(w, filepath.Join(dir, name(n)), off)
-		}
-		cur, ended := latest()
-		if cur > n {
-			n, off = cur, 0
-			continue
-		}
-		if ended && n > 0 {
-			copyFrom(w, filepath.Join(runs, fmt.Sprint(n), name(n)), off)
+		if f.Read(w, latest) {
 			return nil
+		}
+		if d := f.Dir(); d != "" && d != watched && watcher.Add(d) == nil {
+			watched = d
+			continue // what was written before the watch began
 		}
 		select {
 		case <-ctx.Done():
@@ -179,18 +161,6 @@ func followLogs(ctx context.Context, w io.Writer, runs string, name func(int) st
 		case <-tick.C:
 		}
 	}
-}
-
-// copyFrom writes path's bytes from off on to w and returns the new offset.
-func copyFrom(w io.Writer, path string, off int64) int64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return off
-	}
-	defer f.Close()
-	f.Seek(off, io.SeekStart)
-	n, _ := io.Copy(w, f)
-	return off + n
 }
 
 func runTail(ctx context.Context, inv *invocation) error {
