@@ -209,54 +209,12 @@ func (r *renderer) cells(id, state, step, attempt, age, subject string) string {
 		padLeft(age, colAge) + "  " + r.fit(subject, subjectWidth)
 }
 
-// tree writes the tasks of l, each child under its parent. A task whose
-// parent is not in the list is a root; tasks in a parent cycle, which no
-// root reaches, are written at the end as roots, so none is lost.
+// tree writes the tasks of l, each child under its parent (status.Walk).
 func (r *renderer) tree(l status.List) {
-	byID := make(map[string]*status.Task, len(l.Tasks))
-	for i := range l.Tasks {
-		byID[l.Tasks[i].ID] = &l.Tasks[i]
-	}
-	done := make(map[string]bool, len(l.Tasks))
-	var walk func(t *status.Task, prefix, branch string)
-	walk = func(t *status.Task, prefix, branch string) {
-		done[t.ID] = true
-		r.row(t, prefix+branch)
-		next := prefix
-		switch branch {
-		case "├ ":
-			next += "│ "
-		case "└ ":
-			next += "  "
-		}
-		var kids []*status.Task
-		for _, c := range t.Children {
-			if ct := byID[c]; ct != nil && !done[c] {
-				kids = append(kids, ct)
-			}
-		}
-		for k, ct := range kids {
-			if done[ct.ID] { // reached twice in a malformed tree
-				continue
-			}
-			b := "├ "
-			if k == len(kids)-1 {
-				b = "└ "
-			}
-			walk(ct, next, b)
-		}
-	}
-	for i := range l.Tasks {
-		t := &l.Tasks[i]
-		if p := byID[t.Parent]; p == nil || p == t {
-			walk(t, "", "")
-		}
-	}
-	for i := range l.Tasks {
-		if t := &l.Tasks[i]; !done[t.ID] {
-			walk(t, "", "")
-		}
-	}
+	status.Walk(&l, func(t *status.Task, lead string) bool {
+		r.row(t, lead)
+		return true
+	})
 }
 
 // row writes one task and the notes that say what it waits for or what
