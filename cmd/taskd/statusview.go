@@ -70,13 +70,8 @@ const (
 	maxNoteLines = 3
 )
 
-// ANSI colours by state.
-var stateColor = map[string]string{
-	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
-	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
-	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
-	"held": "33;1",
-}
+// ANSI colours by state (status.StateColors).
+var stateColor = status.StateColors
 
 // stateOrder orders the counts in a list's summary line.
 var stateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying", "paused",

@@ -1,0 +1,109 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// This file holds the words every view of tasks shows (taskd status,
+// taskd ui): a task's state and subject, ages, times to come, counts of
+// tokens, and the colour a state is painted in.
+
+// StateWord is the word status shows for task t's state: rejected, held,
+// its metadata.taskd.state, or (for a task with none) pending, blocked,
+// completed, or the Claude Code status of a task that is not taskd's.
+func StateWord(t *Task) string {
+	switch {
+	case t.Rejected != "":
+		return "rejected"
+	case t.Held != "":
+		return "held"
+	case t.State != "":
+		return t.State
+	case !t.Taskd:
+		return t.Status
+	case t.Status == taskfile.StatusCompleted:
+		return "completed"
+	case len(t.BlockedBy) > 0:
+		return "blocked"
+	}
+	return "pending"
+}
+
+// StateColors are the ANSI colours (SGR parameters) a state word is
+// painted in on a terminal that shows colour.
+var StateColors = map[string]string{
+	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
+	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
+	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
+	"held": "33;1",
+}
+
+// Subject is task t's subject without the "#<id> " that flow's
+// write-through puts in front (a view shows the id apart); a fork
+// branch's "#<parent>/<branch> " becomes "<branch>: ".
+func Subject(t *Task) string {
+	s := t.Subject
+	if rest, ok := strings.CutPrefix(s, "#"+t.ID+" "); ok {
+		return rest
+	}
+	if t.Parent != "" {
+		if rest, ok := strings.CutPrefix(s, "#"+t.Parent+"/"); ok {
+			if branch, desc, ok := strings.Cut(rest, " "); ok {
+				return branch + ": " + desc
+			}
+			return rest
+		}
+	}
+	return s
+}
+
+// Age says briefly how long ago since was, at now: 5s, 3m, 2h, 4d; ""
+// for a zero since.
+func Age(now, since time.Time) string {
+	if since.IsZero() {
+		return ""
+	}
+	d := now.Sub(since)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// Tokens says a count of tokens briefly: 950, 12.3k, 1.2M.
+func Tokens(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
+}
+
+// When says a time to come, in now's time zone: 20:00 today, "Mon 20:00"
+// within a week, "Mar 20 20:00" after; "now" once it has passed.
+func When(now, at time.Time) string {
+	if at.IsZero() || !at.After(now) {
+		return "now"
+	}
+	at = at.In(now.Location())
+	y, m, d := now.Date()
+	ay, am, ad := at.Date()
+	switch {
+	case y == ay && m == am && d == ad:
+		return at.Format("15:04")
+	case at.Sub(now) < 6*24*time.Hour:
+		return at.Format("Mon 15:04")
+	}
+	return at.Format("Jan 2 15:04")
+}
