@@ -73,10 +73,6 @@ const (
 // ANSI colours by state (status.StateColors).
 var stateColor = status.StateColors
 
-// stateOrder orders the counts in a list's summary line.
-var stateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying", "paused",
-	"running", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
-
 // render writes the view to w.
 func (v *statusView) render(w io.Writer) {
 	r := &renderer{v: v, w: w}
@@ -149,20 +145,7 @@ func (r *renderer) header() {
 // parents and children, and what was left out.
 func (r *renderer) list(l status.List) {
 	v := r.v
-	counts := map[string]int{}
-	for i := range l.Tasks {
-		counts[displayState(&l.Tasks[i])]++
-	}
-	var parts []string
-	for _, s := range stateOrder {
-		if counts[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
-			delete(counts, s)
-		}
-	}
-	for s, n := range counts { // states this version does not know
-		parts = append(parts, fmt.Sprintf("%d %s", n, s))
-	}
+	parts := status.StateCounts(l.Tasks)
 	head := fmt.Sprintf("%s: %d %s", clean(l.ID), len(l.Tasks), plural(len(l.Tasks), "task", "tasks"))
 	if len(parts) > 0 {
 		head += " · " + strings.Join(parts, ", ")

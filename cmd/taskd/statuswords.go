@@ -1,12 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/status"
-	"github.com/taskd/taskd/daemon/task"
 )
 
 // This file holds the words taskd status shows for a task: its state, its
@@ -21,51 +18,19 @@ func displayState(t *status.Task) string { return status.StateWord(t) }
 // age renders a duration briefly: 5s, 3m, 2h, 4d (status.Age).
 func age(now, since time.Time) string { return status.Age(now, since) }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+// plural is one or many, as n asks (status.Plural).
+func plural(n int, one, many string) string { return status.Plural(n, one, many) }
 
 // stepCell is what the STEP column shows of a workflow: its current step
 // and how many steps have run, "review 2/…" while it goes on, "end 3/3"
 // once it has ended (no total is known before).
 func stepCell(t *status.Task) string {
-	if t.Steps == 0 {
+	count := status.StepCount(t)
+	if count == "" {
 		return t.Step
-	}
-	count := fmt.Sprintf(" %d/…", t.Steps)
-	if task.State(t.State).Ended() {
-		count = fmt.Sprintf(" %d/%d", t.Steps, t.Steps)
 	}
 	return fitWidth(clean(t.Step), max(colStep-width(count), 3)) + count
 }
 
-// waitsWords says what a waiting task waits for: "2 of 3 children: b (4),
-// c (5)", or the task it handed work to. names gives a task's name by id.
-func waitsWords(w *status.Waits, names map[string]string) string {
-	var ids []string
-	for _, id := range w.Open {
-		if n := names[id]; n != "" && n != id {
-			ids = append(ids, n+" ("+id+")")
-		} else {
-			ids = append(ids, id)
-		}
-	}
-	what := map[string][2]string{
-		"children": {"child", "children"},
-		"handoff":  {"task it handed work to", "tasks it handed work to"},
-		"converge": {"child to converge", "children to converge"},
-	}[w.Kind]
-	if what[0] == "" {
-		what = [2]string{"task", "tasks"}
-	}
-	if len(w.Open) == 0 {
-		return fmt.Sprintf("its %d %s have ended; it resumes", w.Total, plural(w.Total, what[0], what[1]))
-	}
-	if len(w.Open) == w.Total {
-		return fmt.Sprintf("%d %s: %s", w.Total, plural(w.Total, what[0], what[1]), strings.Join(ids, ", "))
-	}
-	return fmt.Sprintf("%d of %d %s: %s", len(w.Open), w.Total, what[1], strings.Join(ids, ", "))
-}
+// waitsWords says what a waiting task waits for (status.WaitsWords).
+func waitsWords(w *status.Waits, names map[string]string) string { return status.WaitsWords(w, names) }

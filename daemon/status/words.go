@@ -2,9 +2,12 @@ package status
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -106,4 +109,77 @@ func When(now, at time.Time) string {
 		return at.Format("Mon 15:04")
 	}
 	return at.Format("Jan 2 15:04")
+}
+
+// StateOrder orders the counts of a list's tasks by state (StateCounts).
+var StateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying", "paused",
+	"running", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
+
+// StateCounts counts tasks by their state words: "2 running", "1
+// needs_human", in StateOrder, states it does not know last.
+func StateCounts(tasks []Task) []string {
+	counts := map[string]int{}
+	for i := range tasks {
+		counts[StateWord(&tasks[i])]++
+	}
+	var parts []string
+	for _, s := range StateOrder {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+			delete(counts, s)
+		}
+	}
+	for _, s := range slices.Sorted(maps.Keys(counts)) { // states this version does not know
+		parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+	}
+	return parts
+}
+
+// WaitsWords says what a waiting task waits for: "2 of 3 children: b (4),
+// c (5)", or the task it handed work to. names gives a task's name by id.
+func WaitsWords(w *Waits, names map[string]string) string {
+	var ids []string
+	for _, id := range w.Open {
+		if n := names[id]; n != "" && n != id {
+			ids = append(ids, n+" ("+id+")")
+		} else {
+			ids = append(ids, id)
+		}
+	}
+	what := map[string][2]string{
+		"children": {"child", "children"},
+		"handoff":  {"task it handed work to", "tasks it handed work to"},
+		"converge": {"child to converge", "children to converge"},
+	}[w.Kind]
+	if what[0] == "" {
+		what = [2]string{"task", "tasks"}
+	}
+	if len(w.Open) == 0 {
+		return fmt.Sprintf("its %d %s have ended; it resumes", w.Total, Plural(w.Total, what[0], what[1]))
+	}
+	if len(w.Open) == w.Total {
+		return fmt.Sprintf("%d %s: %s", w.Total, Plural(w.Total, what[0], what[1]), strings.Join(ids, ", "))
+	}
+	return fmt.Sprintf("%d of %d %s: %s", len(w.Open), w.Total, what[1], strings.Join(ids, ", "))
+}
+
+// Plural is one or many, as n asks.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// StepCount says how many steps of a workflow task t has run, to follow
+// its current step: " 2/…" while it goes on, " 3/3" once it has ended (no
+// total is known before); "" for a task that is not a workflow's.
+func StepCount(t *Task) string {
+	switch {
+	case t.Steps == 0:
+		return ""
+	case task.State(t.State).Ended():
+		return fmt.Sprintf(" %d/%d", t.Steps, t.Steps)
+	}
+	return fmt.Sprintf(" %d/…", t.Steps)
 }
