@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/termtext"
 )
 
 // statusView is everything taskd status draws. Rendering it is pure: the
@@ -314,37 +315,5 @@ func (v *statusView) path(p string) string {
 // /srv/x/root/… when the home is /root) and followed by / or the path's
 // end.
 func (v *statusView) abbrev(s string) string {
-	return abbrevHome(s, v.home)
-}
-
-// abbrevHome is abbrev for the home directory home.
-func abbrevHome(s, home string) string {
-	home = strings.TrimSuffix(home, "/")
-	if home == "" || !strings.Contains(s, home) {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(s, home)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		end := i + len(home)
-		starts := i == 0 || !inPath(s[i-1])
-		ends := end == len(s) || s[end] == '/' || !inPath(s[end])
-		b.WriteString(s[:i])
-		if starts && ends {
-			b.WriteString("~")
-		} else {
-			b.WriteString(home)
-		}
-		s = s[end:]
-	}
-}
-
-// inPath reports whether c may be part of a path's name (so that a home
-// directory next to it is inside a longer path).
-func inPath(c byte) bool {
-	return c == '/' || c == '.' || c == '_' || c == '-' || c == '~' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+	return termtext.Home(s, v.home)
 }

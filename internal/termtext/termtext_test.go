@@ -86,3 +86,27 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+// TestHome: the home directory becomes ~ only where it starts a
+// path.
+func TestHome(t *testing.T) {
+	tests := []struct{ s, home, want string }{
+		{"/root/x", "/root", "~/x"},
+		{"/root", "/root", "~"},
+		{"logs: /root/.claude/tasks/l/.taskd/runs/1/1", "/root", "logs: ~/.claude/tasks/l/.taskd/runs/1/1"},
+		{"/srv/x/root/y", "/root", "/srv/x/root/y"},
+		{"open /srv/x/root/.claude: denied", "/root", "open /srv/x/root/.claude: denied"},
+		{"/rootless/y", "/root", "/rootless/y"},
+		{"/root2", "/root", "/root2"},
+		{"(/root/a) and /srv/root/b, '/root/c'", "/root", "(~/a) and /srv/root/b, '~/c'"},
+		{"/home/ann/x:/home/ann/y", "/home/ann", "~/x:~/y"},
+		{"/home/ann/x", "/home/ann/", "~/x"},
+		{"/x", "/", "/x"},
+		{"/x", "", "/x"},
+	}
+	for _, tt := range tests {
+		if got := Home(tt.s, tt.home); got != tt.want {
+			t.Errorf("Home(%q, %q) = %q, want %q", tt.s, tt.home, got, tt.want)
+		}
+	}
+}
