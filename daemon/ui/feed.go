@@ -1,0 +1,464 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/held"
+	"github.com/taskd/taskd/daemon/status"
+	"github.com/taskd/taskd/taskfile"
+)
+
+// How the feed paces itself.
+const (
+	// settle is how long the feed gathers file events before it reads
+	// what they name: a burst of writes costs one read of each file.
+	settle = 100 * time.Millisecond
+	// tickEvery is how often the clock of the view moves (ages, cost per
+	// minute); the daemon's state and its held tasks are read every
+	// other tick. Nothing else is read without a file event.
+	tickEvery = time.Second
+	// transcriptTail is how much of the end of a transcript the view
+	// reads when it starts following one.
+	transcriptTail = 64 << 10
+)
+
+// A feed reads the root for the view and sends it what changed: a
+// snapshot of the lists whenever a task file changes (reading again only
+// that file), the selected task's transcript as it grows, and the clock.
+// It watches the root, each list, each list's notes of refusal and the
+// run folder of the task followed.
+type feed struct {
+	opt     Options
+	follows chan key      // Follow's requests; the latest wins
+	rereads chan struct{} // Reread's
+}
+
+func newFeed(opt Options) *feed {
+	return &feed{opt: opt, follows: make(chan key, 1), rereads: make(chan struct{}, 1)}
+}
+
+// Reread asks the feed to read every file again. It never blocks.
+func (f *feed) Reread() {
+	select {
+	case f.rereads <- struct{}{}:
+	default:
+	}
+}
+
+// Follow asks the feed to follow task k's transcript instead of the one
+// it follows (a key of a list, none). It never blocks.
+func (f *feed) Follow(k key) {
+	for {
+		select {
+		case f.follows <- k:
+			return
+		default:
+			select {
+			case <-f.follows:
+			default:
+			}
+		}
+	}
+}
+
+// run reads and watches until ctx ends, sending what it reads to send.
+func (f *feed) run(ctx context.Context, send func(tea.Msg)) {
+	r := newReader(f.opt)
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		defer w.Close()
+		r.watch = w.Add
+		r.unwatch = w.Remove
+	} else {
+		r.problem = "file events cannot be watched (" + err.Error() + "): press ctrl-r to read again"
+	}
+	r.addWatch(f.opt.Root)
+	r.scan()
+	send(r.snapshot())
+
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w != nil {
+		events, errs = w.Events, w.Errors
+	}
+	tick := time.NewTicker(tickEvery)
+	defer tick.Stop()
+	var settled <-chan time.Time
+	wake := func() {
+		if settled == nil {
+			settled = time.After(settle)
+		}
+	}
+	ticks := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			if r.note(ev) {
+				wake()
+			}
+		case err := <-errs:
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				r.all = true // events were lost: read everything
+				wake()
+			}
+		case <-f.rereads:
+			r.all = true
+			wake()
+		case k := <-f.follows:
+			r.follow(k)
+			send(r.transcript())
+		case <-settled:
+			settled = nil
+			lists, transcript := r.flush()
+			if lists {
+				send(r.snapshot())
+			}
+			if transcript {
+				send(r.transcript())
+			}
+		case now := <-tick.C:
+			if ticks++; ticks%2 == 0 && r.checkDaemon() {
+				send(r.snapshot())
+			}
+			send(tickMsg(now))
+		}
+	}
+}
+
+// A reader is the feed's knowledge of the root: a status.Tracker per
+// list, what changed since the last flush, and the transcript it follows.
+type reader struct {
+	opt      Options
+	watch    func(string) error // nil: nothing is watched
+	unwatch  func(string) error
+	trackers map[string]*status.Tracker // by list id
+	lists    map[string]status.List     // as last read, attended
+	failed   map[string]string          // lists that cannot be read, and why
+	held     []held.Task
+	daemon   Daemon
+	problem  string // what the view should know about the feed itself
+
+	// What changed since the last flush.
+	all     bool                       // everything (events lost)
+	rescan  bool                       // the root's lists
+	sync    map[string]bool            // the lists whose directories changed
+	relink  map[string]bool            // the lists whose notes of refusal changed
+	changed map[string]map[string]bool // task files, by list
+	grown   bool                       // the followed run folder
+
+	fol *following
+}
+
+func newReader(opt Options) *reader {
+	r := &reader{opt: opt, trackers: map[string]*status.Tracker{}, lists: map[string]status.List{}, failed: map[string]string{},
+		sync: map[string]bool{}, relink: map[string]bool{}, changed: map[string]map[string]bool{}}
+	r.checkDaemon()
+	return r
+}
+
+func (r *reader) addWatch(path string) {
+	if r.watch != nil {
+		r.watch(path)
+	}
+}
+
+func (r *reader) removeWatch(path string) {
+	if r.unwatch != nil {
+		r.unwatch(path)
+	}
+}
+
+// shown reports whether the view shows list id.
+func (r *reader) shown(id string) bool {
+	return len(r.opt.Lists) == 0 || slices.Contains(r.opt.Lists, id)
+}
+
+// note records what event ev says has changed, and reports whether it is
+// anything the view shows.
+func (r *reader) note(ev fsnotify.Event) bool {
+	root := r.opt.Root
+	dir, name := filepath.Dir(ev.Name), filepath.Base(ev.Name)
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return false
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	switch {
+	case rel == ".":
+		if strings.HasPrefix(name, ".") {
+			return name == ".taskd.lock" && r.checkDaemon()
+		}
+		r.rescan = true
+		return true
+	case len(parts) == 1 && r.trackers[parts[0]] != nil:
+		list := parts[0]
+		if id, ok := strings.CutSuffix(name, ".json"); ok && taskfile.ValidID(id) {
+			if r.changed[list] == nil {
+				r.changed[list] = map[string]bool{}
+			}
+			r.changed[list][id] = true
+			if r.fol != nil && r.fol.k == (key{list, id}) {
+				r.grown = true
+			}
+			return true
+		}
+		if name == area.Name {
+			r.watchList(list) // made after the list
+			r.relink[list] = true
+			return true
+		}
+		if !strings.HasPrefix(name, ".") && !strings.HasSuffix(name, ".lock") {
+			r.sync[list] = true // a file whose name is not a task id
+			return true
+		}
+	case len(parts) == 2 && parts[1] == area.Name && r.trackers[parts[0]] != nil:
+		if name == "rejected" {
+			r.addWatch(ev.Name)
+			r.relink[parts[0]] = true
+			return true
+		}
+	case len(parts) == 3 && parts[1] == area.Name && parts[2] == "rejected":
+		r.relink[parts[0]] = true
+		return true
+	case r.fol != nil && dir == r.fol.watched:
+		r.grown = true
+		return true
+	}
+	return false
+}
+
+// watchList watches list id's directory, its .taskd and the notes of
+// refusal in it.
+func (r *reader) watchList(id string) {
+	path := filepath.Join(r.opt.Root, id)
+	r.addWatch(path)
+	r.addWatch(filepath.Join(path, area.Name))
+	r.addWatch(area.RejectedDir(path))
+}
+
+// scan reads which lists the root has: a new one is read and watched, one
+// gone is forgotten.
+func (r *reader) scan() {
+	entries, err := os.ReadDir(r.opt.Root)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		r.failed[""] = err.Error()
+		return
+	}
+	delete(r.failed, "")
+	seen := map[string]bool{}
+	for _, e := range entries {
+		id := e.Name()
+		if !e.IsDir() || strings.HasPrefix(id, ".") || !r.shown(id) {
+			continue
+		}
+		seen[id] = true
+		if r.trackers[id] != nil {
+			continue
+		}
+		r.watchList(id) // before it is read: no change is missed
+		tr, err := status.NewTracker(r.opt.Root, id, r.opt.All)
+		if err != nil {
+			r.failed[id] = err.Error()
+			continue
+		}
+		delete(r.failed, id)
+		r.trackers[id] = tr
+		r.lists[id] = r.attend(tr.List())
+	}
+	for id := range r.trackers {
+		if !seen[id] {
+			r.removeWatch(filepath.Join(r.opt.Root, id))
+			delete(r.trackers, id)
+			delete(r.lists, id)
+		}
+	}
+	for id := range r.failed {
+		if id != "" && !seen[id] {
+			delete(r.failed, id)
+		}
+	}
+}
+
+// flush reads what changed since the last flush and reports whether the
+// lists and the transcript followed changed.
+func (r *reader) flush() (lists, transcript bool) {
+	if r.all {
+		r.all = false
+		for id, tr := range r.trackers {
+			tr.Reload()
+			r.lists[id] = r.attend(tr.List())
+		}
+		r.scan()
+		r.changed, r.sync, r.relink = map[string]map[string]bool{}, map[string]bool{}, map[string]bool{}
+		r.grown = r.fol != nil
+		lists = true
+	}
+	if r.rescan {
+		r.rescan, lists = false, true
+		r.scan()
+	}
+	touched := map[string]bool{}
+	for id := range r.sync {
+		if tr := r.trackers[id]; tr != nil {
+			tr.Sync()
+			touched[id] = true
+		}
+	}
+	for id, ids := range r.changed {
+		if tr := r.trackers[id]; tr != nil {
+			for tid := range ids {
+				tr.Update(tid)
+			}
+			touched[id] = true
+		}
+	}
+	for id := range r.relink {
+		touched[id] = r.trackers[id] != nil
+	}
+	for id, ok := range touched {
+		if ok {
+			r.lists[id] = r.attend(r.trackers[id].List())
+			lists = true
+		}
+	}
+	clear(r.sync)
+	clear(r.changed)
+	clear(r.relink)
+	transcript, r.grown = r.grown, false
+	if transcript {
+		r.fol.read()
+	}
+	return lists, transcript
+}
+
+// attend marks the tasks of l the daemon holds and those above a task
+// that needs a person (status.Attend).
+func (r *reader) attend(l status.List) status.List {
+	one := []status.List{l}
+	status.Attend(one, r.held)
+	return one[0]
+}
+
+// checkDaemon reads whether a daemon serves the root and which tasks it
+// holds, and reports whether that changed; the lists are marked again
+// when the held tasks did.
+func (r *reader) checkDaemon() bool {
+	d := Daemon{}
+	if r.opt.Daemon != nil {
+		d = r.opt.Daemon()
+	}
+	var h []held.Task
+	if r.opt.Held != nil {
+		h = r.opt.Held()
+	}
+	changed := d != r.daemon
+	r.daemon = d
+	if !slices.EqualFunc(h, r.held, func(a, b held.Task) bool {
+		return a.List == b.List && a.ID == b.ID && a.Reason == b.Reason && a.Retry.Equal(b.Retry)
+	}) {
+		r.held = h
+		for id, tr := range r.trackers {
+			r.lists[id] = r.attend(tr.List())
+		}
+		changed = true
+	}
+	return changed
+}
+
+// snapshot is what the reader knows of the root, for the view.
+func (r *reader) snapshot() *snapshot {
+	s := &snapshot{daemon: r.daemon, problem: r.problem, failed: map[string]string{}}
+	for _, id := range slices.Sorted(maps.Keys(r.lists)) {
+		s.lists = append(s.lists, r.lists[id])
+	}
+	for id, why := range r.failed {
+		s.failed[id] = why
+	}
+	return s
+}
+
+// follow makes the reader follow task k's transcript.
+func (r *reader) follow(k key) {
+	if r.fol != nil {
+		if r.fol.k == k {
+			return
+		}
+		if r.fol.watched != "" {
+			r.removeWatch(r.fol.watched)
+		}
+	}
+	r.fol = nil
+	if k.id == "" {
+		return
+	}
+	dir, err := taskfile.Open(filepath.Join(r.opt.Root, k.list))
+	if err != nil {
+		return
+	}
+	n, _ := status.LatestAttempt(dir, k.id)
+	fol := &following{k: k, dir: dir, lines: newRing(transcriptLines)}
+	fol.f = status.NewFollower(dir.Path(), k.id, func(runDir string) string { return status.LogName(runDir, false, false) }, n)
+	fol.f.SetTail(transcriptTail)
+	fol.watch, fol.unwatch = r.addWatch, r.removeWatch
+	r.fol = fol
+	fol.read()
+}
+
+// transcript is the followed transcript, for the view.
+func (r *reader) transcript() transcriptMsg {
+	if r.fol == nil {
+		return transcriptMsg{}
+	}
+	return transcriptMsg{k: r.fol.k, attempt: r.fol.f.Attempt(), lines: r.fol.lines.lines()}
+}
+
+// following is the transcript of one task the reader follows: the
+// current attempt's last lines.
+type following struct {
+	k       key
+	dir     *taskfile.Dir
+	f       *status.Follower
+	lines   *ring
+	watched string // the run folder watched
+	watch   func(string)
+	unwatch func(string)
+}
+
+// read reads what the task's output gained, and watches the run folder
+// of its latest attempt. The lines shown are the latest attempt's: when
+// another starts, the earlier one's are let go.
+func (fl *following) read() {
+	for {
+		fl.f.Read(fl.lines, func() (int, bool) {
+			n, ended := status.LatestAttempt(fl.dir, fl.k.id)
+			if n > fl.f.Attempt() {
+				fl.lines.reset()
+			}
+			return n, ended
+		})
+		d := fl.f.Dir()
+		if d == "" || d == fl.watched {
+			return
+		}
+		if fl.watched != "" {
+			fl.unwatch(fl.watched)
+		}
+		fl.watched = d
+		fl.watch(d) // then read again what came before the watch began
+	}
+}
