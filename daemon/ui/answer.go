@@ -10,8 +10,8 @@ import (
 	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
-	"github.com/taskd/taskd/taskfile"
 	tt "github.com/taskd/taskd/internal/termtext"
+	"github.com/taskd/taskd/taskfile"
 )
 
 // This file holds the answer form: the answers a task that waits for a
