@@ -160,7 +160,10 @@ func TestProjectDir(t *testing.T) {
 			transcript(t, p, "-x", queueLine, queueLine, cwdLine(project), cwdLine(other))
 		}, project, ""},
 		{"no projects directory", func(t *testing.T, p string) { os.Remove(p) }, "", "does not exist"},
-		{"no transcript", func(t *testing.T, p string) { transcript(t, p, "-x", cwdLine(project)); os.Rename(filepath.Join(p, "-x", session+".jsonl"), filepath.Join(p, "-x", "other.jsonl")) }, "", "no transcript"},
+		{"no transcript", func(t *testing.T, p string) {
+			transcript(t, p, "-x", cwdLine(project))
+			os.Rename(filepath.Join(p, "-x", session+".jsonl"), filepath.Join(p, "-x", "other.jsonl"))
+		}, "", "no transcript"},
 		{"symbolic link", func(t *testing.T, p string) {
 			real := transcript(t, t.TempDir(), "-y", cwdLine(project))
 			os.MkdirAll(filepath.Join(p, "-x"), 0o700)
