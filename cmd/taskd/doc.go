@@ -260,6 +260,46 @@
 // is an error (exit status 1); a log with a line that does not parse is
 // reported on standard error and counted up to that line.
 //
+// # taskd show
+//
+//	taskd show [--root DIR] [-n LINES] [--json] [--color auto|always|never] TASK
+//
+// Show tells what happened to one task, in one place: how it ended (or
+// where it is), the agent's summary of what it did, why it needs you or
+// failed and what to run about it, the agent and how long it ran, what it
+// spent (turns, tokens, cost: the latest attempt's, and every attempt's
+// together when there were several), the branch its worktree is on with
+// what changed there, where it ran, its children with how each ended, the
+// run folder, and the last lines (-n, default 10) of its output: the
+// readable transcript of an agent that streams (the claude, codex and
+// opencode profiles), else its standard output, else its standard error.
+//
+//	demo/7 · Fix the flaky login test
+//	state:    succeeded 5m ago, after 1 attempt
+//	summary:  The login test waited a fixed 2s; it now waits for the
+//	          page's ready event. All 41 tests pass.
+//	agent:    claude · ran 1m23s · 7 turns · 12.3k tokens · $0.04
+//	branch:   taskd/demo-7 from main · 3f2a1b9 · 2 files changed, +14 -3
+//	in:       ~/src/app
+//	run:      ~/.claude/tasks/demo/.taskd/runs/7/1
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
+//
+// --json prints the same as one JSON object: the task as 'taskd status
+// --json' shows it, and "file", "outcome" (the state word), "reason",
+// "agent", "attempts", "startedAt", "finishedAt", "last" and "total" (each
+// {"runs", "turns", "tokens", "costUsd", "costEstimated", "durationMs"}),
+// "childTasks" (each {"id", "name", "outcome", "summary", "error"}) and
+// "output" {"file", "lines", "cut"}.
+//
+// It reads files only: it works whether or not a daemon runs. The output
+// fits 80 columns and is coloured only on a terminal. Show fails when the
+// task does not exist.
+//
 // # taskd status
 //
 //	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
@@ -487,7 +527,7 @@
 //
 // # taskd wait
 //
-//	taskd wait [--root DIR] [--timeout D] LIST/ID...
+//	taskd wait [--root DIR] [--timeout D] [--json] LIST/ID...
 //
 // Wait waits until every task named has ended, printing a line as each one
 // does, and exits with their outcome: 0 when all succeeded, 1 when any
@@ -495,6 +535,17 @@
 // removed), 124 when --timeout passed first. A task that waits for a person
 // keeps wait waiting; wait says so once on standard error, with the command
 // that answers it.
+//
+// A line says how the task ended, with the agent's summary (its first line)
+// or the error, and what its latest attempt cost when the agent reported
+// it; taskd show tells the rest:
+//
+//	demo/7 succeeded: The login test now waits for the ready event ($0.04)
+//	demo/8 failed: the agent failed (exit status 2); logs: …
+//
+// With --json each line is instead a JSON object: {"task", "outcome",
+// "success", "summary", "error", "costUsd"}; "outcome" is the state, or
+// "completed" (a task not addressed to taskd), "missing" or "rejected".
 //
 // A task is named LIST/ID, by the path of its file, or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list

@@ -21,14 +21,28 @@ type Runs struct {
 	PausedBy  string    `json:"pausedBy,omitempty"`
 	ResumesAt time.Time `json:"resumesAt,omitzero"`
 	Logs      string    `json:"logs,omitempty"` // the latest attempt's run folder
+	// Summary is what the agent's latest attempt said it did, and
+	// CostUSD what that attempt cost, as metadata.taskd.result records
+	// them (taskd show adds up every attempt).
+	Summary string   `json:"summary,omitempty"`
+	CostUSD *float64 `json:"costUsd,omitempty"`
+	// CwdNote says why a task of a Claude Code session's list runs in
+	// the home directory (metadata.taskd.cwdNote).
+	CwdNote string `json:"cwdNote,omitempty"`
 }
 
 // Worktree is a task's git worktree: where, on which branch, of which
-// repository.
+// repository; once its work is committed, the branch it started from, the
+// commit and what it changed (metadata.taskd.workspace).
 type Worktree struct {
-	Path   string `json:"path"`
-	Branch string `json:"branch"`
-	Repo   string `json:"repo"`
+	Path         string `json:"path"`
+	Branch       string `json:"branch"`
+	Repo         string `json:"repo"`
+	Base         string `json:"base,omitempty"`
+	Commit       string `json:"commit,omitempty"`
+	FilesChanged int    `json:"filesChanged,omitempty"`
+	Insertions   int    `json:"insertions,omitempty"`
+	Deletions    int    `json:"deletions,omitempty"`
 }
 
 // Progress is a running attempt's progress.
@@ -72,6 +86,14 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 			r.ResumesAt, _ = time.Parse(time.RFC3339Nano, at)
 		}
 	}
+	var res struct {
+		Summary string   `json:"summary"`
+		CostUSD *float64 `json:"costUsd"`
+	}
+	if decode(m, "result", &res) {
+		r.Summary, r.CostUSD = res.Summary, res.CostUSD
+	}
+	r.CwdNote, _ = m.String("cwdNote")
 	if dir, ok := m.String("runDir"); ok && dir != "" {
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(listDir, dir)
