@@ -903,6 +903,32 @@
 // logs. It exits with status 0 when the service runs, 3 when it is installed
 // but not running, and 1 when it is not installed.
 //
+// # taskd claude
+//
+//	taskd claude install|uninstall [--project] [--dry-run] [--force]
+//
+// 'taskd claude install' writes a Claude Code skill, taskd, that teaches a
+// session to queue work for taskd: in any session, ask "hand this to taskd"
+// (or type /taskd WHAT), and the session writes a prompt that stands on its
+// own and runs taskd submit from the project's directory, with the permission
+// mode and the tools the work needs (and --worktree where you keep working in
+// the checkout), then tells you the task's name and how to follow it.
+//
+// The skill is ~/.claude/skills/taskd/SKILL.md ($CLAUDE_CONFIG_DIR/skills/…
+// when that is set), for every session of yours; with --project,
+// .claude/skills/taskd/SKILL.md under the current directory, for the sessions
+// of that project (commit it to share it). Install says what it wrote;
+// --dry-run prints the file and where it would go, and writes nothing.
+//
+// Running install again updates a skill it wrote. A file of that name that
+// taskd did not write is left alone unless --force; a symbolic link is never
+// written through. 'taskd claude uninstall' removes the skill taskd wrote.
+//
+// A session can also hand work over with its own task tools: a task it
+// creates in its list with owner "taskd" or a metadata.taskd runs in the
+// session's project directory (docs/agents.md, "From a Claude Code
+// session").
+//
 // # taskd help
 //
 //	taskd help [COMMAND | child [COMMAND]]
