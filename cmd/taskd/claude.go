@@ -33,6 +33,8 @@ of that project (commit it to share it). Install says what it wrote;
 Running install again updates a skill it wrote. A file of that name that
 taskd did not write is left alone unless --force; a symbolic link is never
 written through. 'taskd claude uninstall' removes the skill taskd wrote.
+Both fail (status 1) on such a file, and when the file cannot be written
+or removed.
 
 A session can also hand work over with its own task tools: a task it
 creates in its list with owner "taskd" or a metadata.taskd runs in the

@@ -366,7 +366,11 @@
 // "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
 // "repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
 // "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
-// run folder, "name", "steps", "waits" {"kind", "total", "open"}).
+// run folder, "summary" and "costUsd": what the agent of the latest attempt
+// that ended said it did and what that attempt cost, "cwdNote": why a task
+// of a Claude Code session's list runs in the home directory, "name",
+// "steps", "waits" {"kind", "total", "open"}). taskd show tells all of one
+// task.
 // "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 // a task file changes, until interrupted.
 //
@@ -923,6 +927,8 @@
 // Running install again updates a skill it wrote. A file of that name that
 // taskd did not write is left alone unless --force; a symbolic link is never
 // written through. 'taskd claude uninstall' removes the skill taskd wrote.
+// Both fail (status 1) on such a file, and when the file cannot be written
+// or removed.
 //
 // A session can also hand work over with its own task tools: a task it
 // creates in its list with owner "taskd" or a metadata.taskd runs in the

@@ -198,3 +198,21 @@ func TestShow_held(t *testing.T) {
 		t.Errorf("outcome %q, reason %q; want held, the disk is full", d.Outcome, d.Reason)
 	}
 }
+
+// Ensure status says, under a task that has not ended, that it runs in
+// the home directory because its Claude Code session's is not known.
+func TestStatus_cwdNote(t *testing.T) {
+	root := showRoot(t)
+	list := "0df8413f-f2c4-4bbb-8f31-6c13e4c6364e"
+	writeTask(t, filepath.Join(root, list, "2.json"), `{"subject": "Tidy up", "owner": "taskd", "status": "pending",
+ "metadata": {"taskd": {"state": "retrying", "attempt": 1, "error": "exit status 1", "cwdNote": "the session's directory is not known"}}}`)
+	out, errOut, code := runCLI(t, "status", "--root", root, "--color", "never", list+"/2")
+	want := "in: your home directory, for the Claude Code session's directory is"
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "(taskd show "+list+"/2\n") {
+		t.Errorf("status: exit %d, %s; want it to say %q:\n%s", code, errOut, want, out)
+	}
+	out, _, _ = runCLI(t, "status", "--root", root, "--color", "never", list+"/1")
+	if strings.Contains(out, "home directory") {
+		t.Errorf("status notes the directory of a task that has ended:\n%s", out)
+	}
+}
