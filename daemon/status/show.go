@@ -352,6 +352,6 @@ func readEnd(base, path string, limit int64) ([]byte, bool, error) {
 
 // readJSON decodes the small JSON file path inside base into v.
 func readJSON(base, path string, v any) bool {
-	data, err := fsroot.ReadFile(base, path, 1<<20)
+	data, err := fsroot.ReadFile(base, path, 16<<20) // result.json may carry a long output
 	return err == nil && json.Unmarshal(data, v) == nil
 }
