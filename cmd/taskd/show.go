@@ -35,7 +35,7 @@ opencode profiles), else its standard output, else its standard error.
 	summary:  The login test waited a fixed 2s; it now waits for the
 	          page's ready event. All 41 tests pass.
 	agent:    claude · ran 1m23s · 7 turns · 12.3k tokens · $0.04
-	branch:   taskd/demo-7 from main · 3f2a1b9 · 2 files changed, +14 -3
+	branch:   taskd/demo/7 from 6f1d2c3 · 3f2a1b9 · 2 files changed, +14 -3
 	in:       ~/src/app
 	run:      ~/.claude/tasks/demo/.taskd/runs/7/1
 
@@ -134,8 +134,11 @@ func (v *showView) render(w io.Writer) {
 		r.labelled("", fmt.Sprintf("all %d %s: %s", t.Runs, what, usageWords(t, "")), "")
 	}
 	if ws := d.Worktree; ws != nil {
-		r.labelled("branch:", branchWords(ws), "")
+		r.labelled("branch:", branchWords(ws, d.Outcome), "")
 		r.labelled("worktree:", r.v.path(ws.Path), "")
+		if ws.Commit != "" {
+			r.labelled("", "taskd diff "+ref+" shows the change; git merge "+ws.Branch+" takes it", "")
+		}
 	}
 	switch {
 	case d.Cwd != "":
@@ -342,20 +345,21 @@ func span(d time.Duration) string {
 }
 
 // branchWords says which branch a worktree is on and what changed there:
-// "taskd/demo-7 from main · 3f2a1b9 · 2 files changed, +14 -3".
-func branchWords(ws *status.Worktree) string {
+// "taskd/demo/7 from 6f1d2c3 · 0a1b2c3 · 2 files changed, +14 -3", or
+// "· no changes" for a task that succeeded without any.
+func branchWords(ws *status.Worktree, state string) string {
 	s := ws.Branch
 	if ws.Base != "" {
-		s += " from " + ws.Base
+		s += " from " + shortCommit(ws.Base)
 	}
-	if ws.Commit != "" {
-		s += " · " + shortCommit(ws.Commit)
-	}
-	if ws.Commit != "" || ws.FilesChanged > 0 {
-		s += fmt.Sprintf(" · %d %s changed", ws.FilesChanged, plural(ws.FilesChanged, "file", "files"))
+	switch {
+	case ws.Commit != "":
+		s += fmt.Sprintf(" · %s · %d %s changed", shortCommit(ws.Commit), ws.FilesChanged, plural(ws.FilesChanged, "file", "files"))
 		if ws.FilesChanged > 0 {
 			s += fmt.Sprintf(", +%d -%d", ws.Insertions, ws.Deletions)
 		}
+	case state == string(task.Succeeded):
+		s += " · no changes"
 	}
 	return s
 }

@@ -330,6 +330,9 @@ func (r *renderer) row(t *status.Task, tree string) {
 	if t.CwdNote != "" && !task.State(t.State).Ended() {
 		r.note("in: ", "your home directory, for the Claude Code session's directory is not known (taskd show "+ref+" says why)", "33")
 	}
+	if w := t.Worktree; w != nil && endedStates[state] {
+		r.note("", workLine(w, state), "")
+	}
 	if len(t.Below) > 0 {
 		r.note("below: ", belowWords(t.Below), "33")
 	}

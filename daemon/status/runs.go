@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/daemon/worktree"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -31,19 +32,10 @@ type Runs struct {
 	CwdNote string `json:"cwdNote,omitempty"`
 }
 
-// Worktree is a task's git worktree: where, on which branch, of which
-// repository; once its work is committed, the branch it started from, the
-// commit and what it changed (metadata.taskd.workspace).
-type Worktree struct {
-	Path         string `json:"path"`
-	Branch       string `json:"branch"`
-	Repo         string `json:"repo"`
-	Base         string `json:"base,omitempty"`
-	Commit       string `json:"commit,omitempty"`
-	FilesChanged int    `json:"filesChanged,omitempty"`
-	Insertions   int    `json:"insertions,omitempty"`
-	Deletions    int    `json:"deletions,omitempty"`
-}
+// Worktree is a task's git worktree, as its task records it
+// (metadata.taskd.workspace): where, on which branch, of which repository,
+// and, once the task has succeeded, its work (package worktree).
+type Worktree = worktree.Worktree
 
 // Progress is a running attempt's progress.
 type Progress struct {
