@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +48,10 @@ type Task struct {
 	// the answers it accepts.
 	WaitingFor string   `json:"waitingFor,omitempty"`
 	Options    []string `json:"options,omitempty"`
+	// Grants says, for a question about refused tool calls, what each
+	// answer allows: "allow" the exact calls' rules, "allow-tool" their
+	// whole tools.
+	Grants map[string][]string `json:"grants,omitempty"`
 	BlockedBy  []string `json:"blockedBy,omitempty"` // blockers not completed
 	Rejected   string   `json:"rejected,omitempty"`  // why the file is refused
 	Fix        string   `json:"fix,omitempty"`       // how to fix a rejected file
@@ -212,6 +217,9 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 			ts.WaitingFor += " (refused: " + r + ")"
 		}
 		ts.Options = task.Strings(h, "options")
+		if kind, _ := h.String("kind"); kind == "permission" {
+			ts.Grants = grantsOf(h, ts.Options)
+		}
 	}
 	if b := m.Object("boundary"); b != nil && ts.State == string(task.Succeeded) {
 		next, _ := b.String("next")
@@ -222,6 +230,25 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 		ts.Since = modTime(path)
 	}
 	ts.Runs = runsOf(t, filepath.Dir(path))
+}
+
+// grantsOf reads what the answers to a question about refused tool calls
+// (hitl h, with options) allow: "allow" its grant, "allow-tool" its
+// denied tools.
+func grantsOf(h *taskfile.Object, options []string) map[string][]string {
+	g := map[string][]string{}
+	if slices.Contains(options, "allow") {
+		if rules := task.Strings(h, "grant"); len(rules) > 0 {
+			g["allow"] = rules
+		}
+	}
+	if slices.Contains(options, "allow-tool") {
+		g["allow-tool"] = task.Strings(h, "denied")
+	}
+	if len(g) == 0 {
+		return nil
+	}
+	return g
 }
 
 func firstLine(s string) string {
