@@ -48,10 +48,6 @@ type Task struct {
 	// the answers it accepts.
 	WaitingFor string   `json:"waitingFor,omitempty"`
 	Options    []string `json:"options,omitempty"`
-	// Grants says, for a question about refused tool calls, what each
-	// answer allows: "allow" the exact calls' rules, "allow-tool" their
-	// whole tools.
-	Grants map[string][]string `json:"grants,omitempty"`
 	BlockedBy  []string `json:"blockedBy,omitempty"` // blockers not completed
 	Rejected   string   `json:"rejected,omitempty"`  // why the file is refused
 	Fix        string   `json:"fix,omitempty"`       // how to fix a rejected file
@@ -65,7 +61,12 @@ type Task struct {
 	Below []Below `json:"below,omitempty"`
 	// Waits says what a waiting task waits for.
 	Waits *Waits `json:"waits,omitempty"`
-	Runs         // where and how its agent runs (runs.go)
+
+	// Grants says, for a question about refused tool calls, what each
+	// answer allows: "allow" the exact calls' rules, "allow-tool" their
+	// whole tools.
+	Grants map[string][]string `json:"grants,omitempty"`
+	Runs                       // where and how its agent runs (runs.go)
 }
 
 // List is one list's tasks.
