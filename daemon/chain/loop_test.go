@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -55,5 +56,23 @@ func TestJudgePrompt_Verdict(t *testing.T) {
 	}
 	if !strings.Contains(p, "<user-condition>\nall tests pass\n</user-condition>") {
 		t.Errorf("the condition is not given verbatim:\n%s", p)
+	}
+}
+
+// TestJudgeAgain_Documented: docs/prompt-commands.md quotes the question a
+// judge is asked again in exactly taskd's words.
+func TestJudgeAgain_Documented(t *testing.T) {
+	data, err := os.ReadFile("../../docs/prompt-commands.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i := strings.Index(text, "**A judge's answer without a verdict**")
+	parts := strings.Split(text[max(i, 0):], "```")
+	if i < 0 || len(parts) < 2 {
+		t.Fatalf("docs/prompt-commands.md does not quote the question asked again")
+	}
+	if got, want := strings.Join(strings.Fields(parts[1]), " "), strings.Join(strings.Fields(AskJudgeAgain), " "); got != want {
+		t.Errorf("docs/prompt-commands.md quotes\n%s\ntaskd asks\n%s", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -99,5 +100,46 @@ func TestStepPrompt_Verdict(t *testing.T) {
 	got := verdictExamples(t, AskStepAgain)
 	if len(got) != 2 || got[0]["success"] != true || got[1]["success"] != false {
 		t.Errorf("asked again, the agent is given %v, want a passing and a failing verdict", got)
+	}
+}
+
+// docBlocks returns the first n fenced blocks of the manual page path that
+// follow the text after, each with its blanks collapsed: the words a
+// prompt is documented with.
+func docBlocks(t *testing.T, path, after string, n int) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i := strings.Index(text, after)
+	if i < 0 {
+		t.Fatalf("%s has no %q", path, after)
+	}
+	parts := strings.Split(text[i:], "```")
+	var out []string
+	for k := 1; k < len(parts) && len(out) < n; k += 2 {
+		out = append(out, strings.Join(strings.Fields(parts[k]), " "))
+	}
+	if len(out) < n {
+		t.Fatalf("%s has %d blocks after %q, want %d", path, len(out), after, n)
+	}
+	return out
+}
+
+// TestStepVerdict_Documented: docs/workflows.md quotes the verdict format
+// and the question asked again in exactly the words a step is given.
+func TestStepVerdict_Documented(t *testing.T) {
+	tk := &taskfile.Task{ID: "7", Subject: "Add a greeting"}
+	tk.EnsureMetadata().Set("workflowType", "quick-task")
+	p := stepPrompt(&flowRun{id: "7", t: tk}, &navigator.Response{CurrentStep: "verify"})
+	answer := strings.Join(strings.Fields(p[strings.Index(p, "## Your answer"):]), " ")
+	blocks := docBlocks(t, "../../docs/workflows.md", "### The verdict of a step", 2)
+	if blocks[0] != answer {
+		t.Errorf("docs/workflows.md quotes the answer format as\n%s\nthe prompt says\n%s", blocks[0], answer)
+	}
+	if again := strings.Join(strings.Fields(AskStepAgain), " "); blocks[1] != again {
+		t.Errorf("docs/workflows.md quotes the question asked again as\n%s\ntaskd asks\n%s", blocks[1], again)
 	}
 }

@@ -2,6 +2,7 @@ package plain
 
 import (
 	"encoding/json"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -72,6 +73,27 @@ func TestQuestions(t *testing.T) {
 	for _, want := range []string{`"Looks done to me."`, "could not be asked again", "after iteration 3", "max_reached"} {
 		if !strings.Contains(q.Reason, want) {
 			t.Errorf("until reason %q lacks %q", q.Reason, want)
+		}
+	}
+}
+
+// TestVoteFormat_Documented: docs/subagents.md quotes the answer format
+// and the question asked again in exactly the words taskd gives.
+func TestVoteFormat_Documented(t *testing.T) {
+	data, err := os.ReadFile("../../docs/subagents.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i := strings.Index(text, "### Answers to vote on")
+	parts := strings.Split(text[max(i, 0):], "```")
+	if i < 0 || len(parts) < 4 {
+		t.Fatalf("docs/subagents.md does not quote the answer format")
+	}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for k, want := range []string{VoteFormat, AskVoteAgain} {
+		if got := flat(parts[1+2*k]); got != flat(want) {
+			t.Errorf("docs/subagents.md quotes\n%s\ntaskd gives\n%s", got, flat(want))
 		}
 	}
 }
