@@ -28,7 +28,8 @@ func HasReport(text string) bool {
 // be continued by another run of its agent: p is claude's and the session
 // is known. (taskd does not yet pass sessions to codex and opencode.)
 func CanContinue(p *config.Profile, session string) bool {
-	return p != nil && p.Flags == "claude" && sessionIDPattern.MatchString(session)
+	// (A session is an argument of --resume: never one that reads as a flag.)
+	return p != nil && p.Flags == "claude" && sessionIDPattern.MatchString(session) && session[0] != '-'
 }
 
 // WithVerdict is the result of an attempt whose agent answered res and,

@@ -69,6 +69,7 @@ func TestIsModel_CanContinue(t *testing.T) {
 		{claude, "0b8f6a51-4c3e-4a2e-9d57-4f0d7c1e2a3b", true},
 		{claude, "", false},
 		{claude, "../../etc/passwd", false},
+		{claude, "--dangerously-skip-permissions", false},
 		{codex, "thread-1", false},
 		{exec, "x", false},
 	}

@@ -173,6 +173,9 @@ func (f *flowRun) ended(ctx context.Context, step string, end stepEnd) (*taskfil
 
 // workflow returns the task's workflow definition, or nil.
 func (f *flowRun) workflow() *navigator.Workflow {
+	if f.set == nil {
+		return nil
+	}
 	wf, _, _ := f.set.Lookup(workflowType(f.t))
 	return wf
 }

@@ -190,7 +190,10 @@ func stepPrompt(f *flowRun, resp *navigator.Response) string {
 	b.WriteString("## Your answer\n\nEnd your answer with one line of JSON, your verdict on the step, for example:\n\n")
 	b.WriteString(`{"success": true, "summary": "one sentence on what you did"}` + "\n\n")
 	b.WriteString(`Answer "success": false when the step's goal was not met — a review you would not approve, tests that fail, a fix that does not work — and say why in the summary. `)
-	b.WriteString(`Add "results" for a path or short text the next steps should see. `)
-	b.WriteString("The workflow goes on by this line: an answer without it is asked for it again, and then a person decides.\n")
+	b.WriteString(`Add "results" for a path or short text the next steps should see.`)
+	if decides(f.workflow(), resp.CurrentStep) {
+		b.WriteString(" The workflow goes on by this line: an answer without it is asked for it again, and then a person decides.")
+	}
+	b.WriteString("\n")
 	return b.String()
 }

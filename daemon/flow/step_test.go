@@ -97,6 +97,16 @@ func TestStepPrompt_Verdict(t *testing.T) {
 			t.Errorf("the answer section lacks %q:\n%s", want, answer)
 		}
 	}
+	// A step whose one edge goes on whatever its result is not told a
+	// person decides.
+	set, _ := workflows.Load()
+	f.set = set
+	for step, want := range map[string]bool{"work": false, "verify": true} {
+		p := stepPrompt(f, &navigator.Response{CurrentStep: step})
+		if got := strings.Contains(p, "a person decides"); got != want {
+			t.Errorf("step %s: told a person decides = %v, want %v", step, got, want)
+		}
+	}
 	got := verdictExamples(t, AskStepAgain)
 	if len(got) != 2 || got[0]["success"] != true || got[1]["success"] != false {
 		t.Errorf("asked again, the agent is given %v, want a passing and a failing verdict", got)

@@ -77,8 +77,8 @@ func (j *Job) AskAgain(ctx context.Context, a *agent.Attempt, res agent.Result, 
 	again.Gate, again.Report = nil, nil // the job's slot; progress as it comes
 	again.MadeDir, again.Started, again.Stopped = false, false, nil
 	second, ok := agent.ReadResult(again.Dir())
-	if ok && agent.OutcomeOf(second) != agent.Finished {
-		ok = false // cut short before: asked again now
+	if ok && (agent.OutcomeOf(second) != agent.Finished || second.SessionID != res.SessionID) {
+		ok = false // cut short before, or the answer to another run: asked again now
 	}
 	if !ok {
 		if !agent.CanContinue(a.Profile, res.SessionID) {
@@ -110,7 +110,7 @@ func bound(s string) string { return agent.TailOf(strings.TrimSpace(s), saidMax)
 func NoVerdict(who string, asked Asked) string {
 	again := "and none when asked again"
 	if !asked.Again {
-		again = "and could not be asked again (taskd continues only claude sessions)"
+		again = "and could not be asked again (taskd continues only claude sessions it knows)"
 	}
 	said := strings.Join(strings.Fields(asked.Said), " ")
 	if said == "" {
