@@ -1,6 +1,7 @@
 // Package flow walks a task through its workflow graph, as the flow
 // plugin's /flow:run does: navigate (package navigator), run the step's
-// agent or command, advance with passed or failed, repeat; fork branches
+// agent or command, advance with passed or failed (a model's verdict,
+// asked for again when its answer has none, else a person's), repeat; fork branches
 // as child tasks and join them; stop at human steps and at the loop guard.
 // Every advance is one locked write of the task file, so the file always
 // says where the task is. docs/workflows.md is the manual.
