@@ -131,7 +131,8 @@ func (f *flowRun) judge(ctx context.Context, resp *navigator.Response, a *agent.
 		var err error
 		if a, err = f.j.NewAttempt(f.t, f.specFor(f.run), resp.Subagent, step); err != nil {
 			f.j.Log.Warn("the step's agent cannot be asked for its verdict", "list", f.l.ID, "task", f.id, "step", step, "err", err)
-			return stepEnd{res: res, out: agent.Finished, unjudged: &job.Asked{Res: res, Said: res.Output}}
+			asked := job.NotAsked(res)
+			return stepEnd{res: res, out: agent.Finished, unjudged: &asked}
 		}
 	}
 	asked := f.j.AskAgain(ctx, a, res, stepVerdict)

@@ -82,7 +82,7 @@ func (j *Job) AskAgain(ctx context.Context, a *agent.Attempt, res agent.Result, 
 	}
 	if !ok {
 		if !agent.CanContinue(a.Profile, res.SessionID) {
-			return Asked{Res: res, Out: agent.Finished, Said: bound(said)}
+			return NotAsked(res)
 		}
 		j.Log.Info("the agent's answer has no verdict: asking again in the same session", "list", j.List.ID, "task", a.TaskID, "attempt", a.N, "run", again.Dir())
 		var out agent.Outcome
@@ -104,6 +104,12 @@ func (j *Job) AskAgain(ctx context.Context, a *agent.Attempt, res agent.Result, 
 }
 
 func bound(s string) string { return agent.TailOf(strings.TrimSpace(s), saidMax) }
+
+// NotAsked is how answer res stands when its agent cannot be asked again
+// (its attempt cannot be made again): without a verdict.
+func NotAsked(res agent.Result) Asked {
+	return Asked{Res: res, Out: agent.Finished, Said: bound(res.Output)}
+}
 
 // NoVerdict says, for a person, that who gave no verdict: whether it was
 // asked again, and the end of its answer on one line.

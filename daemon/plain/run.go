@@ -216,8 +216,8 @@ func sessionOf(l *job.List, id string) string {
 }
 
 // afterAttempt records how a plain task's attempt ended and what follows
-// from it: a waiting parent, an auto task's plan, a vote's answer (asked
-// for again, or of a person, when a model gave none: vote.go), the next
+// from it: a waiting parent, an auto task's plan, an answer to vote on
+// (asked for again, or of a person, when a model gave none: verdict.go), the next
 // iteration of a loop, or — once the task has succeeded for good — its
 // return chain and trailing follow-ups (ended.succeed).
 func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
@@ -282,7 +282,7 @@ func (e *ended) failed(ctx context.Context, out agent.Outcome) (*taskfile.Task, 
 	return ft, err
 }
 
-// An ended is a plain task's attempt that succeeded: the job, the task as
+// An ended is a plain task's attempt that has ended: the job, the task as
 // read after it, the attempt's spec and result.
 type ended struct {
 	j   *job.Job
@@ -291,13 +291,13 @@ type ended struct {
 	res agent.Result
 }
 
-// succeed records the attempt, once decide has said whether its loop goes
-// on (decide's results are LoopCheck's; it is not asked of a task that
-// does not loop):
-// the next iteration; or — the task done for good — its return chain and
-// trailing follow-ups, created before the success is written (so a parent
-// never sees the task done while they are missing, and a restart creates
-// them once) and recorded in the same write.
+// succeed records the attempt, which succeeded, once decide has said
+// whether its loop goes on (decide's results are LoopCheck's; it is not
+// asked of a task that does not loop): the next iteration; or — the task
+// done for good — its return chain and trailing follow-ups, created before
+// the success is written (so a parent never sees the task done while they
+// are missing, and a restart creates them once) and recorded in the same
+// write. A loop's judge that gave no verdict asks a person.
 func (e *ended) succeed(ctx context.Context, decide func(*prompt.Loop) (iteration int, done bool, reason string, stopped error)) (*taskfile.Task, error) {
 	j, t, sp, res := e.j, e.t, e.sp, e.res
 	ov, _ := chain.Overrides(t)

@@ -74,7 +74,7 @@ func askVote(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, re
 	a, err := j.NewAttempt(t, sp, "", "")
 	if err != nil {
 		j.Log.Warn("the agent cannot be asked for its answer", "list", j.List.ID, "task", t.ID, "err", err)
-		return job.Asked{Res: res, Out: agent.Finished, Said: res.Output}, false
+		return job.NotAsked(res), false
 	}
 	asked = j.AskAgain(ctx, a, res, voteVerdict)
 	return asked, asked.Verdict
