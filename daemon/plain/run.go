@@ -216,10 +216,12 @@ func sessionOf(l *job.List, id string) string {
 }
 
 // afterAttempt records how a plain task's attempt ended and what follows
-// from it: a waiting parent, an auto task's plan, an answer to vote on
-// (asked for again, or of a person, when a model gave none: verdict.go), the next
-// iteration of a loop, or — once the task has succeeded for good — its
-// return chain and trailing follow-ups (ended.succeed).
+// from it: a success's work committed to the task's branch (when it has a
+// git worktree), a waiting parent, an auto task's plan, an answer to vote
+// on (asked for again, or of a person, when a model gave none:
+// verdict.go), the next iteration of a loop, or — once the task has
+// succeeded for good — its return chain and trailing follow-ups
+// (ended.succeed).
 func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	t, err := l.Dir.Read(id)
@@ -238,6 +240,15 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	e := &ended{j: j, t: t, sp: sp, res: res}
 	if out != agent.Finished || !res.Success || subagent.HasVerdict(j, sp, out) {
 		return e.failed(ctx, out)
+	}
+	// The agent's work goes on its branch before anything that follows the
+	// success: children, follow-ups and returns start from it.
+	if err := j.CommitWork(ctx, sp, res.Summary); job.Retryable(err) {
+		return nil, err // the daemon stops: recovered from result.json
+	} else if err != nil {
+		res.Success, res.Error = false, err.Error()
+		res.Summary = res.Error
+		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}
 	if len(children.Outstanding(l.Dir, t)) > 0 {
 		return subagent.Finish(ctx, j, sp, res, out) // waits for its children first
