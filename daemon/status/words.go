@@ -8,33 +8,12 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/task"
-	"github.com/taskd/taskd/taskfile"
 )
 
 // This file holds the words every view of tasks shows (taskd status,
-// taskd ui): a task's state and subject, ages, times to come, counts of
-// tokens, and the colour a state is painted in.
-
-// StateWord is the word status shows for task t's state: rejected, held,
-// its metadata.taskd.state, or (for a task with none) pending, blocked,
-// completed, or the Claude Code status of a task that is not taskd's.
-func StateWord(t *Task) string {
-	switch {
-	case t.Rejected != "":
-		return "rejected"
-	case t.Held != "":
-		return "held"
-	case t.State != "":
-		return t.State
-	case !t.Taskd:
-		return t.Status
-	case t.Status == taskfile.StatusCompleted:
-		return "completed"
-	case len(t.BlockedBy) > 0:
-		return "blocked"
-	}
-	return "pending"
-}
+// taskd show, taskd ui) besides a task's state (StateWord): its subject,
+// ages, times to come, counts of tokens, and the colour a state is
+// painted in.
 
 // StateColors are the ANSI colours (SGR parameters) a state word is
 // painted in on a terminal that shows colour.
