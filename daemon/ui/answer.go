@@ -30,6 +30,7 @@ type answerForm struct {
 	id      string
 	reason  string
 	options []string // none: the answer is typed
+	grants  map[string][]string
 	choice  int
 	note    editor
 }
@@ -51,7 +52,7 @@ func (m *Model) startAnswer(allow bool) tea.Cmd {
 		m.msg, m.msgErr = ref+" has no refused call to allow; its answers: "+strings.Join(t.Options, ", "), true
 		return nil
 	}
-	f := &answerForm{ref: ref, dir: dir, id: t.ID, reason: t.WaitingFor, options: t.Options}
+	f := &answerForm{ref: ref, dir: dir, id: t.ID, reason: t.WaitingFor, options: t.Options, grants: t.Grants}
 	for i, o := range f.options {
 		if allow && o == "allow" {
 			f.choice = i
@@ -111,25 +112,34 @@ func (f *answerForm) answer() (answer, note string) {
 	return f.options[f.choice], text
 }
 
-// draw draws the form into p.
-func (f *answerForm) draw(p *pane) {
+// draw draws the form into p, h lines at most: the answers on one line
+// (the chosen one in brackets), what the chosen one grants, the note,
+// then what the task waits for in the lines left.
+func (f *answerForm) draw(p *pane, h int) {
 	m := p.m
 	p.rule("answer " + f.ref)
-	if f.reason != "" {
-		p.note("waiting for: ", f.reason, "33", maxNote)
-	}
 	label := "note: "
 	if len(f.options) == 0 {
 		label = "answer: "
-	}
-	for i, o := range f.options {
-		line := "   " + o
-		if i == f.choice {
-			line = m.paintIf("7", " > "+o+" ")
+	} else {
+		var b strings.Builder
+		b.WriteString("answer:")
+		for i, o := range f.options {
+			if i == f.choice {
+				b.WriteString(" " + m.paintIf("7", "["+o+"]"))
+			} else {
+				b.WriteString("  " + o + " ")
+			}
 		}
-		p.add(line)
+		p.add(strings.TrimRight(b.String(), " "))
+		if g := f.grants[f.options[f.choice]]; len(g) > 0 {
+			p.note("grants: ", strings.Join(g, ", "), "", 2)
+		}
 	}
 	p.add(label + f.note.view(p.w-tt.Width(label)))
+	if f.reason != "" && h > len(p.lines) {
+		p.note("waiting for: ", f.reason, "33", h-len(p.lines))
+	}
 }
 
 // An editor is one line of text being typed.

@@ -55,7 +55,7 @@ func (m *Model) detailPane(a region) []string {
 	r := m.selected()
 	switch {
 	case m.mode == answering && m.form != nil:
-		m.form.draw(p)
+		m.form.draw(p, a.h)
 	case r == nil:
 		p.rule("nothing selected")
 	case r.task == nil:
@@ -106,6 +106,14 @@ func (m *Model) taskDetail(p *pane, l *status.List, t *status.Task, h int) {
 	p.rule(title)
 	p.note("", status.Subject(t), "1", 2)
 	m.taskNotes(p, l, t, state)
+	if d := m.detail.d; d != nil && m.detail.k == m.sel {
+		if d.Summary != "" && ended(state) {
+			p.note("summary: ", d.Summary, "", 2)
+		}
+		if u := usageWords(d); u != "" {
+			p.note("spent: ", u, "", 1)
+		}
+	}
 	m.transcriptLines(p, t, h)
 }
 
@@ -119,6 +127,12 @@ func (m *Model) taskNotes(p *pane, l *status.List, t *status.Task, state string)
 	case string(task.NeedsHuman):
 		p.note("waiting for: ", firstNonEmpty(t.WaitingFor, "a person's answer"), "33", maxNote)
 		p.note("answers: ", answersWords(t), "", 2)
+		if g := t.Grants["allow"]; len(g) > 0 {
+			p.note("allow: ", "exactly "+strings.Join(g, ", "), "", 2)
+		}
+		if g := t.Grants["allow-tool"]; len(g) > 0 {
+			p.note("allow-tool: ", "all of "+strings.Join(g, ", "), "", 1)
+		}
 	case string(task.Succeeded):
 		if len(t.Options) > 0 {
 			p.note("stopped at: ", t.WaitingFor, "33", 2)
@@ -274,4 +288,38 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// usageWords says what task d's attempts spent: "claude · 4 turns · 12.3k
+// tokens · $0.12; 3 attempts $0.40".
+func usageWords(d *status.Detail) string {
+	var parts []string
+	if d.Agent != "" {
+		parts = append(parts, tt.Clean(d.Agent))
+	}
+	if u := d.Last; u != nil {
+		if u.Turns > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", u.Turns, status.Plural(u.Turns, "turn", "turns")))
+		}
+		if u.Tokens > 0 {
+			parts = append(parts, status.Tokens(u.Tokens)+" tokens")
+		}
+		if u.CostUSD != nil {
+			parts = append(parts, dollars(*u.CostUSD, u.Estimated))
+		}
+	}
+	s := strings.Join(parts, " · ")
+	if u := d.Total; u != nil && u.CostUSD != nil {
+		s += fmt.Sprintf("; %d attempts %s", u.Runs, dollars(*u.CostUSD, u.Estimated))
+	}
+	return s
+}
+
+// dollars says a cost: "$0.12", "~$0.12" when estimated.
+func dollars(usd float64, estimated bool) string {
+	s := fmt.Sprintf("$%.2f", usd)
+	if estimated {
+		s = "~" + s
+	}
+	return s
 }

@@ -122,6 +122,7 @@ func (f *feed) run(ctx context.Context, send func(tea.Msg)) {
 		case k := <-f.follows:
 			r.follow(k)
 			send(r.transcript())
+			send(r.describe())
 		case <-settled:
 			settled = nil
 			lists, transcript := r.flush()
@@ -131,8 +132,18 @@ func (f *feed) run(ctx context.Context, send func(tea.Msg)) {
 			if transcript {
 				send(r.transcript())
 			}
+			if r.retell() {
+				send(r.describe())
+			}
 		case now := <-tick.C:
-			if ticks++; ticks%2 == 0 && r.checkDaemon() {
+			newDay := r.costs.at(now)
+			if newDay {
+				for id := range r.lists {
+					l := r.lists[id]
+					r.costs.list(&l)
+				}
+			}
+			if ticks++; ticks%2 == 0 && r.checkDaemon() || newDay {
 				send(r.snapshot())
 			}
 			send(tickMsg(now))
@@ -159,14 +170,17 @@ type reader struct {
 	sync    map[string]bool            // the lists whose directories changed
 	relink  map[string]bool            // the lists whose notes of refusal changed
 	changed map[string]map[string]bool // task files, by list
-	grown   bool                       // the followed run folder
+	grown   bool                       // the followed run folder, or its task
+	retold  bool                       // the followed task's file
 
-	fol *following
+	fol   *following
+	costs *costs
 }
 
 func newReader(opt Options) *reader {
 	r := &reader{opt: opt, trackers: map[string]*status.Tracker{}, lists: map[string]status.List{}, failed: map[string]string{},
-		sync: map[string]bool{}, relink: map[string]bool{}, changed: map[string]map[string]bool{}}
+		sync: map[string]bool{}, relink: map[string]bool{}, changed: map[string]map[string]bool{}, costs: newCosts(opt.Root)}
+	r.costs.at(opt.Now())
 	r.checkDaemon()
 	return r
 }
@@ -213,7 +227,7 @@ func (r *reader) note(ev fsnotify.Event) bool {
 			}
 			r.changed[list][id] = true
 			if r.fol != nil && r.fol.k == (key{list, id}) {
-				r.grown = true
+				r.grown, r.retold = true, true
 			}
 			return true
 		}
@@ -278,13 +292,14 @@ func (r *reader) scan() {
 		}
 		delete(r.failed, id)
 		r.trackers[id] = tr
-		r.lists[id] = r.attend(tr.List())
+		r.set(id, tr.List())
 	}
 	for id := range r.trackers {
 		if !seen[id] {
 			r.removeWatch(filepath.Join(r.opt.Root, id))
 			delete(r.trackers, id)
 			delete(r.lists, id)
+			r.costs.forget(id)
 		}
 	}
 	for id := range r.failed {
@@ -301,7 +316,7 @@ func (r *reader) flush() (lists, transcript bool) {
 		r.all = false
 		for id, tr := range r.trackers {
 			tr.Reload()
-			r.lists[id] = r.attend(tr.List())
+			r.set(id, tr.List())
 		}
 		r.scan()
 		r.changed, r.sync, r.relink = map[string]map[string]bool{}, map[string]bool{}, map[string]bool{}
@@ -332,7 +347,7 @@ func (r *reader) flush() (lists, transcript bool) {
 	}
 	for id, ok := range touched {
 		if ok {
-			r.lists[id] = r.attend(r.trackers[id].List())
+			r.set(id, r.trackers[id].List())
 			lists = true
 		}
 	}
@@ -346,12 +361,36 @@ func (r *reader) flush() (lists, transcript bool) {
 	return lists, transcript
 }
 
-// attend marks the tasks of l the daemon holds and those above a task
-// that needs a person (status.Attend).
-func (r *reader) attend(l status.List) status.List {
+// retell reports whether the followed task's file changed since it was
+// last described.
+func (r *reader) retell() bool {
+	told := r.retold
+	r.retold = false
+	return told && r.fol != nil
+}
+
+// describe tells what happened to the followed task (status.Describe).
+func (r *reader) describe() detailMsg {
+	if r.fol == nil {
+		return detailMsg{}
+	}
+	k := r.fol.k
+	l, ok := r.lists[k.list]
+	if !ok {
+		return detailMsg{k: k}
+	}
+	d, _ := status.Describe(r.opt.Root, &l, k.id, 0)
+	return detailMsg{k: k, d: d}
+}
+
+// set keeps l as list id's read: its tasks the daemon holds marked, and
+// those above a task that needs a person (status.Attend), its costs
+// counted.
+func (r *reader) set(id string, l status.List) {
 	one := []status.List{l}
 	status.Attend(one, r.held)
-	return one[0]
+	r.lists[id] = one[0]
+	r.costs.list(&one[0])
 }
 
 // checkDaemon reads whether a daemon serves the root and which tasks it
@@ -373,7 +412,7 @@ func (r *reader) checkDaemon() bool {
 	}) {
 		r.held = h
 		for id, tr := range r.trackers {
-			r.lists[id] = r.attend(tr.List())
+			r.set(id, tr.List())
 		}
 		changed = true
 	}
@@ -382,7 +421,7 @@ func (r *reader) checkDaemon() bool {
 
 // snapshot is what the reader knows of the root, for the view.
 func (r *reader) snapshot() *snapshot {
-	s := &snapshot{daemon: r.daemon, problem: r.problem, failed: map[string]string{}}
+	s := &snapshot{daemon: r.daemon, problem: r.problem, failed: map[string]string{}, costs: r.costs.total()}
 	for _, id := range slices.Sorted(maps.Keys(r.lists)) {
 		s.lists = append(s.lists, r.lists[id])
 	}

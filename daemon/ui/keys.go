@@ -17,22 +17,23 @@ type binding struct {
 	what string
 }
 
-// help lists every key.
+// bindings are every key, as the help lists them.
 var bindings = []binding{
 	{"↑ ↓  k j", "move"},
-	{"pgup pgdn  home end  g G", "move by a screen, to the first or the last"},
-	{"← →  h l", "fold and open a list or a task's children (← on a task: to its parent)"},
+	{"pgup pgdn", "a screen up, down"},
+	{"home end  g G", "the first, the last row"},
+	{"← →  h l", "fold, open (← on a task: to its parent)"},
 	{"n", "the next task that needs a person"},
-	{"enter", "answer the selected task (a needs_human task, a workflow at a stage boundary), with a note"},
-	{"a", "allow the refused calls of a task that asks about them, with a note"},
-	{"c", "cancel the task and the tasks below it (its agent is stopped); asks first"},
-	{"r", "retry: run an ended task again from where it was; asks first"},
-	{"R", "restart: run a task again from its first step; asks first"},
-	{"x  delete", "remove the task: its file, run folders and inbox; asks first"},
-	{"d", "the diff of a task's git worktree, in $PAGER"},
-	{"o", "the output of the task's latest attempt, all of it, in $PAGER"},
+	{"enter", "answer the task, with a note"},
+	{"a", "allow the calls it was refused, with a note"},
+	{"c", "cancel it and the tasks below it (asks first)"},
+	{"r", "retry: run it again from where it was (asks first)"},
+	{"R", "restart: run it again from its first step (asks first)"},
+	{"x  delete", "remove it: its file, run folders, inbox (asks first)"},
+	{"d", "the diff of its git worktree, in $PAGER"},
+	{"o", "all of its latest attempt's output, in $PAGER"},
 	{"ctrl-r", "read every file again"},
-	{"?", "this help (any key closes it)"},
+	{"?", "this help"},
 	{"q  ctrl-c", "quit"},
 }
 
@@ -192,7 +193,10 @@ func (m *Model) help(w, h int) []string {
 			lines = append(lines, "  "+tt.Pad(k, keyWidth)+"  "+l)
 		}
 	}
-	lines = append(lines, "", tt.Fit("A row marked ! needs a person, or has a task below it that does. The view updates as the files change.", w))
+	lines = append(lines, "")
+	for _, l := range tt.Wrap("A row marked ! needs a person, or has a task below it that does. The view follows the files as they change.", w, 2) {
+		lines = append(lines, l)
+	}
 	if len(lines) > h {
 		lines = lines[:h]
 	}

@@ -22,8 +22,9 @@ func (k key) String() string {
 type snapshot struct {
 	lists   []status.List
 	daemon  Daemon
-	failed  map[string]string // lists (and the root, "") that cannot be read, and why
-	problem string            // what the view should know of the feed
+	failed  map[string]string  // lists (and the root, "") that cannot be read, and why
+	problem string             // what the view should know of the feed
+	costs   map[string]float64 // what each agent profile cost today
 }
 
 // The messages the model takes besides the terminal's.
@@ -36,6 +37,11 @@ type (
 		k       key
 		attempt int
 		lines   []string
+	}
+	// detailMsg is what happened to the followed task (taskd show's).
+	detailMsg struct {
+		k key
+		d *status.Detail
 	}
 	// doneMsg is how an action ended: what to say, and whether it failed.
 	doneMsg struct {
@@ -96,6 +102,7 @@ type Model struct {
 	msgErr bool
 
 	script  transcriptMsg // the selected task's transcript
+	detail  detailMsg     // what happened to the selected task
 	pending bool          // an action runs
 }
 
@@ -121,6 +128,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case transcriptMsg:
 		if msg.k == m.sel {
 			m.script = msg
+		}
+	case detailMsg:
+		if msg.k == m.sel {
+			m.detail = msg
 		}
 	case doneMsg:
 		m.pending = false
@@ -148,7 +159,7 @@ func (m *Model) followSelected(force bool) tea.Cmd {
 	if m.script.k == m.sel && !force {
 		return nil
 	}
-	m.script = transcriptMsg{k: m.sel}
+	m.script, m.detail = transcriptMsg{k: m.sel}, detailMsg{k: m.sel}
 	if m.feed == nil {
 		return nil
 	}

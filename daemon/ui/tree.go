@@ -116,8 +116,8 @@ func (m *Model) treeRow(r *row, selected bool, c columns, w int) string {
 		}
 		line = strings.TrimRight(cells(c, cursor, mark, r.lead+t.ID, stateCell, step, att, status.Age(m.now, t.Since), subject), " ")
 	}
-	if selected {
-		line = m.paintIf("7", pad(line, w))
+	if selected && m.opt.Color {
+		line = paint(true, "7", pad(line, w))
 	}
 	return line
 }
@@ -134,11 +134,7 @@ func progressWords(t *status.Task, now time.Time) string {
 		parts = append(parts, tt.Clean(p.LastTool))
 	}
 	parts = append(parts, status.Tokens(p.Tokens)+" tokens")
-	cost := fmt.Sprintf("$%.2f", p.CostUSD)
-	if p.Estimated {
-		cost = "~" + cost
-	}
-	parts = append(parts, cost)
+	parts = append(parts, dollars(p.CostUSD, p.Estimated))
 	if mins := now.Sub(t.Since).Minutes(); !t.Since.IsZero() && mins >= 0.25 {
 		parts = append(parts, fmt.Sprintf("$%.2f/min", p.CostUSD/mins))
 	}

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/taskd/taskd/daemon/status"
@@ -38,7 +40,9 @@ func (m *Model) layout() layout {
 		l.detail = region{h: body, w: m.width - l.tree.w - 1}
 		return l
 	}
-	l.tree = region{h: max(body*9/20, min(body, 4)), w: m.width}
+	// The tree takes what it needs, up to a little more than half; the
+	// detail the rest.
+	l.tree = region{h: max(min(len(m.rows)+1, body*11/20), min(body, 5)), w: m.width}
 	l.detail = region{h: body - l.tree.h, w: m.width}
 	return l
 }
@@ -144,6 +148,33 @@ func stripANSI(s string) string {
 	}
 }
 
+// A span is a part of a line and the colour it is painted in.
+type span struct{ text, code string }
+
+// joinFit joins spans with sep into a line of at most w columns: the
+// spans that fit, then the first that does not, cut with "…", and none
+// after it.
+func (d *drawing) joinFit(spans []span, sep string, w int) string {
+	var b strings.Builder
+	used := 0
+	for i, s := range spans {
+		if i > 0 {
+			if used+tt.Width(sep) >= w {
+				break
+			}
+			b.WriteString(sep)
+			used += tt.Width(sep)
+		}
+		text := tt.Fit(s.text, w-used)
+		b.WriteString(d.paint(s.code, text))
+		used += tt.Width(text)
+		if text != tt.Clean(s.text) {
+			break
+		}
+	}
+	return b.String()
+}
+
 // heading draws the root, whether a daemon serves it, and the totals.
 func (m *Model) heading(d *drawing) {
 	s := m.snap
@@ -156,19 +187,19 @@ func (m *Model) heading(d *drawing) {
 	case s.daemon.Running:
 		state, code = "daemon running", "32"
 	}
-	right := "? help · q quit"
-	left := "taskd · "
-	root := tt.FitLeft(tt.Clean(m.path(m.opt.Root)), max(m.width-tt.Width(left+state+right)-6, 12))
-	line := d.paint("1", left+root) + " · " + d.paint(code, state)
-	if gap := m.width - tt.Width(left+root+" · "+state) - tt.Width(right); gap >= 2 {
+	left := "taskd · " + tt.FitLeft(tt.Clean(m.path(m.opt.Root)), max(m.width/2, 12))
+	const right = "? help · q quit"
+	line := d.joinFit([]span{{left, "1"}, {state, code}}, " · ", m.width)
+	if gap := m.width - tt.Width(left+" · "+state+right); gap >= 2 {
 		line += strings.Repeat(" ", gap) + d.paint("2", right)
 	}
 	d.add(line)
 	d.add(m.totals(d))
 }
 
-// totals says how many tasks run, wait, need a person and failed, and
-// what else the person should know of the root at once.
+// totals says how many tasks run, wait, need a person and failed, what
+// the agents cost today, and what else the person should know of the
+// root at once.
 func (m *Model) totals(d *drawing) string {
 	var running, waiting, person, failed, heldN int
 	for i := range m.snap.lists {
@@ -187,28 +218,25 @@ func (m *Model) totals(d *drawing) string {
 			}
 		}
 	}
-	parts := []string{
-		d.paint(status.StateColors["running"], fmt.Sprintf("%d running", running)),
-		d.paint(status.StateColors["waiting"], fmt.Sprintf("%d waiting", waiting)),
-		d.paint(status.StateColors["needs_human"], fmt.Sprintf("%d %s a person", person, status.Plural(person, "needs", "need"))),
-		d.paint(status.StateColors["failed"], fmt.Sprintf("%d failed", failed)),
+	spans := []span{
+		{fmt.Sprintf("%d running", running), status.StateColors["running"]},
+		{fmt.Sprintf("%d waiting", waiting), status.StateColors["waiting"]},
+		{fmt.Sprintf("%d %s a person", person, status.Plural(person, "needs", "need")), status.StateColors["needs_human"]},
+		{fmt.Sprintf("%d failed", failed), status.StateColors["failed"]},
 	}
 	if heldN > 0 {
-		parts = append(parts, d.paint(status.StateColors["held"], fmt.Sprintf("%d held", heldN)))
+		spans = append(spans, span{fmt.Sprintf("%d held", heldN), status.StateColors["held"]})
 	}
-	line := strings.Join(parts, " · ")
-	var notes []string
+	if spent := costWords(m.snap.costs); spent != "" {
+		spans = append(spans, span{spent, ""})
+	}
 	if why := m.snap.failed[""]; why != "" {
-		notes = append(notes, "the root cannot be read: "+why)
+		spans = append(spans, span{"the root cannot be read: " + why, "31"})
 	}
 	if m.snap.problem != "" {
-		notes = append(notes, m.snap.problem)
+		spans = append(spans, span{m.snap.problem, "31"})
 	}
-	if len(notes) > 0 {
-		rest := m.width - tt.Width(stripANSI(line)) - 3
-		line += " · " + d.paint("31", tt.Fit(strings.Join(notes, "; "), rest))
-	}
-	return line
+	return d.joinFit(spans, " · ", m.width)
 }
 
 // path shows p with the home directory as ~.
@@ -217,4 +245,22 @@ func (m *Model) path(p string) string {
 		return "~" + p[len(h):]
 	}
 	return p
+}
+
+// costWords says what the agents cost today: "today $1.23: claude $1.20,
+// codex $0.03"; "" before anything cost anything.
+func costWords(costs map[string]float64) string {
+	if len(costs) == 0 {
+		return ""
+	}
+	var sum float64
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(costs)) {
+		sum += costs[p]
+		parts = append(parts, fmt.Sprintf("%s $%.2f", firstNonEmpty(tt.Clean(p), "?"), costs[p]))
+	}
+	if len(parts) == 1 {
+		return "today " + parts[0]
+	}
+	return fmt.Sprintf("today $%.2f: %s", sum, strings.Join(parts, ", "))
 }
