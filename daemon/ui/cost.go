@@ -69,10 +69,14 @@ func (c *costs) list(l *status.List) {
 		tc := c.tasks[k]
 		if tc == nil || tc.attempt != attempt || tc.state != t.State {
 			tc = &taskCost{attempt: attempt, state: t.State, ended: status.Spent(listDir, t.ID, c.day)}
-			if running && t.Progress != nil {
-				tc.profile = status.RunProfile(listDir, t.ID, t.Progress.Attempt)
-			}
 			c.tasks[k] = tc
+		}
+		if running && tc.profile == "" {
+			n := t.Attempt
+			if t.Steps > 0 {
+				n = t.Steps // a workflow's: its steps' runs
+			}
+			tc.profile = status.RunProfile(listDir, t.ID, n)
 		}
 		tc.running = 0
 		if running && t.Progress != nil {

@@ -315,9 +315,14 @@ func usageWords(d *status.Detail) string {
 	return s
 }
 
-// dollars says a cost: "$0.12", "~$0.12" when estimated.
+// dollars says a cost: "$0.12", "~$0.12" when estimated; below a cent
+// to a hundredth of one, "$0.0004", so that a cheap agent's cost is seen
+// to move.
 func dollars(usd float64, estimated bool) string {
 	s := fmt.Sprintf("$%.2f", usd)
+	if usd > 0 && usd < 0.01 {
+		s = fmt.Sprintf("$%.4f", usd)
+	}
 	if estimated {
 		s = "~" + s
 	}

@@ -257,10 +257,10 @@ func costWords(costs map[string]float64) string {
 	var parts []string
 	for _, p := range slices.Sorted(maps.Keys(costs)) {
 		sum += costs[p]
-		parts = append(parts, fmt.Sprintf("%s $%.2f", firstNonEmpty(tt.Clean(p), "?"), costs[p]))
+		parts = append(parts, firstNonEmpty(tt.Clean(p), "?")+" "+dollars(costs[p], false))
 	}
 	if len(parts) == 1 {
 		return "today " + parts[0]
 	}
-	return fmt.Sprintf("today $%.2f: %s", sum, strings.Join(parts, ", "))
+	return "today " + dollars(sum, false) + ": " + strings.Join(parts, ", ")
 }
