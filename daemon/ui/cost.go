@@ -26,6 +26,7 @@ type taskCost struct {
 	state   string
 	ended   map[string]float64 // by profile
 	profile string             // of its running attempt
+	read    bool               // profile was read (once its agent runs)
 	running float64            // what its running attempt spent so far
 }
 
@@ -61,7 +62,7 @@ func (c *costs) list(l *status.List) {
 		seen[t.ID] = true
 		k := key{l.ID, t.ID}
 		running := t.State == string(task.Running)
-		if !running && t.Since.Before(c.day) {
+		if !running && t.Since.Before(c.day) || t.Attempt == 0 && t.Steps == 0 {
 			delete(c.tasks, k) // nothing it did counts today
 			continue
 		}
@@ -71,7 +72,8 @@ func (c *costs) list(l *status.List) {
 			tc = &taskCost{attempt: attempt, state: t.State, ended: status.Spent(listDir, t.ID, c.day)}
 			c.tasks[k] = tc
 		}
-		if running && tc.profile == "" {
+		if running && t.Progress != nil && !tc.read {
+			tc.read = true
 			n := t.Attempt
 			if t.Steps > 0 {
 				n = t.Steps // a workflow's: its steps' runs

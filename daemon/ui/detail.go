@@ -73,8 +73,8 @@ func (m *Model) detailPane(a region) []string {
 func (m *Model) listDetail(p *pane, l *status.List) {
 	n := len(l.Tasks)
 	p.rule(fmt.Sprintf("list %s · %d %s", l.ID, n, status.Plural(n, "task", "tasks")))
-	if parts := status.StateCounts(l.Tasks); len(parts) > 0 {
-		p.note("", strings.Join(parts, ", "), "", maxNote)
+	if r := m.selected(); r != nil && r.counts != "" {
+		p.note("", r.counts, "", maxNote)
 	}
 	if why := m.snap.failed[l.ID]; why != "" {
 		p.note("cannot be read: ", why, "31", maxNote)

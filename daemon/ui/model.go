@@ -87,6 +87,7 @@ type Model struct {
 	now    time.Time
 
 	snap   *snapshot
+	tally  tally // the snapshot's tasks counted
 	rows   []row
 	index  map[key]int // the row of each list and task
 	cursor int         // the selected row

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"strings"
+
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
 )
@@ -26,6 +28,25 @@ type row struct {
 	lead   string       // the tree's lines before the task's id
 	person bool         // it, or a task below it, needs a person
 	folded int          // the tasks below it that are folded away
+	counts string       // a list's tasks counted by state
+}
+
+// A tally counts the tasks of every list by what the heading shows.
+type tally struct{ running, waiting, person, failed, held int }
+
+func (c *tally) add(t *status.Task) {
+	switch status.StateWord(t) {
+	case string(task.Running):
+		c.running++
+	case string(task.Waiting):
+		c.waiting++
+	case string(task.NeedsHuman):
+		c.person++
+	case string(task.Failed), string(task.TimedOut), string(task.Stopped):
+		c.failed++
+	case "held":
+		c.held++
+	}
 }
 
 func (r *row) key() key {
@@ -58,16 +79,15 @@ func personBelow(t *status.Task) bool {
 // place.
 func (m *Model) rebuild() {
 	m.rows = m.rows[:0]
+	m.tally = tally{}
 	clear(m.index)
 	for i := range m.snap.lists {
 		l := &m.snap.lists[i]
 		lk := key{l.ID, ""}
-		lr := row{kind: listRow, list: l}
+		lr := row{kind: listRow, list: l, counts: strings.Join(status.StateCounts(l.Tasks), ", ")}
 		for k := range l.Tasks {
-			if needsPerson(&l.Tasks[k]) {
-				lr.person = true
-				break
-			}
+			m.tally.add(&l.Tasks[k])
+			lr.person = lr.person || needsPerson(&l.Tasks[k])
 		}
 		m.index[lk] = len(m.rows)
 		if m.folded[lk] {

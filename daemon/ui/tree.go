@@ -78,8 +78,8 @@ func (m *Model) treeRow(r *row, selected bool, c columns, w int) string {
 		}
 		n := len(r.list.Tasks)
 		text := fold + tt.Clean(r.list.ID) + " · " + fmt.Sprintf("%d %s", n, status.Plural(n, "task", "tasks"))
-		if parts := status.StateCounts(r.list.Tasks); len(parts) > 0 {
-			text += ": " + strings.Join(parts, ", ")
+		if r.counts != "" {
+			text += ": " + r.counts
 		}
 		line = tt.Fit(cursor+mark+" "+text, w)
 		if !selected {

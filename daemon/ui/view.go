@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/status"
-	"github.com/taskd/taskd/daemon/task"
 	tt "github.com/taskd/taskd/internal/termtext"
 )
 
@@ -201,31 +200,15 @@ func (m *Model) heading(d *drawing) {
 // the agents cost today, and what else the person should know of the
 // root at once.
 func (m *Model) totals(d *drawing) string {
-	var running, waiting, person, failed, heldN int
-	for i := range m.snap.lists {
-		for k := range m.snap.lists[i].Tasks {
-			switch status.StateWord(&m.snap.lists[i].Tasks[k]) {
-			case string(task.Running):
-				running++
-			case string(task.Waiting):
-				waiting++
-			case string(task.NeedsHuman):
-				person++
-			case string(task.Failed), string(task.TimedOut), string(task.Stopped):
-				failed++
-			case "held":
-				heldN++
-			}
-		}
-	}
+	c := m.tally
 	spans := []span{
-		{fmt.Sprintf("%d running", running), status.StateColors["running"]},
-		{fmt.Sprintf("%d waiting", waiting), status.StateColors["waiting"]},
-		{fmt.Sprintf("%d %s a person", person, status.Plural(person, "needs", "need")), status.StateColors["needs_human"]},
-		{fmt.Sprintf("%d failed", failed), status.StateColors["failed"]},
+		{fmt.Sprintf("%d running", c.running), status.StateColors["running"]},
+		{fmt.Sprintf("%d waiting", c.waiting), status.StateColors["waiting"]},
+		{fmt.Sprintf("%d %s a person", c.person, status.Plural(c.person, "needs", "need")), status.StateColors["needs_human"]},
+		{fmt.Sprintf("%d failed", c.failed), status.StateColors["failed"]},
 	}
-	if heldN > 0 {
-		spans = append(spans, span{fmt.Sprintf("%d held", heldN), status.StateColors["held"]})
+	if c.held > 0 {
+		spans = append(spans, span{fmt.Sprintf("%d held", c.held), status.StateColors["held"]})
 	}
 	if spent := costWords(m.snap.costs); spent != "" {
 		spans = append(spans, span{spent, ""})
