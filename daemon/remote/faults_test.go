@@ -156,8 +156,8 @@ func TestRemote_Faults(t *testing.T) {
 	if runs < faultTasks {
 		t.Errorf("%d attempts ran, want at least %d", runs, faultTasks)
 	}
-	if !strings.Contains(c.workers["w2"].out.String(), "silent worker") {
-		t.Errorf("w2 did not report an attempt of the killed worker as interrupted\n%s", c.workers["w2"].out)
+	if !strings.Contains(c.coord.out.String(), "an attempt's worker is lost") {
+		t.Errorf("the coordinator did not record an attempt of the killed worker lost\n%s", c.coord.out)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -68,7 +67,7 @@ func (w *Worker) workDir(ctx context.Context, wk remote.Work) (string, func(), e
 		}
 		return dir, func() {}, nil
 	}
-	if !plainName(wk.ID) || strings.HasPrefix(wk.Repo, "-") || strings.HasPrefix(wk.Ref, "-") {
+	if !remote.PlainID(wk.ID) || strings.HasPrefix(wk.Repo, "-") || strings.HasPrefix(wk.Ref, "-") {
 		return "", nil, fmt.Errorf("metadata.taskd.repo %q or ref %q cannot be cloned", wk.Repo, wk.Ref)
 	}
 	sum := sha256.Sum256([]byte(wk.Repo))
@@ -113,10 +112,6 @@ func git(ctx context.Context, dir string, args ...string) error {
 	}
 	return nil
 }
-
-var plainID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-func plainName(s string) bool { return plainID.MatchString(s) }
 
 // ParseProfiles parses --profiles: names separated by commas.
 func ParseProfiles(s string) []string {

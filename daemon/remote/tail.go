@@ -1,0 +1,82 @@
+package remote
+
+import (
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// tail delivers the messages of attempt id's run subjects in order, from
+// the first, until ctx ends. When its consumer is lost (the server
+// restarted, the connection broke for long) it starts again after the
+// last message delivered — or from the first, when the runs stream was
+// made again meanwhile (its sequence numbers start over): what is
+// delivered twice is harmless (output lands at its offset, one End ends
+// the attempt).
+func (s *Streams) tail(ctx context.Context, id string, log interface{ Debug(string, ...any) }) <-chan jetstream.Msg {
+	ch := make(chan jetstream.Msg)
+	go func() {
+		var last uint64
+		since := s.runsCreated()
+		for ctx.Err() == nil {
+			if c := s.runsCreated(); !c.Equal(since) {
+				last, since = 0, c
+			}
+			cfg := jetstream.OrderedConsumerConfig{
+				FilterSubjects:    []string{s.Prefix + ".run." + id + ".>"},
+				MaxResetAttempts:  2,
+				InactiveThreshold: time.Minute,
+			}
+			if last > 0 {
+				cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, last+1
+			}
+			err := s.tailOnce(ctx, cfg, ch, &last)
+			if ctx.Err() == nil {
+				log.Debug("following an attempt again", "attempt", id, "err", err)
+				sleep(ctx, 500*time.Millisecond)
+			}
+		}
+	}()
+	return ch
+}
+
+func (s *Streams) tailOnce(ctx context.Context, cfg jetstream.OrderedConsumerConfig, ch chan<- jetstream.Msg, last *uint64) error {
+	cctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	cons, err := s.JS.OrderedConsumer(cctx, runsStream(s.Prefix), cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			return err
+		}
+		if md, err := m.Metadata(); err == nil {
+			*last = md.Sequence.Stream
+		}
+		select {
+		case ch <- m:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// sleep waits for d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
