@@ -231,10 +231,17 @@ func (c *cluster) workerConfig(name string, extra map[string]any) string {
 // worker starts a worker called name with the extra flags.
 func (c *cluster) worker(name string, flags ...string) *proc {
 	c.t.Helper()
+	return c.workerWith(name, nil, flags...)
+}
+
+// workerWith starts a worker called name with the extra fields of its
+// configuration file and flags.
+func (c *cluster) workerWith(name string, extra map[string]any, flags ...string) *proc {
+	c.t.Helper()
 	if p := c.workers[name]; p != nil {
 		c.t.Fatalf("worker %s exists", name)
 	}
-	config := c.workerConfig(name, nil)
+	config := c.workerConfig(name, extra)
 	args := []string{taskdBinary(c.t), "worker", "--config", config, "--name", name,
 		"--state", filepath.Join(c.dir, "state-"+name), "--heartbeat", "500ms", "--grace", "1s", "--log-level", "debug"}
 	p := &proc{name: name, args: append(args, flags...)}
