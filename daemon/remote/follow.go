@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskd/taskd/daemon/agent"
 )
 
@@ -142,9 +141,16 @@ func (c *Coordinator) await(ctx context.Context, fl *following) (agent.Result, a
 	}
 }
 
+// A runMsg is a message of a run subject, delivered or read.
+type runMsg interface {
+	Subject() string
+	Headers() nats.Header
+	Data() []byte
+}
+
 // take handles message m of attempt fl, and returns its end if it is
 // the End.
-func (c *Coordinator) take(fl *following, m jetstream.Msg) (agent.Result, agent.Outcome, bool) {
+func (c *Coordinator) take(fl *following, m runMsg) (agent.Result, agent.Outcome, bool) {
 	kind := kindOf(m.Subject())
 	if kind == KindCancel {
 		return agent.Result{}, 0, false // the coordinator's own
@@ -198,6 +204,14 @@ func (c *Coordinator) take(fl *following, m jetstream.Msg) (agent.Result, agent.
 	return agent.Result{}, 0, false
 }
 
+// storedMsg is a message read directly from a stream as a jetstream.Msg,
+// for take.
+type storedMsg struct{ m *nats.Msg }
+
+func (s storedMsg) Subject() string      { return s.m.Subject }
+func (s storedMsg) Headers() nats.Header { return s.m.Header }
+func (s storedMsg) Data() []byte         { return s.m.Data }
+
 // claimed records that worker h claimed attempt fl, in cmd.json too: a
 // restart after the server lost the Start knows it.
 func (c *Coordinator) claimed(fl *following, h holding) {
@@ -226,6 +240,15 @@ func (c *Coordinator) check(ctx context.Context, fl *following) (agent.Result, a
 		case v == notHolding && fl.missing.IsZero():
 			fl.missing = time.Now()
 		case v == notHolding && time.Since(fl.missing) > endGrace:
+			// The End may be stored and not yet delivered: asked for
+			// directly before the attempt is taken for lost.
+			if m, err := c.streams.Last(ctx, fl.id, KindEnd); err != nil {
+				return agent.Result{}, 0, false
+			} else if m != nil {
+				if res, out, ended := c.take(fl, storedMsg{m}); ended {
+					return res, out, true
+				}
+			}
 			return c.lost(fl, why+" and its end never came")
 		case v == alive:
 			fl.missing = time.Time{}

@@ -54,6 +54,8 @@ func (p *pool) run(ctx context.Context) {
 }
 
 func (p *pool) watch(ctx context.Context) error {
+	ctx, stopRemade := p.s.untilRemade(ctx)
+	defer stopRemade()
 	cctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	cons, err := p.s.JS.OrderedConsumer(cctx, "KV_"+poolBucket(p.s.Prefix), jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{"$KV." + poolBucket(p.s.Prefix) + ".workers.>"},

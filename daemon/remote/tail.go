@@ -19,9 +19,10 @@ func (s *Streams) tail(ctx context.Context, id string, log interface{ Debug(stri
 	go func() {
 		var last uint64
 		since := s.runsCreated()
+		gen := s.Gen()
 		for ctx.Err() == nil {
-			if c := s.runsCreated(); !c.Equal(since) {
-				last, since = 0, c
+			if c := s.runsCreated(); !c.Equal(since) || s.Gen() != gen {
+				last, since, gen = 0, c, s.Gen()
 			}
 			cfg := jetstream.OrderedConsumerConfig{
 				FilterSubjects:    []string{s.Prefix + ".run." + id + ".>"},
@@ -42,6 +43,11 @@ func (s *Streams) tail(ctx context.Context, id string, log interface{ Debug(stri
 }
 
 func (s *Streams) tailOnce(ctx context.Context, cfg jetstream.OrderedConsumerConfig, ch chan<- jetstream.Msg, last *uint64) error {
+	// A consumer of a stream that was made again would go on at its old
+	// sequence, past what the new stream holds: it stops, and the tail
+	// starts again from the first.
+	ctx, stopRemade := s.untilRemade(ctx)
+	defer stopRemade()
 	cctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	cons, err := s.JS.OrderedConsumer(cctx, runsStream(s.Prefix), cfg)
 	cancel()
@@ -69,6 +75,29 @@ func (s *Streams) tailOnce(ctx context.Context, cfg jetstream.OrderedConsumerCon
 			return ctx.Err()
 		}
 	}
+}
+
+// untilRemade returns a context that ends with ctx, or when the streams
+// are made again.
+func (s *Streams) untilRemade(ctx context.Context) (context.Context, context.CancelFunc) {
+	gen := s.Gen()
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if s.Gen() != gen {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, cancel
 }
 
 // sleep waits for d, or until ctx ends.

@@ -230,6 +230,8 @@ func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, ou
 		if !failed {
 			log.Warn("cannot send an attempt's end yet; trying again until the server takes it", "err", err)
 			failed = true
+		} else {
+			log.Debug("cannot send an attempt's end yet", "err", err)
 		}
 		select {
 		case <-w.stopNow:
