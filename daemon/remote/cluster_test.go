@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -292,18 +293,7 @@ func (c *cluster) stopAll() {
 		procs = append(procs, w)
 	}
 	for _, p := range procs {
-		select {
-		case <-p.done:
-			continue
-		default:
-		}
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(15 * time.Second):
-			p.cmd.Process.Signal(syscall.SIGKILL)
-			<-p.done
-		}
+		c.stopProc(p)
 	}
 	for _, p := range procs {
 		if out := p.out.String(); strings.Contains(out, "permission denied by the NATS server") && !c.deniedOK {
@@ -314,6 +304,22 @@ func (c *cluster) stopAll() {
 		for _, p := range procs {
 			c.t.Logf("--- %s ---\n%s", p.name, p.out)
 		}
+	}
+}
+
+// stopProc stops p if it runs: SIGTERM, then SIGKILL.
+func (c *cluster) stopProc(p *proc) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
 	}
 }
 
@@ -339,14 +345,32 @@ func (c *cluster) listDir(l string) string { return filepath.Join(c.root, l) }
 // drop writes a task file as a careful user does: elsewhere, then renamed.
 func (c *cluster) drop(list, id, content string) {
 	c.t.Helper()
-	tmp := filepath.Join(c.listDir(list), "."+id+".drop")
+	c.dropIn(c.root, list, id, content)
+}
+
+// dropIn is drop into the list of another root.
+func (c *cluster) dropIn(root, list, id, content string) {
+	c.t.Helper()
+	tmp := filepath.Join(root, list, "."+id+".drop")
 	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
-	if err := os.Rename(tmp, filepath.Join(c.listDir(list), id+".json")); err != nil {
+	if err := os.Rename(tmp, filepath.Join(root, list, id+".json")); err != nil {
 		c.t.Fatal(err)
 	}
 }
+
+// taskState is the state of the task file at path ("" if it cannot be
+// read).
+func taskState(path string) task.State {
+	t, err := taskfile.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return task.Of(t)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // read reads a task (nil if it cannot be read now).
 func (c *cluster) read(list, id string) *taskfile.Task {
