@@ -58,6 +58,9 @@ func ReadPool(ctx context.Context, nc *Conn, p string, trust Trust) (*PoolView, 
 	if err != nil {
 		return nil, nc.Explain(err)
 	}
+	// Heartbeats go on arriving while they are read: the latest of each
+	// key is kept.
+	byKey := map[string]int{}
 	for {
 		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
@@ -66,7 +69,13 @@ func ReadPool(ctx context.Context, nc *Conn, p string, trust Trust) (*PoolView, 
 		n, pending := 0, uint64(1)
 		for m := range batch.Messages() {
 			n++
-			view.Workers = append(view.Workers, workerInfo(p, m, trust))
+			wi := workerInfo(p, m, trust)
+			if i, ok := byKey[wi.Key]; ok {
+				view.Workers[i] = wi
+			} else {
+				byKey[wi.Key] = len(view.Workers)
+				view.Workers = append(view.Workers, wi)
+			}
 			if md, err := m.Metadata(); err == nil {
 				pending = md.NumPending
 			}
