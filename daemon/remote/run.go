@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -189,7 +190,11 @@ func (c *Coordinator) publish(ctx context.Context, fl *following) *Streams {
 			fl.n.clear()
 			return s
 		}
-		fl.n.waiting(fmt.Sprintf("waiting for the NATS server at %s to take the attempt: %v", c.url, err))
+		if errors.Is(err, ErrPermission) {
+			fl.n.waiting(fmt.Sprintf("the NATS server at %s does not let the coordinator send the attempt: %v", c.url, err))
+		} else {
+			fl.n.waiting(fmt.Sprintf("waiting for the NATS server at %s to take the attempt: %v", c.url, err))
+		}
 		if sleep(ctx, delay); ctx.Err() != nil {
 			return nil
 		}
