@@ -65,6 +65,7 @@ const workerKeys = 6
 type proc struct {
 	name string
 	args []string
+	env  []string // over the cluster's environment
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
@@ -257,6 +258,7 @@ func (c *cluster) start(p *proc) {
 	p.cmd.Env = append(os.Environ(),
 		"HOME="+filepath.Join(c.dir, "home"), "XDG_CONFIG_HOME="+filepath.Join(c.dir, "config"),
 		"XDG_STATE_HOME="+filepath.Join(c.dir, "state"), "TASKD_ROOT=")
+	p.cmd.Env = append(p.cmd.Env, p.env...)
 	if p.out == nil {
 		p.out = &syncBuffer{}
 	}
