@@ -40,10 +40,10 @@ var (
 )
 
 // Binary returns the path of a nats-server binary: $TASKD_NATS_SERVER if
-// set, else one built with the Go toolchain from the module's own
-// nats-server version (the one go.mod requires, from the module cache or
-// the module proxy) into a directory of this user under the temporary
-// directory, once (scripts/test-deps builds it too, for CI). Without one it skips t, or fails it when
+// set, else the one scripts/test-deps built into the module's testdata/bin
+// (of the version go.mod requires), else one built the same way with the
+// Go toolchain (from the module cache or the module proxy) into a
+// directory of this user under the temporary directory, once. Without one it skips t, or fails it when
 // TASKD_REQUIRE_TOOLS=1 (CI).
 func Binary(t testing.TB) string {
 	t.Helper()
@@ -64,10 +64,17 @@ func findBinary() (string, error) {
 		}
 		return p, nil
 	}
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", serverModule).Output()
-	version := strings.TrimSpace(string(out))
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}|{{.Main}}", serverModule).Output()
+	version, _, _ := strings.Cut(strings.TrimSpace(string(out)), "|")
 	if err != nil || version == "" {
 		return "", fmt.Errorf("go list -m %s: %v", serverModule, err)
+	}
+	if root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output(); err == nil {
+		// What scripts/test-deps built.
+		p := filepath.Join(strings.TrimSpace(string(root)), "testdata", "bin", "nats-server-"+version)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
 	}
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("taskd-test-%d", os.Getuid()))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
