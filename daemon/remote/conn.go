@@ -25,10 +25,15 @@ type Conn struct {
 	url string
 	log *slog.Logger
 
+	back chan struct{} // a value after every reconnection
+
 	mu     sync.Mutex // protects the fields below
 	denied []denial   // the latest permission violations, newest last
 	since  time.Time  // when the connection was last made
 }
+
+// Reconnected delivers a value after the connection is made again.
+func (c *Conn) Reconnected() <-chan struct{} { return c.back }
 
 // ConnectedSince is when the connection was last made (or made again).
 func (c *Conn) ConnectedSince() time.Time {
@@ -41,6 +46,10 @@ func (c *Conn) connected() {
 	c.mu.Lock()
 	c.since = time.Now()
 	c.mu.Unlock()
+	select {
+	case c.back <- struct{}{}:
+	default:
+	}
 }
 
 type denial struct {
@@ -61,7 +70,7 @@ func Connect(url string, c *config.NATS, name, inbox, home string, log *slog.Log
 	if c == nil {
 		c = &config.NATS{}
 	}
-	conn := &Conn{url: url, log: log}
+	conn := &Conn{url: url, log: log, back: make(chan struct{}, 1)}
 	path := func(p string) string { return expandHome(p, home) }
 	opts := []nats.Option{
 		nats.Name(name),

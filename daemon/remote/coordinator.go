@@ -190,7 +190,7 @@ func (c *Coordinator) serve(ctx context.Context) {
 }
 
 // maintain renews the lock and makes again the streams the server lost,
-// every lockRefresh, until ctx ends.
+// every lockRefresh and at once after a reconnection, until ctx ends.
 func (c *Coordinator) maintain(ctx context.Context) {
 	t := time.NewTicker(lockRefresh)
 	defer t.Stop()
@@ -200,6 +200,7 @@ func (c *Coordinator) maintain(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-c.nc.Reconnected():
 		}
 		if !c.nc.IsConnected() {
 			continue
