@@ -153,7 +153,7 @@ func (s *Streams) runsCreated() time.Time {
 }
 
 // EnsureConsumer makes the work consumer of profile and labels unless it
-// was made already (since the streams were last made).
+// was found or made already (since the streams were last made).
 func (s *Streams) EnsureConsumer(ctx context.Context, profile string, labels []string) error {
 	name := WorkConsumer(profile, labels)
 	s.mu.Lock()
@@ -162,19 +162,24 @@ func (s *Streams) EnsureConsumer(ctx context.Context, profile string, labels []s
 	if done {
 		return nil
 	}
-	return s.makeConsumer(ctx, profile, labels)
+	return s.checkConsumer(ctx, profile, labels)
 }
 
-// checkConsumer makes the consumer of profile and labels again if it is
-// missing.
+// checkConsumer makes the consumer of profile and labels if it is missing
+// (or filters other subjects: an older taskd's). One that exists is used
+// as it is: an administrator may have made it.
 func (s *Streams) checkConsumer(ctx context.Context, profile string, labels []string) error {
 	name := WorkConsumer(profile, labels)
-	_, err := s.JS.Consumer(ctx, workStream(s.Prefix), name)
-	if err == nil {
+	cons, err := s.JS.Consumer(ctx, workStream(s.Prefix), name)
+	if err == nil && cons.CachedInfo().Config.FilterSubject == WorkFilter(s.Prefix, profile, labels) {
 		s.mu.Lock()
 		s.consumers[name] = true
+		s.profiles[name], s.labels[name] = profile, labels
 		s.mu.Unlock()
 		return nil
+	}
+	if err == nil {
+		return s.makeConsumer(ctx, profile, labels)
 	}
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return s.Conn.Explain(fmt.Errorf("consumer %s: %w", name, err))
