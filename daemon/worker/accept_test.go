@@ -75,7 +75,11 @@ func TestAccept(t *testing.T) {
 		{"a profile it does not serve", func() delivered { wk := work(); wk.Profile = "codex"; return msg(wk, coord, "") }(), true, `profile "codex"`},
 		{"a label it lacks", func() delivered { wk := work(); wk.Labels = []string{"tpu"}; return msg(wk, coord, "") }(), true, `label "tpu"`},
 		{"a profile not its subject's", func() delivered { wk := work(); return msg(wk, coord, "taskd.work.claude.-.A1") }(), true, "not its subject's"},
-		{"sent long ago", func() delivered { wk := work(); wk.Sent = time.Now().Add(-8 * 24 * time.Hour); return msg(wk, coord, "") }(), true, "too long ago"},
+		{"sent long ago", func() delivered {
+			wk := work()
+			wk.Sent = time.Now().Add(-8 * 24 * time.Hour)
+			return msg(wk, coord, "")
+		}(), true, "too long ago"},
 		{"a variable not taskd's", func() delivered {
 			wk := work()
 			wk.Env = map[string]string{"LD_PRELOAD": "/tmp/evil.so"}
