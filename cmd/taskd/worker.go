@@ -16,6 +16,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/worker"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // dirMaps collects a repeatable --dir-map flag.
@@ -156,6 +157,11 @@ func runWorker(ctx context.Context, inv *invocation) error {
 	if *name == "" {
 		host, _ := os.Hostname()
 		*name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	// What an agent leaves behind comes back to the worker, as to the
+	// daemon (package proc).
+	if err := proc.Reap(log); err != nil {
+		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
 	}
 	exe, _ := os.Executable()
 	w := worker.New(worker.Config{

@@ -42,7 +42,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -352,4 +351,3 @@ func newID() string {
 // NewBoot returns a new random id for a process's run (Heartbeat.Boot).
 func NewBoot() string { return newID() }
 
-var _ = fmt.Sprintf

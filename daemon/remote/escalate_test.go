@@ -91,7 +91,6 @@ func (r *rogue) refused(t *testing.T, what, subject string, try func(ctx context
 func TestRemote_WorkerCredentialsCannotEscalate(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, []string{"l"}, nil)
-	c.deniedOK = false // the taskd processes must never be denied anything
 	c.worker("w1", "--profiles", "exec")
 	work := t.TempDir()
 	release := filepath.Join(work, "release")

@@ -86,7 +86,7 @@ func (c *Coordinator) await(ctx context.Context, fl *following) (agent.Result, a
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	stopping := ctx.Done()
-	var cancelling bool
+	var cancelling, extended bool
 	var lastCancel time.Time
 	var giveUp <-chan time.Time
 	for {
@@ -116,9 +116,9 @@ func (c *Coordinator) await(ctx context.Context, fl *following) (agent.Result, a
 			}
 			giveUp = time.After(wait)
 		case <-giveUp:
-			if fl.held != nil && !fl.started {
-				giveUp = nil // claimed meanwhile: wait for its worker's answer
-				giveUp = time.After(c.cfg.Grace + 30*time.Second)
+			if fl.held != nil && !fl.started && !extended {
+				// Claimed meanwhile: its worker answers the cancel.
+				extended, giveUp = true, time.After(c.cfg.Grace+30*time.Second)
 				continue
 			}
 			msg := "cancelled; the worker did not confirm that the agent stopped"
@@ -287,9 +287,20 @@ func (c *Coordinator) lookFor(ctx context.Context, fl *following) bool {
 	}
 	for _, kind := range []string{KindStart, KindEnd} {
 		m, err := c.streams.Last(ctx, fl.id, kind)
-		if err != nil || m != nil {
-			return err == nil // the tail brings it
+		if err != nil {
+			return false
 		}
+		if m == nil {
+			continue
+		}
+		if key, err := c.trust.Verify(m.Subject, m.Header, m.Data); kind == KindStart && errors.Is(err, ErrUntrusted) {
+			// A worker the coordinator does not trust took it: what it
+			// reports is ignored. The operator must choose.
+			var st Start
+			_ = json.Unmarshal(m.Data, &st)
+			fl.n.waiting(fmt.Sprintf("claimed by worker %s, whose key %s is not in nats.workerKeys: what it reports is ignored; add its key, or stop it", st.Worker, key))
+		}
+		return true // the tail brings it
 	}
 	if !c.pool.settled() {
 		return false // a worker that holds it may not have said so yet

@@ -45,9 +45,9 @@ func (l *lock) read(ctx context.Context) (holder Lock, seq uint64, ok bool, err 
 		return holder, 0, false, err
 	}
 	seq, _ = strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
-	if json.Unmarshal(m.Data, &holder) != nil {
-		return holder, seq, true, nil // unreadable: held by nobody we know, taken over when stale
-	}
+	// An entry that does not parse is held by nobody this coordinator
+	// knows: taken over once stale.
+	_ = json.Unmarshal(m.Data, &holder)
 	return holder, seq, true, nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/task"
-	"github.com/taskd/taskd/internal/natstest"
 )
 
 // Ensure a server that comes back with an empty store is recovered from
@@ -82,4 +81,3 @@ func queuedAttempts(c *cluster, ids []string) int {
 	return n
 }
 
-var _ = natstest.FreePort
