@@ -259,3 +259,46 @@ func remoteOf(run string) (id, worker string) {
 	json.Unmarshal(data, &cmd)
 	return cmd.Remote.Attempt, cmd.Remote.Worker
 }
+
+// Ensure a worker whose key the coordinator does not trust gets nothing
+// recorded: the attempt it claims stays running, its task says which
+// worker and key took it, taskd workers marks the worker untrusted; once
+// the operator adds the key and restarts the coordinator, the attempt's
+// result is recorded.
+func TestRemote_UntrustedWorker(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	key := filepath.Join(c.dir, "keys", "stranger.nk")
+	pub, _, err := remote.Keygen(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := c.workerConfig("stranger", nil)
+	data, _ := os.ReadFile(config)
+	os.WriteFile(config, []byte(strings.Replace(string(data), `worker0.nk`, `stranger.nk`, 1)), 0o600)
+	p := &proc{name: "stranger", args: []string{taskdBinary(t), "worker", "--config", config, "--name", "stranger",
+		"--state", filepath.Join(c.dir, "state-stranger"), "--heartbeat", "500ms", "--profiles", "exec"}}
+	c.workers["stranger"] = p
+	c.start(p)
+	c.drop("l", "1", execTask(`echo '{"success": true, "summary": "ran on the stranger"}'`, t.TempDir(), nil))
+	c.waitFor("the task to say an untrusted worker claimed it", time.Minute, func() bool {
+		s, _ := c.read("l", "1").Metadata.Object("taskd").String("dispatch")
+		return strings.Contains(s, "claimed by worker stranger") && strings.Contains(s, pub)
+	})
+	if out, _ := c.taskdIn("workers", "--config", c.config); !lineWith(out, "stranger", "untrusted") {
+		t.Errorf("taskd workers does not mark the stranger untrusted:\n%s", out)
+	}
+	if st := task.Of(c.read("l", "1")); st != task.Running {
+		t.Fatalf("the task is %s: an untrusted worker's end was recorded", st)
+	}
+	c.kill(c.coord)
+	c.editConfig(func(cfg map[string]any) {
+		n := cfg["nats"].(map[string]any)
+		n["workerKeys"] = append(n["workerKeys"].([]any), pub)
+	})
+	c.restart(c.coord)
+	c.waitState("l", []string{"1"}, task.Succeeded, time.Minute)
+	if s, _ := c.read("l", "1").Metadata.Object("taskd").Object("result").String("summary"); s != "ran on the stranger" {
+		t.Errorf("summary = %q", s)
+	}
+}

@@ -61,6 +61,9 @@ type following struct {
 	queued  time.Time // since when it waits for a worker
 	checked time.Time // when the streams were last asked about it
 	gen     int       // the streams' generation when they were
+	// untrusted says which worker the coordinator does not trust claimed
+	// it, if one did.
+	untrusted string
 }
 
 // endGrace is how long an End may take to arrive after the worker's
@@ -258,7 +261,10 @@ func (c *Coordinator) check(ctx context.Context, fl *following) (agent.Result, a
 		}
 		return agent.Result{}, 0, false
 	}
-	if time.Since(fl.queued) > queuedNote {
+	switch {
+	case fl.untrusted != "":
+		fl.n.waiting(fl.untrusted)
+	case time.Since(fl.queued) > queuedNote:
 		fl.n.waiting(c.pool.why(fl.profile, fl.labels))
 	}
 	if gen := c.streams.Gen(); gen != fl.gen || time.Since(fl.checked) > checkEvery {
@@ -298,7 +304,7 @@ func (c *Coordinator) lookFor(ctx context.Context, fl *following) bool {
 			// reports is ignored. The operator must choose.
 			var st Start
 			_ = json.Unmarshal(m.Data, &st)
-			fl.n.waiting(fmt.Sprintf("claimed by worker %s, whose key %s is not in nats.workerKeys: what it reports is ignored; add its key, or stop it", st.Worker, key))
+			fl.untrusted = fmt.Sprintf("claimed by worker %s, whose key %s is not in nats.workerKeys: what it reports is ignored; add its key, or stop it", st.Worker, key)
 		}
 		return true // the tail brings it
 	}
