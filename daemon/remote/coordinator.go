@@ -350,4 +350,3 @@ func newID() string {
 
 // NewBoot returns a new random id for a process's run (Heartbeat.Boot).
 func NewBoot() string { return newID() }
-

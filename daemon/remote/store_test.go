@@ -80,4 +80,3 @@ func queuedAttempts(c *cluster, ids []string) int {
 	}
 	return n
 }
-
