@@ -87,7 +87,13 @@ func taskdBinary(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(dir, "taskd")
-		out, err := exec.Command("go", "build", "-o", builtBin, "../../cmd/taskd").CombinedOutput()
+		args := []string{"build", "-o", builtBin}
+		if raceEnabled {
+			// The coordinator's and the workers' code runs in these
+			// processes: under -race, they are built with it too.
+			args = append(args, "-race")
+		}
+		out, err := exec.Command("go", append(args, "../../cmd/taskd")...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -298,6 +304,9 @@ func (c *cluster) stopAll() {
 		c.stopProc(p)
 	}
 	for _, p := range procs {
+		if out := p.out.String(); strings.Contains(out, "WARNING: DATA RACE") {
+			c.t.Errorf("%s has a data race:\n%s", p.name, out)
+		}
 		if out := p.out.String(); strings.Contains(out, "permission denied by the NATS server") && !c.deniedOK {
 			c.t.Errorf("%s was denied a permission its role should have:\n%s", p.name, out)
 		}

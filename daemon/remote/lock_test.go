@@ -42,14 +42,17 @@ func TestLock(t *testing.T) {
 	if err := a.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
-	renewing, stop := context.WithCancel(ctx)
-	defer stop()
+	renewing, stopRenewing := context.WithCancel(ctx)
+	renewed := make(chan struct{})
 	go func() {
+		defer close(renewed)
 		for renewing.Err() == nil {
 			a.renew(renewing)
 			sleep(renewing, lockRefresh/4)
 		}
 	}()
+	stop := func() { stopRenewing(); <-renewed }
+	defer stop()
 	second := client()
 	second.Signer = first.Signer
 	b := &lock{c: second, me: Lock{Host: "h", Root: "/tasks/b", PID: 20, Key: "K", Boot: "2"}}
@@ -57,7 +60,8 @@ func TestLock(t *testing.T) {
 	if !errors.Is(err, ErrPrefixTaken) || !strings.Contains(err.Error(), "/tasks/a") || !strings.Contains(err.Error(), "pid 10") {
 		t.Errorf("a second coordinator's acquire = %v, want one naming the first", err)
 	}
-	stop()
+	stopRenewing()
+	<-renewed
 	restarted := &lock{c: second, me: Lock{Host: "h", Root: "/tasks/a", PID: 11, Key: "K", Boot: "3"}}
 	start := time.Now()
 	if err := restarted.acquire(ctx); err != nil || time.Since(start) > lockStale/2 {
