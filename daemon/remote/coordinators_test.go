@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -61,4 +62,38 @@ func TestRemote_OneCoordinatorPerPrefix(t *testing.T) {
 	c.waitFor("the other root's coordinator to take the prefix over and run a task", time.Minute, func() bool {
 		return taskState(filepath.Join(root2, "m", "1.json")) == task.Succeeded
 	})
+}
+
+// Ensure an attempt the coordinator claimed and could not send before it
+// died (the server was away) is sent when it restarts, runs once, and is
+// not recorded interrupted — nothing is blamed on the server.
+func TestRemote_CrashBeforeSend(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	c.worker("w1", "--profiles", "exec")
+	c.drop("l", "0", execTask("true", t.TempDir(), nil))
+	c.waitState("l", []string{"0"}, task.Succeeded, time.Minute)
+	marks := t.TempDir()
+	ran := filepath.Join(marks, "ran")
+	c.nats.Stop()
+	c.drop("l", "1", execTask(`echo "$TASKD_TASK_ID $TASKD_ATTEMPT" >> `+ran, marks, nil))
+	run := filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1")
+	c.waitFor("the attempt to be claimed and written, not sent", 30*time.Second, func() bool {
+		id, _ := remoteOf(run)
+		_, err := os.Stat(filepath.Join(run, "work.json"))
+		return id != "" && err == nil
+	})
+	c.kill(c.coord)
+	c.nats.Restart()
+	c.restart(c.coord)
+	c.waitState("l", []string{"1"}, task.Succeeded, time.Minute)
+	checkRanOnce(t, ran)
+	for _, e := range c.events("l") {
+		if e.Type == eventlog.TaskInterrupted {
+			t.Errorf("attempt %s/%d was recorded interrupted: %v", e.Task, e.Attempt, e.Data["error"])
+		}
+	}
+	if n, _ := c.read("l", "1").Metadata.Object("taskd").Int("attempt"); n != 1 {
+		t.Errorf("the task took %d attempts, want 1", n)
+	}
 }

@@ -55,3 +55,17 @@ func TestUsersConf(t *testing.T) {
 		t.Errorf("%s is not the permissions of the code; run go test ./daemon/remote -run TestUsersConf -update\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
 }
+
+// Ensure docs/distributed.md gives each role's permissions for any prefix
+// as the code needs them.
+func TestPermissionsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/distributed.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for role, ps := range map[string]remote.Permissions{"coordinator": remote.CoordinatorPermissions("<p>"), "worker": remote.WorkerPermissions("<p>")} {
+		if block := ps.Block(""); !strings.Contains(string(doc), "```\n"+block+"```") {
+			t.Errorf("docs/distributed.md does not give the %s's permissions as the code needs them:\n%s", role, block)
+		}
+	}
+}
