@@ -164,7 +164,7 @@ func newClusterOn(t *testing.T, srv broker, lists []string, natsCfg, extra map[s
 	section := c.section("coordinator")
 	section["signingKey"] = filepath.Join(c.dir, "keys", "coordinator.nk")
 	section["workerKeys"] = c.keys
-	section["lostAfter"] = "3s"
+	section["lostAfter"] = "5s"
 	section["ackWait"] = "2s"
 	cfg := map[string]any{"grace": "1s", "concurrency": 8, "nats": section}
 	for k, v := range extra {

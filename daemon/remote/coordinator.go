@@ -200,6 +200,7 @@ func (c *Coordinator) maintain(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-c.nc.Reconnected():
+			c.streams.unsure()
 		}
 		if !c.nc.IsConnected() {
 			continue

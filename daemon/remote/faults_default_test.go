@@ -9,6 +9,6 @@ import "time"
 const faultTasks = 40
 
 // outage is how long the outage scenario keeps the server down: longer
-// than the cluster's ack wait (2s) and its lostAfter (3s); go test -tags
+// than the cluster's ack wait (2s) and its lostAfter (5s); go test -tags
 // stress keeps it down for a minute.
 const outage = 10 * time.Second

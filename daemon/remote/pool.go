@@ -153,14 +153,16 @@ const (
 // judge says whether the worker of h still holds attempt id, and if not
 // why. A worker is lost when a newer process took its key's place, when it
 // said it stopped, or when this machine has seen no new heartbeat of it for
-// lostAfter while connected to the server (and since the streams were
-// last made).
+// lostAfter while connected to the server with its streams there (since
+// the connection and the streams were last made, and the streams last
+// found after a reconnection).
 func (p *pool) judge(h holding, id string) (verdict, string) {
-	if !p.s.Conn.IsConnected() {
-		return alive, ""
+	sure := p.s.SureSince()
+	if !p.s.Conn.IsConnected() || sure.IsZero() {
+		return alive, "" // the workers cannot be heard now
 	}
 	now := time.Now()
-	base := latest(h.At, p.s.Conn.ConnectedSince(), p.s.MadeAt())
+	base := latest(h.At, p.s.Conn.ConnectedSince(), p.s.MadeAt(), sure)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := p.workers[h.Key]
@@ -214,7 +216,8 @@ func (p *pool) holder(id string) (holding, bool) {
 // have said so: only then may an attempt no worker lists be taken for
 // one no worker has.
 func (p *pool) settled() bool {
-	return p.s.Conn.IsConnected() && time.Since(latest(p.s.Conn.ConnectedSince(), p.s.MadeAt())) > p.lostAfter
+	sure := p.s.SureSince()
+	return p.s.Conn.IsConnected() && !sure.IsZero() && time.Since(latest(p.s.Conn.ConnectedSince(), p.s.MadeAt(), sure)) > p.lostAfter
 }
 
 // why says why an attempt of profile that asks for labels waits in the

@@ -25,6 +25,7 @@ type Streams struct {
 	runs      jetstream.Stream
 	gen       int             // how many times a stream had to be made
 	madeAt    time.Time       // when a stream was last made (this machine's clock)
+	sureAt    time.Time       // since when the streams are known to be there; zero: not since the last reconnection
 	runsSince time.Time       // when the runs stream was made (the server's clock)
 	consumers map[string]bool // the work consumers made, by name
 	labels    map[string][]string
@@ -91,6 +92,9 @@ func (s *Streams) Ensure(ctx context.Context) (made bool, err error) {
 		s.madeAt = time.Now()
 		clear(s.consumers)
 	}
+	if s.sureAt.IsZero() {
+		s.sureAt = time.Now()
+	}
 	names := make([]string, 0, len(s.profiles))
 	for name := range s.profiles {
 		names = append(names, name)
@@ -135,6 +139,22 @@ func (s *Streams) Gen() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.gen
+}
+
+// unsure records that the connection was made again: until Ensure has
+// found the streams there, the workers cannot be heard.
+func (s *Streams) unsure() {
+	s.mu.Lock()
+	s.sureAt = time.Time{}
+	s.mu.Unlock()
+}
+
+// SureSince is since when the streams are known to be there (since the
+// last reconnection); zero while they are not.
+func (s *Streams) SureSince() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sureAt
 }
 
 // MadeAt is when a stream was last made: what the streams held may be
