@@ -54,33 +54,13 @@ func (p *pool) run(ctx context.Context) {
 }
 
 func (p *pool) watch(ctx context.Context) error {
-	ctx, stopRemade := p.s.untilRemade(ctx)
-	defer stopRemade()
-	cctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	cons, err := p.s.JS.OrderedConsumer(cctx, "KV_"+poolBucket(p.s.Prefix), jetstream.OrderedConsumerConfig{
-		FilterSubjects:    []string{"$KV." + poolBucket(p.s.Prefix) + ".workers.>"},
-		DeliverPolicy:     jetstream.DeliverLastPerSubjectPolicy,
-		MaxResetAttempts:  2,
-		InactiveThreshold: time.Minute,
-	})
-	cancel()
-	if err != nil {
-		return err
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return err
-	}
-	defer it.Stop()
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
-	for {
-		m, err := it.Next()
-		if err != nil {
-			return err
-		}
+	return p.s.consume(ctx, "KV_"+poolBucket(p.s.Prefix), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{"$KV." + poolBucket(p.s.Prefix) + ".workers.>"},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+	}, func(m jetstream.Msg) bool {
 		p.take(m.Subject(), m.Headers(), m.Data())
-	}
+		return true
+	})
 }
 
 // take records a heartbeat published on subject, if its key signed it.

@@ -24,11 +24,7 @@ func (s *Streams) tail(ctx context.Context, id string, log interface{ Debug(stri
 			if c := s.runsCreated(); !c.Equal(since) || s.Gen() != gen {
 				last, since, gen = 0, c, s.Gen()
 			}
-			cfg := jetstream.OrderedConsumerConfig{
-				FilterSubjects:    []string{s.Prefix + ".run." + id + ".>"},
-				MaxResetAttempts:  2,
-				InactiveThreshold: time.Minute,
-			}
+			cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{s.Prefix + ".run." + id + ".>"}}
 			if last > 0 {
 				cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, last+1
 			}
@@ -43,13 +39,30 @@ func (s *Streams) tail(ctx context.Context, id string, log interface{ Debug(stri
 }
 
 func (s *Streams) tailOnce(ctx context.Context, cfg jetstream.OrderedConsumerConfig, ch chan<- jetstream.Msg, last *uint64) error {
-	// A consumer of a stream that was made again would go on at its old
-	// sequence, past what the new stream holds: it stops, and the tail
-	// starts again from the first.
+	return s.consume(ctx, runsStream(s.Prefix), cfg, func(m jetstream.Msg) bool {
+		if md, err := m.Metadata(); err == nil {
+			*last = md.Sequence.Stream
+		}
+		select {
+		case ch <- m:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	})
+}
+
+// consume hands each message of an ordered consumer of stream to each,
+// until each returns false, ctx ends or the consumer fails (its error is
+// returned). A consumer of a stream that was made again would go on at
+// its old sequence, past what the new stream holds: it stops then, for
+// its caller to start again.
+func (s *Streams) consume(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig, each func(jetstream.Msg) bool) error {
 	ctx, stopRemade := s.untilRemade(ctx)
 	defer stopRemade()
+	cfg.MaxResetAttempts, cfg.InactiveThreshold = 2, time.Minute
 	cctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	cons, err := s.JS.OrderedConsumer(cctx, runsStream(s.Prefix), cfg)
+	cons, err := s.JS.OrderedConsumer(cctx, stream, cfg)
 	cancel()
 	if err != nil {
 		return err
@@ -66,12 +79,7 @@ func (s *Streams) tailOnce(ctx context.Context, cfg jetstream.OrderedConsumerCon
 		if err != nil {
 			return err
 		}
-		if md, err := m.Metadata(); err == nil {
-			*last = md.Sequence.Stream
-		}
-		select {
-		case ch <- m:
-		case <-ctx.Done():
+		if !each(m) {
 			return ctx.Err()
 		}
 	}
