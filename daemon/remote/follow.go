@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -168,7 +169,7 @@ func (c *Coordinator) take(fl *following, m runMsg) (agent.Result, agent.Outcome
 		if kind == KindStart {
 			_ = json.Unmarshal(m.Data(), &st)
 		}
-		c.claimed(fl, holding{Key: key, Boot: st.Boot, Worker: st.Worker, Seq: st.Seq, At: time.Now()})
+		c.claimed(fl, holding{Key: key, Boot: st.Boot, Worker: shortName(st.Worker), Seq: st.Seq, At: time.Now()})
 	} else if key != fl.held.Key {
 		c.log.Warn("ignoring a report of an attempt another worker claimed", "attempt", fl.id, "kind", kind, "key", key, "worker", fl.held.Worker)
 		return agent.Result{}, 0, false
@@ -304,7 +305,7 @@ func (c *Coordinator) lookFor(ctx context.Context, fl *following) bool {
 			// reports is ignored. The operator must choose.
 			var st Start
 			_ = json.Unmarshal(m.Data, &st)
-			fl.untrusted = fmt.Sprintf("claimed by worker %s, whose key %s is not in nats.workerKeys: what it reports is ignored; add its key, or stop it", st.Worker, key)
+			fl.untrusted = fmt.Sprintf("claimed by worker %s, whose key %s is not in nats.workerKeys: what it reports is ignored; add its key, or stop it", shortName(st.Worker), key)
 		}
 		return true // the tail brings it
 	}
@@ -318,6 +319,15 @@ func (c *Coordinator) lookFor(ctx context.Context, fl *following) bool {
 	}
 	fl.queued = time.Now()
 	return true
+}
+
+// shortName is a name a worker gave itself, at most 64 bytes of it, for
+// what the coordinator writes.
+func shortName(s string) string {
+	if len(s) > 64 {
+		s = strings.ToValidUTF8(s[:64], "") + "…"
+	}
+	return s
 }
 
 // lost ends attempt fl, whose worker is lost: the worker is told to stop

@@ -11,6 +11,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/taskfile"
 )
 
 // The subjects, streams and keys of prefix p ("taskd" by default; P is p
@@ -239,6 +240,14 @@ func (w *Work) Check(subject string) error {
 	}
 	if w.N <= 0 || w.Task == "" || w.List == "" {
 		return fmt.Errorf("it names no task and attempt")
+	}
+	if !taskfile.ValidID(w.Task) {
+		return fmt.Errorf("task %q is not a task id", w.Task)
+	}
+	if w.Sub != "" {
+		if err := fsroot.CheckName(w.Sub); err != nil {
+			return fmt.Errorf("sub-folder %q: %w", w.Sub, err)
+		}
 	}
 	return CheckLabels(w.Labels)
 }

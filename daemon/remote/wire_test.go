@@ -107,6 +107,8 @@ func TestWorkCheck(t *testing.T) {
 		{"a file outside the run folder", func(w *Work) { w.Files["../x"] = nil }, "taskd.work.exec.-.A1", `file "../x"`},
 		{"a file named ..", func(w *Work) { w.Files[".."] = nil }, "taskd.work.exec.-.A1", `file ".."`},
 		{"no task", func(w *Work) { w.Task = "" }, "taskd.work.exec.-.A1", "names no task"},
+		{"a task that is a path", func(w *Work) { w.Task = "../../x" }, "taskd.work.exec.-.A1", "not a task id"},
+		{"a sub-folder that is a path", func(w *Work) { w.Sub = "a/../../b" }, "taskd.work.exec.-.A1", "sub-folder"},
 		{"a bad label", func(w *Work) { w.Labels = []string{"GPU"} }, "taskd.work.exec.-.A1", "label"},
 	}
 	for _, tt := range tests {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -263,9 +262,6 @@ func (w *Worker) attempt(wk remote.Work, cwd string) (*agent.Attempt, error) {
 		Spec: task.Spec{Model: wk.Flags.Model, PermissionMode: wk.Flags.PermissionMode, Tools: wk.Flags.Tools,
 			DisallowTools: wk.Flags.DisallowTools, SystemPrompt: wk.Flags.SystemPrompt},
 		Budget: agent.Budget{MaxTurns: wk.Budget.MaxTurns, MaxCostUSD: wk.Budget.MaxCostUSD},
-	}
-	if strings.ContainsAny(wk.Task, "/\\") || wk.Task == "." || wk.Task == ".." || strings.ContainsAny(wk.Sub, "/\\") {
-		return nil, fmt.Errorf("task %q or sub-folder %q is not a plain name", wk.Task, wk.Sub)
 	}
 	a.Env = map[string]string{}
 	for k, v := range wk.Env {
