@@ -74,6 +74,12 @@ func TestRemote_ClaudeLooksLocal(t *testing.T) {
 	if err != nil || !bytes.Contains(after, []byte("remote-check-ok")) || !bytes.Contains(after, []byte("All done on the worker.")) {
 		t.Errorf("taskd logs after the run (%v):\n%s", err, after)
 	}
+	show, err := exec.Command(taskdBinary(t), "show", "--root", c.root, "l/1").CombinedOutput()
+	for _, want := range []string{"All done on the worker.", "tool: Bash echo remote-check-ok", "turns"} {
+		if err != nil || !bytes.Contains(show, []byte(want)) {
+			t.Errorf("taskd show of the remote run does not say %q (%v):\n%s", want, err, show)
+		}
+	}
 	run := filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1")
 	cmd, _ := os.ReadFile(filepath.Join(run, "cmd.json"))
 	res, _ := os.ReadFile(filepath.Join(run, "result.json"))
