@@ -14,6 +14,12 @@ import (
 	"github.com/taskd/taskd/internal/proc"
 )
 
+// becomeReaper makes the process the reaper of what agents leave
+// (proc.Reap). Tests that run the daemon inside the test binary replace
+// it: the test binary starts processes of its own without package proc,
+// and the reaper would take their exit status.
+var becomeReaper = proc.Reap
+
 // listFlags collects a repeatable --list flag.
 type listFlags []string
 
@@ -141,7 +147,7 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	// What an agent leaves behind comes back to the daemon, which waits
 	// for it: no zombie, no orphan left to init. Every child the daemon
 	// starts is started by package proc, which keeps it from the reaper.
-	if err := proc.Reap(log); err != nil {
+	if err := becomeReaper(log); err != nil {
 		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
 	}
 	url := *natsURL
