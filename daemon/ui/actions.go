@@ -188,18 +188,17 @@ func (m *Model) diff() tea.Cmd {
 	})
 }
 
-// output shows all of the selected task's latest output in the pager: the
-// log taskd logs shows.
+// output shows all of the selected task's latest output in the pager:
+// the log the detail shows the end of.
 func (m *Model) output() tea.Cmd {
-	t := m.selectedTask()
-	if t == nil || t.Logs == "" {
+	t, s := m.selectedTask(), m.script
+	if t == nil || s.k != m.sel || s.dir == "" || s.file == "" {
 		m.msg, m.msgErr = "the selected task has no output yet", true
 		return nil
 	}
 	base := filepath.Join(m.opt.Root, t.List)
-	return func() tea.Msg {
-		return pageMsg{path: filepath.Join(t.Logs, status.LogName(t.Logs, false, false)), base: base}
-	}
+	path := filepath.Join(s.dir, s.file)
+	return func() tea.Msg { return pageMsg{path: path, base: base} }
 }
 
 // page runs the pager on what msg names.

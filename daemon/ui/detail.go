@@ -271,7 +271,8 @@ func (m *Model) transcriptLines(p *pane, t *status.Task, h int) {
 		p.rule(fmt.Sprintf("attempt %d · no output yet", s.attempt))
 		return
 	}
-	p.rule(fmt.Sprintf("attempt %d · o: all of it", s.attempt))
+	what := map[string]string{"transcript.log": "transcript", "stdout.log": "output", "stderr.log": "standard error"}[s.file]
+	p.rule(fmt.Sprintf("attempt %d · %s · o: all of it", s.attempt, firstNonEmpty(what, "output")))
 	lines := s.lines
 	if len(lines) > room {
 		lines = lines[len(lines)-room:]

@@ -451,7 +451,10 @@ func (r *reader) follow(k key) {
 	}
 	n, _ := status.LatestAttempt(dir, k.id)
 	fol := &following{k: k, dir: dir, lines: newRing(transcriptLines)}
-	fol.f = status.NewFollower(dir.Path(), k.id, func(runDir string) string { return status.LogName(runDir, false, false) }, n)
+	fol.f = status.NewFollower(dir.Path(), k.id, func(runDir string) string {
+		fol.file = logOf(dir.Path(), runDir)
+		return fol.file
+	}, n)
 	fol.f.SetTail(transcriptTail)
 	fol.watch, fol.unwatch = r.addWatch, r.removeWatch
 	r.fol = fol
@@ -463,13 +466,14 @@ func (r *reader) transcript() transcriptMsg {
 	if r.fol == nil {
 		return transcriptMsg{}
 	}
-	return transcriptMsg{k: r.fol.k, attempt: r.fol.f.Attempt(), lines: r.fol.lines.lines()}
+	return transcriptMsg{k: r.fol.k, attempt: r.fol.f.Attempt(), dir: r.fol.f.Dir(), file: r.fol.file, lines: r.fol.lines.lines()}
 }
 
 // following is the transcript of one task the reader follows: the
 // current attempt's last lines.
 type following struct {
 	k       key
+	file    string // the log read: transcript.log, stdout.log or stderr.log
 	dir     *taskfile.Dir
 	f       *status.Follower
 	lines   *ring
@@ -500,4 +504,33 @@ func (fl *following) read() {
 		fl.watched = d
 		fl.watch(d) // then read again what came before the watch began
 	}
+}
+
+// logOf is the log of run folder runDir (of the list at listDir) the
+// view shows: the one taskd logs shows (status.LogName), or, once the
+// attempt has ended with that one empty, the agent's standard error,
+// where an agent that failed before it began (its program missing, a bad
+// flag, a make target missing) said why.
+func logOf(listDir, runDir string) string {
+	name := status.LogName(runDir, false, false)
+	if size(listDir, filepath.Join(runDir, name)) == 0 && size(listDir, filepath.Join(runDir, "result.json")) > 0 &&
+		size(listDir, filepath.Join(runDir, "stderr.log")) > 0 {
+		return "stderr.log"
+	}
+	return name
+}
+
+// size is the size of the regular file path inside base (0 for anything
+// else), following no link.
+func size(base, path string) int64 {
+	f, err := openLog(base, path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }

@@ -36,6 +36,8 @@ type (
 	transcriptMsg struct {
 		k       key
 		attempt int
+		dir     string // the attempt's run folder
+		file    string // which log in it: transcript.log, stdout.log, stderr.log
 		lines   []string
 	}
 	// detailMsg is what happened to the followed task (taskd show's).
