@@ -69,8 +69,8 @@ func Run(ctx context.Context, opt Options) error {
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(opt.In), tea.WithOutput(opt.Out))
 	go f.run(ctx, p.Send)
 	_, err := p.Run()
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		return nil // interrupted: the terminal is restored all the same
+	if errors.Is(err, tea.ErrInterrupted) || errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil // a signal: the terminal is restored all the same
 	}
 	return err
 }
