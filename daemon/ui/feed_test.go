@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -162,5 +163,56 @@ func TestRing(t *testing.T) {
 	r.reset()
 	if got := r.lines(); len(got) != 0 {
 		t.Errorf("after reset: %q", got)
+	}
+}
+
+// TestFeedHostile: a task whose log is a FIFO, or a link to a file
+// elsewhere, is followed without waiting on the FIFO and without reading
+// through the link; a list whose name holds an escape sequence, and a
+// transcript that writes them, reach the screen cleaned; a run folder
+// that is a link is not followed.
+func TestFeedHostile(t *testing.T) {
+	root := t.TempDir()
+	list := filepath.Join(root, "l\x1b[2J")
+	writeFile(t, filepath.Join(list, "1.json"), taskJSON("1", "running", 1, ""))
+	writeFile(t, filepath.Join(list, "2.json"), taskJSON("2", "running", 1, ""))
+	writeFile(t, filepath.Join(list, "3.json"), taskJSON("3", "running", 1, ""))
+	writeFile(t, filepath.Join(list, "4.json"), taskJSON("4", "running", 1, ""))
+	secret := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, secret, "SECRET\n")
+	run := func(id string) string { return filepath.Join(list, ".taskd", "runs", id, "1") }
+	os.MkdirAll(run("1"), 0o700)
+	if err := syscall.Mkfifo(filepath.Join(run("1"), "stdout.log"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(run("2"), 0o700)
+	os.Symlink(secret, filepath.Join(run("2"), "stdout.log"))
+	writeFile(t, filepath.Join(run("3"), "stdout.log"), "\x1b]0;title\x07\x1b[2Jhello\r\n")
+	os.MkdirAll(filepath.Dir(run("4")), 0o700)
+	os.Symlink(filepath.Dir(secret), run("4"))
+
+	f, msgs := feedRun(t, root)
+	s := await(t, msgs, "the first snapshot", func(s *snapshot) bool { return len(s.lists) == 1 })
+	for _, id := range []string{"1", "2", "4"} {
+		f.Follow(key{s.lists[0].ID, id})
+		m := await(t, msgs, "the transcript of "+id, func(m transcriptMsg) bool { return m.k.id == id })
+		if len(m.lines) != 0 {
+			t.Errorf("task %s: read %q", id, m.lines)
+		}
+	}
+	f.Follow(key{s.lists[0].ID, "3"})
+	m := await(t, msgs, "the transcript of 3", func(m transcriptMsg) bool { return m.k.id == "3" })
+	if strings.Join(m.lines, "|") != " ]0;title  [2Jhello" {
+		t.Errorf("task 3: %q", m.lines)
+	}
+
+	opt := Options{Root: root, Now: func() time.Time { return now }}
+	model := newModel(opt, nil)
+	model.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	model.Update(s)
+	selectTask(t, model, s.lists[0].ID, "3")
+	model.Update(m)
+	if screen := model.View(); strings.ContainsAny(screen, "\x1b\x07\r") {
+		t.Errorf("a control character reached the screen:\n%q", screen)
 	}
 }
