@@ -71,15 +71,9 @@ func runUI(ctx context.Context, inv *invocation) error {
 	if !isTerminal(os.Stdin) || !isTerminal(inv.stdout) {
 		return fmt.Errorf("taskd ui needs a terminal; 'taskd status --watch' redraws a table instead")
 	}
-	color := false
-	switch *colorFlag {
-	case "always":
-		color = true
-	case "never":
-	case "auto":
-		color = os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-	default:
-		return inv.usageErrorf("bad --color %q", *colorFlag)
+	color, err := useColor(inv, *colorFlag)
+	if err != nil {
+		return err
 	}
 	home, _ := os.UserHomeDir()
 	return ui.Run(ctx, ui.Options{

@@ -162,3 +162,17 @@ func StepCount(t *Task) string {
 	}
 	return fmt.Sprintf(" %d/…", t.Steps)
 }
+
+// Dollars says a cost in US dollars: "$0.04", or to a hundredth of a
+// cent below a cent ("$0.0003"), so that a cheap agent's cost is seen to
+// move; "~" marks taskd's estimate.
+func Dollars(usd float64, estimated bool) string {
+	s := fmt.Sprintf("$%.2f", usd)
+	if usd > 0 && usd < 0.01 {
+		s = fmt.Sprintf("$%.4f", usd)
+	}
+	if estimated {
+		s = "~" + s
+	}
+	return s
+}

@@ -306,26 +306,12 @@ func usageWords(d *status.Detail) string {
 			parts = append(parts, status.Tokens(u.Tokens)+" tokens")
 		}
 		if u.CostUSD != nil {
-			parts = append(parts, dollars(*u.CostUSD, u.Estimated))
+			parts = append(parts, status.Dollars(*u.CostUSD, u.Estimated))
 		}
 	}
 	s := strings.Join(parts, " · ")
 	if u := d.Total; u != nil && u.CostUSD != nil {
-		s += fmt.Sprintf("; %d attempts %s", u.Runs, dollars(*u.CostUSD, u.Estimated))
-	}
-	return s
-}
-
-// dollars says a cost: "$0.12", "~$0.12" when estimated; below a cent
-// to a hundredth of one, "$0.0004", so that a cheap agent's cost is seen
-// to move.
-func dollars(usd float64, estimated bool) string {
-	s := fmt.Sprintf("$%.2f", usd)
-	if usd > 0 && usd < 0.01 {
-		s = fmt.Sprintf("$%.4f", usd)
-	}
-	if estimated {
-		s = "~" + s
+		s += fmt.Sprintf("; %d attempts %s", u.Runs, status.Dollars(*u.CostUSD, u.Estimated))
 	}
 	return s
 }

@@ -134,7 +134,7 @@ func progressWords(t *status.Task, now time.Time) string {
 		parts = append(parts, tt.Clean(p.LastTool))
 	}
 	parts = append(parts, status.Tokens(p.Tokens)+" tokens")
-	parts = append(parts, dollars(p.CostUSD, p.Estimated))
+	parts = append(parts, status.Dollars(p.CostUSD, p.Estimated))
 	if mins := now.Sub(t.Since).Minutes(); !t.Since.IsZero() && mins >= 0.25 {
 		parts = append(parts, fmt.Sprintf("$%.2f/min", p.CostUSD/mins))
 	}

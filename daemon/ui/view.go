@@ -240,10 +240,10 @@ func costWords(costs map[string]float64) string {
 	var parts []string
 	for _, p := range slices.Sorted(maps.Keys(costs)) {
 		sum += costs[p]
-		parts = append(parts, firstNonEmpty(tt.Clean(p), "?")+" "+dollars(costs[p], false))
+		parts = append(parts, firstNonEmpty(tt.Clean(p), "?")+" "+status.Dollars(costs[p], false))
 	}
 	if len(parts) == 1 {
 		return "today " + parts[0]
 	}
-	return "today " + dollars(sum, false) + ": " + strings.Join(parts, ", ")
+	return "today " + status.Dollars(sum, false) + ": " + strings.Join(parts, ", ")
 }
