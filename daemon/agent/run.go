@@ -422,6 +422,11 @@ func (a *Attempt) argv() (argv []string, stdin string) {
 		if a.Budget.MaxTurns > 0 {
 			argv = append(argv, "--max-turns", strconv.Itoa(a.Budget.MaxTurns))
 		}
+		if a.Budget.MaxCostUSD > 0 && p.Output == OutputClaudeStream {
+			// Each model call's real output and whether a tool call
+			// follows, before the next call is made (Budget.passed).
+			argv = append(argv, "--include-partial-messages")
+		}
 		if a.Resume != "" {
 			argv = append(argv, "--resume", a.Resume)
 			if a.Fork {
