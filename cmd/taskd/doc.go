@@ -24,6 +24,12 @@
 //	                          stdout.log, stderr.log, result.json
 //	.taskd/rejected/<name>.txt  why a file was not accepted
 //
+// A command's flags may come before, between or after its arguments:
+// 'taskd submit "fix it" --worktree' and 'taskd submit --worktree "fix it"'
+// are the same. A word that begins with "-" is a flag, and one the command
+// does not know is an error; after "--" every word is an argument, so a
+// prompt may begin with "-" ('taskd submit -- "-v prints nothing"').
+//
 // # taskd doctor
 //
 //	taskd doctor [--root DIR] [--list ID]... [--config FILE]
@@ -206,7 +212,10 @@
 // transcript taskd writes as the agent goes — its text, each tool it calls
 // with its target, the results in short, denied tools, the cost — and --raw
 // prints the stream itself; for any other agent, its standard output.
-// --stderr prints its standard error. The files are transcript.log,
+// --stderr prints its standard error. When the log asked for is empty and
+// the agent wrote to standard error (one that failed before it began: its
+// program missing, a login needed), logs prints standard error instead and
+// says so on its own standard error. The files are transcript.log,
 // stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
 // next to prompt.md, cmd.json and result.json.
 //

@@ -127,7 +127,11 @@ func resolveRead(j *job.Job, cwd, path string) (string, error) {
 	} else if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
 		real = filepath.Join(r, filepath.Base(p))
 	}
-	rule := readable.Rule{Home: home, Roots: []string{cwd, j.List.Dir.Path()}, Allowed: allowedRoots(j), Others: readable.OtherHomes(home)}
+	others := readable.OtherHomes
+	if j.Config.OtherHomes != nil {
+		others = j.Config.OtherHomes
+	}
+	rule := readable.Rule{Home: home, Roots: []string{cwd, j.List.Dir.Path()}, Allowed: allowedRoots(j), Others: others(home)}
 	if err := rule.Check(p, real); err != nil {
 		return "", fmt.Errorf("/read %s: %w (the roots are the task's cwd %s, its list directory, and allowedRoots in the configuration; see docs/security.md)", path, err, cwd)
 	}
