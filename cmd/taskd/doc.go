@@ -32,7 +32,7 @@
 //
 // # taskd doctor
 //
-//	taskd doctor [--root DIR] [--list ID]... [--config FILE]
+//	taskd doctor [--root DIR] [--list ID]... [--config FILE] [--agents]
 //
 // Doctor checks what taskd needs and prints one line per check, marked ok,
 // warn or fail, with the fix under every problem:
@@ -53,6 +53,18 @@
 //	workflows  the built-in workflows, yours (~/.config/taskd/workflows)
 //	           and each list's (.taskd/workflows) load without errors
 //
+// With --agents it also runs each agent profile in use (the default agent's
+// and those the configuration names; not shell-command profiles) for one
+// turn, asking it to answer OK, as the daemon would run it: with the
+// environment of the running daemon, else the one the user service would
+// start it with (systemd), else this shell's (and says so). A profile that
+// cannot start (executable missing), is not logged in or has no API key
+// (not authenticated), or cannot reach its API fails, with the fix. Each
+// check is a real model call, billed as one: --agents is never the default.
+//
+//	agent      for each agent profile in use (--agents only): it started,
+//	           reached its model and answered, and what that cost
+//
 // It fails only on what stops tasks from running: an unsafe or unusable
 // root or list, a bad configuration, a configured profile whose program is
 // missing, a workflow with errors, a service that is installed but not
@@ -61,7 +73,8 @@
 // 'taskd run' yourself), a built-in profile you do not use whose program is
 // missing, rejected task files.
 //
-// Doctor changes nothing. It exits with status 0 when no check failed, and
+// Doctor changes nothing (with --agents, the agents keep their own record
+// of the session, as for any run). It exits with status 0 when no check failed, and
 // 1 otherwise.
 //
 // # taskd run
