@@ -282,6 +282,29 @@
 // is an error (exit status 1); a log with a line that does not parse is
 // reported on standard error and counted up to that line.
 //
+// # taskd resume
+//
+//	taskd resume [--root DIR] PROFILE | --profile PROFILE
+//
+// Resume lifts the pause a usage limit put an agent profile in, before it
+// ends by itself: the tasks the pause held may start at once, and the tasks
+// the limit paused resume now (their sessions, for claude), instead of at
+// the reset time the agent named or at the end of the backoff. Use it when
+// you know the limit is gone sooner (a plan upgraded, a key changed).
+//
+// A pause is recorded in the root's pause file, .taskd-pauses.json, which
+// the daemon reads when it starts and whenever it changes: resume removes
+// the profile's pause from it, and makes each task the profile's limit
+// paused due now (metadata.taskd.retryAt and pause.until). With no daemon
+// running, the tasks start when one does. Should the agent meet the limit
+// again, the profile pauses again.
+//
+// 'taskd status' shows, on every task a pause holds, the profile, the
+// limit in the agent's words, and until when (docs/agents.md, usage limits).
+//
+// Resume fails (status 1) when the profile is not paused and no task is
+// paused by it.
+//
 // # taskd status
 //
 //	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
@@ -322,6 +345,10 @@
 //	blocked by:   the blockers that have not completed
 //	paused:       when a task a usage limit paused resumes, and
 //	limit:        the limit, in the agent's words
+//	waiting for:  on a task that could start, the agent profile whose
+//	              pause (a usage limit another task met) holds it back,
+//	              until when and why; under both, the 'taskd resume'
+//	              command that lifts the pause now
 //	error:        why a task failed, in the agent's own words where it
 //	              gave any, with where its logs are, and
 //	retry:        the 'taskd retry' and 'taskd logs' commands for it
@@ -347,7 +374,9 @@
 // "since", "parent", "children", "waitingFor", "options", "error",
 // "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
 // "repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
-// "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
+// "costEstimated"}, "pausedBy", "resumesAt", "pausedProfile", "pause" {"profile",
+// "reason", "by", "until"}: the paused profile that holds the task back,
+// "logs": the latest attempt's
 // run folder, "name", "steps", "waits" {"kind", "total", "open"}).
 // "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 // a task file changes, until interrupted.

@@ -63,6 +63,10 @@ what to do:
 	blocked by:   the blockers that have not completed
 	paused:       when a task a usage limit paused resumes, and
 	limit:        the limit, in the agent's words
+	waiting for:  on a task that could start, the agent profile whose
+	              pause (a usage limit another task met) holds it back,
+	              until when and why; under both, the 'taskd resume'
+	              command that lifts the pause now
 	error:        why a task failed, in the agent's own words where it
 	              gave any, with where its logs are, and
 	retry:        the 'taskd retry' and 'taskd logs' commands for it
@@ -88,7 +92,9 @@ data as JSON for scripts: an array of lists, each {"id", "tasks",
 "since", "parent", "children", "waitingFor", "options", "error",
 "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
 "repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
-"costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
+"costEstimated"}, "pausedBy", "resumesAt", "pausedProfile", "pause" {"profile",
+"reason", "by", "until"}: the paused profile that holds the task back,
+"logs": the latest attempt's
 run folder, "name", "steps", "waits" {"kind", "total", "open"}).
 "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 a task file changes, until interrupted.

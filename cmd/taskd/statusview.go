@@ -314,6 +314,12 @@ func (r *renderer) row(t *status.Task, tree string) {
 		if t.PausedBy != "" {
 			r.note("limit: ", t.PausedBy, "")
 		}
+		if t.PausedProfile != "" {
+			r.note("", "resume now: taskd resume "+t.PausedProfile, "")
+		}
+	case (state == "pending" || state == "retrying") && t.Pause != nil:
+		r.note("waiting for: ", pauseWords(v.now, t.Pause), "33")
+		r.note("", "resume now: taskd resume "+t.Pause.Profile, "")
 	case state == "waiting" && t.Waits != nil:
 		r.note("waiting for: ", waitsWords(t.Waits, v.names), "36")
 	case state == "running":

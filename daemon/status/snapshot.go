@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -60,6 +61,8 @@ type Task struct {
 	Below []Below `json:"below,omitempty"`
 	// Waits says what a waiting task waits for.
 	Waits *Waits `json:"waits,omitempty"`
+	// Pause is the paused agent profile that holds the task back (pauses.go).
+	Pause *Pause `json:"pause,omitempty"`
 	Runs         // where and how its agent runs (runs.go)
 }
 
@@ -102,9 +105,10 @@ func Snapshot(root string, lists []string, all bool) ([]List, error) {
 			}
 		}
 	}
+	pauses, _ := pausefile.Read(root) // a bad file: no pause is shown
 	var out []List
 	for _, id := range lists {
-		ls, err := snapshotList(root, id, all)
+		ls, err := snapshotList(root, id, all, pauses)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +119,7 @@ func Snapshot(root string, lists []string, all bool) ([]List, error) {
 	return out, nil
 }
 
-func snapshotList(root, id string, all bool) (List, error) {
+func snapshotList(root, id string, all bool, pauses pausefile.Record) (List, error) {
 	ls := List{ID: id, Tasks: []Task{}}
 	dir, err := taskfile.Open(filepath.Join(root, id))
 	if err != nil {
@@ -152,12 +156,15 @@ func snapshotList(root, id string, all bool) (List, error) {
 			continue // gone meanwhile
 		}
 		status[tid] = t.Status
-		owned, _ := task.Addressed(t)
+		owned, ownerProfile := task.Addressed(t)
 		if !owned && !all {
 			ls.Hidden++
 			continue
 		}
 		fillStatus(&ts, t, owned, dir.File(tid))
+		if owned {
+			ts.Pause = pauseOf(pauses, t, ownerProfile, time.Now())
+		}
 		if kind, ids := waitsOf(t); len(ids) > 0 {
 			waiting[tid] = waitIDs{kind, ids}
 		}
