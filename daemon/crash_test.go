@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
-	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/proc"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -72,7 +72,7 @@ func daemonMain(root string) int {
 		opts.Level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, opts))
-	if err := agent.Reap(log); err != nil { // as taskd run does
+	if err := proc.Reap(log); err != nil { // as taskd run does
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -17,7 +17,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // Timeout bounds each git command.
@@ -46,8 +49,9 @@ var ErrNoRepository = errors.New("not in a git repository")
 // exists already (its worktree was removed) is checked out as it is.
 // The parent directory of path must exist.
 func Create(ctx context.Context, dir, path, branch, base string) (Worktree, error) {
-	top, err := git(ctx, dir, "rev-parse", "--show-toplevel")
-	if err != nil {
+	out, err := git(ctx, dir, "rev-parse", "--show-toplevel", "--path-format=absolute", "--git-common-dir")
+	top, common, _ := strings.Cut(out, "\n")
+	if err != nil || common == "" {
 		return Worktree{}, fmt.Errorf("%w at %s: %v", ErrNoRepository, dir, err)
 	}
 	rel, err := filepath.Rel(evalDir(top), evalDir(dir))
@@ -73,10 +77,26 @@ func Create(ctx context.Context, dir, path, branch, base string) (Worktree, erro
 			args = append(args, base)
 		}
 	}
+	unlock := lockRepository(common)
+	defer unlock()
 	if _, err := git(ctx, top, args...); err != nil {
 		return w, fmt.Errorf("create the worktree of branch %s: %v", branch, err)
 	}
 	return w, nil
+}
+
+// repositories holds a lock for each repository (by its common git
+// directory) whose worktrees are being added or removed: git does not
+// lock its list of worktrees, and one `git worktree add` reading it
+// while another writes it fails ("failed to read .git/worktrees/…").
+var repositories sync.Map // common dir → *sync.Mutex
+
+// lockRepository locks the repository whose common git directory is
+// common for adding or removing a worktree, and returns the unlock.
+func lockRepository(common string) func() {
+	mu, _ := repositories.LoadOrStore(filepath.Clean(common), new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	return mu.(*sync.Mutex).Unlock
 }
 
 // Remove takes away the worktree at path, keeping its branch: changes
@@ -99,6 +119,8 @@ func Remove(ctx context.Context, path, message string) error {
 			return fmt.Errorf("remove worktree %s: commit its changes: %v", path, err)
 		}
 	}
+	unlock := lockRepository(common)
+	defer unlock()
 	if _, err := git(ctx, filepath.Dir(common), "--git-dir="+common, "worktree", "remove", "--force", path); err != nil {
 		return fmt.Errorf("remove worktree %s: %v", path, err)
 	}
@@ -124,7 +146,7 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd.Env = gitEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := proc.Run(cmd); err != nil {
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
 			return strings.TrimSpace(stdout.String()), errors.New(msg)
 		}
