@@ -109,7 +109,7 @@ func runLogs(ctx context.Context, inv *invocation) error {
 		m := t.Metadata.Object("taskd")
 		n, _ := m.Int("attempt")
 		state, _ := m.String("state")
-		return int(n), state != string(task.Running) && state != ""
+		return int(n), !task.State(state).Claimed() && state != ""
 	}
 	n, ended := latest()
 	if *attemptFlag > 0 {

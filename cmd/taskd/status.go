@@ -44,7 +44,7 @@ one retry) or, for a workflow, the attempts of its current step (1, unless
 the step was retried), so that a clean two-step workflow shows 1; how long
 ago it entered its state (5s, 3m, 2h, 4d); and its subject. Children are
 drawn under their parent (a waiting parent, or a workflow's fork with one
-child per branch). The state is metadata.taskd.state (running, waiting,
+child per branch). The state is metadata.taskd.state (starting, running, waiting,
 needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
 stopped, or queued for a child waiting for /run), else pending, blocked
 (by tasks in blockedBy that have not completed) or rejected (a file the
@@ -55,7 +55,10 @@ what to do:
 	in ~/src/app · turn 3 · Edit a.go · 12.3k tokens · $0.04
 	              where a running agent works (its worktree's branch, if
 	              it has one) and, for a streaming agent, its progress
-	waiting for:  why a needs_human task waits, and
+	waiting for:  what a starting task waits for: a slot (it is claimed
+	              and its attempt prepared; Claude Code's list shows it
+	              pending until its agent starts); why a needs_human task
+	              waits, and
 	answer:       the 'taskd resolve' command with the answers it accepts;
 	              for a waiting task, which of its children (or of the
 	              tasks it handed work to) have not ended: "2 of 3

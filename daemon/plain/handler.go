@@ -24,7 +24,7 @@ func (Tasks) Do(ctx context.Context, j *job.Job, t *taskfile.Task) (*taskfile.Ta
 		return Resume(ctx, j)
 	case job.Recover:
 		sp, err := task.ReadSpec(t)
-		if err != nil || sp.State != task.Running {
+		if err != nil || !sp.State.Claimed() {
 			return nil, job.ErrNotRunnable
 		}
 		return Recover(ctx, j, sp)

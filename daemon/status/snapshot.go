@@ -18,6 +18,10 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
+// StartingWaitsFor is what a starting task waits for: it is claimed, its
+// attempt prepared, and its agent starts the moment a slot is free.
+const StartingWaitsFor = "a slot: its attempt is claimed and prepared, and its agent starts as soon as a running agent of the daemon ends (concurrency)"
+
 // Task is one task as taskd status shows it.
 type Task struct {
 	List     string `json:"list"`
@@ -219,6 +223,9 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 			ts.WaitingFor += " (refused: " + r + ")"
 		}
 		ts.Options = task.Strings(h, "options")
+	}
+	if ts.State == string(task.Starting) {
+		ts.WaitingFor = StartingWaitsFor
 	}
 	if b := m.Object("boundary"); b != nil && ts.State == string(task.Succeeded) {
 		next, _ := b.String("next")
