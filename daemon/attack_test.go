@@ -114,6 +114,7 @@ func runAttack(t *testing.T, c attackCase, exe string) {
 	other := filepath.Join(env.base, "home", "other")
 	cfg.OtherHomes = func(string) []string { return []string{other} }
 	cfg.Dir = filepath.Join(env.base, "config", "taskd")
+	cfg.StateDir = env.state
 	h := &harness{t: t, root: env.root, cfg: cfg, logs: &syncBuffer{}}
 	if want, ok := expected(c, "start-fails"); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
