@@ -98,10 +98,11 @@ func TestResume_PauseReasonAndLift(t *testing.T) {
 	if p.Profile != "claude" || !strings.Contains(p.Reason, "429") || p.By != pausefile.ByLimit || time.Until(p.Until) < 50*time.Minute {
 		t.Errorf("status --json pause of %s = %+v, want profile claude, the 429 in the agent's words, about an hour", second, p)
 	}
-	text := mustCLI(t, "status", "--root", root)
-	for _, want := range []string{"waiting for: profile claude is paused until", "(usage limit):", "resume now: taskd resume claude"} {
+	out := mustCLI(t, "status", "--root", root)
+	text := strings.Join(strings.Fields(out), " ") // as one line: notes wrap where the times fall
+	for _, want := range []string{"waiting for: profile claude is paused until", "(usage limit): API Error: Request rejected (429)", "resume now: taskd resume claude"} {
 		if !strings.Contains(text, want) {
-			t.Errorf("taskd status lacks %q:\n%s", want, text)
+			t.Errorf("taskd status lacks %q:\n%s", want, out)
 		}
 	}
 	if ts := statusOf(first); ts.PausedProfile != "claude" {
@@ -111,7 +112,7 @@ func TestResume_PauseReasonAndLift(t *testing.T) {
 		t.Errorf("the stub was asked %d times while the profile was paused, want once", got)
 	}
 
-	out := mustCLI(t, "resume", "--root", root, "claude")
+	out = mustCLI(t, "resume", "--root", root, "claude")
 	if !strings.Contains(out, "profile claude: pause lifted (") || !strings.Contains(out, "resume now: "+first) {
 		t.Errorf("taskd resume claude printed %q", out)
 	}
