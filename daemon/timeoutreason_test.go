@@ -46,14 +46,14 @@ func TestClaude_TimeoutSaysWhy(t *testing.T) {
 		}
 	})
 	cwd := t.TempDir()
-	h.drop("l", "1", `{"subject": "unreachable", "owner": "taskd", "metadata": {"taskd": {"agent": "unreachable", "cwd": "`+cwd+`", "timeout": "12s", "prompt": "Say hi."}}}`)
-	h.drop("l", "2", `{"subject": "silent", "owner": "taskd", "metadata": {"taskd": {"agent": "silent", "cwd": "`+cwd+`", "timeout": "12s", "prompt": "Say hi."}}}`)
+	h.drop("l", "1", `{"subject": "unreachable", "owner": "taskd", "metadata": {"taskd": {"agent": "unreachable", "cwd": "`+cwd+`", "timeout": "45s", "prompt": "Say hi."}}}`)
+	h.drop("l", "2", `{"subject": "silent", "owner": "taskd", "metadata": {"taskd": {"agent": "silent", "cwd": "`+cwd+`", "timeout": "45s", "prompt": "Say hi."}}}`)
 	for _, tt := range []struct {
 		id   string
 		want []string
 	}{
-		{"1", []string{"timed out after 12s; the agent's last error: no answer from the API (a connection error", "Claude Code was retrying ("}},
-		{"2", []string{"timed out after 12s; the agent was waiting for its model's answer: the API did not answer"}},
+		{"1", []string{"timed out after 45s; the agent's last error: no answer from the API (a connection error", "Claude Code was retrying ("}},
+		{"2", []string{"timed out after 45s; the agent was waiting for its model's answer: the API did not answer"}},
 	} {
 		tf := h.waitState("l", tt.id, task.TimedOut, 2*time.Minute)
 		e, _ := tf.Metadata.Object("taskd").String("error")

@@ -140,9 +140,9 @@ func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over
 // lastTrouble says what an agent that was stopped at its timeout last
 // reported going wrong, in its own words: its stream's last error since
 // its model last answered (Claude Code retrying an API call that failed),
-// else that it was waiting for its model's answer, else the last line it
-// wrote to standard error, else the last plain line of its output; "" if
-// it said nothing.
+// else the last line it wrote to standard error, else that it was
+// waiting for its model's answer, else the last plain line of its output,
+// else, for a stream that never began, that it had written nothing.
 func lastTrouble(st *Stream, stderr, said string) string {
 	if st != nil && st.Trouble != "" {
 		return "the agent's last error: " + st.Trouble
@@ -155,6 +155,9 @@ func lastTrouble(st *Stream, stderr, said string) string {
 	}
 	if last := lastLines(said, 1); len(last) > 0 {
 		return "its last output: " + oneLine(last[0], 200)
+	}
+	if st != nil && st.SessionID == "" {
+		return "the agent had written nothing: it had not started up"
 	}
 	return ""
 }

@@ -78,19 +78,22 @@ func (p *Pauses) Hit(prof *config.Profile, lim agent.Limit, now time.Time) time.
 	lim.Profile, lim.Until = prof.Name, until
 	if until.After(ps.limit.Until) {
 		ps.limit = lim
-		p.record(prof.Name, ps, now)
+		p.mu.Unlock()
+		p.record(prof.Name, lim, now)
+		p.mu.Lock()
 	}
 	return until
 }
 
-// record writes profile's pause ps to the pause file. The caller holds
-// p.mu, so that Sync never reads the file between a pause and its record.
-func (p *Pauses) record(profile string, ps *pause, now time.Time) {
+// record writes profile's pause for lim to the pause file, and notes what
+// the file now records. The caller does not hold p.mu: the write is made
+// outside it, and a pause the file does not record yet is never taken for
+// one lifted (Sync).
+func (p *Pauses) record(profile string, lim agent.Limit, now time.Time) {
 	f := p.file
 	if f == nil {
 		return
 	}
-	lim := ps.limit
 	rec := pausefile.Pause{Reason: LimitReason(lim), By: pausefile.ByLimit, Since: now, Until: lim.Until, Limit: &lim}
 	if f.agents != nil {
 		rec.Agents, rec.Default = f.agents(profile)
@@ -112,7 +115,11 @@ func (p *Pauses) record(profile string, ps *pause, now time.Time) {
 	})
 	switch {
 	case err == nil || errors.Is(err, errUnchanged):
-		ps.recorded = lim.Until
+		p.mu.Lock()
+		if ps := p.get(profile); lim.Until.After(ps.recorded) {
+			ps.recorded = lim.Until
+		}
+		p.mu.Unlock()
 	case f.warn != nil:
 		f.warn(fmt.Errorf("record the pause of profile %s: %w", profile, err))
 	}
@@ -132,8 +139,9 @@ func LimitReason(lim agent.Limit) string {
 
 // Sync makes the pauses what the pause file says at now: a pause it
 // records that is not known (a restarted daemon's) is restored, and one
-// it recorded that it no longer records (taskd resume removed it) is
-// lifted. It returns the profiles lifted.
+// it recorded that it no longer records (taskd resume removed it, or
+// shortened it) is lifted. A pause not recorded yet (its write under way,
+// or failed) is never lifted. It returns the profiles lifted.
 func (p *Pauses) Sync(now time.Time) (lifted []string, err error) {
 	if p == nil || p.file == nil {
 		return nil, nil
@@ -161,7 +169,7 @@ func (p *Pauses) Sync(now time.Time) (lifted []string, err error) {
 	}
 	for name, ps := range p.m {
 		rec, ok := r.Profiles[name]
-		if ps.limit.Until.After(now) && !ps.recorded.IsZero() && (!ok || rec.Until.Before(ps.limit.Until)) {
+		if ps.limit.Until.After(now) && !ps.recorded.IsZero() && (!ok || rec.Until.Before(ps.recorded)) {
 			ps.limit, ps.hits, ps.recorded = agent.Limit{}, 0, time.Time{}
 			lifted = append(lifted, name)
 		}
@@ -182,7 +190,9 @@ func (p *Pauses) Restore(profile string, lim agent.Limit) {
 		lim.Profile = profile
 		ps.limit = lim
 		if lim.Until.After(ps.recorded) && lim.Until.After(time.Now()) {
-			p.record(profile, ps, time.Now())
+			p.mu.Unlock()
+			p.record(profile, lim, time.Now())
+			p.mu.Lock()
 		}
 	}
 }
