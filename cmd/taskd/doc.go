@@ -334,6 +334,46 @@
 // Resume fails (status 1) when the profile is not paused and no task is
 // paused by it.
 //
+// # taskd show
+//
+//	taskd show [--root DIR] [-n LINES] [--json] [--color auto|always|never] TASK
+//
+// Show tells what happened to one task, in one place: how it ended (or
+// where it is), the agent's summary of what it did, why it needs you or
+// failed and what to run about it, the agent and how long it ran, what it
+// spent (turns, tokens, cost: the latest attempt's, and every attempt's
+// together when there were several), the branch its worktree is on with
+// what changed there, where it ran, its children with how each ended, the
+// run folder, and the last lines (-n, default 10) of its output: the
+// readable transcript of an agent that streams (the claude, codex and
+// opencode profiles), else its standard output, else its standard error.
+//
+//	demo/7 · Fix the flaky login test
+//	state:    succeeded 5m ago, after 1 attempt
+//	summary:  The login test waited a fixed 2s; it now waits for the
+//	          page's ready event. All 41 tests pass.
+//	agent:    claude · ran 1m23s · 7 turns · 12.3k tokens · $0.04
+//	branch:   taskd/demo/7 from 6f1d2c3 · 3f2a1b9 · 2 files changed, +14 -3
+//	in:       ~/src/app
+//	run:      ~/.claude/tasks/demo/.taskd/runs/7/1
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
+//
+// --json prints the same as one JSON object: the task as 'taskd status
+// --json' shows it, and "file", "outcome" (the state word), "reason",
+// "agent", "attempts", "startedAt", "finishedAt", "last" and "total" (each
+// {"runs", "turns", "tokens", "costUsd", "costEstimated", "durationMs"}),
+// "childTasks" (each {"id", "name", "outcome", "summary", "error"}) and
+// "output" {"file", "lines", "cut"}.
+//
+// It reads files only: it works whether or not a daemon runs. The output
+// fits 80 columns and is coloured only on a terminal. Show fails when the
+// task does not exist.
+//
 // # taskd status
 //
 //	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
@@ -414,7 +454,11 @@
 // "costEstimated"}, "pausedBy", "resumesAt", "pausedProfile", "pause" {"profile",
 // "reason", "by", "until"}: the paused profile that holds the task back,
 // "logs": the latest attempt's
-// run folder, "name", "steps", "waits" {"kind", "total", "open"}).
+// run folder, "summary" and "costUsd": what the agent of the latest attempt
+// that ended said it did and what that attempt cost, "cwdNote": why a task
+// of a Claude Code session's list runs in the home directory, "name",
+// "steps", "waits" {"kind", "total", "open"}). taskd show tells all of one
+// task.
 // "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 // a task file changes, until interrupted.
 //
@@ -577,7 +621,7 @@
 //
 // # taskd wait
 //
-//	taskd wait [--root DIR] [--timeout D] LIST/ID...
+//	taskd wait [--root DIR] [--timeout D] [--json] LIST/ID...
 //
 // Wait waits until every task named has ended, printing a line as each one
 // does, and exits with their outcome: 0 when all succeeded, 1 when any
@@ -585,6 +629,17 @@
 // removed), 124 when --timeout passed first. A task that waits for a person
 // keeps wait waiting; wait says so once on standard error, with the command
 // that answers it.
+//
+// A line says how the task ended, with the agent's summary (its first line)
+// or the error, and what its latest attempt cost when the agent reported
+// it; taskd show tells the rest:
+//
+//	demo/7 succeeded: The login test now waits for the ready event ($0.04)
+//	demo/8 failed: the agent failed (exit status 2); logs: …
+//
+// With --json each line is instead a JSON object: {"task", "outcome",
+// "success", "summary", "error", "costUsd"}; "outcome" is the state, or
+// "completed" (a task not addressed to taskd), "missing" or "rejected".
 //
 // A task is named LIST/ID, by the path of its file, or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
@@ -941,6 +996,34 @@
 // its unit or agent file is), whether it is running, and how to read its
 // logs. It exits with status 0 when the service runs, 3 when it is installed
 // but not running, and 1 when it is not installed.
+//
+// # taskd claude
+//
+//	taskd claude install|uninstall [--project] [--dry-run] [--force]
+//
+// 'taskd claude install' writes a Claude Code skill, taskd, that teaches a
+// session to queue work for taskd: in any session, ask "hand this to taskd"
+// (or type /taskd WHAT), and the session writes a prompt that stands on its
+// own and runs taskd submit from the project's directory, with the permission
+// mode and the tools the work needs (and --worktree where you keep working in
+// the checkout), then tells you the task's name and how to follow it.
+//
+// The skill is ~/.claude/skills/taskd/SKILL.md ($CLAUDE_CONFIG_DIR/skills/…
+// when that is set), for every session of yours; with --project,
+// .claude/skills/taskd/SKILL.md under the current directory, for the sessions
+// of that project (commit it to share it). Install says what it wrote;
+// --dry-run prints the file and where it would go, and writes nothing.
+//
+// Running install again updates a skill it wrote. A file of that name that
+// taskd did not write is left alone unless --force; a symbolic link is never
+// written through. 'taskd claude uninstall' removes the skill taskd wrote.
+// Both fail (status 1) on such a file, and when the file cannot be written
+// or removed.
+//
+// A session can also hand work over with its own task tools: a task it
+// creates in its list with owner "taskd" or a metadata.taskd runs in the
+// session's project directory (docs/agents.md, "From a Claude Code
+// session").
 //
 // # taskd help
 //

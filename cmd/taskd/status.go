@@ -103,7 +103,11 @@ metadata.taskd.workspace}, "progress" {"attempt", "turns", "lastTool", "tokens",
 "costEstimated"}, "pausedBy", "resumesAt", "pausedProfile", "pause" {"profile",
 "reason", "by", "until"}: the paused profile that holds the task back,
 "logs": the latest attempt's
-run folder, "name", "steps", "waits" {"kind", "total", "open"}).
+run folder, "summary" and "costUsd": what the agent of the latest attempt
+that ended said it did and what that attempt cost, "cwdNote": why a task
+of a Claude Code session's list runs in the home directory, "name",
+"steps", "waits" {"kind", "total", "open"}). taskd show tells all of one
+task.
 "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 a task file changes, until interrupted.
 

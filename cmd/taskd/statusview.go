@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/status"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -333,6 +334,9 @@ func (r *renderer) row(t *status.Task, tree string) {
 		}
 	case !t.Taskd:
 		r.note("", `not taskd's: its owner is not "taskd" and it has no metadata.taskd`, "")
+	}
+	if t.CwdNote != "" && !task.State(t.State).Ended() {
+		r.note("in: ", "your home directory, for the Claude Code session's directory is not known (taskd show "+ref+" says why)", "33")
 	}
 	if w := t.Worktree; w != nil && endedStates[state] {
 		r.note("", workLine(w, state), "")

@@ -24,6 +24,14 @@ type Runs struct {
 	// PausedProfile is the profile the limit paused with the task.
 	PausedProfile string `json:"pausedProfile,omitempty"`
 	Logs          string `json:"logs,omitempty"` // the latest attempt's run folder
+	// Summary is what the agent's latest attempt said it did, and
+	// CostUSD what that attempt cost, as metadata.taskd.result records
+	// them (taskd show adds up every attempt).
+	Summary string   `json:"summary,omitempty"`
+	CostUSD *float64 `json:"costUsd,omitempty"`
+	// CwdNote says why a task of a Claude Code session's list runs in
+	// the home directory (metadata.taskd.cwdNote).
+	CwdNote string `json:"cwdNote,omitempty"`
 }
 
 // Worktree is a task's git worktree, as its task records it
@@ -73,6 +81,14 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 			r.ResumesAt, _ = time.Parse(time.RFC3339Nano, at)
 		}
 	}
+	var res struct {
+		Summary string   `json:"summary"`
+		CostUSD *float64 `json:"costUsd"`
+	}
+	if decode(m, "result", &res) {
+		r.Summary, r.CostUSD = res.Summary, res.CostUSD
+	}
+	r.CwdNote, _ = m.String("cwdNote")
 	if dir, ok := m.String("runDir"); ok && dir != "" {
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(listDir, dir)
