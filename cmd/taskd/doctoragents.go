@@ -89,6 +89,9 @@ func (d *doctor) agentOutcome(what, where string, p *config.Profile, res agent.R
 	case out == agent.NotStarted && has("not found", "does not exist", "no such file", "not on path", "permission denied"):
 		d.add(levelFail, what, "executable missing: "+why,
 			"install "+p.Command[0]+" where the daemon finds it (its PATH: "+serviceDoc+"), or give the profile's command as an absolute path in the configuration file")
+	case out == agent.TimedOut && has("had written nothing"):
+		d.add(levelFail, what, "no answer, with "+where+": "+why,
+			"the agent did not start up in time: run the profile's command by hand in the service's environment to see why ("+strings.Join(p.Command, " ")+")")
 	case has("not logged in", "/login", "invalid api key", "api key", "authentication", "unauthorized", "401", "403", "credential"):
 		d.add(levelFail, what, "not authenticated, with "+where+": "+why, credentialsFix(p))
 	case out == agent.TimedOut || has("no answer from the api", "connection", "econnrefused", "enotfound", "getaddrinfo", "fetch failed", "network", "etimedout", "socket hang up", "certificate"):
