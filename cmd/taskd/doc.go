@@ -80,6 +80,21 @@
 // of the session, as for any run). It exits with status 0 when no check failed, and
 // 1 otherwise.
 //
+// # taskd keygen
+//
+//	taskd keygen FILE
+//
+// Keygen makes an nkey (an ed25519 key) in FILE, readable by its owner only,
+// and prints its public key. A coordinator signs the attempts it sends with
+// its key (nats.signingKey) and its workers run only attempts signed by a key
+// of their nats.coordinatorKeys; a worker signs what it reports with its own,
+// and the coordinator takes only reports signed by a key of its
+// nats.workerKeys (docs/distributed.md).
+//
+// When FILE holds a key already, keygen prints that key's public key and
+// changes nothing. It fails (status 1) when FILE cannot be written, or holds
+// something else, or others than its owner may read it.
+//
 // # taskd run
 //
 //	taskd run [--root DIR] [--list ID]... [--config FILE] [--nats URL] [--insecure] [--log-format text|json] [--log-level LEVEL]
@@ -117,7 +132,8 @@
 // machines through the NATS server's JetStream, and fills the run folders
 // with what they report; the profiles and lists named in "nats": {"local":
 // […]} still run here. The server may be down: attempts wait, and their
-// tasks say so (docs/distributed.md).
+// tasks say so. One coordinator per prefix: one that finds another on its
+// nats.prefix exits with status 1, naming it (docs/distributed.md).
 //
 // Logs go to stderr (the journal, under systemd): text by default,
 // --log-format json for machines; --log-level debug|info|warn|error. At the
@@ -137,40 +153,77 @@
 //
 // # taskd worker
 //
-//	taskd worker --nats URL [--config FILE] [--profiles claude,exec] [--concurrency N] [--dir-map FROM=TO]... [--state DIR] [--name NAME] [--ack-wait D] [--log-format text|json] [--log-level LEVEL]
+//	taskd worker [--config FILE] [--nats URL] [--profiles claude,exec] [--label L]... [--concurrency N] [--dir-map FROM=TO]... [--state DIR] [--name NAME] [--heartbeat D] [--grace D] [--drain-timeout D] [--drain] [--log-format text|json] [--log-level LEVEL]
 //
 // Worker runs, on this machine, the agent attempts that a coordinator (taskd
 // run --nats URL, on the machine with the task directory) sends through the
 // NATS server at URL, until it receives SIGINT or SIGTERM.
 //
-// It pulls attempts of the profiles it serves (--profiles, comma-separated;
-// default: claude, opencode, codex and exec), at most --concurrency at once
-// (default: the number of CPUs), and runs each exactly as the daemon would:
-// the profile's command line, its own process group, the timeout, and an
-// environment built from the worker's own environment with the profile's
-// allow-list (only the names travel). It tells the server it is alive while
-// an agent runs, sends the agent's output back as it grows and its result
-// when it ends; the coordinator writes the task files and run folders.
+// --config FILE is a taskd configuration file: its "nats" section says how
+// to reach the server (url, credentials, TLS, prefix), which coordinators'
+// attempts to run (coordinatorKeys: their public keys; a worker runs only
+// attempts signed by one of them) and the worker's own key (signingKey;
+// without one the worker makes one in its state directory and logs its
+// public key, which the coordinator must list in its nats.workerKeys); its
+// "profiles" define the profiles the worker runs. --nats overrides the url.
+//
+// It serves the profiles --profiles names (comma-separated; default:
+// claude, opencode, codex and exec), each as its own configuration defines
+// it: an attempt names a profile, never a command line. It takes the
+// attempts of those profiles that ask for no label, or only for labels it
+// has (--label, repeatable: a task's metadata.taskd.labels), at most
+// --concurrency at once (default: the number of CPUs), and runs each exactly
+// as the daemon would: the profile's command line, its own process group,
+// the timeout, and an environment built from the worker's own environment
+// with the profile's allow-list (only the names travel). It sends the
+// agent's output back as it grows and its result when it ends; the
+// coordinator writes the task files and run folders. Every --heartbeat D
+// (default 5s) it tells the server it is alive and what it runs; a worker
+// silent for longer than the coordinator's nats.lostAfter loses its
+// attempts, which run again elsewhere.
 //
 // An attempt runs in the coordinator's working directory mapped by the
 // longest --dir-map FROM=TO (repeatable) whose FROM contains it, or, when
 // the task names a repository (metadata.taskd.repo, and ref), in a git
 // worktree of it that the worker makes for the attempt. A directory that
-// does not exist here fails the attempt, saying so.
+// does not exist here fails the attempt, saying so. The worker keeps its
+// run folders, clones and key in --state DIR (default
+// $XDG_STATE_HOME/taskd/worker); one worker per state directory.
 //
-// --config FILE reads the "nats" section of a taskd configuration file
-// (credentials, TLS, prefix, ackWait); --nats overrides its url. The worker
-// keeps its run folders and clones in --state DIR (default
-// $XDG_STATE_HOME/taskd/worker); one worker per state directory. --ack-wait D
-// (default 30s) is how long the worker may stay silent before the server
-// gives its attempts to another worker; they are then recorded as
-// interrupted and run again.
+// SIGINT or SIGTERM drains the worker: it takes no new attempt, lets those
+// that run finish for --drain-timeout D (default 10m), then stops what
+// still runs (SIGTERM to each agent's process group, SIGKILL after --grace
+// D, default 10s) and reports it interrupted, to run again elsewhere; a
+// second signal stops them at once. taskd worker --drain [--state DIR]
+// drains the worker that runs on that state directory and waits until it
+// has stopped.
 //
-// On SIGINT or SIGTERM the worker stops its agents (SIGTERM, then SIGKILL
-// after the grace period) and reports them interrupted; their coordinators
-// run them again. It fails at once (status 1) when the configuration is
-// invalid or another worker uses the state directory, and with status 2 on
-// a bad flag. docs/distributed.md describes a deployment.
+// It fails at once (status 1) when the configuration is invalid, names a
+// profile it does not define or no coordinator key, when the server refuses
+// its credentials, or when another worker uses the state directory; with
+// status 2 on a bad flag. taskd workers lists the workers a coordinator
+// sees; docs/distributed.md describes a deployment.
+//
+// # taskd workers
+//
+//	taskd workers [--config FILE] [--nats URL] [--json]
+//
+// Workers lists the taskd workers of the coordinator's NATS server and
+// prefix, from the heartbeats they publish: each one's name, host, version,
+// the profiles it serves and its labels, its slots in use, when its last
+// heartbeat arrived, its state, and the attempts it holds (list/task#attempt
+// and whether the agent is being prepared, runs, or its end is being sent).
+// A worker's state is "serving", "draining" (taskd worker --drain, or
+// SIGTERM: it finishes what it runs and takes nothing new), "stopped",
+// "silent" (no heartbeat for three of its intervals: its attempts are
+// recorded lost after nats.lostAfter), or "untrusted" (its key is not in
+// nats.workerKeys: the coordinator ignores what it reports). The first
+// line names the coordinator that holds the prefix.
+//
+// It reads the nats section of --config FILE (default: the daemon's
+// configuration file) and logs in as the coordinator does; --nats overrides
+// the url. --json prints the same as a JSON object. It fails (status 1) when
+// the server cannot be reached or refuses.
 //
 // # taskd clean
 //
@@ -603,8 +656,13 @@
 // (shown by taskd status): for a workflow's human step, passed (go on as if
 // the step passed) or failed, each offered only where the workflow has a
 // way on for it, or leave (keep it waiting); for a loop guard, continue,
-// abort or investigate. A workflow that completed at a stage boundary
-// (metadata.taskd.boundary) takes continue: it walks on into its next stage.
+// abort or investigate; for a step, a loop's judge or an answer to vote on
+// whose model gave no verdict, even asked again, the verdict (passed or
+// failed; break or continue; abstain or retry) or fail; for refused tool
+// calls, allow (exactly those calls, continuing the same session),
+// allow-tool (their whole tools), retry or fail. A workflow that completed
+// at a stage boundary (metadata.taskd.boundary) takes continue: it walks on
+// into its next stage.
 //
 // --note TEXT gives directions with the answer (metadata.taskd.resolveNote):
 // the daemon puts them into the prompt of the step that runs next, and
@@ -612,6 +670,7 @@
 //
 //	taskd resolve work/7 passed --note 'Use the existing date helper.'
 //	taskd resolve work/7 continue
+//	taskd resolve work/8 allow
 //
 // Resolve fails (status 1) when the task does not exist, neither waits for
 // a person nor stopped at a stage boundary, or does not accept the answer;

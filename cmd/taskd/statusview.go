@@ -289,6 +289,12 @@ func (r *renderer) row(t *status.Task, tree string) {
 			}
 		}
 		r.note("answer: ", answer, "")
+		if g := t.Grants["allow"]; len(g) > 0 {
+			r.note("allow: ", "exactly "+strings.Join(g, ", "), "")
+		}
+		if g := t.Grants["allow-tool"]; len(g) > 0 {
+			r.note("allow-tool: ", "all of "+strings.Join(g, ", "), "")
+		}
 	case state == "succeeded" && len(t.Options) > 0:
 		r.note("stopped at: ", t.WaitingFor, "33")
 		r.note("answer: ", "taskd resolve "+ref+" continue", "")

@@ -179,6 +179,7 @@ func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res 
 		m.Delete("pauses")
 	}
 	m.Delete("interruptedSession")
+	m.Delete("grant") // given to this attempt
 	switch end.move {
 	case task.Wait:
 		// The agent ended its turn while its children still run: it is

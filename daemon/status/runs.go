@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/daemon/worktree"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -32,6 +33,17 @@ type Runs struct {
 	// CwdNote says why a task of a Claude Code session's list runs in
 	// the home directory (metadata.taskd.cwdNote).
 	CwdNote string `json:"cwdNote,omitempty"`
+	// Remote says where a running attempt sent to a worker is
+	// (docs/distributed.md).
+	Remote *Remote `json:"remote,omitempty"`
+}
+
+// Remote is where a running attempt sent to a worker is: State is
+// "queued" (no worker has claimed it yet), "claimed" (Worker prepares its
+// agent) or "running" (its agent runs on Worker).
+type Remote struct {
+	Worker string `json:"worker,omitempty"`
+	State  string `json:"state"`
 }
 
 // Worktree is a task's git worktree, as its task records it
@@ -94,8 +106,27 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 			dir = filepath.Join(listDir, dir)
 		}
 		r.Logs = dir
+		if state == task.Running {
+			r.Remote = remoteOf(listDir, dir)
+		}
 	}
 	return r
+}
+
+// remoteOf reads where the attempt of run folder dir is, from its
+// cmd.json, if a worker runs it.
+func remoteOf(listDir, dir string) *Remote {
+	data, err := fsroot.ReadFile(listDir, filepath.Join(dir, "cmd.json"), 1<<20)
+	if err != nil {
+		return nil
+	}
+	var cmd struct {
+		Remote *Remote `json:"remote"`
+	}
+	if json.Unmarshal(data, &cmd) != nil || cmd.Remote == nil || cmd.Remote.State == "" {
+		return nil
+	}
+	return cmd.Remote
 }
 
 // decode reads metadata.taskd's key into v, reporting whether it could.
