@@ -34,7 +34,10 @@ JSON events (the claude, codex and opencode profiles) that is the readable
 transcript taskd writes as the agent goes — its text, each tool it calls
 with its target, the results in short, denied tools, the cost — and --raw
 prints the stream itself; for any other agent, its standard output.
---stderr prints its standard error. The files are transcript.log,
+--stderr prints its standard error. When the log asked for is empty and
+the agent wrote to standard error (one that failed before it began: its
+program missing, a login needed), logs prints standard error instead and
+says so on its own standard error. The files are transcript.log,
 stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
 next to prompt.md, cmd.json and result.json.
 
@@ -105,17 +108,38 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	if n == 0 && !*follow {
 		return fmt.Errorf("task %s has not run yet", ref)
 	}
+	// An agent that failed before it wrote a line (its program missing, a
+	// login needed, a bad flag) said why on standard error only: when the
+	// log asked for is empty, logs prints that instead, and says so.
+	orStderr := func(n int) {
+		if *stderrFlag {
+			return
+		}
+		dir := filepath.Join(runs, fmt.Sprint(n))
+		if data, err := os.ReadFile(filepath.Join(dir, "stderr.log")); err == nil && len(bytes.TrimSpace(data)) > 0 {
+			fmt.Fprintf(inv.stderr, "taskd logs: the %s of attempt %d is empty; its standard error (stderr.log) follows\n", logWords[name(n)], n)
+			inv.stdout.Write(data)
+		}
+	}
 	if !*follow || ended && *attemptFlag > 0 {
 		data, err := os.ReadFile(filepath.Join(runs, fmt.Sprint(n), name(n)))
 		if err != nil {
 			return err
 		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			orStderr(n)
+			return nil
+		}
 		_, err = inv.stdout.Write(data)
 		return err
 	}
 	f := status.NewFollower(dir.Path(), ref.id, func(d string) string { return logName(d, *stderrFlag, *raw) }, n)
+	f.OnEmpty(orStderr)
 	return followLogs(ctx, inv.stdout, f, latest)
 }
+
+// logWords name the logs of a run folder in messages.
+var logWords = map[string]string{"transcript.log": "transcript", "stdout.log": "standard output", "stderr.log": "standard error"}
 
 // logName is the log of the attempt in run folder dir that logs prints
 // (status.LogName).

@@ -258,8 +258,16 @@ func (r *renderer) row(t *status.Task, tree string) {
 		if t.PausedBy != "" {
 			r.note("limit: ", t.PausedBy, "")
 		}
+		if t.PausedProfile != "" {
+			r.note("", "resume now: taskd resume "+t.PausedProfile, "")
+		}
+	case (state == "pending" || state == "retrying") && t.Pause != nil:
+		r.note("waiting for: ", pauseWords(v.now, t.Pause), "33")
+		r.note("", "resume now: taskd resume "+t.Pause.Profile, "")
 	case state == "waiting" && t.Waits != nil:
 		r.note("waiting for: ", waitsWords(t.Waits, v.names), "36")
+	case state == "starting":
+		r.note("waiting for: ", t.WaitingFor, "34")
 	case state == "running":
 		if t.Dispatch != "" {
 			r.note("", t.Dispatch, "33") // a worker's attempt waits (docs/distributed.md)

@@ -34,3 +34,6 @@ func stepCell(t *status.Task) string {
 
 // waitsWords says what a waiting task waits for (status.WaitsWords).
 func waitsWords(w *status.Waits, names map[string]string) string { return status.WaitsWords(w, names) }
+
+// pauseWords says which paused profile holds a task back (status.PauseWords).
+func pauseWords(now time.Time, p *status.Pause) string { return status.PauseWords(now, p) }

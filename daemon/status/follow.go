@@ -26,6 +26,8 @@ type Follower struct {
 	off  int64                      // how far it has read attempt n's log
 	tail int64                      // SetTail's
 	cut  bool                       // the next read starts inside a line
+	// empty is told of an attempt whose log stayed empty (OnEmpty).
+	empty func(n int)
 }
 
 // NewFollower returns a Follower of the run folders of task id of the
@@ -40,6 +42,11 @@ func NewFollower(listDir, id string, name func(runDir string) string, n int) *Fo
 // (from the line that begins there), not at its start: a view that keeps
 // only the last lines need not read the rest.
 func (f *Follower) SetTail(n int64) { f.tail = n }
+
+// OnEmpty has fn told of each attempt whose log stayed empty, once it is
+// over (a later attempt started, or the task ended): an agent that failed
+// before it wrote a line said why on its standard error only.
+func (f *Follower) OnEmpty(fn func(n int)) { f.empty = fn }
 
 // Attempt returns the attempt whose log the Follower reads (0: none yet).
 func (f *Follower) Attempt() int { return f.n }
@@ -64,14 +71,24 @@ func (f *Follower) Read(w io.Writer, latest func() (n int, ended bool)) bool {
 		}
 		cur, ended := latest()
 		if cur > f.n {
+			f.over()
 			f.n, f.off = cur, 0
 			continue
 		}
 		if ended && f.n > 0 {
 			f.copy(w)
+			f.over()
 			return true
 		}
 		return false
+	}
+}
+
+// over tells OnEmpty's function of attempt n, over, if its log stayed
+// empty.
+func (f *Follower) over() {
+	if f.n > 0 && f.off == 0 && f.empty != nil {
+		f.empty(f.n)
 	}
 }
 
@@ -111,7 +128,8 @@ func (f *Follower) copy(w io.Writer) {
 
 // LatestAttempt returns the number of task id's latest attempt (of a
 // workflow, of its steps' runs) and whether it has ended: whether it is
-// anything but running (a task not started yet has no state).
+// anything but claimed (running, or starting: prepared, its agent about to
+// start; a task not started yet has no state).
 func LatestAttempt(dir *taskfile.Dir, id string) (int, bool) {
 	t, err := dir.Read(id)
 	if err != nil {
@@ -120,5 +138,5 @@ func LatestAttempt(dir *taskfile.Dir, id string) (int, bool) {
 	m := t.Metadata.Object("taskd")
 	n, _ := m.Int("attempt")
 	state, _ := m.String("state")
-	return int(n), state != string(task.Running) && state != ""
+	return int(n), !task.State(state).Claimed() && state != ""
 }

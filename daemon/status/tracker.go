@@ -4,8 +4,10 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -27,14 +29,17 @@ type Tracker struct {
 	// are its files whose names cannot be task ids.
 	refused, fix string
 	misnamed     []Misnamed
+	pauses       pausefile.Record // SetPauses's
 }
 
 // tracked is what a Tracker read of one task file.
 type tracked struct {
-	task   Task   // before List links it
-	status string // Claude Code's status, for the tasks it blocks
-	shown  bool   // taskd's own, or the Tracker shows every task
-	waits  waitIDs
+	task     Task   // before List links it
+	status   string // Claude Code's status, for the tasks it blocks
+	shown    bool   // taskd's own, or the Tracker shows every task
+	waits    waitIDs
+	pausable bool   // a profile's pause may hold it back (pausable)
+	agent    string // the agent whose profile's pause does
 }
 
 // NewTracker reads list id under root as Snapshot does (all: every task,
@@ -107,6 +112,10 @@ func (tr *Tracker) Update(ids ...string) {
 	}
 }
 
+// SetPauses gives the Tracker the root's pauses (package pausefile), which
+// List shows on the tasks they hold back.
+func (tr *Tracker) SetPauses(rec pausefile.Record) { tr.pauses = rec }
+
 // Reload reads every task file again.
 func (tr *Tracker) Reload() error {
 	clear(tr.files)
@@ -130,7 +139,10 @@ func (tr *Tracker) read(id string) {
 		return
 	}
 	f := &tracked{status: t.Status}
-	owned, _ := task.Addressed(t)
+	owned, ownerProfile := task.Addressed(t)
+	if owned {
+		f.agent, f.pausable = pausable(t, ownerProfile)
+	}
 	if f.shown = owned || tr.all; f.shown {
 		fillStatus(&ts, t, owned, tr.dir.File(id))
 		if kind, ids := waitsOf(t); len(ids) > 0 {
@@ -152,6 +164,7 @@ func (tr *Tracker) List() List {
 	}
 	status := make(map[string]string, len(tr.ids))
 	waiting := map[string]waitIDs{}
+	now := time.Now()
 	for _, id := range tr.ids {
 		f := tr.files[id]
 		if f == nil {
@@ -163,6 +176,9 @@ func (tr *Tracker) List() List {
 			continue
 		}
 		ls.Tasks = append(ls.Tasks, f.task)
+		if f.pausable && len(tr.pauses.Profiles) > 0 {
+			ls.Tasks[len(ls.Tasks)-1].Pause = pauseFor(tr.pauses, f.agent, now)
+		}
 		if len(f.waits.ids) > 0 {
 			waiting[id] = f.waits
 		}

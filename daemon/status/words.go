@@ -19,7 +19,7 @@ import (
 // painted in on a terminal that shows colour.
 var StateColors = map[string]string{
 	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
-	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
+	"running": "34", "starting": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
 	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
 	"held": "33;1",
 }
@@ -92,7 +92,7 @@ func When(now, at time.Time) string {
 
 // StateOrder orders the counts of a list's tasks by state (StateCounts).
 var StateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying", "paused",
-	"running", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
+	"running", "starting", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
 
 // StateCounts counts tasks by their state words: "2 running", "1
 // needs_human", in StateOrder, states it does not know last.
@@ -173,6 +173,20 @@ func Dollars(usd float64, estimated bool) string {
 	}
 	if estimated {
 		s = "~" + s
+	}
+	return s
+}
+
+// PauseWords says which paused profile holds a task back, why and until
+// when: "profile claude is paused until 20:00 (usage limit): You've hit
+// your limit".
+func PauseWords(now time.Time, p *Pause) string {
+	s := "profile " + p.Profile + " is paused"
+	if !p.Until.IsZero() {
+		s += " until " + When(now, p.Until)
+	}
+	if p.Reason != "" {
+		s += " (" + p.By + "): " + p.Reason
 	}
 	return s
 }
