@@ -691,12 +691,14 @@
 // the answers it takes, why it failed, its branch and what its work
 // changed, its children, and the last lines of its latest attempt's
 // transcript as taskd logs -f shows it. The heading counts what runs,
-// waits, needs a person and failed.
+// waits, needs a person and failed, adds up what the agents cost today by
+// profile, and names the profiles a usage limit paused.
 //
 // From the view you act on the selected task through the same code as the
 // commands: enter answers it (taskd resolve, with a note typed in place),
 // a allows the calls it was refused, c cancels it and the tasks below it,
-// r retries it, R restarts it, x removes it, d shows its worktree's diff
+// r retries it, R restarts it, x removes it, p lifts the pause of the
+// profile that holds it back (taskd resume), d shows its worktree's diff
 // and o all its output in $PAGER (else less). Each action that loses
 // something asks first. ? lists every key; q or Ctrl-C quits and leaves the
 // terminal as it was.

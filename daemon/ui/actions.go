@@ -9,10 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/taskd/taskd/daemon/control"
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -33,6 +35,7 @@ const (
 	verbRetry   = "retry"
 	verbRestart = "restart"
 	verbRemove  = "remove"
+	verbResume  = "resume"
 )
 
 // actionTimeout bounds an action: a task file's lock that nobody
@@ -99,6 +102,51 @@ func (m *Model) ask(verb string) tea.Cmd {
 		c.act = remove(ref, dir, t.ID, false)
 	}
 	m.mode, m.confirm = confirming, c
+	return nil
+}
+
+// resume asks before it lifts the pause of the agent profile that holds
+// the selected task back (or paused it); with a list selected, of the one
+// profile paused.
+func (m *Model) resume() tea.Cmd {
+	profile := ""
+	if t := m.selectedTask(); t != nil {
+		switch {
+		case t.Pause != nil:
+			profile = t.Pause.Profile
+		case t.PausedProfile != "":
+			profile = t.PausedProfile
+		}
+	}
+	if profile == "" && len(m.snap.pauses) == 1 && m.selectedTask() == nil {
+		for name := range m.snap.pauses {
+			profile = name
+		}
+	}
+	if profile == "" {
+		m.msg, m.msgErr = "no paused profile holds the selected task back", true
+		if len(m.snap.pauses) > 0 {
+			m.msg = "select a task a paused profile holds back: " + pausedWords(m.snap.pauses, m.now)
+		}
+		return nil
+	}
+	root := m.opt.Root
+	m.mode, m.confirm = confirming, &confirmation{verb: verbResume,
+		question: "Lift the pause of profile " + profile + " now? The tasks it holds back start at once.",
+		act: func(ctx context.Context) doneMsg {
+			lifted, resumed, err := pausefile.Resume(ctx, root, profile, time.Now())
+			if err != nil {
+				return doneMsg{err: err}
+			}
+			text := "profile " + profile + ": not paused any more"
+			if lifted != nil {
+				text = "profile " + profile + ": pause lifted"
+			}
+			if len(resumed) > 0 {
+				text += "; resume now: " + strings.Join(resumed, " ")
+			}
+			return doneMsg{text: text}
+		}}
 	return nil
 }
 

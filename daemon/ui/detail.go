@@ -152,6 +152,9 @@ func (m *Model) taskNotes(p *pane, l *status.List, t *status.Task, state string)
 		if t.PausedBy != "" {
 			p.note("limit: ", t.PausedBy, "", 2)
 		}
+		if t.PausedProfile != "" {
+			p.note("", "p resumes profile "+t.PausedProfile+" now", "", 1)
+		}
 	case string(task.Waiting):
 		if t.Waits != nil {
 			p.note("waiting for: ", status.WaitsWords(t.Waits, names(l)), "36", 2)
@@ -163,6 +166,10 @@ func (m *Model) taskNotes(p *pane, l *status.List, t *status.Task, state string)
 		if t.Progress != nil {
 			p.note("", progressWords(t, m.now), "", 2)
 		}
+	}
+	if t.Pause != nil && state != string(task.Paused) {
+		p.note("waiting for: ", status.PauseWords(m.now, t.Pause), "33", 2)
+		p.note("", "p resumes profile "+t.Pause.Profile+" now", "", 1)
 	}
 	if ended(state) && t.Error != "" && t.Error != "cancelled" {
 		p.note("error: ", t.Error, "31", maxNote)

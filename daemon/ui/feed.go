@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/held"
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -143,7 +145,7 @@ func (f *feed) run(ctx context.Context, send func(tea.Msg)) {
 					r.costs.list(&l)
 				}
 			}
-			if ticks++; ticks%2 == 0 && r.checkDaemon() || newDay {
+			if ticks++; ticks%2 == 0 && (r.checkDaemon() || r.checkPauses(now)) || newDay {
 				send(r.snapshot())
 			}
 			send(tickMsg(now))
@@ -161,12 +163,15 @@ type reader struct {
 	lists    map[string]status.List     // as last read, attended
 	failed   map[string]string          // lists that cannot be read, and why
 	held     []held.Task
+	pauses   pausefile.Record // the root's paused profiles
+	pausesAt time.Time        // when they were read
 	daemon   Daemon
 	problem  string // what the view should know about the feed itself
 
 	// What changed since the last flush.
 	all     bool                       // everything (events lost)
 	rescan  bool                       // the root's lists
+	resend  bool                       // the daemon or the pauses
 	sync    map[string]bool            // the lists whose directories changed
 	relink  map[string]bool            // the lists whose notes of refusal changed
 	changed map[string]map[string]bool // task files, by list
@@ -182,6 +187,7 @@ func newReader(opt Options) *reader {
 		sync: map[string]bool{}, relink: map[string]bool{}, changed: map[string]map[string]bool{}, costs: newCosts(opt.Root)}
 	r.costs.at(opt.Now())
 	r.checkDaemon()
+	r.checkPauses(opt.Now())
 	return r
 }
 
@@ -214,8 +220,15 @@ func (r *reader) note(ev fsnotify.Event) bool {
 	parts := strings.Split(rel, string(filepath.Separator))
 	switch {
 	case rel == ".":
-		if strings.HasPrefix(name, ".") {
-			return name == ".taskd.lock" && r.checkDaemon()
+		switch {
+		case name == ".taskd.lock":
+			r.resend = r.checkDaemon() || r.resend
+			return r.resend
+		case name == pausefile.Name:
+			r.resend = r.checkPauses(time.Now()) || r.resend
+			return r.resend
+		case strings.HasPrefix(name, "."):
+			return false
 		}
 		r.rescan = true
 		return true
@@ -291,6 +304,7 @@ func (r *reader) scan() {
 			continue
 		}
 		delete(r.failed, id)
+		tr.SetPauses(r.pauses)
 		r.trackers[id] = tr
 		r.set(id, tr.List())
 	}
@@ -326,6 +340,9 @@ func (r *reader) flush() (lists, transcript bool) {
 	if r.rescan {
 		r.rescan, lists = false, true
 		r.scan()
+	}
+	if r.resend {
+		r.resend, lists = false, true
 	}
 	touched := map[string]bool{}
 	for id := range r.sync {
@@ -419,9 +436,41 @@ func (r *reader) checkDaemon() bool {
 	return changed
 }
 
+// checkPauses reads the root's pause file, and reports whether what it
+// holds at now changed (a pause set, lifted, or ended since the last
+// look): the lists are linked again then, each task a pause holds marked.
+func (r *reader) checkPauses(now time.Time) bool {
+	rec, err := pausefile.Read(r.opt.Root)
+	if err != nil {
+		rec = pausefile.Record{} // a bad file: no pause is shown, as taskd status does
+	}
+	if reflect.DeepEqual(liveProfiles(rec, now), liveProfiles(r.pauses, r.pausesAt)) {
+		r.pauses, r.pausesAt = rec, now
+		return false
+	}
+	r.pauses, r.pausesAt = rec, now
+	for id, tr := range r.trackers {
+		tr.SetPauses(rec)
+		r.set(id, tr.List())
+	}
+	return true
+}
+
+// liveProfiles returns the profiles of rec whose pause lasts at now.
+func liveProfiles(rec pausefile.Record, now time.Time) map[string]pausefile.Pause {
+	out := map[string]pausefile.Pause{}
+	for name, p := range rec.Profiles {
+		if p.Until.IsZero() || p.Until.After(now) {
+			out[name] = p
+		}
+	}
+	return out
+}
+
 // snapshot is what the reader knows of the root, for the view.
 func (r *reader) snapshot() *snapshot {
-	s := &snapshot{daemon: r.daemon, problem: r.problem, failed: map[string]string{}, costs: r.costs.total()}
+	s := &snapshot{daemon: r.daemon, problem: r.problem, failed: map[string]string{}, costs: r.costs.total(),
+		pauses: liveProfiles(r.pauses, r.pausesAt)}
 	for _, id := range slices.Sorted(maps.Keys(r.lists)) {
 		s.lists = append(s.lists, r.lists[id])
 	}

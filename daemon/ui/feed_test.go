@@ -120,6 +120,18 @@ func TestFeed(t *testing.T) {
 	writeFile(t, filepath.Join(list, ".taskd", "rejected", "3.json.txt"), list+"/3.json: unknown agent \"x\"\n\nHow to fix it: name a profile.\n")
 	await(t, msgs, "task 3 rejected", func(s *snapshot) bool { t := taskOf(s, "l", "3"); return t != nil && t.Rejected != "" })
 
+	writeFile(t, filepath.Join(list, "6.json"), `{"id": "6", "subject": "held", "status": "pending", "blocks": [], "blockedBy": [], "owner": "taskd", "metadata": {"taskd": {"agent": "claude"}}}`)
+	writeFile(t, filepath.Join(root, ".taskd-pauses.json"), `{"profiles": {"claude": {"reason": "a limit", "by": "usage limit", "agents": ["claude"]}}}`)
+	await(t, msgs, "the pause", func(s *snapshot) bool {
+		t := taskOf(s, "l", "6")
+		return len(s.pauses) == 1 && t != nil && t.Pause != nil && t.Pause.Profile == "claude"
+	})
+	os.Remove(filepath.Join(root, ".taskd-pauses.json"))
+	await(t, msgs, "the pause lifted", func(s *snapshot) bool {
+		t := taskOf(s, "l", "6")
+		return len(s.pauses) == 0 && t != nil && t.Pause == nil
+	})
+
 	f.Follow(key{"l", "1"})
 	await(t, msgs, "the transcript", func(m transcriptMsg) bool {
 		return m.k == key{"l", "1"} && m.attempt == 1 && strings.Join(m.lines, "|") == "first line"

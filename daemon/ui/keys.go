@@ -30,6 +30,7 @@ var bindings = []binding{
 	{"r", "retry: run it again from where it was (asks first)"},
 	{"R", "restart: run it again from its first step (asks first)"},
 	{"x  delete", "remove it: its file, run folders, inbox (asks first)"},
+	{"p", "resume the paused profile that holds it back (asks first)"},
 	{"d", "the diff of its git worktree, in $PAGER"},
 	{"o", "all of its latest attempt's output, in $PAGER"},
 	{"ctrl-r", "read every file again"},
@@ -114,6 +115,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return m.ask(verbRestart)
 	case "x", "delete":
 		return m.ask(verbRemove)
+	case "p":
+		return m.resume()
 	case "d":
 		return m.diff()
 	case "o":
@@ -167,6 +170,9 @@ func (m *Model) hints() []string {
 		out = append(out, "c cancel")
 	} else {
 		out = append(out, "r retry", "R restart", "x remove")
+	}
+	if t.Pause != nil || t.PausedProfile != "" {
+		out = append(out, "p resume")
 	}
 	if t.Worktree != nil {
 		out = append(out, "d diff")

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/status"
 )
 
@@ -22,9 +23,10 @@ func (k key) String() string {
 type snapshot struct {
 	lists   []status.List
 	daemon  Daemon
-	failed  map[string]string  // lists (and the root, "") that cannot be read, and why
-	problem string             // what the view should know of the feed
-	costs   map[string]float64 // what each agent profile cost today
+	failed  map[string]string          // lists (and the root, "") that cannot be read, and why
+	problem string                     // what the view should know of the feed
+	costs   map[string]float64         // what each agent profile cost today
+	pauses  map[string]pausefile.Pause // the agent profiles paused, by name
 }
 
 // The messages the model takes besides the terminal's.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -161,6 +162,7 @@ func TestScreens(t *testing.T) {
 		{name: "failed", w: 80, h: 24, sel: [2]string{"demo", "4"}},
 		{name: "succeeded", w: 100, h: 30, sel: [2]string{"demo", "5"}},
 		{name: "paused", w: 80, h: 24, sel: [2]string{"demo", "6"}},
+		{name: "held_by_a_pause", w: 80, h: 24, sel: [2]string{"demo", "7"}},
 		{name: "hostile", w: 80, h: 24, sel: [2]string{"ops", "10"}},
 		{name: "folded", w: 80, h: 24, sel: [2]string{"demo", "1"}, keys: []string{"left"}},
 		{name: "scrolled", w: 80, h: 12, keys: []string{"G"}},
@@ -361,6 +363,24 @@ func TestActionsAsk(t *testing.T) {
 	m.Update(press(m, "y")())
 	if _, err := os.Stat(filepath.Join(root, "demo", "5.json")); !os.IsNotExist(err) {
 		t.Errorf("x y left the file: %v (%s)", err, m.msg)
+	}
+
+	// The pause of the profile that paused a task is lifted, through
+	// taskd resume's code: the pause file drops it, the task is due now.
+	selectTask(t, m, "demo", "6")
+	press(m, "p")
+	if !strings.Contains(m.footer(), "Lift the pause of profile claude now?") {
+		t.Fatalf("p: footer %q", m.footer())
+	}
+	m.Update(press(m, "y")())
+	if rec, err := pausefile.Read(root); err != nil || len(rec.Profiles) != 0 {
+		t.Errorf("after p y the pause file holds %v (%v); %s", rec.Profiles, err, m.msg)
+	}
+	if got := readMeta(t, root, "demo", "6", "retryAt"); !strings.HasPrefix(got, time.Now().UTC().Format("2006-01-02")) {
+		t.Errorf("the paused task is due at %q, want now; %s", got, m.msg)
+	}
+	if !strings.Contains(m.msg, "profile claude: pause lifted; resume now: demo/6") {
+		t.Errorf("p y said %q", m.msg)
 	}
 
 	// A running task is asked about again before it is removed.

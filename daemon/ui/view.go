@@ -5,7 +5,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/status"
 	tt "github.com/taskd/taskd/internal/termtext"
 )
@@ -31,7 +33,7 @@ type layout struct {
 type region struct{ h, w int }
 
 func (m *Model) layout() layout {
-	l := layout{head: 2}
+	l := layout{head: 1 + len(m.totals(&drawing{}))}
 	body := m.height - l.head - 1 // less the heading and the line of keys
 	if m.width >= wideAt {
 		l.wide = true
@@ -193,13 +195,17 @@ func (m *Model) heading(d *drawing) {
 		line += strings.Repeat(" ", gap) + d.paint("2", right)
 	}
 	d.add(line)
-	d.add(m.totals(d))
+	d.lines = append(d.lines, m.totals(d)...)
 }
 
 // totals says how many tasks run, wait, need a person and failed, what
-// the agents cost today, and what else the person should know of the
-// root at once.
-func (m *Model) totals(d *drawing) string {
+// the agents cost today, which profiles are paused, and what else the
+// person should know of the root at once: one line, or two when that is
+// too narrow.
+func (m *Model) totals(d *drawing) []string {
+	if m.snap == nil {
+		return nil
+	}
 	c := m.tally
 	spans := []span{
 		{fmt.Sprintf("%d running", c.running), status.StateColors["running"]},
@@ -213,13 +219,23 @@ func (m *Model) totals(d *drawing) string {
 	if spent := costWords(m.snap.costs); spent != "" {
 		spans = append(spans, span{spent, ""})
 	}
+	if paused := pausedWords(m.snap.pauses, m.now); paused != "" {
+		spans = append(spans, span{paused, status.StateColors["paused"]})
+	}
 	if why := m.snap.failed[""]; why != "" {
 		spans = append(spans, span{"the root cannot be read: " + why, "31"})
 	}
 	if m.snap.problem != "" {
 		spans = append(spans, span{m.snap.problem, "31"})
 	}
-	return d.joinFit(spans, " · ", m.width)
+	width := 0
+	for i, s := range spans {
+		width += tt.Width(s.text) + 3*min(i, 1)
+		if width > m.width && i > 0 && m.height >= 16 {
+			return []string{d.joinFit(spans[:i], " · ", m.width), d.joinFit(spans[i:], " · ", m.width)}
+		}
+	}
+	return []string{d.joinFit(spans, " · ", m.width)}
 }
 
 // path shows p with the home directory as ~.
@@ -246,4 +262,21 @@ func costWords(costs map[string]float64) string {
 		return "today " + parts[0]
 	}
 	return "today " + status.Dollars(sum, false) + ": " + strings.Join(parts, ", ")
+}
+
+// pausedWords says which agent profiles are paused and until when:
+// "paused: claude until 20:00, codex"; "" for none.
+func pausedWords(pauses map[string]pausefile.Pause, now time.Time) string {
+	if len(pauses) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(pauses)) {
+		p := tt.Clean(name)
+		if until := pauses[name].Until; !until.IsZero() {
+			p += " until " + status.When(now, until)
+		}
+		parts = append(parts, p)
+	}
+	return "paused: " + strings.Join(parts, ", ")
 }
