@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -303,4 +304,41 @@ func TestUI_Terminal(t *testing.T) {
 	if p := tm.painted(); !sgrColour.MatchString(p) {
 		t.Errorf("no colour without NO_COLOR:\n%q", p)
 	}
+}
+
+// TestUI_DiffAndOutputInPager: from taskd ui, d shows the diff of a task
+// that ran in a git worktree (taskd diff's) and o its whole output, each
+// in $PAGER, and the view comes back when the pager ends.
+func TestUI_DiffAndOutputInPager(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	repo := t.TempDir()
+	writeTask(t, filepath.Join(repo, "notes.txt"), "first\n")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "first"}} {
+		gitHere(t, repo, args...)
+	}
+	home := t.TempDir()
+	root := liveDaemon(t, home, `{"concurrency": 2}`)
+	writeTask(t, filepath.Join(root, "l", "1.json"), `{"id": "1", "subject": "Change the notes", "status": "pending", "blocks": [], "blockedBy": [], "owner": "taskd",
+	  "metadata": {"taskd": {"agent": "exec", "cwd": "`+repo+`", "worktree": true, "prompt": "echo changed > notes.txt; echo OUTPUT-OF-THE-TASK"}}}`)
+	waitUntil(t, "the task to succeed", 2*time.Minute, func() bool { return stateIn(t, root, "l", "1") == task.Succeeded })
+
+	paged := filepath.Join(t.TempDir(), "paged")
+	tm := startTerm(t, 100, 30, []string{"HOME=" + home, "PAGER=cat > " + paged}, taskdBin(t), "ui", "--root", root)
+	tm.waitFor("succeeded", time.Minute)
+	tm.keys("j")
+	tm.waitFor("branch: taskd/l/1 of "+repo, 30*time.Second)
+	tm.keys("d")
+	waitUntil(t, "the diff in the pager", time.Minute, func() bool {
+		data, _ := os.ReadFile(paged)
+		return strings.Contains(string(data), "# l/1 · branch taskd/l/1 of "+repo) && strings.Contains(string(data), "+changed")
+	})
+	tm.waitFor("l/1 · succeeded", 30*time.Second) // the view is back
+	tm.keys("o")
+	waitUntil(t, "the output in the pager", time.Minute, func() bool {
+		data, _ := os.ReadFile(paged)
+		return string(data) == "OUTPUT-OF-THE-TASK\n"
+	})
+	tm.waitFor("l/1 · succeeded", 30*time.Second)
 }

@@ -176,6 +176,7 @@ func (m *Model) taskNotes(p *pane, l *status.List, t *status.Task, state string)
 	}
 	if w := t.Worktree; w != nil {
 		p.note("branch: ", workWords(w, state), "", 2)
+		p.note("worktree: ", m.path(w.Path), "", 1)
 	} else if t.Cwd != "" {
 		p.note("in: ", m.path(t.Cwd), "", 1)
 	}
@@ -210,12 +211,13 @@ func hasOption(t *status.Task, o string) bool {
 }
 
 // workWords says where a task's worktree is and what its work changed:
-// "taskd/l/7 of ~/src/app · 3 files +12 −4 (d: diff)".
+// "taskd/l/7 of ~/src/app · 1a2b3c4 · 3 files changed +12 −4 (d: diff)".
 func workWords(w *status.Worktree, state string) string {
 	s := w.Branch + " of " + w.Repo
 	switch {
 	case w.Commit != "":
-		s += fmt.Sprintf(" · %d %s changed +%d −%d", w.FilesChanged, status.Plural(w.FilesChanged, "file", "files"), w.Insertions, w.Deletions)
+		s += fmt.Sprintf(" · %s · %d %s changed +%d −%d", w.Commit[:min(len(w.Commit), 7)],
+			w.FilesChanged, status.Plural(w.FilesChanged, "file", "files"), w.Insertions, w.Deletions)
 	case state == string(task.Succeeded):
 		s += " · no changes"
 	}
