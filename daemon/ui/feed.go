@@ -84,7 +84,7 @@ func (f *feed) run(ctx context.Context, send func(tea.Msg)) {
 	} else {
 		r.problem = "file events cannot be watched (" + err.Error() + "): press ctrl-r to read again"
 	}
-	r.addWatch(f.opt.Root)
+	watching := r.addWatch(f.opt.Root)
 	r.scan()
 	send(r.snapshot())
 
@@ -138,6 +138,11 @@ func (f *feed) run(ctx context.Context, send func(tea.Msg)) {
 				send(r.describe())
 			}
 		case now := <-tick.C:
+			if !watching && r.watch != nil && r.addWatch(f.opt.Root) {
+				watching = true // the root has come since the view started
+				r.rescan = true
+				wake()
+			}
 			newDay := r.costs.at(now)
 			if newDay {
 				for id := range r.lists {
@@ -191,10 +196,9 @@ func newReader(opt Options) *reader {
 	return r
 }
 
-func (r *reader) addWatch(path string) {
-	if r.watch != nil {
-		r.watch(path)
-	}
+// addWatch watches path, and reports whether it could.
+func (r *reader) addWatch(path string) bool {
+	return r.watch != nil && r.watch(path) == nil
 }
 
 func (r *reader) removeWatch(path string) {
@@ -505,7 +509,8 @@ func (r *reader) follow(k key) {
 		return fol.file
 	}, n)
 	fol.f.SetTail(transcriptTail)
-	fol.watch, fol.unwatch = r.addWatch, r.removeWatch
+	fol.watch = func(path string) { r.addWatch(path) }
+	fol.unwatch = r.removeWatch
 	r.fol = fol
 	fol.read()
 }

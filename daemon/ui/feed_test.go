@@ -228,3 +228,15 @@ func TestFeedHostile(t *testing.T) {
 		t.Errorf("a control character reached the screen:\n%q", screen)
 	}
 }
+
+// TestFeedRootLater: a root that does not exist when the view starts is
+// watched once it does, and its lists shown.
+func TestFeedRootLater(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "tasks")
+	_, msgs := feedRun(t, root)
+	await(t, msgs, "the first snapshot", func(s *snapshot) bool { return len(s.lists) == 0 })
+	writeFile(t, filepath.Join(root, "l", "1.json"), taskJSON("1", "running", 1, ""))
+	await(t, msgs, "the list made after the view started", func(s *snapshot) bool { return taskOf(s, "l", "1") != nil })
+	writeFile(t, filepath.Join(root, "l", "2.json"), taskJSON("2", "running", 1, ""))
+	await(t, msgs, "a task after that", func(s *snapshot) bool { return taskOf(s, "l", "2") != nil })
+}
