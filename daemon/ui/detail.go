@@ -138,6 +138,8 @@ func (m *Model) taskNotes(p *pane, l *status.List, t *status.Task, state string)
 			p.note("stopped at: ", t.WaitingFor, "33", 2)
 			p.note("answers: ", answersWords(t), "", 1)
 		}
+	case string(task.Starting):
+		p.note("waiting for: ", t.WaitingFor, "34", 2)
 	case "blocked":
 		p.note("blocked by: ", strings.Join(t.BlockedBy, ", ")+" (must complete first)", "", 2)
 	case string(task.Retrying):
