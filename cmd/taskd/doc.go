@@ -39,6 +39,13 @@
 //	daemon     whether a daemon holds the root's lock ($ROOT/.taskd.lock),
 //	           and its pid
 //	service    whether the user service is installed and running
+//	supervision
+//	           how the daemon kills everything an attempt started, also
+//	           what left its process group (setsid, a double fork): by
+//	           cgroup (each attempt in a cgroup of its own), or, where it
+//	           can have none, by the TASKD_RUN_DIR in each process's
+//	           environment (a warning: a process that clears its
+//	           environment escapes that)
 //	profile    for each agent profile, whether its program (the first word
 //	           of its command) is found as the daemon finds it: on the
 //	           PATH of the running daemon when one runs (read from the

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/install"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 func init() {
@@ -29,6 +30,13 @@ warn or fail, with the fix under every problem:
 	daemon     whether a daemon holds the root's lock ($ROOT/.taskd.lock),
 	           and its pid
 	service    whether the user service is installed and running
+	supervision
+	           how the daemon kills everything an attempt started, also
+	           what left its process group (setsid, a double fork): by
+	           cgroup (each attempt in a cgroup of its own), or, where it
+	           can have none, by the TASKD_RUN_DIR in each process's
+	           environment (a warning: a process that clears its
+	           environment escapes that)
 	profile    for each agent profile, whether its program (the first word
 	           of its command) is found as the daemon finds it: on the
 	           PATH of the running daemon when one runs (read from the
@@ -97,6 +105,9 @@ type doctor struct {
 	// daemonEnv reads the PATH and the binary of the daemon process pid;
 	// ok is false when the system does not tell.
 	daemonEnv func(pid int) (path, exe string, ok bool)
+	// supervision says how the daemon pid (0: one started here) keeps
+	// an attempt's processes together (proc.SupervisionOf).
+	supervision func(pid int) (proc.Mode, string)
 
 	checks []check
 }
@@ -115,7 +126,8 @@ func newDoctor(root, configFile string, lists []string) *doctor {
 			}
 			return s.Status(ctx)
 		},
-		daemonEnv: procEnv,
+		daemonEnv:   procEnv,
+		supervision: proc.SupervisionOf,
 	}
 }
 
@@ -133,6 +145,7 @@ func (d *doctor) run(ctx context.Context) {
 		ds = d.checkDaemon(root)
 	}
 	d.checkService(ctx, ds)
+	d.checkSupervision(ds.pid)
 	d.checkProfiles(cfg, fc, ds.pid)
 	d.checkWorkflows(root, usable)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/install"
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/proc"
 	"github.com/taskd/taskd/taskfile"
 	"github.com/taskd/taskd/workflows"
 )
@@ -257,6 +258,21 @@ func (d *doctor) checkService(ctx context.Context, ds daemonState) {
 	default:
 		d.add(levelOK, "service", "installed ("+d.path(st.File)+") and running", "")
 	}
+}
+
+// checkSupervision says how the daemon pid (0: one started here) kills
+// what an attempt started: by cgroup, or by environment, a warning.
+func (d *doctor) checkSupervision(pid int) {
+	mode, detail := d.supervision(pid)
+	if pid == 0 {
+		detail = "a daemon started here: " + detail
+	}
+	if mode == proc.ByCgroup {
+		d.add(levelOK, "supervision", "by cgroup: "+detail, "")
+		return
+	}
+	d.add(levelWarn, "supervision", "by environment (each process carrying the attempt's TASKD_RUN_DIR is killed; one that clears its environment escapes): "+detail,
+		"run the daemon as the user service ('taskd install': its unit delegates a cgroup to it), or where it may write its own cgroup v2 (docs/security.md#processes)")
 }
 
 // checkProfiles checks that each profile's program is found as the daemon

@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/worker"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // dirMaps collects a repeatable --dir-map flag.
@@ -122,6 +123,14 @@ func runWorker(ctx context.Context, inv *invocation) error {
 		*name = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	exe, _ := os.Executable()
+	// As the daemon: what agents leave comes back to the worker, which
+	// waits for it, and an attempt's processes are killed together.
+	if err := proc.Reap(log); err != nil {
+		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
+	}
+	sup := proc.Supervise()
+	defer sup.Close()
+	log.Info("an attempt's processes are kept together", "supervision", sup.String())
 	return worker.New(worker.Config{
 		URL: *url, NATS: nc, Name: *name, Profiles: worker.ParseProfiles(*profiles), Concurrency: *concurrency,
 		DirMap: maps, State: *state, AckWait: *ackWait, Grace: *grace, Executable: exe, Home: home,

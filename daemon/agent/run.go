@@ -29,6 +29,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // An Attempt is one execution of an agent for a task: a plain task's run, a
@@ -302,19 +303,29 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 			return Result{Success: false, ExitCode: -1}, StoppedOutcome(err)
 		}
 	}
-	waited, err := startWait(cmd)
+	// Everything the agent starts stays in its attempt's group, which is
+	// killed as a whole when the agent exits or is stopped.
+	grp := proc.Supervise().Group(marker(dir))
+	if err := grp.Degraded(); err != nil {
+		r.log.Warn("the attempt's processes are known by their environment only", "task", a.TaskID, "path", dir, "err", err)
+	}
+	waited, err := startWait(cmd, grp)
 	if err != nil {
+		grp.Close()
 		return fail("start %s: %v", argv[0], err)
 	}
 	a.Started = true
 	startedAt := time.Now()
 	pgid := cmd.Process.Pid
 	// cmd.json records the process group first, and when its leader
-	// started: recovery kills a leftover agent by it, and never a process
-	// that was given the pid since.
+	// started, and the attempt's cgroup: recovery kills a leftover agent
+	// by them, and never a process that was given the pid since.
 	cmdInfo["pid"] = pgid
 	if start, boot, ok := procStart(pgid); ok {
 		cmdInfo["startTime"], cmdInfo["boot"] = start, boot
+	}
+	if cg := grp.Cgroup(); cg != "" {
+		cmdInfo["cgroup"] = cg
 	}
 	record()
 	if gate != nil {
@@ -343,20 +354,27 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	case waitErr = <-waited:
 	case over = <-overBudget:
 		out = OverBudget
-		waitErr = r.stopGroup(pgid, waited)
+		waitErr = r.stopGroup(pgid, grp, waited)
 	case <-timeout:
 		out = TimedOut
-		waitErr = r.stopGroup(pgid, waited)
+		waitErr = r.stopGroup(pgid, grp, waited)
 	case <-ctx.Done():
 		out = Cancelled
 		if errors.Is(context.Cause(ctx), ErrInterrupted) {
 			out = Interrupted
 		}
-		waitErr = r.stopGroup(pgid, waited)
+		waitErr = r.stopGroup(pgid, grp, waited)
 	}
-	// The leader is gone; whatever it left running in its group goes too.
-	// (cmd.json stays: recovery checks the group is gone or not ours.)
+	// The leader is gone; whatever it left running goes too, wherever it
+	// went. (cmd.json stays: recovery checks the group is gone or not
+	// ours.)
 	signalGroup(pgid, syscall.SIGKILL)
+	if grp.Kill() {
+		r.log.Debug("killed what the agent left running", "task", a.TaskID, "path", dir)
+	}
+	if err := grp.Close(); err != nil {
+		r.log.Warn("remove the attempt's cgroup", "task", a.TaskID, "err", err)
+	}
 	if gate != nil {
 		gate.Exited()
 	}
@@ -382,9 +400,10 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	return res, out
 }
 
-// stopGroup asks the group to stop (SIGTERM), then kills it (SIGKILL) if the
-// leader has not exited after the grace period. It returns the Wait error.
-func (r *Local) stopGroup(pgid int, waited <-chan error) error {
+// stopGroup asks the agent's process group to stop (SIGTERM), then kills
+// it and the rest of the attempt's group (SIGKILL) if the leader has not
+// exited after the grace period. It returns the Wait error.
+func (r *Local) stopGroup(pgid int, grp *proc.Group, waited <-chan error) error {
 	signalGroup(pgid, syscall.SIGTERM)
 	t := time.NewTimer(r.cfg.Grace)
 	defer t.Stop()
@@ -393,6 +412,7 @@ func (r *Local) stopGroup(pgid int, waited <-chan error) error {
 		return err
 	case <-t.C:
 		signalGroup(pgid, syscall.SIGKILL)
+		grp.Kill()
 		return <-waited
 	}
 }
