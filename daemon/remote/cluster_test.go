@@ -38,6 +38,7 @@ type cluster struct {
 type proc struct {
 	name string
 	args []string
+	env  []string // added to the test's environment
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
@@ -117,9 +118,16 @@ func newClusterOn(t *testing.T, srv *natstest.Server, lists []string, natsCfg, e
 // worker starts a worker called name with the extra flags.
 func (c *cluster) worker(name string, flags ...string) *proc {
 	c.t.Helper()
+	return c.workerWith(name, nil, flags...)
+}
+
+// workerWith starts a worker called name with the extra variables env
+// and flags.
+func (c *cluster) workerWith(name string, env []string, flags ...string) *proc {
+	c.t.Helper()
 	args := []string{taskdBinary(c.t), "worker", "--nats", c.nats.URL(), "--config", c.config, "--name", name,
 		"--state", filepath.Join(c.dir, "state-"+name), "--ack-wait", "2s", "--grace", "1s", "--log-level", "debug"}
-	p := &proc{name: name, args: append(args, flags...)}
+	p := &proc{name: name, args: append(args, flags...), env: env}
 	c.workers[name] = p
 	c.start(p)
 	return p
@@ -131,6 +139,7 @@ func (c *cluster) start(p *proc) {
 	p.cmd.Env = append(os.Environ(),
 		"HOME="+filepath.Join(c.dir, "home"), "XDG_CONFIG_HOME="+filepath.Join(c.dir, "config"),
 		"XDG_STATE_HOME="+filepath.Join(c.dir, "state"), "TASKD_ROOT=")
+	p.cmd.Env = append(p.cmd.Env, p.env...)
 	if p.out == nil {
 		p.out = &syncBuffer{}
 	}
