@@ -55,7 +55,23 @@ func newSupervisor() *Supervisor {
 	if err := s.probe(); err != nil {
 		return env("a process cannot be started in a cgroup under %s: %v", base, err)
 	}
+	s.sweep(time.Minute)
 	return s
+}
+
+// sweep removes the empty cgroups of attempts that a daemon which died
+// left, made more than age ago: one made since may be about to take its
+// agent (an attempt's cgroup has a process from the moment its agent
+// starts, and one with a process is never removed).
+func (s *Supervisor) sweep(age time.Duration) {
+	entries, _ := os.ReadDir(s.base)
+	for _, e := range entries {
+		dir := filepath.Join(s.base, e.Name())
+		if info, err := e.Info(); err != nil || !e.IsDir() || time.Since(info.ModTime()) < age || populated(dir) {
+			continue
+		}
+		removeTree(dir)
+	}
 }
 
 // usable makes the subtree base in the cgroup directory own, and reports

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // alive reports whether process pid runs (a zombie does not).
@@ -186,5 +187,37 @@ func TestSupervisionOf(t *testing.T) {
 	}
 	if mode, _ := SupervisionOf(0); mode != s.Mode() {
 		t.Errorf("SupervisionOf(0) = %v; this process supervises %s", mode, s)
+	}
+}
+
+// TestSweep: cgroups of attempts that a daemon which died left empty are
+// removed by the next, once old enough; one just made, which may be about
+// to take its agent, and one with a process stay.
+func TestSweep(t *testing.T) {
+	s := cgroups(t)
+	old, fresh := s.Group("TASKD_TEST_GROUP="+t.Name()+"-old"), s.Group("TASKD_TEST_GROUP="+t.Name()+"-fresh")
+	defer fresh.Close()
+	busy := s.Group("TASKD_TEST_GROUP=" + t.Name() + "-busy")
+	cmd := exec.Command("sleep", "60")
+	waited, err := busy.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		busy.Kill()
+		<-waited
+		busy.Close()
+	}()
+	long := time.Now().Add(-time.Hour)
+	for _, dir := range []string{old.Cgroup(), busy.Cgroup()} {
+		if err := os.Chtimes(dir, long, long); err != nil {
+			t.Skipf("skipping: cannot date cgroup %s: %v", dir, err)
+		}
+	}
+	s.sweep(time.Minute)
+	for dir, want := range map[string]bool{old.Cgroup(): false, fresh.Cgroup(): true, busy.Cgroup(): true} {
+		if got := exists(dir); got != want {
+			t.Errorf("cgroup %s there: %v, want %v", dir, got, want)
+		}
 	}
 }
