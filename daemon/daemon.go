@@ -22,6 +22,7 @@ import (
 	"github.com/taskd/taskd/daemon/notify"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/proc"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -160,7 +161,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// the rest back to the system now, not whenever the runtime gets to
 	// it, since the daemon may idle for hours.
 	debug.FreeOSMemory()
-	d.log.Info("taskd started", "root", root, "lists", len(d.lists), "concurrency", d.cfg.Concurrency)
+	d.log.Info("taskd started", "root", root, "lists", len(d.lists), "concurrency", d.cfg.Concurrency, "supervision", proc.Supervise().Mode().String())
 	close(d.started)
 
 	d.notifier = notify.New(d.cfg.Notify, d.log)

@@ -15,7 +15,6 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/proc"
-	"github.com/taskd/taskd/taskfile"
 )
 
 // TestProcs_WorktreesUnderSubreaper: fifty tasks at once, each in a git
@@ -50,11 +49,7 @@ func TestProcs_WorktreesUnderSubreaper(t *testing.T) {
 		h.drop("l", fmt.Sprint(i), execTask(fmt.Sprint("worktree ", i), script, "taskd.cwd", `"`+repo+`"`, "taskd.worktree", "true"))
 	}
 	for i := 1; i <= n; i++ {
-		var tf *taskfile.Task
-		h.waitFor(fmt.Sprint("task ", i, " to end"), 3*time.Minute, func() bool {
-			tf, _ = taskfile.ReadFile(filepath.Join(h.listDir("l"), fmt.Sprint(i, ".json")))
-			return tf != nil && task.Of(tf).Ended()
-		})
+		tf := waitEnded(h.harness, "l", fmt.Sprint(i), 3*time.Minute)
 		if s := task.Of(tf); s != task.Succeeded {
 			t.Errorf("task %d is %s: %s", i, s, tdString(tf, "error"))
 			continue

@@ -313,6 +313,8 @@
 //	held:         why the daemon holds a task back (a write it needs
 //	              failed: a full disk, a lock nobody can take), and when
 //	              it tries again; no agent starts meanwhile
+//	output cut:   how much the cap on each log of the latest attempt
+//	              (outputMaxMiB) cut from its middle
 //	below:        on each task above one that needs a person, failed or
 //	              is held, which one, so the path to it is marked
 //	rejected:     what is wrong with the file, and
@@ -333,7 +335,7 @@
 // "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
 // "repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
 // "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
-// run folder, "name", "steps", "waits" {"kind", "total", "open"}).
+// run folder, "outputCut" {log: bytes cut}, "name", "steps", "waits" {"kind", "total", "open"}).
 // "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 // a task file changes, until interrupted.
 //

@@ -146,7 +146,7 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	// Everything an attempt starts is killed with it (docs/security.md).
 	sup := proc.Supervise()
 	defer sup.Close()
-	log.Info("an attempt's processes are kept together", "supervision", sup.String())
+	log.Debug("an attempt's processes are kept together", "supervision", sup.String())
 	url := *natsURL
 	if url == "" && cfg.NATS != nil {
 		url = cfg.NATS.URL

@@ -130,7 +130,7 @@ func runWorker(ctx context.Context, inv *invocation) error {
 	}
 	sup := proc.Supervise()
 	defer sup.Close()
-	log.Info("an attempt's processes are kept together", "supervision", sup.String())
+	log.Debug("an attempt's processes are kept together", "supervision", sup.String())
 	return worker.New(worker.Config{
 		URL: *url, NATS: nc, Name: *name, Profiles: worker.ParseProfiles(*profiles), Concurrency: *concurrency,
 		DirMap: maps, State: *state, AckWait: *ackWait, Grace: *grace, Executable: exe, Home: home,

@@ -149,3 +149,32 @@ func running(pid int) bool {
 	i := bytes.LastIndexByte(data, ')')
 	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z'
 }
+
+// TestRemote_OutputCapped: an attempt on a worker is cut by the
+// coordinator's outputMaxMiB: the worker's logs and what it sends back
+// keep the first and the last half MiB, the coordinator's run folder
+// stays small, and the result says what was cut.
+func TestRemote_OutputCapped(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, map[string]any{"outputMaxMiB": 1})
+	c.worker("w1", "--profiles", "exec")
+	c.drop("l", "1", execTask("yes | head -c 200000000; echo END-OF-STDOUT", t.TempDir(), nil))
+	c.waitState("l", []string{"1"}, task.Succeeded, 3*time.Minute)
+	runDir := filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1")
+	const limit = 1 << 20
+	c.waitFor("the end of stdout.log to arrive", 30*time.Second, func() bool {
+		data, _ := os.ReadFile(filepath.Join(runDir, "stdout.log"))
+		return strings.HasSuffix(string(data), "END-OF-STDOUT\n")
+	})
+	data, _ := os.ReadFile(filepath.Join(runDir, "stdout.log"))
+	if len(data) > limit+1<<10 || !strings.Contains(string(data), "of output cut here") {
+		t.Errorf("the coordinator's stdout.log has %d bytes, want about %d with a line saying what was cut", len(data), limit)
+	}
+	var res struct {
+		OutputCut map[string]int64 `json:"outputCut"`
+	}
+	raw, _ := os.ReadFile(filepath.Join(runDir, "result.json"))
+	if json.Unmarshal(raw, &res); res.OutputCut["stdout.log"] != 200000000+int64(len("END-OF-STDOUT\n"))-limit {
+		t.Errorf("result.json: %s", raw)
+	}
+}

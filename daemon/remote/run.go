@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -25,7 +26,7 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 		return c.local.Run(ctx, a)
 	}
 	start := time.Now()
-	f, err := prepare(a)
+	f, err := prepare(a, a.OutputLimit(c.cfg))
 	if err != nil {
 		return c.settle(a, nil, start, notStarted(err.Error()))
 	}
@@ -144,7 +145,7 @@ func (c *Coordinator) publish(ctx context.Context, a *agent.Attempt, id, subject
 	if s == nil {
 		return nil
 	}
-	w := workOf(a, id, c.cfg.Root)
+	w := workOf(a, id, c.cfg)
 	w.Repo, w.Ref = repoOf(a)
 	data, err := json.Marshal(w)
 	if err != nil {
@@ -190,14 +191,15 @@ func (c *Coordinator) streamsFor(ctx context.Context, n *note) *Streams {
 }
 
 // workOf is attempt a on the wire, as id.
-func workOf(a *agent.Attempt, id, root string) Work {
+func workOf(a *agent.Attempt, id string, cfg *config.Config) Work {
 	s := a.Spec
 	return Work{
-		ID: id, Root: root, ListDir: a.ListDir, List: a.ListID, Task: a.TaskID, Parent: a.Parent,
+		ID: id, Root: cfg.Root, ListDir: a.ListDir, List: a.ListID, Task: a.TaskID, Parent: a.Parent,
 		N: a.N, Sub: a.Sub, Step: a.Step, Profile: ProfileOf(a.Profile), Prompt: a.Prompt, Script: a.Script,
 		Cwd: a.Cwd, Timeout: Duration(a.Timeout), Resume: a.Resume, Fork: a.Fork, Env: a.Env, Files: a.Files,
-		Flags: Flags{Model: s.Model, PermissionMode: s.PermissionMode, Tools: s.Tools, DisallowTools: s.DisallowTools, SystemPrompt: s.SystemPrompt},
-		Sent:  time.Now().UTC(),
+		Flags:     Flags{Model: s.Model, PermissionMode: s.PermissionMode, Tools: s.Tools, DisallowTools: s.DisallowTools, SystemPrompt: s.SystemPrompt},
+		OutputMax: a.OutputLimit(cfg),
+		Sent:      time.Now().UTC(),
 	}
 }
 

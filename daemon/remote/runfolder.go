@@ -23,6 +23,9 @@ import (
 // package fsroot. Safe for concurrent use.
 type folder struct {
 	base, dir string // the list directory, the run folder
+	// limit bounds each log, as the worker bounds it (with room for the
+	// lines it adds): a worker that sends more is cut here.
+	limit int64
 
 	mu      sync.Mutex     // protects the fields below
 	cmd     map[string]any // cmd.json
@@ -33,8 +36,8 @@ type folder struct {
 
 // prepare makes attempt a's run folder and writes what the agent will
 // read, as agent.Local does; a.MadeDir says whether it made the folder.
-func prepare(a *agent.Attempt) (*folder, error) {
-	f := &folder{base: a.ListDir, dir: a.Dir(), outFD: -1, errFD: -1}
+func prepare(a *agent.Attempt, limit int64) (*folder, error) {
+	f := &folder{base: a.ListDir, dir: a.Dir(), limit: limit, outFD: -1, errFD: -1}
 	err := fsroot.Mkdir(f.base, f.dir)
 	a.MadeDir = err == nil
 	if err != nil && !errors.Is(err, fs.ErrExist) {
@@ -66,8 +69,8 @@ func prepare(a *agent.Attempt) (*folder, error) {
 
 // openFolder opens the run folder runDir of list directory base that an
 // attempt sent earlier filled, to go on filling it: the logs are kept.
-func openFolder(base, runDir string) (*folder, error) {
-	f := &folder{base: base, dir: runDir, outFD: -1, errFD: -1}
+func openFolder(base, runDir string, limit int64) (*folder, error) {
+	f := &folder{base: base, dir: runDir, limit: limit, outFD: -1, errFD: -1}
 	cmd, err := readCmd(base, runDir)
 	if err != nil {
 		return nil, err
@@ -141,6 +144,10 @@ func (f *folder) updateRemote(key string, v any) error {
 	return f.setCmd(info)
 }
 
+// outputSlack is what a worker may add to a log beyond its cap: the lines
+// that say what was cut.
+const outputSlack = 4 << 10
+
 // writeOutput writes data, which starts at off in the agent's stdout
 // (kind "out") or stderr, into its log: at its offset, so that a chunk
 // delivered again after a reconnection or a restart is written in place.
@@ -153,6 +160,16 @@ func (f *folder) writeOutput(kind string, off int64, data []byte) error {
 	}
 	if fd < 0 {
 		return errors.New("the run folder's logs are closed")
+	}
+	// The worker keeps each log within limit and a few lines of its own; a
+	// worker that sends more (another version, another setting) is cut
+	// here, so that no worker fills this disk.
+	limit := f.limit + outputSlack
+	if off >= limit {
+		return nil
+	}
+	if off+int64(len(data)) > limit {
+		data = append(data[:limit-off:limit-off], fmt.Sprintf("\n[taskd: cut at %d bytes: the worker sent more than outputMaxMiB]\n", limit)...)
 	}
 	for len(data) > 0 {
 		n, err := syscall.Pwrite(fd, data, off)

@@ -21,6 +21,9 @@ type Runs struct {
 	PausedBy  string    `json:"pausedBy,omitempty"`
 	ResumesAt time.Time `json:"resumesAt,omitzero"`
 	Logs      string    `json:"logs,omitempty"` // the latest attempt's run folder
+	// OutputCut is how many bytes the cap cut from the middle of each log
+	// of the latest recorded attempt (metadata.taskd.result.outputCut).
+	OutputCut map[string]int64 `json:"outputCut,omitempty"`
 }
 
 // Worktree is a task's git worktree: where, on which branch, of which
@@ -71,6 +74,12 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 		if at, ok := m.String("retryAt"); ok {
 			r.ResumesAt, _ = time.Parse(time.RFC3339Nano, at)
 		}
+	}
+	var res struct {
+		OutputCut map[string]int64 `json:"outputCut"`
+	}
+	if decode(m, "result", &res) && len(res.OutputCut) > 0 {
+		r.OutputCut = res.OutputCut
 	}
 	if dir, ok := m.String("runDir"); ok && dir != "" {
 		if !filepath.IsAbs(dir) {

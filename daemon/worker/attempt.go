@@ -207,7 +207,7 @@ func (w *Worker) attempt(wk remote.Work, cwd string) (*agent.Attempt, error) {
 	a := &agent.Attempt{
 		ListDir: listDir, ListID: wk.List, TaskID: wk.Task, Parent: wk.Parent, N: wk.N, Step: wk.Step,
 		Profile: wk.Profile.Config(), Prompt: wk.Prompt, Script: wk.Script, Cwd: cwd,
-		Timeout: time.Duration(wk.Timeout), Resume: wk.Resume, Sub: wk.Sub, Fork: wk.Fork, Files: wk.Files,
+		Timeout: time.Duration(wk.Timeout), Resume: wk.Resume, Sub: wk.Sub, Fork: wk.Fork, Files: wk.Files, OutputMax: wk.OutputMax,
 		Spec: task.Spec{Model: wk.Flags.Model, PermissionMode: wk.Flags.PermissionMode, Tools: wk.Flags.Tools,
 			DisallowTools: wk.Flags.DisallowTools, SystemPrompt: wk.Flags.SystemPrompt},
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/remote"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // Config is how a worker runs.
@@ -149,7 +150,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.pull(ctx, runCtx, p, &jobs)
 		}()
 	}
-	w.log.Info("taskd worker started", "url", nc.ConnectedUrlRedacted(), "profiles", w.cfg.Profiles, "concurrency", w.cfg.Concurrency, "name", w.cfg.Name)
+	w.log.Info("taskd worker started", "url", nc.ConnectedUrlRedacted(), "profiles", w.cfg.Profiles, "concurrency", w.cfg.Concurrency, "name", w.cfg.Name,
+		"supervision", proc.Supervise().Mode().String())
 	<-ctx.Done()
 	pulls.Wait()
 	stopAll(agent.ErrInterrupted)

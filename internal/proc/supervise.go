@@ -29,6 +29,14 @@ const (
 	ByEnvironment
 )
 
+// String is the mode's name: "cgroup" or "environment".
+func (m Mode) String() string {
+	if m == ByCgroup {
+		return "cgroup"
+	}
+	return "environment"
+}
+
 // A Supervisor makes each attempt's Group. It is safe for concurrent use.
 type Supervisor struct {
 	mode Mode
