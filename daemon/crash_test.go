@@ -94,7 +94,8 @@ func startDaemonProc(t *testing.T, root string, concurrency int, env ...string) 
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TASKD_TEST_DAEMON="+root, "TASKD_TEST_CONCURRENCY="+strconv.Itoa(concurrency),
-		"XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(root), "config")) // no user's workflows or commands
+		"XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(root), "config"), // no user's workflows or commands
+		"XDG_STATE_HOME="+filepath.Join(filepath.Dir(root), "state"))   // the tasks' worktrees beside the root
 	cmd.Env = append(cmd.Env, env...)
 	if builtBin != "" {
 		cmd.Env = append(cmd.Env, "TASKD_TEST_EXE="+builtBin)

@@ -329,6 +329,9 @@ func (r *renderer) row(t *status.Task, tree string) {
 	case !t.Taskd:
 		r.note("", `not taskd's: its owner is not "taskd" and it has no metadata.taskd`, "")
 	}
+	if w := t.Worktree; w != nil && endedStates[state] {
+		r.note("", workLine(w, state), "")
+	}
 	if len(t.OutputCut) > 0 && state != "running" {
 		r.note("output cut: ", cutWords(t.OutputCut)+" (the middle; taskd logs "+ref+" shows where)", "33")
 	}
