@@ -134,7 +134,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer lock.Unlock()
+	defer lock.Close()
 
 	w, err := fsnotify.NewWatcher()
 	if err != nil {

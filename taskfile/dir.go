@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // ErrInvalidID is returned, wrapped in a *fs.PathError, for an id that
@@ -222,7 +224,7 @@ func readAll(r io.Reader, buf []byte) ([]byte, error) {
 // in numeric order, then the others in byte order. Names that are not
 // <id>.json (dot-files, temporary files, lock directories) are skipped.
 func (d *Dir) List() ([]string, error) {
-	f, err := os.Open(d.path)
+	f, err := fsroot.OpenDirectory(d.path)
 	if err != nil {
 		return nil, err
 	}

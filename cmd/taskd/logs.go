@@ -19,6 +19,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 func init() {
@@ -116,7 +117,7 @@ func runLogs(ctx context.Context, inv *invocation) error {
 		return fmt.Errorf("task %s has not run yet", ref)
 	}
 	if !*follow || ended && *attemptFlag > 0 {
-		data, err := os.ReadFile(filepath.Join(runs, fmt.Sprint(n), name(n)))
+		data, err := fsroot.ReadRegular(filepath.Join(runs, fmt.Sprint(n), name(n)))
 		if err != nil {
 			return err
 		}
@@ -136,7 +137,7 @@ func logName(dir string, stderr, raw bool) string {
 	var cmd struct {
 		Output string `json:"output"`
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, "cmd.json")); err == nil && json.Unmarshal(data, &cmd) == nil &&
+	if data, err := fsroot.ReadRegular(filepath.Join(dir, "cmd.json")); err == nil && json.Unmarshal(data, &cmd) == nil &&
 		agent.IsStream(cmd.Output) && !raw {
 		return "transcript.log"
 	}
@@ -183,7 +184,7 @@ func followLogs(ctx context.Context, w io.Writer, runs string, name func(int) st
 
 // copyFrom writes path's bytes from off on to w and returns the new offset.
 func copyFrom(w io.Writer, path string, off int64) int64 {
-	f, err := os.Open(path)
+	f, err := fsroot.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return off
 	}
@@ -246,7 +247,7 @@ type tailer struct {
 
 func (t *tailer) logs() []string {
 	var out []string
-	entries, _ := os.ReadDir(t.root)
+	entries, _ := fsroot.ReadDirectory(t.root)
 	for _, e := range entries {
 		if !e.IsDir() || len(t.lists) > 0 && !slices.Contains(t.lists, e.Name()) {
 			continue
@@ -258,7 +259,7 @@ func (t *tailer) logs() []string {
 
 // read returns the whole lines appended to path since the last read.
 func (t *tailer) read(path string) ([]eventlog.Event, error) {
-	f, err := os.Open(path)
+	f, err := fsroot.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

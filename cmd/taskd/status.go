@@ -313,7 +313,7 @@ func watchRoot(ctx context.Context, root string, fn func() error) error {
 	}
 	defer w.Close()
 	w.Add(root)
-	entries, _ := os.ReadDir(root)
+	entries, _ := fsroot.ReadDirectory(root)
 	for _, e := range entries {
 		if e.IsDir() {
 			w.Add(filepath.Join(root, e.Name()))

@@ -13,6 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -140,7 +141,7 @@ func outcomeOf(ref taskRef) (ended, ok bool, note string) {
 		}
 		return false, false, ""
 	}
-	if note, err := os.ReadFile(area.RejectNote(filepath.Join(ref.root, ref.list), ref.id+".json")); err == nil {
+	if note, err := fsroot.ReadRegular(area.RejectNote(filepath.Join(ref.root, ref.list), ref.id+".json")); err == nil {
 		return true, false, "refused by the daemon: " + firstLineOf(string(note))
 	}
 	sp, err := task.ReadSpec(t)

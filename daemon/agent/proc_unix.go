@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/proc"
 )
 
@@ -86,7 +87,7 @@ func groupAlive(pgid int) bool {
 // waits for a task file's lock. It reports whether anything was killed.
 func KillLeftover(runDir string) bool {
 	killed := killLeftover(runDir)
-	entries, _ := os.ReadDir(runDir)
+	entries, _ := fsroot.ReadDirectory(runDir)
 	for _, e := range entries {
 		if e.IsDir() {
 			killed = killLeftover(filepath.Join(runDir, e.Name())) || killed

@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // FileConfig is the user's configuration file, by default
@@ -162,9 +164,10 @@ func DefaultStateDir(getenv func(string) string, home string) string {
 
 // LoadFileConfig reads the configuration file at path. A missing file is not
 // an error when optional is true (the default path); the settings are then
-// all defaults. Errors name the file and, for bad values, the field.
+// all defaults. Errors name the file and, for bad values, the field. A
+// file that is not a regular file (a FIFO) is refused, never waited on.
 func LoadFileConfig(path string, optional bool) (*FileConfig, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsroot.ReadRegular(path)
 	if err != nil {
 		if optional && errors.Is(err, fs.ErrNotExist) {
 			return &FileConfig{}, nil

@@ -92,7 +92,7 @@ type Misnamed struct {
 // only; it works whether or not a daemon runs.
 func Snapshot(root string, lists []string, all bool) ([]List, error) {
 	if len(lists) == 0 {
-		entries, err := os.ReadDir(root)
+		entries, err := fsroot.ReadDirectory(root)
 		if err != nil {
 			return nil, err
 		}

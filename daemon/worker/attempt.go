@@ -14,6 +14,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // handle runs one delivered attempt to its end and acknowledges it once
@@ -246,7 +247,7 @@ func (g *gate) Enter(ctx context.Context) error {
 
 func (g *gate) Started(at time.Time) {
 	var cmd map[string]any
-	if data, err := os.ReadFile(filepath.Join(g.runDir, "cmd.json")); err == nil {
+	if data, err := fsroot.ReadRegular(filepath.Join(g.runDir, "cmd.json")); err == nil {
 		_ = json.Unmarshal(data, &cmd)
 	}
 	data, _ := json.Marshal(remote.Started{Worker: g.w.cfg.Name, At: at.UTC(), Cmd: cmd})

@@ -30,14 +30,15 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/remote"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/proc"
 )
 
@@ -115,11 +116,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := os.MkdirAll(w.attemptsDir(), 0o700); err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	lock := flock.New(filepath.Join(w.cfg.State, "worker.lock"))
-	if ok, err := lock.TryLock(); err != nil || !ok {
+	lock, err := fsroot.OpenRegular(filepath.Join(w.cfg.State, "worker.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	defer lock.Close() // releases the flock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return fmt.Errorf("%s: %w", w.cfg.State, ErrBusy)
 	}
-	defer lock.Unlock()
 	w.sweep()
 	nc, err := remote.Connect(w.cfg.URL, w.cfg.NATS, "taskd worker "+w.cfg.Name, w.cfg.Home, w.log)
 	if err != nil {
@@ -249,7 +253,7 @@ func (w *Worker) sweep() {
 			w.log.Info("killed an agent a previous worker left running", "path", dir)
 		}
 	}
-	entries, _ := os.ReadDir(w.attemptsDir())
+	entries, _ := fsroot.ReadDirectory(w.attemptsDir())
 	for _, e := range entries {
 		w.removeAttemptDir(e.Name())
 	}
