@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // TestAttackCorpus runs every case of testdata/attacks on a daemon of its
@@ -58,6 +60,9 @@ func TestAttackCorpus(t *testing.T) {
 			}
 			if c.root && os.Geteuid() != 0 {
 				t.Skip("needs root to chown")
+			}
+			if s := proc.Supervise(); c.cgroup && s.Mode() != proc.ByCgroup {
+				t.Skipf("needs cgroups, and this machine gives none: %s", s)
 			}
 			runAttack(t, c, exe)
 		})
@@ -197,6 +202,14 @@ func cliWithin(t *testing.T, exe string, d time.Duration, args ...string) (strin
 	return string(out), err
 }
 
+// sizeOrErr is fi's size, or err.
+func sizeOrErr(fi os.FileInfo, err error) any {
+	if err != nil {
+		return err
+	}
+	return fi.Size()
+}
+
 // expected returns the argument of the case's expectation verb, if any.
 func expected(c attackCase, verb string) (string, bool) {
 	for _, op := range c.expect {
@@ -328,6 +341,19 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 		if err == nil || !strings.Contains(out, a[1]) {
 			t.Errorf("taskd submit to list %s: %v\n%s\nwant it refused saying %q", a[0], err, out, a[1])
 		}
+	case "smaller":
+		fi, err := os.Stat(env.path(a[0]))
+		if limit, _ := strconv.ParseInt(a[1], 10, 64); err != nil || fi.Size() > limit {
+			t.Errorf("%s: %v, want at most %s bytes", a[0], sizeOrErr(fi, err), a[1])
+		}
+	case "dead":
+		var pid int
+		h.waitFor("the pid in "+a[0], deadline, func() bool {
+			data, _ := os.ReadFile(env.path(a[0]))
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+			return pid > 0
+		})
+		h.waitFor(fmt.Sprint("process ", pid, " to be gone"), deadline, func() bool { return !alivePid(pid) })
 	case "doctor":
 		out, _ := cliWithin(t, exe, 20*time.Second, "doctor", "--root", env.root)
 		if !strings.Contains(out, a[0]) {

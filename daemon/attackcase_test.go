@@ -28,6 +28,7 @@ type attackCase struct {
 	config string     // the daemon's configuration file, if any
 	cli    bool       // agents get a real taskd on their PATH
 	root   bool       // needs root (it chowns)
+	cgroup bool       // needs cgroups the daemon may make
 	umask  int        // -1: unchanged
 }
 
@@ -43,18 +44,18 @@ type attackOp struct {
 var nargs = map[string]int{
 	"list": 1, "file": 2, "repo": 1, "link": 2, "hardlink": 2, "move": 2, "mkdir": 1, "chown": 1, "chmod": 2,
 	"fifo": 1, "socket": 1,
-	"umask": 1, "config": 1, "cli": 0, "then": 0,
+	"umask": 1, "config": 1, "cli": 0, "then": 0, "cgroup": 0,
 	// expectations
 	"rejected": 2, "misnamed": 3, "refused": 2, "failed": 2, "state": 2, "output": 2,
 	"log": 1, "start-fails": 1, "config-fails": 1, "absent": 1, "mode": 2, "event": 3,
-	"held": 2, "submit-fails": 2, "doctor": 1,
+	"held": 2, "submit-fails": 2, "doctor": 1, "smaller": 2, "dead": 1,
 }
 
 // waits are the expectations that wait for the daemon to have done
 // something; every case has one, so that what it must not do is checked
 // after the daemon had the chance.
 var waits = map[string]bool{"rejected": true, "misnamed": true, "refused": true, "failed": true, "state": true,
-	"output": true, "log": true, "start-fails": true, "config-fails": true, "event": true, "held": true}
+	"output": true, "log": true, "start-fails": true, "config-fails": true, "event": true, "held": true, "dead": true}
 
 // parseAttack reads one case. Arguments are words, or Go-quoted strings
 // for names with spaces or odd characters.
@@ -85,6 +86,8 @@ func parseAttack(path string) (attackCase, error) {
 			after = true
 		case "cli":
 			c.cli = true
+		case "cgroup":
+			c.cgroup = true
 		case "config":
 			c.config = op.args[0]
 		case "umask":

@@ -86,6 +86,18 @@ while [ ! -e ` + m + `/a ] || [ ! -e ` + m + `/b ]; do sleep 0.01; done
 sleep 300`
 }
 
+// needTool skips the test when the program name is not on PATH, or, with
+// TASKD_REQUIRE_TOOLS=1, fails it.
+func needTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("TASKD_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("%s is not installed, and TASKD_REQUIRE_TOOLS=1", name)
+		}
+		t.Skipf("skipping: %s is not installed", name)
+	}
+}
+
 // supervisionModes are the ways a daemon keeps an attempt's processes
 // together: by cgroup where this machine lets it (else that case is
 // skipped, saying why), and by environment, which never is.
@@ -109,9 +121,7 @@ func supervisionModes(t *testing.T) map[string][]string {
 // its cgroup. An attempt's cgroup is removed once empty.
 func TestProcs_EscapedProcessesDie(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("skipping: no setsid")
-	}
+	needTool(t, "setsid")
 	for mode, env := range supervisionModes(t) {
 		for _, end := range []string{"cancel", "timeout", "stop", "crash"} {
 			t.Run(mode+"/"+end, func(t *testing.T) {

@@ -437,9 +437,7 @@ fi`)
 // attempt's processes, and the daemon waits for it: no zombie is left.
 func TestTrust_ReapsWhatAgentsLeave(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("skipping: no setsid")
-	}
+	needTool(t, "setsid")
 	root := newRoot(t, "l")
 	m := t.TempDir()
 	script := writeScript(t, m, "a", `(setsid sh -c 'echo $$ > `+m+`/esc.tmp; mv `+m+`/esc.tmp `+m+`/esc; exec sleep 300' &)

@@ -29,7 +29,10 @@ import (
 func TestRemote_EscapedProcessesDie(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("skipping: no setsid")
+		if os.Getenv("TASKD_REQUIRE_TOOLS") == "1" {
+			t.Fatal("setsid is not installed, and TASKD_REQUIRE_TOOLS=1")
+		}
+		t.Skip("skipping: setsid is not installed")
 	}
 	modes := map[string][]string{"environment": {"TASKD_SUPERVISION=environment"}}
 	if s := procs.Supervise(); s.Mode() == procs.ByCgroup {
