@@ -96,7 +96,11 @@ data as JSON for scripts: an array of lists, each {"id", "tasks",
 "repo", "dir", "base", "commit", "filesChanged", "insertions", "deletions":
 metadata.taskd.workspace}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
 "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
-run folder, "outputCut" {log: bytes cut}, "name", "steps", "waits" {"kind", "total", "open"}).
+run folder, "summary" and "costUsd": what the agent of the latest attempt
+that ended said it did and what that attempt cost, "outputCut" {log: bytes
+cut}, "cwdNote": why a task of a Claude Code session's list runs in the
+home directory, "name", "steps", "waits" {"kind", "total", "open"}). taskd
+show tells all of one task.
 "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 a task file changes, until interrupted.
 

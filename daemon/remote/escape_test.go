@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,7 +53,8 @@ func TestRemote_EscapedProcessesDie(t *testing.T) {
 
 func escapedOnWorker(t *testing.T, mode, end string, env []string) {
 	c := newCluster(t, []string{"l"}, nil)
-	w := c.workerWith("w1", env, "--profiles", "exec")
+	c.workerEnv = env
+	w := c.worker("w1", "--profiles", "exec")
 	m := t.TempDir()
 	clear := ""
 	if mode == "cgroup" {
@@ -94,7 +96,11 @@ sleep 300`
 	case "timeout":
 		c.waitState("l", []string{"1"}, task.TimedOut, 30*time.Second)
 	case "stop":
-		w.cmd.Process.Signal(os.Interrupt)
+		// The first signal drains (the agent goes on); the second stops
+		// what runs.
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		c.waitFor("the worker to drain", 10*time.Second, func() bool { return strings.Contains(w.out.String(), "drain") })
+		w.cmd.Process.Signal(syscall.SIGTERM)
 		<-w.done
 	case "crash":
 		c.kill(w)

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -16,9 +19,10 @@ import (
 
 // A folder is the run folder of an attempt a worker runs, filled here as
 // agent.Local fills it for an agent of this machine: prompt.md and the
-// prompt commands' files before it is sent, cmd.json (how it is, then was,
-// started, with the remote attempt's id so recovery knows to ask the
-// stream), stdout.log and stderr.log growing as the worker sends the
+// prompt commands' files before it is sent, work.json (the signed attempt,
+// to send it again), cmd.json (how it is, then was, started, with the
+// remote attempt's id and the worker that claimed it, so that recovery
+// follows it), stdout.log and stderr.log growing as the worker sends the
 // bytes, result.json the moment the End arrives. Every path goes through
 // package fsroot. Safe for concurrent use.
 type folder struct {
@@ -27,11 +31,16 @@ type folder struct {
 	// lines it adds): a worker that sends more is cut here.
 	limit int64
 
-	mu      sync.Mutex     // protects the fields below
-	cmd     map[string]any // cmd.json
-	outFD   int            // stdout.log, -1 when not open
-	errFD   int            // stderr.log
-	written [2]int64       // bytes of stdout.log and stderr.log written from the stream
+	mu    sync.Mutex     // protects the fields below
+	cmd   map[string]any // cmd.json
+	outFD int            // stdout.log, -1 when not open
+	// feed, when set, is handed stdout's bytes as they land, in order
+	// and once each (fed: how far), under feedMu (watch).
+	feed    func([]byte)
+	fed     int64
+	feedMu  sync.Mutex
+	errFD   int      // stderr.log
+	written [2]int64 // bytes of stdout.log and stderr.log written from the stream
 }
 
 // prepare makes attempt a's run folder and writes what the agent will
@@ -125,8 +134,9 @@ func (f *folder) remoteInfo() map[string]any {
 	return r
 }
 
-// updateRemote sets key of cmd.json's "remote" object and rewrites it.
-func (f *folder) updateRemote(key string, v any) error {
+// updateRemote sets the keys of kv in cmd.json's "remote" object and
+// rewrites it.
+func (f *folder) updateRemote(kv map[string]any) error {
 	f.mu.Lock()
 	info := make(map[string]any, len(f.cmd))
 	for k, v := range f.cmd {
@@ -138,10 +148,66 @@ func (f *folder) updateRemote(key string, v any) error {
 			r[k] = v
 		}
 	}
-	r[key] = v
+	for k, v := range kv {
+		r[k] = v
+	}
 	info["remote"] = r
 	f.mu.Unlock()
 	return f.setCmd(info)
+}
+
+// setKey sets key of cmd.json and rewrites it.
+func (f *folder) setKey(key string, v any) error {
+	f.mu.Lock()
+	info := make(map[string]any, len(f.cmd))
+	for k, v := range f.cmd {
+		info[k] = v
+	}
+	info[key] = v
+	f.mu.Unlock()
+	return f.setCmd(info)
+}
+
+// holding is the worker cmd.json says claimed the attempt, if any.
+func (f *folder) holding() (holding, bool) {
+	r := f.remoteInfo()
+	key, _ := r["key"].(string)
+	if key == "" {
+		return holding{}, false
+	}
+	h := holding{Key: key, At: time.Now()}
+	h.Boot, _ = r["boot"].(string)
+	h.Worker, _ = r["worker"].(string)
+	if seq, ok := r["seq"].(float64); ok {
+		h.Seq = uint64(seq)
+	}
+	return h, true
+}
+
+// savedWork is work.json: the signed message of the attempt, kept to
+// publish it again if the server loses it.
+type savedWork struct {
+	Subject string      `json:"subject"`
+	Header  nats.Header `json:"header"`
+	Data    []byte      `json:"data"`
+}
+
+// saveWork writes work.json.
+func (f *folder) saveWork(m *nats.Msg) error {
+	return agent.WriteJSONFile(f.base, f.path("work.json"), savedWork{Subject: m.Subject, Header: m.Header, Data: m.Data})
+}
+
+// loadWork reads work.json.
+func (f *folder) loadWork() (*nats.Msg, error) {
+	data, err := fsroot.ReadFile(f.base, f.path("work.json"), 64<<20)
+	if err != nil {
+		return nil, err
+	}
+	var w savedWork
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("work.json: %w", err)
+	}
+	return &nats.Msg{Subject: w.Subject, Header: w.Header, Data: w.Data}, nil
 }
 
 // outputSlack is what a worker may add to a log beyond its cap: the lines
@@ -152,6 +218,18 @@ const outputSlack = 4 << 10
 // (kind "out") or stderr, into its log: at its offset, so that a chunk
 // delivered again after a reconnection or a restart is written in place.
 func (f *folder) writeOutput(kind string, off int64, data []byte) error {
+	f.feedMu.Lock() // the watcher is fed in the order of the stream
+	defer f.feedMu.Unlock()
+	fresh, err := f.writeAt(kind, off, data)
+	if len(fresh) > 0 {
+		f.feed(fresh) // unlocked: the watcher writes cmd.json
+	}
+	return err
+}
+
+// writeAt writes data at off into the log of kind, and returns what of it
+// the watcher has not been handed yet (a chunk delivered again is not).
+func (f *folder) writeAt(kind string, off int64, data []byte) (fresh []byte, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fd, i := f.outFD, 0
@@ -159,17 +237,21 @@ func (f *folder) writeOutput(kind string, off int64, data []byte) error {
 		fd, i = f.errFD, 1
 	}
 	if fd < 0 {
-		return errors.New("the run folder's logs are closed")
+		return nil, errors.New("the run folder's logs are closed")
 	}
 	// The worker keeps each log within limit and a few lines of its own; a
 	// worker that sends more (another version, another setting) is cut
 	// here, so that no worker fills this disk.
 	limit := f.limit + outputSlack
 	if off >= limit {
-		return nil
+		return nil, nil
 	}
 	if off+int64(len(data)) > limit {
 		data = append(data[:limit-off:limit-off], fmt.Sprintf("\n[taskd: cut at %d bytes: the worker sent more than outputMaxMiB]\n", limit)...)
+	}
+	if i == 0 && f.feed != nil && off <= f.fed && off+int64(len(data)) > f.fed {
+		fresh = data[f.fed-off:]
+		f.fed = off + int64(len(data))
 	}
 	for len(data) > 0 {
 		n, err := syscall.Pwrite(fd, data, off)
@@ -177,12 +259,32 @@ func (f *folder) writeOutput(kind string, off int64, data []byte) error {
 			continue
 		}
 		if err != nil {
-			return &fs.PathError{Op: "write", Path: f.dir, Err: err}
+			return fresh, &fs.PathError{Op: "write", Path: f.dir, Err: err}
 		}
 		data, off = data[n:], off+int64(n)
 	}
 	f.written[i] = max(f.written[i], off)
-	return nil
+	return fresh, nil
+}
+
+// follow hands feed what stdout.log holds already (after a restart, what
+// arrived before it), then every byte that lands in it, in order; nil
+// stops.
+func (f *folder) follow(feed func([]byte) (int, error)) {
+	f.feedMu.Lock()
+	defer f.feedMu.Unlock()
+	if feed == nil {
+		f.feed = nil
+		return
+	}
+	f.feed = func(b []byte) { feed(b) }
+	data, _ := agent.ReadTail(f.base, f.path("stdout.log"), f.limit+outputSlack)
+	f.mu.Lock()
+	f.fed = int64(len(data))
+	f.mu.Unlock()
+	if len(data) > 0 {
+		feed(data)
+	}
 }
 
 // writeResult writes result.json.

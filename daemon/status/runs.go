@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/daemon/worktree"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -25,6 +26,25 @@ type Runs struct {
 	// OutputCut is how many bytes the cap cut from the middle of each log
 	// of the latest recorded attempt (metadata.taskd.result.outputCut).
 	OutputCut map[string]int64 `json:"outputCut,omitempty"`
+	// Summary is what the agent's latest attempt said it did, and
+	// CostUSD what that attempt cost, as metadata.taskd.result records
+	// them (taskd show adds up every attempt).
+	Summary string   `json:"summary,omitempty"`
+	CostUSD *float64 `json:"costUsd,omitempty"`
+	// CwdNote says why a task of a Claude Code session's list runs in
+	// the home directory (metadata.taskd.cwdNote).
+	CwdNote string `json:"cwdNote,omitempty"`
+	// Remote says where a running attempt sent to a worker is
+	// (docs/distributed.md).
+	Remote *Remote `json:"remote,omitempty"`
+}
+
+// Remote is where a running attempt sent to a worker is: State is
+// "queued" (no worker has claimed it yet), "claimed" (Worker prepares its
+// agent) or "running" (its agent runs on Worker).
+type Remote struct {
+	Worker string `json:"worker,omitempty"`
+	State  string `json:"state"`
 }
 
 // Worktree is a task's git worktree, as its task records it
@@ -74,18 +94,43 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 		}
 	}
 	var res struct {
+		Summary   string           `json:"summary"`
+		CostUSD   *float64         `json:"costUsd"`
 		OutputCut map[string]int64 `json:"outputCut"`
 	}
-	if decode(m, "result", &res) && len(res.OutputCut) > 0 {
-		r.OutputCut = res.OutputCut
+	if decode(m, "result", &res) {
+		r.Summary, r.CostUSD = res.Summary, res.CostUSD
+		if len(res.OutputCut) > 0 {
+			r.OutputCut = res.OutputCut
+		}
 	}
+	r.CwdNote, _ = m.String("cwdNote")
 	if dir, ok := m.String("runDir"); ok && dir != "" {
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(listDir, dir)
 		}
 		r.Logs = dir
+		if state == task.Running {
+			r.Remote = remoteOf(listDir, dir)
+		}
 	}
 	return r
+}
+
+// remoteOf reads where the attempt of run folder dir is, from its
+// cmd.json, if a worker runs it.
+func remoteOf(listDir, dir string) *Remote {
+	data, err := fsroot.ReadFile(listDir, filepath.Join(dir, "cmd.json"), 1<<20)
+	if err != nil {
+		return nil
+	}
+	var cmd struct {
+		Remote *Remote `json:"remote"`
+	}
+	if json.Unmarshal(data, &cmd) != nil || cmd.Remote == nil || cmd.Remote.State == "" {
+		return nil
+	}
+	return cmd.Remote
 }
 
 // decode reads metadata.taskd's key into v, reporting whether it could.
