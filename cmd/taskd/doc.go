@@ -297,7 +297,9 @@
 // prints the stream itself; for any other agent, its standard output.
 // --stderr prints its standard error. The files are transcript.log,
 // stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
-// next to prompt.md, cmd.json and result.json.
+// next to prompt.md, cmd.json and result.json. Each keeps at most
+// outputMaxMiB of the configuration (32 MiB): past it, its first and last
+// halves, with lines saying what was cut between.
 //
 // With -f it keeps printing as the agent writes, moves on to the next attempt
 // when one starts, and returns when the task has ended.
