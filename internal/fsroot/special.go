@@ -45,9 +45,9 @@ func (e *KindError) Error() string {
 
 func (e *KindError) Unwrap() error { return ErrNotRegular }
 
-// fileMode is the fs.FileMode type of a stat mode (unix.S_IFMT bits), as
+// ModeType is the fs.FileMode type of a stat mode (its S_IFMT bits), as
 // os.Stat reports it.
-func fileMode(mode uint32) fs.FileMode {
+func ModeType(mode uint32) fs.FileMode {
 	switch mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		return 0
@@ -96,7 +96,7 @@ func notRegular(mode uint32, want string) error {
 	if want == "a directory" && is == unix.S_IFDIR || want == "a regular file" && is == unix.S_IFREG {
 		return nil
 	}
-	return &KindError{Kind: KindOf(fileMode(mode)), Want: want}
+	return &KindError{Kind: KindOf(ModeType(mode)), Want: want}
 }
 
 // checkRegular checks that the file open as fd is a regular file, and
