@@ -24,9 +24,15 @@
 //	                          stdout.log, stderr.log, result.json
 //	.taskd/rejected/<name>.txt  why a file was not accepted
 //
+// A command's flags may come before, between or after its arguments:
+// 'taskd submit "fix it" --worktree' and 'taskd submit --worktree "fix it"'
+// are the same. A word that begins with "-" is a flag, and one the command
+// does not know is an error; after "--" every word is an argument, so a
+// prompt may begin with "-" ('taskd submit -- "-v prints nothing"').
+//
 // # taskd doctor
 //
-//	taskd doctor [--root DIR] [--list ID]... [--config FILE]
+//	taskd doctor [--root DIR] [--list ID]... [--config FILE] [--agents]
 //
 // Doctor checks what taskd needs and prints one line per check, marked ok,
 // warn or fail, with the fix under every problem:
@@ -57,6 +63,18 @@
 //	workflows  the built-in workflows, yours (~/.config/taskd/workflows)
 //	           and each list's (.taskd/workflows) load without errors
 //
+// With --agents it also runs each agent profile in use (the default agent's
+// and those the configuration names; not shell-command profiles) for one
+// turn, asking it to answer OK, as the daemon would run it: with the
+// environment of the running daemon, else the one the user service would
+// start it with (systemd), else this shell's (and says so). A profile that
+// cannot start (executable missing), is not logged in or has no API key
+// (not authenticated), or cannot reach its API fails, with the fix. Each
+// check is a real model call, billed as one: --agents is never the default.
+//
+//	agent      for each agent profile in use (--agents only): it started,
+//	           reached its model and answered, and what that cost
+//
 // It fails only on what stops tasks from running: an unsafe or unusable
 // root or list, a bad configuration, a configured profile whose program is
 // missing, a workflow with errors, a service that is installed but not
@@ -65,7 +83,8 @@
 // 'taskd run' yourself), a built-in profile you do not use whose program is
 // missing, rejected task files.
 //
-// Doctor changes nothing. It exits with status 0 when no check failed, and
+// Doctor changes nothing (with --agents, the agents keep their own record
+// of the session, as for any run). It exits with status 0 when no check failed, and
 // 1 otherwise.
 //
 // # taskd keygen
@@ -295,7 +314,10 @@
 // transcript taskd writes as the agent goes — its text, each tool it calls
 // with its target, the results in short, denied tools, the cost — and --raw
 // prints the stream itself; for any other agent, its standard output.
-// --stderr prints its standard error. The files are transcript.log,
+// --stderr prints its standard error. When the log asked for is empty and
+// the agent wrote to standard error (one that failed before it began: its
+// program missing, a login needed), logs prints standard error instead and
+// says so on its own standard error. The files are transcript.log,
 // stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
 // next to prompt.md, cmd.json and result.json. Each keeps at most
 // outputMaxMiB of the configuration (32 MiB): past it, its first and last
@@ -350,6 +372,29 @@
 // --json prints the numbers as one JSON object. A root that cannot be read
 // is an error (exit status 1); a log with a line that does not parse is
 // reported on standard error and counted up to that line.
+//
+// # taskd resume
+//
+//	taskd resume [--root DIR] PROFILE | --profile PROFILE
+//
+// Resume lifts the pause a usage limit put an agent profile in, before it
+// ends by itself: the tasks the pause held may start at once, and the tasks
+// the limit paused resume now (their sessions, for claude), instead of at
+// the reset time the agent named or at the end of the backoff. Use it when
+// you know the limit is gone sooner (a plan upgraded, a key changed).
+//
+// A pause is recorded in the root's pause file, .taskd-pauses.json, which
+// the daemon reads when it starts and whenever it changes: resume removes
+// the profile's pause from it, and makes each task the profile's limit
+// paused due now (metadata.taskd.retryAt and pause.until). With no daemon
+// running, the tasks start when one does. Should the agent meet the limit
+// again, the profile pauses again.
+//
+// 'taskd status' shows, on every task a pause holds, the profile, the
+// limit in the agent's words, and until when (docs/agents.md, usage limits).
+//
+// Resume fails (status 1) when the profile is not paused and no task is
+// paused by it.
 //
 // # taskd show
 //
@@ -412,7 +457,7 @@
 // the step was retried), so that a clean two-step workflow shows 1; how long
 // ago it entered its state (5s, 3m, 2h, 4d); and its subject. Children are
 // drawn under their parent (a waiting parent, or a workflow's fork with one
-// child per branch). The state is metadata.taskd.state (running, waiting,
+// child per branch). The state is metadata.taskd.state (starting, running, waiting,
 // needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
 // stopped, or queued for a child waiting for /run), else pending, blocked
 // (by tasks in blockedBy that have not completed) or rejected (a file the
@@ -427,7 +472,10 @@
 //	              an ended task's git branch and what its work changed
 //	              ("no changes" when nothing was committed); taskd diff
 //	              shows it
-//	waiting for:  why a needs_human task waits, and
+//	waiting for:  what a starting task waits for: a slot (it is claimed
+//	              and its attempt prepared; Claude Code's list shows it
+//	              pending until its agent starts); why a needs_human task
+//	              waits, and
 //	answer:       the 'taskd resolve' command with the answers it accepts;
 //	              for a waiting task, which of its children (or of the
 //	              tasks it handed work to) have not ended: "2 of 3
@@ -435,6 +483,10 @@
 //	blocked by:   the blockers that have not completed
 //	paused:       when a task a usage limit paused resumes, and
 //	limit:        the limit, in the agent's words
+//	waiting for:  on a task that could start, the agent profile whose
+//	              pause (a usage limit another task met) holds it back,
+//	              until when and why; under both, the 'taskd resume'
+//	              command that lifts the pause now
 //	error:        why a task failed, in the agent's own words where it
 //	              gave any, with where its logs are, and
 //	retry:        the 'taskd retry' and 'taskd logs' commands for it
@@ -463,7 +515,9 @@
 // "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
 // "repo", "dir", "base", "commit", "filesChanged", "insertions", "deletions":
 // metadata.taskd.workspace}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
-// "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
+// "costEstimated"}, "pausedBy", "resumesAt", "pausedProfile", "pause" {"profile",
+// "reason", "by", "until"}: the paused profile that holds the task back,
+// "logs": the latest attempt's
 // run folder, "summary" and "costUsd": what the agent of the latest attempt
 // that ended said it did and what that attempt cost, "outputCut" {log: bytes
 // cut}, "cwdNote": why a task of a Claude Code session's list runs in the

@@ -22,7 +22,9 @@ type Runs struct {
 	// words, and ResumesAt when it runs again.
 	PausedBy  string    `json:"pausedBy,omitempty"`
 	ResumesAt time.Time `json:"resumesAt,omitzero"`
-	Logs      string    `json:"logs,omitempty"` // the latest attempt's run folder
+	// PausedProfile is the profile the limit paused with the task.
+	PausedProfile string `json:"pausedProfile,omitempty"`
+	Logs          string `json:"logs,omitempty"` // the latest attempt's run folder
 	// OutputCut is how many bytes the cap cut from the middle of each log
 	// of the latest recorded attempt (metadata.taskd.result.outputCut).
 	OutputCut map[string]int64 `json:"outputCut,omitempty"`
@@ -86,9 +88,10 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 	if state == task.Paused {
 		var lim struct {
 			Message string `json:"message"`
+			Profile string `json:"profile"`
 		}
 		decode(m, "pause", &lim)
-		r.PausedBy = lim.Message
+		r.PausedBy, r.PausedProfile = lim.Message, lim.Profile
 		if at, ok := m.String("retryAt"); ok {
 			r.ResumesAt, _ = time.Parse(time.RFC3339Nano, at)
 		}

@@ -29,6 +29,10 @@ var openers = map[string]string{
 	"taskfile/dir.go":          "openTask: O_NONBLOCK, then fstat, with a task file's own errors",
 	"taskfile/spares.go":       "O_DIRECTORY, which never waits",
 	"daemon/agent/runfiles.go": "the null device, on purpose",
+	// The system's user database (/etc/passwd, login.defs, /Users), which
+	// only root can replace: package readable is below fsroot.
+	"internal/readable/homes.go":        "the system's user database",
+	"internal/readable/homes_darwin.go": "the system's user database",
 }
 
 // TestOpensGoThroughFsroot: no file of the module but those of openers

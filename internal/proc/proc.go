@@ -15,6 +15,7 @@
 package proc
 
 import (
+	"bytes"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -57,6 +58,14 @@ func Run(cmd *exec.Cmd) error {
 		return err
 	}
 	return Wait(cmd)
+}
+
+// Output runs cmd and returns its standard output, as cmd.Output does.
+func Output(cmd *exec.Cmd) ([]byte, error) {
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := Run(cmd)
+	return out.Bytes(), err
 }
 
 // StartLocked starts cmd (as Start does) from a goroutine locked to its
