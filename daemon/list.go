@@ -114,7 +114,7 @@ func taskID(name string) (string, bool) {
 // addLists makes sure every list directory under the root is known and
 // watched. Its watch is added before the list is scanned.
 func (d *Daemon) addLists() {
-	entries, err := os.ReadDir(d.cfg.Root)
+	entries, err := fsroot.ReadDirectory(d.cfg.Root)
 	if err != nil {
 		d.log.Error("read task root", "path", d.cfg.Root, "err", err)
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/retention"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -175,7 +176,7 @@ func rotateNote(rotate bool, note string) string {
 
 // listNames returns the names of the lists under root.
 func listNames(root string) ([]string, error) {
-	entries, err := os.ReadDir(root)
+	entries, err := fsroot.ReadDirectory(root)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,13 @@
 //	daemon     whether a daemon holds the root's lock ($ROOT/.taskd.lock),
 //	           and its pid
 //	service    whether the user service is installed and running
+//	supervision
+//	           how the daemon kills everything an attempt started, also
+//	           what left its process group (setsid, a double fork): by
+//	           cgroup (each attempt in a cgroup of its own), or, where it
+//	           can have none, by the TASKD_RUN_DIR in each process's
+//	           environment (a warning: a process that clears its
+//	           environment escapes that)
 //	profile    for each agent profile, whether its program (the first word
 //	           of its command) is found as the daemon finds it: on the
 //	           PATH of the running daemon when one runs (read from the
@@ -312,7 +319,9 @@
 // program missing, a login needed), logs prints standard error instead and
 // says so on its own standard error. The files are transcript.log,
 // stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
-// next to prompt.md, cmd.json and result.json.
+// next to prompt.md, cmd.json and result.json. Each keeps at most
+// outputMaxMiB of the configuration (32 MiB): past it, its first and last
+// halves, with lines saying what was cut between.
 //
 // With -f it keeps printing as the agent writes, moves on to the next attempt
 // when one starts, and returns when the task has ended.
@@ -484,6 +493,8 @@
 //	held:         why the daemon holds a task back (a write it needs
 //	              failed: a full disk, a lock nobody can take), and when
 //	              it tries again; no agent starts meanwhile
+//	output cut:   how much the cap on each log of the latest attempt
+//	              (outputMaxMiB) cut from its middle
 //	below:        on each task above one that needs a person, failed or
 //	              is held, which one, so the path to it is marked
 //	rejected:     what is wrong with the file, and
@@ -508,10 +519,10 @@
 // "reason", "by", "until"}: the paused profile that holds the task back,
 // "logs": the latest attempt's
 // run folder, "summary" and "costUsd": what the agent of the latest attempt
-// that ended said it did and what that attempt cost, "cwdNote": why a task
-// of a Claude Code session's list runs in the home directory, "name",
-// "steps", "waits" {"kind", "total", "open"}). taskd show tells all of one
-// task.
+// that ended said it did and what that attempt cost, "outputCut" {log: bytes
+// cut}, "cwdNote": why a task of a Claude Code session's list runs in the
+// home directory, "name", "steps", "waits" {"kind", "total", "open"}). taskd
+// show tells all of one task.
 // "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 // a task file changes, until interrupted.
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/status"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 func init() {
@@ -39,7 +40,9 @@ the agent wrote to standard error (one that failed before it began: its
 program missing, a login needed), logs prints standard error instead and
 says so on its own standard error. The files are transcript.log,
 stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
-next to prompt.md, cmd.json and result.json.
+next to prompt.md, cmd.json and result.json. Each keeps at most
+outputMaxMiB of the configuration (32 MiB): past it, its first and last
+halves, with lines saying what was cut between.
 
 With -f it keeps printing as the agent writes, moves on to the next attempt
 when one starts, and returns when the task has ended.
@@ -116,13 +119,13 @@ func runLogs(ctx context.Context, inv *invocation) error {
 			return
 		}
 		dir := filepath.Join(runs, fmt.Sprint(n))
-		if data, err := os.ReadFile(filepath.Join(dir, "stderr.log")); err == nil && len(bytes.TrimSpace(data)) > 0 {
+		if data, err := fsroot.ReadRegular(filepath.Join(dir, "stderr.log")); err == nil && len(bytes.TrimSpace(data)) > 0 {
 			fmt.Fprintf(inv.stderr, "taskd logs: the %s of attempt %d is empty; its standard error (stderr.log) follows\n", logWords[name(n)], n)
 			inv.stdout.Write(data)
 		}
 	}
 	if !*follow || ended && *attemptFlag > 0 {
-		data, err := os.ReadFile(filepath.Join(runs, fmt.Sprint(n), name(n)))
+		data, err := fsroot.ReadRegular(filepath.Join(runs, fmt.Sprint(n), name(n)))
 		if err != nil {
 			return err
 		}
@@ -226,7 +229,7 @@ type tailer struct {
 
 func (t *tailer) logs() []string {
 	var out []string
-	entries, _ := os.ReadDir(t.root)
+	entries, _ := fsroot.ReadDirectory(t.root)
 	for _, e := range entries {
 		if !e.IsDir() || len(t.lists) > 0 && !slices.Contains(t.lists, e.Name()) {
 			continue
@@ -238,7 +241,7 @@ func (t *tailer) logs() []string {
 
 // read returns the whole lines appended to path since the last read.
 func (t *tailer) read(path string) ([]eventlog.Event, error) {
-	f, err := os.Open(path)
+	f, err := fsroot.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

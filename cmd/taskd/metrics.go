@@ -13,6 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/subagent"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 func init() {
@@ -66,7 +67,7 @@ func runMetrics(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	var evs []eventlog.Event
-	entries, err := os.ReadDir(r)
+	entries, err := fsroot.ReadDirectory(r)
 	if err != nil {
 		return err
 	}

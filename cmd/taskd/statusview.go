@@ -3,11 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -284,9 +287,22 @@ func (r *renderer) row(t *status.Task, tree string) {
 	if w := t.Worktree; w != nil && endedStates[state] {
 		r.note("", workLine(w, state), "")
 	}
+	if len(t.OutputCut) > 0 && state != "running" {
+		r.note("output cut: ", cutWords(t.OutputCut)+" (the middle; taskd logs "+ref+" shows where)", "33")
+	}
 	if len(t.Below) > 0 {
 		r.note("below: ", belowWords(t.Below), "33")
 	}
+}
+
+// cutWords says how much the cap cut of each log: "stdout.log 1.4 GiB,
+// stderr.log 3 MiB".
+func cutWords(cut map[string]int64) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(cut)) {
+		parts = append(parts, name+" "+agent.SizeText(cut[name]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // belowWords says which tasks under one need attention: "5 needs a person,

@@ -15,6 +15,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -198,7 +199,7 @@ func outcomeOf(ref taskRef) (end *waitEnd, note string) {
 		}
 		return nil, ""
 	}
-	if note, err := os.ReadFile(area.RejectNote(filepath.Join(ref.root, ref.list), ref.id+".json")); err == nil {
+	if note, err := fsroot.ReadRegular(area.RejectNote(filepath.Join(ref.root, ref.list), ref.id+".json")); err == nil {
 		end.Outcome, end.Error = "rejected", string(note)
 		return end, ""
 	}

@@ -253,6 +253,13 @@ func ShortResult(r agent.Result, runDir string) map[string]any {
 	if r.Confidence != nil {
 		m["confidence"] = *r.Confidence
 	}
+	if len(r.OutputCut) > 0 {
+		cut := map[string]any{}
+		for name, n := range r.OutputCut {
+			cut[name] = n
+		}
+		m["outputCut"] = cut
+	}
 	return m
 }
 

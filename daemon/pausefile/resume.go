@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -54,7 +54,7 @@ func Resume(ctx context.Context, root, profile string, now time.Time) (*Pause, [
 // endPauses makes every task under root that a usage limit of profile
 // paused due at now, and returns them (LIST/ID).
 func endPauses(ctx context.Context, root, profile string, now time.Time) ([]string, error) {
-	entries, err := os.ReadDir(root)
+	entries, err := fsroot.ReadDirectory(root)
 	if err != nil {
 		return nil, err
 	}

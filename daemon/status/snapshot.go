@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -102,7 +103,7 @@ type Misnamed struct {
 // only; it works whether or not a daemon runs.
 func Snapshot(root string, lists []string, all bool) ([]List, error) {
 	if len(lists) == 0 {
-		entries, err := os.ReadDir(root)
+		entries, err := fsroot.ReadDirectory(root)
 		if err != nil {
 			return nil, err
 		}

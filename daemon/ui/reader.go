@@ -15,6 +15,7 @@ import (
 	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/status"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -145,7 +146,7 @@ func (r *reader) watchList(id string) {
 // scan reads which lists the root has: a new one is read and watched, one
 // gone is forgotten.
 func (r *reader) scan() {
-	entries, err := os.ReadDir(r.opt.Root)
+	entries, err := fsroot.ReadDirectory(r.opt.Root)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.failed[""] = err.Error()
 		return
