@@ -356,6 +356,9 @@ func (s *slot) Acquire(ctx context.Context) error {
 	return s.d.slots.Acquire(ctx, s.ticket, func() error { return s.d.stopCause(ctx) })
 }
 
+// StepAside implements job.Slot.
+func (s *slot) StepAside() { s.d.slots.StepAside(s.ticket) }
+
 // Release implements job.Slot.
 func (s *slot) Release() {
 	s.release.Do(func() {
@@ -398,7 +401,7 @@ func (d *Daemon) startJob(l *list, id string, kind job.Kind, p slots.Prep) bool 
 		var tf *taskfile.Task
 		err := errNotRunnable // stopped while it waited for its slot
 		if p != slots.Wait || w.slot.Acquire(ctx) == nil {
-			tf, err = d.work(ctx, w.Job)
+			tf, err = d.work(w.StepAsideOnLock(ctx), w.Job)
 		}
 		stop(nil)
 		d.done <- jobDone{job: w, task: tf, err: err}
