@@ -41,7 +41,7 @@ var nargs = map[string]int{
 	"umask": 1, "config": 1, "cli": 0, "then": 0,
 	// expectations
 	"rejected": 2, "misnamed": 3, "refused": 2, "failed": 2, "state": 2, "output": 2,
-	"log": 1, "start-fails": 1, "config-fails": 1, "absent": 1, "mode": 2, "event": 3,
+	"log": 1, "start-fails": 1, "config-fails": 1, "absent": 1, "unchanged": 1, "mode": 2, "event": 3,
 }
 
 // waits are the expectations that wait for the daemon to have done

@@ -183,11 +183,14 @@
 //
 // Rm removes each task: its file, under the locks every writer takes, then
 // its run folders and its inbox. A task that is running or waiting for its
-// children is refused unless --force is given; then the daemon, seeing the
-// file gone, stops its agent. The task's children, if any, are left as they
-// are.
+// children, and a task not addressed to taskd (one of Claude Code's own),
+// are refused unless --force is given; then the daemon, seeing the file
+// gone, stops its agent. The task's children, if any, are left as they
+// are. A task file is only ever one of a list of the root: a path to a
+// file elsewhere (or through a link out of the root) is refused.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -334,7 +337,8 @@
 // the home directory starts a path: with HOME=/root, /root/x is ~/x but
 // /srv/x/root/y stays as it is.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -358,7 +362,8 @@
 // of them) and every run folder is kept; new runs are numbered after the old
 // ones. Children and return tasks the task made before are not restarted.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -420,7 +425,8 @@
 // cancelled without running; the tasks below a cancelled task are cancelled
 // with it. 'taskd retry' runs it again.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -446,7 +452,8 @@
 // task is left alone. To run a workflow again from its first step, use
 // 'taskd restart'.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -496,7 +503,8 @@
 // keeps wait waiting; wait says so once on standard error, with the command
 // that answers it.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
