@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/taskd/taskd/daemon/agent"
@@ -12,6 +13,25 @@ import (
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
+
+// Ungiven returns the children of t whose results t has not been given:
+// those of its parallel and sequential collections (a resumption moves
+// them to done), whether they have ended or not, except those whose
+// result its agent took from its inbox (taskd receive, check). A task
+// whose agent succeeds with any waits, and is resumed with their results
+// once all have ended, whether they ended before its agent did or after.
+// The caller may be inside an Update of t: only the inbox is read.
+func Ungiven(dir *taskfile.Dir, t *taskfile.Task) []string {
+	ch := t.Metadata.Object("taskd").Object("children")
+	kids := append(task.Strings(ch, Parallel), task.Strings(ch, Sequential)...)
+	if len(kids) == 0 {
+		return nil
+	}
+	read, _ := InboxOf(dir.Path(), t.ID).Consumed()
+	return slices.DeleteFunc(kids, func(id string) bool {
+		return slices.ContainsFunc(read, func(m Message) bool { return m.TaskID == id && m.Success != nil })
+	})
+}
 
 // Outstanding returns the parallel and sequential children of t that have
 // not ended. The caller may be inside an Update of t: only child files are

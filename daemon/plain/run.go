@@ -239,8 +239,10 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 		}
 		return ft, err
 	}
-	if len(children.Outstanding(l.Dir, t)) > 0 {
-		return subagent.Finish(ctx, j, sp, res, out) // waits for its children first
+	if len(children.Ungiven(l.Dir, t)) > 0 {
+		// Its children's results come first, whether they have ended or
+		// not: it waits, and is resumed with them once all have ended.
+		return subagent.Finish(ctx, j, sp, res, out)
 	}
 	if ov.Auto {
 		if planned, _ := children.Named(l.Dir, id, id+"-plan"); planned == "" {
