@@ -27,12 +27,12 @@ const othersBound = 12 * time.Second
 // claudeLock is Claude Code's lock on a task file, held by the real
 // proper-lockfile (lock-hold.js) and refreshed by it until released.
 type claudeLock struct {
-	t       *testing.T
-	file    string
-	holder  *exec.Cmd
-	stdin   io.WriteCloser
-	lines   <-chan string
-	since   time.Time
+	t      *testing.T
+	file   string
+	holder *exec.Cmd
+	stdin  io.WriteCloser
+	lines  <-chan string
+	since  time.Time
 }
 
 // holdClaudeLock takes Claude Code's lock on file (which must exist).

@@ -90,7 +90,11 @@ It prints the child's id.
 The parent's children are bounded in number (maxChildren, default 10) and
 depth (maxDepth, default 3). Push fails (status 1) beyond those bounds,
 for a name a sibling already has, for an --after that names no child,
-without a prompt, and outside a task (no $TASKD_TASK_FILE and no --task).
+without a prompt, for a child the daemon would reject (an agent no
+profile or mapping names, such as agent=../../bin/sh; a NUL byte in its
+prompt): nothing is written, so the parent never waits for a child that
+cannot run. Outside a task (no $TASKD_TASK_FILE and no --task), or with
+a $TASKD_TASK_FILE outside the root, it fails too.
 `,
 			run: runPush},
 		&command{name: "child start", group: groupChild, usage: "[--task T] [N]",

@@ -199,6 +199,9 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 	if err := task.Begin(child, state); err != nil {
 		return nil, err
 	}
+	if err := check(cfg, child); err != nil {
+		return nil, fmt.Errorf("the child would be rejected: %w", err)
+	}
 	created, err := dir.Create(ctx, child)
 	if err != nil {
 		return nil, err
@@ -214,6 +217,22 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 		return nil, fmt.Errorf("record child %s in %s: %w", created.ID, parentID, err)
 	}
 	return created, nil
+}
+
+// check refuses a child the daemon would reject as it is written: its
+// fields (task.ReadSpec), the agent it names (inherited or its own), the
+// ids it names and its prompt's NUL bytes, checked as the daemon checks
+// a task it accepts. Its parent would otherwise wait for it forever.
+func check(cfg *config.Config, child *taskfile.Task) error {
+	sp, err := task.ReadSpec(child)
+	if err != nil {
+		return err
+	}
+	_, profile := task.Addressed(child)
+	if err := cfg.CheckAgents(sp, profile); err != nil {
+		return err
+	}
+	return task.Check(child, "", sp)
 }
 
 // pushedBefore returns the child of parentID that a push with opt made
