@@ -499,7 +499,10 @@
 // Wait waits until every task named has ended, printing a line as each one
 // does, and exits with their outcome: 0 when all succeeded, 1 when any
 // failed, was cancelled, timed out or was stopped (or does not exist or was
-// removed), 124 when --timeout passed first. A task that waits for a person
+// removed), 124 when --timeout passed first. A task no daemon will run ends
+// the wait at once, with the reason, as a failure: one the daemon refused
+// (taskd status shows why), a file it does not read, and a task of Claude
+// Code's own (not addressed to taskd) that is not completed. A task that waits for a person
 // keeps wait waiting; wait says so once on standard error, with the command
 // that answers it.
 //

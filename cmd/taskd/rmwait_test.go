@@ -144,3 +144,39 @@ func TestRm_ObeysRoot(t *testing.T) {
 		t.Errorf("the task file outside the root changed: %q", data)
 	}
 }
+
+// TestWait_NoDaemonWillRunIt: wait ends at once, as a failure with the
+// reason, for a task no daemon will run: one the daemon rejected (an
+// unknown agent), a task file that is a link, and a task of Claude Code's
+// own; a completed one of Claude Code's is a success. A real daemon
+// serves the root, so each could only end by the daemon's hand.
+func TestWait_NoDaemonWillRunIt(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	list := filepath.Join(root, "l")
+	startTestDaemon(t, root, &config.FileConfig{})
+	writeTask(t, filepath.Join(list, "1.json"), `{"id": "1", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"agent": "no-such-agent", "prompt": "true"}}}`)
+	writeTask(t, filepath.Join(list, "2.json"), `{"id": "2", "subject": "plan", "description": "", "activeForm": "planning", "status": "pending", "blocks": [], "blockedBy": []}`)
+	writeTask(t, filepath.Join(list, "3.json"), `{"id": "3", "subject": "done", "description": "", "activeForm": "done", "status": "completed", "blocks": [], "blockedBy": []}`)
+	elsewhere := filepath.Join(t.TempDir(), "4.json")
+	writeTask(t, elsewhere, `{"id": "4", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`)
+	if err := os.Symlink(elsewhere, filepath.Join(list, "4.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		ref  string
+		code int
+		say  string
+	}{
+		{"l/1", 1, `l/1 refused by the daemon: `},
+		{"l/2", 1, "l/2 is not addressed to taskd"},
+		{"l/3", 0, "l/3 completed"},
+		{"l/4", 1, "the file is a symbolic"}, // refused by the daemon, or by wait itself if it is first
+	} {
+		start := time.Now()
+		out, errOut, code := runCLI(t, "wait", "--root", root, "--timeout", "60s", tt.ref)
+		if code != tt.code || !strings.Contains(out, tt.say) {
+			t.Errorf("wait %s: exit %d after %s, %q %q; want exit %d saying %q", tt.ref, code, time.Since(start).Round(time.Millisecond), out, errOut, tt.code, tt.say)
+		}
+	}
+}

@@ -7,12 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -26,7 +28,10 @@ func init() {
 Wait waits until every task named has ended, printing a line as each one
 does, and exits with their outcome: 0 when all succeeded, 1 when any
 failed, was cancelled, timed out or was stopped (or does not exist or was
-removed), 124 when --timeout passed first. A task that waits for a person
+removed), 124 when --timeout passed first. A task no daemon will run ends
+the wait at once, with the reason, as a failure: one the daemon refused
+(taskd status shows why), a file it does not read, and a task of Claude
+Code's own (not addressed to taskd) that is not completed. A task that waits for a person
 keeps wait waiting; wait says so once on standard error, with the command
 that answers it.
 
@@ -73,6 +78,7 @@ func runWait(ctx context.Context, inv *invocation) error {
 		ref, err := parseTaskRef(root, a)
 		if err == nil {
 			err = w.Add(filepath.Join(ref.root, ref.list))
+			w.Add(area.RejectedDir(filepath.Join(ref.root, ref.list))) // its note, if it is refused
 		}
 		if err != nil {
 			fmt.Fprintf(inv.stderr, "taskd wait: %s: %v\n", a, err)
@@ -126,11 +132,26 @@ func runWait(ctx context.Context, inv *invocation) error {
 // outcomeOf reads task ref: whether it has ended, whether that is a
 // success, and a note for the person waiting (how it ended, or why it
 // does not go on by itself).
+//
+// A task no daemon will run ends the wait at once, as a failure with the
+// reason: one the daemon refused (its note in .taskd/rejected), a file
+// taskd does not read (a link, not a regular file, another user's), and a
+// task not addressed to taskd (Claude Code's own), unless it is completed.
 func outcomeOf(ref taskRef) (ended, ok bool, note string) {
-	t, err := taskfile.ReadFile(filepath.Join(ref.root, ref.list, ref.id+".json"))
+	listDir := filepath.Join(ref.root, ref.list)
+	t, err := taskfile.ReadFile(filepath.Join(listDir, ref.id+".json"))
+	var bad *taskfile.BadFileError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return true, false, "does not exist (or was removed)"
+	case err == nil || errors.As(err, &bad):
+		if data, nerr := fsroot.ReadFile(listDir, area.RejectNote(listDir, ref.id+".json"), 64<<10); nerr == nil {
+			return true, false, "refused by the daemon: " + firstLineOf(string(data))
+		}
+	}
+	switch {
+	case bad != nil && !errors.Is(err, taskfile.ErrInvalidJSON) && !errors.Is(err, taskfile.ErrTooLarge):
+		return true, false, "refused: " + strings.TrimPrefix(bad.Error(), bad.Path+": ")
 	case err != nil:
 		return false, false, "" // torn by a writer, or being fixed: read it again
 	}
@@ -138,10 +159,7 @@ func outcomeOf(ref taskRef) (ended, ok bool, note string) {
 		if t.Status == taskfile.StatusCompleted {
 			return true, true, "completed"
 		}
-		return false, false, ""
-	}
-	if note, err := os.ReadFile(area.RejectNote(filepath.Join(ref.root, ref.list), ref.id+".json")); err == nil {
-		return true, false, "refused by the daemon: " + firstLineOf(string(note))
+		return true, false, "is not addressed to taskd (no owner \"taskd\", no metadata.taskd): it is Claude Code's own, and no daemon runs it"
 	}
 	sp, err := task.ReadSpec(t)
 	if err != nil {
