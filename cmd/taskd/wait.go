@@ -146,7 +146,10 @@ func outcomeOf(ref taskRef) (ended, ok bool, note string) {
 		return true, false, "does not exist (or was removed)"
 	case err == nil || errors.As(err, &bad):
 		if data, nerr := fsroot.ReadFile(listDir, area.RejectNote(listDir, ref.id+".json"), 64<<10); nerr == nil {
-			return true, false, "refused by the daemon: " + firstLineOf(string(data))
+			// The note's first line is "<file>: <the reason>".
+			reason, _ := strings.CutPrefix(strings.TrimSpace(string(data)), filepath.Join(listDir, ref.id+".json")+": ")
+			reason, _, _ = strings.Cut(reason, "\n")
+			return true, false, "refused by the daemon: " + reason
 		}
 	}
 	switch {
