@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -120,7 +121,7 @@ func StartParallel(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.
 			continue
 		}
 		extra := map[string]any{"parallelItem": true, "returnsExpanded": true}
-		if as := itemName(j, item); as != "" {
+		if as := ItemName(j, item); as != "" {
 			extra["as"] = as
 		}
 		if _, err := children.Push(ctx, j.Config, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
@@ -130,30 +131,44 @@ func StartParallel(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.
 	return nil
 }
 
-// itemName is the name of a parallel item's result: the as of its block
-// (or of the command file it invokes), else the name of the command file
-// it invokes; "" for a prompt.
-func itemName(j *job.Job, item string) string {
+// ItemName is the name of a parallel item's result: its as (ItemAs),
+// else the name of the command file it invokes; "" for a prompt (its
+// result goes by the child's own name).
+func ItemName(j *job.Job, item string) string {
+	as, command := itemNames(j, item)
+	return cmp.Or(as, command)
+}
+
+// ItemAs is the as a parallel item gives its result: its block's, or that
+// of the command file it invokes; "" if it gives none.
+func ItemAs(j *job.Job, item string) string {
+	as, _ := itemNames(j, item)
+	return as
+}
+
+// itemNames returns the as an item gives its result and the name of the
+// command file it invokes, if any.
+func itemNames(j *job.Job, item string) (as, command string) {
 	script, err := j.ParsePrompt(item)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	for _, st := range script.Leading {
 		switch c := st.Cmd.(type) {
 		case *prompt.Subtask:
-			return c.Overrides.As
+			return c.Overrides.As, ""
 		case *prompt.Invoke:
 			cf, err := j.Catalog.Commands(j.List.Dir.Path()).Get(c.Name)
 			if err != nil || cf == nil {
-				return ""
+				return "", c.Name
 			}
-			if inv, err := cf.Invoke(c.Overrides, c.Args); err == nil && inv.Overrides.As != "" {
-				return inv.Overrides.As
+			if inv, err := cf.Invoke(c.Overrides, c.Args); err == nil {
+				return inv.Overrides.As, c.Name
 			}
-			return c.Name
+			return "", c.Name
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // InheritedFields copies the fields a follow-up takes from the task it

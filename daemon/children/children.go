@@ -8,6 +8,7 @@
 package children
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,7 +93,8 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 	}
 	// Its slash lines run when it starts; a prompt that cannot run is
 	// refused now, where the pusher sees why.
-	if _, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: catalog.LoadCommands(cfg.Dir, dir.Path()).Has}); err != nil {
+	script, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: catalog.LoadCommands(cfg.Dir, dir.Path()).Has})
+	if err != nil {
 		return nil, fmt.Errorf("child prompt: %w", err)
 	}
 	blockedBy := slices.Clone(opt.BlockedBy)
@@ -123,9 +125,10 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 		if len(names) >= cfg.MaxChildren {
 			return nil, fmt.Errorf("%w: task %s already has %d children (maxChildren)", ErrLimit, parentID, len(names))
 		}
+		taken := resultNames(dir, parent)
 		if opt.Name == "" {
 			for i := len(names) + 1; ; i++ {
-				if n := fmt.Sprintf("child-%d", i); !slices.Contains(names, n) {
+				if n := fmt.Sprintf("child-%d", i); !slices.Contains(names, n) && taken[n] == "" {
 					opt.Name = n
 					break
 				}
@@ -135,6 +138,13 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 				return same, nil
 			}
 			return nil, fmt.Errorf("task %s already has a child named %q", parentID, opt.Name)
+		}
+		// Two children whose results go by one name: $RESULT[name] would
+		// name either, and one would silently win. (A parallel item's
+		// name, given as Extra, is its task's to check: CheckPrompt; a
+		// reference to a name two results share fails.)
+		if name := cmp.Or(blockAs(script), opt.Name); opt.Extra["as"] == nil && taken[name] != "" {
+			return nil, fmt.Errorf("task %s already has a child whose result goes by %q (task %s): $RESULT[%s] would name either; give the new child another as or name", parentID, name, taken[name], name)
 		}
 		for _, k := range task.Inherited {
 			if v, ok := ptd.Get(k); ok {
@@ -217,6 +227,34 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 		return nil, fmt.Errorf("record child %s in %s: %w", created.ID, parentID, err)
 	}
 	return created, nil
+}
+
+// blockAs is the as a child's prompt gives it in its block, if any.
+func blockAs(script *prompt.Script) string {
+	for _, st := range script.Leading {
+		if sub, ok := st.Cmd.(*prompt.Subtask); ok {
+			return sub.Overrides.As
+		}
+	}
+	return ""
+}
+
+// resultNames returns, for each name a child of parent's result goes by
+// ($RESULT[name]: its as, else its name), that child's id.
+func resultNames(dir *taskfile.Dir, parent *taskfile.Task) map[string]string {
+	out := map[string]string{}
+	ch := parent.Metadata.Object("taskd").Object("children")
+	for _, coll := range []string{Queued, Parallel, Sequential, Done} {
+		for _, id := range task.Strings(ch, coll) {
+			if c, err := dir.Read(id); err == nil {
+				m := c.Metadata.Object("taskd")
+				as, _ := m.String("as")
+				n, _ := m.String("name")
+				out[cmp.Or(as, n)] = id
+			}
+		}
+	}
+	return out
 }
 
 // check refuses a child the daemon would reject as it is written: its

@@ -2,6 +2,7 @@ package children
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -14,23 +15,80 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// Ungiven returns the children of t whose results t has not been given:
-// those of its parallel and sequential collections (a resumption moves
-// them to done), whether they have ended or not, except those whose
-// result its agent took from its inbox (taskd receive, check). A task
-// whose agent succeeds with any waits, and is resumed with their results
-// once all have ended, whether they ended before its agent did or after.
-// The caller may be inside an Update of t: only the inbox is read.
+// Ungiven returns the children of t it must wait for before it ends: its
+// parallel and sequential children (a resumption moves them to done) that
+// have not ended, and those that have ended whose results it is to be
+// given and has not been given otherwise: taken from its inbox by its
+// agent (taskd receive, check), or through a handoff or convergence it
+// waited on (givenByWaits). A
+// task whose agent succeeds with any waits, and is resumed with their
+// results once all have ended, whether they ended before its agent did or
+// after. (Its parallel items and return steps are waited for, never
+// given.) A child that is gone is not waited for. The caller may be
+// inside an Update of t: only child files and the inbox are read.
 func Ungiven(dir *taskfile.Dir, t *taskfile.Task) []string {
 	ch := t.Metadata.Object("taskd").Object("children")
-	kids := append(task.Strings(ch, Parallel), task.Strings(ch, Sequential)...)
-	if len(kids) == 0 {
-		return nil
+	var out []string
+	var read []Message
+	var given map[string]bool
+	readDone := false
+	for _, coll := range []string{Parallel, Sequential} {
+		for _, id := range task.Strings(ch, coll) {
+			c, err := dir.Read(id)
+			if err != nil {
+				continue
+			}
+			if !task.Of(c).Ended() {
+				out = append(out, id)
+				continue
+			}
+			m := c.Metadata.Object("taskd")
+			item, _ := m.Bool("parallelItem")
+			ret, _ := m.String("returnOf")
+			if item || ret != "" {
+				continue
+			}
+			if !readDone {
+				read, _ = InboxOf(dir.Path(), t.ID).Consumed()
+				given = givenByWaits(t)
+				readDone = true
+			}
+			if !given[id] && !slices.ContainsFunc(read, func(msg Message) bool { return msg.TaskID == id && msg.Success != nil }) {
+				out = append(out, id)
+			}
+		}
 	}
-	read, _ := InboxOf(dir.Path(), t.ID).Consumed()
-	return slices.DeleteFunc(kids, func(id string) bool {
-		return slices.ContainsFunc(read, func(m Message) bool { return m.TaskID == id && m.Success != nil })
-	})
+	return out
+}
+
+// givenByWaits returns the children whose results t's agent was given by
+// a wait of its own: a transfer-control handoff that is resolved, and a
+// convergence that is done. Package subagent keeps their records on t
+// (metadata.taskd.handoffs, metadata.taskd.converges); only the fields
+// read here matter.
+func givenByWaits(t *taskfile.Task) map[string]bool {
+	m := t.Metadata.Object("taskd")
+	given := map[string]bool{}
+	var handoffs []struct{ Child, Mode, State string }
+	if v, ok := m.Get("handoffs"); ok && json.Unmarshal(taskfile.AppendJSON(nil, v), &handoffs) == nil {
+		for _, h := range handoffs {
+			if h.Mode == "transfer-control" && h.State == "resolved" {
+				given[h.Child] = true
+			}
+		}
+	}
+	var converges []struct {
+		SubagentIDs []string `json:"subagentIds"`
+		State       string
+	}
+	if v, ok := m.Get("converges"); ok && json.Unmarshal(taskfile.AppendJSON(nil, v), &converges) == nil {
+		for _, c := range converges {
+			for _, id := range c.SubagentIDs {
+				given[id] = given[id] || c.State == "done"
+			}
+		}
+	}
+	return given
 }
 
 // Outstanding returns the parallel and sequential children of t that have
