@@ -252,7 +252,11 @@
 // works on any directory, whether a daemon runs or not. Events mirrored
 // into a parent's stream are not counted twice.
 //
-// The counts add up: spawned = ended + running. A subagent counts once
+// The counts add up: spawned = ended + running, and for handoffs initiated
+// = resolved + running. A handoff counts once: one escalated to a person
+// runs until the answer resolves it, counted by the answer's action. A
+// subagent cancelled because its handoff's timeout passed ended timed out,
+// not cancelled. A subagent counts once
 // however many attempts it took: an attempt followed by a retry (a
 // handoff's, or a person's) counts as a retry, and the subagent ends with
 // its last attempt, whose outcome is the one counted. A subagent refused by
