@@ -111,7 +111,7 @@ var rules = map[Event]rule{
 	Release:    {[]State{Queued, Waiting}, None, Schedule},
 	Restart:    {[]State{None, Queued, NeedsHuman, Retrying, Paused, Succeeded, Failed, Cancelled, TimedOut, Stopped}, None, Schedule},
 	BranchPass: {[]State{Running}, Succeeded, Ended | Unblocked},
-	BranchFail: {[]State{Running}, Failed, Ended | Unblocked},
+	BranchFail: {[]State{Running}, Failed, Ended},
 	Pause:      {[]State{Running}, Paused, Schedule},
 }
 
