@@ -421,9 +421,11 @@ fi`)
 	}
 	h.p.kill(t)
 	h.waitFor("the agent to die with the daemon", 10*time.Second, func() bool { return !alivePid(cmd.PID) })
-	// Five seconds without a daemon: the grandchild, an orphan now, goes
-	// on writing.
-	waitUntilOrTimeout(5*time.Second, func() bool { return false })
+	// Without a daemon the grandchild, an orphan now, goes on writing.
+	before := strings.Count(readString(m, "bg"), "\n")
+	h.waitFor("the orphan to go on writing without a daemon", 20*time.Second, func() bool {
+		return strings.Count(readString(m, "bg"), "\n") >= before+10 || !alivePid(bg)
+	})
 	if !alivePid(bg) {
 		t.Fatalf("the background writer died with the daemon: nothing left to check")
 	}
