@@ -80,8 +80,8 @@ echo "compare: $RESULT[plan-a] / $RESULT[beta]" > compare.txt`, cwd, nil))
 		t.Errorf("compare.txt = %q", got)
 	}
 	evs := h.events("l")
-	if n := countEvents(evs, eventlog.TaskWaiting, "1"); n != 1 {
-		t.Errorf("%d TaskWaiting events for the task, want 1 (it waits for its parallel items before its agent)", n)
+	if n := countEvents(evs, eventlog.TaskWaiting, "1"); n != 2 {
+		t.Errorf("%d TaskWaiting events for the task, want 2 (it waits for its parallel items before its agent, and for its return chain after)", n)
 	}
 }
 

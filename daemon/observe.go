@@ -92,8 +92,16 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		l.Events.Append(eventlog.Event{Type: eventlog.TaskAccepted, List: l.ID, Task: id, Parent: e.parent,
 			Data: map[string]any{"subject": tf.Subject}})
 	}
-	if e.parent != "" && (e.state != prevState || e.status != prevStatus) {
-		l.consider(e.parent)
+	e.returnOf, _ = tf.Metadata.Object("taskd").String("returnOf")
+	if e.state != prevState && e.status == prevStatus {
+		l.wakeWaiters(id) // a chain's origin now waiting lets its first step run
+	}
+	if e.state != prevState || e.status != prevStatus {
+		for _, up := range []string{e.parent, e.returnOf} {
+			if up != "" {
+				l.consider(up) // a parent, or a chain's origin, may go on
+			}
+		}
 	}
 	if e.job != nil {
 		if sp.Cancel {

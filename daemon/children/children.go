@@ -33,14 +33,19 @@ import (
 //	parallel    started together; the parent waits for all of them
 //	sequential  run one after another in order; the parent waits for all
 //	done        children whose results the parent has been given
+//	returns     not children: the steps of the task's own return chain
+//	            (siblings, made once its agent succeeded); it waits for
+//	            them, its outcome theirs, and is never given their results
 //
-// A parent waits only for its own parallel and sequential children, so
-// trees of any depth (up to the configured maxDepth) resume level by level.
+// A parent waits only for its own parallel and sequential children (and
+// its return chain), so trees of any depth (up to the configured
+// maxDepth) resume level by level.
 const (
 	Queued     = "queued"
 	Parallel   = "parallel"
 	Sequential = "sequential"
 	Done       = "done"
+	Returns    = "returns"
 )
 
 // PushOptions describe a child to queue.
@@ -499,13 +504,19 @@ func Named(dir *taskfile.Dir, parentID, name string) (string, error) {
 	return "", fmt.Errorf("task %s has no child named %q", parentID, name)
 }
 
-// WaitsFor returns the children a parent waits for: metadata.taskd.children
-// (parallel and sequential) and, for workflow forks, forkState's branches.
+// WaitsFor returns the tasks a parent waits for: metadata.taskd.children
+// (parallel and sequential, and the steps of its return chain) and, for
+// workflow forks, forkState's branches.
 func WaitsFor(t *taskfile.Task) []string {
 	var ids []string
 	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
-		ids = append(ids, task.Strings(ch, "parallel")...)
-		ids = append(ids, task.Strings(ch, "sequential")...)
+		for _, coll := range []string{Parallel, Sequential, Returns} {
+			for _, id := range task.Strings(ch, coll) {
+				if !slices.Contains(ids, id) {
+					ids = append(ids, id)
+				}
+			}
+		}
 	}
 	if fs := t.Metadata.Object("forkState").Object("branches"); fs != nil {
 		for _, name := range fs.Keys() {

@@ -32,7 +32,7 @@ func Ungiven(dir *taskfile.Dir, t *taskfile.Task) []string {
 	var read []Message
 	var given map[string]bool
 	readDone := false
-	for _, coll := range []string{Parallel, Sequential} {
+	for _, coll := range []string{Parallel, Sequential, Returns} {
 		for _, id := range task.Strings(ch, coll) {
 			c, err := dir.Read(id)
 			if err != nil {
@@ -41,6 +41,9 @@ func Ungiven(dir *taskfile.Dir, t *taskfile.Task) []string {
 			if !task.Of(c).Ended() {
 				out = append(out, id)
 				continue
+			}
+			if coll == Returns {
+				continue // waited for, never given
 			}
 			m := c.Metadata.Object("taskd")
 			item, _ := m.Bool("parallelItem")
@@ -91,13 +94,13 @@ func givenByWaits(t *taskfile.Task) map[string]bool {
 	return given
 }
 
-// Outstanding returns the parallel and sequential children of t that have
-// not ended. The caller may be inside an Update of t: only child files are
+// Outstanding returns the parallel and sequential children of t, and the
+// steps of its return chain, that have not ended. The caller may be inside an Update of t: only child files are
 // read.
 func Outstanding(dir *taskfile.Dir, t *taskfile.Task) []string {
 	ch := t.Metadata.Object("taskd").Object("children")
 	var out []string
-	for _, coll := range []string{Parallel, Sequential} {
+	for _, coll := range []string{Parallel, Sequential, Returns} {
 		for _, id := range task.Strings(ch, coll) {
 			c, err := dir.Read(id)
 			if err != nil {

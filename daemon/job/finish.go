@@ -181,9 +181,13 @@ func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res 
 	switch end.move {
 	case task.Wait:
 		// The agent ended its turn with children whose results it has
-		// not been given: it is resumed with them once all have ended,
-		// at once if they have.
+		// not been given, or with its return chain to run: it is resumed
+		// once all have ended, at once if they have. What its attempt
+		// decided (onSuccess) is recorded now.
 		m.Delete("finishedAt")
+		for _, k := range sortedKeys(onSuccess) {
+			m.Set(k, onSuccess[k])
+		}
 	case task.Succeed:
 		m.Delete("error")
 		for _, k := range sortedKeys(onSuccess) {

@@ -230,6 +230,9 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 			return nil, err
 		}
 	}
+	if len(task.Strings(t.Metadata.Object("taskd").Object("children"), children.Returns)) > 0 && out == agent.Finished && res.Success {
+		return endOfChain(ctx, j, sp, res, nil) // its chain is made: it ends with it
+	}
 	ov, _ := chain.Overrides(t)
 	if out != agent.Finished || !res.Success || subagent.HasVerdict(j, sp, out) {
 		ft, err := subagent.Finish(ctx, j, sp, res, out)
@@ -295,9 +298,33 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}
 	if len(ov.Return) > 0 {
-		onSuccess["returnsDone"] = true
+		return endOfChain(ctx, j, sp, res, onSuccess)
 	}
 	return j.Finish(ctx, sp, res, out, onSuccess)
+}
+
+// endOfChain records the end of a task whose agent succeeded and whose
+// return chain is made: it waits while a step of the chain runs (with
+// onSuccess, what its attempt decided, recorded), and then ends as the
+// chain did — succeeded when every step did, else failed, naming the
+// step. The chain and the task are one unit.
+func endOfChain(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, onSuccess map[string]any) (*taskfile.Task, error) {
+	t, err := j.List.Dir.Read(j.ID)
+	if err != nil {
+		return nil, err
+	}
+	failure, ended := chain.ChainOutcome(j.List, t)
+	switch {
+	case ended && failure != "":
+		res.Success, res.Error = false, failure
+		return j.Finish(ctx, sp, res, agent.NotStarted, nil)
+	case ended:
+		if onSuccess == nil {
+			onSuccess = map[string]any{}
+		}
+		onSuccess["returnsDone"] = true
+	}
+	return j.Finish(ctx, sp, res, agent.Finished, onSuccess) // waits while the chain runs
 }
 
 // loopCheck is chain.LoopCheck, tried again (the task held meanwhile)

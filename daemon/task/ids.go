@@ -33,7 +33,7 @@ func CheckIDs(t *taskfile.Task, sp Spec) error {
 		}
 	}
 	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
-		for _, kind := range []string{"parallel", "sequential"} {
+		for _, kind := range []string{"parallel", "sequential", "returns"} {
 			for i, c := range Strings(ch, kind) {
 				if !taskfile.ValidID(c) {
 					return bad(fmt.Sprintf("metadata.taskd.children.%s[%d]", kind, i), c)
