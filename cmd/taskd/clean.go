@@ -60,8 +60,12 @@ its run folders and its inbox. A task that is running or waiting for its
 children, and a task not addressed to taskd (one of Claude Code's own),
 are refused unless --force is given; then the daemon, seeing the file
 gone, stops its agent. The task's children, if any, are left as they
-are. A task file is only ever one of a list of the root: a path to a
-file elsewhere (or through a link out of the root) is refused.
+are. A task's git worktree is removed by the daemon once it sees the file
+gone (the next daemon, if none runs), never its branch: what the worktree
+held uncommitted is committed to the branch first, files the repository
+ignores excepted (docs/agents.md). A task file is only ever one of a list
+of the root: a path to a file elsewhere (or through a link out of the
+root) is refused.
 
 ` + taskNames + `
 

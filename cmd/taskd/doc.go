@@ -34,6 +34,9 @@
 //	config     the configuration file parses and is valid (--config FILE,
 //	           else ~/.config/taskd/config.json if it exists)
 //	root       the task root exists and other users cannot write to it
+//	worktrees  where the tasks' git worktrees are made: not under
+//	           ~/.claude, where Claude Code refuses every edit; and tasks
+//	           whose worktree an earlier taskd made in the list's .taskd
 //	list       each list (or each --list): a directory, not a link, that
 //	           other users cannot write to; task files the daemon rejected
 //	daemon     whether a daemon holds the root's lock ($ROOT/.taskd.lock),
@@ -186,8 +189,12 @@
 // children, and a task not addressed to taskd (one of Claude Code's own),
 // are refused unless --force is given; then the daemon, seeing the file
 // gone, stops its agent. The task's children, if any, are left as they
-// are. A task file is only ever one of a list of the root: a path to a
-// file elsewhere (or through a link out of the root) is refused.
+// are. A task's git worktree is removed by the daemon once it sees the file
+// gone (the next daemon, if none runs), never its branch: what the worktree
+// held uncommitted is committed to the branch first, files the repository
+// ignores excepted (docs/agents.md). A task file is only ever one of a list
+// of the root: a path to a file elsewhere (or through a link out of the
+// root) is refused.
 //
 // A task is named LIST/ID, by the path of its file (which must be
 // <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
@@ -198,6 +205,29 @@
 //
 // Rm fails (status 1) for a task that does not exist or is refused, after
 // removing the others.
+//
+// # taskd diff
+//
+//	taskd diff [--root DIR] [--stat] LIST/ID
+//
+// Diff shows the work of a task that runs in a git worktree of its own
+// (metadata.taskd.worktree, taskd submit --worktree): first what its branch
+// taskd/<list>/<id> holds since it started — the commits taskd made when
+// the task succeeded, and any the agent made — read from the repository,
+// so it is there after the worktree is removed; then, marked apart, what its
+// worktree holds that is not committed (the edits of an attempt that
+// failed, kept there for a retry), new files included and files the
+// repository ignores left out. Each part starts with a line beginning with
+// '#' that says what it is. --stat prints diffstats instead of patches.
+//
+// Diff changes nothing, and runs none of the repository's hooks, filters or
+// diff drivers. To take the work, from the repository:
+//
+//	git merge taskd/l/7            (or git cherry-pick, git rebase)
+//	git diff main...taskd/l/7      (what the branch adds to main)
+//
+// Diff fails (status 1) for a task that does not exist or has no worktree,
+// and when the branch is not in the repository.
 //
 // # taskd logs
 //
@@ -267,6 +297,47 @@
 // is an error (exit status 1); a log with a line that does not parse is
 // reported on standard error and counted up to that line.
 //
+// # taskd show
+//
+//	taskd show [--root DIR] [-n LINES] [--json] [--color auto|always|never] TASK
+//
+// Show tells what happened to one task, in one place: how it ended (or
+// where it is), the agent's summary of what it did, why it needs you or
+// failed and what to run about it, the agent and how long it ran, what it
+// spent (turns, tokens, cost: the latest attempt's, and every attempt's
+// together when there were several), the branch its worktree is on with
+// what changed there, where it ran, its children with how each ended, the
+// run folder, and the last lines (-n, default 10) of its output: the
+// readable transcript of an agent that streams (the claude, codex and
+// opencode profiles), else its standard output, else its standard error.
+//
+//	demo/7 · Fix the flaky login test
+//	state:    succeeded 5m ago, after 1 attempt
+//	summary:  The login test waited a fixed 2s; it now waits for the
+//	          page's ready event. All 41 tests pass.
+//	agent:    claude · ran 1m23s · 7 turns · 12.3k tokens · $0.04
+//	branch:   taskd/demo/7 from 6f1d2c3 · 3f2a1b9 · 2 files changed, +14 -3
+//	in:       ~/src/app
+//	run:      ~/.claude/tasks/demo/.taskd/runs/7/1
+//
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
+//
+// --json prints the same as one JSON object: the task as 'taskd status
+// --json' shows it, and "file", "outcome" (the state word), "reason",
+// "agent", "attempts", "startedAt", "finishedAt", "last" and "total" (each
+// {"runs", "turns", "tokens", "costUsd", "costEstimated", "durationMs"}),
+// "childTasks" (each {"id", "name", "outcome", "summary", "error"}) and
+// "output" {"file", "lines", "cut"}.
+//
+// It reads files only: it works whether or not a daemon runs. The output
+// fits 80 columns and is coloured only on a terminal. Show fails when the
+// task does not exist.
+//
 // # taskd status
 //
 //	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
@@ -299,6 +370,10 @@
 //	in ~/src/app · turn 3 · Edit a.go · 12.3k tokens · $0.04
 //	              where a running agent works (its worktree's branch, if
 //	              it has one) and, for a streaming agent, its progress
+//	taskd/l/7 · 3 files changed
+//	              an ended task's git branch and what its work changed
+//	              ("no changes" when nothing was committed); taskd diff
+//	              shows it
 //	waiting for:  why a needs_human task waits, and
 //	answer:       the 'taskd resolve' command with the answers it accepts;
 //	              for a waiting task, which of its children (or of the
@@ -331,9 +406,14 @@
 // "hidden"}, each task with the fields above ("state", "step", "attempt",
 // "since", "parent", "children", "waitingFor", "options", "error",
 // "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
-// "repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
+// "repo", "dir", "base", "commit", "filesChanged", "insertions", "deletions":
+// metadata.taskd.workspace}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
 // "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
-// run folder, "name", "steps", "waits" {"kind", "total", "open"}).
+// run folder, "summary" and "costUsd": what the agent of the latest attempt
+// that ended said it did and what that attempt cost, "cwdNote": why a task
+// of a Claude Code session's list runs in the home directory, "name",
+// "steps", "waits" {"kind", "total", "open"}). taskd show tells all of one
+// task.
 // "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 // a task file changes, until interrupted.
 //
@@ -395,7 +475,9 @@
 // The agent runs where you submit: the task records the current directory
 // (absolute) as metadata.taskd.cwd, or --cwd, resolved against the current
 // directory. --worktree runs it in a git worktree of its own, on the branch
-// taskd/<list>-<id>, made from the repository there.
+// taskd/<list>/<id>, made from the repository there (in taskd's state
+// directory, where Claude Code can edit); when the task succeeds its work is
+// committed to that branch: 'taskd diff' shows it, git merge takes it.
 //
 // What a claude agent may do: --permission-mode (default, acceptEdits,
 // plan, bypassPermissions), --tools and --disallowed-tools (comma-separated,
@@ -480,8 +562,13 @@
 // (shown by taskd status): for a workflow's human step, passed (go on as if
 // the step passed) or failed, each offered only where the workflow has a
 // way on for it, or leave (keep it waiting); for a loop guard, continue,
-// abort or investigate. A workflow that completed at a stage boundary
-// (metadata.taskd.boundary) takes continue: it walks on into its next stage.
+// abort or investigate; for a step, a loop's judge or an answer to vote on
+// whose model gave no verdict, even asked again, the verdict (passed or
+// failed; break or continue; abstain or retry) or fail; for refused tool
+// calls, allow (exactly those calls, continuing the same session),
+// allow-tool (their whole tools), retry or fail. A workflow that completed
+// at a stage boundary (metadata.taskd.boundary) takes continue: it walks on
+// into its next stage.
 //
 // --note TEXT gives directions with the answer (metadata.taskd.resolveNote):
 // the daemon puts them into the prompt of the step that runs next, and
@@ -489,6 +576,7 @@
 //
 //	taskd resolve work/7 passed --note 'Use the existing date helper.'
 //	taskd resolve work/7 continue
+//	taskd resolve work/8 allow
 //
 // Resolve fails (status 1) when the task does not exist, neither waits for
 // a person nor stopped at a stage boundary, or does not accept the answer;
@@ -498,7 +586,7 @@
 //
 // # taskd wait
 //
-//	taskd wait [--root DIR] [--timeout D] LIST/ID...
+//	taskd wait [--root DIR] [--timeout D] [--json] LIST/ID...
 //
 // Wait waits until every task named has ended, printing a line as each one
 // does, and exits with their outcome: 0 when all succeeded, 1 when any
@@ -506,9 +594,22 @@
 // removed), 124 when --timeout passed first. A task no daemon will run ends
 // the wait at once, with the reason, as a failure: one the daemon refused
 // (taskd status shows why), a file it does not read, and a task of Claude
-// Code's own (not addressed to taskd) that is not completed. A task that waits for a person
+// Code's own (not addressed to taskd) that is not completed. A task that
+// waits for a person
 // keeps wait waiting; wait says so once on standard error, with the command
 // that answers it.
+//
+// A line says how the task ended, with the agent's summary (its first line)
+// or the error, and what its latest attempt cost when the agent reported
+// it; taskd show tells the rest:
+//
+//	demo/7 succeeded: The login test now waits for the ready event ($0.04)
+//	demo/8 failed: the agent failed (exit status 2); logs: …
+//
+// With --json each line is instead a JSON object: {"task", "outcome",
+// "success", "summary", "error", "costUsd"}; "outcome" is the state, or
+// "completed" (a task not addressed to taskd), "missing", "rejected" or
+// "not_taskd" (a task of Claude Code's own, not completed: no daemon runs it).
 //
 // A task is named LIST/ID, by the path of its file (which must be
 // <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
@@ -870,6 +971,34 @@
 // its unit or agent file is), whether it is running, and how to read its
 // logs. It exits with status 0 when the service runs, 3 when it is installed
 // but not running, and 1 when it is not installed.
+//
+// # taskd claude
+//
+//	taskd claude install|uninstall [--project] [--dry-run] [--force]
+//
+// 'taskd claude install' writes a Claude Code skill, taskd, that teaches a
+// session to queue work for taskd: in any session, ask "hand this to taskd"
+// (or type /taskd WHAT), and the session writes a prompt that stands on its
+// own and runs taskd submit from the project's directory, with the permission
+// mode and the tools the work needs (and --worktree where you keep working in
+// the checkout), then tells you the task's name and how to follow it.
+//
+// The skill is ~/.claude/skills/taskd/SKILL.md ($CLAUDE_CONFIG_DIR/skills/…
+// when that is set), for every session of yours; with --project,
+// .claude/skills/taskd/SKILL.md under the current directory, for the sessions
+// of that project (commit it to share it). Install says what it wrote;
+// --dry-run prints the file and where it would go, and writes nothing.
+//
+// Running install again updates a skill it wrote. A file of that name that
+// taskd did not write is left alone unless --force; a symbolic link is never
+// written through. 'taskd claude uninstall' removes the skill taskd wrote.
+// Both fail (status 1) on such a file, and when the file cannot be written
+// or removed.
+//
+// A session can also hand work over with its own task tools: a task it
+// creates in its list with owner "taskd" or a metadata.taskd runs in the
+// session's project directory (docs/agents.md, "From a Claude Code
+// session").
 //
 // # taskd help
 //

@@ -11,7 +11,14 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/remote"
+	"github.com/taskd/taskd/internal/proc"
 )
+
+// becomeReaper makes the process the reaper of what agents leave
+// (proc.Reap). Tests that run the daemon inside the test binary replace
+// it: the test binary starts processes of its own without package proc,
+// and the reaper would take their exit status.
+var becomeReaper = proc.Reap
 
 // listFlags collects a repeatable --list flag.
 type listFlags []string
@@ -137,9 +144,9 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 		}
 	}
 	// What an agent leaves behind comes back to the daemon, which waits
-	// for it: no zombie, no orphan left to init (package agent). This
-	// process starts no other children.
-	if err := agent.Reap(log); err != nil {
+	// for it: no zombie, no orphan left to init. Every child the daemon
+	// starts is started by package proc, which keeps it from the reaper.
+	if err := becomeReaper(log); err != nil {
 		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
 	}
 	url := *natsURL

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/status"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -288,6 +289,12 @@ func (r *renderer) row(t *status.Task, tree string) {
 			}
 		}
 		r.note("answer: ", answer, "")
+		if g := t.Grants["allow"]; len(g) > 0 {
+			r.note("allow: ", "exactly "+strings.Join(g, ", "), "")
+		}
+		if g := t.Grants["allow-tool"]; len(g) > 0 {
+			r.note("allow-tool: ", "all of "+strings.Join(g, ", "), "")
+		}
 	case state == "succeeded" && len(t.Options) > 0:
 		r.note("stopped at: ", t.WaitingFor, "33")
 		r.note("answer: ", "taskd resolve "+ref+" continue", "")
@@ -325,6 +332,12 @@ func (r *renderer) row(t *status.Task, tree string) {
 		}
 	case !t.Taskd:
 		r.note("", `not taskd's: its owner is not "taskd" and it has no metadata.taskd`, "")
+	}
+	if t.CwdNote != "" && !task.State(t.State).Ended() {
+		r.note("in: ", "your home directory, for the Claude Code session's directory is not known (taskd show "+ref+" says why)", "33")
+	}
+	if w := t.Worktree; w != nil && endedStates[state] {
+		r.note("", workLine(w, state), "")
 	}
 	if len(t.Below) > 0 {
 		r.note("below: ", belowWords(t.Below), "33")

@@ -32,23 +32,7 @@ func subject(t *status.Task) string {
 }
 
 // displayState is the word status shows for a task's state.
-func displayState(t *status.Task) string {
-	switch {
-	case t.Rejected != "":
-		return "rejected"
-	case t.Held != "":
-		return "held"
-	case t.State != "":
-		return t.State
-	case !t.Taskd:
-		return t.Status
-	case t.Status == "completed":
-		return "completed"
-	case len(t.BlockedBy) > 0:
-		return "blocked"
-	}
-	return "pending"
-}
+func displayState(t *status.Task) string { return status.StateWord(t) }
 
 // age renders a duration briefly: 5s, 3m, 2h, 4d.
 func age(now, since time.Time) string {

@@ -184,7 +184,9 @@ missing. The subject defaults to the prompt's first line.
 The agent runs where you submit: the task records the current directory
 (absolute) as metadata.taskd.cwd, or --cwd, resolved against the current
 directory. --worktree runs it in a git worktree of its own, on the branch
-taskd/<list>-<id>, made from the repository there.
+taskd/<list>/<id>, made from the repository there (in taskd's state
+directory, where Claude Code can edit); when the task succeeds its work is
+committed to that branch: 'taskd diff' shows it, git merge takes it.
 
 What a claude agent may do: --permission-mode (default, acceptEdits,
 plan, bypassPermissions), --tools and --disallowed-tools (comma-separated,
@@ -271,8 +273,13 @@ answer must be one of the options the task lists in metadata.taskd.hitl
 (shown by taskd status): for a workflow's human step, passed (go on as if
 the step passed) or failed, each offered only where the workflow has a
 way on for it, or leave (keep it waiting); for a loop guard, continue,
-abort or investigate. A workflow that completed at a stage boundary
-(metadata.taskd.boundary) takes continue: it walks on into its next stage.
+abort or investigate; for a step, a loop's judge or an answer to vote on
+whose model gave no verdict, even asked again, the verdict (passed or
+failed; break or continue; abstain or retry) or fail; for refused tool
+calls, allow (exactly those calls, continuing the same session),
+allow-tool (their whole tools), retry or fail. A workflow that completed
+at a stage boundary (metadata.taskd.boundary) takes continue: it walks on
+into its next stage.
 
 --note TEXT gives directions with the answer (metadata.taskd.resolveNote):
 the daemon puts them into the prompt of the step that runs next, and
@@ -280,6 +287,7 @@ keeps them in the step trace.
 
 	taskd resolve work/7 passed --note 'Use the existing date helper.'
 	taskd resolve work/7 continue
+	taskd resolve work/8 allow
 
 Resolve fails (status 1) when the task does not exist, neither waits for
 a person nor stopped at a stage boundary, or does not accept the answer;
@@ -369,7 +377,7 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	agentName := fs.String("agent", "", "agent profile or name")
 	model := fs.String("model", "", "model for the agent")
 	cwd := fs.String("cwd", "", "working directory of the agent (default: the current directory)")
-	worktree := fs.Bool("worktree", false, "run in a git worktree of its own, on branch taskd/<list>-<id>")
+	worktree := fs.Bool("worktree", false, "run in a git worktree of its own, on branch taskd/<list>/<id>")
 	permissionMode := fs.String("permission-mode", "", "permission mode of a claude agent (default, acceptEdits, plan, bypassPermissions)")
 	tools := fs.String("tools", "", "comma-separated tools the agent may use without asking")
 	disallowedTools := fs.String("disallowed-tools", "", "comma-separated tools the agent may not use")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,7 +22,7 @@ import (
 func init() {
 	register(&command{
 		name:  "wait",
-		usage: "[--root DIR] [--timeout D] LIST/ID...",
+		usage: "[--root DIR] [--timeout D] [--json] LIST/ID...",
 		short: "wait until tasks end; exit with how they ended",
 		group: "Tasks",
 		long: `
@@ -31,9 +32,22 @@ failed, was cancelled, timed out or was stopped (or does not exist or was
 removed), 124 when --timeout passed first. A task no daemon will run ends
 the wait at once, with the reason, as a failure: one the daemon refused
 (taskd status shows why), a file it does not read, and a task of Claude
-Code's own (not addressed to taskd) that is not completed. A task that waits for a person
+Code's own (not addressed to taskd) that is not completed. A task that
+waits for a person
 keeps wait waiting; wait says so once on standard error, with the command
 that answers it.
+
+A line says how the task ended, with the agent's summary (its first line)
+or the error, and what its latest attempt cost when the agent reported
+it; taskd show tells the rest:
+
+	demo/7 succeeded: The login test now waits for the ready event ($0.04)
+	demo/8 failed: the agent failed (exit status 2); logs: …
+
+With --json each line is instead a JSON object: {"task", "outcome",
+"success", "summary", "error", "costUsd"}; "outcome" is the state, or
+"completed" (a task not addressed to taskd), "missing", "rejected" or
+"not_taskd" (a task of Claude Code's own, not completed: no daemon runs it).
 
 ` + taskNames + `
 
@@ -52,6 +66,7 @@ func runWait(ctx context.Context, inv *invocation) error {
 	fs := inv.flags()
 	rootFlag := fs.String("root", "", "root of task lists")
 	timeout := fs.Duration("timeout", 0, "give up after this long (exit status 124)")
+	asJSON := fs.Bool("json", false, "print each end as a JSON line")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
@@ -95,11 +110,15 @@ func runWait(ctx context.Context, inv *invocation) error {
 	for {
 		var left []taskRef
 		for _, ref := range refs {
-			ended, ok, note := outcomeOf(ref)
+			end, note := outcomeOf(ref)
 			switch {
-			case ended:
-				fmt.Fprintf(inv.stdout, "%s %s\n", ref, note)
-				failed = failed || !ok
+			case end != nil && *asJSON:
+				line, _ := json.Marshal(end)
+				fmt.Fprintf(inv.stdout, "%s\n", line)
+				failed = failed || !end.Success
+			case end != nil:
+				fmt.Fprintf(inv.stdout, "%s %s\n", ref, end.words())
+				failed = failed || !end.Success
 			default:
 				if note != "" && !told[ref] {
 					fmt.Fprintf(inv.stderr, "taskd wait: %s %s\n", ref, note)
@@ -129,58 +148,111 @@ func runWait(ctx context.Context, inv *invocation) error {
 	return nil
 }
 
-// outcomeOf reads task ref: whether it has ended, whether that is a
-// success, and a note for the person waiting (how it ended, or why it
-// does not go on by itself).
+// A waitEnd is how a task that wait waited for ended: what its line
+// says, and what --json prints.
+type waitEnd struct {
+	Task string `json:"task"` // LIST/ID
+	// Outcome is its state (succeeded, failed, cancelled, timed_out,
+	// stopped), completed for a task that is not taskd's, missing for
+	// one that does not exist, rejected for one the daemon refused (or a
+	// file it does not read), not_taskd for a task of Claude Code's own
+	// that is not completed: no daemon runs it.
+	Outcome string   `json:"outcome"`
+	Success bool     `json:"success"`
+	Summary string   `json:"summary,omitempty"` // the latest attempt's
+	Error   string   `json:"error,omitempty"`
+	CostUSD *float64 `json:"costUsd,omitempty"` // the latest attempt's
+}
+
+// words is the end's line after the task's name: "succeeded: the
+// summary ($0.04)", "failed: the error"; the summary is cut to its first
+// line and an error to 80 characters, both made safe for a terminal.
+func (e *waitEnd) words() string {
+	s, what := e.Outcome, e.Error
+	switch e.Outcome {
+	case "missing":
+		return "does not exist (or was removed)"
+	case "rejected":
+		return "refused by the daemon: " + clean(e.Error)
+	case "not_taskd":
+		return "is not addressed to taskd (no owner \"taskd\", no metadata.taskd): it is Claude Code's own, and no daemon runs it"
+	case string(task.Succeeded):
+		what, _, _ = strings.Cut(strings.TrimSpace(e.Summary), "\n")
+	default:
+		what = firstLineOf(what)
+	}
+	if what = strings.TrimSpace(clean(what)); what != "" {
+		s += ": " + what
+	}
+	if e.CostUSD != nil {
+		s += " (" + costWords(*e.CostUSD, false) + ")"
+	}
+	return s
+}
+
+// outcomeOf reads task ref: how it ended (nil while it has not), or a
+// note for the person waiting on why it does not go on by itself.
 //
 // A task no daemon will run ends the wait at once, as a failure with the
 // reason: one the daemon refused (its note in .taskd/rejected), a file
 // taskd does not read (a link, not a regular file, another user's), and a
 // task not addressed to taskd (Claude Code's own), unless it is completed.
-func outcomeOf(ref taskRef) (ended, ok bool, note string) {
+func outcomeOf(ref taskRef) (end *waitEnd, note string) {
+	end = &waitEnd{Task: ref.String()}
 	listDir := filepath.Join(ref.root, ref.list)
-	t, err := taskfile.ReadFile(filepath.Join(listDir, ref.id+".json"))
+	file := filepath.Join(listDir, ref.id+".json")
+	t, err := taskfile.ReadFile(file)
 	var bad *taskfile.BadFileError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return true, false, "does not exist (or was removed)"
+		end.Outcome = "missing"
+		return end, ""
 	case err == nil || errors.As(err, &bad):
 		if data, nerr := fsroot.ReadFile(listDir, area.RejectNote(listDir, ref.id+".json"), 64<<10); nerr == nil {
 			// The note's first line is "<file>: <the reason>".
-			reason, _ := strings.CutPrefix(strings.TrimSpace(string(data)), filepath.Join(listDir, ref.id+".json")+": ")
-			reason, _, _ = strings.Cut(reason, "\n")
-			return true, false, "refused by the daemon: " + reason
+			reason, _ := strings.CutPrefix(strings.TrimSpace(string(data)), file+": ")
+			end.Outcome, end.Error = "rejected", firstLine(reason)
+			return end, ""
 		}
 	}
 	switch {
 	case bad != nil && !errors.Is(err, taskfile.ErrInvalidJSON) && !errors.Is(err, taskfile.ErrTooLarge):
-		return true, false, "refused: " + strings.TrimPrefix(bad.Error(), bad.Path+": ")
+		end.Outcome, end.Error = "rejected", strings.TrimPrefix(bad.Error(), bad.Path+": ")
+		return end, ""
 	case err != nil:
-		return false, false, "" // torn by a writer, or being fixed: read it again
+		return nil, "" // torn by a writer, or being fixed: read it again
 	}
 	if owned, _ := task.Addressed(t); !owned {
 		if t.Status == taskfile.StatusCompleted {
-			return true, true, "completed"
+			end.Outcome, end.Success = taskfile.StatusCompleted, true
+			return end, ""
 		}
-		return true, false, "is not addressed to taskd (no owner \"taskd\", no metadata.taskd): it is Claude Code's own, and no daemon runs it"
+		end.Outcome = "not_taskd"
+		return end, ""
 	}
 	sp, err := task.ReadSpec(t)
 	if err != nil {
-		return false, false, ""
+		return nil, ""
 	}
 	switch {
-	case sp.State == task.Succeeded:
-		return true, true, "succeeded"
 	case sp.State.Ended():
-		msg, _ := task.Meta(t).String("error")
-		if msg != "" {
-			return true, false, string(sp.State) + ": " + firstLineOf(msg)
+		var r struct {
+			Summary string   `json:"summary"`
+			CostUSD *float64 `json:"costUsd"`
 		}
-		return true, false, string(sp.State)
+		if v, ok := task.Meta(t).Get("result"); ok {
+			json.Unmarshal(taskfile.AppendJSON(nil, v), &r)
+		}
+		end.Outcome, end.Success = string(sp.State), sp.State == task.Succeeded
+		end.Summary, end.CostUSD = r.Summary, r.CostUSD
+		if !end.Success {
+			end.Error, _ = task.Meta(t).String("error")
+		}
+		return end, ""
 	case sp.State == task.NeedsHuman:
-		return false, false, "needs a person: see taskd status " + ref.String() + ", answer with taskd resolve " + ref.String() + " ANSWER"
+		return nil, "needs a person: see taskd show " + ref.String() + ", answer with taskd resolve " + ref.String() + " ANSWER"
 	}
-	return false, false, ""
+	return nil, ""
 }
 
 // warnNoDaemon says on standard error when no daemon serves root: the
@@ -189,4 +261,10 @@ func warnNoDaemon(inv *invocation, root string) {
 	if held, _, err := daemon.LockHolder(root); err == nil && !held {
 		fmt.Fprintf(inv.stderr, "taskd %s: no daemon serves %s: tasks wait until one does (taskd start, or taskd run)\n", inv.cmd.name, root)
 	}
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -119,7 +119,10 @@ func claudeSystem(l *claudeLine, s *Stream) []string {
 	case "permission_denied":
 		var why string
 		json.Unmarshal(l.Message, &why)
-		d := Denial{Tool: l.ToolName, Target: s.tools[l.ToolUseID]}
+		d := s.tools[l.ToolUseID]
+		if d.Tool != l.ToolName {
+			d = Denial{Tool: l.ToolName, Target: d.Target}
+		}
 		s.addDenial(d)
 		return []string{"denied: " + toolLabel(d.Tool, d.Target) + ": " + oneLine(why, 200)}
 	case "api_retry":
@@ -164,7 +167,7 @@ func claudeAssistant(l *claudeLine, s *Stream) []string {
 			}
 		case "tool_use":
 			target := toolTarget(b.Input)
-			s.rememberTool(b.ID, target)
+			s.rememberTool(b.ID, Denial{Tool: b.Name, Target: target, Rule: ClaudeRule(b.Name, b.Input)})
 			s.LastTool = toolLabel(b.Name, target)
 			out = append(out, "tool: "+s.LastTool)
 		}
@@ -204,7 +207,7 @@ func claudeResult(l *claudeLine, s *Stream) []string {
 		s.addError(f.Text)
 	}
 	for _, d := range l.Denials {
-		s.addDenial(Denial{Tool: d.ToolName, Target: toolTarget(d.ToolInput)})
+		s.addDenial(Denial{Tool: d.ToolName, Target: toolTarget(d.ToolInput), Rule: ClaudeRule(d.ToolName, d.ToolInput)})
 	}
 	if l.TotalCost != nil {
 		s.setCost(*l.TotalCost, false)

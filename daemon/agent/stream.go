@@ -45,7 +45,7 @@ type Stream struct {
 	Final *Final
 
 	messages map[string]bool   // assistant message ids counted in Turns
-	tools    map[string]string // the targets of tool calls by id, for denials that name only the id
+	tools    map[string]Denial // tool calls by id (their targets and rules), for denials that name only the id
 	estimate float64           // the estimated cost of the tokens so far
 }
 
@@ -61,6 +61,9 @@ type Tokens struct {
 type Denial struct {
 	Tool   string `json:"tool"`
 	Target string `json:"target,omitempty"` // the file, command or pattern it was for
+	// Rule is the permission rule that allows exactly this call (claude:
+	// rule.go), or "" when no rule narrower than the whole tool does.
+	Rule string `json:"rule,omitempty"`
 }
 
 // Final is how a streamed run says it ended.
@@ -108,15 +111,15 @@ func (s *Stream) setCost(usd float64, add bool) {
 	s.CostUSD, s.CostKnown = usd, true
 }
 
-// rememberTool keeps the target of tool call id.
-func (s *Stream) rememberTool(id, target string) {
+// rememberTool keeps tool call id: its tool, target and rule.
+func (s *Stream) rememberTool(id string, call Denial) {
 	if id == "" {
 		return
 	}
 	if s.tools == nil {
-		s.tools = map[string]string{}
+		s.tools = map[string]Denial{}
 	}
-	s.tools[id] = target
+	s.tools[id] = call
 }
 
 func (s *Stream) addDenial(d Denial) {

@@ -38,7 +38,9 @@ type Decide func(t *taskfile.Task, sp *task.Spec) error
 // Claim marks the job's task as running for a new attempt, if it is still
 // taskd's, not cancelled, and decide accepts it, read under the lock:
 // status in_progress, state running, the attempt number and startedAt,
-// the fields Claude Code expects filled in. The write is durable (the
+// the fields Claude Code expects filled in; for a task of a Claude Code
+// session's list that names no cwd, the session's directory
+// (handoff.go). The write is durable (the
 // directory fsynced) before Claim returns: no agent of the attempt starts
 // before it.
 func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
@@ -57,6 +59,7 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 		if err := decide(t, &sp); err != nil {
 			return err
 		}
+		j.recordSessionDir(t, &sp)
 		c.Spec = sp
 		return markRunning(t, j.ID, sp, time.Now())
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/daemon/worktree"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -21,15 +22,20 @@ type Runs struct {
 	PausedBy  string    `json:"pausedBy,omitempty"`
 	ResumesAt time.Time `json:"resumesAt,omitzero"`
 	Logs      string    `json:"logs,omitempty"` // the latest attempt's run folder
+	// Summary is what the agent's latest attempt said it did, and
+	// CostUSD what that attempt cost, as metadata.taskd.result records
+	// them (taskd show adds up every attempt).
+	Summary string   `json:"summary,omitempty"`
+	CostUSD *float64 `json:"costUsd,omitempty"`
+	// CwdNote says why a task of a Claude Code session's list runs in
+	// the home directory (metadata.taskd.cwdNote).
+	CwdNote string `json:"cwdNote,omitempty"`
 }
 
-// Worktree is a task's git worktree: where, on which branch, of which
-// repository.
-type Worktree struct {
-	Path   string `json:"path"`
-	Branch string `json:"branch"`
-	Repo   string `json:"repo"`
-}
+// Worktree is a task's git worktree, as its task records it
+// (metadata.taskd.workspace): where, on which branch, of which repository,
+// and, once the task has succeeded, its work (package worktree).
+type Worktree = worktree.Worktree
 
 // Progress is a running attempt's progress.
 type Progress struct {
@@ -72,6 +78,14 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 			r.ResumesAt, _ = time.Parse(time.RFC3339Nano, at)
 		}
 	}
+	var res struct {
+		Summary string   `json:"summary"`
+		CostUSD *float64 `json:"costUsd"`
+	}
+	if decode(m, "result", &res) {
+		r.Summary, r.CostUSD = res.Summary, res.CostUSD
+	}
+	r.CwdNote, _ = m.String("cwdNote")
 	if dir, ok := m.String("runDir"); ok && dir != "" {
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(listDir, dir)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,7 +61,12 @@ type Task struct {
 	Below []Below `json:"below,omitempty"`
 	// Waits says what a waiting task waits for.
 	Waits *Waits `json:"waits,omitempty"`
-	Runs         // where and how its agent runs (runs.go)
+
+	// Grants says, for a question about refused tool calls, what each
+	// answer allows: "allow" the exact calls' rules, "allow-tool" their
+	// whole tools.
+	Grants map[string][]string `json:"grants,omitempty"`
+	Runs                       // where and how its agent runs (runs.go)
 }
 
 // List is one list's tasks.
@@ -212,6 +218,9 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 			ts.WaitingFor += " (refused: " + r + ")"
 		}
 		ts.Options = task.Strings(h, "options")
+		if kind, _ := h.String("kind"); kind == "permission" {
+			ts.Grants = grantsOf(h, ts.Options)
+		}
 	}
 	if b := m.Object("boundary"); b != nil && ts.State == string(task.Succeeded) {
 		next, _ := b.String("next")
@@ -222,6 +231,25 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 		ts.Since = modTime(path)
 	}
 	ts.Runs = runsOf(t, filepath.Dir(path))
+}
+
+// grantsOf reads what the answers to a question about refused tool calls
+// (hitl h, with options) allow: "allow" its grant, "allow-tool" its
+// denied tools.
+func grantsOf(h *taskfile.Object, options []string) map[string][]string {
+	g := map[string][]string{}
+	if slices.Contains(options, "allow") {
+		if rules := task.Strings(h, "grant"); len(rules) > 0 {
+			g["allow"] = rules
+		}
+	}
+	if slices.Contains(options, "allow-tool") {
+		g["allow-tool"] = task.Strings(h, "denied")
+	}
+	if len(g) == 0 {
+		return nil
+	}
+	return g
 }
 
 func firstLine(s string) string {

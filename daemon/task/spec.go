@@ -52,6 +52,9 @@ type Spec struct {
 	// OnDenied says what follows an attempt whose tool calls were denied:
 	// DeniedAsk (the default) or DeniedFail.
 	OnDenied string
+	// AnswerRequired: the task's answer is voted on (/converge vote or
+	// consensus), so a model's answer must carry one (package plain).
+	AnswerRequired bool
 
 	State     State
 	Attempt   int
@@ -79,7 +82,7 @@ var fieldType = map[string]string{
 	"parent": "string", "sessionId": "string", "archived": "bool",
 	"onBlockerFailure": "string",
 	"resolveNote":      "string", "worker": "string", "retryOf": "count", "genericReturn": "string",
-	"repo": "string", "ref": "string",
+	"repo": "string", "ref": "string", "answerRequired": "bool",
 }
 
 // ReadSpec checks and reads metadata.taskd. Errors say which field is wrong
@@ -126,6 +129,7 @@ func ReadSpec(t *taskfile.Task) (Spec, error) {
 		}
 	}
 	s.OnDenied, _ = td.String("onDenied")
+	s.AnswerRequired, _ = td.Bool("answerRequired")
 	if st, ok := td.String("state"); ok {
 		s.State = State(st)
 	}
