@@ -316,6 +316,11 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 		if _, err := os.Lstat(env.path(a[0])); err == nil {
 			t.Errorf("%s exists", a[0])
 		}
+	case "unchanged":
+		p := env.path(a[0])
+		if was, now := taskFiles[p], treeOf(p)[p]; was == "" || now != was {
+			t.Errorf("%s changed under the root:\nbefore %.300q\nafter  %.300q", a[0], was, now)
+		}
 	case "mode":
 		fi, err := os.Lstat(env.path(a[0]))
 		if err != nil || fmt.Sprintf("%04o", fi.Mode().Perm()) != a[1] {

@@ -47,7 +47,7 @@ var nargs = map[string]int{
 	"umask": 1, "config": 1, "cli": 0, "then": 0, "cgroup": 0,
 	// expectations
 	"rejected": 2, "misnamed": 3, "refused": 2, "failed": 2, "state": 2, "output": 2,
-	"log": 1, "start-fails": 1, "config-fails": 1, "absent": 1, "mode": 2, "event": 3,
+	"log": 1, "start-fails": 1, "config-fails": 1, "absent": 1, "unchanged": 1, "mode": 2, "event": 3,
 	"held": 2, "submit-fails": 2, "doctor": 1, "smaller": 2, "dead": 1,
 }
 

@@ -74,6 +74,7 @@ type entry struct {
 	archived  bool
 	delivered bool           // an ended child's result is in its parent's inbox
 	children  []string       // the children a waiting parent waits for
+	returnOf  string         // the task whose return chain this one is a step of
 	accepted  bool           // TaskAccepted was logged by this daemon
 	wait      *subagent.Wait // what a task suspended by /handoff or /converge waits for (waits.go)
 

@@ -76,7 +76,8 @@ func (d *Dir) lockList(ctx context.Context) (unlock func(), err error) {
 func (d *Dir) lockFile(ctx context.Context, target string) (unlock func(), err error) {
 	path := target + ".lock"
 	delay := time.Millisecond
-	again := 0 // tries in a row without a wait
+	again := 0      // tries in a row without a wait
+	waited := false // the wait was reported (lockWait)
 	for {
 		var err error
 		release := func() { removeLockDir(path) }
@@ -117,6 +118,10 @@ func (d *Dir) lockFile(ctx context.Context, target string) (unlock func(), err e
 			}
 		}
 		again = 0
+		if !waited {
+			waited = true
+			lockWait(ctx, path)
+		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():

@@ -265,14 +265,18 @@
 //
 // Rm removes each task: its file, under the locks every writer takes, then
 // its run folders and its inbox. A task that is running or waiting for its
-// children is refused unless --force is given; then the daemon, seeing the
-// file gone, stops its agent. The task's children, if any, are left as they
+// children, and a task not addressed to taskd (one of Claude Code's own),
+// are refused unless --force is given; then the daemon, seeing the file
+// gone, stops its agent. The task's children, if any, are left as they
 // are. A task's git worktree is removed by the daemon once it sees the file
 // gone (the next daemon, if none runs), never its branch: what the worktree
 // held uncommitted is committed to the branch first, files the repository
-// ignores excepted (docs/agents.md).
+// ignores excepted (docs/agents.md). A task file is only ever one of a list
+// of the root: a path to a file elsewhere (or through a link out of the
+// root) is refused.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -362,7 +366,11 @@
 // works on any directory, whether a daemon runs or not. Events mirrored
 // into a parent's stream are not counted twice.
 //
-// The counts add up: spawned = ended + running. A subagent counts once
+// The counts add up: spawned = ended + running, and for handoffs initiated
+// = resolved + running. A handoff counts once: one escalated to a person
+// runs until the answer resolves it, counted by the answer's action. A
+// subagent cancelled because its handoff's timeout passed ended timed out,
+// not cancelled. A subagent counts once
 // however many attempts it took: an attempt followed by a retry (a
 // handoff's, or a person's) counts as a retry, and the subagent ends with
 // its last attempt, whose outcome is the one counted. A subagent refused by
@@ -419,7 +427,8 @@
 //	in:       ~/src/app
 //	run:      ~/.claude/tasks/demo/.taskd/runs/7/1
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -530,7 +539,8 @@
 // the home directory starts a path: with HOME=/root, /root/x is ~/x but
 // /srv/x/root/y stays as it is.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -554,7 +564,8 @@
 // of them) and every run folder is kept; new runs are numbered after the old
 // ones. Children and return tasks the task made before are not restarted.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -618,7 +629,8 @@
 // cancelled without running; the tasks below a cancelled task are cancelled
 // with it. 'taskd retry' runs it again.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -644,7 +656,8 @@
 // task is left alone. To run a workflow again from its first step, use
 // 'taskd restart'.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -732,7 +745,11 @@
 // Wait waits until every task named has ended, printing a line as each one
 // does, and exits with their outcome: 0 when all succeeded, 1 when any
 // failed, was cancelled, timed out or was stopped (or does not exist or was
-// removed), 124 when --timeout passed first. A task that waits for a person
+// removed), 124 when --timeout passed first. A task no daemon will run ends
+// the wait at once, with the reason, as a failure: one the daemon refused
+// (taskd status shows why), a file it does not read, and a task of Claude
+// Code's own (not addressed to taskd) that is not completed. A task that
+// waits for a person
 // keeps wait waiting; wait says so once on standard error, with the command
 // that answers it.
 //
@@ -745,9 +762,11 @@
 //
 // With --json each line is instead a JSON object: {"task", "outcome",
 // "success", "summary", "error", "costUsd"}; "outcome" is the state, or
-// "completed" (a task not addressed to taskd), "missing" or "rejected".
+// "completed" (a task not addressed to taskd), "missing", "rejected" or
+// "not_taskd" (a task of Claude Code's own, not completed: no daemon runs it).
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -856,7 +875,11 @@
 // The parent's children are bounded in number (maxChildren, default 10) and
 // depth (maxDepth, default 3). Push fails (status 1) beyond those bounds,
 // for a name a sibling already has, for an --after that names no child,
-// without a prompt, and outside a task (no $TASKD_TASK_FILE and no --task).
+// without a prompt, for a child the daemon would reject (an agent no
+// profile or mapping names, such as agent=../../bin/sh; a NUL byte in its
+// prompt): nothing is written, so the parent never waits for a child that
+// cannot run. Outside a task (no $TASKD_TASK_FILE and no --task), or with
+// a $TASKD_TASK_FILE outside the root, it fails too.
 //
 // # taskd child start
 //

@@ -64,6 +64,9 @@ type Attempt struct {
 	// Gate lets the agent start and is told when it has started and
 	// exited. Unset, the agent starts at once.
 	Gate Gate
+	// Clock is the time a usage limit's reset ("resets 8pm") is read
+	// against; nil: the wall clock.
+	Clock func() time.Time
 	// MadeDir is set when the attempt made its run folder (rather than
 	// using one a previous run of the same attempt number left); started,
 	// once its agent has started; stopped, to beforeStart's error when that

@@ -89,6 +89,18 @@ func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 			}
 		}
 	}
+	// An as names one result: two parallel items may not give the same.
+	first := map[string]int{}
+	for i, item := range ov.Parallel {
+		as := chain.ItemAs(j, item)
+		if as == "" {
+			continue
+		}
+		if n, dup := first[as]; dup {
+			return fmt.Errorf("parallel items %d and %d both have as %q: $RESULT[%s] would name either; give each its own as", n, i+1, as, as)
+		}
+		first[as] = i + 1
+	}
 	return nil
 }
 

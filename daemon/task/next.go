@@ -119,7 +119,7 @@ var rules = map[Event]rule{
 	Release:    {[]State{Queued, Waiting}, None, Schedule},
 	Restart:    {[]State{None, Queued, NeedsHuman, Retrying, Paused, Succeeded, Failed, Cancelled, TimedOut, Stopped}, None, Schedule},
 	BranchPass: {[]State{Running, Starting}, Succeeded, Ended | Unblocked},
-	BranchFail: {[]State{Running, Starting}, Failed, Ended | Unblocked},
+	BranchFail: {[]State{Running, Starting}, Failed, Ended},
 	Pause:      {[]State{Running, Starting}, Paused, Schedule},
 }
 
