@@ -1,5 +1,5 @@
 // Command house measures how taskd's code is put together, the figures a
-// change to its structure is judged by, and prints them as Markdown:
+// change to its structure is judged by, and prints them as Markdown.
 //
 //	go run ./bench/house [-dir .] [-v] [-time]
 //

@@ -37,6 +37,11 @@ var eventNames = map[Event]string{
 	BranchPass: "branch pass", BranchFail: "branch fail", Pause: "pause",
 }
 
+// Events lists every event: the ones above in their order, then the
+// events of trust (Complete, FailBlocked).
+var Events = []Event{Claim, Withdraw, Succeed, Wait, AskPerson, Fail, Retry, TimeOut, Cancel,
+	Interrupt, Iterate, Stop, Queue, Release, Restart, BranchPass, BranchFail, Pause, Complete, FailBlocked}
+
 func (e Event) String() string {
 	if n, ok := eventNames[e]; ok {
 		return n
@@ -93,7 +98,7 @@ type rule struct {
 	effects Effects
 }
 
-// rules is the state machine (docs/architecture.md draws it).
+// rules is the state machine (docs/architecture.md draws it from Next).
 var rules = map[Event]rule{
 	Claim:      {[]State{None, Retrying, Waiting, NeedsHuman, Paused}, Running, StartAgent},
 	Withdraw:   {[]State{Running}, None, Schedule},
