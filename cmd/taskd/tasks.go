@@ -317,10 +317,10 @@ func runResolve(ctx context.Context, inv *invocation) error {
 	fs := inv.flags()
 	root := fs.String("root", "", "root of task lists")
 	note := fs.String("note", "", "directions for the step that runs next")
-	args, err := parseAround(inv, fs)
-	if err != nil {
+	if err := inv.parse(fs); err != nil {
 		return err
 	}
+	args := fs.Args()
 	if len(args) != 2 {
 		return inv.usageErrorf("want a task and an answer")
 	}

@@ -21,6 +21,9 @@ func Recover(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*
 	if n > 0 {
 		agent.KillLeftover(l.RunDir(t.ID, n)) // what the last step's agent left running
 	}
+	if sp.State == task.Starting && n <= int(applied) {
+		return j.Unprepare(ctx, sp) // claimed ahead of its slot, no step ran
+	}
 	if n > int(applied) {
 		runDir := l.RunDir(t.ID, n)
 		res, ok := agent.ReadResult(runDir)

@@ -199,7 +199,11 @@ func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res 
 			m.Set("interruptedSession", session)
 		}
 	case task.Cancel:
-		m.Set("error", cancelError(j.List.Dir, t, m, task.Running, sp.Attempt))
+		from := task.Running
+		if task.Of(t) == task.Starting {
+			from = task.Starting // its agent never started
+		}
+		m.Set("error", cancelError(j.List.Dir, t, m, from, sp.Attempt))
 	case task.Pause:
 		// paused: pauseEnd wrote the pause and when it ends (retryAt)
 	case task.AskPerson:

@@ -27,7 +27,7 @@ func (Tasks) Do(ctx context.Context, j *job.Job, t *taskfile.Task) (*taskfile.Ta
 		return Answer(ctx, j) // a person's verdict (verdict.go)
 	case job.Recover:
 		sp, err := task.ReadSpec(t)
-		if err != nil || sp.State != task.Running {
+		if err != nil || !sp.State.Claimed() {
 			return nil, job.ErrNotRunnable
 		}
 		return Recover(ctx, j, sp)
