@@ -45,8 +45,9 @@ var layers = []layer{
 	{
 		name: "The job",
 		about: "One goroutine's work on one task: what every kind of work shares, and the interfaces the " +
-			"layers above implement.",
-		pkgs: []string{"daemon/job"},
+			"layers above implement; `jobtest` runs jobs in a test without a daemon, for the tests of the " +
+			"kinds of work.",
+		pkgs: []string{"daemon/job/jobtest", "daemon/job"},
 	},
 	{
 		name: "Services",
