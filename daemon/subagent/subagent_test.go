@@ -329,3 +329,115 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// claim claims task id for a new pass, as a plain task's claim does.
+func claim(t *testing.T, h *jobtest.Harness, id string) (*job.Job, *taskfile.Task, task.Spec) {
+	t.Helper()
+	j := h.Job(id, job.Run)
+	c, err := j.Claim(t.Context(), func(t *taskfile.Task, sp *task.Spec) error { sp.Attempt++; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, c.Task, c.Spec
+}
+
+// endChild records child id as ended in state, its result delivered.
+func endChild(t *testing.T, h *jobtest.Harness, id string, state task.State, summary string) {
+	t.Helper()
+	if _, err := h.List.Dir.Update(t.Context(), id, func(tf *taskfile.Task) error {
+		if _, err := task.Move(tf, task.Claim); err != nil {
+			return err
+		}
+		ev := map[task.State]task.Event{task.Succeeded: task.Succeed, task.Failed: task.Fail}[state]
+		if _, err := task.Move(tf, ev); err != nil {
+			return err
+		}
+		m := task.Meta(tf)
+		res := taskfile.NewObject()
+		res.Set("summary", summary)
+		res.Set("success", state == task.Succeeded)
+		m.Set("result", res)
+		m.Set("delivered", true)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHandoffLine: a /handoff --transfer-control line suspends its task
+// until the child has ended and its result is delivered; the released
+// task, run again, is given the child's result; a failed child with
+// --on-failure abort fails the line, with escalate asks a person.
+func TestHandoffLine(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		onFailure string
+		state     task.State
+		want      string // "result", "abort" or "escalate"
+	}{
+		{"the child succeeds", "escalate", task.Succeeded, "result"},
+		{"the child fails, abort", "abort", task.Failed, "abort"},
+		{"the child fails, escalate", "escalate", task.Failed, "escalate"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := jobtest.New(t, jobtest.Options{})
+			h.Put("1", strings.Replace(parentTask("1", ""), `"state":"running","attempt":1`, `"cwd":"`+h.Cwd+`"`, 1))
+			child, err := subagent.Delegate(t.Context(), h.Env.Config, h.List.Dir, "1", &prompt.Delegate{Task: "echo hi", AgentType: "analyzer"}, subagent.DelegateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := &prompt.Handoff{ID: "analyzer-1", TransferControl: true, Timeout: time.Hour, OnFailure: tt.onFailure}
+
+			j, tf, sp := claim(t, h, "1")
+			var results []string
+			err = subagent.HandoffLine(t.Context(), j, tf, sp, 2, line, &results)
+			waiting, ok := subagent.Suspended(err)
+			if !ok || task.Of(waiting) != task.Waiting {
+				t.Fatalf("HandoffLine with the child running = %v, want the task suspended", err)
+			}
+			if w := subagent.WaitOf(h.Read("1")); w == nil || !slices.Equal(w.Children, []string{child.ID}) {
+				t.Fatalf("the wait: %+v\n%s", w, h.Taskd("1"))
+			}
+			if !subagent.Owns(job.Resume, h.Read("1")) {
+				t.Error("the handler does not own the release of a suspended task")
+			}
+
+			endChild(t, h, child.ID, tt.state, "the child's summary")
+			if _, err := h.Do(subagent.Tasks{}, "1", job.Resume); err != nil {
+				t.Fatal(err)
+			}
+			if got := task.Of(h.Read("1")); got != task.None || subagent.WaitOf(h.Read("1")) != nil {
+				t.Fatalf("after the release: %q\n%s", got, h.Taskd("1"))
+			}
+
+			j, tf, sp = claim(t, h, "1")
+			err = subagent.HandoffLine(t.Context(), j, tf, sp, 2, line, &results)
+			switch tt.want {
+			case "result":
+				if err != nil || len(results) != 1 || !strings.Contains(results[0], "the child's summary") || !strings.Contains(results[0], "succeeded") {
+					t.Errorf("HandoffLine = %v, results %q", err, results)
+				}
+				done := task.Strings(h.Read("1").Metadata.Object("taskd").Object("children"), "done")
+				if !slices.Equal(done, []string{child.ID}) {
+					t.Errorf("the parent's done children: %v", done)
+				}
+			case "abort":
+				if err == nil || !strings.Contains(err.Error(), "--on-failure abort") {
+					t.Errorf("HandoffLine = %v, want the abort", err)
+				}
+			case "escalate":
+				asked, ok := subagent.Suspended(err)
+				if !ok || task.Of(asked) != task.NeedsHuman {
+					t.Fatalf("HandoffLine = %v, want the task to ask a person", err)
+				}
+				opts := task.Strings(asked.Metadata.Object("taskd").Object("hitl"), "options")
+				if !slices.Contains(opts, "retry") || !slices.Contains(opts, "abort") {
+					t.Errorf("a person is offered %v", opts)
+				}
+			}
+			if ev := h.Events("1"); !slices.Contains(ev, "TaskWaiting") || !slices.Contains(ev, "TaskResumed") || !slices.Contains(ev, "HandoffInitiated") {
+				t.Errorf("events %v", ev)
+			}
+		})
+	}
+}
