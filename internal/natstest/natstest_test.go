@@ -2,6 +2,8 @@ package natstest_test
 
 import (
 	"context"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +115,79 @@ func TestStartWith(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProcess: a real nats-server process with its own configuration:
+// JetStream whose store survives a restart, is gone after a wipe, and a
+// configuration that asks for TLS with the certificates WriteTLS made.
+func TestProcess(t *testing.T) {
+	p := natstest.StartProcess(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	publish := func() {
+		t.Helper()
+		nc, err := nats.Connect(p.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		js, _ := jetstream.New(nc)
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}, Storage: jetstream.FileStorage}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.Publish(ctx, "t.one", []byte("kept")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	streams := func() int {
+		t.Helper()
+		nc, err := nats.Connect(p.URL(), nats.Timeout(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		js, _ := jetstream.New(nc)
+		n := 0
+		for range js.StreamNames(ctx).Name() {
+			n++
+		}
+		return n
+	}
+	if !strings.HasSuffix(p.URL(), ":"+strconv.Itoa(p.Port())) {
+		t.Errorf("URL %s, port %d", p.URL(), p.Port())
+	}
+	publish()
+	p.Stop()
+	p.Stop() // idempotent
+	if _, err := nats.Connect(p.URL(), nats.Timeout(time.Second)); err == nil {
+		t.Fatal("a stopped server took a connection")
+	}
+	p.Restart()
+	if n := streams(); n != 1 {
+		t.Errorf("%d streams after a restart, want the one kept", n)
+	}
+	p.Stop()
+	p.Wipe()
+	p.Restart()
+	if n := streams(); n != 0 {
+		t.Errorf("%d streams after a wipe, want none", n)
+	}
+	if !strings.Contains(p.Output(), "JetStream") {
+		t.Errorf("the server's output does not mention JetStream:\n%s", p.Output())
+	}
+
+	dir := t.TempDir()
+	natstest.WriteTLS(t, dir)
+	tlsConf := "tls {\n  cert_file: " + strconv.Quote(filepath.Join(dir, "server.pem")) + "\n  key_file: " + strconv.Quote(filepath.Join(dir, "server-key.pem")) + "\n}\n"
+	s := natstest.StartProcess(t, tlsConf)
+	nc, err := nats.Connect("tls://127.0.0.1:"+strconv.Itoa(s.Port()), nats.RootCAs(filepath.Join(dir, "ca.pem")))
+	if err != nil {
+		t.Fatalf("a client trusting the CA: %v\n%s", err, s.Output())
+	}
+	nc.Close()
+	if nc, err := nats.Connect("tls://127.0.0.1:"+strconv.Itoa(s.Port()), nats.Timeout(5*time.Second), nats.MaxReconnects(0)); err == nil {
+		nc.Close()
+		t.Error("a client that does not trust the CA connected")
 	}
 }
