@@ -31,6 +31,12 @@ var layers = []layer{
 		pkgs: []string{"cmd/taskd"},
 	},
 	{
+		name: "Views",
+		about: "`taskd ui`, the full-screen view of a root: it reads the files as `taskd status` does, follows " +
+			"them with fsnotify, and steers through the functions the commands call.",
+		pkgs: []string{"daemon/ui"},
+	},
+	{
 		name: "Servers",
 		about: "The long-running loops: the daemon that owns a root, and the worker that runs attempts " +
 			"for a coordinator on another machine.",
@@ -73,7 +79,7 @@ var layers = []layer{
 		about: "Rules and helpers every layer may use; `claudestub` and `natstest` are imported by tests " +
 			"only.",
 		pkgs: []string{"internal/claudestub", "internal/natstest", "internal/proc", "internal/allowenv",
-			"internal/fsroot", "internal/readable", "internal/jsonorder"},
+			"internal/fsroot", "internal/readable", "internal/termtext", "internal/jsonorder"},
 	},
 }
 

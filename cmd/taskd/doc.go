@@ -678,6 +678,42 @@
 // from its step instead, use 'taskd retry'; from its first step, 'taskd
 // restart'.
 //
+// # taskd ui
+//
+//	taskd ui [--root DIR] [--list ID]... [--all] [--color auto|always|never]
+//
+// Ui shows the task root full screen and keeps it up to date as the files
+// change: the tree of lists and tasks (as taskd status shows them: state,
+// step, attempt, age, subject), under each running agent its progress
+// (turn, the tool it called last and its target, tokens, cost, cost per
+// minute), and a ! on every task that needs a person and on every list and
+// task above it. The selected task's detail follows: what it waits for and
+// the answers it takes, why it failed, its branch and what its work
+// changed, its children, and the last lines of its latest attempt's
+// transcript as taskd logs -f shows it. The heading counts what runs,
+// waits, needs a person and failed, adds up what the agents cost today by
+// profile, and names the profiles a usage limit paused.
+//
+// From the view you act on the selected task through the same code as the
+// commands: enter answers it (taskd resolve, with a note typed in place),
+// a allows the calls it was refused, c cancels it and the tasks below it,
+// r retries it, R restarts it, x removes it, p lifts the pause of the
+// profile that holds it back (taskd resume), d shows its worktree's diff
+// and o all its output in $PAGER (else less). Each action that loses
+// something asks first. ? lists every key; q or Ctrl-C quits and leaves the
+// terminal as it was.
+//
+// It reads files only, as taskd status does, so it works whether or not a
+// daemon runs; it reads a file again when a file event says it changed,
+// and the transcript of the selected task as it grows. --list shows only
+// the lists named, --all every task (not only taskd's). Colour is used on
+// a terminal unless NO_COLOR is set (--color overrides); the cursor is
+// also a > and a task that needs a person a !, so nothing depends on
+// colour. docs/ui.md describes the screen.
+//
+// Ui fails when standard input or output is not a terminal (taskd status
+// --watch redraws a table instead), and when the root cannot be found.
+//
 // # taskd wait
 //
 //	taskd wait [--root DIR] [--timeout D] [--json] LIST/ID...

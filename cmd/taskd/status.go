@@ -152,15 +152,9 @@ func runStatus(ctx context.Context, inv *invocation) error {
 		}
 		r, one, lists = ref.root, &ref, listFlags{ref.list}
 	}
-	color := false
-	switch *colorFlag {
-	case "always":
-		color = true
-	case "never":
-	case "auto":
-		color = isTerminal(inv.stdout) && os.Getenv("NO_COLOR") == ""
-	default:
-		return inv.usageErrorf("bad --color %q", *colorFlag)
+	color, err := useColor(inv, *colorFlag)
+	if err != nil {
+		return err
 	}
 	show := func() error {
 		snap, err := snapshot(r, lists, *all || one != nil)
@@ -353,6 +347,21 @@ func watchRoot(ctx context.Context, root string, fn func() error) error {
 			}
 		}
 	}
+}
+
+// useColor says whether a command paints its output, as its --color flag
+// (auto, always, never) says: auto paints on a terminal, unless NO_COLOR
+// is set.
+func useColor(inv *invocation, flag string) (bool, error) {
+	switch flag {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto":
+		return isTerminal(inv.stdout) && os.Getenv("NO_COLOR") == "", nil
+	}
+	return false, inv.usageErrorf("bad --color %q", flag)
 }
 
 func isTerminal(w io.Writer) bool {

@@ -190,7 +190,9 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	if s, _ := t.Metadata.Object("taskd").String("interruptedSession"); s != "" && a.ResumeInterrupted(s) {
 		j.Log.Info("resuming the session of the interrupted attempt", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", s)
 	}
-	if g, ok := job.GrantOf(t); ok && a.Continue(g.Session, g.Prompt()) {
+	if g, ok := job.GrantOf(t); ok && a.Continue(g.Session, strings.TrimSpace(g.Prompt()+"\n\n"+personNote(t))) {
+		// The session goes on where its calls were refused, told of the
+		// person's note given with the answer, if any.
 		j.Log.Info("continuing the session whose refused tool calls a person allowed", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", g.Session, "allowed", g.Tools)
 	}
 	return a, nil
