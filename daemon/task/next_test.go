@@ -2,6 +2,7 @@ package task_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/taskd/taskd/daemon/task"
@@ -109,6 +110,13 @@ func init() {
 var events = []task.Event{task.Claim, task.Withdraw, task.Succeed, task.Wait, task.AskPerson, task.Fail,
 	task.Retry, task.TimeOut, task.Cancel, task.Interrupt, task.Iterate, task.Stop, task.Queue,
 	task.Release, task.Restart, task.BranchPass, task.BranchFail, task.Pause, task.Prepare, task.Start}
+
+// TestEvents: task.Events lists every event, each once, in order.
+func TestEvents(t *testing.T) {
+	if got, want := fmt.Sprint(task.Events), fmt.Sprint(events); got != want {
+		t.Errorf("task.Events = %s, want %s", got, want)
+	}
+}
 
 // TestNext checks every pair of a state and an event: the legal ones move
 // as the table says, every other one is an error wrapping ErrIllegal that
