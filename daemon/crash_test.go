@@ -171,7 +171,7 @@ func TestDaemon_SurvivesSIGKILL(t *testing.T) {
 	// Killed once every file says running: no write of the daemon is under
 	// way.
 	for i := 1; i <= n; i++ {
-		h.waitState("l", strconv.Itoa(i), task.Running, 10*time.Second)
+		h.waitState("l", strconv.Itoa(i), task.Running, time.Minute)
 	}
 	p.kill(t)
 	// Every file parses right after the kill.
