@@ -119,7 +119,7 @@ func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over
 		if a.Clock != nil {
 			now = a.Clock
 		}
-		if lim := findLimit(st, []string{said, string(stderr)}, now()); lim != nil {
+		if lim := a.findLimitOf(st, []string{said, string(stderr)}, now()); lim != nil {
 			lim.Profile = a.Profile.Name
 			res.Limit = lim
 			res.Error = "usage limit: " + lim.Message

@@ -136,7 +136,7 @@ func untilCommand(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spe
 	l := j.List
 	a, err := j.NewAttempt(t, sp, "", "")
 	if err == nil {
-		a.Profile, err = j.Config.ResolveAgent("exec", true)
+		a.Profile, err = j.Config.ResolveAgent(agent.ShellProfile, true)
 	}
 	if err != nil {
 		j.Log.Warn("loop condition command", "list", l.ID, "task", t.ID, "err", err)

@@ -178,9 +178,9 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 		content = strings.TrimRight(content, "\n") + "\n\n" + VoteFormat // its answer is voted on
 	}
 	if prev, _ := t.Metadata.Object("taskd").String("previous"); prev != "" {
-		if session := sessionOf(l, prev); session != "" && a.Profile.Flags == "claude" {
+		if session := sessionOf(l, prev); session != "" && agent.CanResume(a.Profile) {
 			a.Resume = session
-		} else if a.Profile.Flags != "none" {
+		} else if agent.IsModel(a.Profile) {
 			content = chain.PreviousContext(l, prev) + "## This step\n\n" + content
 		}
 	}
@@ -201,7 +201,7 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 // resumeAfterLimit resumes the session of a claude agent that a usage
 // limit paused, telling it to carry on; any other agent runs again.
 func resumeAfterLimit(t *taskfile.Task, a *agent.Attempt) {
-	if session := job.ResumeSession(t); session != "" && a.Profile.Flags == "claude" {
+	if session := job.ResumeSession(t); session != "" && agent.CanResume(a.Profile) {
 		a.Resume, a.Fork = session, false
 		a.Prompt = job.ResumeAfterLimit
 	}
@@ -418,7 +418,7 @@ func loopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, 
 // transcript in the run folder ($TASKD_TRANSCRIPT).
 func (p *prepared) apply(a *agent.Attempt) {
 	a.Prompt = p.render()
-	if a.Profile.Flags == "none" {
+	if !agent.IsModel(a.Profile) {
 		a.Script = p.script.Content
 	}
 	if len(p.results) > 0 {

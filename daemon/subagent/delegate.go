@@ -250,7 +250,7 @@ func CheckScope(j *job.Job, t *taskfile.Task, sp task.Spec, a *agent.Attempt) er
 	if !ok {
 		return nil
 	}
-	if s, ok := t.Metadata.Object("taskd").String("inheritSession"); ok && s != "" && a.Profile.Flags == "claude" {
+	if s, ok := t.Metadata.Object("taskd").String("inheritSession"); ok && s != "" && agent.CanResume(a.Profile) {
 		a.Resume, a.Fork = s, true // the parent's conversation, continued as a new session
 	}
 	if sp.Parent == "" {
