@@ -109,7 +109,7 @@ func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over
 	if out != Finished || res.Success {
 		return res, out
 	}
-	if st != nil && st.Final != nil && st.Final.Subtype == "error_max_turns" {
+	if st != nil && st.Final != nil && st.Final.OutOfTurns {
 		msg := fmt.Sprintf("stopped: it reached its budget of %d turns (maxTurns)", a.Budget.MaxTurns)
 		res.Error, res.Summary = msg, msg
 		return res, OverBudget

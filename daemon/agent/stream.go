@@ -79,6 +79,9 @@ type Final struct {
 	Text      string // the final text (claude's result field)
 	Turns     int    // the agent's own count, if it gives one
 	APIStatus int    // the HTTP status of an API error that ended it
+	// OutOfTurns: the agent stopped itself at its budget's turns (a kind
+	// that BoundsTurns).
+	OutOfTurns bool
 }
 
 // countTurn counts assistant message id once; an empty id always counts.
