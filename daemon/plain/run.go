@@ -283,7 +283,7 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 		}
 	}
 	return e.succeed(ctx, func(lp *prompt.Loop) (int, bool, string, error) {
-		return loopCheck(ctx, j, t, sp, lp, e.res)
+		return loopCheck(ctx, chain.Looping{Job: j, Task: t, Spec: sp, Loop: lp}, e.res)
 	})
 }
 
@@ -310,7 +310,7 @@ type ended struct {
 }
 
 // succeed records the attempt, which succeeded, once decide has said
-// whether its loop goes on (decide's results are LoopCheck's; it is not
+// whether its loop goes on (decide's results are Looping.Check's; it is not
 // asked of a task that does not loop): the next iteration; or — the task
 // done for good — its return chain and trailing follow-ups, created before
 // the success is written (so a parent never sees the task done while they
@@ -392,12 +392,13 @@ func endOfChain(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result,
 	return j.Finish(ctx, sp, res, agent.Finished, onSuccess) // waits while the chain runs
 }
 
-// loopCheck is chain.LoopCheck, tried again (the task held meanwhile)
+// loopCheck is Looping.Check, tried again (the task held meanwhile)
 // while the run folder of the condition's agent cannot be written: the
 // iteration's result is kept, never lost to a re-run.
-func loopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
+func loopCheck(ctx context.Context, lg chain.Looping, res agent.Result) (iteration int, done bool, reason string, stopped error) {
+	j, sp := lg.Job, lg.Spec
 	for n := 1; ; n++ {
-		iteration, done, reason, stopped = chain.LoopCheck(ctx, j, t, sp, lp, res)
+		iteration, done, reason, stopped = lg.Check(ctx, res)
 		if !job.Retryable(stopped) || ctx.Err() != nil {
 			if n > 1 {
 				j.Unhold()
