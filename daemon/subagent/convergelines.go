@@ -11,7 +11,6 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
-	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -23,7 +22,8 @@ import (
 // prompt. Conflicts left for a person make t needs_human (kind converge)
 // before its agent runs. A pass that runs the line again after the output
 // was written reuses that output.
-func ConvergeLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, line int, c *prompt.Converge, results *[]string) error {
+func (ld Leading) ConvergeLine(ctx context.Context, line int, c *prompt.Converge) error {
+	j, t, sp, results := ld.Job, ld.Task, ld.Spec, ld.Results
 	l := j.List
 	tol, err := toleranceOf(t)
 	if err != nil {

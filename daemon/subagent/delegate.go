@@ -196,7 +196,8 @@ func inheritContext(cfg *config.Config, dir *taskfile.Dir, parent *taskfile.Task
 // twice; a child a /converge line of the script votes on is marked so
 // (answerRequired) from the start. A scope violation fails the child,
 // not t.
-func DelegateLine(ctx context.Context, j *job.Job, t *taskfile.Task, st prompt.Step, c *prompt.Delegate, script *prompt.Script) error {
+func (ld Leading) DelegateLine(ctx context.Context, st prompt.Step, c *prompt.Delegate) error {
+	j, t, script := ld.Job, ld.Task, ld.Script
 	l := j.List
 	n := 0
 	for _, s := range script.Leading {

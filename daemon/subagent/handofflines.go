@@ -99,7 +99,8 @@ var handoffOptions = []string{actRetry, actContinue, actAbort, "leave"}
 // (or when a person accepted its failure), retry runs the child again and
 // suspends t again, abort fails t (the error), escalate makes t
 // needs_human with the options retry, continue, abort and leave.
-func HandoffLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, line int, c *prompt.Handoff, results *[]string) error {
+func (ld Leading) HandoffLine(ctx context.Context, line int, c *prompt.Handoff) error {
+	j, t, sp, results := ld.Job, ld.Task, ld.Spec, ld.Results
 	l := j.List
 	h := &handoffs{cfg: j.Config, dir: l.Dir, parent: t.ID, emit: l.Emit}
 	child, err := handoffChild(l.Dir, t.ID, c.ID)

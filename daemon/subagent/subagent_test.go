@@ -390,7 +390,7 @@ func TestHandoffLine(t *testing.T) {
 
 			j, tf, sp := claim(t, h, "1")
 			var results []string
-			err = subagent.HandoffLine(t.Context(), j, tf, sp, 2, line, &results)
+			err = subagent.Leading{Job: j, Task: tf, Spec: sp, Results: &results}.HandoffLine(t.Context(), 2, line)
 			waiting, ok := subagent.Suspended(err)
 			if !ok || task.Of(waiting) != task.Waiting {
 				t.Fatalf("HandoffLine with the child running = %v, want the task suspended", err)
@@ -411,7 +411,7 @@ func TestHandoffLine(t *testing.T) {
 			}
 
 			j, tf, sp = claim(t, h, "1")
-			err = subagent.HandoffLine(t.Context(), j, tf, sp, 2, line, &results)
+			err = subagent.Leading{Job: j, Task: tf, Spec: sp, Results: &results}.HandoffLine(t.Context(), 2, line)
 			switch tt.want {
 			case "result":
 				if err != nil || len(results) != 1 || !strings.Contains(results[0], "the child's summary") || !strings.Contains(results[0], "succeeded") {
