@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -111,7 +110,8 @@ type ConvergeOutput struct {
 // parent needs_human when its agent exits, and returns an error wrapping
 // ErrManualReview. A person's answer runs the parent again; the same
 // convergence then uses it. ctx ending stops the wait.
-func Converge(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID, runDir string, req *prompt.Converge, opt ConvergeOptions) (*ConvergeOutput, error) {
+func (pt Parent) Converge(ctx context.Context, runDir string, req *prompt.Converge, opt ConvergeOptions) (*ConvergeOutput, error) {
+	cfg, dir, parentID := pt.Config, pt.Dir, pt.ID
 	parent, err := dir.Read(parentID)
 	if err != nil {
 		return nil, err

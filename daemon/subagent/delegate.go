@@ -59,7 +59,8 @@ type DelegateOptions struct {
 // logs SubagentError and returns the child with an error wrapping ErrScope.
 // Other errors (the parent is missing, the prompt does not parse, limits)
 // create nothing.
-func Delegate(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID string, req *prompt.Delegate, opt DelegateOptions) (*taskfile.Task, error) {
+func (pt Parent) Delegate(ctx context.Context, req *prompt.Delegate, opt DelegateOptions) (*taskfile.Task, error) {
+	cfg, dir, parentID := pt.Config, pt.Dir, pt.ID
 	emit := opt.emit
 	if emit == nil {
 		emit = func(ev eventlog.Event) { AppendEvent(dir.Path(), ev) }
@@ -213,7 +214,7 @@ func (ld Leading) DelegateLine(ctx context.Context, st prompt.Step, c *prompt.De
 		_, err = releaseQueued(ctx, l.Dir, id) // a pass cut short between creating and releasing it
 		return err
 	}
-	_, err := Delegate(ctx, j.Config, l.Dir, t.ID, c, DelegateOptions{Name: name, Log: j.Log, AnswerRequired: votedOn(script, name), emit: l.Emit})
+	_, err := Parent{Config: j.Config, Dir: l.Dir, ID: t.ID}.Delegate(ctx, c, DelegateOptions{Name: name, Log: j.Log, AnswerRequired: votedOn(script, name), emit: l.Emit})
 	if errors.Is(err, ErrScope) {
 		j.Log.Warn("subagent refused", "list", l.ID, "task", t.ID, "line", st.Line, "err", err)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
@@ -56,4 +57,14 @@ type Leading struct {
 	Spec    task.Spec
 	Script  *prompt.Script
 	Results *[]string
+}
+
+// A Parent is the task ID of list Dir, under configuration Config, whose
+// agent delegates to children, hands off to one, or converges several
+// (the commands taskd delegate, handoff and converge, and the prompt lines
+// of the same names).
+type Parent struct {
+	Config *config.Config
+	Dir    *taskfile.Dir
+	ID     string
 }

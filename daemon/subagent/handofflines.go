@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/children"
-	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -45,7 +44,8 @@ type HandoffResult struct {
 // return an error wrapping ErrHandoffFailed and leave a verdict in runDir
 // that the daemon applies when the parent's agent exits: abort fails the
 // parent, escalate makes it needs_human. ctx ending stops the wait.
-func Handoff(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID, runDir string, req *prompt.Handoff) (*HandoffResult, error) {
+func (pt Parent) Handoff(ctx context.Context, runDir string, req *prompt.Handoff) (*HandoffResult, error) {
+	cfg, dir, parentID := pt.Config, pt.Dir, pt.ID
 	h := &handoffs{cfg: cfg, dir: dir, parent: parentID, emit: func(ev eventlog.Event) { AppendEvent(dir.Path(), ev) }}
 	c, err := handoffChild(dir, parentID, req.ID)
 	if err != nil {
