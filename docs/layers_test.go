@@ -58,8 +58,8 @@ var layers = []layer{
 	{
 		name: "Services",
 		about: "What the loop, the jobs and the commands use, each owning one kind of file, process or " +
-			"resource.",
-		pkgs: []string{"daemon/status", "daemon/children", "daemon/pausefile", "daemon/agent", "daemon/catalog", "daemon/control",
+			"resource; `kindtest`, the conformance suite every kind of agent passes, is imported by tests only.",
+		pkgs: []string{"daemon/status", "daemon/children", "daemon/pausefile", "daemon/agent/kindtest", "daemon/agent", "daemon/catalog", "daemon/control",
 			"daemon/eventlog", "daemon/retention", "daemon/notify", "daemon/handoff", "daemon/held",
 			"daemon/worktree", "daemon/slots", "daemon/config", "install"},
 	},

@@ -109,7 +109,7 @@ func runClean(ctx context.Context, inv *invocation) error {
 	}
 	failed := false
 	for _, id := range lists {
-		if err := cleanList(inv, cfg, id, p, *dryRun, *verbose || *dryRun); err != nil {
+		if err := cleanList(inv, cfg, id, cleaning{policy: p, dryRun: *dryRun, list: *verbose || *dryRun}); err != nil {
 			fmt.Fprintf(inv.stderr, "taskd clean: %s: %v\n", id, err)
 			failed = true
 		}
@@ -120,8 +120,16 @@ func runClean(ctx context.Context, inv *invocation) error {
 	return nil
 }
 
-// cleanList applies p to one list and prints what it did.
-func cleanList(inv *invocation, cfg *config.Config, id string, p retention.Policy, dryRun, list bool) error {
+// A cleaning is what taskd clean does to each list: apply policy, or
+// only say what it would remove (dryRun); list names each path.
+type cleaning struct {
+	policy       retention.Policy
+	dryRun, list bool
+}
+
+// cleanList applies c to one list and prints what it did.
+func cleanList(inv *invocation, cfg *config.Config, id string, c cleaning) error {
+	p, dryRun, list := c.policy, c.dryRun, c.list
 	dir, err := control.OpenList(cfg.Root, id, false)
 	if err != nil {
 		return err
@@ -215,7 +223,7 @@ func runRm(ctx context.Context, inv *invocation) error {
 	if fs.NArg() == 0 {
 		return inv.usageErrorf("name at least one task")
 	}
-	return forTasks(ctx, inv, *root, fs.Args(), func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+	return forTasks(inv, taskArgs{root: *root, args: fs.Args()}, func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 		_, err := control.Remove(ctx, dir, id, *force)
 		return nil, err
 	}, "removed")

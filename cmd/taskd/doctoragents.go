@@ -51,7 +51,7 @@ func (d *doctor) checkAgents(ctx context.Context, cfg *config.Config, fc *config
 	checked := 0
 	for i, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
 		p := cfg.Profiles[name]
-		if p.Flags == "none" || !configured(fc, name) && name != cfg.DefaultAgent {
+		if !agent.IsModel(p) || !configured(fc, name) && name != cfg.DefaultAgent {
 			continue
 		}
 		checked++
@@ -107,13 +107,8 @@ func (d *doctor) agentOutcome(what, where string, p *config.Profile, res agent.R
 
 // credentialsFix says how the service gets an agent's credentials.
 func credentialsFix(p *config.Profile) string {
-	switch p.Flags {
-	case "claude":
-		return "give the service ANTHROPIC_API_KEY: put ANTHROPIC_API_KEY=… in ~/.config/taskd/env (mode 600), load it with EnvironmentFile=-%h/.config/taskd/env in 'systemctl --user edit taskd', restart the service (" + serviceDoc + "); or log in as this user with 'claude /login'"
-	case "codex":
-		return "give the service OPENAI_API_KEY (" + serviceDoc + "), or log in as this user with 'codex login'"
-	case "opencode":
-		return "give the service the provider's key (" + serviceDoc + "), or log in as this user with 'opencode auth login'"
+	if k := agent.KindOf(p); k != nil {
+		return k.CredentialsFix(serviceDoc)
 	}
 	return "give the service the agent's credentials, and name them in the profile's \"env\" (" + serviceDoc + ")"
 }

@@ -171,7 +171,7 @@ func (r *renderer) list(l status.List) {
 		r.noteAt(colIndent, "fix: ", m.Fix, "")
 	}
 	if len(l.Tasks) > 0 {
-		r.line(r.paint("2", strings.TrimRight(r.cells("ID", pad("STATE", colState), "STEP", "ATT", "AGE", "SUBJECT"), " ")))
+		r.line(r.paint("2", strings.TrimRight(r.cells(rowCells{"ID", pad("STATE", colState), "STEP", "ATT", "AGE", "SUBJECT"}), " ")))
 		v.names = map[string]string{}
 		for _, t := range l.Tasks {
 			v.names[t.ID] = t.Name
@@ -184,8 +184,13 @@ func (r *renderer) list(l status.List) {
 	}
 }
 
-// cells lays out one row of the table; state is padded before painting.
-func (r *renderer) cells(id, state, step, attempt, age, subject string) string {
+// rowCells are the columns of one row of the table, as text; state is
+// padded before painting.
+type rowCells struct{ id, state, step, attempt, age, subject string }
+
+// cells lays out one row of the table.
+func (r *renderer) cells(c rowCells) string {
+	id, state, step, attempt, age, subject := c.id, c.state, c.step, c.attempt, c.age, c.subject
 	subjectWidth := max(r.v.width-(colIndent+colID+1+colState+1+colStep+1+colAttempt+1+colAge+2), 10)
 	return strings.Repeat(" ", colIndent) + pad(r.fit(id, colID), colID) + " " + state + " " +
 		pad(r.fit(step, colStep), colStep) + " " + padLeft(attempt, colAttempt) + " " +
@@ -211,7 +216,7 @@ func (r *renderer) row(t *status.Task, tree string) {
 	}
 	word := r.fit(state, colState)
 	painted := r.paint(stateColor[state], word) + strings.Repeat(" ", colState-width(word))
-	r.line(strings.TrimRight(r.cells(tree+t.ID, painted, stepCell(t), attempt, age(v.now, t.Since), subject(t)), " "))
+	r.line(strings.TrimRight(r.cells(rowCells{tree + t.ID, painted, stepCell(t), attempt, age(v.now, t.Since), subject(t)}), " "))
 	ref := clean(t.List + "/" + t.ID)
 	switch {
 	case state == "rejected":

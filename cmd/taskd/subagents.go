@@ -203,7 +203,7 @@ func runDelegate(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(inv.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	child, err := subagent.Delegate(ctx, s.cfg, s.dir, s.id, req, subagent.DelegateOptions{Log: log})
+	child, err := subagent.Parent{Config: s.cfg, Dir: s.dir, ID: s.id}.Delegate(ctx, req, subagent.DelegateOptions{Log: log})
 	if child != nil {
 		if own["json"] != "" {
 			m := child.Metadata.Object("taskd")
@@ -237,7 +237,7 @@ func runHandoff(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	res, err := subagent.Handoff(ctx, s.cfg, s.dir, s.id, runDirOf(s), req)
+	res, err := subagent.Parent{Config: s.cfg, Dir: s.dir, ID: s.id}.Handoff(ctx, runDirOf(s), req)
 	if res != nil {
 		switch {
 		case own["json"] != "":
@@ -267,7 +267,7 @@ func runConverge(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	out, err := subagent.Converge(ctx, s.cfg, s.dir, s.id, runDirOf(s), req, subagent.ConvergeOptions{Tolerance: own["tolerance"]})
+	out, err := subagent.Parent{Config: s.cfg, Dir: s.dir, ID: s.id}.Converge(ctx, runDirOf(s), req, subagent.ConvergeOptions{Tolerance: own["tolerance"]})
 	if out != nil {
 		inv.stdout.Write(out.Content)
 	}

@@ -130,21 +130,24 @@ func childOrTask(root, ref string, me *self) (taskRef, error) {
 func (r taskRef) dir() (*taskfile.Dir, error) { return control.OpenList(r.root, r.list, false) }
 func (r taskRef) String() string              { return r.list + "/" + r.id }
 
-// forTasks runs fn on each task named in args.
-func forTasks(ctx context.Context, inv *invocation, rootFlag string, args []string, fn func(*taskfile.Dir, string) (*taskfile.Task, error), done string) error {
-	return forTasksOf(ctx, inv, rootFlag, args, nil, fn, done)
+// taskArgs are the tasks a command names: its arguments, under the root its --root
+// flag gives; inside a running task (me), a name without a / may also be
+// one of me's children.
+type taskArgs struct {
+	root string
+	args []string
+	me   *self
 }
 
-// forTasksOf is forTasks where, inside a running task (me), a name
-// without a / may also be one of me's children.
-func forTasksOf(ctx context.Context, inv *invocation, rootFlag string, args []string, me *self, fn func(*taskfile.Dir, string) (*taskfile.Task, error), done string) error {
-	root, err := daemon.ResolveRoot(rootFlag, os.Getenv)
+// forTasks runs fn on each task n names, and says done of each it did.
+func forTasks(inv *invocation, n taskArgs, fn func(*taskfile.Dir, string) (*taskfile.Task, error), done string) error {
+	root, err := daemon.ResolveRoot(n.root, os.Getenv)
 	if err != nil {
 		return err
 	}
 	var failed int
-	for _, a := range args {
-		ref, err := childOrTask(root, a, me)
+	for _, a := range n.args {
+		ref, err := childOrTask(root, a, n.me)
 		if err == nil {
 			var dir *taskfile.Dir
 			if dir, err = ref.dir(); err == nil {
@@ -310,7 +313,7 @@ func taskEdit(ctx context.Context, inv *invocation, done string, fn func(*taskfi
 	if fs.NArg() == 0 {
 		return inv.usageErrorf("name at least one task")
 	}
-	return forTasks(ctx, inv, *root, fs.Args(), fn, done)
+	return forTasks(inv, taskArgs{root: *root, args: fs.Args()}, fn, done)
 }
 
 // runCancel implements 'taskd cancel TASK...': inside a running task, a
@@ -332,7 +335,7 @@ func runCancel(ctx context.Context, inv *invocation) error {
 		}
 		me = s
 	}
-	return forTasksOf(ctx, inv, *root, fs.Args(), me, func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+	return forTasks(inv, taskArgs{root: *root, args: fs.Args(), me: me}, func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 		return control.CancelTask(ctx, dir, id)
 	}, "cancel requested")
 }
@@ -364,7 +367,7 @@ func runResolve(ctx context.Context, inv *invocation) error {
 		return inv.usageErrorf("want a task and an answer")
 	}
 	answer := args[1]
-	return forTasks(ctx, inv, *root, args[:1], func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
+	return forTasks(inv, taskArgs{root: *root, args: args[:1]}, func(dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 		return control.ResolveNote(ctx, dir, id, answer, *note)
 	}, "answered "+answer)
 }

@@ -255,7 +255,8 @@ func claudeToolResults(l *claudeLine, s *Stream) []string {
 }
 
 func claudeResult(l *claudeLine, s *Stream) []string {
-	f := &Final{IsError: l.IsError, Subtype: l.Subtype, Turns: l.NumTurns, APIStatus: l.APIErrorStatus}
+	f := &Final{IsError: l.IsError, Subtype: l.Subtype, Turns: l.NumTurns, APIStatus: l.APIErrorStatus,
+		OutOfTurns: l.Subtype == "error_max_turns"}
 	if l.Result != nil {
 		f.Text = *l.Result
 	}

@@ -50,11 +50,12 @@ func (l *Limit) describe() string {
 var limitLine = regexp.MustCompile(`(?i)rate.?limit|usage limit|hit your (?:[\w'-]+ )*limit|limit reached|too many requests|overloaded|` +
 	`\b(?:429|529)\b.*(?:error|rejected|status|too many)|(?:error|status|http)\D{0,20}\b(?:429|529)\b`)
 
-// findLimit returns the usage limit an attempt's output reports, or nil:
+// FindLimit returns the usage limit an attempt's output reports, or nil:
 // the stream's own report (st may be nil), its API error, or a line of
 // its texts (the stream's errors, the end of stdout and of stderr) that
-// reads as one.
-func findLimit(st *Stream, texts []string, now time.Time) *Limit {
+// reads as one. It is how every built-in kind recognises usage limits
+// (Kind.Limit).
+func FindLimit(st *Stream, texts []string, now time.Time) *Limit {
 	var lim *Limit
 	if st != nil && st.Limit != nil {
 		l := *st.Limit

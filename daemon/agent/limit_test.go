@@ -65,7 +65,7 @@ func TestFindLimit(t *testing.T) {
 		{"a number that is not a status", nil, []string{"fixed 429 tests"}, "", 0},
 	}
 	for _, tt := range tests {
-		lim := findLimit(tt.st, tt.texts, now)
+		lim := FindLimit(tt.st, tt.texts, now)
 		switch {
 		case tt.want == "" && lim != nil:
 			t.Errorf("%s: found %+v, want none", tt.name, lim)

@@ -109,7 +109,7 @@ func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over
 	if out != Finished || res.Success {
 		return res, out
 	}
-	if st != nil && st.Final != nil && st.Final.Subtype == "error_max_turns" {
+	if st != nil && st.Final != nil && st.Final.OutOfTurns {
 		msg := fmt.Sprintf("stopped: it reached its budget of %d turns (maxTurns)", a.Budget.MaxTurns)
 		res.Error, res.Summary = msg, msg
 		return res, OverBudget
@@ -119,7 +119,7 @@ func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over
 		if a.Clock != nil {
 			now = a.Clock
 		}
-		if lim := findLimit(st, []string{said, string(stderr)}, now()); lim != nil {
+		if lim := a.findLimitOf(st, []string{said, string(stderr)}, now()); lim != nil {
 			lim.Profile = a.Profile.Name
 			res.Limit = lim
 			res.Error = "usage limit: " + lim.Message

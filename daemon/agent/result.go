@@ -55,19 +55,14 @@ type Result struct {
 const MaxScan = 256 << 10
 
 // ParseResult reads an agent's stdout according to the profile's output
-// kind and the process's exit code. The result is the last JSON object with
-// a boolean "success" in the agent's final text (for claude-json, the
-// "result" field of the JSON the CLI prints); without one, exit code 0 is
-// success. A claude result that says is_error, or lists denied tool
-// calls, is never a success.
+// format and the process's exit code. A kind's format read at the end
+// (Format.End: claude-json) reads it its way; otherwise the result is the
+// last JSON object with a boolean "success" in the agent's output, and
+// without one, exit code 0 is success.
 func ParseResult(output string, stdout []byte, exitCode int) Result {
-	if output == "claude-json" {
-		if obj := LastObject(stdout, func(m map[string]json.RawMessage) bool { _, ok := m["session_id"]; return ok }); obj != nil {
-			var st Stream
-			parseClaudeLine(obj, &st)
-			if st.Final != nil {
-				return StreamResult(&st, exitCode)
-			}
+	if f, ok := formatNamed(output); ok && f.End != nil {
+		if r, ok := f.End(stdout, exitCode); ok {
+			return r
 		}
 	}
 	r := Result{ExitCode: exitCode, Success: exitCode == 0}

@@ -5,7 +5,8 @@
 // allow-listed environment, stops the group on a timeout, a cancellation
 // or the daemon's stop, and turns the agent's output into a Result. A Gate
 // decides when a prepared agent may start. The daemon consumes it through
-// a Runner; Local runs agents on this machine.
+// a Runner; Local runs agents on this machine. Each kind of agent (claude,
+// codex, opencode, a program) is one Kind (kind.go), in a file of its own.
 package agent
 
 import (
@@ -440,10 +441,10 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		res.OutputCut = cut
 	}
 	res.StartedAt = &startedAt
-	if res.SessionID != "" && res.ToolInvocations == nil {
+	if tc := toolCounterOf(a.Profile); tc != nil && res.SessionID != "" && res.ToolInvocations == nil {
 		// Transcript lines carry whole-second precision in places; a
 		// second's slack keeps this attempt's first message in.
-		if n, ok := countToolUses(claudeConfigDir(env), res.SessionID, startedAt.Add(-time.Second)); ok {
+		if n, ok := tc.CountTools(env, res.SessionID, startedAt.Add(-time.Second)); ok {
 			res.ToolInvocations = &n
 		}
 	}
@@ -471,44 +472,8 @@ func (r *Local) stopGroup(pgid int, grp *proc.Group, waited <-chan error) error 
 func (a *Attempt) argv() (argv []string, stdin string) {
 	p := a.Profile
 	argv = append(argv, p.Command...)
-	s := a.Spec
-	switch p.Flags {
-	case "claude":
-		if s.Model != "" {
-			argv = append(argv, "--model", s.Model)
-		}
-		if s.PermissionMode != "" {
-			argv = append(argv, "--permission-mode", s.PermissionMode)
-		}
-		if len(s.Tools) > 0 {
-			argv = append(argv, "--allowedTools", strings.Join(s.Tools, ","))
-		}
-		if len(s.DisallowTools) > 0 {
-			argv = append(argv, "--disallowedTools", strings.Join(s.DisallowTools, ","))
-		}
-		if s.SystemPrompt != "" {
-			argv = append(argv, "--append-system-prompt", s.SystemPrompt)
-		}
-		if a.Budget.MaxTurns > 0 {
-			argv = append(argv, "--max-turns", strconv.Itoa(a.Budget.MaxTurns))
-		}
-		if a.Budget.MaxCostUSD > 0 && p.Output == OutputClaudeStream {
-			// Each model call's real output and whether a tool call
-			// follows, before the next call is made (Budget.passed).
-			argv = append(argv, "--include-partial-messages")
-		}
-		if a.Resume != "" {
-			argv = append(argv, "--resume", a.Resume)
-			if a.Fork {
-				argv = append(argv, "--fork-session")
-			}
-		} else if a.Session != "" {
-			argv = append(argv, "--session-id", a.Session)
-		}
-	case "opencode", "codex":
-		if s.Model != "" {
-			argv = append(argv, "--model", s.Model)
-		}
+	if k := KindOf(p); k != nil {
+		argv = k.Args(argv, a) // the task's fields as the kind's flags
 	}
 	text := a.Prompt
 	if a.Script != "" {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -71,11 +70,7 @@ func (a *Attempt) Continue(session, prompt string) bool {
 	if !CanContinue(a.Profile, session) {
 		return false
 	}
-	dir := claudeConfigDir(a.profileEnv("HOME", "CLAUDE_CONFIG_DIR"))
-	if dir == "" {
-		return false
-	}
-	if found, _ := filepath.Glob(filepath.Join(dir, "projects", "*", session+".jsonl")); len(found) == 0 {
+	if !KindOf(a.Profile).Sessions().Kept(a, session) {
 		return false
 	}
 	a.Resume, a.Session, a.Fork = session, "", false

@@ -12,16 +12,6 @@ import (
 // rendered into transcript.log for people. docs/agents.md describes the
 // formats and what taskd takes from each.
 
-// The output kinds of a profile (config.Profile.Output) that are streams.
-const (
-	OutputClaudeStream = "claude-stream" // claude -p --output-format stream-json --verbose
-	OutputCodexJSON    = "codex-json"    // codex exec --json
-	OutputOpencodeJSON = "opencode-json" // opencode run --format json
-)
-
-// IsStream reports whether output names a streamed format.
-func IsStream(output string) bool { return parserFor(output) != nil }
-
 // A Stream is what an agent's streamed output has said so far.
 type Stream struct {
 	SessionID string
@@ -89,6 +79,9 @@ type Final struct {
 	Text      string // the final text (claude's result field)
 	Turns     int    // the agent's own count, if it gives one
 	APIStatus int    // the HTTP status of an API error that ended it
+	// OutOfTurns: the agent stopped itself at its budget's turns (a kind
+	// that BoundsTurns).
+	OutOfTurns bool
 }
 
 // countTurn counts assistant message id once; an empty id always counts.
@@ -181,22 +174,6 @@ func (s *Stream) countCall(id, model string, t Tokens) {
 		s.addTokens(model, t)
 	}
 	s.LastTurnUSD = estimateCost(s.last.model, s.last.tokens)
-}
-
-// A streamParser reads one format: each line updates the Stream and
-// returns what the transcript shows of it.
-type streamParser func(line []byte, s *Stream) []string
-
-func parserFor(output string) streamParser {
-	switch output {
-	case OutputClaudeStream:
-		return parseClaudeLine
-	case OutputCodexJSON:
-		return parseCodexLine
-	case OutputOpencodeJSON:
-		return parseOpencodeLine
-	}
-	return nil
 }
 
 // Progress is what metadata.taskd.progress records of a running

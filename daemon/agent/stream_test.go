@@ -14,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts under te
 
 // readStream parses the stream in testdata/name with parser p and
 // returns what it said and the transcript lines.
-func readStream(t *testing.T, name string, p streamParser) (Stream, string) {
+func readStream(t *testing.T, name string, p StreamParser) (Stream, string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
@@ -90,7 +90,7 @@ func TestClaudeStream_RateLimited(t *testing.T) {
 	if before.Turns != 0 {
 		t.Errorf("the CLI's own error message counted as %d turns", before.Turns)
 	}
-	lim := findLimit(&st, nil, time.Now())
+	lim := FindLimit(&st, nil, time.Now())
 	if lim == nil || lim.Message != "API Error: Request rejected (429) · Rate limit reached" || !lim.ResetsAt.IsZero() {
 		t.Errorf("limit = %+v", lim)
 	}

@@ -13,11 +13,6 @@ import (
 // verdict (package job). These are the pieces of that the agent's output
 // decides.
 
-// IsModel reports whether profile p runs a model, whose answer is read
-// (claude, codex, opencode), rather than a program whose exit status is
-// its result (exec, flags "none").
-func IsModel(p *config.Profile) bool { return p != nil && p.Flags != "none" }
-
 // HasReport reports whether text, an agent's final answer, holds the
 // result object: a JSON object with a boolean "success".
 func HasReport(text string) bool {
@@ -25,11 +20,11 @@ func HasReport(text string) bool {
 }
 
 // CanContinue reports whether the session of an attempt of profile p can
-// be continued by another run of its agent: p is claude's and the session
-// is known. (taskd does not yet pass sessions to codex and opencode.)
+// be continued by another run of its agent: p's kind continues sessions
+// (Kind.Sessions) and the session is known.
 func CanContinue(p *config.Profile, session string) bool {
-	// (A session is an argument of --resume: never one that reads as a flag.)
-	return p != nil && p.Flags == "claude" && sessionIDPattern.MatchString(session) && session[0] != '-'
+	// (A session is an argument of a flag: never one that reads as a flag.)
+	return CanResume(p) && sessionIDPattern.MatchString(session) && session[0] != '-'
 }
 
 // WithVerdict is the result of an attempt whose agent answered res and,

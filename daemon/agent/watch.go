@@ -16,7 +16,7 @@ import (
 // logs), reports the progress, and says when the agent has passed its
 // budget.
 type Watcher struct {
-	parse     streamParser
+	parse     StreamParser
 	attempt   int
 	report    Reporter
 	onSession func(id string)
@@ -58,7 +58,7 @@ const maxLine = 16 << 20
 func Watch(a *Attempt, limit int64, onSession func(id string)) *Watcher {
 	w := &Watcher{
 		parse: parserFor(a.Profile.Output), attempt: a.N,
-		report: a.Report, onSession: onSession, budget: a.Budget, streamTurns: a.Profile.Flags != "claude",
+		report: a.Report, onSession: onSession, budget: a.Budget, streamTurns: !a.boundsTurns(),
 		over: make(chan string, 1),
 	}
 	w.transcript, _ = createCappedLog(a.ListDir, filepath.Join(a.Dir(), "transcript.log"), limit)

@@ -311,16 +311,16 @@ func TestLoopCheck(t *testing.T) {
 			h.Put("1", taskWith("1", `{"agent":"exec","cwd":"`+h.Cwd+`","prompt":"work","state":"running","attempt":`+itoa(tt.iteration+1)+`,"loopIteration":`+itoa(tt.iteration)+`}`))
 			tf := h.Read("1")
 			lp := tt.loop
-			iteration, done, reason, stopped := chain.LoopCheck(t.Context(), h.Job("1", job.Run), tf, spec(t, tf), &lp, agent.Result{Success: true, Summary: "did some"})
+			iteration, done, reason, stopped := chain.Looping{Job: h.Job("1", job.Run), Task: tf, Spec: spec(t, tf), Loop: &lp}.Check(t.Context(), agent.Result{Success: true, Summary: "did some"})
 			var unjudged *chain.Unjudged
 			if tt.unjudged {
 				if !errors.As(stopped, &unjudged) || unjudged.Iteration != tt.iteration+1 {
-					t.Fatalf("LoopCheck = %v, want an *Unjudged of iteration %d", stopped, tt.iteration+1)
+					t.Fatalf("Check = %v, want an *Unjudged of iteration %d", stopped, tt.iteration+1)
 				}
 				return
 			}
 			if stopped != nil || iteration != tt.iteration+1 || done != tt.done || reason != tt.reason {
-				t.Fatalf("LoopCheck = %d, %v, %q, %v; want %d, %v, %q\n%s", iteration, done, reason, stopped, tt.iteration+1, tt.done, tt.reason, h.Log)
+				t.Fatalf("Check = %d, %v, %q, %v; want %d, %v, %q\n%s", iteration, done, reason, stopped, tt.iteration+1, tt.done, tt.reason, h.Log)
 			}
 			evs, _ := eventlog.Read(h.List.Path())
 			var it *eventlog.Event
@@ -418,7 +418,7 @@ func TestLoopCheck_ModelJudge(t *testing.T) {
 			h.Put("1", taskWith("1", `{"agent":"exec","cwd":"`+h.Cwd+`","prompt":"work","state":"running","attempt":1}`))
 			tf := h.Read("1")
 			lp := prompt.Loop{Max: 3, Until: "the work is done"}
-			_, done, reason, stopped := chain.LoopCheck(t.Context(), h.Job("1", job.Run), tf, spec(t, tf), &lp, agent.Result{Success: true, Summary: "did it"})
+			_, done, reason, stopped := chain.Looping{Job: h.Job("1", job.Run), Task: tf, Spec: spec(t, tf), Loop: &lp}.Check(t.Context(), agent.Result{Success: true, Summary: "did it"})
 			bodies := stub.Bodies()
 			if len(bodies) != 2 || !strings.Contains(bodies[0], "the work is done") {
 				t.Fatalf("the judge was asked %d times; want twice, first with the condition\n%s", len(bodies), h.Log)
@@ -426,12 +426,12 @@ func TestLoopCheck_ModelJudge(t *testing.T) {
 			var unjudged *chain.Unjudged
 			if tt.done {
 				if stopped != nil || !done || reason != "satisfied" {
-					t.Errorf("LoopCheck = %v, %q, %v; want satisfied", done, reason, stopped)
+					t.Errorf("Check = %v, %q, %v; want satisfied", done, reason, stopped)
 				}
 				return
 			}
 			if !errors.As(stopped, &unjudged) || unjudged.Iteration != 1 || !strings.Contains(unjudged.Asked.Said, "Still not sure.") {
-				t.Errorf("LoopCheck = %v, %q, %v; want an *Unjudged of iteration 1 with what the judge said", done, reason, stopped)
+				t.Errorf("Check = %v, %q, %v; want an *Unjudged of iteration 1 with what the judge said", done, reason, stopped)
 			}
 		})
 	}

@@ -64,7 +64,16 @@ func (e *Unjudged) Error() string {
 	return job.NoVerdict("the judge of the loop's condition", e.Asked)
 }
 
-// LoopCheck decides after a successful iteration whether a looping task
+// A Looping is task Task's loop Loop as an attempt of it, of spec Spec in
+// job Job, meets it: what checks its condition and records the verdicts.
+type Looping struct {
+	Job  *job.Job
+	Task *taskfile.Task
+	Spec task.Spec
+	Loop *prompt.Loop
+}
+
+// Check decides after a successful iteration whether a looping task
 // runs again. An iteration is an attempt of the task (its own run folder);
 // without a condition the task runs exactly loop.max times; with until, a
 // read-only judge decides after each iteration, and the loop ends only on
@@ -76,8 +85,9 @@ func (e *Unjudged) Error() string {
 // nothing is decided; or, as a *JudgeError, that the judge could not judge
 // (it failed twice, or could not start): the loop ends in error; or, as an
 // *Unjudged, that the judge's model gave no verdict: a person gives it
-// (Decided).
-func LoopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
+// (Decided). res is the iteration's result.
+func (lg Looping) Check(ctx context.Context, res agent.Result) (iteration int, done bool, reason string, stopped error) {
+	j, t, sp, lp := lg.Job, lg.Task, lg.Spec, lg.Loop
 	l := j.List
 	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
 	iteration = int(n) + 1
@@ -90,7 +100,7 @@ func LoopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, 
 	case lp.Until != "":
 		by = "judge"
 		var failed error
-		satisfied, stopped, failed = judge(ctx, j, t, sp, lp, iteration, res)
+		satisfied, stopped, failed = lg.judge(ctx, iteration, res)
 		var unjudged *Unjudged
 		if errors.As(stopped, &unjudged) {
 			unjudged.Iteration = iteration
@@ -105,14 +115,15 @@ func LoopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, 
 	if stopped != nil {
 		return iteration, false, "", stopped
 	}
-	done, reason = Decided(j, t, sp, lp, iteration, satisfied, by)
+	done, reason = lg.Decided(iteration, satisfied, by)
 	return iteration, done, reason, nil
 }
 
-// Decided records the verdict on iteration of task t's loop lp — the
-// condition holds (satisfied) or not, as by (count, command, judge or
-// person) found — and returns whether the loop has ended and why.
-func Decided(j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, satisfied bool, by string) (done bool, reason string) {
+// Decided records the verdict on iteration of the loop — the condition
+// holds (satisfied) or not, as by (count, command, judge or person) found
+// — and returns whether the loop has ended and why.
+func (lg Looping) Decided(iteration int, satisfied bool, by string) (done bool, reason string) {
+	j, t, sp, lp := lg.Job, lg.Task, lg.Spec, lg.Loop
 	l := j.List
 	verdict := "continue"
 	switch {
@@ -136,7 +147,7 @@ func untilCommand(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spe
 	l := j.List
 	a, err := j.NewAttempt(t, sp, "", "")
 	if err == nil {
-		a.Profile, err = j.Config.ResolveAgent("exec", true)
+		a.Profile, err = j.Config.ResolveAgent(agent.ShellProfile, true)
 	}
 	if err != nil {
 		j.Log.Warn("loop condition command", "list", l.ID, "task", t.ID, "err", err)
@@ -240,7 +251,8 @@ func firstOf(s ...string) string {
 // which is not the same as "not satisfied". A model's answer without a
 // verdict is asked for one again in its session (judge-verdict/); still
 // none is an *Unjudged, returned as stopped.
-func judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res agent.Result) (satisfied bool, stopped, failed error) {
+func (lg Looping) judge(ctx context.Context, iteration int, res agent.Result) (satisfied bool, stopped, failed error) {
+	j, t, sp, lp := lg.Job, lg.Task, lg.Spec, lg.Loop
 	l := j.List
 	jsp := judgeSpec(j, sp)
 	for try := 1; try <= 2; try++ {

@@ -95,10 +95,11 @@ type ProfileSpec struct {
 	Prompt  string   `json:"prompt,omitempty"`  // "stdin" (default) or "arg"
 	Env     []string `json:"env,omitempty"`     // variables passed through (NAME or PREFIX*) or set (NAME=value)
 	Timeout string   `json:"timeout,omitempty"` // default timeout for this profile
-	Output  string   `json:"output,omitempty"`  // "claude-json", "json" or "text" (default)
-	// Flags says how task fields (model, permission mode, tools, system
-	// prompt, session) become command-line flags: "claude", "opencode",
-	// "codex" or "none". By default it follows the command's name.
+	Output  string   `json:"output,omitempty"`  // a kind's format ("claude-json", …), "json" or "text" (default)
+	// Flags names the profile's kind, which says how task fields (model,
+	// permission mode, tools, system prompt, session) become command-line
+	// flags: "claude", "opencode", "codex" or "none". By default it
+	// follows the command's name.
 	Flags string `json:"flags,omitempty"`
 	// OnLimit says what a usage limit does to the profile's tasks:
 	// "pause" (the default for claude, opencode and codex) or "fail"
@@ -362,7 +363,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		c.Scheduling = SchedulingBatch
 	}
 	if c.DefaultAgent == "" {
-		c.DefaultAgent = "claude"
+		c.DefaultAgent = defaultAgent
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = runtime.NumCPU()

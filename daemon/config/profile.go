@@ -21,8 +21,8 @@ type Profile struct {
 	Prompt  string // "stdin" or "arg"
 	Env     []string
 	Timeout time.Duration // 0: the daemon's default
-	Output  string        // "claude-stream", "claude-json", "codex-json", "opencode-json", "json" or "text"
-	Flags   string        // "claude", "opencode", "codex" or "none"
+	Output  string        // a kind's output format, "json" or "text"
+	Flags   string        // the profile's kind (a Kind's Name)
 	// PauseOnLimit: a usage limit pauses the profile's tasks instead of
 	// failing them; LimitBackoff and LimitBackoffMax bound the pause
 	// when the agent names no reset time.
@@ -42,47 +42,30 @@ const (
 	DefaultLimitBackoffMax = time.Hour
 )
 
-// claudeEnv are the variables the claude profile passes through: its
-// credentials, endpoint and settings.
-var claudeEnv = []string{"ANTHROPIC_*", "CLAUDE_*", "DISABLE_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "AWS_*", "GOOGLE_*", "CLOUD_ML_REGION", "VERTEX_*"}
-
-// builtinProfiles are the profiles of docs/configuration.md. The configuration file
-// can override any of them by name.
-var builtinProfiles = map[string]ProfileSpec{
-	"claude":   {Command: []string{"claude", "-p", "--output-format", "stream-json", "--verbose"}, Prompt: "stdin", Output: "claude-stream", Env: claudeEnv},
-	"opencode": {Command: []string{"opencode", "run", "--format", "json"}, Prompt: "arg", Output: "opencode-json", Env: []string{"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "OPENROUTER_*", "GEMINI_*", "GOOGLE_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}},
-	"codex":    {Command: []string{"codex", "exec", "--json"}, Prompt: "arg", Output: "codex-json", Env: []string{"CODEX_*", "OPENAI_*", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}},
-	"exec":     {Command: []string{"sh", "-c"}, Prompt: "arg", Output: "text", Flags: "none"},
-}
-
 // profiles merges the built-in profiles with the file's (the file wins).
 func (fc *FileConfig) profiles() map[string]ProfileSpec {
-	out := maps.Clone(builtinProfiles)
+	out := builtinProfiles()
 	maps.Copy(out, fc.Profiles)
 	return out
 }
 
 func (p ProfileSpec) validate() error {
 	if len(p.Command) == 0 || p.Command[0] == "" {
-		return errors.New(`"command" must name the program to run, such as ["claude", "-p"]`)
+		return errors.New(`"command" must name the program to run, such as ["sh", "-c"]`)
 	}
 	switch p.Prompt {
 	case "", "stdin", "arg":
 	default:
 		return fmt.Errorf(`"prompt" is %q, want "stdin" or "arg"`, p.Prompt)
 	}
-	switch p.Output {
-	case "", "claude-stream", "claude-json", "codex-json", "opencode-json", "json", "text":
-	default:
-		return fmt.Errorf(`"output" is %q, want "claude-stream", "claude-json", "codex-json", "opencode-json", "json" or "text"`, p.Output)
+	if outputs := outputNames(); p.Output != "" && !slices.Contains(outputs, p.Output) {
+		return fmt.Errorf(`"output" is %q, want %s`, p.Output, oneOf(outputs))
 	}
 	if err := p.validateRuns(); err != nil {
 		return err
 	}
-	switch p.Flags {
-	case "", "claude", "opencode", "codex", "none":
-	default:
-		return fmt.Errorf(`"flags" is %q, want "claude", "opencode", "codex" or "none"`, p.Flags)
+	if names := kindNames(); p.Flags != "" && !slices.Contains(names, p.Flags) {
+		return fmt.Errorf(`"flags" is %q, want %s`, p.Flags, oneOf(names))
 	}
 	for _, e := range p.Env {
 		name, _, set := strings.Cut(e, "=")
@@ -123,12 +106,7 @@ func (p ProfileSpec) compile(name string) (*Profile, error) {
 		out.Output = "text"
 	}
 	if out.Flags == "" {
-		switch filepath.Base(p.Command[0]) {
-		case "claude", "opencode", "codex":
-			out.Flags = filepath.Base(p.Command[0])
-		default:
-			out.Flags = "none"
-		}
+		out.Flags = kindOfProgram(filepath.Base(p.Command[0]))
 	}
 	if p.Timeout != "" {
 		out.Timeout, _ = time.ParseDuration(p.Timeout)

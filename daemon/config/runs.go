@@ -39,14 +39,15 @@ func validateBudget(turns int, usd float64) error {
 }
 
 // compileRuns sets out's run settings from p: a usage limit pauses the
-// agents of claude, opencode and codex unless p says otherwise, and
-// fails every other command's.
+// agents of a kind that runs a model unless p says otherwise, and fails
+// every other command's.
 func (p ProfileSpec) compileRuns(out *Profile) {
 	switch p.OnLimit {
 	case "pause":
 		out.PauseOnLimit = true
 	case "":
-		out.PauseOnLimit = out.Flags != "none"
+		k, ok := KindNamed(out.Flags)
+		out.PauseOnLimit = !ok || k.Model
 	}
 	out.LimitBackoff = durationOr(p.LimitBackoff, DefaultLimitBackoff)
 	out.LimitBackoffMax = max(durationOr(p.LimitBackoffMax, DefaultLimitBackoffMax), out.LimitBackoff)

@@ -36,7 +36,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (stepEn
 	if node != nil && node.Command != "" {
 		a, err = f.j.NewAttempt(f.t, sp, "", step)
 		if err == nil {
-			a.Profile, err = f.j.Config.ResolveAgent("exec", true)
+			a.Profile, err = f.j.Config.ResolveAgent(agent.ShellProfile, true)
 		}
 		if err == nil {
 			a.Prompt, a.Script = node.Command, node.Command
@@ -45,7 +45,7 @@ func (f *flowRun) runStep(ctx context.Context, resp *navigator.Response) (stepEn
 		a, err = f.j.NewAttempt(f.t, sp, resp.Subagent, step)
 		if err == nil {
 			a.Prompt = stepPrompt(f, resp)
-			if f.resume != "" && a.Profile.Flags == "claude" {
+			if f.resume != "" && agent.CanResume(a.Profile) {
 				a.Resume, a.Prompt = f.resume, job.ResumeAfterLimit // the step a usage limit paused
 			} else if g, ok := job.GrantOf(f.t); ok {
 				a.Continue(g.Session, g.Prompt()) // the step whose refused calls a person allowed

@@ -51,12 +51,10 @@ func (j *Job) NewAttempt(t *taskfile.Task, sp task.Spec, agentName, step string)
 		ListDir: j.List.Path(), ListID: j.List.ID, TaskID: t.ID, Parent: sp.Parent, N: sp.Attempt, Step: step,
 		Profile: prof, Prompt: prompt, Cwd: cwd, Timeout: timeout, Spec: sp, Gate: j, Budget: j.budget(sp, prof),
 	}
-	if prof.Flags == "none" {
-		a.Script = prompt // a shell script is the prompt's content alone
+	if !agent.IsModel(prof) {
+		a.Script = prompt // a program, a shell script, gets the prompt's content alone
 	}
-	if prof.Flags == "claude" {
-		a.Session = agent.NewSessionID() // known from the start (agent.Session)
-	}
+	a.Session = agent.NewSession(prof) // known from the start, if its kind gives one (agent.Session)
 	return a, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/readable"
@@ -233,7 +234,8 @@ func runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec,
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		default:
-			if err := runOrchestration(ctx, j, t, sp, st, p); err != nil {
+			ld := subagent.Leading{Job: j, Task: t, Spec: sp, Script: p.script, Results: &p.results}
+			if err := runOrchestration(ctx, ld, st); err != nil {
 				return nil, fmt.Errorf("prompt line %d: %w", st.Line, err)
 			}
 		}

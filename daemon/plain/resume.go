@@ -68,13 +68,13 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	}
 	if pl, err := chain.PlanOf(j, t, sp); err == nil {
 		a.Prompt = pl.Content // the leading commands ran in the first attempt
-		if a.Profile.Flags == "none" {
+		if !agent.IsModel(a.Profile) {
 			a.Script = pl.Content
 		}
 	}
 	results := children.ResultsWith(l.Dir, kids, children.FollowUp(j.Config, t))
 	session, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
-	if a.Profile.Flags == "claude" && session != "" {
+	if agent.CanResume(a.Profile) && session != "" {
 		a.Resume = session
 		a.Prompt = results
 	} else {

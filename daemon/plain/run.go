@@ -178,9 +178,9 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 		content = strings.TrimRight(content, "\n") + "\n\n" + VoteFormat // its answer is voted on
 	}
 	if prev, _ := t.Metadata.Object("taskd").String("previous"); prev != "" {
-		if session := sessionOf(l, prev); session != "" && a.Profile.Flags == "claude" {
+		if session := sessionOf(l, prev); session != "" && agent.CanResume(a.Profile) {
 			a.Resume = session
-		} else if a.Profile.Flags != "none" {
+		} else if agent.IsModel(a.Profile) {
 			content = chain.PreviousContext(l, prev) + "## This step\n\n" + content
 		}
 	}
@@ -201,7 +201,7 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 // resumeAfterLimit resumes the session of a claude agent that a usage
 // limit paused, telling it to carry on; any other agent runs again.
 func resumeAfterLimit(t *taskfile.Task, a *agent.Attempt) {
-	if session := job.ResumeSession(t); session != "" && a.Profile.Flags == "claude" {
+	if session := job.ResumeSession(t); session != "" && agent.CanResume(a.Profile) {
 		a.Resume, a.Fork = session, false
 		a.Prompt = job.ResumeAfterLimit
 	}
@@ -283,7 +283,7 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 		}
 	}
 	return e.succeed(ctx, func(lp *prompt.Loop) (int, bool, string, error) {
-		return loopCheck(ctx, j, t, sp, lp, e.res)
+		return loopCheck(ctx, chain.Looping{Job: j, Task: t, Spec: sp, Loop: lp}, e.res)
 	})
 }
 
@@ -310,7 +310,7 @@ type ended struct {
 }
 
 // succeed records the attempt, which succeeded, once decide has said
-// whether its loop goes on (decide's results are LoopCheck's; it is not
+// whether its loop goes on (decide's results are Looping.Check's; it is not
 // asked of a task that does not loop): the next iteration; or — the task
 // done for good — its return chain and trailing follow-ups, created before
 // the success is written (so a parent never sees the task done while they
@@ -392,12 +392,13 @@ func endOfChain(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result,
 	return j.Finish(ctx, sp, res, agent.Finished, onSuccess) // waits while the chain runs
 }
 
-// loopCheck is chain.LoopCheck, tried again (the task held meanwhile)
+// loopCheck is Looping.Check, tried again (the task held meanwhile)
 // while the run folder of the condition's agent cannot be written: the
 // iteration's result is kept, never lost to a re-run.
-func loopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
+func loopCheck(ctx context.Context, lg chain.Looping, res agent.Result) (iteration int, done bool, reason string, stopped error) {
+	j, sp := lg.Job, lg.Spec
 	for n := 1; ; n++ {
-		iteration, done, reason, stopped = chain.LoopCheck(ctx, j, t, sp, lp, res)
+		iteration, done, reason, stopped = lg.Check(ctx, res)
 		if !job.Retryable(stopped) || ctx.Err() != nil {
 			if n > 1 {
 				j.Unhold()
@@ -418,7 +419,7 @@ func loopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, 
 // transcript in the run folder ($TASKD_TRANSCRIPT).
 func (p *prepared) apply(a *agent.Attempt) {
 	a.Prompt = p.render()
-	if a.Profile.Flags == "none" {
+	if !agent.IsModel(a.Profile) {
 		a.Script = p.script.Content
 	}
 	if len(p.results) > 0 {

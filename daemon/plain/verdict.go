@@ -194,13 +194,13 @@ func goOn(ctx context.Context, j *job.Job, answer string) (*taskfile.Task, error
 	e := &ended{j: j, t: t, sp: sp, res: res}
 	if gate != "until" {
 		return e.succeed(ctx, func(lp *prompt.Loop) (int, bool, string, error) {
-			return loopCheck(ctx, j, t, sp, lp, res) // a loop whose iteration was voted on
+			return loopCheck(ctx, chain.Looping{Job: j, Task: t, Spec: sp, Loop: lp}, res) // a loop whose iteration was voted on
 		})
 	}
 	return e.succeed(ctx, func(lp *prompt.Loop) (int, bool, string, error) {
 		n, _ := t.Metadata.Object("taskd").Int("loopIteration")
 		iteration := int(n) + 1
-		done, reason := chain.Decided(j, t, sp, lp, iteration, answer == answerBreak, "person")
+		done, reason := chain.Looping{Job: j, Task: t, Spec: sp, Loop: lp}.Decided(iteration, answer == answerBreak, "person")
 		return iteration, done, reason, nil
 	})
 }

@@ -7,11 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
-	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -23,7 +21,8 @@ import (
 // prompt. Conflicts left for a person make t needs_human (kind converge)
 // before its agent runs. A pass that runs the line again after the output
 // was written reuses that output.
-func ConvergeLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, line int, c *prompt.Converge, results *[]string) error {
+func (ld Leading) ConvergeLine(ctx context.Context, line int, c *prompt.Converge) error {
+	j, t, sp, results := ld.Job, ld.Task, ld.Spec, ld.Results
 	l := j.List
 	tol, err := toleranceOf(t)
 	if err != nil {
@@ -111,7 +110,8 @@ type ConvergeOutput struct {
 // parent needs_human when its agent exits, and returns an error wrapping
 // ErrManualReview. A person's answer runs the parent again; the same
 // convergence then uses it. ctx ending stops the wait.
-func Converge(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID, runDir string, req *prompt.Converge, opt ConvergeOptions) (*ConvergeOutput, error) {
+func (pt Parent) Converge(ctx context.Context, runDir string, req *prompt.Converge, opt ConvergeOptions) (*ConvergeOutput, error) {
+	cfg, dir, parentID := pt.Config, pt.Dir, pt.ID
 	parent, err := dir.Read(parentID)
 	if err != nil {
 		return nil, err

@@ -59,7 +59,8 @@ type DelegateOptions struct {
 // logs SubagentError and returns the child with an error wrapping ErrScope.
 // Other errors (the parent is missing, the prompt does not parse, limits)
 // create nothing.
-func Delegate(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID string, req *prompt.Delegate, opt DelegateOptions) (*taskfile.Task, error) {
+func (pt Parent) Delegate(ctx context.Context, req *prompt.Delegate, opt DelegateOptions) (*taskfile.Task, error) {
+	cfg, dir, parentID := pt.Config, pt.Dir, pt.ID
 	emit := opt.emit
 	if emit == nil {
 		emit = func(ev eventlog.Event) { AppendEvent(dir.Path(), ev) }
@@ -196,7 +197,8 @@ func inheritContext(cfg *config.Config, dir *taskfile.Dir, parent *taskfile.Task
 // twice; a child a /converge line of the script votes on is marked so
 // (answerRequired) from the start. A scope violation fails the child,
 // not t.
-func DelegateLine(ctx context.Context, j *job.Job, t *taskfile.Task, st prompt.Step, c *prompt.Delegate, script *prompt.Script) error {
+func (ld Leading) DelegateLine(ctx context.Context, st prompt.Step, c *prompt.Delegate) error {
+	j, t, script := ld.Job, ld.Task, ld.Script
 	l := j.List
 	n := 0
 	for _, s := range script.Leading {
@@ -212,7 +214,7 @@ func DelegateLine(ctx context.Context, j *job.Job, t *taskfile.Task, st prompt.S
 		_, err = releaseQueued(ctx, l.Dir, id) // a pass cut short between creating and releasing it
 		return err
 	}
-	_, err := Delegate(ctx, j.Config, l.Dir, t.ID, c, DelegateOptions{Name: name, Log: j.Log, AnswerRequired: votedOn(script, name), emit: l.Emit})
+	_, err := Parent{Config: j.Config, Dir: l.Dir, ID: t.ID}.Delegate(ctx, c, DelegateOptions{Name: name, Log: j.Log, AnswerRequired: votedOn(script, name), emit: l.Emit})
 	if errors.Is(err, ErrScope) {
 		j.Log.Warn("subagent refused", "list", l.ID, "task", t.ID, "line", st.Line, "err", err)
 		return nil
@@ -250,7 +252,7 @@ func CheckScope(j *job.Job, t *taskfile.Task, sp task.Spec, a *agent.Attempt) er
 	if !ok {
 		return nil
 	}
-	if s, ok := t.Metadata.Object("taskd").String("inheritSession"); ok && s != "" && a.Profile.Flags == "claude" {
+	if s, ok := t.Metadata.Object("taskd").String("inheritSession"); ok && s != "" && agent.CanResume(a.Profile) {
 		a.Resume, a.Fork = s, true // the parent's conversation, continued as a new session
 	}
 	if sp.Parent == "" {

@@ -40,12 +40,13 @@ func Ended(ctx context.Context, j *job.Job, c *taskfile.Task) {
 	if state == task.Cancelled && timedOutByHandoff(l.Dir, parentID, c.ID) {
 		fields["outcome"] = "timeout" // cancelled because its handoff's time ran out
 	}
+	e := childEnd{j: j, c: c, parent: parentID, state: state, attempt: int(attempt), fields: fields}
 	if _, isSub := m.String("agentType"); isSub {
 		if logged, ok := m.Int("endLogged"); !ok || logged != attempt {
-			reportEnd(j, c, parentID, state, int(attempt), fields)
+			e.report()
 		}
 	}
-	if err := completeHandoffs(ctx, j, c, parentID, state, int(attempt), fields); err != nil {
+	if err := e.completeHandoffs(ctx); err != nil {
 		j.Log.Warn("record the end of a handoff", "list", l.ID, "task", parentID, "child", c.ID, "err", err)
 	}
 }
@@ -62,8 +63,20 @@ func timedOutByHandoff(dir *taskfile.Dir, parent, child string) bool {
 	})
 }
 
-// reportEnd logs the end of a subagent's attempt.
-func reportEnd(j *job.Job, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) {
+// A childEnd is the end of an attempt of child c of task parent, in job
+// j: the state it ended in, and the fields of its subagent_stop event.
+type childEnd struct {
+	j       *job.Job
+	c       *taskfile.Task
+	parent  string
+	state   task.State
+	attempt int
+	fields  map[string]any
+}
+
+// report logs the end of a subagent's attempt.
+func (e childEnd) report() {
+	j, c, parentID, state, attempt, fields := e.j, e.c, e.parent, e.state, e.attempt, e.fields
 	l := j.List
 	stop := maps.Clone(fields)
 	stop["event_type"] = trSubagentStop
@@ -98,7 +111,8 @@ func reportEnd(j *job.Job, c *taskfile.Task, parentID string, state task.State, 
 // completeHandoffs logs HandoffComplete for the parent's unresolved
 // handoffs to c whose end has not been reported for this attempt, and
 // resolves the monitor-mode ones.
-func completeHandoffs(ctx context.Context, j *job.Job, c *taskfile.Task, parentID string, state task.State, attempt int, fields map[string]any) error {
+func (e childEnd) completeHandoffs(ctx context.Context) error {
+	j, c, parentID, state, attempt, fields := e.j, e.c, e.parent, e.state, e.attempt, e.fields
 	l := j.List
 	parent, err := l.Dir.Read(parentID)
 	if err != nil || len(handoffsOf(parent.Metadata.Object("taskd"))) == 0 {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -42,4 +44,27 @@ func (Tasks) Do(ctx context.Context, j *job.Job, t *taskfile.Task) (*taskfile.Ta
 		return nil, job.ErrNotRunnable
 	}
 	return nil, fmt.Errorf("%s of a subagent wait: %w", j.Kind, job.ErrNoHandler)
+}
+
+// Leading is a task's prompt as its leading command lines are run, before
+// its agent starts (/delegate, /handoff, /converge): the job, the task, its
+// spec, the parsed prompt, and the sections the lines add after its
+// content (a handed-off child's result, a converged result), which its
+// agent is given.
+type Leading struct {
+	Job     *job.Job
+	Task    *taskfile.Task
+	Spec    task.Spec
+	Script  *prompt.Script
+	Results *[]string
+}
+
+// A Parent is the task ID of list Dir, under configuration Config, whose
+// agent delegates to children, hands off to one, or converges several
+// (the commands taskd delegate, handoff and converge, and the prompt lines
+// of the same names).
+type Parent struct {
+	Config *config.Config
+	Dir    *taskfile.Dir
+	ID     string
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/children"
-	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -45,7 +44,8 @@ type HandoffResult struct {
 // return an error wrapping ErrHandoffFailed and leave a verdict in runDir
 // that the daemon applies when the parent's agent exits: abort fails the
 // parent, escalate makes it needs_human. ctx ending stops the wait.
-func Handoff(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID, runDir string, req *prompt.Handoff) (*HandoffResult, error) {
+func (pt Parent) Handoff(ctx context.Context, runDir string, req *prompt.Handoff) (*HandoffResult, error) {
+	cfg, dir, parentID := pt.Config, pt.Dir, pt.ID
 	h := &handoffs{cfg: cfg, dir: dir, parent: parentID, emit: func(ev eventlog.Event) { AppendEvent(dir.Path(), ev) }}
 	c, err := handoffChild(dir, parentID, req.ID)
 	if err != nil {
@@ -99,7 +99,8 @@ var handoffOptions = []string{actRetry, actContinue, actAbort, "leave"}
 // (or when a person accepted its failure), retry runs the child again and
 // suspends t again, abort fails t (the error), escalate makes t
 // needs_human with the options retry, continue, abort and leave.
-func HandoffLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, line int, c *prompt.Handoff, results *[]string) error {
+func (ld Leading) HandoffLine(ctx context.Context, line int, c *prompt.Handoff) error {
+	j, t, sp, results := ld.Job, ld.Task, ld.Spec, ld.Results
 	l := j.List
 	h := &handoffs{cfg: j.Config, dir: l.Dir, parent: t.ID, emit: l.Emit}
 	child, err := handoffChild(l.Dir, t.ID, c.ID)

@@ -63,7 +63,7 @@ func TestDelegate_Scope(t *testing.T) {
 			h.Put("1", parentTask("1", tt.parent))
 			req := tt.req
 			req.Task = "look at it"
-			child, err := subagent.Delegate(t.Context(), h.Env.Config, h.List.Dir, "1", &req, subagent.DelegateOptions{})
+			child, err := subagent.Parent{Config: h.Env.Config, Dir: h.List.Dir, ID: "1"}.Delegate(t.Context(), &req, subagent.DelegateOptions{})
 			if child == nil {
 				t.Fatalf("Delegate = %v and no child", err)
 			}
@@ -107,7 +107,7 @@ func TestDelegate_Names(t *testing.T) {
 	h.Put("1", parentTask("1", ""))
 	var names []string
 	for range 3 {
-		c, err := subagent.Delegate(t.Context(), h.Env.Config, h.List.Dir, "1", &prompt.Delegate{Task: "x", AgentType: "tester"}, subagent.DelegateOptions{})
+		c, err := subagent.Parent{Config: h.Env.Config, Dir: h.List.Dir, ID: "1"}.Delegate(t.Context(), &prompt.Delegate{Task: "x", AgentType: "tester"}, subagent.DelegateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,10 +121,10 @@ func TestDelegate_Names(t *testing.T) {
 	if len(par) != 3 {
 		t.Errorf("the parent's parallel children: %v", par)
 	}
-	if _, err := subagent.Delegate(t.Context(), h.Env.Config, h.List.Dir, "9", &prompt.Delegate{Task: "x", AgentType: "tester"}, subagent.DelegateOptions{}); err == nil {
+	if _, err := (subagent.Parent{Config: h.Env.Config, Dir: h.List.Dir, ID: "9"}).Delegate(t.Context(), &prompt.Delegate{Task: "x", AgentType: "tester"}, subagent.DelegateOptions{}); err == nil {
 		t.Error("a child of a missing parent was made")
 	}
-	if _, err := subagent.Delegate(t.Context(), h.Env.Config, h.List.Dir, "1", &prompt.Delegate{Task: "x", AgentType: "painter"}, subagent.DelegateOptions{}); err == nil {
+	if _, err := (subagent.Parent{Config: h.Env.Config, Dir: h.List.Dir, ID: "1"}).Delegate(t.Context(), &prompt.Delegate{Task: "x", AgentType: "painter"}, subagent.DelegateOptions{}); err == nil {
 		t.Error("a child of an unknown type was made")
 	}
 }
@@ -191,7 +191,7 @@ func TestConverge(t *testing.T) {
 			}
 			done := make(chan converged, 1)
 			go func() {
-				out, err := subagent.Converge(ctx, h.Env.Config, h.List.Dir, "1", runDir, req, subagent.ConvergeOptions{})
+				out, err := subagent.Parent{Config: h.Env.Config, Dir: h.List.Dir, ID: "1"}.Converge(ctx, runDir, req, subagent.ConvergeOptions{})
 				done <- converged{out, err}
 			}()
 			// Converge waits for the last result; once it is delivered (a
@@ -243,7 +243,7 @@ func TestMetrics(t *testing.T) {
 	var ids []string
 	for _, req := range []prompt.Delegate{{AgentType: "analyzer"}, {AgentType: "analyzer"}, {AgentType: "tester"}, {AgentType: "builder", PermissionMode: "acceptEdits"}} {
 		req.Task = "echo hi"
-		c, err := subagent.Delegate(t.Context(), h.Env.Config, h.List.Dir, "1", &req, subagent.DelegateOptions{})
+		c, err := subagent.Parent{Config: h.Env.Config, Dir: h.List.Dir, ID: "1"}.Delegate(t.Context(), &req, subagent.DelegateOptions{})
 		if err != nil && !errors.Is(err, subagent.ErrScope) {
 			t.Fatal(err)
 		}
@@ -382,7 +382,7 @@ func TestHandoffLine(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := jobtest.New(t, jobtest.Options{})
 			h.Put("1", strings.Replace(parentTask("1", ""), `"state":"running","attempt":1`, `"cwd":"`+h.Cwd+`"`, 1))
-			child, err := subagent.Delegate(t.Context(), h.Env.Config, h.List.Dir, "1", &prompt.Delegate{Task: "echo hi", AgentType: "analyzer"}, subagent.DelegateOptions{})
+			child, err := subagent.Parent{Config: h.Env.Config, Dir: h.List.Dir, ID: "1"}.Delegate(t.Context(), &prompt.Delegate{Task: "echo hi", AgentType: "analyzer"}, subagent.DelegateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -390,7 +390,7 @@ func TestHandoffLine(t *testing.T) {
 
 			j, tf, sp := claim(t, h, "1")
 			var results []string
-			err = subagent.HandoffLine(t.Context(), j, tf, sp, 2, line, &results)
+			err = subagent.Leading{Job: j, Task: tf, Spec: sp, Results: &results}.HandoffLine(t.Context(), 2, line)
 			waiting, ok := subagent.Suspended(err)
 			if !ok || task.Of(waiting) != task.Waiting {
 				t.Fatalf("HandoffLine with the child running = %v, want the task suspended", err)
@@ -411,7 +411,7 @@ func TestHandoffLine(t *testing.T) {
 			}
 
 			j, tf, sp = claim(t, h, "1")
-			err = subagent.HandoffLine(t.Context(), j, tf, sp, 2, line, &results)
+			err = subagent.Leading{Job: j, Task: tf, Spec: sp, Results: &results}.HandoffLine(t.Context(), 2, line)
 			switch tt.want {
 			case "result":
 				if err != nil || len(results) != 1 || !strings.Contains(results[0], "the child's summary") || !strings.Contains(results[0], "succeeded") {

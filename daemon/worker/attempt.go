@@ -55,7 +55,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		w.cancelled(r, wk.ID, c.Subject, c.Header, c.Data)
 	}
 	if errors.Is(r.stopCause(), agent.ErrCancelled) {
-		ended = w.end(ctx, r, wk, notStarted("cancelled before it started", agent.Cancelled), nil, log)
+		ended = w.end(ctx, r, wk, notStarted("cancelled before it started", agent.Cancelled), log)
 		return
 	}
 	rctx, stop := context.WithCancelCause(ctx)
@@ -64,13 +64,13 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 
 	cwd, release, err := w.workDir(rctx, wk)
 	if err != nil {
-		ended = w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), nil, log)
+		ended = w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), log)
 		return
 	}
 	defer release()
 	a, err := w.attempt(wk, cwd)
 	if err != nil {
-		ended = w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), nil, log)
+		ended = w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), log)
 		return
 	}
 	g := &gate{w: w, r: r, wk: wk, runDir: a.Dir()}
@@ -89,7 +89,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	g.wait()
 	out.flush(ctx)
-	ended = w.end(ctx, r, wk, finished{res, outcome}, out, log)
+	ended = w.end(ctx, r, wk, finished{res: res, out: outcome, shipped: out}, log)
 }
 
 // accept checks work message m: signed by a coordinator the worker
@@ -198,23 +198,25 @@ func acknowledge(ctx context.Context, m jetstream.Msg) {
 	}
 }
 
-// A finished is how an attempt ended here.
+// A finished is how an attempt ended here, and what of its output was
+// shipped to the coordinator (nil: its agent never ran).
 type finished struct {
-	res agent.Result
-	out agent.Outcome
+	res     agent.Result
+	out     agent.Outcome
+	shipped *shipper
 }
 
 func notStarted(msg string, out agent.Outcome) finished {
-	return finished{agent.Result{Success: false, ExitCode: -1, Error: msg, Summary: msg, Outcome: map[agent.Outcome]string{agent.Cancelled: "cancelled", agent.NotStarted: "not_started"}[out]}, out}
+	return finished{res: agent.Result{Success: false, ExitCode: -1, Error: msg, Summary: msg, Outcome: map[agent.Outcome]string{agent.Cancelled: "cancelled", agent.NotStarted: "not_started"}[out]}, out: out}
 }
 
 // end publishes the End of attempt wk, trying again until it is stored or
 // the worker stops now, and reports whether it was stored.
-func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, out *shipper, log *slog.Logger) bool {
+func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, log *slog.Logger) bool {
 	e := remote.End{Worker: w.cfg.Name, List: wk.List, Task: wk.Task, N: wk.N, Sub: wk.Sub,
 		Outcome: remote.OutcomeName(f.out), Result: f.res}
-	if out != nil {
-		e.Stdout, e.Stderr = out.sent[0], out.sent[1]
+	if f.shipped != nil {
+		e.Stdout, e.Stderr = f.shipped.sent[0], f.shipped.sent[1]
 	}
 	data, _ := json.Marshal(e)
 	r.setEnding()

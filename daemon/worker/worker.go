@@ -80,8 +80,8 @@ type Config struct {
 }
 
 // DefaultProfiles are the profiles a worker serves unless told otherwise:
-// the built-in ones.
-var DefaultProfiles = []string{"claude", "opencode", "codex", "exec"}
+// the built-in ones (those of the kinds package agent registers).
+var DefaultProfiles = config.BuiltinProfiles()
 
 // DefaultMaxOutput bounds what is sent back of one attempt's stdout (and
 // of its stderr): the rest stays in the worker's log, and the
