@@ -21,6 +21,7 @@ import (
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/notify"
 	"github.com/taskd/taskd/daemon/slots"
+	"github.com/taskd/taskd/internal/clock"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -34,8 +35,9 @@ import (
 // back on a channel; of the loop's state they touch only the concurrency
 // slots, under their own mutex (slots.go).
 type Daemon struct {
-	cfg *config.Config
-	log *slog.Logger
+	cfg   *config.Config
+	log   *slog.Logger
+	clock clock.Clock // what the loop decides with: clock.Real unless an Option says otherwise
 
 	lists map[string]*list // by list id; loop goroutine only
 	order []string         // list ids in the order they are served
@@ -87,6 +89,11 @@ type Option func(*Daemon)
 // (package remote's coordinator, for one).
 func WithRunner(r job.Runner) Option { return func(d *Daemon) { d.runner = r } }
 
+// WithClock makes the daemon decide by c: when tasks may start (a
+// notBefore, a schedule's times, windows of hours, a pause's end) and when
+// its loop wakes for them.
+func WithClock(c clock.Clock) Option { return func(d *Daemon) { d.clock = c } }
+
 // New returns a daemon for cfg that logs to log.
 func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 	d := &Daemon{
@@ -96,6 +103,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 		done:    make(chan jobDone),
 		kick:    make(chan struct{}, 1),
 		started: make(chan struct{}),
+		clock:   clock.Real,
 	}
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
 	d.runner = agent.NewLocal(cfg, log)
@@ -177,7 +185,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 func (d *Daemon) loop(ctx context.Context) error {
 	rescan := time.NewTimer(d.cfg.Rescan)
 	defer rescan.Stop()
-	wake := time.NewTimer(time.Hour)
+	wake := d.clock.NewTimer(time.Hour)
 	defer wake.Stop()
 	retain := time.NewTicker(retainEvery)
 	defer retain.Stop()
@@ -185,7 +193,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 	for {
 		d.schedule()
 		d.logSettled()
-		resetTimer(wake, d.nextWake())
+		wake.Reset(d.nextWake())
 		select {
 		case <-ctx.Done():
 			return nil
@@ -212,7 +220,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 		case <-rescan.C:
 			d.fullScan = true
 			rescan.Reset(d.cfg.Rescan)
-		case <-wake.C:
+		case <-wake.C():
 			d.wakeDue()
 		case <-retain.C:
 			d.retain()
@@ -328,15 +336,16 @@ func (d *Daemon) flushDirty() {
 }
 
 // nextWake returns when the loop must look again without an event: the
-// earliest retry time, end of a profile's pause, or re-check of a file
-// that did not parse. Idle, it
-// is far away; the safety rescan has its own timer.
+// earliest retry time, end of a profile's pause, time a task waits for
+// (a notBefore, a schedule's next time, a window's opening), or re-check
+// of a file that did not parse. Idle, it is far away; the safety rescan
+// has its own timer.
 func (d *Daemon) nextWake() time.Duration {
 	next, found := time.Hour, false
-	now := time.Now()
+	now := d.clock.Now()
 	pauseEnd := d.pauses.Next(now) // a profile's pause ends: the tasks it held may start
 	for _, l := range d.lists {
-		for _, at := range []time.Time{l.nextRetry, l.nextRecheck, pauseEnd} {
+		for _, at := range []time.Time{l.nextRetry, l.nextRecheck, l.nextDue, pauseEnd} {
 			if at.IsZero() {
 				continue
 			}
@@ -346,20 +355,7 @@ func (d *Daemon) nextWake() time.Duration {
 			}
 		}
 	}
-	if next < time.Millisecond {
-		next = time.Millisecond
-	}
-	return next
-}
-
-func resetTimer(t *time.Timer, d time.Duration) {
-	if !t.Stop() {
-		select {
-		case <-t.C:
-		default:
-		}
-	}
-	t.Reset(d)
+	return max(next, 0) // the real clock's timers wait at least a millisecond
 }
 
 // shutdown stops every job and waits for them to record their state.

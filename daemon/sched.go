@@ -39,7 +39,7 @@ const finishingPerSlot = 4
 // schedule evaluates the marked tasks and starts jobs while there are free
 // slots: globally cfg.Concurrency, per list its configured limit. Lists are
 // served round-robin so one busy list cannot starve the others; within a
-// list tasks start in id order.
+// list tasks start by priority, the highest first, then in id order.
 func (d *Daemon) schedule() {
 	for _, id := range d.order {
 		l := d.lists[id]
@@ -62,46 +62,63 @@ func (d *Daemon) schedule() {
 		for range d.order {
 			l := d.lists[d.order[d.next%len(d.order)]]
 			d.next++
-			if len(l.ready) == 0 {
-				continue
+			if d.startNext(l) {
+				started = true
+				break
 			}
-			id := l.ready[0]
-			e := l.entries[id]
-			kind := job.Run
-			if e != nil {
-				kind = e.kind()
-			}
-			// A task that will run gets its job (and so its claim and
-			// its run folder) while the agents before it still run: its
-			// agent starts the moment a slot is free. Other jobs that
-			// need a slot take one at once.
-			p := slots.Wait
-			if kind == job.Run {
-				p = slots.Claimed
-			}
-			if !d.slots.HasRoom(l.ID, p) {
-				continue
-			}
-			l.ready = l.ready[1:]
-			delete(l.inReady, id)
-			// runnable may look at files: it is asked after the room.
-			if e == nil || e.job != nil || !l.runnable(id, e) {
-				continue
-			}
-			if !d.startJob(l, id, kind, p) {
-				// A waiting job was given the slot meanwhile: this task
-				// stays first in its list's queue.
-				l.ready = slices.Insert(l.ready, 0, id)
-				l.inReady[id] = true
-				continue
-			}
-			started = true
-			break
 		}
 		if !started {
 			return
 		}
 	}
+}
+
+// readyScan bounds how far into a list's ready queue startNext looks for
+// a task the limits leave room for, past tasks whose agent profile has
+// no slot free.
+const readyScan = 64
+
+// startNext starts the job of the first task of l's ready queue the
+// limits leave room for, and reports whether it did. A task of higher
+// priority than one prepared ahead of its slot takes that one's place
+// (bump).
+func (d *Daemon) startNext(l *list) bool {
+	for i := 0; i < len(l.ready) && i < readyScan; i++ {
+		rt := l.ready[i]
+		e := l.entries[rt.id]
+		kind := job.Run
+		if e != nil {
+			kind = e.kind()
+		}
+		// A task that will run gets its job (and so its claim and its run
+		// folder) while the agents before it still run: its agent starts
+		// the moment a slot is free. Other jobs that need a slot take one
+		// at once.
+		p := slots.Wait
+		if kind == job.Run {
+			p = slots.Claimed
+		}
+		tag := l.tagOf(rt, e)
+		if !d.slots.HasRoom(l.ID, tag, p) && (i > 0 || !d.bump(l, rt) || !d.slots.HasRoom(l.ID, tag, p)) {
+			continue
+		}
+		l.ready = slices.Delete(l.ready, i, i+1)
+		delete(l.inReady, rt.id)
+		// runnable may look at files: it is asked after the room.
+		if e == nil || e.job != nil || !l.runnable(rt.id, e) {
+			i--
+			continue
+		}
+		if !d.startJob(l, rt.id, kind, p) {
+			// A waiting job was given the slot meanwhile: this task keeps
+			// its place in its list's queue.
+			l.ready = slices.Insert(l.ready, i, rt)
+			l.inReady[rt.id] = true
+			return false
+		}
+		return true
+	}
+	return false
 }
 
 func (d *Daemon) listLimit(id string) int {
@@ -119,7 +136,7 @@ func (d *Daemon) evaluate(l *list, id string) {
 	if e == nil || !e.owned || e.reject != "" || e.job != nil || e.archived || l.refused != nil {
 		return
 	}
-	if time.Now().Before(e.holdUntil) {
+	if d.clock.Now().Before(e.holdUntil) {
 		return
 	}
 	if d.settle(l, id, e) {
@@ -129,11 +146,19 @@ func (d *Daemon) evaluate(l *list, id string) {
 		d.startJob(l, id, job.Recover, slots.Late)
 		return
 	}
-	if e.parent != "" && !e.delivered && e.state.Ended() {
+	if e.recur != nil {
+		d.evaluateSchedule(l, id, e) // a schedule runs nothing itself (recur.go)
+		return
+	}
+	if e.parent != "" && !e.delivered && e.state.Ended() && e.scheduledFor.IsZero() {
 		d.startJob(l, id, job.Deliver, slots.Late)
 		return
 	}
-	if (e.state == task.Retrying || e.state == task.Paused) && time.Now().Before(e.retryAt) {
+	if e.waitsForTime() && d.clock.Now().Before(e.notBefore) {
+		l.waitUntil(id, e.notBefore) // not before its time (notBefore)
+		return
+	}
+	if (e.state == task.Retrying || e.state == task.Paused) && d.clock.Now().Before(e.retryAt) {
 		if l.nextRetry.IsZero() || e.retryAt.Before(l.nextRetry) {
 			l.nextRetry = e.retryAt
 		}
@@ -143,21 +168,17 @@ func (d *Daemon) evaluate(l *list, id string) {
 		d.checkCycle(l, id, e)
 		return
 	}
-	if !l.inReady[id] {
-		l.inReady[id] = true
-		i, _ := slices.BinarySearchFunc(l.ready, id, taskfile.CompareIDs)
-		l.ready = slices.Insert(l.ready, i, id)
-	}
+	l.enqueue(id, e)
 }
 
 // runnable reports whether task id should get a slot now (docs/tasks.md).
 func (l *list) runnable(id string, e *entry) bool {
-	if !e.owned || e.reject != "" || e.archived || e.cancel {
+	if !e.owned || e.reject != "" || e.archived || e.cancel || e.recur != nil {
 		return false
 	}
 	switch e.state {
 	case task.None, task.Retrying, task.Paused:
-		if e.status != taskfile.StatusPending || time.Now().Before(e.retryAt) || l.heldByPause(id, e, l.pauses) {
+		if e.status != taskfile.StatusPending || l.clock.Now().Before(e.retryAt) || l.heldByPause(id, e, l.pauses) {
 			return false
 		}
 		return l.blockersDone(e)
@@ -292,7 +313,7 @@ func (l *list) cycle(id string) []string {
 // wakeDue re-reads files whose re-check is due and re-evaluates tasks whose
 // retry time has come.
 func (d *Daemon) wakeDue() {
-	now := time.Now()
+	now := d.clock.Now()
 	for _, l := range d.lists {
 		if !l.nextRecheck.IsZero() && !now.Before(l.nextRecheck) {
 			l.nextRecheck = time.Time{}
@@ -306,6 +327,7 @@ func (d *Daemon) wakeDue() {
 				}
 			}
 		}
+		l.wakeTimed(now)
 		if !l.nextRetry.IsZero() && !now.Before(l.nextRetry) {
 			l.nextRetry = time.Time{}
 			for id, e := range l.entries {
@@ -336,9 +358,11 @@ func (e *entry) kind() job.Kind {
 // slot and how to stop it.
 type work struct {
 	*job.Job
-	l    *list
-	slot *slot
-	stop context.CancelCauseFunc
+	l        *list
+	slot     *slot
+	stop     context.CancelCauseFunc
+	priority int  // the task's priority when its job started
+	bumped   bool // its ticket was taken out of the queue for a task of higher priority
 }
 
 // A slot is a job's concurrency slot: its ticket of the daemon's pool.
@@ -382,15 +406,19 @@ type jobDone struct {
 // starts an agent. Every agent starts holding a slot: runAttempt acquires
 // the job's (jobSlot) unless the attempt says how to. Called by the loop.
 func (d *Daemon) startJob(l *list, id string, kind job.Kind, p slots.Prep) bool {
-	ticket := d.slots.Take(l.ID, p)
+	e := l.entries[id]
+	ticket := d.slots.Take(l.ID, l.tagOf(readyTask{id: id, priority: e.priority}, e), p)
 	if ticket == nil {
 		return false
 	}
-	w := &work{l: l, slot: &slot{d: d, ticket: ticket, late: p == slots.Late}}
+	w := &work{l: l, slot: &slot{d: d, ticket: ticket, late: p == slots.Late}, priority: e.priority}
+	if p == slots.Claimed || p == slots.Wait {
+		l.preparedJobs()[id] = w
+	}
 	w.Job = &job.Job{Env: d.env, Kind: kind, List: l.List, ID: id, Slot: w.slot}
 	ctx, stop := context.WithCancelCause(d.ctx)
 	w.stop = stop
-	l.entries[id].job = w
+	e.job = w
 	d.live++
 	d.jobs.Add(1)
 	go func() {
@@ -411,6 +439,9 @@ func (d *Daemon) finished(msg jobDone) {
 	j := msg.job
 	d.live--
 	d.slots.Done(j.slot.ticket)
+	if j.l.prepared[j.ID] == j {
+		delete(j.l.prepared, j.ID)
+	}
 	if msg.err != nil && msg.err != errNotRunnable {
 		d.log.Warn("task job", "list", j.l.ID, "task", j.ID, "err", msg.err)
 	}
@@ -436,7 +467,7 @@ func (d *Daemon) finished(msg jobDone) {
 			j.l.Events.Append(eventlog.Event{Type: eventlog.PathRefused, List: j.l.ID, Task: j.ID, Data: map[string]any{"error": msg.err.Error()}})
 		}
 		e.jobErrors++
-		e.holdUntil = time.Now().Add(job.HoldBackoff(e.jobErrors))
+		e.holdUntil = d.clock.Now().Add(job.HoldBackoff(e.jobErrors))
 		j.l.recheckAt(j.ID, e.holdUntil)
 		if d.ctx.Err() == nil { // not a job cut short by the daemon's stop
 			j.Hold(msg.err.Error(), e.holdUntil, e.parent)
@@ -446,7 +477,7 @@ func (d *Daemon) finished(msg jobDone) {
 			j.Unhold()
 		}
 		e.jobErrors, e.holdUntil = 0, time.Time{}
-		e.settleMissed(j.Kind, msg.err == errNotRunnable)
+		e.settleMissed(j.Kind, msg.err == errNotRunnable, d.clock.Now())
 		if !e.holdUntil.IsZero() {
 			j.l.recheckAt(j.ID, e.holdUntil)
 		}

@@ -86,9 +86,10 @@ const (
 	Recover             // a task a dead daemon left running
 	Deliver             // send an ended child's result to its parent
 	Settle              // record an end decided without running it (Job.Settle)
+	Fire                // make a schedule's run that is due (package recur)
 )
 
-var kindNames = [...]string{"run", "resume", "answer", "cancel", "recover", "deliver", "settle"}
+var kindNames = [...]string{"run", "resume", "answer", "cancel", "recover", "deliver", "settle", "fire"}
 
 func (k Kind) String() string { return kindNames[k] }
 

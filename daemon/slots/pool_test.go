@@ -23,8 +23,8 @@ func TestPool_StoppingWhileGranted(t *testing.T) {
 		errStop := errors.New("daemon stopping")
 		p := slots.New(1, limits(1), nop)
 		p.Serve("l")
-		holder := p.Take("l", slots.Wait)
-		waiter := p.Take("l", slots.Claimed)
+		holder := p.Take("l", slots.Tag{}, slots.Wait)
+		waiter := p.Take("l", slots.Tag{}, slots.Claimed)
 		if holder == nil || waiter == nil {
 			t.Fatal("no room for two tickets with one slot")
 		}
@@ -61,9 +61,9 @@ func TestPool_Limits(t *testing.T) {
 			}
 			return 2
 		}, nop)
-		a := p.Take("narrow", slots.Wait)
-		b := p.Take("narrow", slots.Wait) // queued: narrow allows one
-		c := p.Take("wide", slots.Wait)
+		a := p.Take("narrow", slots.Tag{}, slots.Wait)
+		b := p.Take("narrow", slots.Tag{}, slots.Wait) // queued: narrow allows one
+		c := p.Take("wide", slots.Tag{}, slots.Wait)
 		if a == nil || b == nil || c == nil {
 			t.Fatal("no room")
 		}
@@ -98,9 +98,9 @@ func TestPool_Limits(t *testing.T) {
 func TestPool_OrderWithinList(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := slots.New(1, limits(1), nop)
-		run := p.Take("l", slots.Wait)
-		first := p.Take("l", slots.Claimed) // prepares, has not asked
-		second := p.Take("l", slots.Wait)   // asks at once
+		run := p.Take("l", slots.Tag{}, slots.Wait)
+		first := p.Take("l", slots.Tag{}, slots.Claimed) // prepares, has not asked
+		second := p.Take("l", slots.Tag{}, slots.Wait)   // asks at once
 		if run == nil || first == nil || second == nil {
 			t.Fatal("no room")
 		}
@@ -121,23 +121,23 @@ func TestPool_OrderWithinList(t *testing.T) {
 // one claimed per slot; Late tickets take no room until they ask.
 func TestPool_Room(t *testing.T) {
 	p := slots.New(1, limits(1), nop)
-	if p.Take("l", slots.Wait) == nil {
+	if p.Take("l", slots.Tag{}, slots.Wait) == nil {
 		t.Fatal("no room for the first ticket")
 	}
-	if p.Take("l", slots.Claimed) == nil {
+	if p.Take("l", slots.Tag{}, slots.Claimed) == nil {
 		t.Fatal("no room for a claimed ticket ahead of the slot")
 	}
-	if p.HasRoom("l", slots.Claimed) {
+	if p.HasRoom("l", slots.Tag{}, slots.Claimed) {
 		t.Error("room for a second claimed ticket with one slot")
 	}
-	if !p.HasRoom("l", slots.Wait) {
+	if !p.HasRoom("l", slots.Tag{}, slots.Wait) {
 		t.Error("no room for a waiting ticket beside one claimed")
 	}
-	p.Take("l", slots.Wait)
-	if p.HasRoom("l", slots.Wait) {
+	p.Take("l", slots.Tag{}, slots.Wait)
+	if p.HasRoom("l", slots.Tag{}, slots.Wait) {
 		t.Errorf("room beyond %d queued per slot", slots.PreparedPerSlot)
 	}
-	if !p.HasRoom("l", slots.Late) {
+	if !p.HasRoom("l", slots.Tag{}, slots.Late) {
 		t.Error("no room for a late ticket")
 	}
 }
