@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/daemon/admit"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/catalog"
@@ -20,6 +21,7 @@ import (
 	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/notify"
+	"github.com/taskd/taskd/daemon/parallel"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/internal/clock"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -66,11 +68,16 @@ type Daemon struct {
 	held    *held.Registry   // the tasks held while a write fails
 	runner  job.Runner       // runs agents: agent.Local unless an Option says otherwise
 
-	pauses   *job.Pauses      // agent profiles paused by a usage limit (shared with jobs)
-	notifier *notify.Notifier // tells a person of tasks that need them (nil: nobody)
-	chores   sync.WaitGroup   // background work besides jobs (removing worktrees)
-	removing sync.Map         // worktrees being removed, by path
-	leftAs   sync.Map         // worktrees left where they are, by path: the refusal reported
+	pauses *job.Pauses      // agent profiles paused by a usage limit (shared with jobs)
+	admit  *admit.Admission // lists' and profiles' windows and budgets (admission.go)
+	// parallel is the root's parallel file as last read (nil: not yet);
+	// parallelErr the last failure to read it, reported once.
+	parallel    atomic.Pointer[parallel.Record]
+	parallelErr string
+	notifier    *notify.Notifier // tells a person of tasks that need them (nil: nobody)
+	chores      sync.WaitGroup   // background work besides jobs (removing worktrees)
+	removing    sync.Map         // worktrees being removed, by path
+	leftAs      sync.Map         // worktrees left where they are, by path: the refusal reported
 
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).
@@ -106,6 +113,8 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 		clock:   clock.Real,
 	}
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
+	d.slots.SetProfileLimits(d.profileLimit)
+	d.admit = admit.New(cfg)
 	d.runner = agent.NewLocal(cfg, log)
 	for _, o := range opts {
 		o(d)
@@ -161,6 +170,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := w.Add(root); err != nil {
 		return fmt.Errorf("watch %s: %w", root, err)
 	}
+	d.readParallel()
 	d.addLists()
 	for _, id := range d.order {
 		d.scanList(d.lists[id])
@@ -278,6 +288,10 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 		return
 	}
 	if dir == d.cfg.Root {
+		if name == parallel.Name {
+			d.readParallel() // taskd parallel changed a limit
+			return
+		}
 		// Something changed at the root: a list appeared or went away.
 		d.listChanged(name)
 		return

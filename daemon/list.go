@@ -65,6 +65,7 @@ type list struct {
 	pauseHeld     map[string]struct{}          // tasks held back by their profile's pause (runs.go)
 	goneWorktrees map[string]worktree.Worktree // worktrees of deleted tasks whose jobs still run, by id
 	prepared      map[string]*work             // jobs that took a queued ticket, by task id, until they end (queue.go)
+	admitHeld     map[string]string            // tasks their list or profile holds back, with why (admission.go)
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
@@ -107,6 +108,7 @@ type entry struct {
 	settleMisses  int               // settling jobs in a row that found nothing to do (settle.go)
 	seen          bool              // observed as taskd's before: a change of state is news
 	profile       string            // the agent profile a plain task runs with
+	spentFor      string            // the startedAt of the attempt whose cost was counted (admission.go)
 	workspace     worktree.Worktree // the task's git worktree, if it has one (Path set)
 }
 
@@ -451,6 +453,7 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 	l.setParent(id, e.parent, "")
 	l.unready(id)
 	delete(l.dueAt, id)
+	delete(l.admitHeld, id)
 	delete(l.entries, id)
 	l.wakeWaiters(id)  // like Claude Code: a deleted blocker blocks nothing
 	l.considerKids(id) // a queued child of a task that is gone never runs

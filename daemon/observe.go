@@ -94,6 +94,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		d.reportEnd(l, id, tf, e.state)
 	}
 	d.observeRuns(l, id, e, tf, sp, ownerProfile, prevState, e.seen) // profile, pause, worktree, notice (runs.go)
+	d.spend(l, e, tf)                                                // toward budgets per window (admission.go)
 	e.seen = true
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (waits.go)
 	if !e.accepted && l.acceptedBefore[id] {

@@ -121,13 +121,6 @@ func (d *Daemon) startNext(l *list) bool {
 	return false
 }
 
-func (d *Daemon) listLimit(id string) int {
-	if n, ok := d.cfg.ListLimits[id]; ok {
-		return n
-	}
-	return d.cfg.Concurrency
-}
-
 // evaluate decides what task id needs: nothing, a quick bookkeeping job
 // (cancel a task that is not running, recover one a dead daemon left
 // running), or a place in the ready queue.
@@ -167,6 +160,9 @@ func (d *Daemon) evaluate(l *list, id string) {
 	if !l.runnable(id, e) {
 		d.checkCycle(l, id, e)
 		return
+	}
+	if !d.admitted(l, id, e) {
+		return // its list's or profile's window is closed, or its budget spent (admission.go)
 	}
 	l.enqueue(id, e)
 }
@@ -369,15 +365,26 @@ type work struct {
 // A job started without one (slots.Late) keeps what it acquires until
 // it ends.
 type slot struct {
-	d       *Daemon
-	ticket  *slots.Ticket
-	late    bool
-	release sync.Once
+	d             *Daemon
+	ticket        *slots.Ticket
+	late          bool
+	list, profile string // whose admission the first Acquire asks
+	acquired      bool   // Acquire was called (by the job's goroutine)
+	release       sync.Once
 }
 
-// Acquire implements job.Slot.
+// Acquire implements job.Slot. A job's first slot is taken only while
+// its list and profile admit it (admission.go): a task prepared ahead of
+// its slot does not start if its window closed meanwhile.
 func (s *slot) Acquire(ctx context.Context) error {
-	return s.d.slots.Acquire(ctx, s.ticket, func() error { return s.d.stopCause(ctx) })
+	first := !s.acquired && !s.late
+	s.acquired = true
+	return s.d.slots.Acquire(ctx, s.ticket, func() error {
+		if err := s.d.stopCause(ctx); err != nil || !first {
+			return err
+		}
+		return s.d.admitsNow(s.list, s.profile)
+	})
 }
 
 // Release implements job.Slot.
@@ -411,7 +418,7 @@ func (d *Daemon) startJob(l *list, id string, kind job.Kind, p slots.Prep) bool 
 	if ticket == nil {
 		return false
 	}
-	w := &work{l: l, slot: &slot{d: d, ticket: ticket, late: p == slots.Late}, priority: e.priority}
+	w := &work{l: l, slot: &slot{d: d, ticket: ticket, late: p == slots.Late, list: l.ID, profile: e.profile}, priority: e.priority}
 	if p == slots.Claimed || p == slots.Wait {
 		l.preparedJobs()[id] = w
 	}

@@ -31,6 +31,10 @@ type Profile struct {
 	// nor its list bounds (0: no bound).
 	MaxTurns   int
 	MaxCostUSD float64
+	// Concurrency bounds the profile's agents running at once (0: no
+	// bound of its own); Queue says when they may start (queue.go).
+	Concurrency int
+	Queue       Queue
 }
 
 // The default bounds of a usage limit's pause when the agent names no
@@ -99,7 +103,7 @@ func (p ProfileSpec) validate() error {
 			return fmt.Errorf(`"timeout" %q is not a positive duration such as "10m"`, p.Timeout)
 		}
 	}
-	return nil
+	return validateQueue(p.Concurrency, p.Windows, p.MaxCostUSDPerWindow)
 }
 
 func (p ProfileSpec) compile(name string) (*Profile, error) {
@@ -132,6 +136,7 @@ func (p ProfileSpec) compile(name string) (*Profile, error) {
 		out.Timeout, _ = time.ParseDuration(p.Timeout)
 	}
 	p.compileRuns(out)
+	out.Concurrency, out.Queue = p.Concurrency, compileQueue(p.Windows, p.MaxCostUSDPerWindow)
 	return out, nil
 }
 

@@ -52,12 +52,12 @@ type Pool struct {
 	limit          int
 	profileLimits  func(profile string) int // 0: no limit of the profile's
 	profiles       map[string]*profileCounts
-	running        int        // tickets holding a slot
-	finishing      int        // tickets that gave theirs back, still recording
-	pending        int        // tickets queued ahead of a free slot
-	pendingClaimed int        // of pending, Claimed tickets
-	grants         uint64     // grant rounds so far
-	queue          []*Ticket  // in the order they queued, a list's higher priorities first
+	running        int       // tickets holding a slot
+	finishing      int       // tickets that gave theirs back, still recording
+	pending        int       // tickets queued ahead of a free slot
+	pendingClaimed int       // of pending, Claimed tickets
+	grants         uint64    // grant rounds so far
+	queue          []*Ticket // in the order they queued, a list's higher priorities first
 	lists          map[string]*counts
 }
 
