@@ -74,6 +74,18 @@ func (d *Daemon) spend(l *list, e *entry, t *taskfile.Task) {
 	}
 }
 
+// costRecorded says job j's end is recorded (finished observed its task,
+// and so counted its cost): the tasks held back while it was not are
+// looked at again.
+func (d *Daemon) costRecorded(j *work) {
+	d.admit.Recorded(j.slot.list, j.slot.profile)
+	for _, l := range d.lists {
+		for id := range l.admitHeld {
+			l.consider(id)
+		}
+	}
+}
+
 // readParallel applies the root's parallel file: the limits it sets take
 // the place of the configuration's. A file that cannot be read changes
 // nothing (and is reported once).

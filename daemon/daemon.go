@@ -122,7 +122,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 	d.catalog = catalog.New(cfg.Dir, log)
 	d.held = held.New(cfg.Root, func(err error) { log.Warn("held tasks are not shown to taskd status", "err", err) })
 	d.pauses = &job.Pauses{}
-	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log, Held: d.held, Pauses: d.pauses}
+	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log, Held: d.held, Pauses: d.pauses, Clock: d.clock}
 	return d
 }
 

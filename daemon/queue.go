@@ -98,6 +98,19 @@ func (d *Daemon) bump(l *list, rt readyTask) bool {
 	return true
 }
 
+// bumpedFloor returns the highest priority of l's tasks whose jobs were
+// bumped and have not ended: until they have, and their tasks are back
+// in the queue, no task of a lower priority is started in their place.
+func (l *list) bumpedFloor() (bool, int) {
+	found, floor := false, 0
+	for _, w := range l.prepared {
+		if w.bumped && (!found || w.priority > floor) {
+			found, floor = true, w.priority
+		}
+	}
+	return found, floor
+}
+
 // waitUntil records that task id waits until at: the loop considers it
 // again then.
 func (l *list) waitUntil(id string, at time.Time) {

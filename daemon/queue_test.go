@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,9 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/parallel"
 	"github.com/taskd/taskd/daemon/recur"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/claudestub"
 	"github.com/taskd/taskd/internal/clock"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -231,4 +236,147 @@ func (h *harness) runsOf(list, id string) []string {
 		}
 	}
 	return out
+}
+
+// windows sets list's windows.
+func windows(list string, ws ...string) harnessOption {
+	return func(fc *config.FileConfig) {
+		if fc.Lists == nil {
+			fc.Lists = map[string]config.ListConfig{}
+		}
+		l := fc.Lists[list]
+		l.Windows = ws
+		fc.Lists[list] = l
+	}
+}
+
+// TestQueue_Windows: at noon, a list whose window is 22:00-07:00 holds
+// its task, and one whose window is 11:00-13:00 starts its own at once;
+// at 22:00 the first starts.
+func TestQueue_Windows(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	h := startDaemonClock(t, clk, []string{"night", "day", "o"}, windows("night", "22:00-07:00 UTC"), windows("day", "11:00-13:00 UTC"))
+	h.drop("night", "1", execTask("overnight", "true"))
+	h.drop("day", "1", execTask("by day", "true"))
+	h.waitState("day", "1", task.Succeeded, 20*time.Second)
+	h.settled("o", "c1")
+	if tf := h.read("night", "1"); stateOf(tf) != task.None {
+		t.Fatalf("at noon the night list's task is %s", stateOf(tf))
+	}
+	clk.Set(t0.Add(9*time.Hour + 59*time.Minute)) // 21:59
+	h.settled("o", "c2")
+	if tf := h.read("night", "1"); stateOf(tf) != task.None {
+		t.Fatalf("at 21:59 the night list's task is %s", stateOf(tf))
+	}
+	clk.Set(t0.Add(10 * time.Hour)) // 22:00
+	h.waitState("night", "1", task.Succeeded, 20*time.Second)
+}
+
+// TestQueue_WindowClosesBeforeTheSlot: a task prepared ahead of the only
+// slot while its window is open does not start when the slot comes after
+// the window closed: its claim is taken back, and it starts when the
+// window opens the next day.
+func TestQueue_WindowClosesBeforeTheSlot(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	h := startDaemonClock(t, clk, []string{"l", "o"}, windows("l", "11:00-13:00 UTC"), func(fc *config.FileConfig) { fc.Concurrency = 1 })
+	dir := t.TempDir()
+	wait, releaseGate := untilReleased(t, dir, "gate")
+	h.drop("o", "1", execTask("gate", wait))
+	h.waitFor("the gate's agent to start", 10*time.Second, func() bool { return agentStarted(h, "o", "1") })
+	h.drop("l", "2", execTask("in the window", "true"))
+	h.waitState("l", "2", task.Running, 10*time.Second) // claimed ahead of the slot
+	clk.Set(t0.Add(time.Hour))                         // 13:00: closed
+	releaseGate()
+	h.waitState("o", "1", task.Succeeded, 20*time.Second)
+	h.waitFor("task 2's claim taken back", 10*time.Second, func() bool {
+		tf, err := taskfile.ReadFile(filepath.Join(h.listDir("l"), "2.json"))
+		return err == nil && task.Of(tf) == task.None
+	})
+	h.settled("o", "c")
+	if tf := h.read("l", "2"); stateOf(tf) != task.None || agentStarted(h, "l", "2") {
+		t.Fatalf("after the window closed task 2 is %s", stateOf(tf))
+	}
+	clk.Set(t0.Add(23 * time.Hour)) // 11:00 the next day
+	h.waitState("l", "2", task.Succeeded, 20*time.Second)
+	if n := countEvents(h.events("l"), eventlog.TaskStarted, "2"); n != 1 {
+		t.Errorf("task 2 started %d times", n)
+	}
+}
+
+// TestQueue_ParallelLowered: three tasks of a list run; the list's
+// concurrency is set to 1 in the root's parallel file while they run:
+// none is interrupted, and a fourth task starts only once all three have
+// ended, not when the first two have (one still runs).
+func TestQueue_ParallelLowered(t *testing.T) {
+	t.Parallel()
+	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) { fc.Concurrency = 4 })
+	dir := t.TempDir()
+	var releases []func()
+	for _, id := range []string{"1", "2", "3"} {
+		wait, rel := untilReleased(t, dir, id)
+		releases = append(releases, rel)
+		h.drop("l", id, execTask("task "+id, wait))
+	}
+	for _, id := range []string{"1", "2", "3"} {
+		h.waitFor("task "+id+"'s agent", 20*time.Second, func() bool { return agentStarted(h, "l", id) })
+	}
+	if err := parallel.Update(context.Background(), h.root, func(r *parallel.Record) error {
+		r.Lists = map[string]int{"l": 1}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the daemon to read the parallel file", 10*time.Second, func() bool {
+		return strings.Contains(h.logs.String(), `msg=concurrency`)
+	})
+	h.drop("l", "4", execTask("fourth", "true"))
+	h.waitState("l", "4", task.Running, 10*time.Second) // prepared ahead of a slot
+	releases[0]()
+	h.waitState("l", "1", task.Succeeded, 20*time.Second)
+	releases[1]()
+	h.waitState("l", "2", task.Succeeded, 20*time.Second)
+	if agentStarted(h, "l", "4") {
+		t.Fatalf("task 4 started while two agents of a list of concurrency 1 still ran")
+	}
+	releases[2]()
+	h.waitState("l", "4", task.Succeeded, 20*time.Second)
+	h.waitState("l", "3", task.Succeeded, 20*time.Second)
+	for _, id := range []string{"1", "2", "3"} {
+		if tf := h.read("l", id); stateOf(tf) != task.Succeeded || countEvents(h.events("l"), eventlog.TaskStarted, id) != 1 {
+			t.Errorf("task %s: %s, want succeeded at its first start", id, stateOf(tf))
+		}
+	}
+}
+
+// TestQueue_BudgetPerWindow: the real Claude Code CLI reports what each
+// attempt cost; a profile whose budget per day is below one attempt's
+// cost starts no second task that day, with one slot; the next day (on
+// the daemon's clock) it does.
+func TestQueue_BudgetPerWindow(t *testing.T) {
+	t.Parallel()
+	bin := claudestub.Binary(t)
+	stub := claudestub.New(t, func(n int, body string) claudestub.Turn {
+		return claudestub.Turn{Text: "done", OutputTokens: 50000}
+	})
+	clk := clock.NewFake(t0)
+	h := startDaemonClock(t, clk, []string{"l", "o"}, func(fc *config.FileConfig) {
+		fc.Concurrency = 1
+		fc.Profiles = streamingClaude(t, bin, stub, config.ProfileSpec{MaxCostUSDPerWindow: 0.000001})
+	})
+	cwd := t.TempDir()
+	for _, id := range []string{"1", "2"} {
+		h.drop("l", id, `{"subject": "spend `+id+`", "owner": "taskd", "metadata": {"taskd": {"agent": "claude", "cwd": "`+cwd+`", "prompt": "Say done."}}}`)
+	}
+	first := h.waitState("l", "1", task.Succeeded, 2*time.Minute)
+	if _, cost := job.ResultOf(first); cost == nil || *cost <= 0 {
+		t.Fatalf("the first attempt cost %v", cost)
+	}
+	h.settled("o", "c")
+	if tf := h.read("l", "2"); stateOf(tf) != task.None {
+		t.Fatalf("with the day's budget spent, task 2 is %s", stateOf(tf))
+	}
+	clk.Set(time.Date(2031, 3, 4, 0, 0, 0, 0, time.Local)) // midnight, the next day
+	h.waitState("l", "2", task.Succeeded, 2*time.Minute)
 }

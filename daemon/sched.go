@@ -83,8 +83,12 @@ const readyScan = 64
 // priority than one prepared ahead of its slot takes that one's place
 // (bump).
 func (d *Daemon) startNext(l *list) bool {
+	bumped, floor := l.bumpedFloor()
 	for i := 0; i < len(l.ready) && i < readyScan; i++ {
 		rt := l.ready[i]
+		if bumped && rt.priority < floor {
+			return false // a task bumped from its place comes back first
+		}
 		e := l.entries[rt.id]
 		kind := job.Run
 		if e != nil {
@@ -370,6 +374,7 @@ type slot struct {
 	late          bool
 	list, profile string // whose admission the first Acquire asks
 	acquired      bool   // Acquire was called (by the job's goroutine)
+	exited        bool   // an agent of it exited: its cost counts as unknown until recorded (admission.go)
 	release       sync.Once
 }
 
@@ -391,6 +396,9 @@ func (s *slot) Acquire(ctx context.Context) error {
 func (s *slot) Release() {
 	s.release.Do(func() {
 		if !s.late {
+			if s.d.slots.Holds(s.ticket) {
+				s.exited = s.d.admit.Exited(s.list, s.profile)
+			}
 			s.d.slots.Release(s.ticket)
 		}
 	})
@@ -448,6 +456,9 @@ func (d *Daemon) finished(msg jobDone) {
 	d.slots.Done(j.slot.ticket)
 	if j.l.prepared[j.ID] == j {
 		delete(j.l.prepared, j.ID)
+	}
+	if j.slot.exited {
+		defer d.costRecorded(j)
 	}
 	if msg.err != nil && msg.err != errNotRunnable {
 		d.log.Warn("task job", "list", j.l.ID, "task", j.ID, "err", msg.err)

@@ -46,11 +46,15 @@ type Admission struct {
 
 	mu    sync.Mutex
 	spent map[spendKey]float64
+	// unrecorded counts, per scope with a budget, the agents that have
+	// exited and whose cost is not counted yet: until it is, the scope's
+	// budget is not known, and no agent of it starts.
+	unrecorded map[string]int
 }
 
 // New returns the Admission of cfg's lists and profiles.
 func New(cfg *config.Config) *Admission {
-	return &Admission{cfg: cfg, spent: map[spendKey]float64{}}
+	return &Admission{cfg: cfg, spent: map[spendKey]float64{}, unrecorded: map[string]int{}}
 }
 
 // scopes are the list's and the profile's settings that bound anything.
@@ -86,6 +90,10 @@ func (a *Admission) Check(list, profile string, now time.Time) (Hold, bool) {
 			continue
 		}
 		if s.q.MaxCostUSDPerWindow <= 0 {
+			continue
+		}
+		if a.unrecorded[s.String()] > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s waits for the cost of an attempt that has just ended to be counted toward its budget", s))
 			continue
 		}
 		start, resume, _ := s.q.Windows.Period(now)
@@ -129,6 +137,36 @@ func (a *Admission) Spend(list, profile string, started time.Time, usd float64, 
 		spentOut = spentOut || a.spent[k] >= s.q.MaxCostUSDPerWindow
 	}
 	return spentOut
+}
+
+// Exited says an agent of a task of list, run with profile, has exited:
+// until Recorded, its cost counts as unknown toward the budgets it counts
+// in. It reports whether it counts in any.
+func (a *Admission) Exited(list, profile string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	any := false
+	for _, s := range a.scopes(list, profile) {
+		if s.q.MaxCostUSDPerWindow > 0 {
+			a.unrecorded[s.String()]++
+			any = true
+		}
+	}
+	return any
+}
+
+// Recorded says the end of an agent Exited reported is recorded (its
+// cost, if it reported one, counted by Spend).
+func (a *Admission) Recorded(list, profile string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.scopes(list, profile) {
+		if k := s.String(); a.unrecorded[k] > 0 {
+			if a.unrecorded[k]--; a.unrecorded[k] == 0 {
+				delete(a.unrecorded, k)
+			}
+		}
+	}
 }
 
 // Spent returns what scope kind ("list" or "profile") name has spent in

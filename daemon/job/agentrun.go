@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
 )
@@ -32,7 +31,7 @@ func (j *Job) runAgent(ctx context.Context, a *agent.Attempt) (agent.Result, age
 		j.Pauses.Clear(a.Profile.Name)
 	case agent.Paused:
 		if res.Limit == nil {
-			res.Limit = j.Pauses.Paused(a.Profile.Name, time.Now())
+			res.Limit = j.Pauses.Paused(a.Profile.Name, j.Now())
 		}
 	}
 	return res, out

@@ -61,7 +61,7 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 		}
 		j.recordSessionDir(t, &sp)
 		c.Spec = sp
-		return markRunning(t, j.ID, sp, time.Now())
+		return markRunning(t, j.ID, sp, j.Now())
 	})
 	if err != nil {
 		return nil, err
@@ -134,9 +134,9 @@ func markRunning(t *taskfile.Task, id string, sp task.Spec, now time.Time) error
 	return nil
 }
 
-// Pending is the claim's check for a task waiting to run: pending, with no
-// state, or a retry or the end of a pause that is due.
-func Pending(t *taskfile.Task, s task.Spec) bool {
+// Pending is the claim's check for a task waiting to run at now: pending,
+// with no state, or a retry or the end of a pause that is due.
+func Pending(t *taskfile.Task, s task.Spec, now time.Time) bool {
 	if st := t.Status; st != "" && st != taskfile.StatusPending {
 		return false
 	}
@@ -144,7 +144,7 @@ func Pending(t *taskfile.Task, s task.Spec) bool {
 	case task.None:
 		return true
 	case task.Retrying, task.Paused:
-		return !time.Now().Before(s.RetryAt)
+		return !now.Before(s.RetryAt)
 	}
 	return false
 }
@@ -236,7 +236,7 @@ func (j *Job) NotStarted(ctx context.Context, c *Claim, a *agent.Attempt, cause 
 	if errors.Is(cause, agent.ErrPaused) && a != nil {
 		// Its profile was paused meanwhile: the task pauses with it, its
 		// run folder kept as the record of the attempt that did not start.
-		res := agent.Result{ExitCode: -1, Error: cause.Error(), Summary: cause.Error(), Limit: j.Pauses.Paused(a.Profile.Name, time.Now())}
+		res := agent.Result{ExitCode: -1, Error: cause.Error(), Summary: cause.Error(), Limit: j.Pauses.Paused(a.Profile.Name, j.Now())}
 		return j.Finish(ctx, c.Spec, res, agent.Paused, nil)
 	}
 	if a != nil {

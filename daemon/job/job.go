@@ -25,6 +25,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/internal/clock"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -62,6 +63,17 @@ type Env struct {
 	Held    *held.Registry // the tasks held while a write fails (nil: none kept)
 	// Pauses are the agent profiles paused by a usage limit (pause.go).
 	Pauses *Pauses
+	// Clock is the daemon's: the times jobs write (a start, an end, a
+	// retry's time) are its (nil: the system's).
+	Clock clock.Clock
+}
+
+// Now is the time on the daemon's clock.
+func (e *Env) Now() time.Time {
+	if e.Clock == nil {
+		return time.Now()
+	}
+	return e.Clock.Now()
 }
 
 // A Slot is a job's concurrency slot, handed out by the daemon.

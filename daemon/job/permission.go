@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -58,7 +57,7 @@ func (j *Job) AnswerPermission(ctx context.Context) (*taskfile.Task, error) {
 				return err
 			}
 			m.Set("error", "a person answered fail: "+firstString(h, "reason"))
-			m.Set("finishedAt", task.Stamp(time.Now()))
+			m.Set("finishedAt", task.Stamp(j.Now()))
 			m.Delete("hitl")
 		}
 		return nil
