@@ -39,7 +39,9 @@ func (realClock) Now() time.Time { return time.Now() }
 
 // A real timer waits at least minWait: a loop woken for a time already
 // past does not spin on it.
-func (realClock) NewTimer(d time.Duration) Timer { return &realTimer{t: time.NewTimer(max(d, minWait))} }
+func (realClock) NewTimer(d time.Duration) Timer {
+	return &realTimer{t: time.NewTimer(max(d, minWait))}
+}
 
 const minWait = time.Millisecond
 
