@@ -147,15 +147,16 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	if url == "" && cfg.NATS != nil {
 		url = cfg.NATS.URL
 	}
+	clk := daemon.WithClock(clockOf(ctx))
 	if url == "" {
-		return daemon.New(cfg, log).Run(ctx)
+		return daemon.New(cfg, log, clk).Run(ctx)
 	}
 	coord, err := remote.NewCoordinator(url, cfg, agent.NewLocal(cfg, log), log)
 	if err != nil {
 		return err
 	}
 	defer coord.Close()
-	return daemon.New(cfg, log, daemon.WithRunner(coord)).Run(ctx)
+	return daemon.New(cfg, log, daemon.WithRunner(coord), clk).Run(ctx)
 }
 
 // newLogger is the logger of a long-running command: text or json (format)

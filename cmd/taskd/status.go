@@ -113,10 +113,25 @@ that does not exist, and when the task named does not exist. A root that does no
 has no lists.
 `,
 		run: runStatus,
+	}, &command{
+		name:  "ls",
+		usage: "[--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]",
+		short: "status, one line per task",
+		group: "Tasks",
+		long: `
+Ls is taskd status without the notes under each task: one line per task
+(its id, state, step, attempt, age and subject) under each list's counts.
+It takes status's flags and arguments, and --json prints the same as
+status --json. 'taskd help status' explains the columns and the states.
+`,
+		run: func(ctx context.Context, inv *invocation) error { return statusCommand(ctx, inv, true) },
 	})
 }
 
-func runStatus(ctx context.Context, inv *invocation) error {
+func runStatus(ctx context.Context, inv *invocation) error { return statusCommand(ctx, inv, false) }
+
+// statusCommand is taskd status, and with compact set taskd ls.
+func statusCommand(ctx context.Context, inv *invocation, compact bool) error {
 	fs := inv.flags()
 	root := fs.String("root", "", "root of task lists")
 	var lists listFlags
@@ -176,7 +191,7 @@ func runStatus(ctx context.Context, inv *invocation) error {
 		}
 		home, _ := os.UserHomeDir()
 		v := &statusView{root: r, home: home, daemon: daemonOf(r), lists: snap, refused: refusals(r, snap),
-			now: time.Now(), width: 80, color: color}
+			now: clockOf(ctx).Now(), width: 80, color: color, compact: compact}
 		v.render(inv.stdout)
 		return nil
 	}

@@ -27,6 +27,7 @@ type statusView struct {
 	names   map[string]string // task names by id, of the list being drawn
 	width   int               // columns; every line fits
 	color   bool              // ANSI colours
+	compact bool              // taskd ls: no notes under the tasks
 }
 
 // A refusal is why the daemon does not serve a root or a list.
@@ -76,12 +77,12 @@ var stateColor = map[string]string{
 	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
 	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
 	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
-	"held": "33;1",
+	"held": "33;1", "scheduled": "36", "recurring": "36",
 }
 
 // stateOrder orders the counts in a list's summary line.
 var stateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying", "paused",
-	"running", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
+	"running", "waiting", "queued", "blocked", "scheduled", "pending", "recurring", "cancelled", "succeeded", "completed", "in_progress"}
 
 // render writes the view to w.
 func (v *statusView) render(w io.Writer) {
@@ -271,7 +272,7 @@ func (r *renderer) row(t *status.Task, tree string) {
 	}
 	word := r.fit(state, colState)
 	painted := r.paint(stateColor[state], word) + strings.Repeat(" ", colState-width(word))
-	r.line(strings.TrimRight(r.cells(tree+t.ID, painted, stepCell(t), attempt, age(v.now, t.Since), subject(t)), " "))
+	r.line(strings.TrimRight(r.cells(tree+t.ID, painted, stepCell(t), attempt, age(v.now, t.Since), prioritized(t, state)), " "))
 	ref := clean(t.List + "/" + t.ID)
 	switch {
 	case state == "rejected":
@@ -315,6 +316,17 @@ func (r *renderer) row(t *status.Task, tree string) {
 		if t.PausedBy != "" {
 			r.note("limit: ", t.PausedBy, "")
 		}
+	case state == "scheduled":
+		r.note("starts: ", "at "+when(v.now, t.StartsAt)+", not before", "36")
+	case state == "recurring":
+		next := "next run " + when(v.now, t.NextRun)
+		if t.NextRun.IsZero() {
+			next = "its next run is decided when a daemon runs"
+		}
+		r.note("schedule: ", t.Schedule+" · "+next, "36")
+		if t.RunsMade > 0 {
+			r.note("", fmt.Sprintf("%d %s made, the last %s; cancel it to stop it: taskd cancel %s", t.RunsMade, plural(t.RunsMade, "run", "runs"), t.LastRun, ref), "")
+		}
 	case state == "waiting" && t.Waits != nil:
 		r.note("waiting for: ", waitsWords(t.Waits, v.names), "36")
 	case state == "running":
@@ -355,8 +367,11 @@ func (r *renderer) note(label, text, code string) {
 	r.noteAt(noteIndent, label, text, code)
 }
 
-// noteAt is note at any indentation.
+// noteAt is note at any indentation; a compact view has none.
 func (r *renderer) noteAt(at int, label, text, code string) {
+	if r.v.compact {
+		return
+	}
 	avail := r.v.width - at - width(label)
 	lines := wrap(r.v.abbrev(clean(text)), avail, maxNoteLines)
 	indent := strings.Repeat(" ", at)

@@ -61,6 +61,7 @@ type Task struct {
 	// Waits says what a waiting task waits for.
 	Waits *Waits `json:"waits,omitempty"`
 	Runs         // where and how its agent runs (runs.go)
+	Queue        // its priority, when it starts, a schedule's runs (queue.go)
 }
 
 // List is one list's tasks.
@@ -222,6 +223,7 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 		ts.Since = modTime(path)
 	}
 	ts.Runs = runsOf(t, filepath.Dir(path))
+	ts.Queue = queueOf(t, time.Now())
 }
 
 func firstLine(s string) string {
