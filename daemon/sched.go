@@ -139,7 +139,7 @@ func (d *Daemon) evaluate(l *list, id string) {
 	if d.settle(l, id, e) {
 		return // ended without running (settle.go)
 	}
-	if e.state == task.Running {
+	if e.state.Claimed() {
 		d.startJob(l, id, job.Recover, slots.Late)
 		return
 	}
@@ -391,6 +391,9 @@ func (s *slot) Acquire(ctx context.Context) error {
 		return s.d.admitsNow(s.list, s.profile)
 	})
 }
+
+// Ready implements job.Slot.
+func (s *slot) Ready() bool { return s.d.slots.Ready(s.ticket) }
 
 // Release implements job.Slot.
 func (s *slot) Release() {

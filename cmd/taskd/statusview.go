@@ -75,14 +75,14 @@ const (
 // ANSI colours by state.
 var stateColor = map[string]string{
 	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
-	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
+	"running": "34", "starting": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
 	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
 	"held": "33;1", "scheduled": "36", "recurring": "36",
 }
 
 // stateOrder orders the counts in a list's summary line.
 var stateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying", "paused",
-	"running", "waiting", "queued", "blocked", "scheduled", "pending", "recurring", "cancelled", "succeeded", "completed", "in_progress"}
+	"running", "starting", "waiting", "queued", "blocked", "scheduled", "pending", "recurring", "cancelled", "succeeded", "completed", "in_progress"}
 
 // render writes the view to w.
 func (v *statusView) render(w io.Writer) {
@@ -290,6 +290,12 @@ func (r *renderer) row(t *status.Task, tree string) {
 			}
 		}
 		r.note("answer: ", answer, "")
+		if g := t.Grants["allow"]; len(g) > 0 {
+			r.note("allow: ", "exactly "+strings.Join(g, ", "), "")
+		}
+		if g := t.Grants["allow-tool"]; len(g) > 0 {
+			r.note("allow-tool: ", "all of "+strings.Join(g, ", "), "")
+		}
 	case state == "succeeded" && len(t.Options) > 0:
 		r.note("stopped at: ", t.WaitingFor, "33")
 		r.note("answer: ", "taskd resolve "+ref+" continue", "")
@@ -316,6 +322,12 @@ func (r *renderer) row(t *status.Task, tree string) {
 		if t.PausedBy != "" {
 			r.note("limit: ", t.PausedBy, "")
 		}
+		if t.PausedProfile != "" {
+			r.note("", "resume now: taskd resume "+t.PausedProfile, "")
+		}
+	case (state == "pending" || state == "retrying") && t.Pause != nil:
+		r.note("waiting for: ", pauseWords(v.now, t.Pause), "33")
+		r.note("", "resume now: taskd resume "+t.Pause.Profile, "")
 	case state == "scheduled":
 		r.note("starts: ", "at "+when(v.now, t.StartsAt)+", not before", "36")
 	case state == "recurring":
@@ -329,6 +341,8 @@ func (r *renderer) row(t *status.Task, tree string) {
 		}
 	case state == "waiting" && t.Waits != nil:
 		r.note("waiting for: ", waitsWords(t.Waits, v.names), "36")
+	case state == "starting":
+		r.note("waiting for: ", t.WaitingFor, "34")
 	case state == "running":
 		if t.Dispatch != "" {
 			r.note("", t.Dispatch, "33") // a worker's attempt waits (docs/distributed.md)

@@ -108,3 +108,16 @@ func waitsWords(w *status.Waits, names map[string]string) string {
 	}
 	return fmt.Sprintf("%d of %d %s: %s", len(w.Open), w.Total, what[1], strings.Join(ids, ", "))
 }
+
+// pauseWords says which paused profile holds a task back, why and until
+// when: "profile claude is paused until 20:00: You've hit your limit".
+func pauseWords(now time.Time, p *status.Pause) string {
+	s := "profile " + p.Profile + " is paused"
+	if !p.Until.IsZero() {
+		s += " until " + when(now, p.Until)
+	}
+	if p.Reason != "" {
+		s += " (" + p.By + "): " + p.Reason
+	}
+	return s
+}

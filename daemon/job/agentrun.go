@@ -16,7 +16,7 @@ func (j *Job) runAgent(ctx context.Context, a *agent.Attempt) (agent.Result, age
 	if a.Gate == nil {
 		a.Gate = j
 	}
-	a.Gate = pauseGate{Gate: a.Gate, pauses: j.Pauses, profile: a.Profile.Name}
+	a.Gate = pauseGate{Gate: a.Gate, pauses: j.Pauses, profile: a.Profile.Name, now: j.Now}
 	var w *progressWriter
 	if a.Report == nil && agent.IsStream(a.Profile.Output) {
 		w = &progressWriter{j: j}

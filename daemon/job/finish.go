@@ -179,6 +179,7 @@ func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res 
 		m.Delete("pauses")
 	}
 	m.Delete("interruptedSession")
+	m.Delete("grant") // given to this attempt
 	switch end.move {
 	case task.Wait:
 		// The agent ended its turn while its children still run: it is
@@ -198,7 +199,11 @@ func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res 
 			m.Set("interruptedSession", session)
 		}
 	case task.Cancel:
-		m.Set("error", cancelError(j.List.Dir, t, m, task.Running, sp.Attempt))
+		from := task.Running
+		if task.Of(t) == task.Starting {
+			from = task.Starting // its agent never started
+		}
+		m.Set("error", cancelError(j.List.Dir, t, m, from, sp.Attempt))
 	case task.Pause:
 		// paused: pauseEnd wrote the pause and when it ends (retryAt)
 	case task.AskPerson:

@@ -45,6 +45,9 @@ type Spec struct {
 	SystemPrompt   string
 	// Worktree runs the agent in a git worktree of its own (worktree.go).
 	Worktree bool
+	// Labels are what the worker that runs the agent must have
+	// (labels.go): it runs only on a worker with every one of them.
+	Labels []string
 	// MaxTurns and MaxCostUSD are the task's budget (0: the list's or
 	// the profile's, if any).
 	MaxTurns   int
@@ -65,6 +68,9 @@ type Spec struct {
 	Overlap  bool
 	// ScheduledFor, on a schedule's run, is the time it was made for.
 	ScheduledFor time.Time
+	// AnswerRequired: the task's answer is voted on (/converge vote or
+	// consensus), so a model's answer must carry one (package plain).
+	AnswerRequired bool
 
 	State     State
 	Attempt   int
@@ -92,7 +98,7 @@ var fieldType = map[string]string{
 	"parent": "string", "sessionId": "string", "archived": "bool",
 	"onBlockerFailure": "string",
 	"resolveNote":      "string", "worker": "string", "retryOf": "count", "genericReturn": "string",
-	"repo": "string", "ref": "string",
+	"repo": "string", "ref": "string", "answerRequired": "bool", "labels": "labels",
 	"priority": "priority", "notBefore": "time", "schedule": "string", "overlap": "bool",
 	"scheduledFor": "time",
 }
@@ -138,6 +144,7 @@ func ReadSpec(t *taskfile.Task) (Spec, error) {
 	s.DisallowTools = Strings(td, "disallowedTools")
 	s.SystemPrompt, _ = td.String("systemPrompt")
 	s.Worktree, _ = td.Bool("worktree")
+	s.Labels = Strings(td, "labels")
 	if n, ok := td.Int("maxTurns"); ok {
 		s.MaxTurns = int(n)
 	}
@@ -158,6 +165,7 @@ func ReadSpec(t *taskfile.Task) (Spec, error) {
 	if at, ok := td.String("scheduledFor"); ok {
 		s.ScheduledFor, _ = time.Parse(time.RFC3339Nano, at)
 	}
+	s.AnswerRequired, _ = td.Bool("answerRequired")
 	if st, ok := td.String("state"); ok {
 		s.State = State(st)
 	}
@@ -224,6 +232,22 @@ func checkType(key, kind string, v any) error {
 		}
 		if i, err := n.Int64(); err != nil || i < MinPriority || i > MaxPriority {
 			return fmt.Errorf("metadata.taskd.%s is %s, want a whole number between %d and %d (higher starts first; 0 is the default)", key, n, MinPriority, MaxPriority)
+		}
+	case "labels":
+		arr, ok := v.([]any)
+		if !ok {
+			return bad("an array of labels", `"`+key+`": ["gpu"]`)
+		}
+		labels := make([]string, 0, len(arr))
+		for _, e := range arr {
+			l, ok := e.(string)
+			if !ok {
+				return bad("an array of labels", `"`+key+`": ["gpu"]`)
+			}
+			labels = append(labels, l)
+		}
+		if err := CheckLabels(labels); err != nil {
+			return fmt.Errorf("metadata.taskd.%s: %v", key, err)
 		}
 	case "amount":
 		n, ok := v.(json.Number)
