@@ -44,7 +44,7 @@ func TestQueue_PriorityOrder(t *testing.T) {
 		h.drop("l", id, execTask("task "+id, "echo "+id+" >> "+out, "taskd.priority", strconv.Itoa(i+1)))
 		// With one slot, one task is claimed ahead of it: the newest, of
 		// the highest priority, whose claim took the place of the last.
-		h.waitState("l", id, task.Running, 10*time.Second)
+		h.waitState("l", id, task.Starting, 10*time.Second)
 		if id != "2" {
 			prev := strconv.Itoa(i + 1)
 			h.waitFor("task "+prev+"'s claim taken back", 10*time.Second, func() bool {
@@ -286,7 +286,7 @@ func TestQueue_WindowClosesBeforeTheSlot(t *testing.T) {
 	h.drop("o", "1", execTask("gate", wait))
 	h.waitFor("the gate's agent to start", 10*time.Second, func() bool { return agentStarted(h, "o", "1") })
 	h.drop("l", "2", execTask("in the window", "true"))
-	h.waitState("l", "2", task.Running, 10*time.Second) // claimed ahead of the slot
+	h.waitState("l", "2", task.Starting, 10*time.Second) // claimed ahead of the slot
 	clk.Set(t0.Add(time.Hour))                          // 13:00: closed
 	releaseGate()
 	h.waitState("o", "1", task.Succeeded, 20*time.Second)
@@ -332,7 +332,7 @@ func TestQueue_ParallelLowered(t *testing.T) {
 		return strings.Contains(h.logs.String(), `msg=concurrency`)
 	})
 	h.drop("l", "4", execTask("fourth", "true"))
-	h.waitState("l", "4", task.Running, 10*time.Second) // prepared ahead of a slot
+	h.waitState("l", "4", task.Starting, 10*time.Second) // prepared ahead of a slot
 	releases[0]()
 	h.waitState("l", "1", task.Succeeded, 20*time.Second)
 	releases[1]()

@@ -31,7 +31,7 @@ func queueOf(t *taskfile.Task, now time.Time) Queue {
 		return q
 	}
 	q.Priority = sp.Priority
-	if sp.NotBefore.After(now) && sp.State != task.Running {
+	if sp.NotBefore.After(now) && !sp.State.Claimed() {
 		q.StartsAt = sp.NotBefore
 	}
 	if sp.Schedule != "" {
