@@ -69,8 +69,11 @@ func (d *Daemon) spend(l *list, e *entry, t *taskfile.Task) {
 	if err != nil {
 		return
 	}
-	if d.admit.Spend(l.ID, e.profile, at, *cost, d.clock.Now()) {
-		d.log.Info("a budget per window is spent: no more tasks start until the next", "list", l.ID, "profile", e.profile)
+	if spent := d.admit.Spend(l.ID, e.profile, at, *cost, d.clock.Now()); len(spent) > 0 {
+		for _, s := range spent {
+			d.log.Info("a budget per window is spent: no more tasks start until the next window", "what", s.Scope.String(), "spent", s.Spent, "until", s.Until)
+		}
+		d.pauseBudgets(spent)
 	}
 }
 

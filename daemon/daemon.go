@@ -66,6 +66,11 @@ type Daemon struct {
 	// pausesChanged asks the loop to read the root's pause file again
 	// (taskd resume, pauses.go).
 	pausesChanged bool
+	// holdsSeen are the pauses of persons and budgets last read, and
+	// stoppedFor, by scope, the start of the last pause whose stop was
+	// applied (holds.go).
+	holdsSeen  map[pausefile.Scope]pausefile.Pause
+	stoppedFor map[pausefile.Scope]time.Time
 
 	catalog *catalog.Catalog // each list's workflows and command files
 	env     *job.Env         // what every job may use
@@ -115,6 +120,8 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 		kick:    make(chan struct{}, 1),
 		started: make(chan struct{}),
 		clock:   clock.Real,
+
+		stoppedFor: map[pausefile.Scope]time.Time{},
 	}
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
 	d.slots.SetProfileLimits(d.profileLimit)

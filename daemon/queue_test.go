@@ -287,7 +287,7 @@ func TestQueue_WindowClosesBeforeTheSlot(t *testing.T) {
 	h.waitFor("the gate's agent to start", 10*time.Second, func() bool { return agentStarted(h, "o", "1") })
 	h.drop("l", "2", execTask("in the window", "true"))
 	h.waitState("l", "2", task.Starting, 10*time.Second) // claimed ahead of the slot
-	clk.Set(t0.Add(time.Hour))                          // 13:00: closed
+	clk.Set(t0.Add(time.Hour))                           // 13:00: closed
 	releaseGate()
 	h.waitState("o", "1", task.Succeeded, 20*time.Second)
 	h.waitFor("task 2's claim taken back", 10*time.Second, func() bool {

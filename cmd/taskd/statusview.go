@@ -174,11 +174,17 @@ func (r *renderer) list(l status.List) {
 	if len(parts) > 0 {
 		head += " · " + strings.Join(parts, ", ")
 	}
+	if l.Paused != nil {
+		head += " · paused"
+	}
 	for i, l := range wrap(head, v.width-colIndent, 3) {
 		if i > 0 {
 			l = strings.Repeat(" ", colIndent) + l
 		}
 		r.line(r.paint("1", l))
+	}
+	if l.Paused != nil {
+		r.noteAt(colIndent, "paused: ", pauseWords(v.now, l.Paused)+" · resume: "+l.Paused.Resume, "33")
 	}
 	if ref, ok := v.refused[l.ID]; ok {
 		problem, fix := ref.note("list", v.path(filepath.Join(v.root, l.ID)))
@@ -325,9 +331,9 @@ func (r *renderer) row(t *status.Task, tree string) {
 		if t.PausedProfile != "" {
 			r.note("", "resume now: taskd resume "+t.PausedProfile, "")
 		}
-	case (state == "pending" || state == "retrying") && t.Pause != nil:
+	case (state == "pending" || state == "retrying" || state == "scheduled") && t.Pause != nil:
 		r.note("waiting for: ", pauseWords(v.now, t.Pause), "33")
-		r.note("", "resume now: taskd resume "+t.Pause.Profile, "")
+		r.note("", "resume now: "+firstNonEmpty(t.Pause.Resume, "taskd resume "+t.Pause.Profile), "")
 	case state == "scheduled":
 		r.note("starts: ", "at "+when(v.now, t.StartsAt)+", not before", "36")
 	case state == "recurring":

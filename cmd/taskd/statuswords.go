@@ -112,12 +112,19 @@ func waitsWords(w *status.Waits, names map[string]string) string {
 // pauseWords says which paused profile holds a task back, why and until
 // when: "profile claude is paused until 20:00: You've hit your limit".
 func pauseWords(now time.Time, p *status.Pause) string {
-	s := "profile " + p.Profile + " is paused"
+	what := p.What
+	if what == "" {
+		what = "profile " + p.Profile
+	}
+	s := what + " is paused"
 	if !p.Until.IsZero() {
 		s += " until " + when(now, p.Until)
 	}
-	if p.Reason != "" {
+	switch {
+	case p.Reason != "" && p.Reason != p.By:
 		s += " (" + p.By + "): " + p.Reason
+	case p.By != "":
+		s += " (" + p.By + ")"
 	}
 	return s
 }

@@ -1,10 +1,11 @@
 // Package admit decides whether a task that could run may start now, by
 // what its list and its agent profile set besides the task's own file
-// (docs/scheduling.md): the windows of hours in which they start tasks,
-// and the budget of each window, spent by the agents started in it. The
-// daemon's loop asks before it starts a task, and the task's slot asks
-// again just before its agent starts, so an Admission is safe for
-// concurrent use. It reads no clock: every question says when.
+// (docs/scheduling.md): the pauses a person set (taskd pause), the
+// windows of hours in which they start tasks, and the budget of each
+// window, spent by the agents started in it. The daemon's loop asks
+// before it starts a task, and the task's slot asks again just before its
+// agent starts, so an Admission is safe for concurrent use. It reads no
+// clock: every question says when.
 package admit
 
 import (
@@ -15,6 +16,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/calendar"
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/pausefile"
 )
 
 // A Hold says why a task may not start now, and when to ask again: when a
@@ -50,11 +52,19 @@ type Admission struct {
 	// exited and whose cost is not counted yet: until it is, the scope's
 	// budget is not known, and no agent of it starts.
 	unrecorded map[string]int
+	// pauses are the root's pause file's pauses of persons and budgets,
+	// as last read (SetPauses); budgetPaused the budgets' pauses it has
+	// held, and budgetLifted the budgets a person lifted (taskd resume)
+	// for the rest of a window, by scope and the window's start.
+	pauses       pausefile.Record
+	budgetPaused map[string]time.Time
+	budgetLifted map[string]time.Time
 }
 
 // New returns the Admission of cfg's lists and profiles.
 func New(cfg *config.Config) *Admission {
-	return &Admission{cfg: cfg, spent: map[spendKey]float64{}, unrecorded: map[string]int{}}
+	return &Admission{cfg: cfg, spent: map[spendKey]float64{}, unrecorded: map[string]int{},
+		budgetPaused: map[string]time.Time{}, budgetLifted: map[string]time.Time{}}
 }
 
 // scopes are the list's and the profile's settings that bound anything.
@@ -83,6 +93,9 @@ func (a *Admission) Check(list, profile string, now time.Time) (Hold, bool) {
 	var until time.Time
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if s, p, ok := a.pauses.Hold(list, profile, now); ok {
+		return Hold{Reason: pausefile.Words(s, p) + "; " + resumeCommand(s), Until: p.Until}, true
+	}
 	for _, s := range a.scopes(list, profile) {
 		if open, _, next := s.q.Windows.At(now); !open {
 			reasons = append(reasons, fmt.Sprintf("%s starts tasks in its windows only (%s); the next opens %s", s, windowsText(s.q.Windows), When(next, now)))
@@ -97,6 +110,9 @@ func (a *Admission) Check(list, profile string, now time.Time) (Hold, bool) {
 			continue
 		}
 		start, resume, _ := s.q.Windows.Period(now)
+		if lifted, ok := a.budgetLifted[s.String()]; ok && lifted.Equal(start) {
+			continue // a person lifted the budget's pause for this window
+		}
 		if spent := a.spent[spendKey{s.String(), start}]; spent >= s.q.MaxCostUSDPerWindow {
 			reasons = append(reasons, fmt.Sprintf("%s has spent $%.2f of its $%.2f for this %s; it starts tasks again %s", s, spent, s.q.MaxCostUSDPerWindow, periodWord(s.q.Windows), When(resume, now)))
 			until = later(until, resume)
@@ -108,13 +124,22 @@ func (a *Admission) Check(list, profile string, now time.Time) (Hold, bool) {
 	return Hold{Reason: strings.Join(reasons, "; "), Until: until}, true
 }
 
+// A Spent is a budget per window that is spent: its scope, and when its
+// next window starts.
+type Spent struct {
+	Scope  pausefile.Scope
+	Spent  float64
+	Budget float64
+	Until  time.Time
+}
+
 // Spend records that an agent of a task of list, run with profile, that
 // started at started spent usd, as of now: it counts toward the budget of
 // the window (or day) it started in, if that is the current one. It
-// reports whether a budget is spent now.
-func (a *Admission) Spend(list, profile string, started time.Time, usd float64, now time.Time) (spentOut bool) {
+// returns the budgets it spent, each once a window.
+func (a *Admission) Spend(list, profile string, started time.Time, usd float64, now time.Time) (spentOut []Spent) {
 	if usd <= 0 {
-		return false
+		return nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -133,10 +158,76 @@ func (a *Admission) Spend(list, profile string, started time.Time, usd float64, 
 				delete(a.spent, old) // a window that is over
 			}
 		}
+		before := a.spent[k]
 		a.spent[k] += usd
-		spentOut = spentOut || a.spent[k] >= s.q.MaxCostUSDPerWindow
+		if before < s.q.MaxCostUSDPerWindow && a.spent[k] >= s.q.MaxCostUSDPerWindow {
+			_, resume, _ := s.q.Windows.Period(now)
+			spentOut = append(spentOut, Spent{Scope: pausefile.Scope{Kind: s.kind, Name: s.name}, Spent: a.spent[k], Budget: s.q.MaxCostUSDPerWindow, Until: resume})
+		}
 	}
 	return spentOut
+}
+
+// SetPauses makes the pauses of persons and budgets those of rec, the
+// root's pause file as read at now. A budget's pause it held that rec no
+// longer holds, before its end, was lifted by a person: the budget holds
+// nothing more until its next window.
+func (a *Admission) SetPauses(rec pausefile.Record, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pauses = rec
+	holds := rec.Holds()
+	for key, until := range a.budgetPaused {
+		if !until.After(now) {
+			delete(a.budgetPaused, key)
+			continue
+		}
+		still := false
+		for s, p := range holds {
+			if s.String() == key && p.By == pausefile.ByBudget {
+				still = true
+			}
+		}
+		if !still {
+			delete(a.budgetPaused, key)
+			for _, sc := range a.scopesNamed(key) {
+				if start, _, ok := sc.q.Windows.Period(now); ok {
+					a.budgetLifted[key] = start
+				}
+			}
+		}
+	}
+	for s, p := range holds {
+		if p.By == pausefile.ByBudget && !p.Until.IsZero() {
+			a.budgetPaused[s.String()] = p.Until
+		}
+	}
+}
+
+// scopesNamed returns the scope whose String is key, if it sets anything.
+func (a *Admission) scopesNamed(key string) []scope {
+	kind, name, _ := strings.Cut(key, " ")
+	var q config.Queue
+	if kind == "list" {
+		q = a.cfg.ListQueue(name)
+	} else if p := a.cfg.Profiles[name]; p != nil {
+		q = p.Queue
+	}
+	if !q.Bounded() {
+		return nil
+	}
+	return []scope{{kind, name, q}}
+}
+
+// resumeCommand is the command that lifts the pause of scope s.
+func resumeCommand(s pausefile.Scope) string {
+	switch s.Kind {
+	case pausefile.All:
+		return "taskd resume --all"
+	case pausefile.Profile:
+		return "taskd resume --profile " + s.Name
+	}
+	return "taskd resume " + s.Name
 }
 
 // Exited says an agent of a task of list, run with profile, has exited:

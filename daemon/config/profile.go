@@ -179,6 +179,21 @@ func (c *Config) ResolveAgent(name string, explicit bool) (*Profile, error) {
 	return nil, fmt.Errorf("%w %q and no usable defaultAgent", ErrUnknownAgent, name)
 }
 
+// AgentsOf returns the agent names that run with profile (a task's
+// metadata.taskd.agent, or taskd:<name> as its owner) and whether a task
+// that names none does.
+func (c *Config) AgentsOf(profile string) (names []string, byDefault bool) {
+	candidates := slices.Concat(slices.Collect(maps.Keys(c.Profiles)), slices.Collect(maps.Keys(c.Agents)), slices.Collect(maps.Keys(c.AgentTypes)))
+	slices.Sort(candidates)
+	for _, name := range slices.Compact(candidates) {
+		if p, err := c.ResolveAgent(name, true); err == nil && p.Name == profile {
+			names = append(names, name)
+		}
+	}
+	p, err := c.ResolveAgent("", false)
+	return names, err == nil && p.Name == profile
+}
+
 func (c *Config) FileName() string {
 	if c.ConfigPath != "" {
 		return c.ConfigPath

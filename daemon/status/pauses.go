@@ -8,38 +8,76 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// Pause is the pause of an agent profile that holds a task back: a usage
-// limit another task of the profile met, recorded in the root's pause
-// file (package pausefile). taskd resume PROFILE lifts it.
+// Pause is a pause that holds a task back, recorded in the root's pause
+// file (package pausefile): a usage limit another task of its profile met
+// (Profile), or one a person set with taskd pause, or a budget per window
+// spent (What: "list nightly", "profile claude", "everything"). Resume is
+// the command that lifts it.
 type Pause struct {
-	Profile string    `json:"profile"`
+	Profile string    `json:"profile,omitempty"`
+	What    string    `json:"what"`
 	Reason  string    `json:"reason"`
 	By      string    `json:"by"`
+	Since   time.Time `json:"since,omitzero"`
 	Until   time.Time `json:"until,omitzero"`
+	Resume  string    `json:"resume"`
 }
 
-// pauseOf returns the pause, among rec's, that holds back task t (taskd's,
-// not a workflow, waiting to start or paused itself) at now; nil if none
-// does.
-func pauseOf(rec pausefile.Record, t *taskfile.Task, ownerProfile string, now time.Time) *Pause {
-	if len(rec.Profiles) == 0 || t.Status != taskfile.StatusPending {
+// listPause returns the pause, of a person's or a budget's, of list id or
+// of everything, at now; nil if none.
+func listPause(rec pausefile.Record, id string, now time.Time) *Pause {
+	s, p, ok := rec.Hold(id, "", now)
+	if !ok {
 		return nil
 	}
-	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
-		return nil // its steps name their own agents
+	return heldBy(s, p)
+}
+
+// heldBy is the Pause of a person's or a budget's pause p of scope s.
+func heldBy(s pausefile.Scope, p pausefile.Pause) *Pause {
+	out := &Pause{What: s.String(), Reason: p.Reason, By: p.By, Since: p.Since, Until: p.Until}
+	switch s.Kind {
+	case pausefile.All:
+		out.Resume = "taskd resume --all"
+	case pausefile.List:
+		out.Resume = "taskd resume --list " + s.Name
+	default:
+		out.Profile, out.Resume = s.Name, "taskd resume --profile "+s.Name
+	}
+	return out
+}
+
+// pauseOf returns the pause, among rec's, that holds back task t of list
+// (taskd's, waiting to start or paused itself) at now; nil if none does.
+// A workflow is held by a pause of its list or of everything only: its
+// steps name their own agents.
+func pauseOf(rec pausefile.Record, list string, t *taskfile.Task, ownerProfile string, now time.Time) *Pause {
+	if t.Status != taskfile.StatusPending && t.Status != "" {
+		return nil
 	}
 	switch task.Of(t) {
 	case task.None, task.Retrying, task.Paused:
 	default:
 		return nil
 	}
+	if p := listPause(rec, list, now); p != nil {
+		return p
+	}
+	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
+		return nil // its steps name their own agents
+	}
 	agent, _ := t.Metadata.Object("taskd").String("agent")
 	if agent == "" {
 		agent = ownerProfile
 	}
+	for s, p := range rec.Holds() {
+		if s.Kind == pausefile.Profile && p.Holds(agent, now) {
+			return heldBy(s, p)
+		}
+	}
 	for name, p := range rec.Profiles {
 		if p.Holds(agent, now) {
-			return &Pause{Profile: name, Reason: p.Reason, By: p.By, Until: p.Until}
+			return &Pause{Profile: name, What: "profile " + name, Reason: p.Reason, By: p.By, Since: p.Since, Until: p.Until, Resume: "taskd resume " + name}
 		}
 	}
 	return nil

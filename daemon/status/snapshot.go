@@ -91,6 +91,9 @@ type List struct {
 	// Hidden counts the tasks not addressed to taskd that were left out
 	// (all of them are shown when Snapshot's all is set).
 	Hidden int `json:"hidden,omitempty"`
+	// Paused is the pause of the list, or of everything, if one holds it
+	// (taskd pause, or a budget per window spent).
+	Paused *Pause `json:"paused,omitempty"`
 }
 
 // A Misnamed is a file of a list that taskd does not read because of
@@ -131,7 +134,7 @@ func Snapshot(root string, lists []string, all bool) ([]List, error) {
 }
 
 func snapshotList(root, id string, all bool, pauses pausefile.Record) (List, error) {
-	ls := List{ID: id, Tasks: []Task{}}
+	ls := List{ID: id, Tasks: []Task{}, Paused: listPause(pauses, id, time.Now())}
 	dir, err := taskfile.Open(filepath.Join(root, id))
 	if err != nil {
 		return ls, err
@@ -174,7 +177,7 @@ func snapshotList(root, id string, all bool, pauses pausefile.Record) (List, err
 		}
 		fillStatus(&ts, t, owned, dir.File(tid))
 		if owned {
-			ts.Pause = pauseOf(pauses, t, ownerProfile, time.Now())
+			ts.Pause = pauseOf(pauses, id, t, ownerProfile, time.Now())
 		}
 		if kind, ids := waitsOf(t); len(ids) > 0 {
 			waiting[tid] = waitIDs{kind, ids}
