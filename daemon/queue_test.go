@@ -14,6 +14,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/parallel"
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/recur"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/claudestub"
@@ -379,4 +380,81 @@ func TestQueue_BudgetPerWindow(t *testing.T) {
 	}
 	clk.Set(time.Date(2031, 3, 4, 0, 0, 0, 0, time.Local)) // midnight, the next day
 	h.waitState("l", "2", task.Succeeded, 2*time.Minute)
+}
+
+// setPause changes the root's pause file as taskd pause and resume do.
+func (h *harness) setPause(fn func(*pausefile.Record)) {
+	h.t.Helper()
+	if err := pausefile.Update(context.Background(), h.root, time.Now(), func(r *pausefile.Record) error {
+		fn(r)
+		return nil
+	}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// heldBack reports whether the daemon has logged that it holds task id
+// of list back.
+func (h *harness) heldBack(list, id string) bool {
+	return strings.Contains(h.logs.String(), `msg="task held back" list=`+list+` task=`+id+` `)
+}
+
+// TestQueue_PauseAll: with everything paused, 20 tasks submitted are
+// each held back and none starts; resumed, all of them run.
+func TestQueue_PauseAll(t *testing.T) {
+	t.Parallel()
+	h := startDaemon(t, []string{"l"})
+	h.setPause(func(r *pausefile.Record) {
+		r.Set(pausefile.Scope{Kind: pausefile.All}, pausefile.Pause{By: pausefile.ByPerson, Reason: "demo", Since: time.Now()})
+	})
+	h.waitFor("the pause to be read", 10*time.Second, func() bool { return strings.Contains(h.logs.String(), `msg=paused what=everything`) })
+	var ids []string
+	for i := 1; i <= 20; i++ {
+		id := strconv.Itoa(i)
+		ids = append(ids, id)
+		h.drop("l", id, execTask("task "+id, "true"))
+	}
+	for _, id := range ids {
+		h.waitFor("task "+id+" held back", 10*time.Second, func() bool { return h.heldBack("l", id) })
+	}
+	for _, id := range ids {
+		if tf := h.read("l", id); stateOf(tf) != task.None {
+			t.Fatalf("task %s is %s while everything is paused", id, stateOf(tf))
+		}
+	}
+	if n := countEvents(h.events("l"), eventlog.TaskStarted, ""); n != 0 {
+		t.Fatalf("%d tasks started while everything was paused", n)
+	}
+	h.setPause(func(r *pausefile.Record) { r.Lift(pausefile.Scope{Kind: pausefile.All}) })
+	for _, id := range ids {
+		h.waitState("l", id, task.Succeeded, 30*time.Second)
+	}
+}
+
+// TestQueue_PauseStop: a list paused with stop interrupts its running
+// agent, whose task waits, pending, until the list is resumed, and then
+// runs again; a task of another list goes on.
+func TestQueue_PauseStop(t *testing.T) {
+	t.Parallel()
+	h := startDaemon(t, []string{"l", "o"})
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "runs")
+	wait, release := untilReleased(t, dir, "l1")
+	h.drop("l", "1", execTask("long", "echo run >> "+mark+"; "+wait))
+	h.waitFor("the agent to start", 20*time.Second, func() bool { return agentStarted(h, "l", "1") })
+	h.setPause(func(r *pausefile.Record) {
+		r.Set(pausefile.Scope{Kind: pausefile.List, Name: "l"}, pausefile.Pause{By: pausefile.ByPerson, Since: time.Now(), Stop: true})
+	})
+	h.waitEvents("l", eventlog.TaskInterrupted, "1", 1)
+	h.waitFor("task 1 held back", 10*time.Second, func() bool { return h.heldBack("l", "1") })
+	h.settled("o", "c")
+	if tf := h.read("l", "1"); stateOf(tf) != task.None {
+		t.Fatalf("the interrupted task is %s while its list is paused", stateOf(tf))
+	}
+	release()
+	h.setPause(func(r *pausefile.Record) { r.Lift(pausefile.Scope{Kind: pausefile.List, Name: "l"}) })
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
+	if got := ran(t, mark); len(got) != 2 {
+		t.Errorf("the agent ran %d times, want 2 (interrupted, then again)", len(got))
+	}
 }
