@@ -238,7 +238,9 @@ func TestParallel_CLI(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	done := make(chan int, 1)
-	go func() { done <- exitCode(run(ctx, []string{"parallel", "--root", root, "l", "2"}, &out, &errOut), &errOut) }()
+	go func() {
+		done <- exitCode(run(ctx, []string{"parallel", "--root", root, "l", "2"}, &out, &errOut), &errOut)
+	}()
 	select {
 	case code := <-done:
 		if code != 1 || !strings.Contains(errOut.String(), "not a regular file") {
