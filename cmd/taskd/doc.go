@@ -498,7 +498,7 @@
 //
 // # taskd status
 //
-//	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
+//	taskd status [--root DIR] [--config FILE] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
 //
 // Status shows the tasks of every list (or of the --list ones): taskd's own
 // tasks, or with --all every task. It reads the task files only, so it works
@@ -509,13 +509,15 @@
 // the task, its children and the tasks below them, with their notes; --json
 // prints that list alone, with those tasks.
 //
-// Each list starts with a count of its tasks by state. Then one line per
+// Each list starts with a count of its tasks by state (and "paused" when a
+// pause holds the whole list). Then one line per
 // task: its id; its state; STEP, a workflow's current step and how many
 // steps have run (retries included): "review 2/…" while it goes on, "end
 // 3/3" once it has ended; ATT, the attempt: a task's agent attempts (2 after
 // one retry) or, for a workflow, the attempts of its current step (1, unless
 // the step was retried), so that a clean two-step workflow shows 1; how long
-// ago it entered its state (5s, 3m, 2h, 4d); and its subject. Children are
+// ago it entered its state (5s, 3m, 2h, 4d); and its subject, after its
+// priority ([+5]) when it has one and has not ended. Children are
 // drawn under their parent (a waiting parent, or a workflow's fork with one
 // child per branch). The state is metadata.taskd.state (starting, running, waiting,
 // needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
@@ -542,7 +544,16 @@
 //	              children: b (5), c (6)"
 //	blocked by:   the blockers that have not completed
 //	paused:       when a task a usage limit paused resumes, and
-//	limit:        the limit, in the agent's words
+//	limit:        the limit, in the agent's words; on a list, the pause
+//	              taskd pause (or a budget per window) set on it
+//	waiting for:  what holds a pending task back: a pause of its list,
+//	              its profile or of everything, or a window of hours of
+//	              its list or profile (read from the configuration,
+//	              --config FILE, else the default one)
+//	starts:       when a task given a time to start (submit --at, --in)
+//	              starts; such a task is shown scheduled
+//	schedule:     a schedule's cron expression, its next run, how many
+//	              it made and the last; it is shown recurring
 //	waiting for:  on a task that could start, the agent profile whose
 //	              pause (a usage limit another task met) holds it back,
 //	              until when and why; under both, the 'taskd resume'
@@ -600,7 +611,7 @@
 //
 // # taskd ls
 //
-//	taskd ls [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
+//	taskd ls [--root DIR] [--config FILE] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
 //
 // Ls is taskd status without the notes under each task: one line per task
 // (its id, state, step, attempt, age and subject) under each list's counts.

@@ -316,3 +316,51 @@ func TestClean_Tasks(t *testing.T) {
 		t.Errorf("the daemon's retention removed the recent task")
 	}
 }
+
+// TestStatus_Queue: taskd status shows a task's priority, a task held by
+// its list's window (read from --config) with when it opens, and a
+// schedule with its next run and its runs; --json has the same.
+func TestStatus_Queue(t *testing.T) {
+	root, cfg := queueRoot(t, `{"lists": {"night": {"windows": ["22:00-07:00"]}}}`)
+	ctx := withClock(context.Background(), clock.NewFake(t0))
+	list := filepath.Join(root, "l")
+	writeTask(t, filepath.Join(list, "1.json"), `{"subject": "urgent", "owner": "taskd", "metadata": {"taskd": {"prompt": "x", "priority": 5}}}`)
+	writeTask(t, filepath.Join(list, "2.json"), `{"subject": "nightly bump", "owner": "taskd", "metadata": {"taskd": {"prompt": "x", "schedule": "0 2 * * *",
+		"recurrence": {"for": "0 2 * * *", "next": "`+task.Stamp(t0.Add(14*time.Hour))+`", "lastRun": "7", "runs": 3}}}}`)
+	writeTask(t, filepath.Join(root, "night", "1.json"), `{"subject": "overnight", "owner": "taskd", "metadata": {"taskd": {"prompt": "x"}}}`)
+	text := cliAt(t, ctx, "status", "--root", root, "--config", cfg, "--color", "never")
+	for _, want := range []string{
+		"[+5] urgent",
+		"recurring",
+		"schedule: 0 2 * * * · next run Tue 02:00",
+		"3 runs made, the last 7",
+		"waiting for: list night starts tasks in its windows only (22:00-07:00); the next opens at 22:00",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+			t.Errorf("status does not say %q:\n%s", want, text)
+		}
+	}
+	var lists []status.List
+	if err := json.Unmarshal([]byte(cliAt(t, ctx, "status", "--root", root, "--config", cfg, "--json")), &lists); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]status.Task{}
+	for _, l := range lists {
+		for _, ts := range l.Tasks {
+			got[l.ID+"/"+ts.ID] = ts
+		}
+	}
+	if ts := got["l/1"]; ts.Priority != 5 {
+		t.Errorf("l/1: priority %d", ts.Priority)
+	}
+	if ts := got["l/2"]; ts.Schedule != "0 2 * * *" || !ts.NextRun.Equal(t0.Add(14*time.Hour)) || ts.RunsMade != 3 {
+		t.Errorf("l/2: %+v", ts.Queue)
+	}
+	if ts := got["night/1"]; !strings.Contains(ts.Window, "22:00-07:00") {
+		t.Errorf("night/1: window %q", ts.Window)
+	}
+	compact := cliAt(t, ctx, "ls", "--root", root, "--config", cfg, "--color", "never")
+	if strings.Contains(compact, "waiting for:") || !strings.Contains(compact, "[+5] urgent") {
+		t.Errorf("ls is not one line per task:\n%s", compact)
+	}
+}

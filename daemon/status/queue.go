@@ -21,6 +21,12 @@ type Queue struct {
 	NextRun  time.Time `json:"nextRun,omitzero"`
 	RunsMade int       `json:"runsMade,omitempty"`
 	LastRun  string    `json:"lastRun,omitempty"`
+	// Agent is the agent the task names (metadata.taskd.agent, else its
+	// owner's profile), and Window, when a window of hours of its list or
+	// profile holds it back, why and until when (filled by taskd status,
+	// which reads the configuration).
+	Agent  string `json:"agent,omitempty"`
+	Window string `json:"window,omitempty"`
 }
 
 // queueOf reads t's place in the queue at now.
@@ -30,7 +36,10 @@ func queueOf(t *taskfile.Task, now time.Time) Queue {
 	if err != nil {
 		return q
 	}
-	q.Priority = sp.Priority
+	q.Priority, q.Agent = sp.Priority, sp.Agent
+	if _, owner := task.Addressed(t); q.Agent == "" {
+		q.Agent = owner
+	}
 	if sp.NotBefore.After(now) && !sp.State.Claimed() {
 		q.StartsAt = sp.NotBefore
 	}
