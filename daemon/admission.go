@@ -106,7 +106,9 @@ func (d *Daemon) readParallel() {
 	if old != nil && equalParallel(*old, r) {
 		return
 	}
-	d.log.Info("concurrency", "all", d.concurrency(), "lists", r.Lists, "profiles", r.Profiles)
+	if old != nil || !equalParallel(parallel.Record{}, r) { // at the start, only a file that sets a limit is news
+		d.log.Info("concurrency", "all", d.concurrency(), "lists", r.Lists, "profiles", r.Profiles)
+	}
 	d.slots.SetLimit(d.concurrency())
 	d.slots.Changed()
 }

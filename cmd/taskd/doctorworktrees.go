@@ -9,6 +9,7 @@ import (
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/worktree"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // checkWorktrees checks where the daemon makes the tasks' git worktrees
@@ -63,7 +64,7 @@ func (d *doctor) earlierWorktrees(root string) int {
 	lists, _ := listNames(root)
 	n := 0
 	for _, l := range lists {
-		entries, _ := os.ReadDir(area.WorktreesDir(filepath.Join(root, l)))
+		entries, _ := fsroot.ReadDirectory(area.WorktreesDir(filepath.Join(root, l)))
 		n += len(entries)
 	}
 	return n

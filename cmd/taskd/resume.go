@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/taskd/taskd/daemon"
-	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/pausefile"
-	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -148,11 +144,7 @@ func runPause(ctx context.Context, inv *invocation) error {
 			p.Agents, p.Default = cfg.AgentsOf(scope.Name)
 		}
 	}
-	err = pausefile.Update(ctx, r, now, func(rec *pausefile.Record) error {
-		rec.Set(scope, p)
-		return nil
-	})
-	if err != nil {
+	if err := pausefile.Begin(ctx, r, scope, p, now); err != nil {
 		return err
 	}
 	what := "no new agent starts"
@@ -192,90 +184,28 @@ func runResume(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	now := clockOf(ctx).Now()
-	var held, limit *pausefile.Pause
-	err = pausefile.Update(ctx, r, now, func(rec *pausefile.Record) error {
-		if name != "" {
-			// A paused list of that name, else the profile.
-			scope = pausefile.Scope{Kind: pausefile.Profile, Name: name}
-			if _, ok := rec.Lists[name]; ok {
-				scope = pausefile.Scope{Kind: pausefile.List, Name: name}
-			}
-		}
-		if p, ok := rec.Get(scope); ok {
-			held = &p
-			rec.Lift(scope)
-		}
-		if p, ok := rec.Profiles[scope.Name]; ok && scope.Kind == pausefile.Profile {
-			limit = &p
-			delete(rec.Profiles, scope.Name)
-		}
-		if held == nil && limit == nil {
-			return errNoPause
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errNoPause) {
+	if name != "" {
+		scope = pausefile.Scope{Name: name} // a paused list of that name, else the profile
+	}
+	l, err := pausefile.End(ctx, r, scope, clockOf(ctx).Now())
+	if errors.Is(err, pausefile.ErrNotPaused) {
+		return &exitError{code: 1, err: err}
+	}
+	if err != nil {
 		return err
 	}
-	var resumed []string
-	if scope.Kind == pausefile.Profile {
-		if resumed, err = endPauses(ctx, r, scope.Name, now); err != nil {
-			return err
-		}
-	}
-	if held == nil && limit == nil && len(resumed) == 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%s is not paused, and no task is paused by it", scope)}
-	}
-	if held != nil {
-		fmt.Fprintf(inv.stdout, "%s: pause lifted (%s)\n", scope, held.Reason)
+	scope, resumed := l.Scope, l.Resumed
+	if l.Held != nil {
+		fmt.Fprintf(inv.stdout, "%s: pause lifted (%s)\n", scope, l.Held.Reason)
 	}
 	switch {
-	case limit != nil:
-		fmt.Fprintf(inv.stdout, "%s: pause lifted (%s, until %s)\n", scope, limit.Reason, limit.Until.Local().Format("Jan 2 15:04"))
-	case held == nil:
+	case l.Limit != nil:
+		fmt.Fprintf(inv.stdout, "%s: pause lifted (%s, until %s)\n", scope, l.Limit.Reason, l.Limit.Until.Local().Format("Jan 2 15:04"))
+	case l.Held == nil:
 		fmt.Fprintf(inv.stdout, "%s: not paused any more\n", scope)
 	}
 	if len(resumed) > 0 {
 		fmt.Fprintf(inv.stdout, "resume now: %s\n", strings.Join(resumed, " "))
 	}
 	return nil
-}
-
-// errNoPause leaves the pause file as it is.
-var errNoPause = errors.New("no pause")
-
-// endPauses makes every task under root that a usage limit of profile
-// paused due at now, and returns them (LIST/ID).
-func endPauses(ctx context.Context, root, profile string, now time.Time) ([]string, error) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		dir, err := taskfile.Open(filepath.Join(root, e.Name()))
-		if err != nil {
-			continue
-		}
-		ids, _, err := dir.Names()
-		if err != nil {
-			continue
-		}
-		for _, id := range ids {
-			t, err := dir.Read(id)
-			if err != nil || task.Of(t) != task.Paused {
-				continue
-			}
-			if ok, err := control.EndPause(ctx, dir, id, profile, now); err != nil {
-				return out, fmt.Errorf("%s/%s: %w", e.Name(), id, err)
-			} else if ok {
-				out = append(out, e.Name()+"/"+id)
-			}
-		}
-	}
-	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/control"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -33,11 +34,7 @@ func parseTaskRef(root, ref string) (taskRef, error) {
 
 func parseRef(root, ref string) (taskRef, error) {
 	if strings.HasSuffix(ref, ".json") {
-		abs, err := filepath.Abs(ref)
-		if err != nil {
-			return taskRef{}, err
-		}
-		return taskRef{root: filepath.Dir(filepath.Dir(abs)), list: filepath.Base(filepath.Dir(abs)), id: strings.TrimSuffix(filepath.Base(abs), ".json")}, nil
+		return fileRef(root, ref)
 	}
 	if list, id, ok := strings.Cut(ref, "/"); ok {
 		return taskRef{root: root, list: list, id: id}, nil
@@ -67,6 +64,47 @@ func parseRef(root, ref string) (taskRef, error) {
 		return taskRef{root: root, list: lists[0], id: ref}, nil // not there: said when it is opened
 	}
 	return taskRef{}, fmt.Errorf("task %q: no list in %s has a task %s (lists: %s)", ref, root, ref, strings.Join(lists, ", "))
+}
+
+// fileRef resolves the path of a task file as a task of root: the file
+// must be <root>/<list>/<id>.json, by its path or, where links lead to
+// the root (the root itself may sit behind a link the user made), by the
+// directory its list is in. Anything else, a file outside the root, in a
+// directory below a list or at the root itself, is refused: a command
+// never writes a task, its lock or a list's files anywhere but in a list
+// of its root. The task is then acted on at <root>/<list>/<id>.json, where
+// the list must be a directory, not a link (control.OpenList).
+func fileRef(root, path string) (taskRef, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return taskRef{}, err
+	}
+	elems, err := fsroot.Split(root, abs)
+	if err != nil && errors.Is(err, fsroot.ErrEscape) && sameDir(filepath.Dir(filepath.Dir(abs)), root) {
+		elems, err = []string{filepath.Base(filepath.Dir(abs)), filepath.Base(abs)}, nil
+	}
+	if err == nil && len(elems) != 2 {
+		err = errors.New("not in a list directly under the root")
+	}
+	if err != nil {
+		return taskRef{}, fmt.Errorf("task file %s is not a task of the root %s (%v): taskd acts only on <root>/<list>/<id>.json; give --root or set $TASKD_ROOT for another root", abs, root, err)
+	}
+	r := taskRef{root: root, list: elems[0], id: strings.TrimSuffix(elems[1], ".json")}
+	if !taskfile.ValidID(r.list) {
+		return taskRef{}, fmt.Errorf("task file %s: %q is not a list name (1-128 of A-Z a-z 0-9 _ -)", abs, r.list)
+	}
+	return r, nil
+}
+
+// sameDir reports whether the directories a and b are the same one once
+// links are resolved.
+func sameDir(a, b string) bool {
+	ra, err := filepath.EvalSymlinks(a)
+	if err != nil {
+		return false
+	}
+	rb, err := filepath.EvalSymlinks(b)
+	return err == nil && ra == rb
 }
 
 // childOrTask resolves ref as parseTaskRef does, except that inside a
@@ -314,7 +352,8 @@ func runCancel(ctx context.Context, inv *invocation) error {
 }
 
 // taskNames is how the commands that act on tasks read a task's name.
-const taskNames = `A task is named LIST/ID, by the path of its file, or by its id alone:
+const taskNames = `A task is named LIST/ID, by the path of its file (which must be
+<root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 the id is looked up in $TASKD_LIST if that is set, else in the only list
 that has a task of that id (or the only list there is); when several
 lists have it, the command fails and names them (LIST/ID for each), so

@@ -47,36 +47,57 @@ func heldBy(s pausefile.Scope, p pausefile.Pause) *Pause {
 	return out
 }
 
-// pauseOf returns the pause, among rec's, that holds back task t of list
-// (taskd's, waiting to start or paused itself) at now; nil if none does.
-// A workflow is held by a pause of its list or of everything only: its
-// steps name their own agents.
-func pauseOf(rec pausefile.Record, list string, t *taskfile.Task, ownerProfile string, now time.Time) *Pause {
-	if t.Status != taskfile.StatusPending && t.Status != "" {
-		return nil
+// A pausable is what a pause may hold back of a task: whether any may
+// (a task of taskd's waiting to start or paused itself), and by whose
+// profile's pause: agent, unless the task is a workflow (its steps name
+// their own agents: only a pause of its list or of everything holds it).
+type pausable struct {
+	ok       bool
+	workflow bool
+	agent    string
+}
+
+// pausableOf returns what a pause may hold back of task t, whose owner
+// names ownerProfile.
+func pausableOf(t *taskfile.Task, ownerProfile string) pausable {
+	if t.Status != taskfile.StatusPending {
+		return pausable{}
 	}
 	switch task.Of(t) {
 	case task.None, task.Retrying, task.Paused:
 	default:
-		return nil
-	}
-	if p := listPause(rec, list, now); p != nil {
-		return p
+		return pausable{}
 	}
 	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
-		return nil // its steps name their own agents
+		return pausable{ok: true, workflow: true}
 	}
 	agent, _ := t.Metadata.Object("taskd").String("agent")
 	if agent == "" {
 		agent = ownerProfile
 	}
+	return pausable{ok: true, agent: agent}
+}
+
+// pauseFor returns the pause, among rec's, that holds back a task of list
+// that pb describes at now; nil if none does: a pause of the list or of
+// everything first, then one of the task's profile.
+func pauseFor(rec pausefile.Record, list string, pb pausable, now time.Time) *Pause {
+	if !pb.ok {
+		return nil
+	}
+	if p := listPause(rec, list, now); p != nil {
+		return p
+	}
+	if pb.workflow {
+		return nil
+	}
 	for s, p := range rec.Holds() {
-		if s.Kind == pausefile.Profile && p.Holds(agent, now) {
+		if s.Kind == pausefile.Profile && p.Holds(pb.agent, now) {
 			return heldBy(s, p)
 		}
 	}
 	for name, p := range rec.Profiles {
-		if p.Holds(agent, now) {
+		if p.Holds(pb.agent, now) {
 			return &Pause{Profile: name, What: "profile " + name, Reason: p.Reason, By: p.By, Since: p.Since, Until: p.Until, Resume: "taskd resume " + name}
 		}
 	}
