@@ -419,7 +419,7 @@
 //
 // # taskd pause
 //
-//	taskd pause [--root DIR] [--stop] [--reason TEXT] LIST | --list LIST | --profile PROFILE | --all
+//	taskd pause [--root DIR] [--config FILE] [--stop] [--reason TEXT] LIST | --list LIST | --profile PROFILE | --all
 //
 // Pause keeps the daemon from starting new agents: in the list named (or
 // --list LIST), of an agent profile (--profile PROFILE), or anywhere (--all),
@@ -434,7 +434,8 @@
 // The pause is recorded in the root's pause file, .taskd-pauses.json, which
 // the daemon reads whenever it changes, so a restart keeps it. --reason
 // TEXT says why, for 'taskd status', which shows every pause on the list's
-// line and on each task it holds.
+// line and on each task it holds (for a profile, the tasks whose agents run
+// with it by the configuration, --config FILE or the user's).
 //
 //	taskd pause nightly
 //	taskd pause --all --stop --reason 'demo at 3pm'

@@ -364,3 +364,43 @@ func TestStatus_Queue(t *testing.T) {
 		t.Errorf("ls is not one line per task:\n%s", compact)
 	}
 }
+
+// TestPause_Profile: taskd pause --profile holds the tasks whose agent
+// runs with that profile, which status shows with the reason, while a
+// task of another profile in the same list runs; taskd resume with the
+// bare name (no list of that name is paused) lifts it, and they run.
+// taskd submit --priority writes the task's priority; a priority that is
+// not a whole number is refused.
+func TestPause_Profile(t *testing.T) {
+	root, cfg := queueRoot(t, `{"scheduling": "normal", "defaultAgent": "exec", "profiles": {"slow": {"command": ["sh", "-c"], "prompt": "arg"}}}`)
+	ctx := context.Background()
+	runDaemonCtx(t, ctx, root, cfg)
+	out := cliAt(t, ctx, "pause", "--root", root, "--config", cfg, "--profile", "slow", "--reason", "maintenance")
+	if !strings.Contains(out, "profile slow: paused") {
+		t.Errorf("pause said %q", out)
+	}
+	held := strings.TrimSpace(cliAt(t, ctx, "submit", "--root", root, "--list", "l", "--agent", "slow", "--priority", "7", "true"))
+	if p, _ := readTaskFile(t, held).Metadata.Object("taskd").Int("priority"); p != 7 {
+		t.Errorf("--priority 7 wrote priority %d", p)
+	}
+	other := strings.TrimSpace(cliAt(t, ctx, "submit", "--root", root, "--list", "l", "true"))
+	waitUntil(t, "the task of another profile", time.Minute, func() bool { return taskState(t, other) == task.Succeeded })
+	if s := taskState(t, held); s != task.None {
+		t.Fatalf("the task of the paused profile is %s", s)
+	}
+	text := strings.Join(strings.Fields(cliAt(t, ctx, "status", "--root", root, "--config", cfg, "--color", "never")), " ")
+	for _, want := range []string{"profile slow is paused (taskd pause): maintenance", "[+7]"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status does not say %q:\n%s", want, text)
+		}
+	}
+	if out := cliAt(t, ctx, "resume", "--root", root, "slow"); !strings.Contains(out, "profile slow: pause lifted (maintenance)") {
+		t.Errorf("resume slow said %q", out)
+	}
+	waitUntil(t, "the task of the profile resumed", time.Minute, func() bool { return taskState(t, held) == task.Succeeded })
+
+	var o, e bytes.Buffer
+	if code := exitCode(run(ctx, []string{"submit", "--root", root, "--list", "l", "--priority", "high", "true"}, &o, &e), &e); code != 2 {
+		t.Errorf("--priority high: exit %d, want 2 (%s)", code, e.String())
+	}
+}

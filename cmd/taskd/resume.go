@@ -15,7 +15,7 @@ import (
 func init() {
 	register(&command{
 		name:  "pause",
-		usage: "[--root DIR] [--stop] [--reason TEXT] LIST | --list LIST | --profile PROFILE | --all",
+		usage: "[--root DIR] [--config FILE] [--stop] [--reason TEXT] LIST | --list LIST | --profile PROFILE | --all",
 		short: "start no new agent in a list, of a profile, or at all, until resumed",
 		group: "Tasks",
 		long: `
@@ -32,7 +32,8 @@ they wait. A schedule still makes its runs at their times; they wait too
 The pause is recorded in the root's pause file, .taskd-pauses.json, which
 the daemon reads whenever it changes, so a restart keeps it. --reason
 TEXT says why, for 'taskd status', which shows every pause on the list's
-line and on each task it holds.
+line and on each task it holds (for a profile, the tasks whose agents run
+with it by the configuration, --config FILE or the user's).
 
 	taskd pause nightly
 	taskd pause --all --stop --reason 'demo at 3pm'
@@ -109,6 +110,7 @@ func runPause(ctx context.Context, inv *invocation) error {
 	all := fs.Bool("all", false, "pause everything")
 	stop := fs.Bool("stop", false, "interrupt the agents running in what is paused too")
 	reason := fs.String("reason", "", "why, for taskd status")
+	cfgPath := fs.String("config", "", "configuration file, for the agents a paused profile runs (default: the user's)")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
@@ -140,7 +142,7 @@ func runPause(ctx context.Context, inv *invocation) error {
 	if scope.Kind == pausefile.Profile {
 		// Which tasks it holds, for taskd status: those whose agent runs
 		// with the profile, by the configuration (the default one).
-		if cfg, err := loadConfig(*root, "", nil); err == nil {
+		if cfg, err := loadConfig(*root, *cfgPath, nil); err == nil {
 			p.Agents, p.Default = cfg.AgentsOf(scope.Name)
 		}
 	}
