@@ -21,9 +21,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
+	"syscall"
 
-	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -97,12 +96,14 @@ func Update(ctx context.Context, root string, fn func(*Record) error) error {
 	if fi, err := os.Lstat(lockPath); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file: remove it (taskd makes its own)", lockPath)
 	}
-	lock := flock.New(lockPath, flock.SetPermissions(0o600))
-	ok, err := lock.TryLockContext(ctx, 10*time.Millisecond)
-	if err != nil || !ok {
-		return fmt.Errorf("lock %s: %w", lockPath, errors.Join(err, ctx.Err()))
+	lock, err := fsroot.OpenRegular(lockPath, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", lockPath, err)
 	}
-	defer lock.Unlock()
+	defer lock.Close() // releases the flock
+	if err := fsroot.Flock(ctx, lock, true); err != nil {
+		return fmt.Errorf("lock %s: %w", lockPath, err)
+	}
 	r, err := Read(root)
 	var pe *fs.PathError
 	if err != nil && errors.As(err, &pe) {
