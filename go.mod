@@ -14,6 +14,7 @@ require (
 	github.com/nats-io/nats-server/v2 v2.14.5
 	github.com/nats-io/nats.go v1.53.1
 	github.com/nats-io/nkeys v0.4.16
+	github.com/robfig/cron/v3 v3.0.1
 	golang.org/x/sys v0.47.0
 )
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/taskd/taskd/daemon/admit"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/catalog"
@@ -20,8 +21,10 @@ import (
 	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/notify"
+	"github.com/taskd/taskd/daemon/parallel"
 	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/slots"
+	"github.com/taskd/taskd/internal/clock"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/proc"
 	"github.com/taskd/taskd/taskfile"
@@ -36,8 +39,9 @@ import (
 // back on a channel; of the loop's state they touch only the concurrency
 // slots, under their own mutex (slots.go).
 type Daemon struct {
-	cfg *config.Config
-	log *slog.Logger
+	cfg   *config.Config
+	log   *slog.Logger
+	clock clock.Clock // what the loop decides with: clock.Real unless an Option says otherwise
 
 	lists map[string]*list // by list id; loop goroutine only
 	order []string         // list ids in the order they are served
@@ -63,17 +67,27 @@ type Daemon struct {
 	// pausesChanged asks the loop to read the root's pause file again
 	// (taskd resume, pauses.go).
 	pausesChanged bool
+	// holdsSeen are the pauses of persons and budgets last read, and
+	// stoppedFor, by scope, the start of the last pause whose stop was
+	// applied (holds.go).
+	holdsSeen  map[pausefile.Scope]pausefile.Pause
+	stoppedFor map[pausefile.Scope]time.Time
 
 	catalog *catalog.Catalog // each list's workflows and command files
 	env     *job.Env         // what every job may use
 	held    *held.Registry   // the tasks held while a write fails
 	runner  job.Runner       // runs agents: agent.Local unless an Option says otherwise
 
-	pauses   *job.Pauses      // agent profiles paused by a usage limit (shared with jobs)
-	notifier *notify.Notifier // tells a person of tasks that need them (nil: nobody)
-	chores   sync.WaitGroup   // background work besides jobs (removing worktrees)
-	removing sync.Map         // worktrees being removed, by path
-	leftAs   sync.Map         // worktrees left where they are, by path: the refusal reported
+	pauses *job.Pauses      // agent profiles paused by a usage limit (shared with jobs)
+	admit  *admit.Admission // lists' and profiles' windows and budgets (admission.go)
+	// parallel is the root's parallel file as last read (nil: not yet);
+	// parallelErr the last failure to read it, reported once.
+	parallel    atomic.Pointer[parallel.Record]
+	parallelErr string
+	notifier    *notify.Notifier // tells a person of tasks that need them (nil: nobody)
+	chores      sync.WaitGroup   // background work besides jobs (removing worktrees)
+	removing    sync.Map         // worktrees being removed, by path
+	leftAs      sync.Map         // worktrees left where they are, by path: the refusal reported
 
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).
@@ -92,6 +106,11 @@ type Option func(*Daemon)
 // (package remote's coordinator, for one).
 func WithRunner(r job.Runner) Option { return func(d *Daemon) { d.runner = r } }
 
+// WithClock makes the daemon decide by c: when tasks may start (a
+// notBefore, a schedule's times, windows of hours, a pause's end) and when
+// its loop wakes for them.
+func WithClock(c clock.Clock) Option { return func(d *Daemon) { d.clock = c } }
+
 // New returns a daemon for cfg that logs to log.
 func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 	d := &Daemon{
@@ -101,8 +120,13 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 		done:    make(chan jobDone),
 		kick:    make(chan struct{}, 1),
 		started: make(chan struct{}),
+		clock:   clock.Real,
+
+		stoppedFor: map[pausefile.Scope]time.Time{},
 	}
 	d.slots = slots.New(cfg.Concurrency, d.listLimit, d.kickLoop)
+	d.slots.SetProfileLimits(d.profileLimit)
+	d.admit = admit.New(cfg)
 	d.runner = agent.NewLocal(cfg, log)
 	for _, o := range opts {
 		o(d)
@@ -110,7 +134,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 	d.catalog = catalog.New(cfg.Dir, log)
 	d.held = held.New(cfg.Root, func(err error) { log.Warn("held tasks are not shown to taskd status", "err", err) })
 	d.pauses = job.NewPauses(cfg.Root, d.profileAgents, func(err error) { log.Warn("pause file", "err", err) })
-	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log, Held: d.held, Pauses: d.pauses}
+	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log, Held: d.held, Pauses: d.pauses, Clock: d.clock}
 	return d
 }
 
@@ -158,6 +182,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := w.Add(root); err != nil {
 		return fmt.Errorf("watch %s: %w", root, err)
 	}
+	d.readParallel()
 	d.syncPauses() // the pauses a daemon before this one recorded
 	d.addLists()
 	for _, id := range d.order {
@@ -183,7 +208,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 func (d *Daemon) loop(ctx context.Context) error {
 	rescan := time.NewTimer(d.cfg.Rescan)
 	defer rescan.Stop()
-	wake := time.NewTimer(time.Hour)
+	wake := d.clock.NewTimer(time.Hour)
 	defer wake.Stop()
 	retain := time.NewTicker(retainEvery)
 	defer retain.Stop()
@@ -191,7 +216,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 	for {
 		d.schedule()
 		d.logSettled()
-		resetTimer(wake, d.nextWake())
+		wake.Reset(d.nextWake())
 		select {
 		case <-ctx.Done():
 			return nil
@@ -218,7 +243,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 		case <-rescan.C:
 			d.fullScan = true
 			rescan.Reset(d.cfg.Rescan)
-		case <-wake.C:
+		case <-wake.C():
 			d.wakeDue()
 		case <-retain.C:
 			d.retain()
@@ -281,6 +306,10 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 		return
 	}
 	if dir == d.cfg.Root {
+		if name == parallel.Name {
+			d.readParallel() // taskd parallel changed a limit
+			return
+		}
 		if name == pausefile.Name {
 			d.pausesChanged = true // read in the loop (pauses.go)
 			return
@@ -343,15 +372,16 @@ func (d *Daemon) flushDirty() {
 }
 
 // nextWake returns when the loop must look again without an event: the
-// earliest retry time, end of a profile's pause, or re-check of a file
-// that did not parse. Idle, it
-// is far away; the safety rescan has its own timer.
+// earliest retry time, end of a profile's pause, time a task waits for
+// (a notBefore, a schedule's next time, a window's opening), or re-check
+// of a file that did not parse. Idle, it is far away; the safety rescan
+// has its own timer.
 func (d *Daemon) nextWake() time.Duration {
 	next, found := time.Hour, false
-	now := time.Now()
+	now := d.clock.Now()
 	pauseEnd := d.pauses.Next(now) // a profile's pause ends: the tasks it held may start
 	for _, l := range d.lists {
-		for _, at := range []time.Time{l.nextRetry, l.nextRecheck, pauseEnd} {
+		for _, at := range []time.Time{l.nextRetry, l.nextRecheck, l.nextDue, pauseEnd} {
 			if at.IsZero() {
 				continue
 			}
@@ -361,20 +391,7 @@ func (d *Daemon) nextWake() time.Duration {
 			}
 		}
 	}
-	if next < time.Millisecond {
-		next = time.Millisecond
-	}
-	return next
-}
-
-func resetTimer(t *time.Timer, d time.Duration) {
-	if !t.Stop() {
-		select {
-		case <-t.C:
-		default:
-		}
-	}
-	t.Reset(d)
+	return max(next, 0) // the real clock's timers wait at least a millisecond
 }
 
 // shutdown stops every job and waits for them to record their state.

@@ -13,6 +13,9 @@ import (
 // work runs job j to its end: the handler of its kind of task does it,
 // given the task file as it is when the job starts.
 func (d *Daemon) work(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
+	if j.Kind == job.Fire {
+		return d.fire(ctx, j) // recur.go
+	}
 	t, err := j.List.Dir.Read(j.ID)
 	if err != nil {
 		return nil, err

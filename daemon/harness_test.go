@@ -18,6 +18,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/clock"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -30,6 +31,7 @@ type harness struct {
 	cancel context.CancelFunc
 	done   chan error
 	logs   *syncBuffer
+	clock  clock.Clock // the daemon's, if not the real one
 }
 
 type harnessOption func(*config.FileConfig)
@@ -92,6 +94,26 @@ func startDaemonExe(t testing.TB, lists []string, exe string, opts ...harnessOpt
 // lists), which may be anywhere (on a file system of the test's own).
 func startDaemonAt(t testing.TB, root string, lists []string, exe string, opts ...harnessOption) *harness {
 	t.Helper()
+	h := newHarness(t, root, lists, exe, opts...)
+	h.start()
+	t.Cleanup(h.stop)
+	return h
+}
+
+// startDaemonClock is startDaemon with a daemon that decides by clock c.
+func startDaemonClock(t *testing.T, c clock.Clock, lists []string, opts ...harnessOption) *harness {
+	t.Helper()
+	h := newHarness(t, filepath.Join(t.TempDir(), "tasks"), lists, "", opts...)
+	h.clock = c
+	h.start()
+	t.Cleanup(h.stop)
+	return h
+}
+
+// newHarness makes the root at root, with its lists, and the daemon's
+// configuration; it does not start the daemon.
+func newHarness(t testing.TB, root string, lists []string, exe string, opts ...harnessOption) *harness {
+	t.Helper()
 	if err := os.Mkdir(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -133,16 +155,17 @@ func startDaemonAt(t testing.TB, root string, lists []string, exe string, opts .
 	if err := os.WriteFile(cfg.ConfigPath, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, root: root, cfg: cfg, logs: &syncBuffer{}}
-	h.start()
-	t.Cleanup(h.stop)
-	return h
+	return &harness{t: t, root: root, cfg: cfg, logs: &syncBuffer{}}
 }
 
 func (h *harness) start() {
 	h.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	d := daemon.New(h.cfg, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	var opts []daemon.Option
+	if h.clock != nil {
+		opts = append(opts, daemon.WithClock(h.clock))
+	}
+	d := daemon.New(h.cfg, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})), opts...)
 	h.cancel, h.done = cancel, make(chan error, 1)
 	go func() { h.done <- d.Run(ctx) }()
 	select {

@@ -21,6 +21,7 @@ import (
 	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/daemon/worktree"
+	"github.com/taskd/taskd/internal/clock"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -33,7 +34,7 @@ type list struct {
 	// blocker's change re-evaluates exactly its dependents.
 	waiters    map[string]map[string]struct{}
 	dirty      map[string]struct{} // ids events pointed at, to refresh
-	ready      []string            // runnable ids, in id order
+	ready      []readyTask         // runnable tasks, highest priority first, then in id order
 	inReady    map[string]bool
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
@@ -44,6 +45,12 @@ type list struct {
 	nextRetry   time.Time // earliest retryAt of a retrying task
 	nextRecheck time.Time // earliest re-check of a file that did not parse
 
+	// dueAt holds the tasks that wait for a time (a notBefore, a
+	// schedule's next time, a window's opening), and nextDue the
+	// earliest of those times (queue.go).
+	dueAt   map[string]time.Time
+	nextDue time.Time
+
 	mirror *subagent.Mirror // links for mirroring handed-off children's events (waits.go); nil until needed
 
 	// acceptedBefore holds the tasks whose acceptance the list's event log
@@ -53,9 +60,12 @@ type list struct {
 
 	kids map[string]map[string]struct{} // the tasks whose parent is an id (settle.go)
 
+	clock         clock.Clock                  // the daemon's
 	pauses        *job.Pauses                  // the daemon's: agent profiles paused by a usage limit
 	pauseHeld     map[string]struct{}          // tasks held back by their profile's pause (runs.go)
 	goneWorktrees map[string]worktree.Worktree // worktrees of deleted tasks whose jobs still run, by id
+	prepared      map[string]*work             // jobs that took a queued ticket, by task id, until they end (queue.go)
+	admitHeld     map[string]string            // tasks their list or profile holds back, with why (admission.go)
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
@@ -91,10 +101,15 @@ type entry struct {
 	jobErrors    int       // consecutive jobs that failed for reasons outside the task
 	holdUntil    time.Time // no new job before this, after such failures
 
+	priority      int               // metadata.taskd.priority: the highest starts first
+	notBefore     time.Time         // metadata.taskd.notBefore: not started before
+	recur         *recurrence       // a schedule's expression and what its file records (recur.go)
+	scheduledFor  time.Time         // a schedule's run: the time it was made for
 	waitOnFailure bool              // metadata.taskd.onBlockerFailure is "wait"
 	settleMisses  int               // settling jobs in a row that found nothing to do (settle.go)
 	seen          bool              // observed as taskd's before: a change of state is news
 	profile       string            // the agent profile a plain task runs with
+	spentFor      string            // the startedAt of the attempt whose cost was counted (admission.go)
 	workspace     worktree.Worktree // the task's git worktree, if it has one (Path set)
 }
 
@@ -162,7 +177,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	l := newList(id, dir)
 	l.Events.SetRotation(eventlog.Rotation{MaxBytes: d.cfg.Retention.EventsMaxBytes, Keep: d.cfg.Retention.EventsKeep})
 	l.acceptedBefore = eventlog.Accepted(path)
-	l.pauses = d.pauses
+	l.pauses, l.clock = d.pauses, d.clock
 	if err := area.CheckList(path, d.cfg.Insecure); err != nil {
 		l.refused = err
 		d.listRefused(l, err, "not serving list; fix it and it is served at once")
@@ -192,6 +207,7 @@ func newList(id string, dir *taskfile.Dir) *list {
 		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{}, kids: map[string]map[string]struct{}{},
 		dirty: map[string]struct{}{}, inReady: map[string]bool{},
 		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
+		clock: clock.Real,
 	}
 }
 
@@ -436,6 +452,9 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 	}
 	l.setBlockedBy(id, nil)
 	l.setParent(id, e.parent, "")
+	l.unready(id)
+	delete(l.dueAt, id)
+	delete(l.admitHeld, id)
 	delete(l.entries, id)
 	l.wakeWaiters(id)  // like Claude Code: a deleted blocker blocks nothing
 	l.considerKids(id) // a queued child of a task that is gone never runs

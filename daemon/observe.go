@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/calendar"
 	"github.com/taskd/taskd/daemon/catalog"
 	"github.com/taskd/taskd/daemon/chain"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/plain"
+	"github.com/taskd/taskd/daemon/recur"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -34,7 +36,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	prevStatus, prevState, prevCancel, prevParent := e.status, e.state, e.cancel, e.parent
 	e.badReason, e.badSince = "", time.Time{}
 	delete(l.recheck, id)
-	if e.holdUntil.After(time.Now()) {
+	if e.holdUntil.After(l.clock.Now()) {
 		l.recheckAt(id, e.holdUntil) // a held task is looked at again when its hold ends
 	}
 	owned, ownerProfile := task.Addressed(tf)
@@ -73,6 +75,16 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
 	e.children = children.WaitsFor(tf)
 	e.waitOnFailure = sp.OnBlockerFailure == "wait"
+	if e.priority != sp.Priority {
+		l.unready(id) // queued again in its new place
+		e.priority = sp.Priority
+	}
+	e.notBefore, e.scheduledFor = sp.NotBefore, sp.ScheduledFor
+	e.recur = nil
+	if sp.Schedule != "" {
+		s, _ := calendar.ParseSchedule(sp.Schedule) // checked by validate
+		e.recur = &recurrence{sched: s, rec: recur.Of(tf)}
+	}
 	l.setParent(id, prevParent, e.parent)
 	if e.state != prevState || e.status != prevStatus || e.cancel != prevCancel {
 		l.considerKids(id) // a cancel, or an end, reaches the tasks below (settle.go)
@@ -82,6 +94,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		d.reportEnd(l, id, tf, e.state)
 	}
 	d.observeRuns(l, id, e, tf, sp, ownerProfile, prevState, e.seen) // profile, pause, worktree, notice (runs.go)
+	d.spend(l, e, tf)                                                // toward budgets per window (admission.go)
 	e.seen = true
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (waits.go)
 	if !e.accepted && l.acceptedBefore[id] {
@@ -136,7 +149,8 @@ func (d *Daemon) tellAncestors(l *list, id string, e *entry, tf *taskfile.Task) 
 }
 
 // validate checks what a taskd task asks for beyond field types: that its
-// agent and workflow exist and that it is not its own parent.
+// agent and workflow exist, that it is not its own parent, and that a
+// schedule is one.
 //
 // Every id the task names (parent, children, blockedBy) must be a task id:
 // ids name files, inboxes and run folders, so one that is not cannot be
@@ -147,6 +161,14 @@ func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp task.Spec, ow
 	}
 	if err := task.Check(t, id, sp); err != nil {
 		return err
+	}
+	if sp.Schedule != "" {
+		if _, err := calendar.ParseSchedule(sp.Schedule); err != nil {
+			return fmt.Errorf("metadata.taskd.schedule: %w", err)
+		}
+		if wf, _ := t.Metadata.String("workflowType"); wf != "" {
+			return errors.New("metadata.taskd.schedule: a schedule runs a prompt; a workflow (metadata.workflowType) cannot be one: make the schedule's prompt submit the workflow, or drop one of the two")
+		}
 	}
 	if v, ok := t.Metadata.Get("workflowType"); ok && v != nil {
 		wf, isString := v.(string)
@@ -225,7 +247,7 @@ func (d *Daemon) badFile(l *list, id string, e *entry, bad *taskfile.BadFileErro
 	reason := strings.TrimPrefix(bad.Error(), bad.Path+": ")
 	if errors.Is(bad, taskfile.ErrInvalidJSON) || errors.Is(bad, taskfile.ErrTooLarge) {
 		// Possibly caught mid-write: give the writer the grace period.
-		now := time.Now()
+		now := l.clock.Now()
 		if e.badReason != reason {
 			e.badReason, e.badSince = reason, now
 		}
@@ -239,8 +261,8 @@ func (d *Daemon) badFile(l *list, id string, e *entry, bad *taskfile.BadFileErro
 }
 
 func (l *list) recheckAt(id string, at time.Time) {
-	if at.Before(time.Now()) {
-		at = time.Now().Add(tornGrace)
+	if now := l.clock.Now(); at.Before(now) {
+		at = now.Add(tornGrace)
 	}
 	l.recheck[id] = at
 	if l.nextRecheck.IsZero() || at.Before(l.nextRecheck) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/retention"
 )
@@ -19,7 +20,8 @@ const retainEvery = time.Hour
 // loop.
 func (d *Daemon) retain() {
 	p := retention.Policy{MaxAge: d.cfg.Retention.MaxAge, KeepRuns: d.cfg.Retention.KeepRuns}
-	if p.MaxAge == 0 || !d.retaining.CompareAndSwap(false, true) {
+	tp := retention.TaskPolicy{Succeeded: d.cfg.Retention.SucceededTasks, Failed: d.cfg.Retention.FailedTasks}
+	if p.MaxAge == 0 && tp == (retention.TaskPolicy{}) || !d.retaining.CompareAndSwap(false, true) {
 		return
 	}
 	var lists []*job.List
@@ -36,7 +38,10 @@ func (d *Daemon) retain() {
 			if d.ctx.Err() != nil {
 				return
 			}
-			d.retainList(d.ctx, l, p)
+			d.retainTasks(d.ctx, l, tp)
+			if p.MaxAge > 0 {
+				d.retainList(d.ctx, l, p)
+			}
 		}
 	}()
 }
@@ -45,8 +50,9 @@ func (d *Daemon) retain() {
 // git worktrees of its tasks (worktrees.go); and removes the lock
 // directories dead processes kept there.
 func (d *Daemon) retainList(ctx context.Context, l *job.List, p retention.Policy) {
-	d.retainWorktrees(l, p, time.Now())
-	rs, err := retention.Plan(l.Path(), p, time.Now(), retention.Tasks(l.Dir))
+	now := d.clock.Now()
+	d.retainWorktrees(l, p, now)
+	rs, err := retention.Plan(l.Path(), p, now, retention.Tasks(l.Dir))
 	if err != nil {
 		d.log.Warn("retention: look at the list's runs and inboxes", "list", l.ID, "err", err)
 	}
@@ -63,5 +69,33 @@ func (d *Daemon) retainList(ctx context.Context, l *job.List, p retention.Policy
 	}
 	if len(rs) > 0 {
 		d.log.Info("retention: removed what ended tasks left", "list", l.ID, "paths", len(rs), "bytes", n)
+	}
+}
+
+// retainTasks removes the files of list l's tasks that ended longer ago
+// than p keeps them, with their run folders and inboxes, unless a task
+// that has not ended needs them (retention.PlanTasks); each is checked
+// again under its lock just before. The loop, seeing a file gone, removes
+// its worktree (its branch stays).
+func (d *Daemon) retainTasks(ctx context.Context, l *job.List, p retention.TaskPolicy) {
+	now := d.clock.Now()
+	rs, err := retention.PlanTasks(l.Dir, p, now)
+	if err != nil {
+		d.log.Warn("retention: look at the list's ended tasks", "list", l.ID, "err", err)
+		return
+	}
+	removed := 0
+	for _, r := range rs {
+		if ctx.Err() != nil {
+			return
+		}
+		if _, err := control.RemoveIf(ctx, l.Dir, r.ID, retention.StillExpired(l.Dir, p, now)); err != nil {
+			d.log.Warn("retention: remove an ended task", "list", l.ID, "task", r.ID, "err", err)
+			continue
+		}
+		removed++
+	}
+	if removed > 0 {
+		d.log.Info("retention: removed ended tasks", "list", l.ID, "tasks", removed)
 	}
 }

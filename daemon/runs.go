@@ -69,7 +69,7 @@ func reasonOf(t *taskfile.Task) string {
 // waits for its profile's pause to end, and remembers it to look at
 // again then.
 func (l *list) heldByPause(id string, e *entry, pauses *job.Pauses) bool {
-	if e.profile == "" || pauses.Paused(e.profile, time.Now()) == nil {
+	if e.profile == "" || pauses.Paused(e.profile, l.clock.Now()) == nil {
 		return false
 	}
 	if l.pauseHeld == nil {

@@ -39,7 +39,7 @@ const finishingPerSlot = 4
 // schedule evaluates the marked tasks and starts jobs while there are free
 // slots: globally cfg.Concurrency, per list its configured limit. Lists are
 // served round-robin so one busy list cannot starve the others; within a
-// list tasks start in id order.
+// list tasks start by priority, the highest first, then in id order.
 func (d *Daemon) schedule() {
 	for _, id := range d.order {
 		l := d.lists[id]
@@ -62,41 +62,10 @@ func (d *Daemon) schedule() {
 		for range d.order {
 			l := d.lists[d.order[d.next%len(d.order)]]
 			d.next++
-			if len(l.ready) == 0 {
-				continue
+			if d.startNext(l) {
+				started = true
+				break
 			}
-			id := l.ready[0]
-			e := l.entries[id]
-			kind := job.Run
-			if e != nil {
-				kind = e.kind()
-			}
-			// A task that will run gets its job (and so its claim and
-			// its run folder) while the agents before it still run: its
-			// agent starts the moment a slot is free. Other jobs that
-			// need a slot take one at once.
-			p := slots.Wait
-			if kind == job.Run {
-				p = slots.Claimed
-			}
-			if !d.slots.HasRoom(l.ID, p) {
-				continue
-			}
-			l.ready = l.ready[1:]
-			delete(l.inReady, id)
-			// runnable may look at files: it is asked after the room.
-			if e == nil || e.job != nil || !l.runnable(id, e) {
-				continue
-			}
-			if !d.startJob(l, id, kind, p) {
-				// A waiting job was given the slot meanwhile: this task
-				// stays first in its list's queue.
-				l.ready = slices.Insert(l.ready, 0, id)
-				l.inReady[id] = true
-				continue
-			}
-			started = true
-			break
 		}
 		if !started {
 			return
@@ -104,11 +73,56 @@ func (d *Daemon) schedule() {
 	}
 }
 
-func (d *Daemon) listLimit(id string) int {
-	if n, ok := d.cfg.ListLimits[id]; ok {
-		return n
+// readyScan bounds how far into a list's ready queue startNext looks for
+// a task the limits leave room for, past tasks whose agent profile has
+// no slot free.
+const readyScan = 64
+
+// startNext starts the job of the first task of l's ready queue the
+// limits leave room for, and reports whether it did. A task of higher
+// priority than one prepared ahead of its slot takes that one's place
+// (bump).
+func (d *Daemon) startNext(l *list) bool {
+	bumped, floor := l.bumpedFloor()
+	for i := 0; i < len(l.ready) && i < readyScan; i++ {
+		rt := l.ready[i]
+		if bumped && rt.priority < floor {
+			return false // a task bumped from its place comes back first
+		}
+		e := l.entries[rt.id]
+		kind := job.Run
+		if e != nil {
+			kind = e.kind()
+		}
+		// A task that will run gets its job (and so its claim and its run
+		// folder) while the agents before it still run: its agent starts
+		// the moment a slot is free. Other jobs that need a slot take one
+		// at once.
+		p := slots.Wait
+		if kind == job.Run {
+			p = slots.Claimed
+		}
+		tag := l.tagOf(rt, e)
+		if !d.slots.HasRoom(l.ID, tag, p) && (i > 0 || !d.bump(l, rt) || !d.slots.HasRoom(l.ID, tag, p)) {
+			continue
+		}
+		l.ready = slices.Delete(l.ready, i, i+1)
+		delete(l.inReady, rt.id)
+		// runnable may look at files: it is asked after the room.
+		if e == nil || e.job != nil || !l.runnable(rt.id, e) {
+			i--
+			continue
+		}
+		if !d.startJob(l, rt.id, kind, p) {
+			// A waiting job was given the slot meanwhile: this task keeps
+			// its place in its list's queue.
+			l.ready = slices.Insert(l.ready, i, rt)
+			l.inReady[rt.id] = true
+			return false
+		}
+		return true
 	}
-	return d.cfg.Concurrency
+	return false
 }
 
 // evaluate decides what task id needs: nothing, a quick bookkeeping job
@@ -119,7 +133,7 @@ func (d *Daemon) evaluate(l *list, id string) {
 	if e == nil || !e.owned || e.reject != "" || e.job != nil || e.archived || l.refused != nil {
 		return
 	}
-	if time.Now().Before(e.holdUntil) {
+	if d.clock.Now().Before(e.holdUntil) {
 		return
 	}
 	if d.settle(l, id, e) {
@@ -129,11 +143,19 @@ func (d *Daemon) evaluate(l *list, id string) {
 		d.startJob(l, id, job.Recover, slots.Late)
 		return
 	}
-	if e.parent != "" && !e.delivered && e.state.Ended() {
+	if e.recur != nil {
+		d.evaluateSchedule(l, id, e) // a schedule runs nothing itself (recur.go)
+		return
+	}
+	if e.parent != "" && !e.delivered && e.state.Ended() && e.scheduledFor.IsZero() {
 		d.startJob(l, id, job.Deliver, slots.Late)
 		return
 	}
-	if (e.state == task.Retrying || e.state == task.Paused) && time.Now().Before(e.retryAt) {
+	if e.waitsForTime() && d.clock.Now().Before(e.notBefore) {
+		l.waitUntil(id, e.notBefore) // not before its time (notBefore)
+		return
+	}
+	if (e.state == task.Retrying || e.state == task.Paused) && d.clock.Now().Before(e.retryAt) {
 		if l.nextRetry.IsZero() || e.retryAt.Before(l.nextRetry) {
 			l.nextRetry = e.retryAt
 		}
@@ -143,21 +165,20 @@ func (d *Daemon) evaluate(l *list, id string) {
 		d.checkCycle(l, id, e)
 		return
 	}
-	if !l.inReady[id] {
-		l.inReady[id] = true
-		i, _ := slices.BinarySearchFunc(l.ready, id, taskfile.CompareIDs)
-		l.ready = slices.Insert(l.ready, i, id)
+	if !d.admitted(l, id, e) {
+		return // its list's or profile's window is closed, or its budget spent (admission.go)
 	}
+	l.enqueue(id, e)
 }
 
 // runnable reports whether task id should get a slot now (docs/tasks.md).
 func (l *list) runnable(id string, e *entry) bool {
-	if !e.owned || e.reject != "" || e.archived || e.cancel {
+	if !e.owned || e.reject != "" || e.archived || e.cancel || e.recur != nil {
 		return false
 	}
 	switch e.state {
 	case task.None, task.Retrying, task.Paused:
-		if e.status != taskfile.StatusPending || time.Now().Before(e.retryAt) || l.heldByPause(id, e, l.pauses) {
+		if e.status != taskfile.StatusPending || l.clock.Now().Before(e.retryAt) || l.heldByPause(id, e, l.pauses) {
 			return false
 		}
 		return l.blockersDone(e)
@@ -298,7 +319,7 @@ func (l *list) cycle(id string) []string {
 // wakeDue re-reads files whose re-check is due and re-evaluates tasks whose
 // retry time has come.
 func (d *Daemon) wakeDue() {
-	now := time.Now()
+	now := d.clock.Now()
 	for _, l := range d.lists {
 		if !l.nextRecheck.IsZero() && !now.Before(l.nextRecheck) {
 			l.nextRecheck = time.Time{}
@@ -312,6 +333,7 @@ func (d *Daemon) wakeDue() {
 				}
 			}
 		}
+		l.wakeTimed(now)
 		if !l.nextRetry.IsZero() && !now.Before(l.nextRetry) {
 			l.nextRetry = time.Time{}
 			for id, e := range l.entries {
@@ -342,24 +364,38 @@ func (e *entry) kind() job.Kind {
 // slot and how to stop it.
 type work struct {
 	*job.Job
-	l    *list
-	slot *slot
-	stop context.CancelCauseFunc
+	l        *list
+	slot     *slot
+	stop     context.CancelCauseFunc
+	priority int  // the task's priority when its job started
+	bumped   bool // its ticket was taken out of the queue for a task of higher priority
 }
 
 // A slot is a job's concurrency slot: its ticket of the daemon's pool.
 // A job started without one (slots.Late) keeps what it acquires until
 // it ends.
 type slot struct {
-	d       *Daemon
-	ticket  *slots.Ticket
-	late    bool
-	release sync.Once
+	d             *Daemon
+	ticket        *slots.Ticket
+	late          bool
+	list, profile string // whose admission the first Acquire asks
+	acquired      bool   // Acquire was called (by the job's goroutine)
+	exited        bool   // an agent of it exited: its cost counts as unknown until recorded (admission.go)
+	release       sync.Once
 }
 
-// Acquire implements job.Slot.
+// Acquire implements job.Slot. A job's first slot is taken only while
+// its list and profile admit it (admission.go): a task prepared ahead of
+// its slot does not start if its window closed meanwhile.
 func (s *slot) Acquire(ctx context.Context) error {
-	return s.d.slots.Acquire(ctx, s.ticket, func() error { return s.d.stopCause(ctx) })
+	first := !s.acquired && !s.late
+	s.acquired = true
+	return s.d.slots.Acquire(ctx, s.ticket, func() error {
+		if err := s.d.stopCause(ctx); err != nil || !first {
+			return err
+		}
+		return s.d.admitsNow(s.list, s.profile)
+	})
 }
 
 // Ready implements job.Slot.
@@ -372,6 +408,9 @@ func (s *slot) StepAside() { s.d.slots.StepAside(s.ticket) }
 func (s *slot) Release() {
 	s.release.Do(func() {
 		if !s.late {
+			if s.d.slots.Holds(s.ticket) {
+				s.exited = s.d.admit.Exited(s.list, s.profile)
+			}
 			s.d.slots.Release(s.ticket)
 		}
 	})
@@ -394,15 +433,19 @@ type jobDone struct {
 // starts an agent. Every agent starts holding a slot: runAttempt acquires
 // the job's (jobSlot) unless the attempt says how to. Called by the loop.
 func (d *Daemon) startJob(l *list, id string, kind job.Kind, p slots.Prep) bool {
-	ticket := d.slots.Take(l.ID, p)
+	e := l.entries[id]
+	ticket := d.slots.Take(l.ID, l.tagOf(readyTask{id: id, priority: e.priority}, e), p)
 	if ticket == nil {
 		return false
 	}
-	w := &work{l: l, slot: &slot{d: d, ticket: ticket, late: p == slots.Late}}
+	w := &work{l: l, slot: &slot{d: d, ticket: ticket, late: p == slots.Late, list: l.ID, profile: e.profile}, priority: e.priority}
+	if p == slots.Claimed || p == slots.Wait {
+		l.preparedJobs()[id] = w
+	}
 	w.Job = &job.Job{Env: d.env, Kind: kind, List: l.List, ID: id, Slot: w.slot}
 	ctx, stop := context.WithCancelCause(d.ctx)
 	w.stop = stop
-	l.entries[id].job = w
+	e.job = w
 	d.live++
 	d.jobs.Add(1)
 	go func() {
@@ -423,6 +466,12 @@ func (d *Daemon) finished(msg jobDone) {
 	j := msg.job
 	d.live--
 	d.slots.Done(j.slot.ticket)
+	if j.l.prepared[j.ID] == j {
+		delete(j.l.prepared, j.ID)
+	}
+	if j.slot.exited {
+		defer d.costRecorded(j)
+	}
 	if msg.err != nil && msg.err != errNotRunnable {
 		d.log.Warn("task job", "list", j.l.ID, "task", j.ID, "err", msg.err)
 	}
@@ -448,7 +497,7 @@ func (d *Daemon) finished(msg jobDone) {
 			j.l.Events.Append(eventlog.Event{Type: eventlog.PathRefused, List: j.l.ID, Task: j.ID, Data: map[string]any{"error": msg.err.Error()}})
 		}
 		e.jobErrors++
-		e.holdUntil = time.Now().Add(job.HoldBackoff(e.jobErrors))
+		e.holdUntil = d.clock.Now().Add(job.HoldBackoff(e.jobErrors))
 		j.l.recheckAt(j.ID, e.holdUntil)
 		if d.ctx.Err() == nil { // not a job cut short by the daemon's stop
 			j.Hold(msg.err.Error(), e.holdUntil, e.parent)
@@ -458,7 +507,7 @@ func (d *Daemon) finished(msg jobDone) {
 			j.Unhold()
 		}
 		e.jobErrors, e.holdUntil = 0, time.Time{}
-		e.settleMissed(j.Kind, msg.err == errNotRunnable)
+		e.settleMissed(j.Kind, msg.err == errNotRunnable, d.clock.Now())
 		if !e.holdUntil.IsZero() {
 			j.l.recheckAt(j.ID, e.holdUntil)
 		}

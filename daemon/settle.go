@@ -114,8 +114,8 @@ func (l *list) considerKids(id string) {
 // settleMissed holds a settling job's task back for a while after the job
 // found nothing to do (the loop's memory and the files disagreed for a
 // moment): the loop asks again later, never in a spin.
-func (e *entry) settleMissed(kind job.Kind, missed bool) {
-	if kind != job.Settle && kind != job.Cancel {
+func (e *entry) settleMissed(kind job.Kind, missed bool, now time.Time) {
+	if kind != job.Settle && kind != job.Cancel && kind != job.Fire {
 		return
 	}
 	if !missed {
@@ -123,7 +123,7 @@ func (e *entry) settleMissed(kind job.Kind, missed bool) {
 		return
 	}
 	e.settleMisses++
-	e.holdUntil = time.Now().Add(min(100*time.Millisecond<<min(e.settleMisses-1, 9), time.Minute))
+	e.holdUntil = now.Add(min(100*time.Millisecond<<min(e.settleMisses-1, 9), time.Minute))
 }
 
 // lockOf returns the id of the task whose lock (<id>.json.lock) name is.

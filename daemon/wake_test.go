@@ -3,10 +3,13 @@ package daemon
 import (
 	"testing"
 	"time"
+
+	"github.com/taskd/taskd/internal/clock"
 )
 
-// Ensure an overdue re-check or retry wakes the loop at once instead of
-// being taken for "nothing to wait for".
+// Ensure an overdue re-check or retry wakes the loop at once (the real
+// clock's timers wait a millisecond at least) instead of being taken for
+// "nothing to wait for".
 func TestDaemon_nextWake(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
@@ -17,14 +20,14 @@ func TestDaemon_nextWake(t *testing.T) {
 		atMost, atLeast time.Duration
 	}{
 		{"nothing due", time.Time{}, time.Time{}, time.Time{}, time.Hour, time.Hour},
-		{"overdue re-check", now.Add(-5 * time.Millisecond), time.Time{}, time.Time{}, time.Millisecond, time.Millisecond},
-		{"overdue re-check, later retry", now.Add(-5 * time.Millisecond), now.Add(time.Minute), time.Time{}, time.Millisecond, time.Millisecond},
-		{"overdue retry, another list later", time.Time{}, now.Add(-time.Second), now.Add(time.Minute), time.Millisecond, time.Millisecond},
+		{"overdue re-check", now.Add(-5 * time.Millisecond), time.Time{}, time.Time{}, 0, 0},
+		{"overdue re-check, later retry", now.Add(-5 * time.Millisecond), now.Add(time.Minute), time.Time{}, 0, 0},
+		{"overdue retry, another list later", time.Time{}, now.Add(-time.Second), now.Add(time.Minute), 0, 0},
 		{"future re-check", now.Add(time.Minute), time.Time{}, time.Time{}, time.Minute, 50 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := &Daemon{lists: map[string]*list{
+			d := &Daemon{clock: clock.NewFake(now), lists: map[string]*list{
 				"a": {nextRecheck: tt.recheck, nextRetry: tt.retry},
 				"b": {nextRecheck: tt.other},
 			}}

@@ -59,9 +59,10 @@ var layers = []layer{
 		name: "Services",
 		about: "What the loop, the jobs and the commands use, each owning one kind of file, process or " +
 			"resource; `kindtest`, the conformance suite every kind of agent passes, is imported by tests only.",
-		pkgs: []string{"daemon/status", "daemon/children", "daemon/pausefile", "daemon/agent/kindtest", "daemon/agent", "daemon/catalog", "daemon/control",
-			"daemon/eventlog", "daemon/retention", "daemon/notify", "daemon/handoff", "daemon/held",
-			"daemon/worktree", "daemon/slots", "daemon/config", "install"},
+		pkgs: []string{"daemon/status", "daemon/retention", "daemon/recur", "daemon/admit", "daemon/children",
+			"daemon/pausefile", "daemon/agent/kindtest", "daemon/agent", "daemon/catalog", "daemon/control", "daemon/eventlog",
+			"daemon/notify", "daemon/handoff", "daemon/held", "daemon/worktree", "daemon/slots", "daemon/parallel",
+			"daemon/config", "daemon/calendar", "install"},
 	},
 	{
 		name: "The model",
@@ -79,7 +80,7 @@ var layers = []layer{
 		about: "Rules and helpers every layer may use; `claudestub` and `natstest` are imported by tests " +
 			"only.",
 		pkgs: []string{"internal/claudestub", "internal/natstest", "internal/proc", "internal/allowenv",
-			"internal/fsroot", "internal/readable", "internal/termtext", "internal/jsonorder"},
+			"internal/fsroot", "internal/readable", "internal/termtext", "internal/jsonorder", "internal/clock"},
 	},
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func init() {
 	register(
 		&command{
 			name:  "clean",
-			usage: "[--root DIR] [--config FILE] [--older-than AGE] [--dry-run] [-v] [LIST...]",
+			usage: "[--root DIR] [--config FILE] [--older-than AGE] [--tasks] [--dry-run] [-v] [LIST...]",
 			short: "remove what ended tasks left, as the retention policy says",
 			group: "Tasks",
 			long: `
@@ -34,8 +35,17 @@ run folders (3). An event log past its size is rotated, and lock
 directories kept by processes that are gone are removed. The daemon does
 the same at start and every hour; clean is for doing it now, or harder.
 
-Nothing of a task that has not ended is touched, and no task file is
-removed ('taskd rm' removes a task). A list taskd would refuse to serve
+Nothing of a task that has not ended is touched. With --tasks, clean
+also removes the files of taskd's tasks that ended long enough ago, with
+their run folders and inboxes (and, once a daemon sees them gone, their
+git worktrees; their branches stay): those that succeeded more than
+retention.succeededTasks ago (7 days unless the configuration says
+otherwise), those that failed, timed out, were stopped or cancelled more
+than retention.failedTasks ago (30 days); --older-than AGE sets both ages.
+A task that one which has not ended still needs is kept: a blocker in its
+blockedBy, its parent, ancestors and children, a schedule's last run. The
+daemon removes such tasks at start and every hour too; tasks that are not
+taskd's are never removed ('taskd rm' removes any task). A list taskd would refuse to serve
 (another user's, writable by others, a link in its .taskd) is left alone
 and named on standard error. Clean is safe while a daemon runs.
 
@@ -44,6 +54,7 @@ and named on standard error. Clean is safe while a daemon runs.
 
 	taskd clean --dry-run
 	taskd clean --older-than 7d nightly
+	taskd clean --tasks --older-than 1d
 
 Clean fails (status 1) when a list cannot be read or something cannot be
 removed, after doing the rest.
@@ -85,6 +96,7 @@ func runClean(ctx context.Context, inv *invocation) error {
 	olderThan := fs.String("older-than", "", "remove what ended tasks left untouched for longer than AGE (30d, 12h)")
 	dryRun := fs.Bool("dry-run", false, "list what would be removed, remove nothing")
 	verbose := fs.Bool("v", false, "list what is removed")
+	tasks := fs.Bool("tasks", false, "also remove the files of tasks that ended long enough ago")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
@@ -98,6 +110,13 @@ func runClean(ctx context.Context, inv *invocation) error {
 			return inv.usageErrorf("--older-than: %v", err)
 		}
 	}
+	tp := retention.TaskPolicy{Succeeded: cfg.Retention.SucceededTasks, Failed: cfg.Retention.FailedTasks}
+	if *olderThan != "" {
+		tp = retention.TaskPolicy{Succeeded: p.MaxAge, Failed: p.MaxAge}
+	}
+	if !*tasks {
+		tp = retention.TaskPolicy{}
+	}
 	if p.MaxAge == 0 {
 		p.MaxAge = 100 * 365 * 24 * time.Hour // retention.maxAge "off": only keepRuns
 	}
@@ -109,6 +128,10 @@ func runClean(ctx context.Context, inv *invocation) error {
 	}
 	failed := false
 	for _, id := range lists {
+		if err := cleanTasks(ctx, inv, cfg, id, tp, *dryRun, *verbose || *dryRun); err != nil {
+			fmt.Fprintf(inv.stderr, "taskd clean: %s: %v\n", id, err)
+			failed = true
+		}
 		if err := cleanList(inv, cfg, id, cleaning{policy: p, dryRun: *dryRun, list: *verbose || *dryRun}); err != nil {
 			fmt.Fprintf(inv.stderr, "taskd clean: %s: %v\n", id, err)
 			failed = true
@@ -169,6 +192,48 @@ func cleanList(inv *invocation, cfg *config.Config, id string, c cleaning) error
 	}
 	fmt.Fprintf(inv.stdout, "%s: removed %d paths, %s%s\n", id, len(rs), humanBytes(bytes), rotateNote(rotate, "; rotated the event log"))
 	return err
+}
+
+// cleanTasks removes the task files of list id that policy p removes,
+// and prints what it did (each task with list set).
+func cleanTasks(ctx context.Context, inv *invocation, cfg *config.Config, id string, p retention.TaskPolicy, dryRun, list bool) error {
+	if p == (retention.TaskPolicy{}) {
+		return nil
+	}
+	dir, err := control.OpenList(cfg.Root, id, false)
+	if err != nil {
+		return err
+	}
+	if err := area.CheckList(dir.Path(), cfg.Insecure); err != nil {
+		return fmt.Errorf("left alone: %w", err)
+	}
+	now := clockOf(ctx).Now()
+	rs, err := retention.PlanTasks(dir, p, now)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	removed := 0
+	for _, r := range rs {
+		verb := "would remove"
+		if !dryRun {
+			verb = "removed"
+			if _, err := control.RemoveIf(ctx, dir, r.ID, retention.StillExpired(dir, p, now)); err != nil {
+				errs = append(errs, fmt.Errorf("task %s: %w", r.ID, err))
+				continue
+			}
+		}
+		removed++
+		if list {
+			fmt.Fprintf(inv.stdout, "%s task %s/%s (%s)\n", verb, id, r.ID, r.Why)
+		}
+	}
+	verb := "removed"
+	if dryRun {
+		verb = "would remove"
+	}
+	fmt.Fprintf(inv.stdout, "%s: %s %d ended %s\n", id, verb, removed, plural(removed, "task", "tasks"))
+	return errors.Join(errs...)
 }
 
 // eventsOver reports whether the list's event log has reached the size

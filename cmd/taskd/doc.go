@@ -234,7 +234,7 @@
 //
 // # taskd clean
 //
-//	taskd clean [--root DIR] [--config FILE] [--older-than AGE] [--dry-run] [-v] [LIST...]
+//	taskd clean [--root DIR] [--config FILE] [--older-than AGE] [--tasks] [--dry-run] [-v] [LIST...]
 //
 // Clean applies the retention policy to every list of the root (or to the
 // lists named): the run folders and inboxes of ended tasks untouched for
@@ -245,8 +245,17 @@
 // directories kept by processes that are gone are removed. The daemon does
 // the same at start and every hour; clean is for doing it now, or harder.
 //
-// Nothing of a task that has not ended is touched, and no task file is
-// removed ('taskd rm' removes a task). A list taskd would refuse to serve
+// Nothing of a task that has not ended is touched. With --tasks, clean
+// also removes the files of taskd's tasks that ended long enough ago, with
+// their run folders and inboxes (and, once a daemon sees them gone, their
+// git worktrees; their branches stay): those that succeeded more than
+// retention.succeededTasks ago (7 days unless the configuration says
+// otherwise), those that failed, timed out, were stopped or cancelled more
+// than retention.failedTasks ago (30 days); --older-than AGE sets both ages.
+// A task that one which has not ended still needs is kept: a blocker in its
+// blockedBy, its parent, ancestors and children, a schedule's last run. The
+// daemon removes such tasks at start and every hour too; tasks that are not
+// taskd's are never removed ('taskd rm' removes any task). A list taskd would refuse to serve
 // (another user's, writable by others, a link in its .taskd) is left alone
 // and named on standard error. Clean is safe while a daemon runs.
 //
@@ -255,6 +264,7 @@
 //
 //	taskd clean --dry-run
 //	taskd clean --older-than 7d nightly
+//	taskd clean --tasks --older-than 1d
 //
 // Clean fails (status 1) when a list cannot be read or something cannot be
 // removed, after doing the rest.
@@ -381,28 +391,88 @@
 // is an error (exit status 1); a log with a line that does not parse is
 // reported on standard error and counted up to that line.
 //
+// # taskd parallel
+//
+//	taskd parallel [--root DIR] [--config FILE] [LIST N | --profile P N | --all N]
+//
+// Parallel changes how many agents may run at once while the daemon runs:
+// in a list (LIST N), of an agent profile (--profile P N), or in all (--all
+// N). N is a whole number from 1 to 1024, or default to go back to what the
+// configuration says (concurrency, lists.<id>.concurrency,
+// profiles.<name>.concurrency). The number is written to the root's
+// .taskd-parallel.json, which the daemon watches: it takes effect at once
+// and outlives a restart; the configuration file is not changed.
+//
+// A lower number stops no agent: those running finish, and no new one
+// starts until fewer run than the number. A higher one starts waiting tasks
+// at once. Without arguments, parallel prints the numbers in force and
+// where each comes from.
+//
+//	taskd parallel nightly 1
+//	taskd parallel --profile claude 2
+//	taskd parallel --all 8
+//	taskd parallel nightly default
+//
+// Parallel fails (status 1) when the file cannot be written, and prints its
+// usage (status 2) for a number out of range or a list name that cannot be
+// one.
+//
+// # taskd pause
+//
+//	taskd pause [--root DIR] [--config FILE] [--stop] [--reason TEXT] LIST | --list LIST | --profile PROFILE | --all
+//
+// Pause keeps the daemon from starting new agents: in the list named (or
+// --list LIST), of an agent profile (--profile PROFILE), or anywhere (--all),
+// until 'taskd resume' lifts the pause. Agents already running go on to
+// their ends; with --stop they are interrupted too (SIGTERM, then SIGKILL
+// after the grace period), and their tasks, recorded as interrupted, run
+// again once resumed (a claude agent resumes its session). A task prepared
+// ahead of its slot gives its claim back. Tasks may still be submitted:
+// they wait. A schedule still makes its runs at their times; they wait too
+// (a run that waits counts as going on: the times after it are passed over).
+//
+// The pause is recorded in the root's pause file, .taskd-pauses.json, which
+// the daemon reads whenever it changes, so a restart keeps it. --reason
+// TEXT says why, for 'taskd status', which shows every pause on the list's
+// line and on each task it holds (for a profile, the tasks whose agents run
+// with it by the configuration, --config FILE or the user's).
+//
+//	taskd pause nightly
+//	taskd pause --all --stop --reason 'demo at 3pm'
+//	taskd resume --all
+//
+// Pause fails (status 1) when the pause file cannot be written; it prints
+// its usage (status 2) unless exactly one of LIST, --list, --profile and
+// --all is given.
+//
 // # taskd resume
 //
-//	taskd resume [--root DIR] PROFILE | --profile PROFILE
+//	taskd resume [--root DIR] NAME | --list LIST | --profile PROFILE | --all
 //
-// Resume lifts the pause a usage limit put an agent profile in, before it
-// ends by itself: the tasks the pause held may start at once, and the tasks
-// the limit paused resume now (their sessions, for claude), instead of at
-// the reset time the agent named or at the end of the backoff. Use it when
-// you know the limit is gone sooner (a plan upgraded, a key changed).
+// Resume lifts a pause before it ends by itself, and the tasks it held may
+// start at once: the pause 'taskd pause' set on a list (--list LIST), on an
+// agent profile (--profile PROFILE) or on everything (--all); the pause a
+// budget per window put a list or a profile in until its next window (the
+// budget then holds nothing more until that window's end); and, for a
+// profile, the pause a usage limit put it in: the tasks the limit paused
+// resume now (their sessions, for claude), instead of at the reset time the
+// agent named or at the end of the backoff. Use it when you know the limit
+// is gone sooner (a plan upgraded, a key changed). A NAME alone is the list
+// of that name if it is paused, else the profile.
 //
-// A pause is recorded in the root's pause file, .taskd-pauses.json, which
+// Pauses are recorded in the root's pause file, .taskd-pauses.json, which
 // the daemon reads when it starts and whenever it changes: resume removes
-// the profile's pause from it, and makes each task the profile's limit
-// paused due now (metadata.taskd.retryAt and pause.until). With no daemon
-// running, the tasks start when one does. Should the agent meet the limit
-// again, the profile pauses again.
+// the pause from it, and makes each task the profile's limit paused due now
+// (metadata.taskd.retryAt and pause.until). With no daemon running, the
+// tasks start when one does. Should the agent meet the limit again, or the
+// budget be spent again in a later window, the pause comes back.
 //
-// 'taskd status' shows, on every task a pause holds, the profile, the
-// limit in the agent's words, and until when (docs/agents.md, usage limits).
+// 'taskd status' shows, on every task a pause holds, what paused it and
+// until when, and the resume command that lifts it (docs/scheduling.md,
+// docs/agents.md).
 //
-// Resume fails (status 1) when the profile is not paused and no task is
-// paused by it.
+// Resume fails (status 1) when nothing of that name is paused and no task
+// is paused by it.
 //
 // # taskd show
 //
@@ -447,7 +517,7 @@
 //
 // # taskd status
 //
-//	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
+//	taskd status [--root DIR] [--config FILE] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
 //
 // Status shows the tasks of every list (or of the --list ones): taskd's own
 // tasks, or with --all every task. It reads the task files only, so it works
@@ -458,13 +528,15 @@
 // the task, its children and the tasks below them, with their notes; --json
 // prints that list alone, with those tasks.
 //
-// Each list starts with a count of its tasks by state. Then one line per
+// Each list starts with a count of its tasks by state (and "paused" when a
+// pause holds the whole list). Then one line per
 // task: its id; its state; STEP, a workflow's current step and how many
 // steps have run (retries included): "review 2/…" while it goes on, "end
 // 3/3" once it has ended; ATT, the attempt: a task's agent attempts (2 after
 // one retry) or, for a workflow, the attempts of its current step (1, unless
 // the step was retried), so that a clean two-step workflow shows 1; how long
-// ago it entered its state (5s, 3m, 2h, 4d); and its subject. Children are
+// ago it entered its state (5s, 3m, 2h, 4d); and its subject, after its
+// priority ([+5]) when it has one and has not ended. Children are
 // drawn under their parent (a waiting parent, or a workflow's fork with one
 // child per branch). The state is metadata.taskd.state (starting, running, waiting,
 // needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
@@ -491,7 +563,16 @@
 //	              children: b (5), c (6)"
 //	blocked by:   the blockers that have not completed
 //	paused:       when a task a usage limit paused resumes, and
-//	limit:        the limit, in the agent's words
+//	limit:        the limit, in the agent's words; on a list, the pause
+//	              taskd pause (or a budget per window) set on it
+//	waiting for:  what holds a pending task back: a pause of its list,
+//	              its profile or of everything, or a window of hours of
+//	              its list or profile (read from the configuration,
+//	              --config FILE, else the default one)
+//	starts:       when a task given a time to start (submit --at, --in)
+//	              starts; such a task is shown scheduled
+//	schedule:     a schedule's cron expression, its next run, how many
+//	              it made and the last; it is shown recurring
 //	waiting for:  on a task that could start, the agent profile whose
 //	              pause (a usage limit another task met) holds it back,
 //	              until when and why; under both, the 'taskd resume'
@@ -550,6 +631,15 @@
 // that does not exist, and when the task named does not exist. A root that does not exist yet is not an error: it
 // has no lists.
 //
+// # taskd ls
+//
+//	taskd ls [--root DIR] [--config FILE] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
+//
+// Ls is taskd status without the notes under each task: one line per task
+// (its id, state, step, attempt, age and subject) under each list's counts.
+// It takes status's flags and arguments, and --json prints the same as
+// status --json. 'taskd help status' explains the columns and the states.
+//
 // # taskd restart
 //
 //	taskd restart [--root DIR] LIST/ID...
@@ -579,7 +669,7 @@
 //
 // # taskd submit
 //
-//	taskd submit [--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--worktree] [--permission-mode M] [--tools T,...] [--disallowed-tools T,...] [--max-turns N] [--max-cost-usd USD] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID [--autonomy]] [--json] [PROMPT | -]
+//	taskd submit [--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--worktree] [--permission-mode M] [--tools T,...] [--disallowed-tools T,...] [--max-turns N] [--max-cost-usd USD] [--timeout D] [--retries N] [--blocked-by ID,...] [--priority N] [--at TIME | --in DURATION] [--schedule CRON [--overlap]] [--workflow ID [--autonomy]] [--json] [PROMPT | -]
 //
 // Submit writes a new task file addressed to taskd into a list and prints its
 // path. The id is allocated as Claude Code allocates ids, so taskd and Claude
@@ -612,6 +702,20 @@
 //
 // --autonomy sets metadata.autonomy: the workflow walks on through its
 // stage boundaries instead of completing at each (docs/workflows.md).
+//
+// When it starts (docs/scheduling.md): --priority N (a whole number,
+// default 0) starts it before the tasks of its list of lower priority;
+// --at TIME or --in DURATION (metadata.taskd.notBefore) holds it until then:
+// TIME is 02:00 (the next 02:00, local time), "2026-01-05 02:00" or an RFC
+// 3339 time, DURATION is 90s, 2h or 3d. --schedule CRON makes the task a
+// schedule (metadata.taskd.schedule): it never runs itself, but at each time
+// of the cron expression a run of it is made, a task of its own with its
+// prompt and settings; a time that comes while the last run still goes is
+// passed over unless --overlap. 'taskd status' shows when each starts.
+//
+//	taskd submit --in 8h --agent exec 'make release-notes'
+//	taskd submit --priority 10 'fix the build first'
+//	taskd submit --schedule '0 2 * * *' 'bump the dependencies and run the tests'
 //
 // Submit fails (status 1) when standard input is not a task with --json,
 // when the list name is not 1-128 of A-Z a-z 0-9 _ -, and when the file
@@ -722,9 +826,10 @@
 // commands: enter answers it (taskd resolve, with a note typed in place),
 // a allows the calls it was refused, c cancels it and the tasks below it,
 // r retries it, R restarts it, x removes it, p lifts the pause of the
-// profile that holds it back (taskd resume), d shows its worktree's diff
-// and o all its output in $PAGER (else less). Each action that loses
-// something asks first. ? lists every key; q or Ctrl-C quits and leaves the
+// profile that holds it back (taskd resume), P pauses its list or resumes
+// the list paused (taskd pause LIST, taskd resume LIST), d shows its
+// worktree's diff and o all its output in $PAGER (else less). Each action
+// that changes a task or a pause asks first. ? lists every key; q or Ctrl-C quits and leaves the
 // terminal as it was.
 //
 // It reads files only, as taskd status does, so it works whether or not a

@@ -158,8 +158,9 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	if url == "" && cfg.NATS != nil {
 		url = cfg.NATS.URL
 	}
+	clk := daemon.WithClock(clockOf(ctx))
 	if url == "" {
-		return daemon.New(cfg, log).Run(ctx)
+		return daemon.New(cfg, log, clk).Run(ctx)
 	}
 	coord, err := remote.NewCoordinator(url, cfg, agent.NewLocal(cfg, log), log)
 	if err != nil {
@@ -177,7 +178,7 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 		case <-dctx.Done():
 		}
 	}()
-	err = daemon.New(cfg, log, daemon.WithRunner(coord)).Run(dctx)
+	err = daemon.New(cfg, log, daemon.WithRunner(coord), clk).Run(dctx)
 	if cerr := coord.Err(); cerr != nil {
 		return cerr
 	}

@@ -23,7 +23,7 @@ import (
 func init() {
 	register(&command{
 		name:  "status",
-		usage: "[--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]",
+		usage: "[--root DIR] [--config FILE] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]",
 		short: "show tasks: state, step, attempt, age, as a tree",
 		group: "Tasks",
 		long: `
@@ -36,13 +36,15 @@ With a task (LIST/ID, or an id alone, as below) it shows that task's tree:
 the task, its children and the tasks below them, with their notes; --json
 prints that list alone, with those tasks.
 
-Each list starts with a count of its tasks by state. Then one line per
+Each list starts with a count of its tasks by state (and "paused" when a
+pause holds the whole list). Then one line per
 task: its id; its state; STEP, a workflow's current step and how many
 steps have run (retries included): "review 2/…" while it goes on, "end
 3/3" once it has ended; ATT, the attempt: a task's agent attempts (2 after
 one retry) or, for a workflow, the attempts of its current step (1, unless
 the step was retried), so that a clean two-step workflow shows 1; how long
-ago it entered its state (5s, 3m, 2h, 4d); and its subject. Children are
+ago it entered its state (5s, 3m, 2h, 4d); and its subject, after its
+priority ([+5]) when it has one and has not ended. Children are
 drawn under their parent (a waiting parent, or a workflow's fork with one
 child per branch). The state is metadata.taskd.state (starting, running, waiting,
 needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
@@ -69,7 +71,16 @@ what to do:
 	              children: b (5), c (6)"
 	blocked by:   the blockers that have not completed
 	paused:       when a task a usage limit paused resumes, and
-	limit:        the limit, in the agent's words
+	limit:        the limit, in the agent's words; on a list, the pause
+	              taskd pause (or a budget per window) set on it
+	waiting for:  what holds a pending task back: a pause of its list,
+	              its profile or of everything, or a window of hours of
+	              its list or profile (read from the configuration,
+	              --config FILE, else the default one)
+	starts:       when a task given a time to start (submit --at, --in)
+	              starts; such a task is shown scheduled
+	schedule:     a schedule's cron expression, its next run, how many
+	              it made and the last; it is shown recurring
 	waiting for:  on a task that could start, the agent profile whose
 	              pause (a usage limit another task met) holds it back,
 	              until when and why; under both, the 'taskd resume'
@@ -124,12 +135,28 @@ that does not exist, and when the task named does not exist. A root that does no
 has no lists.
 `,
 		run: runStatus,
+	}, &command{
+		name:  "ls",
+		usage: "[--root DIR] [--config FILE] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]",
+		short: "status, one line per task",
+		group: "Tasks",
+		long: `
+Ls is taskd status without the notes under each task: one line per task
+(its id, state, step, attempt, age and subject) under each list's counts.
+It takes status's flags and arguments, and --json prints the same as
+status --json. 'taskd help status' explains the columns and the states.
+`,
+		run: func(ctx context.Context, inv *invocation) error { return statusCommand(ctx, inv, true) },
 	})
 }
 
-func runStatus(ctx context.Context, inv *invocation) error {
+func runStatus(ctx context.Context, inv *invocation) error { return statusCommand(ctx, inv, false) }
+
+// statusCommand is taskd status, and with compact set taskd ls.
+func statusCommand(ctx context.Context, inv *invocation, compact bool) error {
 	fs := inv.flags()
 	root := fs.String("root", "", "root of task lists")
+	configFile := fs.String("config", "", "the daemon's configuration file (its windows of hours)")
 	var lists listFlags
 	fs.Var(&lists, "list", "show only this list (repeatable)")
 	all := fs.Bool("all", false, "show every task, not only taskd's")
@@ -163,6 +190,9 @@ func runStatus(ctx context.Context, inv *invocation) error {
 		if err != nil {
 			return err
 		}
+		if cfg, err := loadConfig(*root, *configFile, nil); err == nil {
+			windowHolds(snap, cfg, clockOf(ctx).Now())
+		}
 		if one != nil {
 			if snap, err = subtree(snap, one.id); err != nil {
 				return err
@@ -181,7 +211,7 @@ func runStatus(ctx context.Context, inv *invocation) error {
 		}
 		home, _ := os.UserHomeDir()
 		v := &statusView{root: r, home: home, daemon: daemonOf(r), lists: snap, refused: refusals(r, snap),
-			now: time.Now(), width: 80, color: color}
+			now: clockOf(ctx).Now(), width: 80, color: color, compact: compact}
 		v.render(inv.stdout)
 		return nil
 	}

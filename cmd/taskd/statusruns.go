@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/admit"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/status"
 )
 
@@ -69,3 +71,25 @@ func tokens(n int64) string { return status.Tokens(n) }
 
 // when renders a time to come (status.When).
 func when(now, at time.Time) string { return status.When(now, at) }
+
+// windowHolds notes, on each task of snap that waits for its turn, the
+// window of hours of its list or profile that holds it back at now, as
+// cfg sets them (package admit, as the daemon decides).
+func windowHolds(snap []status.List, cfg *config.Config, now time.Time) {
+	a := admit.New(cfg)
+	for i := range snap {
+		for j := range snap[i].Tasks {
+			t := &snap[i].Tasks[j]
+			if s := status.StateWord(t); !t.Taskd || t.Pause != nil || s != "pending" && s != "retrying" {
+				continue
+			}
+			profile := ""
+			if p, err := cfg.ResolveAgent(t.Agent, t.Agent != ""); err == nil && t.Workflow == "" {
+				profile = p.Name
+			}
+			if h, held := a.Check(t.List, profile, now); held {
+				t.Window = h.Reason
+			}
+		}
+	}
+}

@@ -31,6 +31,7 @@ type statusView struct {
 	names   map[string]string // task names by id, of the list being drawn
 	width   int               // columns; every line fits
 	color   bool              // ANSI colours
+	compact bool              // taskd ls: no notes under the tasks
 }
 
 // A refusal is why the daemon does not serve a root or a list.
@@ -155,11 +156,17 @@ func (r *renderer) list(l status.List) {
 	if len(parts) > 0 {
 		head += " · " + strings.Join(parts, ", ")
 	}
+	if l.Paused != nil {
+		head += " · paused"
+	}
 	for i, l := range wrap(head, v.width-colIndent, 3) {
 		if i > 0 {
 			l = strings.Repeat(" ", colIndent) + l
 		}
 		r.line(r.paint("1", l))
+	}
+	if l.Paused != nil {
+		r.noteAt(colIndent, "paused: ", pauseWords(v.now, l.Paused)+" · resume: "+l.Paused.Resume, "33")
 	}
 	if ref, ok := v.refused[l.ID]; ok {
 		problem, fix := ref.note("list", v.path(filepath.Join(v.root, l.ID)))
@@ -216,7 +223,7 @@ func (r *renderer) row(t *status.Task, tree string) {
 	}
 	word := r.fit(state, colState)
 	painted := r.paint(stateColor[state], word) + strings.Repeat(" ", colState-width(word))
-	r.line(strings.TrimRight(r.cells(rowCells{tree + t.ID, painted, stepCell(t), attempt, age(v.now, t.Since), subject(t)}), " "))
+	r.line(strings.TrimRight(r.cells(rowCells{tree + t.ID, painted, stepCell(t), attempt, age(v.now, t.Since), prioritized(t, state)}), " "))
 	ref := clean(t.List + "/" + t.ID)
 	switch {
 	case state == "rejected":
@@ -269,9 +276,22 @@ func (r *renderer) row(t *status.Task, tree string) {
 		if t.PausedProfile != "" {
 			r.note("", "resume now: taskd resume "+t.PausedProfile, "")
 		}
-	case (state == "pending" || state == "retrying") && t.Pause != nil:
+	case (state == "pending" || state == "retrying" || state == "scheduled") && t.Pause != nil:
 		r.note("waiting for: ", pauseWords(v.now, t.Pause), "33")
-		r.note("", "resume now: taskd resume "+t.Pause.Profile, "")
+		r.note("", "resume now: "+firstNonEmpty(t.Pause.Resume, "taskd resume "+t.Pause.Profile), "")
+	case (state == "pending" || state == "retrying") && t.Window != "":
+		r.note("waiting for: ", t.Window, "36")
+	case state == "scheduled":
+		r.note("starts: ", "at "+when(v.now, t.StartsAt)+", not before", "36")
+	case state == "recurring":
+		next := "next run " + when(v.now, t.NextRun)
+		if t.NextRun.IsZero() {
+			next = "its next run is decided when a daemon runs"
+		}
+		r.note("schedule: ", t.Schedule+" · "+next, "36")
+		if t.RunsMade > 0 {
+			r.note("", fmt.Sprintf("%d %s made, the last %s; cancel it to stop it: taskd cancel %s", t.RunsMade, plural(t.RunsMade, "run", "runs"), t.LastRun, ref), "")
+		}
 	case state == "waiting" && t.Waits != nil:
 		r.note("waiting for: ", waitsWords(t.Waits, v.names), "36")
 	case state == "starting":
@@ -327,8 +347,11 @@ func (r *renderer) note(label, text, code string) {
 	r.noteAt(noteIndent, label, text, code)
 }
 
-// noteAt is note at any indentation.
+// noteAt is note at any indentation; a compact view has none.
 func (r *renderer) noteAt(at int, label, text, code string) {
+	if r.v.compact {
+		return
+	}
 	avail := r.v.width - at - width(label)
 	lines := wrap(r.v.abbrev(clean(text)), avail, maxNoteLines)
 	indent := strings.Repeat(" ", at)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/taskd/taskd/daemon/status"
@@ -11,6 +12,15 @@ import (
 
 // subject is the task's subject as views show it (status.Subject).
 func subject(t *status.Task) string { return status.Subject(t) }
+
+// prioritized is the subject of t, in state, with its priority in front
+// while it has not ended: "[+5] Fix the login test".
+func prioritized(t *status.Task, state string) string {
+	if t.Priority == 0 || endedStates[state] {
+		return subject(t)
+	}
+	return fmt.Sprintf("[%+d] %s", t.Priority, subject(t))
+}
 
 // displayState is the word status shows for a task's state.
 func displayState(t *status.Task) string { return status.StateWord(t) }

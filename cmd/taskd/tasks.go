@@ -171,7 +171,7 @@ func init() {
 	register(
 		&command{
 			name:  "submit",
-			usage: "[--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--worktree] [--permission-mode M] [--tools T,...] [--disallowed-tools T,...] [--max-turns N] [--max-cost-usd USD] [--timeout D] [--retries N] [--blocked-by ID,...] [--workflow ID [--autonomy]] [--json] [PROMPT | -]",
+			usage: "[--root DIR] [--list ID] [--subject S] [--agent A] [--model M] [--cwd DIR] [--worktree] [--permission-mode M] [--tools T,...] [--disallowed-tools T,...] [--max-turns N] [--max-cost-usd USD] [--timeout D] [--retries N] [--blocked-by ID,...] [--priority N] [--at TIME | --in DURATION] [--schedule CRON [--overlap]] [--workflow ID [--autonomy]] [--json] [PROMPT | -]",
 			short: "write a new task file",
 			group: "Tasks",
 			long: `
@@ -206,6 +206,20 @@ is stopped and the task fails. docs/agents.md has the details.
 
 --autonomy sets metadata.autonomy: the workflow walks on through its
 stage boundaries instead of completing at each (docs/workflows.md).
+
+When it starts (docs/scheduling.md): --priority N (a whole number,
+default 0) starts it before the tasks of its list of lower priority;
+--at TIME or --in DURATION (metadata.taskd.notBefore) holds it until then:
+TIME is 02:00 (the next 02:00, local time), "2026-01-05 02:00" or an RFC
+3339 time, DURATION is 90s, 2h or 3d. --schedule CRON makes the task a
+schedule (metadata.taskd.schedule): it never runs itself, but at each time
+of the cron expression a run of it is made, a task of its own with its
+prompt and settings; a time that comes while the last run still goes is
+passed over unless --overlap. 'taskd status' shows when each starts.
+
+	taskd submit --in 8h --agent exec 'make release-notes'
+	taskd submit --priority 10 'fix the build first'
+	taskd submit --schedule '0 2 * * *' 'bump the dependencies and run the tests'
 
 Submit fails (status 1) when standard input is not a task with --json,
 when the list name is not 1-128 of A-Z a-z 0-9 _ -, and when the file
@@ -389,6 +403,11 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	timeout := fs.String("timeout", "", "timeout, such as 10m")
 	retries := fs.Int("retries", 0, "retries after a failure")
 	blockedBy := fs.String("blocked-by", "", "comma-separated ids that must complete first")
+	priority := fs.Int("priority", 0, "start before the tasks of lower priority (default 0)")
+	at := fs.String("at", "", "start at TIME: 02:00, \"2026-01-05 02:00\" or an RFC 3339 time")
+	in := fs.String("in", "", "start in DURATION: 90s, 2h, 3d")
+	schedule := fs.String("schedule", "", "make a run of the task at each time of this cron expression")
+	overlap := fs.Bool("overlap", false, "with --schedule: start a run even while the last one still goes")
 	workflow := fs.String("workflow", "", "workflow to walk")
 	autonomy := fs.Bool("autonomy", false, "walk on through the workflow's stage boundaries")
 	asJSON := fs.Bool("json", false, "read a whole task as JSON from standard input")
@@ -462,6 +481,9 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	}
 	if *retries > 0 {
 		m.Set("retries", *retries)
+	}
+	if err := setQueue(ctx, m, *priority, *at, *in, *schedule, *overlap); err != nil {
+		return inv.usageErrorf("%v", err)
 	}
 	if *workflow != "" {
 		md := t.EnsureMetadata()

@@ -33,9 +33,10 @@ From the view you act on the selected task through the same code as the
 commands: enter answers it (taskd resolve, with a note typed in place),
 a allows the calls it was refused, c cancels it and the tasks below it,
 r retries it, R restarts it, x removes it, p lifts the pause of the
-profile that holds it back (taskd resume), d shows its worktree's diff
-and o all its output in $PAGER (else less). Each action that loses
-something asks first. ? lists every key; q or Ctrl-C quits and leaves the
+profile that holds it back (taskd resume), P pauses its list or resumes
+the list paused (taskd pause LIST, taskd resume LIST), d shows its
+worktree's diff and o all its output in $PAGER (else less). Each action
+that changes a task or a pause asks first. ? lists every key; q or Ctrl-C quits and leaves the
 terminal as it was.
 
 It reads files only, as taskd status does, so it works whether or not a

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/claudestub"
 )
@@ -341,4 +342,52 @@ func TestUI_DiffAndOutputInPager(t *testing.T) {
 		return string(data) == "OUTPUT-OF-THE-TASK\n"
 	})
 	tm.waitFor("l/1 · succeeded", 30*time.Second)
+}
+
+// TestUI_PauseListFromView: in a real terminal against a live daemon, P
+// on a list's task asks, then pauses the list as taskd pause does: a task
+// written to it afterwards does not start (while one of another list
+// does), and the view shows the list paused and what holds the task;
+// P again, on the list, lifts the pause, and the task runs.
+func TestUI_PauseListFromView(t *testing.T) {
+	home := t.TempDir()
+	root := liveDaemon(t, home, `{"scheduling": "normal", "defaultAgent": "exec"}`)
+	shell := func(subject, cmd string) string {
+		return `{"subject": "` + subject + `", "status": "pending", "blocks": [], "blockedBy": [], "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "` + cmd + `"}}}`
+	}
+	writeTask(t, filepath.Join(root, "l", "1.json"), shell("first", "true"))
+	waitUntil(t, "the first task", time.Minute, func() bool { return stateIn(t, root, "l", "1") == task.Succeeded })
+
+	tm := startTerm(t, 100, 30, []string{"HOME=" + home}, taskdBin(t), "ui", "--root", root)
+	tm.waitFor("l · 1 task", time.Minute)
+	tm.keys("j", "P")
+	tm.waitFor("Pause list l? No new agent starts in it; the running ones go on. [y/N]", 30*time.Second)
+	tm.keys("y")
+	tm.waitFor("list l: paused", 30*time.Second)
+	rec, err := pausefile.Read(root)
+	if p, ok := rec.Get(pausefile.Scope{Kind: pausefile.List, Name: "l"}); err != nil || !ok || p.By != pausefile.ByPerson {
+		t.Fatalf("the pause file after P y: %+v, %v", rec, err)
+	}
+
+	writeTask(t, filepath.Join(root, "l", "2.json"), shell("held", "true"))
+	writeTask(t, filepath.Join(root, "o", "1.json"), shell("elsewhere", "true"))
+	waitUntil(t, "the other list's task", time.Minute, func() bool { return stateIn(t, root, "o", "1") == task.Succeeded })
+	tm.waitFor("paused (taskd pause)", 30*time.Second)
+	tm.keys("g", "j", "j") // the held task, under the first
+	tm.waitFor("list l is paused (taskd pause): taskd ui", 30*time.Second)
+	if s := stateIn(t, root, "l", "2"); s != task.None {
+		t.Fatalf("the task of the paused list is %s", s)
+	}
+	tm.keys("p") // a profile's key, on a task its list's pause holds
+	tm.waitFor("list l is paused, not a profile: P resumes list l", 30*time.Second)
+
+	tm.keys("g", "P")
+	tm.waitFor("Resume list l (taskd pause)? Its tasks may start at once. [y/N]", 30*time.Second)
+	tm.keys("y")
+	tm.waitFor("list l: pause lifted", 30*time.Second)
+	waitUntil(t, "the held task to run", time.Minute, func() bool { return stateIn(t, root, "l", "2") == task.Succeeded })
+	if rec, err := pausefile.Read(root); err != nil || len(rec.Lists) != 0 {
+		t.Errorf("the pause file after resuming: %+v, %v", rec, err)
+	}
+	tm.waitScreen("the pause gone from the view", 30*time.Second, func(s string) bool { return !strings.Contains(s, "paused (taskd pause)") })
 }

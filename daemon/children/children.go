@@ -72,6 +72,12 @@ type PushOptions struct {
 	// (a return takes them from the task it follows). Like the fields taken
 	// from the parent, a block in the child's own prompt overrides them.
 	Inherit map[string]any
+	// Subject is the child's subject (else made from its name and prompt).
+	Subject string
+	// Detached makes a child its parent does not wait for and does not
+	// record among its children (a schedule's run): it needs a Name,
+	// unique by other means, and does not count toward maxChildren.
+	Detached bool
 }
 
 // ErrLimit is returned (wrapped) when a child would exceed maxDepth or
@@ -112,6 +118,9 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 			blockedBy = append(blockedBy, id)
 		}
 	}
+	if opt.Detached && (opt.Name == "" || parentID == "") {
+		return nil, errors.New("a detached child needs a parent and a name")
+	}
 	child := &taskfile.Task{Subject: subjectFor(opt), Owner: task.Owner, BlockedBy: blockedBy}
 	child.ActiveForm = child.Subject
 	m := task.Meta(child)
@@ -126,19 +135,28 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 			return nil, fmt.Errorf("%w: task %s is at depth %d; children may go %d levels deep (maxDepth)", ErrLimit, parentID, depth, cfg.MaxDepth)
 		}
 		ptd := parent.Metadata.Object("taskd")
-		names := Names(dir, parent)
+		var names []string
+		if !opt.Detached {
+			names = Names(dir, parent)
+		}
 		if len(names) >= cfg.MaxChildren {
 			return nil, fmt.Errorf("%w: task %s already has %d children (maxChildren)", ErrLimit, parentID, len(names))
 		}
-		taken := resultNames(dir, parent)
-		if opt.Name == "" {
+		var taken map[string]string // a result's name: the child's id
+		if !opt.Detached {
+			taken = resultNames(dir, parent)
+		}
+		switch {
+		case opt.Detached:
+			// named by the caller, uniquely: not looked up among the children
+		case opt.Name == "":
 			for i := len(names) + 1; ; i++ {
 				if n := fmt.Sprintf("child-%d", i); !slices.Contains(names, n) && taken[n] == "" {
 					opt.Name = n
 					break
 				}
 			}
-		} else if slices.Contains(names, opt.Name) {
+		case slices.Contains(names, opt.Name):
 			if same, ok := pushedBefore(dir, parentID, opt); ok {
 				return same, nil
 			}
@@ -199,6 +217,8 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 	}
 	coll, state := Queued, opt.State
 	switch {
+	case opt.Detached:
+		// runs by itself; its parent does not wait for it
 	case opt.Sequential && parentID != "":
 		coll = Sequential
 		if !sequentialIdle(dir, parentID) {
@@ -221,7 +241,7 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 	if err != nil {
 		return nil, err
 	}
-	if parentID == "" {
+	if parentID == "" || opt.Detached {
 		return created, nil
 	}
 	_, err = dir.Update(ctx, parentID, func(t *taskfile.Task) error {
@@ -343,6 +363,9 @@ func sequentialIdle(dir *taskfile.Dir, parentID string) bool {
 }
 
 func subjectFor(opt PushOptions) string {
+	if opt.Subject != "" {
+		return opt.Subject
+	}
 	first := strings.TrimSpace(opt.Prompt)
 	if i := strings.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i]

@@ -87,6 +87,11 @@ type ListConfig struct {
 	// that sets no budget of its own.
 	MaxTurns   int     `json:"maxTurns,omitempty"`
 	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
+	// Windows are the hours in which the list's tasks may start
+	// ("22:00-07:00", optionally followed by a zone); MaxCostUSDPerWindow
+	// bounds what the agents started in one window spend (queue.go).
+	Windows             []string `json:"windows,omitempty"`
+	MaxCostUSDPerWindow float64  `json:"maxCostUsdPerWindow,omitempty"`
 }
 
 // ProfileSpec is an agent profile as written in the configuration file.
@@ -112,6 +117,11 @@ type ProfileSpec struct {
 	// that neither its task nor its list bounds.
 	MaxTurns   int     `json:"maxTurns,omitempty"`
 	MaxCostUSD float64 `json:"maxCostUsd,omitempty"`
+	// Concurrency bounds the profile's agents running at once, over all
+	// lists; Windows and MaxCostUSDPerWindow are as a list's (queue.go).
+	Concurrency         int      `json:"concurrency,omitempty"`
+	Windows             []string `json:"windows,omitempty"`
+	MaxCostUSDPerWindow float64  `json:"maxCostUsdPerWindow,omitempty"`
 }
 
 // Defaults for settings the configuration file leaves out.
@@ -258,6 +268,9 @@ func (fc *FileConfig) validate() error {
 		if err := validateBudget(l.MaxTurns, l.MaxCostUSD); err != nil {
 			return fmt.Errorf("lists.%s: %w", id, err)
 		}
+		if err := validateQueue(0, l.Windows, l.MaxCostUSDPerWindow); err != nil {
+			return fmt.Errorf("lists.%s: %w", id, err)
+		}
 	}
 	if err := fc.Notify.validate(); err != nil {
 		return fmt.Errorf("notify: %w", err)
@@ -296,6 +309,9 @@ type Config struct {
 	ListLimits   map[string]int
 	// ListSettings holds each list's settings (cwd, budget) by list id.
 	ListSettings map[string]ListConfig
+	// listQueues are the lists' windows and budgets per window, by id
+	// (ListQueue).
+	listQueues map[string]Queue
 	// Notify is the notification command, or nil (notify.go).
 	Notify  *Notify
 	Timeout time.Duration
@@ -374,9 +390,13 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 	if c.MaxChildren == 0 {
 		c.MaxChildren = DefaultMaxChildren
 	}
+	c.listQueues = map[string]Queue{}
 	for id, l := range fc.Lists {
 		if l.Concurrency > 0 {
 			c.ListLimits[id] = l.Concurrency
+		}
+		if q := compileQueue(l.Windows, l.MaxCostUSDPerWindow); q.Bounded() {
+			c.listQueues[id] = q
 		}
 	}
 	c.Notify = fc.Notify.compile()

@@ -33,6 +33,10 @@ type Profile struct {
 	// nor its list bounds (0: no bound).
 	MaxTurns   int
 	MaxCostUSD float64
+	// Concurrency bounds the profile's agents running at once (0: no
+	// bound of its own); Queue says when they may start (queue.go).
+	Concurrency int
+	Queue       Queue
 }
 
 // The default bounds of a usage limit's pause when the agent names no
@@ -84,7 +88,7 @@ func (p ProfileSpec) validate() error {
 			return fmt.Errorf(`"timeout" %q is not a positive duration such as "10m"`, p.Timeout)
 		}
 	}
-	return nil
+	return validateQueue(p.Concurrency, p.Windows, p.MaxCostUSDPerWindow)
 }
 
 func (p ProfileSpec) compile(name string) (*Profile, error) {
@@ -112,6 +116,7 @@ func (p ProfileSpec) compile(name string) (*Profile, error) {
 		out.Timeout, _ = time.ParseDuration(p.Timeout)
 	}
 	p.compileRuns(out)
+	out.Concurrency, out.Queue = p.Concurrency, compileQueue(p.Windows, p.MaxCostUSDPerWindow)
 	return out, nil
 }
 
@@ -167,6 +172,21 @@ func (c *Config) ResolveAgent(name string, explicit bool) (*Profile, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w %q and no usable defaultAgent", ErrUnknownAgent, name)
+}
+
+// AgentsOf returns the agent names that run with profile (a task's
+// metadata.taskd.agent, or taskd:<name> as its owner) and whether a task
+// that names none does.
+func (c *Config) AgentsOf(profile string) (names []string, byDefault bool) {
+	candidates := slices.Concat(slices.Collect(maps.Keys(c.Profiles)), slices.Collect(maps.Keys(c.Agents)), slices.Collect(maps.Keys(c.AgentTypes)))
+	slices.Sort(candidates)
+	for _, name := range slices.Compact(candidates) {
+		if p, err := c.ResolveAgent(name, true); err == nil && p.Name == profile {
+			names = append(names, name)
+		}
+	}
+	p, err := c.ResolveAgent("", false)
+	return names, err == nil && p.Name == profile
 }
 
 func (c *Config) FileName() string {

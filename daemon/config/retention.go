@@ -23,6 +23,13 @@ type RetentionSpec struct {
 	EventsMaxMiB *int `json:"eventsMaxMiB,omitempty"`
 	// EventsKeep: rotated event logs kept (3).
 	EventsKeep *int `json:"eventsKeep,omitempty"`
+	// SucceededTasks and FailedTasks: the files of taskd's tasks that
+	// succeeded, or ended otherwise (failed, timed out, stopped,
+	// cancelled), longer ago are removed with their run folders and
+	// inboxes, unless a task that has not ended still needs them ("7d",
+	// "30d"; "off" keeps them).
+	SucceededTasks string `json:"succeededTasks,omitempty"`
+	FailedTasks    string `json:"failedTasks,omitempty"`
 }
 
 // Retention is the retention policy the daemon applies to each list.
@@ -31,6 +38,8 @@ type Retention struct {
 	KeepRuns       int           // 0: no limit but MaxAge
 	EventsMaxBytes int64         // 0: events.jsonl is never rotated
 	EventsKeep     int
+	SucceededTasks time.Duration // 0: the files of succeeded tasks are kept
+	FailedTasks    time.Duration // 0: the files of tasks that ended otherwise are kept
 }
 
 // The retention defaults.
@@ -39,6 +48,9 @@ const (
 	DefaultKeepRuns     = 3
 	DefaultEventsMaxMiB = 10
 	DefaultEventsKeep   = 3
+
+	DefaultSucceededTasks = 7 * 24 * time.Hour
+	DefaultFailedTasks    = 30 * 24 * time.Hour
 )
 
 // ParseAge parses an age such as "30d", "12h" or "90m": a Go duration, or
@@ -69,6 +81,16 @@ func (r *RetentionSpec) validate() error {
 			return fmt.Errorf("retention.maxAge is 0, which would remove every run folder of an ended task at once; use \"off\" to keep them")
 		}
 	}
+	for _, a := range []struct{ name, v string }{{"succeededTasks", r.SucceededTasks}, {"failedTasks", r.FailedTasks}} {
+		if a.v == "" || a.v == "off" {
+			continue
+		}
+		if d, err := ParseAge(a.v); err != nil {
+			return fmt.Errorf("retention.%s: %w", a.name, err)
+		} else if d == 0 {
+			return fmt.Errorf("retention.%s is 0, which would remove such a task's file the moment it ends; use \"off\" to keep them", a.name)
+		}
+	}
 	for _, n := range []struct {
 		name string
 		v    *int
@@ -84,9 +106,22 @@ func (r *RetentionSpec) validate() error {
 // retention is the policy r sets, defaults filled in.
 func (r *RetentionSpec) retention() Retention {
 	out := Retention{MaxAge: DefaultMaxAge, KeepRuns: DefaultKeepRuns,
-		EventsMaxBytes: DefaultEventsMaxMiB << 20, EventsKeep: DefaultEventsKeep}
+		EventsMaxBytes: DefaultEventsMaxMiB << 20, EventsKeep: DefaultEventsKeep,
+		SucceededTasks: DefaultSucceededTasks, FailedTasks: DefaultFailedTasks}
 	if r == nil {
 		return out
+	}
+	for _, a := range []struct {
+		v   string
+		out *time.Duration
+	}{{r.SucceededTasks, &out.SucceededTasks}, {r.FailedTasks, &out.FailedTasks}} {
+		switch a.v {
+		case "":
+		case "off":
+			*a.out = 0
+		default:
+			*a.out, _ = ParseAge(a.v)
+		}
 	}
 	switch r.MaxAge {
 	case "":

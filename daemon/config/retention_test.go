@@ -20,11 +20,13 @@ func TestConfig_Retention(t *testing.T) {
 		want    config.Retention
 		wantErr string
 	}{
-		{`{}`, config.Retention{MaxAge: 30 * day, KeepRuns: 3, EventsMaxBytes: 10 << 20, EventsKeep: 3}, ""},
+		{`{}`, config.Retention{MaxAge: 30 * day, KeepRuns: 3, EventsMaxBytes: 10 << 20, EventsKeep: 3, SucceededTasks: 7 * day, FailedTasks: 30 * day}, ""},
 		{`{"retention": {"maxAge": "7d", "keepRuns": 0, "eventsMaxMiB": 1, "eventsKeep": 0}}`,
-			config.Retention{MaxAge: 7 * day, KeepRuns: 0, EventsMaxBytes: 1 << 20, EventsKeep: 0}, ""},
-		{`{"retention": {"maxAge": "36h"}}`, config.Retention{MaxAge: 36 * time.Hour, KeepRuns: 3, EventsMaxBytes: 10 << 20, EventsKeep: 3}, ""},
-		{`{"retention": {"maxAge": "off", "eventsMaxMiB": 0}}`, config.Retention{KeepRuns: 3, EventsKeep: 3}, ""},
+			config.Retention{MaxAge: 7 * day, KeepRuns: 0, EventsMaxBytes: 1 << 20, EventsKeep: 0, SucceededTasks: 7 * day, FailedTasks: 30 * day}, ""},
+		{`{"retention": {"maxAge": "36h", "succeededTasks": "1d", "failedTasks": "off"}}`, config.Retention{MaxAge: 36 * time.Hour, KeepRuns: 3, EventsMaxBytes: 10 << 20, EventsKeep: 3, SucceededTasks: day}, ""},
+		{`{"retention": {"maxAge": "off", "eventsMaxMiB": 0, "succeededTasks": "off"}}`, config.Retention{KeepRuns: 3, EventsKeep: 3, FailedTasks: 30 * day}, ""},
+		{`{"retention": {"succeededTasks": "0d"}}`, config.Retention{}, `retention.succeededTasks is 0`},
+		{`{"retention": {"failedTasks": "forever"}}`, config.Retention{}, `retention.failedTasks: "forever" is not an age`},
 		{`{"retention": {"maxAge": "0d"}}`, config.Retention{}, `retention.maxAge is 0`},
 		{`{"retention": {"maxAge": "a month"}}`, config.Retention{}, `retention.maxAge: "a month" is not an age`},
 		{`{"retention": {"keepRuns": -1}}`, config.Retention{}, `retention.keepRuns is -1`},

@@ -26,9 +26,9 @@ var ErrActive = errors.New("the task is running")
 // parse is removed too. It returns the bytes the removed files held
 // besides the task file.
 func Remove(ctx context.Context, dir *taskfile.Dir, id string, force bool) (int64, error) {
-	err := dir.Remove(ctx, id, func(t *taskfile.Task, readErr error) error {
+	return RemoveIf(ctx, dir, id, func(t *taskfile.Task) error {
 		if t == nil || force {
-			return nil
+			return nil // a file that does not parse is removed too
 		}
 		if owned, _ := task.Addressed(t); !owned {
 			return fmt.Errorf("task %s: %w: it is Claude Code's to keep; remove it anyway with --force", id, ErrNotTaskd)
@@ -41,6 +41,14 @@ func Remove(ctx context.Context, dir *taskfile.Dir, id string, force bool) (int6
 			return fmt.Errorf("task %s is %s: %w; cancel it first (taskd cancel), or remove it anyway with --force", id, state, ErrActive)
 		}
 		return nil
+	})
+}
+
+// RemoveIf is Remove of a task that check, given the file read under the
+// locks (nil if it does not parse), accepts.
+func RemoveIf(ctx context.Context, dir *taskfile.Dir, id string, check func(*taskfile.Task) error) (int64, error) {
+	err := dir.Remove(ctx, id, func(t *taskfile.Task, readErr error) error {
+		return check(t)
 	})
 	if err != nil {
 		return 0, err

@@ -81,3 +81,13 @@ const (
 	// held (data: state, reason).
 	ChildNeedsAttention = "ChildNeedsAttention"
 )
+
+// Events of the queue's time (docs/scheduling.md).
+const (
+	// RunScheduled, on a schedule: a run was made (data: run, the run's
+	// id; at, the time it was made for; missed, the times it stands for
+	// besides that one). RunSkipped: a time was passed over while the
+	// last run still went on (data: at, lastRun).
+	RunScheduled = "RunScheduled"
+	RunSkipped   = "RunSkipped"
+)

@@ -21,7 +21,7 @@ func (Tasks) Do(ctx context.Context, j *job.Job, t *taskfile.Task) (*taskfile.Ta
 	switch j.Kind {
 	case job.Run:
 		c, err := j.Claim(ctx, func(t *taskfile.Task, sp *task.Spec) error {
-			if !job.Pending(t, *sp) {
+			if !job.Pending(t, *sp, j.Now()) {
 				return job.ErrNotRunnable
 			}
 			return nil

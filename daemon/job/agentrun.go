@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
 )
@@ -17,7 +16,7 @@ func (j *Job) runAgent(ctx context.Context, a *agent.Attempt) (agent.Result, age
 	if a.Gate == nil {
 		a.Gate = j
 	}
-	a.Gate = pauseGate{Gate: a.Gate, pauses: j.Pauses, profile: a.Profile.Name}
+	a.Gate = pauseGate{Gate: a.Gate, pauses: j.Pauses, profile: a.Profile.Name, now: j.Now}
 	var w *progressWriter
 	if a.Report == nil && agent.IsStream(a.Profile.Output) {
 		w = &progressWriter{j: j}
@@ -34,7 +33,7 @@ func (j *Job) runAgent(ctx context.Context, a *agent.Attempt) (agent.Result, age
 		j.Pauses.Clear(a.Profile.Name)
 	case agent.Paused:
 		if res.Limit == nil {
-			res.Limit = j.Pauses.Paused(a.Profile.Name, time.Now())
+			res.Limit = j.Pauses.Paused(a.Profile.Name, j.Now())
 		}
 	}
 	return res, out

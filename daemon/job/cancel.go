@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"time"
 
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/eventlog"
@@ -154,7 +153,7 @@ func (j *Job) CancelIdle(ctx context.Context) (*taskfile.Task, error) {
 			return err
 		}
 		m.Set("error", msg)
-		m.Set("finishedAt", task.Stamp(time.Now()))
+		m.Set("finishedAt", task.Stamp(j.Now()))
 		return nil
 	})
 	if err != nil {

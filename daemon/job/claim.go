@@ -71,7 +71,7 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 		}
 		j.recordSessionDir(t, &sp)
 		c.Spec = sp
-		return markRunning(t, j.ID, sp, time.Now(), c.ahead)
+		return markRunning(t, j.ID, sp, j.Now(), c.ahead)
 	})
 	if err != nil {
 		return nil, err
@@ -149,9 +149,9 @@ func markRunning(t *taskfile.Task, id string, sp task.Spec, now time.Time, ahead
 	return nil
 }
 
-// Pending is the claim's check for a task waiting to run: pending, with no
-// state, or a retry or the end of a pause that is due.
-func Pending(t *taskfile.Task, s task.Spec) bool {
+// Pending is the claim's check for a task waiting to run at now: pending,
+// with no state, or a retry or the end of a pause that is due.
+func Pending(t *taskfile.Task, s task.Spec, now time.Time) bool {
 	if st := t.Status; st != "" && st != taskfile.StatusPending {
 		return false
 	}
@@ -159,7 +159,7 @@ func Pending(t *taskfile.Task, s task.Spec) bool {
 	case task.None:
 		return true
 	case task.Retrying, task.Paused:
-		return !time.Now().Before(s.RetryAt)
+		return !now.Before(s.RetryAt)
 	}
 	return false
 }
@@ -211,7 +211,7 @@ func (j *Job) start(ctx context.Context, c *Claim) error {
 		if _, err := task.Move(t, task.Start); err != nil {
 			return err
 		}
-		task.Meta(t).Set("startedAt", task.Stamp(time.Now()))
+		task.Meta(t).Set("startedAt", task.Stamp(j.Now()))
 		return nil
 	}, taskfile.NoDirSync)
 	switch {
@@ -293,7 +293,7 @@ func (j *Job) NotStarted(ctx context.Context, c *Claim, a *agent.Attempt, cause 
 	if errors.Is(cause, agent.ErrPaused) && a != nil {
 		// Its profile was paused meanwhile: the task pauses with it, its
 		// run folder kept as the record of the attempt that did not start.
-		res := agent.Result{ExitCode: -1, Error: cause.Error(), Summary: cause.Error(), Limit: j.Pauses.Paused(a.Profile.Name, time.Now())}
+		res := agent.Result{ExitCode: -1, Error: cause.Error(), Summary: cause.Error(), Limit: j.Pauses.Paused(a.Profile.Name, j.Now())}
 		return j.Finish(ctx, c.Spec, res, agent.Paused, nil)
 	}
 	if a != nil {

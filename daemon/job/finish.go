@@ -101,7 +101,7 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 		}
 		var err error
 		t, err = j.List.Dir.Update(wctx, j.ID, func(t *taskfile.Task) error {
-			now := time.Now()
+			now := j.Now()
 			retryData, endInfo, waiting, userDone = nil, nil, nil, false
 			m := task.Meta(t)
 			if t.Status == taskfile.StatusCompleted && task.Of(t) != task.Succeeded {

@@ -85,7 +85,7 @@ func (j *Job) Persist(ctx context.Context, what string, parent string, write fun
 			return err
 		}
 		wait := HoldBackoff(n)
-		j.Hold(fmt.Sprintf("%s: %v", what, err), time.Now().Add(wait), parent)
+		j.Hold(fmt.Sprintf("%s: %v", what, err), j.Now().Add(wait), parent)
 		held = true
 		t := time.NewTimer(wait)
 		select {

@@ -26,6 +26,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/internal/clock"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -63,6 +64,17 @@ type Env struct {
 	Held    *held.Registry // the tasks held while a write fails (nil: none kept)
 	// Pauses are the agent profiles paused by a usage limit (pause.go).
 	Pauses *Pauses
+	// Clock is the daemon's: the times jobs write (a start, an end, a
+	// retry's time) are its (nil: the system's).
+	Clock clock.Clock
+}
+
+// Now is the time on the daemon's clock.
+func (e *Env) Now() time.Time {
+	if e.Clock == nil {
+		return time.Now()
+	}
+	return e.Clock.Now()
 }
 
 // A Slot is a job's concurrency slot, handed out by the daemon.
@@ -95,9 +107,10 @@ const (
 	Recover             // a task a dead daemon left running
 	Deliver             // send an ended child's result to its parent
 	Settle              // record an end decided without running it (Job.Settle)
+	Fire                // make a schedule's run that is due (package recur)
 )
 
-var kindNames = [...]string{"run", "resume", "answer", "cancel", "recover", "deliver", "settle"}
+var kindNames = [...]string{"run", "resume", "answer", "cancel", "recover", "deliver", "settle", "fire"}
 
 func (k Kind) String() string { return kindNames[k] }
 

@@ -268,13 +268,14 @@ type pauseGate struct {
 	agent.Gate
 	pauses  *Pauses
 	profile string
+	now     func() time.Time
 }
 
 func (g pauseGate) Enter(ctx context.Context) error {
 	if err := g.Gate.Enter(ctx); err != nil {
 		return err
 	}
-	if lim := g.pauses.Paused(g.profile, time.Now()); lim != nil {
+	if lim := g.pauses.Paused(g.profile, g.now()); lim != nil {
 		return &pausedError{limit: lim}
 	}
 	return nil

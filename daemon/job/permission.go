@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
@@ -77,7 +76,7 @@ func (j *Job) AnswerPermission(ctx context.Context) (*taskfile.Task, error) {
 				return err
 			}
 			m.Set("error", "a person answered fail: "+firstString(h, "reason"))
-			m.Set("finishedAt", task.Stamp(time.Now()))
+			m.Set("finishedAt", task.Stamp(j.Now()))
 			m.Delete("hitl")
 		}
 		return nil

@@ -30,7 +30,7 @@ func (j *Job) Settle(ctx context.Context) (*taskfile.Task, error) {
 		}
 		sp, from = s, task.Of(t)
 		m := task.Meta(t)
-		now := time.Now()
+		now := j.Now()
 		if UserCompleted(t) {
 			userDone = true
 			m.Set("completedBy", "user")

@@ -1,17 +1,19 @@
-// Package pausefile is the root's record of what is paused: the agent
-// profiles a usage limit paused, each with why, since and until when, in
-// <root>/.taskd-pauses.json. The daemon writes a profile's pause when an
-// agent meets a limit and reads the file when it starts, so a restart
-// keeps every pause, also one no paused task records any more; a person
-// lifts one early with taskd resume, which removes it; taskd status reads
-// it to say, on every task a pause holds, why the task waits.
+// Package pausefile is the root's record of what is paused, each pause
+// with why, since and until when, in <root>/.taskd-pauses.json: the agent
+// profiles a usage limit paused; and what a person paused (taskd pause:
+// the whole root, a list, a profile) or a budget per window spent paused
+// until the next window (holds.go). The daemon writes a profile's pause
+// when an agent meets a limit, and a budget's when it is spent, and reads
+// the file when it starts and whenever it changes, so a restart keeps
+// every pause; a person lifts one early with taskd resume, which removes
+// it; taskd status reads it to say, on every task a pause holds, why the
+// task waits.
 //
 // The file is JSON, written whole through a temporary file and a rename,
 // under an flock on <root>/.taskd-pauses.lock that every writer takes (the
-// daemon and the taskd commands). Its shape leaves room for pauses a
-// person sets (taskd pause): beside "profiles", lists and the whole root
-// would be kept the same way, each a Pause whose By says who set it and
-// whose Until is zero while it lasts until resumed.
+// daemon and the taskd commands). A file that is not a regular file (a
+// link, a FIFO) is never followed nor blocked on: it reads as an error,
+// and the next write replaces it.
 package pausefile
 
 import (
@@ -46,9 +48,15 @@ const (
 
 // A Record is the file: what is paused.
 type Record struct {
-	// Profiles are the paused agent profiles, by name: no agent of one
-	// starts while its pause lasts.
+	// Profiles are the agent profiles a usage limit paused, by name: no
+	// agent of one starts while its pause lasts.
 	Profiles map[string]Pause `json:"profiles,omitempty"`
+	// All, Lists and Held are the pauses a person set (taskd pause) or a
+	// budget per window spent: of the whole root, of lists by id, of
+	// agent profiles by name (holds.go).
+	All   *Pause           `json:"all,omitempty"`
+	Lists map[string]Pause `json:"lists,omitempty"`
+	Held  map[string]Pause `json:"heldProfiles,omitempty"`
 }
 
 // A Pause is one pause.
@@ -69,6 +77,9 @@ type Pause struct {
 	// tells, from the files alone, which tasks the pause holds.
 	Agents  []string `json:"agents,omitempty"`
 	Default bool     `json:"default,omitempty"`
+	// Stop says the pause interrupted the agents that ran in what it
+	// pauses (taskd pause --stop): their tasks run again when it ends.
+	Stop bool `json:"stop,omitempty"`
 }
 
 // Holds reports whether the pause holds a task whose agent is named agent
@@ -124,11 +135,7 @@ func Update(ctx context.Context, root string, now time.Time, fn func(*Record) er
 	if err := fn(&r); err != nil {
 		return err
 	}
-	for name, p := range r.Profiles {
-		if !p.Until.IsZero() && !p.Until.After(now) {
-			delete(r.Profiles, name)
-		}
-	}
+	r.prune(now)
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err

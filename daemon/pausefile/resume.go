@@ -14,41 +14,83 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// ErrNotPaused is returned by Resume for a profile that is not paused and
-// paused no task.
+// ErrNotPaused is returned by End for a scope that is not paused and, for
+// a profile, paused no task.
 var ErrNotPaused = errors.New("not paused")
 
 // errNoPause leaves the file as it is.
 var errNoPause = errors.New("no pause")
 
-// Resume lifts the pause of profile at root before it ends by itself, as
-// taskd resume does: the profile's pause leaves the file, so that the
-// tasks it held may start, and every task a usage limit of the profile
-// paused is made due at now (control.EndPause), so that a daemon resumes
-// it at once. It returns the pause lifted (nil when the file held none)
-// and the tasks made due (LIST/ID); ErrNotPaused when there was neither.
-func Resume(ctx context.Context, root, profile string, now time.Time) (*Pause, []string, error) {
-	var lifted *Pause
-	err := Update(ctx, root, now, func(rec *Record) error {
-		p, ok := rec.Profiles[profile]
-		if !ok {
-			return errNoPause
-		}
-		lifted = &p
-		delete(rec.Profiles, profile)
+// Begin records p as the pause of scope s at root, as taskd pause does,
+// replacing the one it had.
+func Begin(ctx context.Context, root string, s Scope, p Pause, now time.Time) error {
+	return Update(ctx, root, now, func(rec *Record) error {
+		rec.Set(s, p)
 		return nil
 	})
+}
+
+// Lifted is what End lifted.
+type Lifted struct {
+	// Scope is what was resumed: a name alone resolved to a list or a
+	// profile.
+	Scope Scope
+	// Held is the pause a person or a budget had set on Scope, if any.
+	Held *Pause
+	// Limit is the pause a usage limit had put the profile in, if any.
+	Limit *Pause
+	// Resumed are the tasks the profile's limit paused, made due now
+	// (LIST/ID).
+	Resumed []string
+}
+
+// End lifts the pauses of scope s at root before they end by themselves,
+// as taskd resume does. A Scope of no Kind names a list if a list of
+// that name is paused, else a profile. For a profile it lifts both a
+// person's or budget's pause and a usage limit's, and makes every task
+// the profile's limit paused due at now (control.EndPause), so that a
+// daemon resumes it at once. It returns ErrNotPaused (wrapped) when
+// there was nothing to lift.
+func End(ctx context.Context, root string, s Scope, now time.Time) (Lifted, error) {
+	var l Lifted
+	err := Update(ctx, root, now, func(rec *Record) error {
+		if s.Kind == "" {
+			s.Kind = Profile
+			if _, ok := rec.Lists[s.Name]; ok {
+				s.Kind = List
+			}
+		}
+		if p, ok := rec.Get(s); ok {
+			l.Held = &p
+			rec.Lift(s)
+		}
+		if p, ok := rec.Profiles[s.Name]; ok && s.Kind == Profile {
+			l.Limit = &p
+			delete(rec.Profiles, s.Name)
+		}
+		if l.Held == nil && l.Limit == nil {
+			return errNoPause
+		}
+		return nil
+	})
+	if s.Kind == "" {
+		s.Kind = Profile // the file could not be read: as above
+	}
+	l.Scope = s
 	if err != nil && !errors.Is(err, errNoPause) {
-		return nil, nil, err
+		return l, err
 	}
-	resumed, err := endPauses(ctx, root, profile, now)
-	if err != nil {
-		return lifted, resumed, err
+	if s.Kind == Profile {
+		resumed, err := endPauses(ctx, root, s.Name, now)
+		l.Resumed = resumed
+		if err != nil {
+			return l, err
+		}
 	}
-	if lifted == nil && len(resumed) == 0 {
-		return nil, nil, fmt.Errorf("profile %s is %w, and no task is paused by it", profile, ErrNotPaused)
+	if l.Held == nil && l.Limit == nil && len(l.Resumed) == 0 {
+		return l, fmt.Errorf("%s is %w, and no task is paused by it", s, ErrNotPaused)
 	}
-	return lifted, resumed, nil
+	return l, nil
 }
 
 // endPauses makes every task under root that a usage limit of profile

@@ -58,7 +58,7 @@ const maxClaimAgain = 3
 // knows (blockers, cycles) and prepares other tasks without holding a slot.
 func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, error) {
 	c, err := claimRun(ctx, j, func(t *taskfile.Task, s task.Spec) bool {
-		return job.Pending(t, s) && !(again && len(t.BlockedBy) > 0)
+		return job.Pending(t, s, j.Now()) && !(again && len(t.BlockedBy) > 0)
 	})
 	if err != nil {
 		return nil, err
@@ -406,7 +406,7 @@ func loopCheck(ctx context.Context, lg chain.Looping, res agent.Result) (iterati
 			return
 		}
 		wait := job.HoldBackoff(n)
-		j.Hold("the loop's condition cannot be checked yet: "+stopped.Error(), time.Now().Add(wait), sp.Parent)
+		j.Hold("the loop's condition cannot be checked yet: "+stopped.Error(), j.Now().Add(wait), sp.Parent)
 		select {
 		case <-ctx.Done():
 		case <-time.After(wait):

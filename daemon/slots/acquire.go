@@ -19,6 +19,10 @@ func (p *Pool) Acquire(ctx context.Context, t *Ticket, stopped func() error) err
 		stopped = func() error { return context.Cause(ctx) }
 	}
 	p.mu.Lock()
+	if t.bumped {
+		p.mu.Unlock()
+		return ErrBumped
+	}
 	if !t.slot && !t.pending {
 		// A Late ticket, or one that gave its slot back when its agent
 		// exited and starts another agent, queues now, unless stopped.
@@ -36,6 +40,13 @@ func (p *Pool) Acquire(ctx context.Context, t *Ticket, stopped func() error) err
 	select {
 	case <-t.granted:
 	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	bumped := t.bumped
+	p.mu.Unlock()
+	if bumped {
+		p.kick()
+		return ErrBumped
 	}
 	if err := stopped(); err != nil {
 		p.mu.Lock()
@@ -80,6 +91,9 @@ func (p *Pool) unqueue(t *Ticket) {
 	default:
 		t.c.pending--
 		p.pending--
+		if t.pc != nil {
+			t.pc.pending--
+		}
 	}
 	p.queue = slices.DeleteFunc(p.queue, func(q *Ticket) bool { return q == t })
 }
@@ -163,23 +177,31 @@ func (p *Pool) drop(t *Ticket) bool {
 	t.slot = false
 	t.c.running--
 	p.running--
+	if t.pc != nil {
+		t.pc.running--
+	}
 	return true
 }
 
-// grant gives free slots to the queued tickets, in the order they queued,
-// and reports whether it gave any. A ticket that has not asked for its
-// slot yet (its job still prepares) is passed over, and so are the later
-// tickets of its list, which would otherwise start before it: within a
-// list tasks start in id order, even if that leaves a slot free while a
-// task's prompt commands run. The caller holds p.mu.
+// grant gives free slots to the queued tickets, in the order of the
+// queue, and reports whether it gave any. A ticket that has not asked for
+// its slot yet (its job still prepares) is passed over, and so are the
+// later tickets of its list, which would otherwise start before it:
+// within a list tasks start in the order of their priorities and ids,
+// even if that leaves a slot free while a task's prompt commands run. A
+// ticket whose profile has no slot free is passed over alone. The caller
+// holds p.mu.
 func (p *Pool) grant() bool {
 	granted := false
 	p.grants++
 	for i := 0; i < len(p.queue) && p.running < p.limit; i++ {
 		t := p.queue[i]
 		c := t.c
-		if c.passed == p.grants || !p.free(c, t.list) {
+		if c.passed == p.grants || !p.free(c, t.list, nil) {
 			continue
+		}
+		if !p.free(c, t.list, t.pc) {
+			continue // its profile's slots are taken: the list's next may go
 		}
 		if !t.asked {
 			c.passed = p.grants
@@ -187,9 +209,7 @@ func (p *Pool) grant() bool {
 		}
 		p.unqueue(t)
 		i--
-		t.slot = true
-		c.running++
-		p.running++
+		p.hold(t)
 		close(t.granted)
 		granted = true
 	}

@@ -1,6 +1,10 @@
 package slots
 
-import "sync"
+import (
+	"errors"
+	"slices"
+	"sync"
+)
 
 // A Prep says how a ticket's job gets its slot.
 type Prep int
@@ -38,19 +42,22 @@ const PreparedPerSlot = 2
 // slots busy and still bound the work in memory when the disk stalls.
 const FinishingPerSlot = 4
 
-// A Pool counts slots: limit in all, and per list as its Limits say.
+// A Pool counts slots: limit in all, per list as its limits say, and per
+// agent profile as its profile limits say (none unless set).
 type Pool struct {
-	limit  int
 	limits func(list string) int // a list's limit
 	kick   func()                // tells the loop a slot changed hands
 
 	mu             sync.Mutex // protects the fields below and every ticket's
-	running        int        // tickets holding a slot
-	finishing      int        // tickets that gave theirs back, still recording
-	pending        int        // tickets queued ahead of a free slot
-	pendingClaimed int        // of pending, Claimed tickets
-	grants         uint64     // grant rounds so far
-	queue          []*Ticket  // in the order they queued
+	limit          int
+	profileLimits  func(profile string) int // 0: no limit of the profile's
+	profiles       map[string]*profileCounts
+	running        int       // tickets holding a slot
+	finishing      int       // tickets that gave theirs back, still recording
+	pending        int       // tickets queued ahead of a free slot
+	pendingClaimed int       // of pending, Claimed tickets
+	grants         uint64    // grant rounds so far
+	queue          []*Ticket // in the order they queued, a list's higher priorities first
 	lists          map[string]*counts
 }
 
@@ -67,18 +74,67 @@ type counts struct {
 	served         bool   // a list of this id is served
 }
 
+// profileCounts are the slot counts of the tickets of one agent profile.
+type profileCounts struct {
+	name             string
+	running, pending int
+}
+
 // New returns a pool of limit slots in all, limits(list) per list, that
 // calls kick (which must not block) when a slot changes hands outside the
 // loop.
 func New(limit int, limits func(list string) int, kick func()) *Pool {
-	return &Pool{limit: limit, limits: limits, kick: kick, lists: map[string]*counts{}}
+	return &Pool{limit: limit, limits: limits, kick: kick, lists: map[string]*counts{}, profiles: map[string]*profileCounts{}}
 }
+
+// SetLimit changes the number of slots in all. A lower limit stops no
+// agent: the slots beyond it are not given again when their agents exit.
+func (p *Pool) SetLimit(n int) {
+	p.mu.Lock()
+	p.limit = max(n, 1)
+	p.grant()
+	p.mu.Unlock()
+	p.kick()
+}
+
+// SetProfileLimits makes limits(profile) the number of slots the tickets
+// of an agent profile may hold at once (0: no limit but the others).
+// Call Changed after a limit changed.
+func (p *Pool) SetProfileLimits(limits func(profile string) int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.profileLimits = limits
+}
+
+// Changed says that a list's or a profile's limit changed: free slots
+// go to the tickets waiting, and the loop is told.
+func (p *Pool) Changed() {
+	p.mu.Lock()
+	p.grant()
+	p.mu.Unlock()
+	p.kick()
+}
+
+// A Tag says what a ticket's task is, for the limits and the order of
+// the queue: the agent profile it runs (counted against the profile's
+// limit; "" for none known) and its priority (within its list, higher
+// goes first).
+type Tag struct {
+	Profile  string
+	Priority int
+}
+
+// ErrBumped is Acquire's error for a ticket Bump took out of the queue.
+var ErrBumped = errors.New("a task of higher priority took its place in the queue")
 
 // A Ticket is one job's claim on the pool. Its fields are the pool's.
 type Ticket struct {
 	list      string
+	tag       Tag
+	pc        *profileCounts // nil: the profile's slots are not counted
 	prep      Prep
 	c         *counts
+	bumped    bool // taken out of the queue by Bump
 	slot      bool // holds a slot
 	pending   bool // queued, holds none yet
 	finishing bool // gave its slot back, still recording
@@ -123,34 +179,54 @@ func (p *Pool) forget(list string, c *counts) {
 }
 
 // HasRoom reports whether the limits leave room for a new ticket of list
-// with prep.
-func (p *Pool) HasRoom(list string, prep Prep) bool {
+// tagged tag with prep.
+func (p *Pool) HasRoom(list string, tag Tag, prep Prep) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.room(p.countsOf(list), list, prep)
+	return p.room(p.countsOf(list), list, p.profileOf(tag.Profile), prep)
 }
 
-func (p *Pool) room(c *counts, list string, prep Prep) bool {
+func (p *Pool) room(c *counts, list string, pc *profileCounts, prep Prep) bool {
 	switch prep {
 	case Late:
 		return true // it takes no room until it asks for a slot
 	case Wait:
-		return p.free(c, list) || p.queueRoom(c, list)
+		return p.free(c, list, pc) || p.queueRoom(c, list, pc)
 	case Claimed:
-		return p.pendingClaimed < p.limit && c.pendingClaimed < p.limits(list) && p.queueRoom(c, list)
+		return p.pendingClaimed < p.limit && c.pendingClaimed < p.limits(list) && p.queueRoom(c, list, pc)
 	}
-	return p.queueRoom(c, list)
+	return p.queueRoom(c, list, pc)
 }
 
-// free reports whether the limits leave a slot free for list. The caller
-// holds p.mu.
-func (p *Pool) free(c *counts, list string) bool {
+// profileOf returns the counts of profile, nil if it has no limit. The
+// caller holds p.mu.
+func (p *Pool) profileOf(profile string) *profileCounts {
+	if profile == "" || p.profileLimits == nil || p.profileLimits(profile) <= 0 {
+		return nil
+	}
+	pc := p.profiles[profile]
+	if pc == nil {
+		pc = &profileCounts{name: profile}
+		p.profiles[profile] = pc
+	}
+	return pc
+}
+
+// free reports whether the limits leave a slot free for list (and for
+// the profile of counts pc). The caller holds p.mu.
+func (p *Pool) free(c *counts, list string, pc *profileCounts) bool {
+	if pc != nil && p.profileLimits != nil && pc.running >= p.profileLimits(pc.name) {
+		return false
+	}
 	return p.running < p.limit && c.running < p.limits(list)
 }
 
-// queueRoom reports whether another ticket of list may wait in the queue.
-// The caller holds p.mu.
-func (p *Pool) queueRoom(c *counts, list string) bool {
+// queueRoom reports whether another ticket of list (and of the profile of
+// counts pc) may wait in the queue. The caller holds p.mu.
+func (p *Pool) queueRoom(c *counts, list string, pc *profileCounts) bool {
+	if pc != nil && p.profileLimits != nil && pc.pending >= PreparedPerSlot*p.profileLimits(pc.name) {
+		return false
+	}
 	return p.pending < PreparedPerSlot*p.limit && c.pending < PreparedPerSlot*p.limits(list)
 }
 
@@ -162,23 +238,24 @@ func (p *Pool) RoomToFinish() bool {
 	return p.finishing < FinishingPerSlot*p.limit
 }
 
-// Take returns a ticket of list with prep, counted as holding a slot or as
-// queued for one, if the limits leave room for it, and nil if they do not.
-func (p *Pool) Take(list string, prep Prep) *Ticket {
+// Take returns a ticket of list tagged tag with prep, counted as holding
+// a slot or as queued for one, if the limits leave room for it, and nil if
+// they do not. A queued ticket waits behind those queued before it, but
+// ahead of those of its list with a lower priority.
+func (p *Pool) Take(list string, tag Tag, prep Prep) *Ticket {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.countsOf(list)
-	if !p.room(c, list, prep) {
+	pc := p.profileOf(tag.Profile)
+	if !p.room(c, list, pc, prep) {
 		return nil
 	}
-	t := &Ticket{list: list, prep: prep, c: c, granted: make(chan struct{})}
+	t := &Ticket{list: list, tag: tag, pc: pc, prep: prep, c: c, granted: make(chan struct{})}
 	if prep == Late {
 		return t
 	}
-	if prep == Wait && p.free(c, list) {
-		t.slot = true
-		c.running++
-		p.running++
+	if prep == Wait && p.free(c, list, pc) {
+		p.hold(t)
 		close(t.granted) // its Acquire returns at once
 		return t
 	}
@@ -188,10 +265,52 @@ func (p *Pool) Take(list string, prep Prep) *Ticket {
 	t.pending = true
 	c.pending++
 	p.pending++
+	if pc != nil {
+		pc.pending++
+	}
 	if prep == Claimed {
 		c.pendingClaimed++
 		p.pendingClaimed++
 	}
-	p.queue = append(p.queue, t)
+	p.enqueue(t)
 	return t
+}
+
+// enqueue puts t in the queue: before the first ticket of its list with
+// a lower priority, else at the end. The caller holds p.mu.
+func (p *Pool) enqueue(t *Ticket) {
+	for i, q := range p.queue {
+		if q.list == t.list && !q.late && q.tag.Priority < t.tag.Priority {
+			p.queue = slices.Insert(p.queue, i, t)
+			return
+		}
+	}
+	p.queue = append(p.queue, t)
+}
+
+// hold counts t as holding a slot. The caller holds p.mu.
+func (p *Pool) hold(t *Ticket) {
+	t.slot = true
+	t.c.running++
+	p.running++
+	if t.pc != nil {
+		t.pc.running++
+	}
+}
+
+// Bump takes t out of the queue, if it still waits there for a slot
+// (none granted), to make room for a ticket of higher priority: its
+// Acquire returns ErrBumped, and its job starts no agent. It reports
+// whether it did.
+func (p *Pool) Bump(t *Ticket) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !t.pending || t.late || t.bumped {
+		return false
+	}
+	p.unqueue(t)
+	t.bumped = true
+	close(t.granted) // wakes its Acquire
+	p.grant()
+	return true
 }

@@ -24,8 +24,8 @@ func TestPool_StoppingWhileGranted(t *testing.T) {
 		errStop := errors.New("daemon stopping")
 		p := slots.New(1, limits(1), nop)
 		p.Serve("l")
-		holder := p.Take("l", slots.Wait)
-		waiter := p.Take("l", slots.Claimed)
+		holder := p.Take("l", slots.Tag{}, slots.Wait)
+		waiter := p.Take("l", slots.Tag{}, slots.Claimed)
 		if holder == nil || waiter == nil {
 			t.Fatal("no room for two tickets with one slot")
 		}
@@ -62,9 +62,9 @@ func TestPool_Limits(t *testing.T) {
 			}
 			return 2
 		}, nop)
-		a := p.Take("narrow", slots.Wait)
-		b := p.Take("narrow", slots.Wait) // queued: narrow allows one
-		c := p.Take("wide", slots.Wait)
+		a := p.Take("narrow", slots.Tag{}, slots.Wait)
+		b := p.Take("narrow", slots.Tag{}, slots.Wait) // queued: narrow allows one
+		c := p.Take("wide", slots.Tag{}, slots.Wait)
 		if a == nil || b == nil || c == nil {
 			t.Fatal("no room")
 		}
@@ -99,9 +99,9 @@ func TestPool_Limits(t *testing.T) {
 func TestPool_OrderWithinList(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := slots.New(1, limits(1), nop)
-		run := p.Take("l", slots.Wait)
-		first := p.Take("l", slots.Claimed) // prepares, has not asked
-		second := p.Take("l", slots.Wait)   // asks at once
+		run := p.Take("l", slots.Tag{}, slots.Wait)
+		first := p.Take("l", slots.Tag{}, slots.Claimed) // prepares, has not asked
+		second := p.Take("l", slots.Tag{}, slots.Wait)   // asks at once
 		if run == nil || first == nil || second == nil {
 			t.Fatal("no room")
 		}
@@ -124,24 +124,24 @@ func TestPool_OrderWithinList(t *testing.T) {
 // first one waiting. Each queues again, at the back, when it asks.
 func TestPool_StepAside(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var kicks atomic.Int32 // the pool kicks from its callers' goroutines
+		var kicks atomic.Int32 // the loop's kick comes from the jobs' goroutines too
 		p := slots.New(1, limits(1), func() { kicks.Add(1) })
-		run := p.Take("l", slots.Wait)
-		held := p.Take("l", slots.Claimed) // its claim waits for a lock
+		run := p.Take("l", slots.Tag{}, slots.Wait)
+		held := p.Take("l", slots.Tag{}, slots.Claimed) // its claim waits for a lock
 		if run == nil || held == nil {
 			t.Fatal("no room")
 		}
-		if p.HasRoom("l", slots.Claimed) {
+		if p.HasRoom("l", slots.Tag{}, slots.Claimed) {
 			t.Fatal("room for a second claimed ticket with one slot")
 		}
 		p.StepAside(held)
 		if kicks.Load() == 0 {
 			t.Error("the loop was not told of the room made")
 		}
-		if !p.HasRoom("l", slots.Claimed) || p.Queuing(held) {
+		if !p.HasRoom("l", slots.Tag{}, slots.Claimed) || p.Queuing(held) {
 			t.Fatal("a ticket that stepped aside still takes its place in line")
 		}
-		next := p.Take("l", slots.Claimed)
+		next := p.Take("l", slots.Tag{}, slots.Claimed)
 		acquire := func(tk *slots.Ticket) chan error {
 			c := make(chan error, 1)
 			go func() { c <- p.Acquire(context.Background(), tk, nil) }()
@@ -177,23 +177,23 @@ func TestPool_StepAside(t *testing.T) {
 // one claimed per slot; Late tickets take no room until they ask.
 func TestPool_Room(t *testing.T) {
 	p := slots.New(1, limits(1), nop)
-	if p.Take("l", slots.Wait) == nil {
+	if p.Take("l", slots.Tag{}, slots.Wait) == nil {
 		t.Fatal("no room for the first ticket")
 	}
-	if p.Take("l", slots.Claimed) == nil {
+	if p.Take("l", slots.Tag{}, slots.Claimed) == nil {
 		t.Fatal("no room for a claimed ticket ahead of the slot")
 	}
-	if p.HasRoom("l", slots.Claimed) {
+	if p.HasRoom("l", slots.Tag{}, slots.Claimed) {
 		t.Error("room for a second claimed ticket with one slot")
 	}
-	if !p.HasRoom("l", slots.Wait) {
+	if !p.HasRoom("l", slots.Tag{}, slots.Wait) {
 		t.Error("no room for a waiting ticket beside one claimed")
 	}
-	p.Take("l", slots.Wait)
-	if p.HasRoom("l", slots.Wait) {
+	p.Take("l", slots.Tag{}, slots.Wait)
+	if p.HasRoom("l", slots.Tag{}, slots.Wait) {
 		t.Errorf("room beyond %d queued per slot", slots.PreparedPerSlot)
 	}
-	if !p.HasRoom("l", slots.Late) {
+	if !p.HasRoom("l", slots.Tag{}, slots.Late) {
 		t.Error("no room for a late ticket")
 	}
 }
@@ -203,7 +203,7 @@ func TestPool_Room(t *testing.T) {
 // not; a ticket holding a slot is ready.
 func TestPool_Ready(t *testing.T) {
 	p := slots.New(2, limits(2), nop)
-	a, b := p.Take("l", slots.Claimed), p.Take("l", slots.Claimed)
+	a, b := p.Take("l", slots.Tag{}, slots.Claimed), p.Take("l", slots.Tag{}, slots.Claimed)
 	if !p.Ready(a) || !p.Ready(b) {
 		t.Fatalf("two slots, two tickets: Ready = %v %v, want both", p.Ready(a), p.Ready(b))
 	}
@@ -211,11 +211,11 @@ func TestPool_Ready(t *testing.T) {
 		t.Fatal(err)
 	}
 	one := slots.New(1, limits(1), nop)
-	x := one.Take("l", slots.Claimed)
+	x := one.Take("l", slots.Tag{}, slots.Claimed)
 	if err := one.Acquire(context.Background(), x, nil); err != nil {
 		t.Fatal(err)
 	}
-	y := one.Take("m", slots.Claimed)
+	y := one.Take("m", slots.Tag{}, slots.Claimed)
 	if !one.Ready(x) || one.Ready(y) {
 		t.Errorf("one slot, taken: Ready = %v %v, want true false", one.Ready(x), one.Ready(y))
 	}
@@ -225,11 +225,11 @@ func TestPool_Ready(t *testing.T) {
 		t.Errorf("the slot freed: the ticket waiting for it is not ready")
 	}
 	perList := slots.New(2, limits(1), nop)
-	l1, m1 := perList.Take("l", slots.Claimed), perList.Take("m", slots.Claimed)
+	l1, m1 := perList.Take("l", slots.Tag{}, slots.Claimed), perList.Take("m", slots.Tag{}, slots.Claimed)
 	if err := perList.Acquire(context.Background(), l1, nil); err != nil {
 		t.Fatal(err)
 	}
-	l2 := perList.Take("l", slots.Claimed)
+	l2 := perList.Take("l", slots.Tag{}, slots.Claimed)
 	if !perList.Ready(m1) || perList.Ready(l2) {
 		t.Errorf("a list limit of 1: Ready = %v %v, want true false", perList.Ready(m1), perList.Ready(l2))
 	}

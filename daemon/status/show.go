@@ -182,6 +182,10 @@ func StateWord(t *Task) string {
 		return "completed"
 	case len(t.BlockedBy) > 0:
 		return "blocked"
+	case t.Schedule != "":
+		return "recurring" // a schedule: it makes runs, and never runs itself
+	case !t.StartsAt.IsZero():
+		return "scheduled" // its notBefore is to come
 	}
 	return "pending"
 }

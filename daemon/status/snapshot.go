@@ -72,6 +72,7 @@ type Task struct {
 	// whole tools.
 	Grants map[string][]string `json:"grants,omitempty"`
 	Runs                       // where and how its agent runs (runs.go)
+	Queue                      // its priority, when it starts, a schedule's runs (queue.go)
 }
 
 // List is one list's tasks.
@@ -88,6 +89,9 @@ type List struct {
 	// Hidden counts the tasks not addressed to taskd that were left out
 	// (all of them are shown when Snapshot's all is set).
 	Hidden int `json:"hidden,omitempty"`
+	// Paused is the pause of the list, or of everything, if one holds it
+	// (taskd pause, or a budget per window spent).
+	Paused *Pause `json:"paused,omitempty"`
 }
 
 // A Misnamed is a file of a list that taskd does not read because of
@@ -130,7 +134,7 @@ func Snapshot(root string, lists []string, all bool) ([]List, error) {
 func snapshotList(root, id string, all bool, pauses pausefile.Record) (List, error) {
 	tr, err := NewTracker(root, id, all)
 	if err != nil {
-		return List{ID: id, Tasks: []Task{}}, err
+		return List{ID: id, Tasks: []Task{}, Paused: listPause(pauses, id, time.Now())}, err
 	}
 	tr.SetPauses(pauses)
 	return tr.List(), nil
@@ -180,6 +184,7 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 		ts.Since = modTime(path)
 	}
 	ts.Runs = runsOf(t, filepath.Dir(path))
+	ts.Queue = queueOf(t, time.Now())
 }
 
 // grantsOf reads what the answers to a question about refused tool calls

@@ -38,8 +38,7 @@ type tracked struct {
 	status   string // Claude Code's status, for the tasks it blocks
 	shown    bool   // taskd's own, or the Tracker shows every task
 	waits    waitIDs
-	pausable bool   // a profile's pause may hold it back (pausable)
-	agent    string // the agent whose profile's pause does
+	pausable pausable // what a pause may hold back of it
 }
 
 // NewTracker reads list id under root as Snapshot does (all: every task,
@@ -141,7 +140,7 @@ func (tr *Tracker) read(id string) {
 	f := &tracked{status: t.Status}
 	owned, ownerProfile := task.Addressed(t)
 	if owned {
-		f.agent, f.pausable = pausable(t, ownerProfile)
+		f.pausable = pausableOf(t, ownerProfile)
 	}
 	if f.shown = owned || tr.all; f.shown {
 		fillStatus(&ts, t, owned, tr.dir.File(id))
@@ -158,13 +157,13 @@ func (tr *Tracker) read(id string) {
 // waits for, and the tasks a daemon refused marked from its notes. The
 // tasks are the List's own: Attend may mark them.
 func (tr *Tracker) List() List {
-	ls := List{ID: tr.id, Tasks: make([]Task, 0, len(tr.ids)), Refused: tr.refused, Fix: tr.fix}
+	now := time.Now()
+	ls := List{ID: tr.id, Tasks: make([]Task, 0, len(tr.ids)), Refused: tr.refused, Fix: tr.fix, Paused: listPause(tr.pauses, tr.id, now)}
 	if len(tr.misnamed) > 0 {
 		ls.Misnamed = slices.Clone(tr.misnamed)
 	}
 	status := make(map[string]string, len(tr.ids))
 	waiting := map[string]waitIDs{}
-	now := time.Now()
 	for _, id := range tr.ids {
 		f := tr.files[id]
 		if f == nil {
@@ -176,9 +175,7 @@ func (tr *Tracker) List() List {
 			continue
 		}
 		ls.Tasks = append(ls.Tasks, f.task)
-		if f.pausable && len(tr.pauses.Profiles) > 0 {
-			ls.Tasks[len(ls.Tasks)-1].Pause = pauseFor(tr.pauses, f.agent, now)
-		}
+		ls.Tasks[len(ls.Tasks)-1].Pause = pauseFor(tr.pauses, tr.id, f.pausable, now)
 		if len(f.waits.ids) > 0 {
 			waiting[id] = f.waits
 		}

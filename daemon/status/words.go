@@ -21,7 +21,7 @@ var StateColors = map[string]string{
 	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
 	"running": "34", "starting": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
 	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
-	"held": "33;1",
+	"held": "33;1", "scheduled": "36", "recurring": "36",
 }
 
 // Subject is task t's subject without the "#<id> " that flow's
@@ -92,7 +92,7 @@ func When(now, at time.Time) string {
 
 // StateOrder orders the counts of a list's tasks by state (StateCounts).
 var StateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying", "paused",
-	"running", "starting", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
+	"running", "starting", "waiting", "queued", "blocked", "scheduled", "pending", "recurring", "cancelled", "succeeded", "completed", "in_progress"}
 
 // StateCounts counts tasks by their state words: "2 running", "1
 // needs_human", in StateOrder, states it does not know last.
@@ -177,16 +177,23 @@ func Dollars(usd float64, estimated bool) string {
 	return s
 }
 
-// PauseWords says which paused profile holds a task back, why and until
-// when: "profile claude is paused until 20:00 (usage limit): You've hit
-// your limit".
+// PauseWords says which pause holds a task back, why and until when:
+// "profile claude is paused until 20:00 (usage limit): You've hit your
+// limit", "list nightly is paused (taskd pause): demo at 3pm".
 func PauseWords(now time.Time, p *Pause) string {
-	s := "profile " + p.Profile + " is paused"
+	what := p.What
+	if what == "" {
+		what = "profile " + p.Profile
+	}
+	s := what + " is paused"
 	if !p.Until.IsZero() {
 		s += " until " + When(now, p.Until)
 	}
-	if p.Reason != "" {
+	switch {
+	case p.Reason != "" && p.Reason != p.By:
 		s += " (" + p.By + "): " + p.Reason
+	case p.By != "":
+		s += " (" + p.By + ")"
 	}
 	return s
 }

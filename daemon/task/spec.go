@@ -55,6 +55,19 @@ type Spec struct {
 	// OnDenied says what follows an attempt whose tool calls were denied:
 	// DeniedAsk (the default) or DeniedFail.
 	OnDenied string
+	// Priority orders the tasks of a list that may start: the highest
+	// first, ties in id order (docs/scheduling.md).
+	Priority int
+	// NotBefore is the time before which the task does not start (zero:
+	// any time).
+	NotBefore time.Time
+	// Schedule makes the task a schedule: a cron expression (with an
+	// optional CRON_TZ= zone) at whose times a run of it is made; Overlap
+	// lets a run start while the one before still goes.
+	Schedule string
+	Overlap  bool
+	// ScheduledFor, on a schedule's run, is the time it was made for.
+	ScheduledFor time.Time
 	// AnswerRequired: the task's answer is voted on (/converge vote or
 	// consensus), so a model's answer must carry one (package plain).
 	AnswerRequired bool
@@ -86,7 +99,15 @@ var fieldType = map[string]string{
 	"onBlockerFailure": "string",
 	"resolveNote":      "string", "worker": "string", "retryOf": "count", "genericReturn": "string",
 	"repo": "string", "ref": "string", "answerRequired": "bool", "labels": "labels",
+	"priority": "priority", "notBefore": "time", "schedule": "string", "overlap": "bool",
+	"scheduledFor": "time",
 }
+
+// The bounds of metadata.taskd.priority.
+const (
+	MinPriority = -1_000_000_000
+	MaxPriority = 1_000_000_000
+)
 
 // ReadSpec checks and reads metadata.taskd. Errors say which field is wrong
 // and how to write it; they make the daemon reject the file.
@@ -133,6 +154,17 @@ func ReadSpec(t *taskfile.Task) (Spec, error) {
 		}
 	}
 	s.OnDenied, _ = td.String("onDenied")
+	if n, ok := td.Int("priority"); ok {
+		s.Priority = int(n)
+	}
+	if at, ok := td.String("notBefore"); ok {
+		s.NotBefore, _ = time.Parse(time.RFC3339Nano, at)
+	}
+	s.Schedule, _ = td.String("schedule")
+	s.Overlap, _ = td.Bool("overlap")
+	if at, ok := td.String("scheduledFor"); ok {
+		s.ScheduledFor, _ = time.Parse(time.RFC3339Nano, at)
+	}
 	s.AnswerRequired, _ = td.Bool("answerRequired")
 	if st, ok := td.String("state"); ok {
 		s.State = State(st)
@@ -192,6 +224,14 @@ func checkType(key, kind string, v any) error {
 			if _, ok := e.(string); !ok {
 				return bad("an array of strings", `"`+key+`": ["Read", "Bash"]`)
 			}
+		}
+	case "priority":
+		n, ok := v.(json.Number)
+		if !ok {
+			return bad("a whole number", `"`+key+`": 10`)
+		}
+		if i, err := n.Int64(); err != nil || i < MinPriority || i > MaxPriority {
+			return fmt.Errorf("metadata.taskd.%s is %s, want a whole number between %d and %d (higher starts first; 0 is the default)", key, n, MinPriority, MaxPriority)
 		}
 	case "labels":
 		arr, ok := v.([]any)

@@ -36,6 +36,7 @@ const (
 	verbRestart = "restart"
 	verbRemove  = "remove"
 	verbResume  = "resume"
+	verbPause   = "pause"
 )
 
 // actionTimeout bounds an action: a task file's lock that nobody
@@ -123,6 +124,10 @@ func (m *Model) resume() tea.Cmd {
 			profile = name
 		}
 	}
+	if t := m.selectedTask(); profile == "" && t != nil && t.Pause != nil {
+		m.msg, m.msgErr = t.Pause.What+" is paused, not a profile: "+pauseKeyWords(t.Pause), true
+		return nil
+	}
 	if profile == "" {
 		m.msg, m.msgErr = "no paused profile holds the selected task back", true
 		if len(m.snap.pauses) > 0 {
@@ -134,19 +139,60 @@ func (m *Model) resume() tea.Cmd {
 	m.mode, m.confirm = confirming, &confirmation{verb: verbResume,
 		question: "Lift the pause of profile " + profile + " now? The tasks it holds back start at once.",
 		act: func(ctx context.Context) doneMsg {
-			lifted, resumed, err := pausefile.Resume(ctx, root, profile, time.Now())
+			l, err := pausefile.End(ctx, root, pausefile.Scope{Kind: pausefile.Profile, Name: profile}, time.Now())
 			if err != nil {
 				return doneMsg{err: err}
 			}
 			text := "profile " + profile + ": not paused any more"
-			if lifted != nil {
+			if l.Held != nil || l.Limit != nil {
 				text = "profile " + profile + ": pause lifted"
 			}
-			if len(resumed) > 0 {
-				text += "; resume now: " + strings.Join(resumed, " ")
+			if len(l.Resumed) > 0 {
+				text += "; resume now: " + strings.Join(l.Resumed, " ")
 			}
 			return doneMsg{text: text}
 		}}
+	return nil
+}
+
+// pauseList asks before it pauses the list of the selected row, or lifts
+// the list's pause if it has one, as taskd pause LIST and taskd resume
+// LIST do (pausefile.Begin, pausefile.End): no new agent starts in a
+// paused list; the agents running in it go on.
+func (m *Model) pauseList() tea.Cmd {
+	r := m.selected()
+	if r == nil || r.list == nil {
+		m.msg, m.msgErr = "select a list or a task first", true
+		return nil
+	}
+	root, list, now := m.opt.Root, r.list.ID, m.opt.Now()
+	scope := pausefile.Scope{Kind: pausefile.List, Name: list}
+	rec, err := pausefile.Read(root)
+	if err != nil {
+		m.msg, m.msgErr = err.Error(), true
+		return nil
+	}
+	c := &confirmation{verb: verbPause}
+	if p, ok := rec.Get(scope); ok {
+		c.verb = verbResume
+		c.question = "Resume list " + list + " (" + p.By + ")? Its tasks may start at once."
+		c.act = func(ctx context.Context) doneMsg {
+			if _, err := pausefile.End(ctx, root, scope, now); err != nil {
+				return doneMsg{err: err}
+			}
+			return doneMsg{text: "list " + list + ": pause lifted"}
+		}
+	} else {
+		c.question = "Pause list " + list + "? No new agent starts in it; the running ones go on."
+		c.act = func(ctx context.Context) doneMsg {
+			p := pausefile.Pause{By: pausefile.ByPerson, Reason: "taskd ui", Since: now}
+			if err := pausefile.Begin(ctx, root, scope, p, now); err != nil {
+				return doneMsg{err: err}
+			}
+			return doneMsg{text: "list " + list + ": paused until P again or 'taskd resume " + list + "'"}
+		}
+	}
+	m.mode, m.confirm = confirming, c
 	return nil
 }
 

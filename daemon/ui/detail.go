@@ -76,6 +76,10 @@ func (m *Model) listDetail(p *pane, l *status.List) {
 	if r := m.selected(); r != nil && r.counts != "" {
 		p.note("", r.counts, "", maxNote)
 	}
+	if l.Paused != nil {
+		p.note("paused: ", status.PauseWords(m.now, l.Paused), "33", 2)
+		p.note("", pauseKeyWords(l.Paused), "", 1)
+	}
 	if why := m.snap.failed[l.ID]; why != "" {
 		p.note("cannot be read: ", why, "31", maxNote)
 	}
@@ -171,7 +175,7 @@ func (m *Model) taskNotes(p *pane, l *status.List, t *status.Task, state string)
 	}
 	if t.Pause != nil && state != string(task.Paused) {
 		p.note("waiting for: ", status.PauseWords(m.now, t.Pause), "33", 2)
-		p.note("", "p resumes profile "+t.Pause.Profile+" now", "", 1)
+		p.note("", pauseKeyWords(t.Pause), "", 1)
 	}
 	if ended(state) && t.Error != "" && t.Error != "cancelled" {
 		p.note("error: ", t.Error, "31", maxNote)
@@ -325,4 +329,29 @@ func usageWords(d *status.Detail) string {
 		s += fmt.Sprintf("; %d attempts %s", u.Runs, status.Dollars(*u.CostUSD, u.Estimated))
 	}
 	return s
+}
+
+// pauseKeyWords says which key lifts pause p: P the pause of a list, p
+// that of a profile; the pause of everything only taskd resume --all.
+func pauseKeyWords(p *status.Pause) string {
+	switch {
+	case p.What == "everything":
+		return "'" + p.Resume + "' resumes everything"
+	case p.Profile != "":
+		return "p resumes profile " + p.Profile + " now"
+	}
+	return "P resumes " + p.What
+}
+
+// pausedListWords says briefly why a list row is paused: "paused (taskd
+// pause)", "everything paused".
+func pausedListWords(p *status.Pause) string {
+	what := "paused"
+	if p.What == "everything" {
+		what = "everything paused"
+	}
+	if p.By != "" {
+		what += " (" + p.By + ")"
+	}
+	return what
 }

@@ -31,6 +31,7 @@ var bindings = []binding{
 	{"R", "restart: run it again from its first step (asks first)"},
 	{"x  delete", "remove it: its file, run folders, inbox (asks first)"},
 	{"p", "resume the paused profile that holds it back (asks first)"},
+	{"P", "pause its list, or resume the list paused (asks first)"},
 	{"d", "the diff of its git worktree, in $PAGER"},
 	{"o", "all of its latest attempt's output, in $PAGER"},
 	{"ctrl-r", "read every file again"},
@@ -117,6 +118,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return m.ask(verbRemove)
 	case "p":
 		return m.resume()
+	case "P":
+		return m.pauseList()
 	case "d":
 		return m.diff()
 	case "o":
@@ -157,7 +160,11 @@ func (m *Model) hints() []string {
 	out := []string{"↑↓ move"}
 	t := m.selectedTask()
 	if t == nil {
-		return append(out, "←→ fold", "n next needing you", "? help", "q quit")
+		pause := "P pause"
+		if r := m.selected(); r != nil && r.list != nil && r.list.Paused != nil && r.list.Paused.What != "everything" {
+			pause = "P resume"
+		}
+		return append(out, "←→ fold", "n next needing you", pause, "? help", "q quit")
 	}
 	state := task.State(t.State)
 	if len(t.Options) > 0 || state == task.NeedsHuman {

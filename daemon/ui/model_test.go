@@ -424,3 +424,77 @@ func TestQuit(t *testing.T) {
 		t.Errorf("ctrl-c in the form does not quit")
 	}
 }
+
+// TestPauseList: P on a task asks, then pauses its list through taskd
+// pause's code (the pause file holds the list's pause, by a person); the
+// view, told of the file, shows the list paused, on its row and on the
+// tasks it holds back; P again asks, then lifts it, as taskd resume does.
+// Anything but y leaves the file as it was.
+func TestPauseList(t *testing.T) {
+	root, home := fixture(t)
+	m := testModel(t, root, home, 100, 30, false)
+	reread := func() {
+		t.Helper()
+		r := newReader(m.opt)
+		r.scan()
+		m.Update(r.snapshot())
+	}
+	listPaused := func() bool {
+		t.Helper()
+		rec, err := pausefile.Read(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok := rec.Get(pausefile.Scope{Kind: pausefile.List, Name: "ops"})
+		return ok
+	}
+
+	selectTask(t, m, "ops", "11")
+	press(m, "P")
+	if m.mode != confirming || !strings.Contains(m.footer(), "Pause list ops? No new agent starts in it") {
+		t.Fatalf("P: mode %v, footer %q", m.mode, m.footer())
+	}
+	press(m, "n")
+	if listPaused() {
+		t.Fatal("n paused the list")
+	}
+	m.Update(press(m, "P", "y")())
+	if !listPaused() || m.msgErr || !strings.Contains(m.msg, "list ops: paused") {
+		t.Fatalf("P y: paused %v, %q", listPaused(), m.msg)
+	}
+	rec, _ := pausefile.Read(root)
+	if p, _ := rec.Get(pausefile.Scope{Kind: pausefile.List, Name: "ops"}); p.By != pausefile.ByPerson || p.Since.IsZero() {
+		t.Errorf("the pause recorded: %+v", p)
+	}
+	if _, ok := rec.Get(pausefile.Scope{Kind: pausefile.List, Name: "demo"}); ok {
+		t.Errorf("P paused another list too")
+	}
+
+	reread()
+	selectTask(t, m, "ops", "11")
+	m.moveTo(m.index[key{"ops", ""}])
+	screen := m.View()
+	if !strings.Contains(screen, "ops · ") || !strings.Contains(screen, "paused (taskd pause)") {
+		t.Errorf("the list row does not show the pause:\n%s", screen)
+	}
+	if !strings.Contains(screen, "list ops is paused (taskd pause): taskd ui") || !strings.Contains(screen, "P resumes list ops") {
+		t.Errorf("the list's detail does not show the pause:\n%s", screen)
+	}
+	m.msg = "" // the last action's words give way to the keys
+	if !strings.Contains(m.footer(), "P resume") {
+		t.Errorf("the keys of a paused list: %q", m.footer())
+	}
+
+	press(m, "P")
+	if !strings.Contains(m.footer(), "Resume list ops (taskd pause)?") {
+		t.Fatalf("P on a paused list: footer %q", m.footer())
+	}
+	m.Update(press(m, "y")())
+	if listPaused() || m.msgErr || m.msg != "list ops: pause lifted" {
+		t.Errorf("P y on a paused list: paused %v, %q", listPaused(), m.msg)
+	}
+	reread()
+	if strings.Contains(m.View(), "paused (taskd pause)") {
+		t.Errorf("the view still shows the pause:\n%s", m.View())
+	}
+}

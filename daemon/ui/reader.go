@@ -309,7 +309,8 @@ func (r *reader) checkPauses(now time.Time) bool {
 	if err != nil {
 		rec = pausefile.Record{} // a bad file: no pause is shown, as taskd status does
 	}
-	if reflect.DeepEqual(liveProfiles(rec, now), liveProfiles(r.pauses, r.pausesAt)) {
+	if reflect.DeepEqual(liveProfiles(rec, now), liveProfiles(r.pauses, r.pausesAt)) &&
+		reflect.DeepEqual(liveHolds(rec, now), liveHolds(r.pauses, r.pausesAt)) {
 		r.pauses, r.pausesAt = rec, now
 		return false
 	}
@@ -327,6 +328,18 @@ func liveProfiles(rec pausefile.Record, now time.Time) map[string]pausefile.Paus
 	for name, p := range rec.Profiles {
 		if p.Until.IsZero() || p.Until.After(now) {
 			out[name] = p
+		}
+	}
+	return out
+}
+
+// liveHolds returns the pauses of persons and budgets in rec (of the
+// whole root, of lists, of profiles) that last at now.
+func liveHolds(rec pausefile.Record, now time.Time) map[pausefile.Scope]pausefile.Pause {
+	out := rec.Holds()
+	for s, p := range out {
+		if !p.Until.IsZero() && !p.Until.After(now) {
+			delete(out, s)
 		}
 	}
 	return out

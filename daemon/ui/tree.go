@@ -81,6 +81,9 @@ func (m *Model) treeRow(r *row, selected bool, c columns, w int) string {
 		if r.counts != "" {
 			text += ": " + r.counts
 		}
+		if r.list.Paused != nil {
+			text += " · " + pausedListWords(r.list.Paused)
+		}
 		line = tt.Fit(cursor+mark+" "+text, w)
 		if !selected {
 			line = m.paintIf("1", line)
