@@ -17,7 +17,7 @@
 # scripts/test-deps.
 set -eu
 cd "$(dirname "$0")/.."
-scripts/install-tools nq tsp
+scripts/install-tools nq tsp strace
 quick=""
 write="-write docs/proof.md"
 for arg in "$@"; do
