@@ -173,7 +173,7 @@ func openTask(path string) (taskFile, error) {
 		syscall.Close(fd)
 		return taskFile{}, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fsroot.ModeType(uint32(st.Mode)))
 	}
-	if uid := os.Geteuid(); int(st.Uid) != uid {
+	if uid := fsroot.EUID(); int(st.Uid) != uid {
 		// Whoever owns it could make taskd run commands as this user.
 		syscall.Close(fd)
 		return taskFile{}, badFile(path, ErrNotOwned,
