@@ -413,7 +413,9 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	// environment) does not hold the attempt.
 	pipes.wait(drained, drainWait)
 	cut := map[string]int64{}
+	logs := endedLogs{base: base, dir: dir, received: map[string]int64{}}
 	for name, l := range map[string]*cappedLog{"stdout.log": stdout, "stderr.log": stderr} {
+		logs.received[name] = l.n
 		n, err := l.Close()
 		if n > 0 {
 			cut[name] = n
@@ -432,7 +434,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 			exitCode = -1
 		}
 	}
-	res, out := a.ending(dir, watch, exitCode, out, over)
+	res, out := a.ending(logs, watch, exitCode, out, over)
 	if watch != nil && watch.TranscriptCut() > 0 {
 		cut["transcript.log"] = watch.TranscriptCut()
 	}
