@@ -149,7 +149,7 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 	if err == nil {
 		out, data = t.encode()
 		if changed = !bytes.Equal(data, t.raw); changed {
-			var tmp pendingFile
+			var tmp *pendingFile
 			if tmp, err = prepareFile(d.path, path, data); err == nil {
 				err = tmp.replace()
 				tmp.Cleanup()
@@ -180,7 +180,7 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 // last, so the list's lock, which every write to the list takes, is held
 // only for the read and the rename. Every path takes the two in this
 // order.
-func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp pendingFile, path string, want []byte) (bool, error) {
+func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp *pendingFile, path string, want []byte) (bool, error) {
 	unlockFile, err := d.lockFile(ctx, path)
 	if err != nil {
 		return false, err

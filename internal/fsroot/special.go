@@ -162,6 +162,17 @@ func ReadRegular(path string) ([]byte, error) {
 // OpenDirectory opens the directory at path for reading its entries,
 // refusing (without waiting) anything that is not a directory.
 func OpenDirectory(path string) (*os.File, error) {
+	fd, err := OpenDirectoryFD(path)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// OpenDirectoryFD is OpenDirectory returning the bare descriptor
+// (close-on-exec), for a caller that only fsyncs it or uses it with the
+// *at system calls.
+func OpenDirectoryFD(path string) (int, error) {
 	fd, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
 	if err == unix.ENOTDIR {
 		var st unix.Stat_t
@@ -170,9 +181,9 @@ func OpenDirectory(path string) (*os.File, error) {
 		}
 	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return fd, nil
 }
 
 // ReadDirectory returns the entries of the directory at path sorted by
