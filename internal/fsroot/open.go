@@ -108,7 +108,7 @@ func OpenFD(base, path string, flag int) (int, error) {
 	if err != nil {
 		return -1, pathErr("open", base, elems, len(elems), err)
 	}
-	if err := checkRegular(fd); err != nil {
+	if err := checkRegular(fd, flag&^os.O_TRUNC|unix.O_NOFOLLOW); err != nil {
 		unix.Close(fd)
 		return -1, pathErr("open", base, elems, len(elems), err)
 	}
