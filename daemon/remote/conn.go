@@ -35,11 +35,20 @@ type Conn struct {
 // Reconnected delivers a value after the connection is made again.
 func (c *Conn) Reconnected() <-chan struct{} { return c.back }
 
-// ConnectedSince is when the connection was last made (or made again).
+// ConnectedSince is when the connection was last made (or made again);
+// zero from when it was lost until this side has learnt it is back: the
+// client connects again before it says so, and what was heard before the
+// loss must not be taken for what is heard since.
 func (c *Conn) ConnectedSince() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.since
+}
+
+func (c *Conn) disconnected() {
+	c.mu.Lock()
+	c.since = time.Time{}
+	c.mu.Unlock()
 }
 
 func (c *Conn) connected() {
@@ -79,6 +88,7 @@ func Connect(url string, c *config.NATS, name, inbox, home string, log *slog.Log
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.ReconnectBufSize(-1), // a publish while disconnected fails at once, and is tried again
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			conn.disconnected()
 			if !nc.IsClosed() {
 				log.Warn("lost the NATS server; reconnecting", "url", url, "err", err)
 			}

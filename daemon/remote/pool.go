@@ -138,11 +138,12 @@ const (
 // found after a reconnection).
 func (p *pool) judge(h holding, id string) (verdict, string) {
 	sure := p.s.SureSince()
-	if !p.s.Conn.IsConnected() || sure.IsZero() {
+	since := p.s.Conn.ConnectedSince()
+	if !p.s.Conn.IsConnected() || since.IsZero() || sure.IsZero() {
 		return alive, "" // the workers cannot be heard now
 	}
 	now := time.Now()
-	base := latest(h.At, p.s.Conn.ConnectedSince(), p.s.MadeAt(), sure)
+	base := latest(h.At, since, p.s.MadeAt(), sure)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := p.workers[h.Key]
@@ -197,7 +198,8 @@ func (p *pool) holder(id string) (holding, bool) {
 // one no worker has.
 func (p *pool) settled() bool {
 	sure := p.s.SureSince()
-	return p.s.Conn.IsConnected() && !sure.IsZero() && time.Since(latest(p.s.Conn.ConnectedSince(), p.s.MadeAt(), sure)) > p.lostAfter
+	since := p.s.Conn.ConnectedSince()
+	return p.s.Conn.IsConnected() && !since.IsZero() && !sure.IsZero() && time.Since(latest(since, p.s.MadeAt(), sure)) > p.lostAfter
 }
 
 // why says why an attempt of profile that asks for labels waits in the
