@@ -208,7 +208,7 @@ func readRaw(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.close()
-	data, err := readAll(f, make([]byte, 0, f.size+1))
+	data, err := readWhole(f, make([]byte, 0, f.size+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
