@@ -14,8 +14,10 @@
 // `strace -f` attached to the idle daemon (all its threads) before the
 // tasks are dropped and detached once it is idle again: a call counts as
 // the daemon's when its thread is the daemon's, or a process it forked
-// that has not yet replaced itself with the agent (execve). The count is
-// deterministic where the time is not, so a change is judged by both.
+// that has not yet replaced itself with the agent (execve). The count
+// varies far less with the machine's load than the time does (not by
+// nothing: some of the daemon's work depends on timing), so a change is
+// judged by both, each against the other build of the same run.
 package main
 
 import (
