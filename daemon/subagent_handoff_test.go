@@ -168,13 +168,16 @@ func TestHandoff_Timeout(t *testing.T) {
 		{"command abort", "command", "abort", true, task.Failed, "abort", 0, ""},
 		{"command escalate", "command", "escalate", true, task.NeedsHuman, "escalate", 0, "continue"},
 	}
+	// The timeout bounds every attempt, the retry that ends at once too:
+	// it leaves a loaded machine room to start that one.
+	const timeout = "6s"
 	h := startSubagents(t, []string{"l"})
 	cwds := map[string]string{}
 	for i, tt := range tests {
 		cwd := t.TempDir()
 		cwds[tt.name] = cwd
 		delegate := "/delegate " + q(hang(tt.always)) + " --agent-type builder\n"
-		flags := " --transfer-control --timeout 2 --on-failure " + tt.onFailure
+		flags := " --transfer-control --timeout " + timeout + " --on-failure " + tt.onFailure
 		var prompt string
 		if tt.source == "line" {
 			prompt = delegate + "/handoff builder-1" + flags + "\n\ntouch agent-ran"
@@ -191,8 +194,8 @@ func TestHandoff_Timeout(t *testing.T) {
 			id := h.childNamed("l", pid, "builder-1")
 			evs := h.waitEvents("l", eventlog.HandoffResolved, pid, 1)
 			want := []wantEvent{
-				{eventlog.HandoffInitiated, pid, map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "on_failure": tt.onFailure, "timeout": "2s"}},
-				{eventlog.SubagentTimeout, id, map[string]any{"source": "handoff", "timeout": "2s", "subagent_id": id, "agent_type": "builder"}},
+				{eventlog.HandoffInitiated, pid, map[string]any{"subagent_id": id, "handoff_mode": "transfer-control", "on_failure": tt.onFailure, "timeout": timeout}},
+				{eventlog.SubagentTimeout, id, map[string]any{"source": "handoff", "timeout": timeout, "subagent_id": id, "agent_type": "builder"}},
 				{eventlog.TaskCancelled, id, nil},
 			}
 			for r := 1; r <= tt.wantRetries; r++ {
