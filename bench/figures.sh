@@ -2,7 +2,8 @@
 # bench/figures.sh: every figure of docs/proof.md, measured from the
 # current code in one run, written into docs/proof.md between
 # <!-- figures:begin --> and <!-- figures:end -->: taskd against nq and
-# task-spooler (bench/peers), disk per task, the memory of a rescan of
+# task-spooler (bench/peers), disk per task, the daemon's CPU time and
+# system calls per task (bench/cost), the memory of a rescan of
 # 100,000 files, the cost of a state change and of the claim, the
 # navigator, the crash storm, the concurrent writers, and agents on
 # workers through NATS (bench/remote). Ratios are against baselines
@@ -17,7 +18,7 @@
 # scripts/test-deps.
 set -eu
 cd "$(dirname "$0")/.."
-scripts/install-tools nq tsp
+scripts/install-tools nq tsp strace
 quick=""
 write="-write docs/proof.md"
 for arg in "$@"; do

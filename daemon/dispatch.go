@@ -20,6 +20,7 @@ func (d *Daemon) work(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	j.Seen = t
 	return handlerFor(j.Kind, t).Do(ctx, j, t)
 }
 

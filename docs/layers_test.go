@@ -17,7 +17,7 @@ var layers = []layer{
 	{
 		name:  "Tools",
 		about: "Programs that measure taskd or keep its pages true; none of them is part of the binary.",
-		pkgs:  []string{"bench/figures", "bench/peers", "bench/throughput", "bench/remote", "bench/house", "docs"},
+		pkgs:  []string{"bench/figures", "bench/peers", "bench/throughput", "bench/cost", "bench/remote", "bench/house", "docs"},
 	},
 	{
 		name: "The binary",

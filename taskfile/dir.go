@@ -106,11 +106,29 @@ func readBytes(path string, buf []byte) ([]byte, error) {
 	if int64(cap(data)) < f.size+1 {
 		data = make([]byte, 0, f.size+1)
 	}
-	data, err = readAll(f, data)
+	data, err = readWhole(f, data)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return data, nil
+}
+
+// readWhole reads the open task file f into data, whose capacity is more
+// than the file's size when it was opened. A first read that returns
+// exactly that size, less than it asked for, has reached the file's end:
+// a local file system fills a read of a regular file up to its end, so a
+// second read only to be told so is not made. Otherwise (the file grew
+// or shrank since) it reads on as readAll does.
+func readWhole(f taskFile, data []byte) ([]byte, error) {
+	n, err := f.Read(data[len(data):cap(data)])
+	if err != nil && err != io.EOF {
+		return data, err
+	}
+	data = data[:len(data)+n]
+	if err == io.EOF || int64(len(data)) == f.size && len(data) < cap(data) {
+		return data, nil
+	}
+	return readAll(f, data)
 }
 
 // taskFile is a task file open for reading: a bare descriptor, read with
@@ -173,7 +191,7 @@ func openTask(path string) (taskFile, error) {
 		syscall.Close(fd)
 		return taskFile{}, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fsroot.ModeType(uint32(st.Mode)))
 	}
-	if uid := os.Geteuid(); int(st.Uid) != uid {
+	if uid := fsroot.EUID(); int(st.Uid) != uid {
 		// Whoever owns it could make taskd run commands as this user.
 		syscall.Close(fd)
 		return taskFile{}, badFile(path, ErrNotOwned,

@@ -318,3 +318,79 @@ func TestDir_Swap(t *testing.T) {
 		t.Errorf("Swap of a missing file = %v, want fs.ErrNotExist", err)
 	}
 }
+
+// TestDir_UpdateFrom: an update from the task as its caller saw it is
+// applied to the file as it is: from the bytes seen when the file still
+// holds them, from the file when another writer changed it since (that
+// writer's change kept); the task seen is not changed either way.
+func TestDir_UpdateFrom(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name        string
+		otherWriter bool
+		want        []string // the subject's words after the update
+	}{
+		{"file as seen", false, []string{"seen", "updated"}},
+		{"file changed since", true, []string{"seen", "other", "updated"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := mustOpen(t)
+			writeRaw(t, d, "3.json", `{"id": "3", "subject": "seen", "status": "pending", "blocks": [], "blockedBy": []}`)
+			seen, err := d.Read("3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.otherWriter {
+				if _, err := d.Update(ctx, "3", func(t *taskfile.Task) error { t.Subject += " other"; return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			calls := 0
+			got, err := d.UpdateFrom(ctx, seen, func(t *taskfile.Task) error {
+				calls++
+				t.Subject += " updated"
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			onDisk, err := d.Read("3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.Join(tc.want, " "); got.Subject != want || onDisk.Subject != want {
+				t.Errorf("subject returned %q, on disk %q, want %q", got.Subject, onDisk.Subject, want)
+			}
+			if seen.Subject != "seen" {
+				t.Errorf("the task seen was changed: subject %q", seen.Subject)
+			}
+			if wantCalls := 1 + len(tc.want) - 2; calls != wantCalls {
+				t.Errorf("fn called %d times, want %d", calls, wantCalls)
+			}
+		})
+	}
+}
+
+// TestDir_UpdateFromUnchanged: an update that changes nothing of the task
+// seen returns the file as it is, not the bytes seen.
+func TestDir_UpdateFromUnchanged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := mustOpen(t)
+	writeRaw(t, d, "4.json", `{"id": "4", "subject": "seen", "status": "pending", "blocks": [], "blockedBy": []}`)
+	seen, err := d.Read("4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Update(ctx, "4", func(t *taskfile.Task) error { t.Subject = "changed"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.UpdateFrom(ctx, seen, func(*taskfile.Task) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Subject != "changed" {
+		t.Errorf("subject returned %q, want the file's %q", got.Subject, "changed")
+	}
+}

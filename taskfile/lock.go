@@ -48,18 +48,18 @@ func dirMutex(path string) *sync.Mutex {
 func (d *Dir) lockList(ctx context.Context) (unlock func(), err error) {
 	d.mu.Lock()
 	path := filepath.Join(d.path, listLockName)
-	f, err := fsroot.OpenRegular(path, os.O_CREATE|os.O_RDWR, 0o644)
+	fd, err := fsroot.OpenRegularFD(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		d.mu.Unlock()
 		return nil, fmt.Errorf("lock list %s: %w", d.path, err)
 	}
-	if err := fsroot.Flock(ctx, f, true); err != nil {
-		f.Close()
+	if err := fsroot.FlockFD(ctx, fd, path, true); err != nil {
+		syscall.Close(fd)
 		d.mu.Unlock()
 		return nil, fmt.Errorf("lock list %s: %w", d.path, errors.Join(ErrLocked, err))
 	}
 	return func() {
-		f.Close() // releases the flock; the file stays
+		syscall.Close(fd) // releases the flock; the file stays
 		d.mu.Unlock()
 	}, nil
 }

@@ -47,6 +47,21 @@ const maxRetries = 1000
 // error nothing is written and Update returns that error. Waiting for locks
 // ends with ctx. On success Update returns the task as now stored.
 func (d *Dir) Update(ctx context.Context, id string, fn func(*Task) error, opts ...WriteOption) (*Task, error) {
+	return d.update(ctx, id, nil, fn, opts)
+}
+
+// UpdateFrom is Update of the task seen, starting from its bytes as its
+// caller read them instead of reading the file again. A file changed since
+// is found in step 4, under the locks, as a change by any other writer
+// is, and the update starts over from the file; seen itself is not
+// changed.
+func (d *Dir) UpdateFrom(ctx context.Context, seen *Task, fn func(*Task) error, opts ...WriteOption) (*Task, error) {
+	return d.update(ctx, seen.ID, seen.raw, fn, opts)
+}
+
+// update is Update, its first round starting from the bytes seen when
+// they are given.
+func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task) error, opts []WriteOption) (*Task, error) {
 	path := d.File(id)
 	if !ValidID(id) {
 		return nil, &fs.PathError{Op: "update", Path: path, Err: ErrInvalidID}
@@ -56,7 +71,15 @@ func (d *Dir) Update(ctx context.Context, id string, fn func(*Task) error, opts 
 		opt |= o
 	}
 	for range maxRetries {
-		t, err := readFile(path, id)
+		var t *Task
+		var err error
+		fromSeen := seen != nil
+		if fromSeen {
+			t, err = Parse(seen, path, id)
+			seen = nil
+		} else {
+			t, err = readFile(path, id)
+		}
 		if errors.Is(err, ErrInvalidJSON) {
 			// Claude Code rewrites task files in place: an unlocked read can
 			// catch one half written. Under its lock the file is whole.
@@ -74,6 +97,9 @@ func (d *Dir) Update(ctx context.Context, id string, fn func(*Task) error, opts 
 		}
 		out, data := t.encode()
 		if bytes.Equal(data, before) {
+			if fromSeen {
+				continue // nothing to write, if the file is still as seen: read it
+			}
 			return t, nil
 		}
 		tmp, err := prepareFile(d.path, path, data)
@@ -123,7 +149,7 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 	if err == nil {
 		out, data = t.encode()
 		if changed = !bytes.Equal(data, t.raw); changed {
-			var tmp pendingFile
+			var tmp *pendingFile
 			if tmp, err = prepareFile(d.path, path, data); err == nil {
 				err = tmp.replace()
 				tmp.Cleanup()
@@ -154,7 +180,7 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 // last, so the list's lock, which every write to the list takes, is held
 // only for the read and the rename. Every path takes the two in this
 // order.
-func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp pendingFile, path string, want []byte) (bool, error) {
+func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp *pendingFile, path string, want []byte) (bool, error) {
 	unlockFile, err := d.lockFile(ctx, path)
 	if err != nil {
 		return false, err
@@ -182,7 +208,7 @@ func readRaw(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.close()
-	data, err := readAll(f, make([]byte, 0, f.size+1))
+	data, err := readWhole(f, make([]byte, 0, f.size+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}

@@ -2,11 +2,12 @@ package taskfile
 
 import (
 	"io/fs"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
-
-	"github.com/google/renameio/v2"
 
 	"github.com/taskd/taskd/internal/fsroot"
 )
@@ -16,63 +17,131 @@ import (
 const filePerm fs.FileMode = 0o644
 
 // pendingFile is new contents for a file, written and fsynced under a
-// temporary name in the same directory (renameio names it "."+base+digits,
-// which the daemon's watcher ignores), waiting to replace the file.
+// temporary name in the same directory ("."+base+digits, which the
+// daemon's watcher ignores), waiting to replace the file. It is held as a
+// bare descriptor: an *os.File would try, and fail, to register a regular
+// file with the runtime's poller, five system calls for every write.
 type pendingFile struct {
-	pf      *renameio.PendingFile
+	fd      int
+	name    string // the temporary file
 	path    string // the file it is to replace
-	renamed *bool  // set once replace has renamed it
+	renamed bool   // set once replace has renamed it (or it is gone)
 }
 
 // prepareFile writes data to a temporary file next to path and fsyncs it, so
 // that once renamed the new file can never be torn or empty, even after a
-// power loss. Call Cleanup when done with it.
-func prepareFile(dir, path string, data []byte) (pendingFile, error) {
-	pf, err := renameio.NewPendingFile(path,
-		renameio.WithTempDir(dir), // never /tmp: see the package documentation
-		renameio.WithPermissions(filePerm),
-		renameio.WithExistingPermissions())
-	if err != nil {
-		return pendingFile{}, err
+// power loss. The file gets path's mode if path is a regular file, else
+// filePerm (less the umask). Call Cleanup when done with it.
+func prepareFile(dir, path string, data []byte) (*pendingFile, error) {
+	perm, chmod := uint32(filePerm), false
+	var st syscall.Stat_t
+	switch err := syscall.Lstat(path, &st); {
+	case err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG:
+		perm, chmod = st.Mode&0o777, true
+	case err != nil && err != syscall.ENOENT:
+		return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	}
-	if _, err := pf.Write(data); err != nil {
-		pf.Cleanup()
-		return pendingFile{}, err
+	p := &pendingFile{fd: -1, path: path}
+	prefix := filepath.Join(dir, "."+filepath.Base(path))
+	for range 10000 {
+		p.name = prefix + strconv.FormatUint(uint64(rand.Int64()), 10)
+		fd, err := syscall.Open(p.name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, perm)
+		if err == syscall.EEXIST || err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "create", Path: p.name, Err: err}
+		}
+		p.fd = fd
+		break
 	}
-	if err := pf.Sync(); err != nil {
-		pf.Cleanup()
-		return pendingFile{}, err
+	if p.fd < 0 {
+		return nil, &fs.PathError{Op: "create", Path: prefix, Err: fs.ErrExist}
 	}
-	return pendingFile{pf: pf, path: path, renamed: new(bool)}, nil
+	if err := p.fill(data, perm, chmod); err != nil {
+		p.Cleanup()
+		return nil, err
+	}
+	return p, nil
+}
+
+// fill writes data to the temporary file, gives it mode perm when asked
+// to (the umask may have narrowed it) and fsyncs it.
+func (p *pendingFile) fill(data []byte, perm uint32, chmod bool) error {
+	if chmod {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(p.fd, &st); err != nil {
+			return &fs.PathError{Op: "stat", Path: p.name, Err: err}
+		}
+		if st.Mode&0o777 != perm {
+			if err := syscall.Fchmod(p.fd, perm); err != nil {
+				return &fs.PathError{Op: "chmod", Path: p.name, Err: err}
+			}
+		}
+	}
+	for len(data) > 0 {
+		n, err := syscall.Write(p.fd, data)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "write", Path: p.name, Err: err}
+		}
+		data = data[n:]
+	}
+	for {
+		err := syscall.Fsync(p.fd)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "sync", Path: p.name, Err: err}
+		}
+		return nil
+	}
+}
+
+// closeFD closes the temporary file's descriptor, once.
+func (p *pendingFile) closeFD() error {
+	if p.fd < 0 {
+		return nil
+	}
+	err := syscall.Close(p.fd)
+	p.fd = -1
+	if err != nil && err != syscall.EINTR {
+		return &fs.PathError{Op: "close", Path: p.name, Err: err}
+	}
+	return nil
 }
 
 // replace renames the temporary file over the destination. Readers see the
 // old file or the new one, never a mix. prepareFile fsynced the contents,
-// so this closes and renames without the second fsync that renameio's
-// CloseAtomicallyReplace would make: on a busy file system that fsync is not
-// free, it waits for the journal commit under way.
-func (p pendingFile) replace() error {
-	if err := p.pf.File.Close(); err != nil {
+// so this closes and renames without a second fsync: on a busy file system
+// that fsync is not free, it waits for the journal commit under way.
+func (p *pendingFile) replace() error {
+	if err := p.closeFD(); err != nil {
 		return err
 	}
 	// syscall.Rename, not os.Rename, which first stats the destination.
-	err := syscall.Rename(p.pf.Name(), p.path)
+	err := syscall.Rename(p.name, p.path)
 	for err == syscall.EINTR {
-		err = syscall.Rename(p.pf.Name(), p.path)
+		err = syscall.Rename(p.name, p.path)
 	}
 	if err != nil {
-		os.Remove(p.pf.Name())
-		*p.renamed = true // nothing left for Cleanup
-		return &os.LinkError{Op: "rename", Old: p.pf.Name(), New: p.path, Err: err}
+		syscall.Unlink(p.name)
+		p.renamed = true // nothing left for Cleanup
+		return &os.LinkError{Op: "rename", Old: p.name, New: p.path, Err: err}
 	}
-	*p.renamed = true
+	p.renamed = true
 	return nil
 }
 
-// Cleanup removes the temporary file if it was not renamed.
-func (p pendingFile) Cleanup() {
-	if p.pf != nil && !*p.renamed {
-		p.pf.Cleanup()
+// Cleanup closes the temporary file and removes it if it was not renamed.
+func (p *pendingFile) Cleanup() {
+	p.closeFD()
+	if !p.renamed {
+		syscall.Unlink(p.name)
+		p.renamed = true
 	}
 }
 
@@ -86,7 +155,10 @@ func writeFile(dir, path string, data []byte, create bool) error {
 	}
 	defer tmp.Cleanup()
 	if create {
-		if err := os.Link(tmp.pf.Name(), path); err != nil {
+		if err := tmp.closeFD(); err != nil {
+			return err
+		}
+		if err := os.Link(tmp.name, path); err != nil {
 			return err
 		}
 	} else if err := tmp.replace(); err != nil {
@@ -150,13 +222,18 @@ func (s *dirSyncer) sync() error {
 }
 
 // syncDir makes the directory's entries (a rename, a new link) durable.
+// The descriptor is a bare one, as a pendingFile's is.
 func syncDir(dir string) error {
-	f, err := fsroot.OpenDirectory(dir)
+	fd, err := fsroot.OpenDirectoryFD(dir)
 	if err != nil {
 		return err
 	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
+	for {
+		if err = syscall.Fsync(fd); err != syscall.EINTR {
+			break
+		}
+	}
+	if cerr := syscall.Close(fd); err == nil && cerr != syscall.EINTR {
 		err = cerr
 	}
 	if err != nil {

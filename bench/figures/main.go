@@ -11,6 +11,7 @@
 //   - bench/peers: taskd against nq and task-spooler (throughput, latency,
 //     idle, startup scan, memory per queued job), taskd's disk per task
 //     and the memory of a safety rescan of 100,000 files;
+//   - bench/cost: the daemon's CPU time and system calls per task;
 //   - the taskfile benchmarks: a state change (the claim is one) against
 //     a bare durable write and a single fsync;
 //   - the navigator benchmarks, in memory and as a `taskd navigate` process;
@@ -61,6 +62,7 @@ func run() error {
 		fn   func(*bytes.Buffer) error
 	}{
 		{"peers", peers},
+		{"cost", cost},
 		{"taskfile", writes},
 		{"navigator", navigation},
 		{"crash storm", storm},

@@ -96,6 +96,23 @@ func peersValue(prefix string, floor bool) (float64, bool) {
 	return 0, false
 }
 
+func cost(out *bytes.Buffer) error {
+	args := []string{"run", "./bench/cost"}
+	if *quick {
+		args = append(args, "-n", "200", "-reps", "1", "-strace", "50")
+	}
+	text, err := command(nil, "go", args...)
+	if err != nil {
+		return err
+	}
+	how := "`go run ./bench/cost`"
+	if *quick {
+		how = "`go run ./bench/cost -n 200 -reps 1 -strace 50`"
+	}
+	fmt.Fprintf(out, "### What a task costs the daemon\n\n%s (section [Benchmarks](#benchmarks)): the CPU time of the `taskd run` process alone (user and system, not the agents it starts) and its system calls, per task of `true` with one worker.\n\n%s\n", how, text)
+	return nil
+}
+
 func writes(out *bytes.Buffer) error {
 	args := []string{"test", "-run", "^$", "-bench", "^Benchmark(Update|BaselineDurableWrite|BaselineFsync|Read|ParseMarshal)$", "./taskfile"}
 	if *quick {

@@ -36,12 +36,29 @@ type cappedLog struct {
 // directory base, keeping at most limit bytes of what it is written (and
 // two lines of its own).
 func createCappedLog(base, path string, limit int64) (*cappedLog, error) {
-	fd, err := openRaw(base, path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_APPEND)
+	fd, err := openRaw(base, path, logFlags)
 	if err != nil {
 		return nil, err
 	}
+	return newCappedLog(fd, base, path, limit), nil
+}
+
+// createCappedLogIn is createCappedLog of a log in folder, the run folder
+// open, path being its path inside base.
+func createCappedLogIn(folder *fsroot.Dir, base, path string, limit int64) (*cappedLog, error) {
+	fd, err := folder.OpenFD(filepath.Base(path), logFlags)
+	if err != nil {
+		return nil, err
+	}
+	return newCappedLog(fd, base, path, limit), nil
+}
+
+// logFlags open a log, created or emptied.
+const logFlags = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_TRUNC | syscall.O_APPEND
+
+func newCappedLog(fd int, base, path string, limit int64) *cappedLog {
 	limit = max(limit&^1, 2)
-	return &cappedLog{base: base, path: path, fd: fd, ring: -1, head: limit / 2, tail: limit / 2}, nil
+	return &cappedLog{base: base, path: path, fd: fd, ring: -1, head: limit / 2, tail: limit / 2}
 }
 
 // Write keeps what p adds to the log's head or its end. It always takes

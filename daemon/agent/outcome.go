@@ -74,13 +74,30 @@ func DeniedText(ds []Denial) string {
 	return "the agent was refused " + strings.Join(parts, ", ")
 }
 
+// endedLogs are the logs of an attempt whose agent has ended, in the run
+// folder dir of the list directory base, and the bytes each received.
+type endedLogs struct {
+	base, dir string
+	received  map[string]int64
+}
+
+// tail returns at most the last n bytes of the log name. A log that
+// received nothing is empty without being opened.
+func (l endedLogs) tail(name string, n int64) []byte {
+	if got, ok := l.received[name]; ok && got == 0 {
+		return nil
+	}
+	data, _ := ReadTail(l.base, filepath.Join(l.dir, name), n)
+	return data
+}
+
 // ending turns what attempt a's agent left in the run folder dir into its
 // Result, and says how an attempt that finished ended: passed its budget
 // (over, when the watcher stopped it; or claude's own turn limit), met a
 // usage limit (paused, if its profile pauses), or failed, with the
 // agent's own last words as the error.
-func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over string) (Result, Outcome) {
-	stdout, _ := ReadTail(a.ListDir, filepath.Join(dir, "stdout.log"), MaxScan)
+func (a *Attempt) ending(logs endedLogs, w *Watcher, exitCode int, out Outcome, over string) (Result, Outcome) {
+	stdout := logs.tail("stdout.log", MaxScan)
 	var res Result
 	var st *Stream
 	if w != nil {
@@ -96,7 +113,7 @@ func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over
 		res.Success, res.Error, res.Summary = false, over, over
 		return res, out
 	}
-	stderr, _ := ReadTail(a.ListDir, filepath.Join(dir, "stderr.log"), 16<<10)
+	stderr := logs.tail("stderr.log", 16<<10)
 	said := plainLines(string(tail(stdout, 16<<10)), st != nil)
 	if out == TimedOut {
 		res.Error = fmt.Sprintf("timed out after %s", a.Timeout)

@@ -239,8 +239,18 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	}
 	// record writes cmd.json, the record of how the agent is (to be)
 	// started, replacing an earlier version whole.
+	// folder is the run folder, once made, opened once for the files
+	// written into it.
+	var folder *fsroot.Dir
 	record := func() {
-		if err := WriteJSONFile(base, filepath.Join(dir, "cmd.json"), cmdInfo); err != nil {
+		err := fs.ErrClosed
+		if folder != nil {
+			err = writeJSONIn(folder, "cmd.json", cmdInfo)
+		}
+		if errors.Is(err, fs.ErrClosed) { // not made yet, or the run is over
+			err = WriteJSONFile(base, filepath.Join(dir, "cmd.json"), cmdInfo)
+		}
+		if err != nil {
 			r.log.Warn("write cmd.json", "task", a.TaskID, "path", dir, "err", err)
 		}
 	}
@@ -270,12 +280,16 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 			return fail("remove the earlier run's result.json: %v", err)
 		}
 	}
+	if folder, err = fsroot.OpenDir(base, dir); err != nil {
+		return fail("open the run folder: %v", err)
+	}
+	defer folder.Close()
 	// What the agent may read is in the run folder before it starts: its
 	// prompt and the files of its prompt commands, and cmd.json, how it
 	// will be started. All of it is made while the job still waits for its
 	// slot; cmd.json is written again with the process group the moment
 	// the agent has started.
-	if err := writeNewFile(base, filepath.Join(dir, "prompt.md"), []byte(a.Prompt)); err != nil {
+	if err := writeNewFileIn(folder, "prompt.md", []byte(a.Prompt)); err != nil {
 		return fail("write prompt.md: %v", err)
 	}
 	for name, data := range a.Files {
@@ -294,12 +308,12 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	// The agent writes into pipes, whose other ends the daemon reads into
 	// the logs, bounded (capped.go).
 	limit := a.OutputLimit(r.cfg)
-	stdout, err := createCappedLog(base, filepath.Join(dir, "stdout.log"), limit)
+	stdout, err := createCappedLogIn(folder, base, filepath.Join(dir, "stdout.log"), limit)
 	if err != nil {
 		return fail("create stdout.log: %v", err)
 	}
 	defer stdout.Close()
-	stderr, err := createCappedLog(base, filepath.Join(dir, "stderr.log"), limit)
+	stderr, err := createCappedLogIn(folder, base, filepath.Join(dir, "stderr.log"), limit)
 	if err != nil {
 		return fail("create stderr.log: %v", err)
 	}
@@ -414,7 +428,9 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	// environment) does not hold the attempt.
 	pipes.wait(drained, drainWait)
 	cut := map[string]int64{}
+	logs := endedLogs{base: base, dir: dir, received: map[string]int64{}}
 	for name, l := range map[string]*cappedLog{"stdout.log": stdout, "stderr.log": stderr} {
+		logs.received[name] = l.n
 		n, err := l.Close()
 		if n > 0 {
 			cut[name] = n
@@ -433,7 +449,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 			exitCode = -1
 		}
 	}
-	res, out := a.ending(dir, watch, exitCode, out, over)
+	res, out := a.ending(logs, watch, exitCode, out, over)
 	if watch != nil && watch.TranscriptCut() > 0 {
 		cut["transcript.log"] = watch.TranscriptCut()
 	}

@@ -82,6 +82,30 @@ func writeNewFile(base, path string, data []byte) error {
 	return err
 }
 
+// writeNewFileIn is writeNewFile of the file name in the run folder open
+// as folder.
+func writeNewFileIn(folder *fsroot.Dir, name string, data []byte) error {
+	fd, err := folder.OpenFD(name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	err = writeAll(fd, data, -1, name)
+	if cerr := syscall.Close(fd); err == nil && cerr != nil {
+		err = &fs.PathError{Op: "close", Path: name, Err: cerr}
+	}
+	return err
+}
+
+// writeJSONIn is WriteJSONFile of the file name in the run folder open as
+// folder: replaced whole.
+func writeJSONIn(folder *fsroot.Dir, name string, v any) error {
+	data, err := jsonRecord(v)
+	if err != nil {
+		return err
+	}
+	return folder.WriteFile(name, data)
+}
+
 // ReadTail returns at most the last n bytes of the file at path inside the
 // list directory base.
 func ReadTail(base, path string, n int64) ([]byte, error) {

@@ -56,7 +56,16 @@ type Decide func(t *taskfile.Task, sp *task.Spec) error
 func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 	c := &Claim{ID: j.ID, ahead: j.Slot != nil && !j.Slot.Ready()}
 	defer j.holdWhileSlow()()
-	t, err := j.List.Dir.Update(ctx, j.ID, func(t *taskfile.Task) error {
+	update := func(fn func(*taskfile.Task) error) (*taskfile.Task, error) {
+		return j.List.Dir.Update(ctx, j.ID, fn)
+	}
+	if seen := j.Seen; seen != nil && seen.ID == j.ID {
+		j.Seen = nil
+		update = func(fn func(*taskfile.Task) error) (*taskfile.Task, error) {
+			return j.List.Dir.UpdateFrom(ctx, seen, fn)
+		}
+	}
+	t, err := update(func(t *taskfile.Task) error {
 		c.before = t.Raw()
 		owned, _ := task.Addressed(t)
 		sp, err := task.ReadSpec(t)

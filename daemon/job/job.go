@@ -121,6 +121,11 @@ type Job struct {
 	List *List
 	ID   string
 	Slot Slot
+	// Seen is the task file as the job read it when it began, if it did:
+	// its first claim starts from these bytes instead of reading the
+	// file again (taskfile.Dir.UpdateFrom), and is written only if the
+	// file still holds them.
+	Seen *taskfile.Task
 
 	agents atomic.Int32 // the job's agents running or about to (runAgent)
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -89,6 +90,12 @@ func OpenFD(base, path string, flag int) (int, error) {
 		return -1, err
 	}
 	defer unix.Close(dir)
+	return openIn(dir, base, elems, flag)
+}
+
+// openIn is OpenFD of the last of elems in dir, the directory of the
+// others, open.
+func openIn(dir int, base string, elems []string, flag int) (int, error) {
 	name := elems[len(elems)-1]
 	// What is there is looked at before it is opened (a device is not
 	// even opened), and the open never waits (O_NONBLOCK): a FIFO put
@@ -108,7 +115,7 @@ func OpenFD(base, path string, flag int) (int, error) {
 	if err != nil {
 		return -1, pathErr("open", base, elems, len(elems), err)
 	}
-	if err := checkRegular(fd); err != nil {
+	if err := checkRegular(fd, flag&^os.O_TRUNC|unix.O_NOFOLLOW); err != nil {
 		unix.Close(fd)
 		return -1, pathErr("open", base, elems, len(elems), err)
 	}
@@ -171,6 +178,12 @@ func WriteFile(base, path string, data []byte) error {
 		return err
 	}
 	defer unix.Close(dir)
+	return writeIn(dir, base, elems, data)
+}
+
+// writeIn is WriteFile of the last of elems in dir, the directory of the
+// others, open.
+func writeIn(dir int, base string, elems []string, data []byte) error {
 	name := elems[len(elems)-1]
 	var r [6]byte
 	rand.Read(r[:])
@@ -182,9 +195,16 @@ func WriteFile(base, path string, data []byte) error {
 	if err != nil {
 		return pathErr("create", base, elems, len(elems), err)
 	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
+	for b := data; len(b) > 0 && err == nil; {
+		var n int
+		if n, err = unix.Write(fd, b); err == unix.EINTR {
+			err = nil
+		} else if n == 0 && err == nil {
+			err = io.ErrShortWrite
+		}
+		b = b[max(n, 0):]
+	}
+	if cerr := unix.Close(fd); err == nil && cerr != unix.EINTR {
 		err = cerr
 	}
 	if err == nil {
@@ -195,6 +215,77 @@ func WriteFile(base, path string, data []byte) error {
 		return pathErr("write", base, elems, len(elems), err)
 	}
 	return nil
+}
+
+// A Dir is a directory inside a base directory, opened once (following no
+// link on the way, as OpenDirFD does), whose files are opened and written
+// as OpenFD and WriteFile do, without walking to it again for each: for
+// a run of several files in one folder. Safe for concurrent use; after
+// Close its methods fail.
+type Dir struct {
+	mu    sync.Mutex
+	fd    int
+	base  string
+	elems []string
+}
+
+// OpenDir opens the directory path inside base.
+func OpenDir(base, path string) (*Dir, error) {
+	elems, err := split(base, path)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := walk(base, elems, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{fd: fd, base: base, elems: elems}, nil
+}
+
+// OpenFD is OpenFD of the file name in the directory (a name, not a path).
+func (d *Dir) OpenFD(name string, flag int) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	elems, err := d.file(name)
+	if err != nil {
+		return -1, err
+	}
+	return openIn(d.fd, d.base, elems, flag)
+}
+
+// WriteFile is WriteFile of the file name in the directory.
+func (d *Dir) WriteFile(name string, data []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	elems, err := d.file(name)
+	if err != nil {
+		return err
+	}
+	return writeIn(d.fd, d.base, elems, data)
+}
+
+// file returns the elements of the path of the file name in d.
+func (d *Dir) file(name string) ([]string, error) {
+	p := filepath.Join(append([]string{d.base}, d.elems...)...)
+	if d.fd < 0 {
+		return nil, &fs.PathError{Op: "open", Path: filepath.Join(p, name), Err: fs.ErrClosed}
+	}
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+		return nil, &fs.PathError{Op: "open", Path: filepath.Join(p, name), Err: fs.ErrInvalid}
+	}
+	return append(slices.Clip(d.elems), name), nil
+}
+
+// Close closes the directory.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fd < 0 {
+		return nil
+	}
+	err := unix.Close(d.fd)
+	d.fd = -1
+	return err
 }
 
 // ReadFile returns the contents of the file path inside base, at most max

@@ -195,3 +195,48 @@ func TestMkdir(t *testing.T) {
 		t.Errorf("Mkdir of a link: %v, want ErrLink", err)
 	}
 }
+
+// TestDir: a folder opened once writes and opens its files as WriteFile
+// and OpenFD do — a link in a file's place is refused and left alone, a
+// file with other hard links is not written through, a name that is a
+// path is refused — and fails once closed.
+func TestDir(t *testing.T) {
+	base := t.TempDir()
+	if err := fsroot.MkdirAll(base, "runs/1"); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "outside")
+	os.WriteFile(outside, []byte("keep"), 0o600)
+	folder := filepath.Join(base, "runs", "1")
+	os.Symlink(outside, filepath.Join(folder, "link.json"))
+	os.Link(outside, filepath.Join(folder, "hard.log"))
+
+	d, err := fsroot.OpenDir(base, "runs/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteFile("cmd.json", []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(folder, "cmd.json")); string(got) != "{}\n" {
+		t.Errorf("cmd.json = %q", got)
+	}
+	fd, err := d.OpenFD("stdout.log", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Close(fd)
+	for name, want := range map[string]error{"link.json": fsroot.ErrLink, "hard.log": fsroot.ErrHardLink, "../x": fs.ErrInvalid, "": fs.ErrInvalid} {
+		if fd, err := d.OpenFD(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC); !errors.Is(err, want) {
+			syscall.Close(fd)
+			t.Errorf("OpenFD(%q) = %v, want %v", name, err, want)
+		}
+	}
+	if got, _ := os.ReadFile(outside); string(got) != "keep" {
+		t.Errorf("the file outside became %q", got)
+	}
+	d.Close()
+	if err := d.WriteFile("cmd.json", nil); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("WriteFile after Close = %v, want fs.ErrClosed", err)
+	}
+}

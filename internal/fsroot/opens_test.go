@@ -29,6 +29,7 @@ var openers = map[string]string{
 	"daemon/job/jobtest":       "a test harness's own files, in a test's directory",
 	"taskfile/dir.go":          "openTask: O_NONBLOCK, then fstat, with a task file's own errors",
 	"taskfile/spares.go":       "O_DIRECTORY, which never waits",
+	"taskfile/write.go":        "a new temporary file: O_CREAT|O_EXCL, which never opens what is there",
 	"daemon/agent/runfiles.go": "the null device, on purpose",
 	// The system's user database (/etc/passwd, login.defs, /Users), which
 	// only root can replace: package readable is below fsroot.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -61,7 +62,7 @@ func CheckOwner(path string, fi fs.FileInfo) error {
 	if !ok {
 		return nil
 	}
-	if uid := os.Geteuid(); int(st.Uid) != uid {
+	if uid := EUID(); int(st.Uid) != uid {
 		return &UnsafeError{Path: path, Kind: ErrNotOwned,
 			Problem: fmt.Sprintf("%s (uid %d; taskd runs as uid %d)", ErrNotOwned, st.Uid, uid),
 			Why:     "its owner could make taskd run commands as you",
@@ -74,5 +75,10 @@ func CheckOwner(path string, fi fs.FileInfo) error {
 // user.
 func Owned(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	return !ok || int(st.Uid) == os.Geteuid()
+	return !ok || int(st.Uid) == EUID()
 }
+
+// EUID is the process's effective user id, read once: taskd never changes
+// it, and a check of every file it opens would otherwise cost a system
+// call each.
+var EUID = sync.OnceValue(os.Geteuid)

@@ -99,9 +99,11 @@ func notRegular(mode uint32, want string) error {
 	return &KindError{Kind: KindOf(ModeType(mode)), Want: want}
 }
 
-// checkRegular checks that the file open as fd is a regular file, and
-// clears O_NONBLOCK, which a regular file does not need, once it is.
-func checkRegular(fd int) error {
+// checkRegular checks that the file open as fd, opened with flag and
+// O_NONBLOCK, is a regular file, and clears O_NONBLOCK, which a regular
+// file does not need, once it is. (F_SETFL changes only the status flags
+// among flag: no F_GETFL is needed to keep the others.)
+func checkRegular(fd, flag int) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
@@ -109,9 +111,7 @@ func checkRegular(fd int) error {
 	if err := notRegular(uint32(st.Mode), "a regular file"); err != nil {
 		return err
 	}
-	if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil && flags&unix.O_NONBLOCK != 0 {
-		unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags&^unix.O_NONBLOCK)
-	}
+	unix.FcntlInt(uintptr(fd), unix.F_SETFL, flag&^unix.O_NONBLOCK)
 	return nil
 }
 
@@ -121,6 +121,17 @@ func checkRegular(fd int) error {
 // O_NONBLOCK and checked again on the open file. Anything but a regular
 // file is refused with an error wrapping ErrNotRegular.
 func OpenRegular(path string, flag int, perm os.FileMode) (*os.File, error) {
+	fd, err := OpenRegularFD(path, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// OpenRegularFD is OpenRegular returning the bare descriptor
+// (close-on-exec): for a file only locked, or read or written whole,
+// without the system calls of registering an *os.File with the runtime.
+func OpenRegularFD(path string, flag int, perm os.FileMode) (int, error) {
 	var st unix.Stat_t
 	stat := unix.Stat
 	if flag&unix.O_NOFOLLOW != 0 {
@@ -128,7 +139,7 @@ func OpenRegular(path string, flag int, perm os.FileMode) (*os.File, error) {
 	}
 	if err := stat(path, &st); err == nil {
 		if err := notRegular(uint32(st.Mode), "a regular file"); err != nil && !(st.Mode&unix.S_IFMT == unix.S_IFLNK && flag&unix.O_NOFOLLOW != 0) {
-			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 		}
 	}
 	fd, err := openat(unix.AT_FDCWD, path, flag|unix.O_NONBLOCK, uint32(perm.Perm()))
@@ -139,13 +150,13 @@ func OpenRegular(path string, flag int, perm os.FileMode) (*os.File, error) {
 		}
 	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	if err := checkRegular(fd); err != nil {
+	if err := checkRegular(fd, flag); err != nil {
 		unix.Close(fd)
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return fd, nil
 }
 
 // ReadRegular reads the file at path as os.ReadFile does, refusing what is
@@ -162,6 +173,17 @@ func ReadRegular(path string) ([]byte, error) {
 // OpenDirectory opens the directory at path for reading its entries,
 // refusing (without waiting) anything that is not a directory.
 func OpenDirectory(path string) (*os.File, error) {
+	fd, err := OpenDirectoryFD(path)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// OpenDirectoryFD is OpenDirectory returning the bare descriptor
+// (close-on-exec), for a caller that only fsyncs it or uses it with the
+// *at system calls.
+func OpenDirectoryFD(path string) (int, error) {
 	fd, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
 	if err == unix.ENOTDIR {
 		var st unix.Stat_t
@@ -170,9 +192,9 @@ func OpenDirectory(path string) (*os.File, error) {
 		}
 	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return fd, nil
 }
 
 // ReadDirectory returns the entries of the directory at path sorted by
@@ -192,19 +214,27 @@ func ReadDirectory(path string) ([]fs.DirEntry, error) {
 // millisecond or two until ctx is done (then ctx's error). Closing f
 // releases it.
 func Flock(ctx context.Context, f *os.File, exclusive bool) error {
+	return FlockFD(ctx, int(f.Fd()), f.Name(), exclusive)
+}
+
+// FlockFD is Flock on the descriptor fd of the file name.
+func FlockFD(ctx context.Context, fd int, name string, exclusive bool) error {
 	how := unix.LOCK_SH
 	if exclusive {
 		how = unix.LOCK_EX
 	}
-	t := time.NewTicker(time.Millisecond)
-	defer t.Stop()
+	var t *time.Ticker
 	for {
-		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
+		err := unix.Flock(fd, how|unix.LOCK_NB)
 		if err == nil {
 			return nil
 		}
 		if err != unix.EWOULDBLOCK && err != unix.EINTR {
-			return &fs.PathError{Op: "flock", Path: f.Name(), Err: err}
+			return &fs.PathError{Op: "flock", Path: name, Err: err}
+		}
+		if t == nil {
+			t = time.NewTicker(time.Millisecond)
+			defer t.Stop()
 		}
 		select {
 		case <-ctx.Done():

@@ -1,0 +1,337 @@
+// Command cost measures what one task costs the daemon itself: the CPU
+// time of the `taskd run` process (user and system, its own threads
+// only, not the agents it starts) and the system calls it makes, per task
+// of `true` run through the exec profile with one worker. With -base it
+// measures a second build, of a git revision, in the same run, the two
+// taking turns, and prints the ratios.
+//
+//	go run ./bench/cost [-n 500] [-reps 3] [-strace 200] [-base main] [-json FILE]
+//
+// CPU comes from /proc/PID/stat (utime and stime, which count every
+// thread the process ever had) read after the daemon's startup scan and
+// again when the last task has succeeded and the daemon is idle, divided
+// by the tasks; the median of -reps runs. System calls come from
+// `strace -f` attached to the idle daemon (all its threads) before the
+// tasks are dropped and detached once it is idle again: a call counts as
+// the daemon's when its thread is the daemon's, or a process it forked
+// that has not yet replaced itself with the agent (execve). The count
+// varies far less with the machine's load than the time does (not by
+// nothing: some of the daemon's work depends on timing), so a change is
+// judged by both, each against the other build of the same run.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	nFlag      = flag.Int("n", 500, "tasks of true per CPU run")
+	repsFlag   = flag.Int("reps", 3, "CPU runs per build (the median is shown)")
+	straceFlag = flag.Int("strace", 200, "tasks of true in the run under strace (0: no system call count)")
+	baseFlag   = flag.String("base", "", "also measure taskd built from this git revision, in the same run")
+	jsonFlag   = flag.String("json", "", "also write the results as JSON to this file (for bench/figures)")
+	topFlag    = flag.Int("top", 12, "system calls listed by name, the most frequent first")
+)
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "cost:", err)
+		os.Exit(1)
+	}
+}
+
+// A Build is one taskd binary and its figures.
+type Build struct {
+	Name string `json:"name"`
+	bin  string
+	// CPUPerTask is the daemon's CPU time per task, in milliseconds:
+	// the median of the runs, and every run's figure.
+	CPUPerTask float64   `json:"cpuPerTaskMs"`
+	CPURuns    []float64 `json:"cpuRunsMs"`
+	// Rate is tasks per second from the first file dropped to the
+	// last task succeeded, the median of the runs.
+	Rate float64 `json:"tasksPerSecond"`
+	// Syscalls is the daemon's system calls per task, ByName by name.
+	Syscalls float64 `json:"syscallsPerTask"`
+	// OwnSyscalls leaves out the Go runtime's timed calls (sleeps,
+	// futexes, preemption signals), which follow the run's duration;
+	// ForkedSyscalls is the share made between fork and exec.
+	OwnSyscalls    float64            `json:"ownSyscallsPerTask"`
+	ForkedSyscalls float64            `json:"forkedSyscallsPerTask"`
+	ByName         map[string]float64 `json:"syscallsByName"`
+	// TaskFileOpens is the opens of a task file (N.json) per task.
+	TaskFileOpens float64 `json:"taskFileOpensPerTask"`
+}
+
+func run() error {
+	if _, err := os.Stat("go.mod"); err != nil {
+		return errors.New("run it from the module's root")
+	}
+	if *straceFlag > 0 {
+		if _, err := exec.LookPath("strace"); err != nil {
+			return errors.New("strace is not installed (scripts/install-tools strace), or run with -strace 0")
+		}
+	}
+	work, err := os.MkdirTemp("", "taskd-cost-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	builds := []*Build{{Name: "this tree"}}
+	if *baseFlag != "" {
+		builds = append(builds, &Build{Name: *baseFlag})
+	}
+	for _, b := range builds {
+		if b.bin, err = build(work, b.Name); err != nil {
+			return err
+		}
+	}
+	rates := map[*Build][]float64{}
+	for rep := range *repsFlag {
+		// The builds take turns, so that the machine's load falls on both.
+		for i := range builds {
+			b := builds[(i+rep)%len(builds)]
+			cpu, rate, err := cpuRun(work, b.bin, *nFlag)
+			if err != nil {
+				return fmt.Errorf("%s: %w", b.Name, err)
+			}
+			b.CPURuns = append(b.CPURuns, cpu)
+			rates[b] = append(rates[b], rate)
+			fmt.Fprintf(os.Stderr, "cost: %s, run %d: %.3f ms of CPU per task, %.0f tasks/s\n", b.Name, rep+1, cpu, rate)
+		}
+	}
+	for _, b := range builds {
+		b.CPUPerTask, b.Rate = median(b.CPURuns), median(rates[b])
+		if *straceFlag > 0 {
+			if err := straceRun(work, b, *straceFlag); err != nil {
+				return fmt.Errorf("%s: %w", b.Name, err)
+			}
+		}
+	}
+	print(builds)
+	if *jsonFlag != "" {
+		data, _ := json.MarshalIndent(builds, "", "  ")
+		return os.WriteFile(*jsonFlag, append(data, '\n'), 0o644)
+	}
+	return nil
+}
+
+// build builds taskd from the working tree, or from a git revision
+// exported (git archive) into the work directory.
+func build(work, name string) (string, error) {
+	bin, _ := filepath.Abs(filepath.Join(work, fmt.Sprintf("taskd-%d", len(name))+strconv.FormatInt(time.Now().UnixNano(), 36)))
+	src := "."
+	if name != "this tree" {
+		src = filepath.Join(work, "src-"+filepath.Base(bin))
+		if err := os.Mkdir(src, 0o755); err != nil {
+			return "", err
+		}
+		archive := exec.Command("sh", "-c", `git archive "$1" | tar -x -C "$2"`, "sh", name, src)
+		if out, err := archive.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("export %s: %w: %s", name, err, out)
+		}
+	}
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/taskd")
+	cmd.Dir = src
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %w: %s", name, err, out)
+	}
+	return bin, nil
+}
+
+func print(builds []*Build) {
+	fmt.Printf("| measurement | %s |", builds[0].Name)
+	if len(builds) > 1 {
+		fmt.Printf(" %s | ratio |", builds[1].Name)
+	}
+	fmt.Println()
+	fmt.Print("|---|---|")
+	if len(builds) > 1 {
+		fmt.Print("---|---|")
+	}
+	fmt.Println()
+	row := func(name, format string, v func(*Build) float64) {
+		fmt.Printf("| %s | "+format+" |", name, v(builds[0]))
+		if len(builds) > 1 {
+			base := v(builds[1])
+			ratio := "—"
+			if base != 0 {
+				ratio = fmt.Sprintf("%.2f×", v(builds[0])/base)
+			}
+			fmt.Printf(" "+format+" | %s |", base, ratio)
+		}
+		fmt.Println()
+	}
+	row(fmt.Sprintf("daemon CPU per task of `true`, P=1 (median of %d × %d tasks)", *repsFlag, *nFlag), "%.3f ms", func(b *Build) float64 { return b.CPUPerTask })
+	row("tasks per second in those runs", "%.0f", func(b *Build) float64 { return b.Rate })
+	if *straceFlag == 0 {
+		return
+	}
+	row(fmt.Sprintf("daemon system calls per task (%d tasks under strace)", *straceFlag), "%.1f", func(b *Build) float64 { return b.Syscalls })
+	row("— of which not the Go runtime's timed calls (sleeps, futexes, preemption)", "%.1f", func(b *Build) float64 { return b.OwnSyscalls })
+	row("— of which made by a forked agent before its execve", "%.1f", func(b *Build) float64 { return b.ForkedSyscalls })
+	row("opens of a task file per task", "%.2f", func(b *Build) float64 { return b.TaskFileOpens })
+	names := map[string]float64{}
+	for _, b := range builds {
+		for n, v := range b.ByName {
+			names[n] = max(names[n], v)
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	slices.SortFunc(sorted, func(a, b string) int {
+		if names[a] != names[b] {
+			if names[a] > names[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for _, n := range sorted[:min(*topFlag, len(sorted))] {
+		row("— `"+n+"` per task", "%.2f", func(b *Build) float64 { return b.ByName[n] })
+	}
+}
+
+// daemon starts `taskd run` with one worker on a fresh root and returns
+// once its startup scan is done.
+type daemon struct {
+	cmd  *exec.Cmd
+	list string
+}
+
+func start(work, bin string) (*daemon, error) {
+	root, err := os.MkdirTemp(work, "root-")
+	if err != nil {
+		return nil, err
+	}
+	os.Chmod(root, 0o700)
+	list := filepath.Join(root, "bench")
+	if err := os.Mkdir(list, 0o700); err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(root, ".config.json")
+	if err := os.WriteFile(cfg, []byte(`{"concurrency": 1}`), 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "run", "--root", root, "--config", cfg, "--log-level", "warn")
+	cmd.Stderr = os.Stderr
+	cmd.Env = append(os.Environ(), "HOME="+root)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	d := &daemon{cmd: cmd, list: list}
+	events := filepath.Join(list, ".taskd", "events.jsonl")
+	if err := waitFor(30*time.Second, func() bool { _, err := os.Stat(events); return err == nil }); err != nil {
+		d.stop()
+		return nil, fmt.Errorf("taskd did not start: %w", err)
+	}
+	d.idle()
+	return d, nil
+}
+
+func (d *daemon) stop() {
+	d.cmd.Process.Signal(os.Interrupt)
+	d.cmd.Wait()
+}
+
+// cpu is the daemon's user and system time so far, in clock ticks.
+func (d *daemon) cpu() int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses.
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return utime + stime
+}
+
+// idle waits until the daemon's CPU time has not moved for half a second.
+func (d *daemon) idle() {
+	last, since := d.cpu(), time.Now()
+	for time.Since(since) < 500*time.Millisecond {
+		time.Sleep(50 * time.Millisecond)
+		if now := d.cpu(); now != last {
+			last, since = now, time.Now()
+		}
+	}
+}
+
+// clockTick is the kernel's clock tick for /proc times: USER_HZ, 100 on
+// every Linux architecture taskd runs on.
+const clockTick = 10 * time.Millisecond
+
+func cpuRun(work, bin string, n int) (cpuMs, rate float64, err error) {
+	d, err := start(work, bin)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer d.stop()
+	before := d.cpu()
+	t0 := time.Now()
+	if err := d.run(n); err != nil {
+		return 0, 0, err
+	}
+	rate = float64(n) / time.Since(t0).Seconds()
+	d.idle()
+	ticks := d.cpu() - before
+	return float64(ticks) * float64(clockTick) / float64(time.Millisecond) / float64(n), rate, nil
+}
+
+// run drops n tasks of true into the list, each written to a dot-file
+// and renamed in (as a producer should), and waits for all to succeed.
+func (d *daemon) run(n int) error {
+	for i := 1; i <= n; i++ {
+		id := strconv.Itoa(i)
+		body := fmt.Appendf(nil, `{"id": %q, "subject": "cost %s", "description": "", "activeForm": "costing", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`, id, id)
+		tmp := filepath.Join(d.list, ".drop"+id)
+		if err := os.WriteFile(tmp, body, 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, filepath.Join(d.list, id+".json")); err != nil {
+			return err
+		}
+	}
+	events := filepath.Join(d.list, ".taskd", "events.jsonl")
+	return waitFor(10*time.Minute, func() bool {
+		data, _ := os.ReadFile(events)
+		return bytes.Count(data, []byte(`"type":"TaskSucceeded"`)) >= n
+	})
+}
+
+func waitFor(timeout time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not done after %s", timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+func median(s []float64) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
