@@ -239,9 +239,17 @@ func (h *harness) read(list, id string) *taskfile.Task {
 	return t
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// patience scales the deadline of every wait for the daemon: a deadline
+// bounds how long a broken daemon may hang a test, never how fast a
+// working one must be, and a loaded machine under the race detector is
+// many times slower than a quiet one.
+const patience = 3
+
+// waitFor polls cond until it holds or the deadline (timeout, times
+// patience) passes.
 func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) {
 	h.t.Helper()
+	timeout *= patience
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
