@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
+	"github.com/taskd/taskd/daemon/held"
 )
 
 // LockFile returns the path of the lock a running daemon holds on root.
@@ -48,4 +49,18 @@ func LockHolder(root string) (held bool, pid int, err error) {
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 	}
 	return true, pid, nil
+}
+
+// HeldTasks returns the tasks the daemon serving root holds back, as it
+// publishes them (package held): none when no daemon serves root, or when
+// the file was left by a daemon that is gone.
+func HeldTasks(root string) []held.Task {
+	pid, tasks, err := held.Read(root)
+	if err != nil || pid == 0 {
+		return nil
+	}
+	if running, holder, _ := LockHolder(root); !running || holder != pid {
+		return nil
+	}
+	return tasks
 }

@@ -64,7 +64,7 @@ func runCommand(ctx context.Context, name string, args ...string) (string, error
 	err := cmd.Run()
 	s := strings.TrimSpace(out.String())
 	if err != nil {
-		line := shellLine(append([]string{name}, args...)...)
+		line := ShellLine(append([]string{name}, args...)...)
 		if s != "" {
 			return s, fmt.Errorf("%s: %w: %s", line, err, s)
 		}

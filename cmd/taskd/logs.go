@@ -16,8 +16,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
-	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -126,22 +126,9 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	return followLogs(ctx, inv.stdout, runs, name, n, latest)
 }
 
-// logName is the log of the attempt in run folder dir that logs prints:
-// standard error, or a streaming agent's transcript (unless raw), or
-// standard output. cmd.json says whether the agent streams.
-func logName(dir string, stderr, raw bool) string {
-	if stderr {
-		return "stderr.log"
-	}
-	var cmd struct {
-		Output string `json:"output"`
-	}
-	if data, err := os.ReadFile(filepath.Join(dir, "cmd.json")); err == nil && json.Unmarshal(data, &cmd) == nil &&
-		agent.IsStream(cmd.Output) && !raw {
-		return "transcript.log"
-	}
-	return "stdout.log"
-}
+// logName is the log of the attempt in run folder dir that logs prints
+// (status.LogName).
+func logName(dir string, stderr, raw bool) string { return status.LogName(dir, stderr, raw) }
 
 // followLogs prints attempt n's log as it grows, then later attempts', until
 // the task has ended and its last log is printed, or ctx ends.

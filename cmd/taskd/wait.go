@@ -2,18 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
-	"github.com/taskd/taskd/daemon/area"
-	"github.com/taskd/taskd/daemon/task"
-	"github.com/taskd/taskd/taskfile"
+	"github.com/taskd/taskd/daemon/status"
 )
 
 func init() {
@@ -127,39 +123,20 @@ func runWait(ctx context.Context, inv *invocation) error {
 // success, and a note for the person waiting (how it ended, or why it
 // does not go on by itself).
 func outcomeOf(ref taskRef) (ended, ok bool, note string) {
-	t, err := taskfile.ReadFile(filepath.Join(ref.root, ref.list, ref.id+".json"))
+	o := status.ReadOutcome(filepath.Join(ref.root, ref.list), ref.id)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case o.State == "missing":
 		return true, false, "does not exist (or was removed)"
-	case err != nil:
-		return false, false, "" // torn by a writer, or being fixed: read it again
-	}
-	if owned, _ := task.Addressed(t); !owned {
-		if t.Status == taskfile.StatusCompleted {
-			return true, true, "completed"
-		}
-		return false, false, ""
-	}
-	if note, err := os.ReadFile(area.RejectNote(filepath.Join(ref.root, ref.list), ref.id+".json")); err == nil {
-		return true, false, "refused by the daemon: " + firstLineOf(string(note))
-	}
-	sp, err := task.ReadSpec(t)
-	if err != nil {
-		return false, false, ""
-	}
-	switch {
-	case sp.State == task.Succeeded:
-		return true, true, "succeeded"
-	case sp.State.Ended():
-		msg, _ := task.Meta(t).String("error")
-		if msg != "" {
-			return true, false, string(sp.State) + ": " + firstLineOf(msg)
-		}
-		return true, false, string(sp.State)
-	case sp.State == task.NeedsHuman:
+	case o.State == "refused":
+		return true, false, "refused by the daemon: " + firstLineOf(o.Reason)
+	case o.Ended && o.Reason != "":
+		return true, o.OK, o.State + ": " + firstLineOf(o.Reason)
+	case o.NeedsHuman:
 		return false, false, "needs a person: see taskd status " + ref.String() + ", answer with taskd resolve " + ref.String() + " ANSWER"
+	case !o.Ended:
+		return false, false, ""
 	}
-	return false, false, ""
+	return true, o.OK, o.State
 }
 
 // warnNoDaemon says on standard error when no daemon serves root: the
