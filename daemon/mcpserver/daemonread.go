@@ -1,0 +1,378 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/control"
+	"github.com/taskd/taskd/daemon/status"
+	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/taskfile"
+	"golang.org/x/sys/unix"
+)
+
+// This file holds the tools that read how tasks go: status, show, wait
+// and logs.
+
+type statusIn struct {
+	Task string `json:"task,omitempty" jsonschema:"One task (LIST/ID, or its id), shown with the tasks below it."`
+	List string `json:"list,omitempty" jsonschema:"Only this list."`
+	All  bool   `json:"all,omitempty" jsonschema:"Also the tasks not addressed to taskd."`
+}
+
+type statusOut struct {
+	Root   string        `json:"root"`
+	Daemon string        `json:"daemon"`
+	Lists  []status.List `json:"lists"`
+}
+
+// status is taskd status --json.
+func (s *Server) status(_ context.Context, _ *mcp.CallToolRequest, in statusIn) (*mcp.CallToolResult, any, error) {
+	if err := s.checkRoot(); err != nil {
+		return nil, nil, err
+	}
+	var lists []string
+	if in.List != "" {
+		if !taskfile.ValidID(in.List) {
+			return nil, nil, fmt.Errorf("list %q: a list name is 1-128 of A-Z a-z 0-9 _ -", in.List)
+		}
+		lists = []string{in.List}
+	}
+	if in.Task != "" {
+		ref, _, err := s.taskRef(in.Task)
+		if err != nil {
+			return nil, nil, err
+		}
+		snap, err := status.Read(ref.Root, []string{ref.List}, true, daemon.HeldTasks(ref.Root))
+		if err == nil {
+			snap, err = status.Subtree(snap, ref.ID)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, statusOut{Root: s.opts.Root, Daemon: s.daemonState(), Lists: snap}, nil
+	}
+	snap, err := status.Read(s.opts.Root, lists, in.All, daemon.HeldTasks(s.opts.Root))
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, statusOut{Root: s.opts.Root, Daemon: s.daemonState(), Lists: snap}, nil
+}
+
+// showOut is what happened to a task.
+type showOut struct {
+	status.Task
+	// Result is the latest attempt's result.json: the agent's summary,
+	// cost, turns, duration, exit code, error.
+	Result *agent.Result `json:"result,omitempty"`
+	// Below are the tasks below it (its children and theirs).
+	Below []status.Task `json:"tasksBelow,omitempty"`
+	// Transcript is the end of the latest attempt's log.
+	Transcript string `json:"transcript,omitempty"`
+}
+
+// show is what happened to a task: its status, its latest result, the
+// tasks below it and the end of its transcript.
+func (s *Server) show(_ context.Context, _ *mcp.CallToolRequest, in taskIn) (*mcp.CallToolResult, any, error) {
+	ref, _, err := s.taskRef(in.Task)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := status.Read(ref.Root, []string{ref.List}, true, daemon.HeldTasks(ref.Root))
+	if err == nil {
+		snap, err = status.Subtree(snap, ref.ID)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var out showOut
+	for _, t := range snap[0].Tasks {
+		if t.ID == ref.ID {
+			out.Task = t
+		} else {
+			out.Below = append(out.Below, t)
+		}
+	}
+	if out.Logs != "" {
+		rel, err := filepath.Rel(listDir(ref), out.Logs)
+		if err == nil {
+			if data, err := fsroot.ReadFile(listDir(ref), filepath.Join(rel, "result.json"), 1<<20); err == nil {
+				var r agent.Result
+				if json.Unmarshal(data, &r) == nil {
+					r.Output = ""
+					out.Result = &r
+				}
+			}
+			out.Transcript, _ = tail(listDir(ref), filepath.Join(rel, status.LogName(out.Logs, false, false)), 20)
+		}
+	}
+	return nil, out, nil
+}
+
+type waitIn struct {
+	Task    string  `json:"task" jsonschema:"The task: LIST/ID, or its id."`
+	Timeout float64 `json:"timeout,omitempty" jsonschema:"Seconds to wait at most (default 60, at most 600)."`
+}
+
+type waitOut struct {
+	Task  string `json:"task"`
+	Ended bool   `json:"ended"`
+	OK    bool   `json:"ok"`
+	State string `json:"state,omitempty"`
+	// Note says how it ended, why it does not go on by itself, or that
+	// it is still running.
+	Note    string   `json:"note"`
+	Options []string `json:"options,omitempty"` // the answers a task that needs a person accepts
+	Summary string   `json:"summary,omitempty"` // the agent's summary of its last attempt
+}
+
+// Bounds of wait.
+const (
+	waitDefault = 60 * time.Second
+	waitMax     = 600 * time.Second
+	waitPoll    = 2 * time.Second // a watch can lose events: the file is read again this often
+)
+
+// wait waits until a task ends or needs a person, at most the timeout,
+// reporting progress on the way.
+func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) (*mcp.CallToolResult, any, error) {
+	ref, _, err := s.taskRef(in.Task)
+	if err != nil {
+		return nil, nil, err
+	}
+	limit := waitDefault
+	if in.Timeout > 0 {
+		limit = min(time.Duration(in.Timeout*float64(time.Second)), waitMax)
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer w.Close()
+	if err := w.Add(listDir(ref)); err != nil {
+		return nil, nil, err
+	}
+	poll := time.NewTicker(waitPoll)
+	defer poll.Stop()
+	p := progress{req: req, start: time.Now(), total: limit}
+	for {
+		o := status.ReadOutcome(listDir(ref), ref.ID)
+		if o.Ended || o.NeedsHuman {
+			return nil, s.outcome(ref, o), nil
+		}
+		p.report(ctx, s.progressNote(ref, o))
+		select {
+		case <-ctx.Done():
+			out := s.outcome(ref, o)
+			out.Note = fmt.Sprintf("still %s after %s: wait again, or look with show or logs", firstOf(o.State, "pending"), limit.Round(time.Second))
+			return nil, out, nil
+		case <-w.Events:
+		case <-w.Errors:
+		case <-poll.C:
+		}
+	}
+}
+
+// outcome is what wait returns for a task whose outcome is o.
+func (s *Server) outcome(ref control.Ref, o status.Outcome) waitOut {
+	out := waitOut{Task: ref.String(), Ended: o.Ended, OK: o.OK, State: o.State}
+	switch {
+	case o.State == "missing":
+		out.Note = "the task does not exist (or was removed)"
+	case o.State == "refused":
+		out.Note = "the daemon refused the file: " + o.Reason
+	case o.Ended && o.Reason != "":
+		out.Note = o.State + ": " + o.Reason
+	case o.Ended:
+		out.Note = o.State
+	}
+	if t := s.statusOf(ref); t != nil {
+		if o.NeedsHuman {
+			out.Note = "needs a person: " + firstOf(t.WaitingFor, "an answer") + "; answer with resolve"
+			out.Options = t.Options
+		}
+	}
+	if r := readResult(ref); r != nil {
+		out.Summary = r.Summary
+	}
+	return out
+}
+
+// progressNote says how a task that has not ended goes.
+func (s *Server) progressNote(ref control.Ref, o status.Outcome) string {
+	note := ref.String() + " " + firstOf(o.State, "pending")
+	if t := s.statusOf(ref); t != nil {
+		if t.Step != "" {
+			note += " · step " + t.Step
+		}
+		if p := t.Progress; p != nil {
+			note += fmt.Sprintf(" · turn %d · $%.2f", p.Turns, p.CostUSD)
+			if p.LastTool != "" {
+				note += " · " + p.LastTool
+			}
+		}
+	}
+	return note
+}
+
+// statusOf is ref's task as taskd status shows it, or nil.
+func (s *Server) statusOf(ref control.Ref) *status.Task {
+	snap, err := status.Read(ref.Root, []string{ref.List}, true, nil)
+	if err != nil || len(snap) != 1 {
+		return nil
+	}
+	for i := range snap[0].Tasks {
+		if t := &snap[0].Tasks[i]; t.ID == ref.ID {
+			return t
+		}
+	}
+	return nil
+}
+
+// readResult reads the result of ref's latest attempt, or nil.
+func readResult(ref control.Ref) *agent.Result {
+	dir := listDir(ref)
+	n, ok := latestAttempt(ref)
+	if !ok {
+		return nil
+	}
+	data, err := fsroot.ReadFile(dir, filepath.Join(area.RelRunDir(ref.ID, n), "result.json"), 1<<20)
+	if err != nil {
+		return nil
+	}
+	var r agent.Result
+	if json.Unmarshal(data, &r) != nil {
+		return nil
+	}
+	return &r
+}
+
+// progress sends a client's call MCP progress notifications, when the
+// client asked for them with a progress token.
+type progress struct {
+	req   *mcp.CallToolRequest
+	start time.Time
+	total time.Duration
+	last  string
+	sent  time.Time
+}
+
+// progressEvery is how often progress is reported when nothing changes.
+const progressEvery = 5 * time.Second
+
+func (p *progress) report(ctx context.Context, note string) {
+	token := p.req.Params.GetProgressToken()
+	if token == nil || note == p.last && time.Since(p.sent) < progressEvery {
+		return
+	}
+	p.last, p.sent = note, time.Now()
+	p.req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: note,
+		Progress: time.Since(p.start).Seconds(), Total: p.total.Seconds()})
+}
+
+type logsIn struct {
+	Task    string `json:"task" jsonschema:"The task: LIST/ID, or its id."`
+	Attempt int    `json:"attempt,omitempty" jsonschema:"The attempt (default: the latest)."`
+	Lines   int    `json:"lines,omitempty" jsonschema:"How many of the last lines (default 100, at most 2000)."`
+	Stderr  bool   `json:"stderr,omitempty" jsonschema:"The agent's standard error instead."`
+}
+
+// logs is the end of taskd logs.
+func (s *Server) logs(_ context.Context, _ *mcp.CallToolRequest, in logsIn) (*mcp.CallToolResult, any, error) {
+	ref, _, err := s.taskRef(in.Task)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := in.Attempt
+	if n <= 0 {
+		var ok bool
+		if n, ok = latestAttempt(ref); !ok {
+			return nil, nil, fmt.Errorf("task %s has not run yet", ref)
+		}
+	}
+	lines := in.Lines
+	if lines <= 0 {
+		lines = 100
+	}
+	rel := area.RelRunDir(ref.ID, n)
+	name := status.LogName(filepath.Join(listDir(ref), rel), in.Stderr, false)
+	text, err := tail(listDir(ref), filepath.Join(rel, name), min(lines, 2000))
+	if err != nil {
+		return nil, nil, fmt.Errorf("task %s, attempt %d: %w", ref, n, err)
+	}
+	header := fmt.Sprintf("%s attempt %d, %s:\n", ref, n, name)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: header + text}}}, nil, nil
+}
+
+// latestAttempt is the number of ref's latest attempt (metadata.taskd.attempt).
+func latestAttempt(ref control.Ref) (int, bool) {
+	dir, err := control.OpenList(ref.Root, ref.List, false)
+	if err != nil {
+		return 0, false
+	}
+	t, err := dir.Read(ref.ID)
+	if err != nil {
+		return 0, false
+	}
+	n, _ := t.Metadata.Object("taskd").Int("attempt")
+	return int(n), n > 0
+}
+
+// tailBytes bounds what tail reads of a log.
+const tailBytes = 256 << 10
+
+// tail returns the last lines of the file path inside the list directory
+// base (no link followed), read from at most its last tailBytes.
+func tail(base, path string, lines int) (string, error) {
+	f, err := fsroot.OpenFile(base, path, os.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", errors.New(path + " is not a regular file")
+	}
+	off := max(fi.Size()-tailBytes, 0)
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return "", err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, tailBytes))
+	if err != nil {
+		return "", err
+	}
+	data = bytes.TrimRight(data, "\n")
+	cut := len(data)
+	for i := 0; i < lines && cut >= 0; i++ {
+		cut = bytes.LastIndexByte(data[:cut], '\n')
+	}
+	switch {
+	case cut >= 0:
+		data = data[cut+1:]
+	case off > 0: // the first line read is the end of a longer one
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[i+1:]
+		}
+	}
+	if len(data) > 0 {
+		data = append(data, '\n')
+	}
+	return string(data), nil
+}
