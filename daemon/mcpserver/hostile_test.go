@@ -221,3 +221,23 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestHostile_Huge: an argument too large for a task file is refused
+// before anything is written; a message larger than the server reads is
+// refused without harm to the next call.
+func TestHostile_Huge(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	path := filepath.Join(e.root, "l", "1.json")
+	task := `{"id": "1", "subject": "x", "status": "pending", "blocks": [], "blockedBy": [], "metadata": {"workflowType": "quick-task", "currentStep": "work", "retryCount": 0}}`
+	write(t, path, task)
+	huge := strings.Repeat("ä", 600<<10)
+	if got := e.errorOf("Navigate", map[string]any{"taskFilePath": path, "result": "passed", "description": huge}); !strings.Contains(got, "a task file holds at most") {
+		t.Errorf("a description too large for the file: %.200q", got)
+	}
+	if data, _ := os.ReadFile(path); string(data) != task {
+		t.Errorf("the task file was written:\n%.300s", data)
+	}
+	if got := e.errorOf("Navigate", map[string]any{"workflowType": "quick-task", "description": huge}); got != "" {
+		t.Errorf("a start with a large description (nothing written): %.200s", got)
+	}
+}
