@@ -64,7 +64,9 @@ func TestMCP_RealClaudeCode(t *testing.T) {
 		cmd := exec.Command(claude, "-p", prompt, "--output-format", "json", "--mcp-config", config,
 			"--allowedTools", "mcp__taskd__submit,mcp__taskd__show")
 		cmd.Dir = project
-		cmd.Env = append(os.Environ(), stub.Env(t)...)
+		// Claude Code waits for its MCP servers only so long, then goes on
+		// without them: on a loaded machine, longer.
+		cmd.Env = append(append(os.Environ(), stub.Env(t)...), "MCP_TIMEOUT=120000")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("claude: %v\n%s", err, out)
@@ -87,8 +89,9 @@ func TestMCP_RealClaudeCode(t *testing.T) {
 			submitted = body[i:]
 			return claudestub.Turn{Text: "Queued it for taskd."}
 		}
+		// Claude Code lists MCP tools by name (loading their schemas on
+		// demand): the name is there once the server is.
 		if !strings.Contains(body, "mcp__taskd__submit") {
-			t.Logf("body: %.3000s", body)
 			return claudestub.Turn{Text: "I have no submit tool."}
 		}
 		return claudestub.Turn{Tool: "mcp__taskd__submit", Input: map[string]any{"prompt": script, "agent": "exec", "subject": "Build it"}}

@@ -60,10 +60,31 @@ func (s *Server) clientScope(req *mcp.CallToolRequest) (*scope, *mcp.CallToolRes
 	if roots, ok := s.roots.get(); ok {
 		return s.scopeOf(roots), nil
 	}
-	if caps := req.ClientCapabilities(); caps != nil && caps.RootsV2 != nil {
+	if caps := req.ClientCapabilities(); caps != nil && caps.RootsV2 != nil && canAsk(req) {
 		return nil, &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{rootsInput: &mcp.ListRootsParams{}}}
 	}
 	return s.scopeOf(nil), nil
+}
+
+// newProtocol is the first protocol version whose requests carry their
+// version, and whose clients answer input requests (SEP-2322).
+const newProtocol = "2026-07-28"
+
+// canAsk reports whether the client of req can be asked for its roots: a
+// call on the newest protocol in a session on that protocol answers an
+// input request itself, and a call on an older one gets a roots/list
+// request from the SDK. A client that began the older way (initialize)
+// and then calls the newer way, as Claude Code does when the server was
+// slow to answer its first probe, gets neither reliably: it is not asked,
+// and works in the server's project directory (Claude Code starts the
+// server in its own working directory, which is its root).
+func canAsk(req *mcp.CallToolRequest) bool {
+	v, _ := req.Params.GetMeta()["io.modelcontextprotocol/protocolVersion"].(string)
+	session := newProtocol
+	if p := req.Session.InitializeParams(); p != nil {
+		session = p.ProtocolVersion
+	}
+	return (v >= newProtocol) == (session >= newProtocol)
 }
 
 // usableRoots returns the directories of roots: file URIs with an
