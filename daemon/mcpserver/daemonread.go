@@ -55,10 +55,7 @@ func (s *Server) status(_ context.Context, _ *mcp.CallToolRequest, in statusIn) 
 		if err != nil {
 			return nil, nil, err
 		}
-		snap, err := status.Read(ref.Root, []string{ref.List}, true, daemon.HeldTasks(ref.Root))
-		if err == nil {
-			snap, err = status.Subtree(snap, ref.ID)
-		}
+		snap, err := treeOf(ref)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -69,6 +66,16 @@ func (s *Server) status(_ context.Context, _ *mcp.CallToolRequest, in statusIn) 
 		return nil, nil, err
 	}
 	return nil, statusOut{Root: s.opts.Root, Daemon: s.daemonState(), Lists: snap}, nil
+}
+
+// treeOf reads ref's list as taskd status LIST/ID does: ref's task and
+// the tasks below it.
+func treeOf(ref control.Ref) ([]status.List, error) {
+	snap, err := status.Read(ref.Root, []string{ref.List}, true, daemon.HeldTasks(ref.Root))
+	if err != nil {
+		return nil, err
+	}
+	return status.Subtree(snap, ref.ID)
 }
 
 // showOut is what happened to a task.
@@ -90,10 +97,7 @@ func (s *Server) show(_ context.Context, _ *mcp.CallToolRequest, in taskIn) (*mc
 	if err != nil {
 		return nil, nil, err
 	}
-	snap, err := status.Read(ref.Root, []string{ref.List}, true, daemon.HeldTasks(ref.Root))
-	if err == nil {
-		snap, err = status.Subtree(snap, ref.ID)
-	}
+	snap, err := treeOf(ref)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -231,8 +235,8 @@ func (s *Server) progressNote(ref control.Ref, o status.Outcome) string {
 
 // statusOf is ref's task as taskd status shows it, or nil.
 func (s *Server) statusOf(ref control.Ref) *status.Task {
-	snap, err := status.Read(ref.Root, []string{ref.List}, true, nil)
-	if err != nil || len(snap) != 1 {
+	snap, err := treeOf(ref)
+	if err != nil {
 		return nil
 	}
 	for i := range snap[0].Tasks {
