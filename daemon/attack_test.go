@@ -111,6 +111,7 @@ func runAttack(t *testing.T, c attackCase, exe string) {
 	}
 	cfg.Home = env.vars["$HOME"]
 	cfg.Dir = filepath.Join(env.base, "config", "taskd")
+	cfg.StateDir = env.state
 	h := &harness{t: t, root: env.root, cfg: cfg, logs: &syncBuffer{}}
 	if want, ok := expected(c, "start-fails"); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -3,11 +3,14 @@ package daemon_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/taskd/taskd/daemon/worktree"
 )
 
 // attacksDir is the attack corpus (its README describes the format).
@@ -37,7 +40,7 @@ type attackOp struct {
 // nargs is how many arguments each verb takes, the last being the rest of
 // the line (so it may hold spaces).
 var nargs = map[string]int{
-	"list": 1, "file": 2, "link": 2, "hardlink": 2, "move": 2, "mkdir": 1, "chown": 1, "chmod": 2,
+	"list": 1, "file": 2, "repo": 1, "link": 2, "hardlink": 2, "move": 2, "mkdir": 1, "chown": 1, "chmod": 2,
 	"umask": 1, "config": 1, "cli": 0, "then": 0,
 	// expectations
 	"rejected": 2, "misnamed": 3, "refused": 2, "failed": 2, "state": 2, "output": 2,
@@ -155,15 +158,17 @@ func verbsOf(m map[string]bool) []string {
 // beside it, the places nothing may touch.
 type attackEnv struct {
 	base, root string
-	vars       map[string]string // $BASE, $ROOT, $OUTSIDE, $HOME, $SANDBOX
+	state      string            // the daemon's state directory
+	vars       map[string]string // $BASE, $ROOT, $OUTSIDE, $HOME, $SANDBOX, $WORKTREES
 }
 
 func newAttackEnv(t *testing.T) *attackEnv {
 	base := t.TempDir()
-	env := &attackEnv{base: base, root: filepath.Join(base, "tasks")}
+	env := &attackEnv{base: base, root: filepath.Join(base, "tasks"), state: filepath.Join(base, "state")}
 	env.vars = map[string]string{
 		"$BASE": base, "$ROOT": env.root, "$OUTSIDE": filepath.Join(base, "outside"),
 		"$HOME": filepath.Join(base, "home", "me"), "$SANDBOX": filepath.Join(base, "sandbox"),
+		"$WORKTREES": worktree.Place{State: env.state, Root: env.root}.Dir(),
 	}
 	files := map[string]string{
 		"outside/secret.txt":                    "SECRET-OUTSIDE-7f3a\n",
@@ -223,6 +228,8 @@ func (env *attackEnv) do(op attackOp) error {
 			return err
 		}
 		return os.WriteFile(p, []byte(env.expand(a[1])), 0o600)
+	case "repo":
+		return gitRepoAt(env.path(a[0]))
 	case "link":
 		p := env.path(a[0])
 		os.MkdirAll(filepath.Dir(p), 0o700)
@@ -245,6 +252,21 @@ func (env *attackEnv) do(op attackOp) error {
 		return os.Chmod(env.path(a[0]), os.FileMode(m))
 	}
 	return fmt.Errorf("%s is not a setup verb", op.verb)
+}
+
+// gitRepoAt makes dir (and what it holds) a git repository with one
+// commit.
+func gitRepoAt(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"},
+		{"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "--no-verify", "-m", "first"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+	}
+	return nil
 }
 
 // treeOf describes every entry under dir, links not followed: type,

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon"
-	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/proc"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -72,7 +72,7 @@ func daemonMain(root string) int {
 		opts.Level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, opts))
-	if err := agent.Reap(log); err != nil { // as taskd run does
+	if err := proc.Reap(log); err != nil { // as taskd run does
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -94,7 +94,8 @@ func startDaemonProc(t *testing.T, root string, concurrency int, env ...string) 
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TASKD_TEST_DAEMON="+root, "TASKD_TEST_CONCURRENCY="+strconv.Itoa(concurrency),
-		"XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(root), "config")) // no user's workflows or commands
+		"XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(root), "config"), // no user's workflows or commands
+		"XDG_STATE_HOME="+filepath.Join(filepath.Dir(root), "state"))   // the tasks' worktrees beside the root
 	cmd.Env = append(cmd.Env, env...)
 	if builtBin != "" {
 		cmd.Env = append(cmd.Env, "TASKD_TEST_EXE="+builtBin)

@@ -68,6 +68,7 @@ type Daemon struct {
 	notifier *notify.Notifier // tells a person of tasks that need them (nil: nobody)
 	chores   sync.WaitGroup   // background work besides jobs (removing worktrees)
 	removing sync.Map         // worktrees being removed, by path
+	leftAs   sync.Map         // worktrees left where they are, by path: the refusal reported
 
 	// started is closed once the startup scan is complete (for tests and
 	// for taskd run's ready message).

@@ -14,7 +14,8 @@ import (
 // TestWorktree_ForkBranchesInherit: a workflow task with
 // metadata.taskd.worktree and a repository as cwd forks two branches.
 // The branch that says nothing inherits both: it runs in a git worktree of
-// its own, on its branch taskd/<list>-<id>. The branch whose "taskd" in
+// its own, on its branch taskd/<list>/<id>, where its work is committed
+// when it reaches the join. The branch whose "taskd" in
 // the workflow says otherwise (no worktree, another cwd) keeps its own
 // settings and runs there.
 func TestWorktree_ForkBranchesInherit(t *testing.T) {
@@ -57,7 +58,7 @@ func TestWorktree_ForkBranchesInherit(t *testing.T) {
 			ws, hasWS := job.WorkspaceOf(c)
 			switch name {
 			case "inherits":
-				if !wt || cwd != repo || !hasWS || ws.Branch != "taskd/l-"+id {
+				if !wt || cwd != repo || !hasWS || ws.Branch != "taskd/l/"+id {
 					t.Errorf("the branch that says nothing: worktree %v, cwd %q, workspace %+v; want its parent's worktree and cwd, a worktree of its own", wt, cwd, ws)
 				}
 			case "own":
@@ -78,11 +79,11 @@ func TestWorktree_ForkBranchesInherit(t *testing.T) {
 		return strings.TrimSpace(string(data))
 	}
 	id := branches["inherits"]
-	if got, want := read("pwd-inherits"), filepath.Join(h.listDir("l"), ".taskd", "worktrees", id); got != want {
+	if got, want := read("pwd-inherits"), job.Worktrees(h.cfg).Path("l", id); got != want {
 		t.Errorf("the inheriting branch ran in %q, want its worktree %s", got, want)
 	}
-	if got := read("branch-inherits"); got != "taskd/l-"+id {
-		t.Errorf("the inheriting branch ran on git branch %q, want taskd/l-%s", got, id)
+	if got := read("branch-inherits"); got != "taskd/l/"+id {
+		t.Errorf("the inheriting branch ran on git branch %q, want taskd/l/%s", got, id)
 	}
 	if got := read("pwd-own"); got != elsewhere {
 		t.Errorf("the branch that says otherwise ran in %q, want %s", got, elsewhere)

@@ -115,6 +115,7 @@ func startDaemonAt(t testing.TB, root string, lists []string, exe string, opts .
 	// command files, and the configuration the taskd commands that agents
 	// run read ($TASKD_CONFIG).
 	cfg.Dir = filepath.Join(filepath.Dir(root), "config", "taskd")
+	cfg.StateDir = filepath.Join(filepath.Dir(root), "state", "taskd")
 	cfg.ConfigPath = filepath.Join(cfg.Dir, "config.json")
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/daemon/worktree"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -52,9 +53,9 @@ type list struct {
 
 	kids map[string]map[string]struct{} // the tasks whose parent is an id (settle.go)
 
-	pauses        *job.Pauses         // the daemon's: agent profiles paused by a usage limit
-	pauseHeld     map[string]struct{} // tasks held back by their profile's pause (runs.go)
-	goneWorktrees map[string]string   // worktrees of deleted tasks whose jobs still run, by id
+	pauses        *job.Pauses                  // the daemon's: agent profiles paused by a usage limit
+	pauseHeld     map[string]struct{}          // tasks held back by their profile's pause (runs.go)
+	goneWorktrees map[string]worktree.Worktree // worktrees of deleted tasks whose jobs still run, by id
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
@@ -89,11 +90,11 @@ type entry struct {
 	jobErrors    int       // consecutive jobs that failed for reasons outside the task
 	holdUntil    time.Time // no new job before this, after such failures
 
-	waitOnFailure bool   // metadata.taskd.onBlockerFailure is "wait"
-	settleMisses  int    // settling jobs in a row that found nothing to do (settle.go)
-	seen          bool   // observed as taskd's before: a change of state is news
-	profile       string // the agent profile a plain task runs with
-	workspace     string // the task's git worktree, if it has one
+	waitOnFailure bool              // metadata.taskd.onBlockerFailure is "wait"
+	settleMisses  int               // settling jobs in a row that found nothing to do (settle.go)
+	seen          bool              // observed as taskd's before: a change of state is news
+	profile       string            // the agent profile a plain task runs with
+	workspace     worktree.Worktree // the task's git worktree, if it has one (Path set)
 }
 
 var hashSeed = maphash.MakeSeed()
@@ -420,14 +421,14 @@ func readTasks(dir *taskfile.Dir, ids []string, known map[string]uint64, fn func
 func (d *Daemon) forget(l *list, id string, e *entry) {
 	if e.job != nil {
 		e.job.stop(agent.ErrTaskGone)
-		if e.workspace != "" {
+		if e.workspace.Path != "" {
 			if l.goneWorktrees == nil {
-				l.goneWorktrees = map[string]string{}
+				l.goneWorktrees = map[string]worktree.Worktree{}
 			}
 			l.goneWorktrees[id] = e.workspace // removed when the job has ended
 		}
-	} else if e.workspace != "" {
-		d.removeWorktree(l, id, e.workspace)
+	} else if e.workspace.Path != "" {
+		d.removeWorktree(l.List, id, e.workspace)
 	}
 	if e.reject != "" {
 		fsroot.Remove(l.Dir.Path(), rejectPath(l, id))

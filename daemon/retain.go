@@ -41,9 +41,11 @@ func (d *Daemon) retain() {
 	}()
 }
 
-// retainList applies p to list l, and removes the lock directories dead
-// processes kept there.
+// retainList applies p to list l: its run folders and inboxes, and the
+// git worktrees of its tasks (worktrees.go); and removes the lock
+// directories dead processes kept there.
 func (d *Daemon) retainList(ctx context.Context, l *job.List, p retention.Policy) {
+	d.retainWorktrees(l, p, time.Now())
 	rs, err := retention.Plan(l.Path(), p, time.Now(), retention.Tasks(l.Dir))
 	if err != nil {
 		d.log.Warn("retention: look at the list's runs and inboxes", "list", l.ID, "err", err)

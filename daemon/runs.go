@@ -1,20 +1,12 @@
 package daemon
 
 import (
-	"context"
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/taskd/taskd/daemon/area"
-	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/notify"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/daemon/worktree"
-	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -47,11 +39,13 @@ func (d *Daemon) observeRuns(l *list, id string, e *entry, tf *taskfile.Task, sp
 			d.pauses.Restore(lim.Profile, lim)
 		}
 	}
-	e.workspace = ""
-	if ws, ok := job.WorkspaceOf(tf); ok && ws.Path == area.WorktreeDir(l.Dir.Path(), id) {
-		e.workspace = ws.Path
-		if e.archived {
-			d.removeWorktree(l, id, ws.Path)
+	e.workspace = worktree.Worktree{}
+	if ws, ok := job.WorkspaceOf(tf); ok {
+		if _, ours := job.WorktreeBase(d.cfg, l.Dir.Path(), l.ID, id, ws.Path); ours {
+			e.workspace = ws
+			if e.archived {
+				d.removeWorktree(l.List, id, ws)
+			}
 		}
 	}
 	if seen && e.state != prevState && d.notifier.Wants(string(e.state)) {
@@ -93,45 +87,6 @@ func (d *Daemon) wakePaused(now time.Time) {
 				delete(l.pauseHeld, id)
 				l.consider(id)
 			}
-		}
-	}
-}
-
-// removeWorktree removes task id's git worktree at path, in the
-// background: its uncommitted changes are committed to its branch, which
-// stays (package worktree).
-func (d *Daemon) removeWorktree(l *list, id, path string) {
-	if _, busy := d.removing.LoadOrStore(path, true); busy {
-		return
-	}
-	d.chores.Add(1)
-	go func() {
-		defer d.chores.Done()
-		defer d.removing.Delete(path)
-		ctx, cancel := context.WithTimeout(context.Background(), worktree.Timeout)
-		defer cancel()
-		if err := worktree.Remove(ctx, path, "taskd: work left in the worktree of task "+l.ID+"/"+id); err != nil {
-			d.log.Warn("remove a task's worktree", "list", l.ID, "task", id, "err", err)
-			return
-		}
-		l.Events.Append(eventlog.Event{Type: eventlog.WorktreeRemoved, List: l.ID, Task: id, Data: map[string]any{"path": path, "branch": worktree.Branch(l.ID, id)}})
-	}()
-}
-
-// sweepWorktrees removes the worktrees of tasks whose files are gone
-// (deleted while no daemon ran).
-func (d *Daemon) sweepWorktrees(l *list) {
-	entries, err := fsroot.ReadDir(l.Dir.Path(), area.WorktreesDir(l.Dir.Path()))
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		id := e.Name()
-		if !taskfile.ValidID(id) {
-			continue
-		}
-		if _, err := os.Lstat(l.Dir.File(id)); errors.Is(err, fs.ErrNotExist) {
-			d.removeWorktree(l, id, filepath.Join(area.WorktreesDir(l.Dir.Path()), id))
 		}
 	}
 }

@@ -419,9 +419,9 @@ func (d *Daemon) finished(msg jobDone) {
 	}
 	e := j.l.entries[j.ID]
 	if e == nil || e.job != j {
-		if path, ok := j.l.goneWorktrees[j.ID]; ok && e == nil {
+		if w, ok := j.l.goneWorktrees[j.ID]; ok && e == nil {
 			delete(j.l.goneWorktrees, j.ID)
-			d.removeWorktree(j.l, j.ID, path)
+			d.removeWorktree(j.l.List, j.ID, w)
 		}
 		return
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/kardianos/service"
+
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // manager is the part of kardianos's service.Service that taskd uses. Its
@@ -61,7 +63,7 @@ func runCommand(ctx context.Context, name string, args ...string) (string, error
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout = &out
 	cmd.Stderr = &out
-	err := cmd.Run()
+	err := proc.Run(cmd)
 	s := strings.TrimSpace(out.String())
 	if err != nil {
 		line := ShellLine(append([]string{name}, args...)...)

@@ -58,7 +58,10 @@ Rm removes each task: its file, under the locks every writer takes, then
 its run folders and its inbox. A task that is running or waiting for its
 children is refused unless --force is given; then the daemon, seeing the
 file gone, stops its agent. The task's children, if any, are left as they
-are.
+are. A task's git worktree is removed by the daemon once it sees the file
+gone (the next daemon, if none runs), never its branch: what the worktree
+held uncommitted is committed to the branch first, files the repository
+ignores excepted (docs/agents.md).
 
 ` + taskNames + `
 

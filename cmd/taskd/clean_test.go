@@ -25,6 +25,7 @@ func startTestDaemon(t *testing.T, root string, fc *config.FileConfig) {
 		t.Fatal(err)
 	}
 	cfg.Dir = t.TempDir()
+	cfg.StateDir = t.TempDir()
 	d := daemon.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

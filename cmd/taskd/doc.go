@@ -34,6 +34,9 @@
 //	config     the configuration file parses and is valid (--config FILE,
 //	           else ~/.config/taskd/config.json if it exists)
 //	root       the task root exists and other users cannot write to it
+//	worktrees  where the tasks' git worktrees are made: not under
+//	           ~/.claude, where Claude Code refuses every edit; and tasks
+//	           whose worktree an earlier taskd made in the list's .taskd
 //	list       each list (or each --list): a directory, not a link, that
 //	           other users cannot write to; task files the daemon rejected
 //	daemon     whether a daemon holds the root's lock ($ROOT/.taskd.lock),
@@ -227,7 +230,10 @@
 // its run folders and its inbox. A task that is running or waiting for its
 // children is refused unless --force is given; then the daemon, seeing the
 // file gone, stops its agent. The task's children, if any, are left as they
-// are.
+// are. A task's git worktree is removed by the daemon once it sees the file
+// gone (the next daemon, if none runs), never its branch: what the worktree
+// held uncommitted is committed to the branch first, files the repository
+// ignores excepted (docs/agents.md).
 //
 // A task is named LIST/ID, by the path of its file, or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
@@ -237,6 +243,29 @@
 //
 // Rm fails (status 1) for a task that does not exist or is refused, after
 // removing the others.
+//
+// # taskd diff
+//
+//	taskd diff [--root DIR] [--stat] LIST/ID
+//
+// Diff shows the work of a task that runs in a git worktree of its own
+// (metadata.taskd.worktree, taskd submit --worktree): first what its branch
+// taskd/<list>/<id> holds since it started — the commits taskd made when
+// the task succeeded, and any the agent made — read from the repository,
+// so it is there after the worktree is removed; then, marked apart, what its
+// worktree holds that is not committed (the edits of an attempt that
+// failed, kept there for a retry), new files included and files the
+// repository ignores left out. Each part starts with a line beginning with
+// '#' that says what it is. --stat prints diffstats instead of patches.
+//
+// Diff changes nothing, and runs none of the repository's hooks, filters or
+// diff drivers. To take the work, from the repository:
+//
+//	git merge taskd/l/7            (or git cherry-pick, git rebase)
+//	git diff main...taskd/l/7      (what the branch adds to main)
+//
+// Diff fails (status 1) for a task that does not exist or has no worktree,
+// and when the branch is not in the repository.
 //
 // # taskd logs
 //
@@ -334,6 +363,10 @@
 //	in ~/src/app · turn 3 · Edit a.go · 12.3k tokens · $0.04
 //	              where a running agent works (its worktree's branch, if
 //	              it has one) and, for a streaming agent, its progress
+//	taskd/l/7 · 3 files changed
+//	              an ended task's git branch and what its work changed
+//	              ("no changes" when nothing was committed); taskd diff
+//	              shows it
 //	waiting for:  why a needs_human task waits, and
 //	answer:       the 'taskd resolve' command with the answers it accepts;
 //	              for a waiting task, which of its children (or of the
@@ -366,7 +399,8 @@
 // "hidden"}, each task with the fields above ("state", "step", "attempt",
 // "since", "parent", "children", "waitingFor", "options", "error",
 // "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
-// "repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
+// "repo", "dir", "base", "commit", "filesChanged", "insertions", "deletions":
+// metadata.taskd.workspace}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
 // "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
 // run folder, "name", "steps", "waits" {"kind", "total", "open"}).
 // "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
@@ -428,7 +462,9 @@
 // The agent runs where you submit: the task records the current directory
 // (absolute) as metadata.taskd.cwd, or --cwd, resolved against the current
 // directory. --worktree runs it in a git worktree of its own, on the branch
-// taskd/<list>-<id>, made from the repository there.
+// taskd/<list>/<id>, made from the repository there (in taskd's state
+// directory, where Claude Code can edit); when the task succeeds its work is
+// committed to that branch: 'taskd diff' shows it, git merge takes it.
 //
 // What a claude agent may do: --permission-mode (default, acceptEdits,
 // plan, bypassPermissions), --tools and --disallowed-tools (comma-separated,

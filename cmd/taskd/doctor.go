@@ -24,6 +24,9 @@ warn or fail, with the fix under every problem:
 	config     the configuration file parses and is valid (--config FILE,
 	           else ~/.config/taskd/config.json if it exists)
 	root       the task root exists and other users cannot write to it
+	worktrees  where the tasks' git worktrees are made: not under
+	           ~/.claude, where Claude Code refuses every edit; and tasks
+	           whose worktree an earlier taskd made in the list's .taskd
 	list       each list (or each --list): a directory, not a link, that
 	           other users cannot write to; task files the daemon rejected
 	daemon     whether a daemon holds the root's lock ($ROOT/.taskd.lock),
@@ -127,6 +130,7 @@ func (d *doctor) add(level, what, detail, fix string) {
 func (d *doctor) run(ctx context.Context) {
 	cfg, fc := d.checkConfig()
 	root, usable := d.checkRoot()
+	d.checkWorktrees(root)
 	var ds daemonState
 	if usable {
 		d.checkLists(root)

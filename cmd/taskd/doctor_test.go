@@ -114,6 +114,17 @@ var doctorTests = []struct {
 		s.write(s.env["TASKD_ROOT"], "x")
 	}, "root", levelFail, "is not a directory", 1, ""},
 	{"no root", func(s *doctorSetup) { delete(s.env, "TASKD_ROOT"); delete(s.env, "HOME") }, "root", levelFail, "no task root", 1, ""},
+	{"worktrees under ~/.claude", func(s *doctorSetup) { s.env["XDG_STATE_HOME"] = filepath.Join(s.env["HOME"], ".claude", "state") },
+		"worktrees", levelFail, "where Claude Code refuses every edit", 1, ""},
+	{"worktrees under $CLAUDE_CONFIG_DIR", func(s *doctorSetup) {
+		s.env["CLAUDE_CONFIG_DIR"] = filepath.Join(s.dir, "claude")
+		s.env["XDG_STATE_HOME"] = filepath.Join(s.dir, "claude", "state")
+	}, "worktrees", levelFail, "where Claude Code refuses every edit", 1, ""},
+	{"worktrees dir a link", func(s *doctorSetup) {
+		s.env["XDG_STATE_HOME"] = filepath.Join(s.dir, "state")
+		os.MkdirAll(filepath.Join(s.dir, "state", "taskd"), 0o700)
+		os.Symlink(s.dir, filepath.Join(s.dir, "state", "taskd", "worktrees"))
+	}, "worktrees", levelFail, "not a directory (a link", 1, ""},
 	{"list writable by its group", func(s *doctorSetup) { os.Chmod(s.list, 0o770) }, "list demo", levelFail, "(mode 0770)", 1, ""},
 	{"named list missing", func(s *doctorSetup) { s.lists = []string{"nope"} }, "list nope", levelFail, "no list", 1, ""},
 	{"list of another user (needs root)", func(s *doctorSetup) { os.Chown(s.list, 65534, 65534) }, "list demo", levelFail, "owned by another user (uid 65534", 1, ""},
@@ -171,6 +182,8 @@ var doctorTests = []struct {
 	}, "service", levelWarn, "no service manager for a user service: this system was not booted with systemd.", 0, ""},
 	{"service not installed", func(s *doctorSetup) { s.service = install.Status{} }, "service", levelWarn, "not installed", 0, ""},
 	{"no daemon", func(s *doctorSetup) { s.lock.Unlock() }, "daemon", levelWarn, "none running", 0, ""},
+	{"worktrees an earlier taskd made", func(s *doctorSetup) { os.MkdirAll(filepath.Join(s.list, ".taskd", "worktrees", "1"), 0o700) },
+		"worktrees", levelWarn, "1 task has a worktree an earlier taskd made", 0, ""},
 	{"service runs elsewhere", func(s *doctorSetup) { s.lock.Unlock() }, "service", levelWarn, "serves another root", 0, ""},
 	{"root missing", func(s *doctorSetup) {
 		s.env["TASKD_ROOT"] = filepath.Join(s.dir, "new")
@@ -201,7 +214,7 @@ func TestDoctor(t *testing.T) {
 		if code != 0 || !strings.HasSuffix(out, "\nEverything looks fine.\n") {
 			t.Errorf("healthy setup: exit %d:\n%s", code, out)
 		}
-		for _, want := range []string{"config", "root", "list demo", "daemon", "service", "profile claude", "profile exec", "workflows"} {
+		for _, want := range []string{"config", "root", "worktrees", "list demo", "daemon", "service", "profile claude", "profile exec", "workflows"} {
 			if c := findCheck(checks, want); c == nil || c.level != levelOK {
 				t.Errorf("check %q = %+v, want ok\n%s", want, c, out)
 			}

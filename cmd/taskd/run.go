@@ -11,6 +11,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/remote"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // listFlags collects a repeatable --list flag.
@@ -137,9 +138,9 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 		}
 	}
 	// What an agent leaves behind comes back to the daemon, which waits
-	// for it: no zombie, no orphan left to init (package agent). This
-	// process starts no other children.
-	if err := agent.Reap(log); err != nil {
+	// for it: no zombie, no orphan left to init. Every child the daemon
+	// starts is started by package proc, which keeps it from the reaper.
+	if err := proc.Reap(log); err != nil {
 		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
 	}
 	url := *natsURL

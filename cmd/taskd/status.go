@@ -53,6 +53,10 @@ what to do:
 	in ~/src/app · turn 3 · Edit a.go · 12.3k tokens · $0.04
 	              where a running agent works (its worktree's branch, if
 	              it has one) and, for a streaming agent, its progress
+	taskd/l/7 · 3 files changed
+	              an ended task's git branch and what its work changed
+	              ("no changes" when nothing was committed); taskd diff
+	              shows it
 	waiting for:  why a needs_human task waits, and
 	answer:       the 'taskd resolve' command with the answers it accepts;
 	              for a waiting task, which of its children (or of the
@@ -85,7 +89,8 @@ data as JSON for scripts: an array of lists, each {"id", "tasks",
 "hidden"}, each task with the fields above ("state", "step", "attempt",
 "since", "parent", "children", "waitingFor", "options", "error",
 "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
-"repo"}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
+"repo", "dir", "base", "commit", "filesChanged", "insertions", "deletions":
+metadata.taskd.workspace}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
 "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
 run folder, "name", "steps", "waits" {"kind", "total", "open"}).
 "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever

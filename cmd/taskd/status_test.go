@@ -216,7 +216,7 @@ func TestStatus_json(t *testing.T) {
 	if got, want := strings.Join(ids, " "), "children flow fork plain"; got != want {
 		t.Errorf("lists = %q, want %q", got, want)
 	}
-	if got, want := len(byRef), 29; got != want {
+	if got, want := len(byRef), 30; got != want {
 		t.Errorf("%d tasks, want %d", got, want)
 	}
 	tests := []struct {
@@ -234,7 +234,9 @@ func TestStatus_json(t *testing.T) {
 		{"plain/10", "fix", byRef["plain/10"].Fix, "Set metadata.taskd.agent to a profile or an agent mapped in the configuration file."},
 		{"plain/11", "taskd", byRef["plain/11"].Taskd, false},
 		{"plain/13", "cwd", byRef["plain/13"].Cwd, "/home/alice/src/app"},
-		{"plain/13", "worktree", fmt.Sprint(byRef["plain/13"].Worktree), "&{/home/alice/.claude/tasks/plain/.taskd/worktrees/13 taskd/plain-13 /home/alice/src/app}"},
+		{"plain/13", "worktree", fmt.Sprint(byRef["plain/13"].Worktree), "&{/home/alice/src/app /home/alice/.claude/tasks/plain/.taskd/worktrees/13 taskd/plain-13 /home/alice/.claude/tasks/plain/.taskd/worktrees/13   0 0 0}"},
+		{"plain/15", "worktree commit", byRef["plain/15"].Worktree.Commit, "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d"},
+		{"plain/15", "worktree diffstat", fmt.Sprint(byRef["plain/15"].Worktree.FilesChanged, byRef["plain/15"].Worktree.Insertions, byRef["plain/15"].Worktree.Deletions), "3 42 7"},
 		{"plain/13", "progress", fmt.Sprint(byRef["plain/13"].Progress), "&{1 3 Edit src/login_test.go 12300 0.0412 true}"},
 		{"plain/13", "logs", byRef["plain/13"].Logs, filepath.Join(root, "plain", ".taskd", "runs", "13", "1")},
 		{"plain/14", "state", byRef["plain/14"].State, "paused"},

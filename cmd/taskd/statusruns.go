@@ -13,7 +13,7 @@ import (
 
 // runningLine says where a running task's agent works and what it has
 // done so far: "in ~/src/app · turn 3 · Edit login_test.go · 12.3k
-// tokens · $0.04"; in a worktree, "on branch taskd/l-7 of ~/src/app".
+// tokens · $0.04"; in a worktree, "on branch taskd/l/7 of ~/src/app".
 func runningLine(v *statusView, t *status.Task) string {
 	var parts []string
 	switch {
@@ -35,6 +35,23 @@ func runningLine(v *statusView, t *status.Task) string {
 		parts = append(parts, cost)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// endedStates are the states in which status shows a task's work in its
+// git worktree.
+var endedStates = map[string]bool{"succeeded": true, "failed": true, "timed_out": true, "stopped": true, "cancelled": true}
+
+// workLine says what an ended task's work in its git worktree is: its
+// branch and how many files its commits changed, "taskd/l/7 · 3 files
+// changed"; "no changes" for a task that succeeded without any.
+func workLine(w *status.Worktree, state string) string {
+	switch {
+	case w.Commit != "":
+		return fmt.Sprintf("%s · %d %s changed", w.Branch, w.FilesChanged, plural(w.FilesChanged, "file", "files"))
+	case state == "succeeded":
+		return w.Branch + " · no changes"
+	}
+	return w.Branch
 }
 
 // tokens renders a count of tokens briefly: 950, 12.3k, 1.2M.

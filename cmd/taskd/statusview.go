@@ -326,6 +326,9 @@ func (r *renderer) row(t *status.Task, tree string) {
 	case !t.Taskd:
 		r.note("", `not taskd's: its owner is not "taskd" and it has no metadata.taskd`, "")
 	}
+	if w := t.Worktree; w != nil && endedStates[state] {
+		r.note("", workLine(w, state), "")
+	}
 	if len(t.Below) > 0 {
 		r.note("below: ", belowWords(t.Below), "33")
 	}

@@ -113,7 +113,9 @@ missing. The subject defaults to the prompt's first line.
 The agent runs where you submit: the task records the current directory
 (absolute) as metadata.taskd.cwd, or --cwd, resolved against the current
 directory. --worktree runs it in a git worktree of its own, on the branch
-taskd/<list>-<id>, made from the repository there.
+taskd/<list>/<id>, made from the repository there (in taskd's state
+directory, where Claude Code can edit); when the task succeeds its work is
+committed to that branch: 'taskd diff' shows it, git merge takes it.
 
 What a claude agent may do: --permission-mode (default, acceptEdits,
 plan, bypassPermissions), --tools and --disallowed-tools (comma-separated,
@@ -297,7 +299,7 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	agentName := fs.String("agent", "", "agent profile or name")
 	model := fs.String("model", "", "model for the agent")
 	cwd := fs.String("cwd", "", "working directory of the agent (default: the current directory)")
-	worktree := fs.Bool("worktree", false, "run in a git worktree of its own, on branch taskd/<list>-<id>")
+	worktree := fs.Bool("worktree", false, "run in a git worktree of its own, on branch taskd/<list>/<id>")
 	permissionMode := fs.String("permission-mode", "", "permission mode of a claude agent (default, acceptEdits, plan, bypassPermissions)")
 	tools := fs.String("tools", "", "comma-separated tools the agent may use without asking")
 	disallowedTools := fs.String("disallowed-tools", "", "comma-separated tools the agent may not use")

@@ -20,12 +20,13 @@ func startAgentGroup(t *testing.T, runDir string) (*exec.Cmd, int) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	cmd := exec.Command("sh", "-c", `sleep 60 & echo $! > "$1.tmp" && mv "$1.tmp" "$1"; wait`, "sh", pidFile)
 	cmd.Env = append(os.Environ(), "TASKD_RUN_DIR="+runDir)
-	if err := startGroup(cmd); err != nil {
+	waited, err := startWait(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
+		<-waited
 	})
 	var pid int
 	waitCond(t, "the agent's child pid", func() bool {

@@ -14,17 +14,34 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/taskd/taskd/internal/proc"
 )
 
-// startGroup starts cmd as the leader of a new process group, so that the
-// agent and everything it starts can be signalled together. Where the
-// system supports it (Linux) the leader is also killed if the daemon dies:
-// an agent that outlives the daemon would finish unseen, and its work would
-// be done again by the attempt that replaces it.
-func startGroup(cmd *exec.Cmd) error {
+// No orphans, on Linux. Each agent leads a process group of its own, and
+// the kernel kills it when the daemon dies (dieWithParent), however it
+// dies. That signal follows the thread that started the agent, not the
+// process: an agent is started from a goroutine locked to its thread until
+// it has been waited for (proc.StartLocked), so the thread cannot end
+// first. What the agent itself started stays in its group, which is killed
+// when the agent exits or is stopped, and, if the daemon died, by the next
+// daemon before it handles the attempt (KillLeftover, which checks the
+// start time cmd.json records, so that a pid given to another process
+// since is never signalled). A process that left the group and whose
+// parent exited comes back to the daemon, the child subreaper of its
+// descendants (proc.Reap), which waits for it once it exits, so none is
+// left a zombie.
+
+// startWait starts cmd as the leader of a new process group, so that the
+// agent and everything it starts can be signalled together, and returns a
+// channel that gets Wait's result. Where the system supports it (Linux)
+// the leader is also killed if the daemon dies: an agent that outlives the
+// daemon would finish unseen, and its work would be done again by the
+// attempt that replaces it.
+func startWait(cmd *exec.Cmd) (<-chan error, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	dieWithParent(cmd.SysProcAttr)
-	return cmd.Start()
+	return proc.StartLocked(cmd)
 }
 
 // signalGroup sends sig to the process group pgid. A group that is already

@@ -28,6 +28,7 @@ import (
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/allowenv"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -446,8 +447,9 @@ func (a *Attempt) argv() (argv []string, stdin string) {
 }
 
 // baseEnv are the variables every agent inherits from the daemon, besides
-// its profile's list and taskd's own.
-var baseEnv = []string{"HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TZ", "TMPDIR", "TERM", "XDG_*"}
+// its profile's list and taskd's own: the allow-list taskd's git commands
+// get too (package allowenv).
+var baseEnv = allowenv.Base
 
 // agentEnv builds the agent's environment: only the base variables, the
 // profile's list (NAME or PREFIX*), taskd's own TASKD_* variables, and PATH
@@ -475,11 +477,8 @@ func (r *Local) agentEnv(a *Attempt, runDir string) []string {
 		if _, ok := set[name]; ok {
 			continue
 		}
-		for _, pat := range allow {
-			if pat == name || strings.HasSuffix(pat, "*") && strings.HasPrefix(name, pat[:len(pat)-1]) {
-				env = append(env, kv)
-				break
-			}
+		if allowenv.Match(name, allow) {
+			env = append(env, kv)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(set)) {

@@ -52,9 +52,13 @@ func WorkflowsDir(listDir string) string { return filepath.Join(listDir, Name, "
 // CommandsDir holds the list's own command files.
 func CommandsDir(listDir string) string { return filepath.Join(listDir, Name, "commands") }
 
-// WorktreeDir is where task id's git worktree is made
-// (metadata.taskd.worktree).
+// WorktreeDir is where an earlier taskd made task id's git worktree
+// (metadata.taskd.worktree): under the task root, which is under
+// ~/.claude, where Claude Code cannot edit. taskd now makes worktrees in
+// its state directory (package worktree); one found here is moved there
+// when its task runs again, and removed from here when the task is.
 func WorktreeDir(listDir, id string) string { return filepath.Join(listDir, Name, "worktrees", id) }
 
-// WorktreesDir holds the list's tasks' git worktrees.
+// WorktreesDir holds the git worktrees an earlier taskd made for the
+// list's tasks.
 func WorktreesDir(listDir string) string { return filepath.Join(listDir, Name, "worktrees") }

@@ -140,6 +140,18 @@ func DefaultDir() string {
 	return filepath.Join(home, "taskd")
 }
 
+// DefaultStateDir returns taskd's own state directory:
+// $XDG_STATE_HOME/taskd, or ~/.local/state/taskd (home is ~), getenv
+// reading the environment. It is outside the task root and outside
+// ~/.claude, where Claude Code refuses every edit: the tasks' git
+// worktrees are made there (docs/agents.md).
+func DefaultStateDir(getenv func(string) string, home string) string {
+	if s := getenv("XDG_STATE_HOME"); filepath.IsAbs(s) {
+		return filepath.Join(s, "taskd")
+	}
+	return filepath.Join(home, ".local", "state", "taskd")
+}
+
 // LoadFileConfig reads the configuration file at path. A missing file is not
 // an error when optional is true (the default path); the settings are then
 // all defaults. Errors name the file and, for bad values, the field.
@@ -257,6 +269,9 @@ type Config struct {
 	// it names none, what ~ means in paths, and where /read's secrets are
 	// (os.UserHomeDir unless set).
 	Home string
+	// StateDir is taskd's own state directory, where the tasks' git
+	// worktrees are made (DefaultStateDir unless set).
+	StateDir string
 
 	DefaultAgent string
 	Profiles     map[string]*Profile
@@ -324,6 +339,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		NATS:          fc.NATS,
 	}
 	c.Home, _ = os.UserHomeDir()
+	c.StateDir = DefaultStateDir(os.Getenv, c.Home)
 	if c.Scheduling == "" {
 		c.Scheduling = SchedulingBatch
 	}

@@ -20,8 +20,8 @@ const (
 	// resetsAt (when the agent named it), sessionId.
 	TaskPaused = "TaskPaused"
 	// WorktreeRemoved: a task's git worktree was removed when the task
-	// was cleaned up (deleted, or archived); its branch stays. Data:
-	// path, branch.
+	// was cleaned up (deleted, archived, or ended longer ago than the
+	// retention policy keeps); its branch stays. Data: path, branch.
 	WorktreeRemoved  = "WorktreeRemoved"
 	TaskWaiting      = "TaskWaiting"
 	TaskResumed      = "TaskResumed"

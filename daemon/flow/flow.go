@@ -292,10 +292,16 @@ func (f *flowRun) hitlReason(resp *navigator.Response, prev *navigator.Response)
 	return why
 }
 
-// complete records a workflow that reached a success end. An end that
+// complete records a workflow that reached a success end, its work first
+// committed to its branch when it runs in a git worktree. An end that
 // leads on (a stage boundary, reached without autonomy) is recorded in
 // metadata.taskd.boundary: the answer continue walks on from there.
 func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*taskfile.Task, error) {
+	if err := f.commitWork(ctx); job.Retryable(err) {
+		return nil, err // the daemon stops: the task stays running, recovered later
+	} else if err != nil {
+		return f.fail(ctx, err.Error())
+	}
 	next := stageNext(f.workflow(), resp.CurrentStep)
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		if _, err := task.Record(t, task.Succeed); err != nil {
@@ -392,4 +398,17 @@ func (a after) apply(t *taskfile.Task) {
 		m.Delete("hitl")
 		m.Delete("boundary")
 	}
+}
+
+// commitWork commits the workflow's work to its branch, when it runs in
+// a git worktree (job.CommitWork), with the summary of the last step that
+// ran.
+func (f *flowRun) commitWork(ctx context.Context) error {
+	summary := ""
+	if f.run > 0 {
+		if res, ok := agent.ReadResult(f.l.RunDir(f.id, f.run)); ok {
+			summary = res.Summary
+		}
+	}
+	return f.j.CommitWork(ctx, f.sp, summary)
 }

@@ -181,6 +181,15 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 	if verdict == "" {
 		verdict = "passed" // a branch whose entry is the join itself did nothing that failed
 	}
+	var uncommitted error
+	if verdict == "passed" {
+		// The branch's work goes on its own git branch, when it has one.
+		if uncommitted = f.commitWork(ctx); job.Retryable(uncommitted) {
+			return nil, uncommitted
+		} else if uncommitted != nil {
+			verdict = "failed"
+		}
+	}
 	ev, state := task.BranchPass, task.Succeeded
 	if verdict != "passed" {
 		ev, state = task.BranchFail, task.Failed
@@ -190,6 +199,9 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 			return err
 		}
 		m := task.Meta(t)
+		if uncommitted != nil {
+			m.Set("error", uncommitted.Error())
+		}
 		m.Set("branchResult", verdict)
 		m.Set("finishedAt", task.Stamp(time.Now()))
 		return nil

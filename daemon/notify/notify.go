@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // A Notice is one change of a task that the command is told of.
@@ -122,7 +123,7 @@ func (n *Notifier) notify(nt Notice) {
 	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err := proc.Run(cmd)
 	if ctx.Err() == context.DeadlineExceeded {
 		n.log.Warn("notification command timed out", "command", n.cfg.Command[0], "timeout", n.cfg.Timeout, "list", nt.List, "task", nt.ID)
 		return

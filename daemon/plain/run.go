@@ -210,7 +210,8 @@ func sessionOf(l *job.List, id string) string {
 }
 
 // afterAttempt records how a plain task's attempt ended and what follows
-// from it: a waiting parent, an auto task's plan, the next iteration of a
+// from it: a success's work committed to the task's branch (when it has a
+// git worktree), a waiting parent, an auto task's plan, the next iteration of a
 // loop, or — once the task has succeeded for good — its return chain and
 // trailing follow-ups, created before the success is written (so a parent
 // never sees the task done while they are missing, and a restart creates
@@ -238,6 +239,15 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 				Data: map[string]any{"exitReason": chain.LoopError, "error": res.Error}})
 		}
 		return ft, err
+	}
+	// The agent's work goes on its branch before anything that follows the
+	// success: children, follow-ups and returns start from it.
+	if err := j.CommitWork(ctx, sp, res.Summary); job.Retryable(err) {
+		return nil, err // the daemon stops: recovered from result.json
+	} else if err != nil {
+		res.Success, res.Error = false, err.Error()
+		res.Summary = res.Error
+		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}
 	if len(children.Outstanding(l.Dir, t)) > 0 {
 		return subagent.Finish(ctx, j, sp, res, out) // waits for its children first

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/daemon/worktree"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -23,13 +24,10 @@ type Runs struct {
 	Logs      string    `json:"logs,omitempty"` // the latest attempt's run folder
 }
 
-// Worktree is a task's git worktree: where, on which branch, of which
-// repository.
-type Worktree struct {
-	Path   string `json:"path"`
-	Branch string `json:"branch"`
-	Repo   string `json:"repo"`
-}
+// Worktree is a task's git worktree, as its task records it
+// (metadata.taskd.workspace): where, on which branch, of which repository,
+// and, once the task has succeeded, its work (package worktree).
+type Worktree = worktree.Worktree
 
 // Progress is a running attempt's progress.
 type Progress struct {

@@ -191,6 +191,15 @@ func rerun(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 func acceptAttempt(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	ok := h.AgentSuccess != nil && *h.AgentSuccess
+	why := "the agent failed; a person accepted the failed handoff"
+	if ok {
+		// Its work goes on its branch, when it runs in a git worktree.
+		if err := j.CommitWork(ctx, sp, ""); job.Retryable(err) {
+			return nil, err
+		} else if err != nil {
+			ok, why = false, err.Error()
+		}
+	}
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		m := task.Meta(t)
 		m.Delete("resolve")
@@ -203,7 +212,7 @@ func acceptAttempt(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) 
 		if _, err := task.Move(t, task.Fail); err != nil {
 			return err
 		}
-		m.Set("error", "the agent failed; a person accepted the failed handoff")
+		m.Set("error", why)
 		return nil
 	})
 	if err == nil {

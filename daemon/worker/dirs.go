@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/taskd/taskd/daemon/remote"
+	"github.com/taskd/taskd/daemon/worktree"
 )
 
 // A Mapping maps a coordinator's directory (From) to where it is on this
@@ -103,16 +103,20 @@ func (w *Worker) workDir(ctx context.Context, wk remote.Work) (string, func(), e
 	return dir, release, nil
 }
 
+// git runs a git command of the worker's, in dir: the one place the
+// worker starts git. It goes through worktree.Git (the allow-listed
+// environment, no hooks, no fsmonitor, no ext:: transport), with what a
+// fetch needs besides: the SSH agent and the proxies.
 func git(ctx context.Context, dir string, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	_, err := worktree.Git(ctx, worktree.Call{Dir: dir, Args: args, Pass: fetchEnv})
+	return err
 }
+
+// fetchEnv are the variables a clone or a fetch may need from the
+// worker's environment, besides the allow-list: the SSH agent, the SSH
+// command, and proxies.
+var fetchEnv = []string{"SSH_AUTH_SOCK", "GIT_SSH", "GIT_SSH_COMMAND", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+	"http_proxy", "https_proxy", "no_proxy", "all_proxy"}
 
 var plainID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 

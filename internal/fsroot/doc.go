@@ -2,7 +2,8 @@
 // directories it trusts.
 //
 // Paths. Everything taskd creates lives inside a directory it was given, a
-// base: a list directory (for its .taskd area) or the task root. A path
+// base: a list directory (for its .taskd area), the task root, or taskd's
+// state directory (for the tasks' git worktrees). A path
 // inside a base is named by plain elements (task ids, attempt numbers,
 // file names), each checked by CheckName: not empty, no "/", no NUL, not
 // "." or "..", at most 255 bytes. Join builds such a path and refuses any
