@@ -254,8 +254,10 @@ func TestMCPInstall(t *testing.T) {
 	if s := entry.MCPServers["navigator"]; s.Command != bin || strings.Join(s.Args, " ") != "mcp" {
 		t.Errorf(".mcp.json entry %+v", entry)
 	}
-	if _, _, code := runCLI(t, "mcp", "install", "--scope", "everyone"); code != 2 {
-		t.Errorf("a bad scope: exit %d", code)
+	for _, args := range [][]string{{"mcp", "install", "--scope", "everyone"}, {"mcp", "install", "--json", "--run"}, {"mcp", "--navigator", "--daemon"}, {"mcp", "extra"}} {
+		if _, _, code := runCLI(t, args...); code != 2 {
+			t.Errorf("taskd %v: exit %d, want a usage error", args, code)
+		}
 	}
 
 	claude := claudestub.Binary(t)

@@ -232,3 +232,17 @@ func equalJSON(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// TestListWorkflows_Fallbacks: a workflow without a name is listed by its
+// id and without a description by "", as flow's store lists it; stepCount
+// counts every node.
+func TestListWorkflows_Fallbacks(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	write(t, filepath.Join(e.project, ".flow", "workflows", "bare.json"), `{"nodes": {"start": {"type": "start"}, "work": {"type": "task", "name": "W"}, "end": {"type": "end", "result": "success"}},
+ "edges": [{"from": "start", "to": "work"}, {"from": "work", "to": "end"}]}`)
+	got := e.callJSON("ListWorkflows", nil)
+	want := `[{"description":"","id":"bare","name":"bare","source":"project","stepCount":3}]`
+	if w, _ := json.Marshal(got["workflows"]); string(w) != want {
+		t.Errorf("workflows %s, want %s", w, want)
+	}
+}
