@@ -110,6 +110,9 @@ func runAttack(t *testing.T, c attackCase, exe string) {
 		cfg.Executable = exe
 	}
 	cfg.Home = env.vars["$HOME"]
+	// The case's user database: home/other is another user's home.
+	other := filepath.Join(env.base, "home", "other")
+	cfg.OtherHomes = func(string) []string { return []string{other} }
 	cfg.Dir = filepath.Join(env.base, "config", "taskd")
 	cfg.StateDir = env.state
 	h := &harness{t: t, root: env.root, cfg: cfg, logs: &syncBuffer{}}

@@ -20,6 +20,7 @@ import (
 	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/notify"
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -58,6 +59,9 @@ type Daemon struct {
 	// fullScan asks the loop for a rescan of every list (watcher overflow,
 	// safety timer).
 	fullScan bool
+	// pausesChanged asks the loop to read the root's pause file again
+	// (taskd resume, pauses.go).
+	pausesChanged bool
 
 	catalog *catalog.Catalog // each list's workflows and command files
 	env     *job.Env         // what every job may use
@@ -104,7 +108,7 @@ func New(cfg *config.Config, log *slog.Logger, opts ...Option) *Daemon {
 	}
 	d.catalog = catalog.New(cfg.Dir, log)
 	d.held = held.New(cfg.Root, func(err error) { log.Warn("held tasks are not shown to taskd status", "err", err) })
-	d.pauses = &job.Pauses{}
+	d.pauses = job.NewPauses(cfg.Root, d.profileAgents, func(err error) { log.Warn("pause file", "err", err) })
 	d.env = &job.Env{Config: cfg, Runner: d.runner, Catalog: d.catalog, Log: log, Held: d.held, Pauses: d.pauses}
 	return d
 }
@@ -153,6 +157,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := w.Add(root); err != nil {
 		return fmt.Errorf("watch %s: %w", root, err)
 	}
+	d.syncPauses() // the pauses a daemon before this one recorded
 	d.addLists()
 	for _, id := range d.order {
 		d.scanList(d.lists[id])
@@ -219,9 +224,14 @@ func (d *Daemon) loop(ctx context.Context) error {
 		}
 		if d.fullScan {
 			d.fullScan = false
+			d.pausesChanged = true
 			d.rescanAll()
 		}
 		d.flushDirty()
+		if d.pausesChanged {
+			d.pausesChanged = false
+			d.syncPauses()
+		}
 	}
 }
 
@@ -270,6 +280,10 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 		return
 	}
 	if dir == d.cfg.Root {
+		if name == pausefile.Name {
+			d.pausesChanged = true // read in the loop (pauses.go)
+			return
+		}
 		// Something changed at the root: a list appeared or went away.
 		d.listChanged(name)
 		return

@@ -38,9 +38,10 @@ func (h *harness) argvOf(list, id string, n int) []string {
 // TestClaude_DeniedWrite: the real Claude Code CLI, refused its Write
 // (no permission mode, no tools allowed), reports success; the task is not
 // recorded as succeeded but asks a person, naming the denied tool, its
-// target and the fix, and no file was written. Answered "allow", it runs
-// again with Write allowed, and the file is there. A task that says
-// onDenied "fail" fails instead.
+// target and the fix, and no file was written. Answered "allow", its
+// session goes on with exactly that file allowed (an Edit rule: Claude
+// Code checks a Write against those), and the file is there. A task that
+// says onDenied "fail" fails instead.
 func TestClaude_DeniedWrite(t *testing.T) {
 	t.Parallel()
 	bin := claudestub.Binary(t)
@@ -48,10 +49,11 @@ func TestClaude_DeniedWrite(t *testing.T) {
 	target := filepath.Join(project, "hello.txt")
 	other := t.TempDir()
 	stub := claudestub.New(t, func(n int, body string) claudestub.Turn {
-		if strings.Contains(body, `"tool_result"`) {
+		last := lastMessage(body)
+		switch {
+		case strings.Contains(last, `"tool_result"`):
 			return claudestub.Turn{Text: `Done. {"success": true, "summary": "wrote the file"}`}
-		}
-		if strings.Contains(body, "second.txt") {
+		case strings.Contains(body, "second.txt"):
 			return claudestub.Turn{Write: map[string]string{"file_path": filepath.Join(other, "second.txt"), "content": "hello\n"}}
 		}
 		return claudestub.Turn{Write: map[string]string{"file_path": target, "content": "hello\n"}}
@@ -65,14 +67,15 @@ func TestClaude_DeniedWrite(t *testing.T) {
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
 		t.Errorf("%s exists although the Write was denied (%v)", target, err)
 	}
+	rule := "Edit(/" + target + ")"
 	m := tf.Metadata.Object("taskd")
 	hitl := m.Object("hitl")
 	kind, _ := hitl.String("kind")
 	reason, _ := hitl.String("reason")
-	if kind != "permission" || !strings.Contains(reason, "Write ("+target+")") || !strings.Contains(reason, "permissionMode") || !strings.Contains(reason, "Answer allow") {
+	if kind != "permission" || !strings.Contains(reason, "Write ("+target+")") || !strings.Contains(reason, "permissionMode") || !strings.Contains(reason, "Answer allow to allow exactly "+rule) {
 		t.Errorf("hitl kind %q reason %q", kind, reason)
 	}
-	if got := task.Strings(hitl, "options"); !slices.Equal(got, []string{"allow", "retry", "fail", "leave"}) {
+	if got := task.Strings(hitl, "options"); !slices.Equal(got, []string{"allow", "allow-tool", "retry", "fail", "leave"}) {
 		t.Errorf("options %v", got)
 	}
 	if e, _ := m.String("error"); e != "the agent was refused Write ("+target+")" {
@@ -80,7 +83,7 @@ func TestClaude_DeniedWrite(t *testing.T) {
 	}
 	var res agent.Result
 	json.Unmarshal(h.runFile("l", "1", 1, "result.json"), &res)
-	if res.Success || len(res.Denials) != 1 || res.Denials[0] != (agent.Denial{Tool: "Write", Target: target}) {
+	if res.Success || len(res.Denials) != 1 || res.Denials[0] != (agent.Denial{Tool: "Write", Target: target, Rule: rule}) {
 		t.Errorf("result.json: success %v denials %+v", res.Success, res.Denials)
 	}
 	h.waitEvents("l", eventlog.TaskNeedsHuman, "1", 1)
@@ -92,11 +95,11 @@ func TestClaude_DeniedWrite(t *testing.T) {
 	if data, err := os.ReadFile(target); err != nil || string(data) != "hello\n" {
 		t.Errorf("after allow, %s = %q, %v", target, data, err)
 	}
-	if tools := task.Strings(tf.Metadata.Object("taskd"), "tools"); !slices.Equal(tools, []string{"Write"}) {
+	if tools := task.Strings(tf.Metadata.Object("taskd"), "tools"); !slices.Equal(tools, []string{rule}) {
 		t.Errorf("tools after allow = %v", tools)
 	}
-	if argv := strings.Join(h.argvOf("l", "1", 2), " "); !strings.Contains(argv, "--allowedTools Write") {
-		t.Errorf("the second attempt's argv %q does not allow Write", argv)
+	if argv := strings.Join(h.argvOf("l", "1", 2), " "); !strings.Contains(argv, "--allowedTools "+rule+" ") || !strings.Contains(argv, "--resume "+res.SessionID) {
+		t.Errorf("the second attempt's argv %q does not continue session %s with %s allowed", argv, res.SessionID, rule)
 	}
 
 	// Told to fail on a denial, a task fails, with the denial as its error.

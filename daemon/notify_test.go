@@ -13,7 +13,7 @@ import (
 )
 
 // TestNotify_Command: the configured notify command is run, with the task
-// in its environment, when a task fails for good, needs a person, or (as
+// (and its agent's summary) in its environment, when a task fails for good, needs a person, or (as
 // configured) succeeds — once each, and not for a failure that is retried.
 func TestNotify_Command(t *testing.T) {
 	t.Parallel()
@@ -22,11 +22,11 @@ func TestNotify_Command(t *testing.T) {
 	denied := `{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s","permission_denials":[{"tool_name":"Bash","tool_input":{"command":"rm -rf build"}}]}`
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) {
 		fc.Notify = &config.NotifySpec{Succeeded: true, Timeout: "10s", Command: []string{"sh", "-c",
-			`printf '%s|%s|%s|%s|%s\n' "$TASKD_LIST" "$TASKD_TASK_ID" "$TASKD_STATE" "$TASKD_SUBJECT" "$TASKD_REASON" >> ` + out}}
+			`printf '%s|%s|%s|%s|%s|%s\n' "$TASKD_LIST" "$TASKD_TASK_ID" "$TASKD_STATE" "$TASKD_SUBJECT" "$TASKD_SUMMARY" "$TASKD_REASON" >> ` + out}}
 		fc.Profiles = map[string]config.ProfileSpec{"fake": {Command: []string{"sh", "-c"}, Prompt: "arg", Output: "claude-stream", Flags: "none"}}
 	})
 	h.drop("l", "1", execTask("fails", "echo boom >&2; exit 3"))
-	h.drop("l", "2", execTask("works", "true"))
+	h.drop("l", "2", execTask("works", "echo checking; echo all green"))
 	h.drop("l", "3", execTask("refused", "echo '"+denied+"'", "taskd.agent", `"fake"`))
 	h.drop("l", "4", execTask("works the second time", "[ -e "+marker+" ] || { touch "+marker+"; exit 1; }", "taskd.retries", "1"))
 	for id, s := range map[string]task.State{"1": task.Failed, "2": task.Succeeded, "3": task.NeedsHuman, "4": task.Succeeded} {
@@ -41,10 +41,10 @@ func TestNotify_Command(t *testing.T) {
 	slices.Sort(lines)
 	logs := filepath.Join(h.listDir("l"), ".taskd", "runs", "1", "1")
 	want := []string{
-		"l|1|failed|fails|the agent failed (exit status 3): boom; logs: " + logs,
-		"l|2|succeeded|works|",
-		"l|3|needs_human|refused|the agent was refused Bash (rm -rf build), so it did not do all it was asked.",
-		"l|4|succeeded|works the second time|",
+		"l|1|failed|fails||the agent failed (exit status 3): boom; logs: " + logs,
+		"l|2|succeeded|works|all green|",
+		"l|3|needs_human|refused|done|the agent was refused Bash (rm -rf build), so it did not do all it was asked.",
+		"l|4|succeeded|works the second time||",
 	}
 	for i, w := range want {
 		if i >= len(lines) || !strings.HasPrefix(lines[i], w) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -151,5 +152,36 @@ func TestPrompt_Orchestrator(t *testing.T) {
 	}
 	if got := countEvents(h.events("l"), eventlog.TaskStarted, impl.ID); got != 0 {
 		t.Errorf("follow-up started %d times", got)
+	}
+}
+
+// TestPrompt_ReadBesideHome: with the home directly under /tmp, as in many
+// CI sandboxes, a task whose directory is beside the home (under /tmp
+// too) reads its own files and those of allowedRoots: the directories
+// beside a home are no one's until the user database says whose they are.
+func TestPrompt_ReadBesideHome(t *testing.T) {
+	tmp := func(pattern string) string {
+		d, err := os.MkdirTemp("/tmp", pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		return d
+	}
+	t.Setenv("HOME", tmp("home"))
+	project, data := tmp("project"), tmp("data")
+	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) { fc.AllowedRoots = []string{data} })
+	os.WriteFile(filepath.Join(project, "notes.md"), []byte("the project's notes\n"), 0o644)
+	os.WriteFile(filepath.Join(data, "table.csv"), []byte("a,b\n"), 0o644)
+	h.drop("l", "1", execPromptTask("reads", "/read notes.md\n/read "+filepath.Join(data, "table.csv")+"\n\ntrue", project))
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
+	prompt, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "1", "1", "prompt.md"))
+	for _, s := range []string{"the project's notes", "a,b"} {
+		if !strings.Contains(string(prompt), s) {
+			t.Errorf("prompt.md lacks %q:\n%s", s, prompt)
+		}
+	}
+	if strings.Contains(string(prompt), `error="true"`) {
+		t.Errorf("a read was refused:\n%s", prompt)
 	}
 }

@@ -49,8 +49,9 @@ func (d *Daemon) observeRuns(l *list, id string, e *entry, tf *taskfile.Task, sp
 		}
 	}
 	if seen && e.state != prevState && d.notifier.Wants(string(e.state)) {
+		summary, cost := job.ResultOf(tf)
 		d.notifier.Send(notify.Notice{Root: d.cfg.Root, List: l.ID, ID: id, Subject: tf.Subject, State: string(e.state),
-			Reason: reasonOf(tf), File: l.Dir.File(id)})
+			Reason: reasonOf(tf), Summary: summary, CostUSD: cost, File: l.Dir.File(id)})
 	}
 }
 

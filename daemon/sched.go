@@ -125,7 +125,7 @@ func (d *Daemon) evaluate(l *list, id string) {
 	if d.settle(l, id, e) {
 		return // ended without running (settle.go)
 	}
-	if e.state == task.Running {
+	if e.state.Claimed() {
 		d.startJob(l, id, job.Recover, slots.Late)
 		return
 	}
@@ -355,6 +355,9 @@ type slot struct {
 func (s *slot) Acquire(ctx context.Context) error {
 	return s.d.slots.Acquire(ctx, s.ticket, func() error { return s.d.stopCause(ctx) })
 }
+
+// Ready implements job.Slot.
+func (s *slot) Ready() bool { return s.d.slots.Ready(s.ticket) }
 
 // Release implements job.Slot.
 func (s *slot) Release() {

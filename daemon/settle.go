@@ -26,7 +26,7 @@ func (d *Daemon) settle(l *list, id string, e *entry) bool {
 		// Completed by a person (or Claude Code) while taskd had it:
 		// recorded, never run again.
 		return d.startJob(l, id, job.Settle, slots.Late)
-	case e.state.Ended() || e.status == taskfile.StatusCompleted || e.state == task.Running:
+	case e.state.Ended() || e.status == taskfile.StatusCompleted || e.state.Claimed():
 		// A task left running by a dead daemon is recovered first.
 		return false
 	case e.cancel || l.cancelledAbove(id, e) || l.orphaned(e):

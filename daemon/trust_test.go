@@ -605,6 +605,10 @@ func TestTrust_DiskFull(t *testing.T) {
 	// kept. Started again on the still full disk, it finds them and holds
 	// the ends again; killed then, the results are still kept.
 	h.stopProc()
+	// The stop took back the claims of the tasks prepared ahead of a slot,
+	// whose starts could not be written, and removed what was prepared for
+	// them: the disk is filled again.
+	fill(t, filepath.Join(disk, "filler2"))
 	for id, path := range kept {
 		if !fileExists(path) {
 			t.Fatalf("task %s: the kept result is gone after the daemon stopped", id)
@@ -623,8 +627,10 @@ func TestTrust_DiskFull(t *testing.T) {
 	}
 
 	// Room again, and a daemon: everything ends.
-	if err := os.Remove(filepath.Join(disk, "filler")); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"filler", "filler2"} {
+		if err := os.Remove(filepath.Join(disk, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	h.p = startDaemonProc(t, root, 2)
 	if !waitUntilOrTimeout(90*time.Second, func() bool { return allTerminal(list) }) {

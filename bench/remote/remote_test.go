@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/internal/natstest"
 )
 
@@ -65,16 +66,29 @@ func measure(b *testing.B, bin string, workers int) float64 {
 	}
 	cfg := map[string]any{"concurrency": *slots, "grace": "1s"}
 	var nats *natstest.Server
+	var workerConfigs []string
 	if workers > 0 {
 		nats = natstest.Start(b)
 		cfg["concurrency"] = workers * *slots
-		cfg["nats"] = map[string]any{"url": nats.URL()}
+		coordKey := filepath.Join(dir, "coordinator.nk")
+		coordPub, _, err := remote.Keygen(coordKey)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var pubs []string
+		for i := range workers {
+			key := filepath.Join(dir, "worker"+strconv.Itoa(i)+".nk")
+			pub, _, err := remote.Keygen(key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pubs = append(pubs, pub)
+			workerConfigs = append(workerConfigs, writeJSON(b, filepath.Join(dir, "worker"+strconv.Itoa(i)+".json"),
+				map[string]any{"nats": map[string]any{"url": nats.URL(), "signingKey": key, "coordinatorKeys": []string{coordPub}}}))
+		}
+		cfg["nats"] = map[string]any{"url": nats.URL(), "signingKey": coordKey, "workerKeys": pubs}
 	}
-	data, _ := json.Marshal(cfg)
-	config := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(config, data, 0o600); err != nil {
-		b.Fatal(err)
-	}
+	config := writeJSON(b, filepath.Join(dir, "config.json"), cfg)
 	var procs []*exec.Cmd
 	start := func(args ...string) {
 		cmd := exec.Command(bin, args...)
@@ -93,7 +107,7 @@ func measure(b *testing.B, bin string, workers int) float64 {
 	}()
 	start("run", "--root", root, "--config", config, "--log-level", "warn")
 	for i := range workers {
-		start("worker", "--nats", nats.URL(), "--profiles", "exec", "--concurrency", strconv.Itoa(*slots),
+		start("worker", "--config", workerConfigs[i], "--profiles", "exec", "--concurrency", strconv.Itoa(*slots),
 			"--state", filepath.Join(dir, "state"+strconv.Itoa(i)), "--name", "w"+strconv.Itoa(i), "--log-level", "warn")
 	}
 	events := filepath.Join(list, ".taskd", "events.jsonl")
@@ -112,6 +126,15 @@ func measure(b *testing.B, bin string, workers int) float64 {
 		return strings.Count(string(data), `"TaskSucceeded"`) >= *tasks
 	})
 	return float64(*tasks) / time.Since(t0).Seconds()
+}
+
+// writeJSON writes v as JSON to path, and returns path.
+func writeJSON(b *testing.B, path string, v any) string {
+	data, _ := json.Marshal(v)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
 }
 
 func waitFor(b *testing.B, what string, cond func() bool) {

@@ -304,6 +304,8 @@ func runQueue(ctx context.Context, inv *invocation) error {
 		switch {
 		case c.State == string(task.Queued) || c.State == "" && c.Collection == "queued":
 			what = "queued"
+		case c.State == string(task.Starting):
+			what = "starting (waits for a slot) " + age(time.Now(), c.Since)
 		case c.State == string(task.Running) || c.State == "":
 			what = "running " + age(time.Now(), c.Since)
 		}

@@ -50,15 +50,56 @@ func (inv *invocation) flags() *flag.FlagSet {
 }
 
 // parse parses the command's flags, mapping flag errors to errUsage (the
-// FlagSet has already printed them).
+// FlagSet has already printed them). Flags may come before, between and
+// after the arguments (taskd submit 'fix it' --worktree): every argument
+// that begins with "-" is a flag, and one the command does not know is an
+// error, never a word of an argument. A "--" ends the flags: what follows
+// it are arguments, also those that begin with "-" (taskd submit --
+// '-v prints nothing'). fs.Args() is then the arguments, in order.
 func (inv *invocation) parse(fs *flag.FlagSet) error {
-	if err := fs.Parse(inv.args); err != nil {
+	flags, args := splitFlags(fs, inv.args)
+	if err := fs.Parse(append(append(flags, "--"), args...)); err != nil {
 		if err == flag.ErrHelp {
 			return err
 		}
 		return errUsage
 	}
 	return nil
+}
+
+// splitFlags separates args into the flags of fs (each with its value, when
+// the flag takes one and it is the next argument) and the other arguments,
+// which end at "--" and after which everything is an argument. A lone "-"
+// (standard input) is an argument.
+func splitFlags(fs *flag.FlagSet, args []string) (flags, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return flags, append(rest, args[i+1:]...)
+		case len(a) < 2 || a[0] != '-':
+			rest = append(rest, a)
+		default:
+			flags = append(flags, a)
+			name, _, inline := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+			if !inline && takesValue(fs, name) && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		}
+	}
+	return flags, rest
+}
+
+// takesValue reports whether flag name of fs takes a value from the next
+// argument: it is defined and not a boolean flag.
+func takesValue(fs *flag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }
 
 // usageErrorf prints a usage problem and returns errUsage.

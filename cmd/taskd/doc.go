@@ -24,9 +24,15 @@
 //	                          stdout.log, stderr.log, result.json
 //	.taskd/rejected/<name>.txt  why a file was not accepted
 //
+// A command's flags may come before, between or after its arguments:
+// 'taskd submit "fix it" --worktree' and 'taskd submit --worktree "fix it"'
+// are the same. A word that begins with "-" is a flag, and one the command
+// does not know is an error; after "--" every word is an argument, so a
+// prompt may begin with "-" ('taskd submit -- "-v prints nothing"').
+//
 // # taskd doctor
 //
-//	taskd doctor [--root DIR] [--list ID]... [--config FILE]
+//	taskd doctor [--root DIR] [--list ID]... [--config FILE] [--agents]
 //
 // Doctor checks what taskd needs and prints one line per check, marked ok,
 // warn or fail, with the fix under every problem:
@@ -50,6 +56,18 @@
 //	workflows  the built-in workflows, yours (~/.config/taskd/workflows)
 //	           and each list's (.taskd/workflows) load without errors
 //
+// With --agents it also runs each agent profile in use (the default agent's
+// and those the configuration names; not shell-command profiles) for one
+// turn, asking it to answer OK, as the daemon would run it: with the
+// environment of the running daemon, else the one the user service would
+// start it with (systemd), else this shell's (and says so). A profile that
+// cannot start (executable missing), is not logged in or has no API key
+// (not authenticated), or cannot reach its API fails, with the fix. Each
+// check is a real model call, billed as one: --agents is never the default.
+//
+//	agent      for each agent profile in use (--agents only): it started,
+//	           reached its model and answered, and what that cost
+//
 // It fails only on what stops tasks from running: an unsafe or unusable
 // root or list, a bad configuration, a configured profile whose program is
 // missing, a workflow with errors, a service that is installed but not
@@ -58,8 +76,24 @@
 // 'taskd run' yourself), a built-in profile you do not use whose program is
 // missing, rejected task files.
 //
-// Doctor changes nothing. It exits with status 0 when no check failed, and
+// Doctor changes nothing (with --agents, the agents keep their own record
+// of the session, as for any run). It exits with status 0 when no check failed, and
 // 1 otherwise.
+//
+// # taskd keygen
+//
+//	taskd keygen FILE
+//
+// Keygen makes an nkey (an ed25519 key) in FILE, readable by its owner only,
+// and prints its public key. A coordinator signs the attempts it sends with
+// its key (nats.signingKey) and its workers run only attempts signed by a key
+// of their nats.coordinatorKeys; a worker signs what it reports with its own,
+// and the coordinator takes only reports signed by a key of its
+// nats.workerKeys (docs/distributed.md).
+//
+// When FILE holds a key already, keygen prints that key's public key and
+// changes nothing. It fails (status 1) when FILE cannot be written, or holds
+// something else, or others than its owner may read it.
 //
 // # taskd mcp
 //
@@ -140,7 +174,8 @@
 // machines through the NATS server's JetStream, and fills the run folders
 // with what they report; the profiles and lists named in "nats": {"local":
 // […]} still run here. The server may be down: attempts wait, and their
-// tasks say so (docs/distributed.md).
+// tasks say so. One coordinator per prefix: one that finds another on its
+// nats.prefix exits with status 1, naming it (docs/distributed.md).
 //
 // Logs go to stderr (the journal, under systemd): text by default,
 // --log-format json for machines; --log-level debug|info|warn|error. At the
@@ -160,40 +195,77 @@
 //
 // # taskd worker
 //
-//	taskd worker --nats URL [--config FILE] [--profiles claude,exec] [--concurrency N] [--dir-map FROM=TO]... [--state DIR] [--name NAME] [--ack-wait D] [--log-format text|json] [--log-level LEVEL]
+//	taskd worker [--config FILE] [--nats URL] [--profiles claude,exec] [--label L]... [--concurrency N] [--dir-map FROM=TO]... [--state DIR] [--name NAME] [--heartbeat D] [--grace D] [--drain-timeout D] [--drain] [--log-format text|json] [--log-level LEVEL]
 //
 // Worker runs, on this machine, the agent attempts that a coordinator (taskd
 // run --nats URL, on the machine with the task directory) sends through the
 // NATS server at URL, until it receives SIGINT or SIGTERM.
 //
-// It pulls attempts of the profiles it serves (--profiles, comma-separated;
-// default: claude, opencode, codex and exec), at most --concurrency at once
-// (default: the number of CPUs), and runs each exactly as the daemon would:
-// the profile's command line, its own process group, the timeout, and an
-// environment built from the worker's own environment with the profile's
-// allow-list (only the names travel). It tells the server it is alive while
-// an agent runs, sends the agent's output back as it grows and its result
-// when it ends; the coordinator writes the task files and run folders.
+// --config FILE is a taskd configuration file: its "nats" section says how
+// to reach the server (url, credentials, TLS, prefix), which coordinators'
+// attempts to run (coordinatorKeys: their public keys; a worker runs only
+// attempts signed by one of them) and the worker's own key (signingKey;
+// without one the worker makes one in its state directory and logs its
+// public key, which the coordinator must list in its nats.workerKeys); its
+// "profiles" define the profiles the worker runs. --nats overrides the url.
+//
+// It serves the profiles --profiles names (comma-separated; default:
+// claude, opencode, codex and exec), each as its own configuration defines
+// it: an attempt names a profile, never a command line. It takes the
+// attempts of those profiles that ask for no label, or only for labels it
+// has (--label, repeatable: a task's metadata.taskd.labels), at most
+// --concurrency at once (default: the number of CPUs), and runs each exactly
+// as the daemon would: the profile's command line, its own process group,
+// the timeout, and an environment built from the worker's own environment
+// with the profile's allow-list (only the names travel). It sends the
+// agent's output back as it grows and its result when it ends; the
+// coordinator writes the task files and run folders. Every --heartbeat D
+// (default 5s) it tells the server it is alive and what it runs; a worker
+// silent for longer than the coordinator's nats.lostAfter loses its
+// attempts, which run again elsewhere.
 //
 // An attempt runs in the coordinator's working directory mapped by the
 // longest --dir-map FROM=TO (repeatable) whose FROM contains it, or, when
 // the task names a repository (metadata.taskd.repo, and ref), in a git
 // worktree of it that the worker makes for the attempt. A directory that
-// does not exist here fails the attempt, saying so.
+// does not exist here fails the attempt, saying so. The worker keeps its
+// run folders, clones and key in --state DIR (default
+// $XDG_STATE_HOME/taskd/worker); one worker per state directory.
 //
-// --config FILE reads the "nats" section of a taskd configuration file
-// (credentials, TLS, prefix, ackWait); --nats overrides its url. The worker
-// keeps its run folders and clones in --state DIR (default
-// $XDG_STATE_HOME/taskd/worker); one worker per state directory. --ack-wait D
-// (default 30s) is how long the worker may stay silent before the server
-// gives its attempts to another worker; they are then recorded as
-// interrupted and run again.
+// SIGINT or SIGTERM drains the worker: it takes no new attempt, lets those
+// that run finish for --drain-timeout D (default 10m), then stops what
+// still runs (SIGTERM to each agent's process group, SIGKILL after --grace
+// D, default 10s) and reports it interrupted, to run again elsewhere; a
+// second signal stops them at once. taskd worker --drain [--state DIR]
+// drains the worker that runs on that state directory and waits until it
+// has stopped.
 //
-// On SIGINT or SIGTERM the worker stops its agents (SIGTERM, then SIGKILL
-// after the grace period) and reports them interrupted; their coordinators
-// run them again. It fails at once (status 1) when the configuration is
-// invalid or another worker uses the state directory, and with status 2 on
-// a bad flag. docs/distributed.md describes a deployment.
+// It fails at once (status 1) when the configuration is invalid, names a
+// profile it does not define or no coordinator key, when the server refuses
+// its credentials, or when another worker uses the state directory; with
+// status 2 on a bad flag. taskd workers lists the workers a coordinator
+// sees; docs/distributed.md describes a deployment.
+//
+// # taskd workers
+//
+//	taskd workers [--config FILE] [--nats URL] [--json]
+//
+// Workers lists the taskd workers of the coordinator's NATS server and
+// prefix, from the heartbeats they publish: each one's name, host, version,
+// the profiles it serves and its labels, its slots in use, when its last
+// heartbeat arrived, its state, and the attempts it holds (list/task#attempt
+// and whether the agent is being prepared, runs, or its end is being sent).
+// A worker's state is "serving", "draining" (taskd worker --drain, or
+// SIGTERM: it finishes what it runs and takes nothing new), "stopped",
+// "silent" (no heartbeat for three of its intervals: its attempts are
+// recorded lost after nats.lostAfter), or "untrusted" (its key is not in
+// nats.workerKeys: the coordinator ignores what it reports). The first
+// line names the coordinator that holds the prefix.
+//
+// It reads the nats section of --config FILE (default: the daemon's
+// configuration file) and logs in as the coordinator does; --nats overrides
+// the url. --json prints the same as a JSON object. It fails (status 1) when
+// the server cannot be reached or refuses.
 //
 // # taskd clean
 //
@@ -277,7 +349,10 @@
 // transcript taskd writes as the agent goes — its text, each tool it calls
 // with its target, the results in short, denied tools, the cost — and --raw
 // prints the stream itself; for any other agent, its standard output.
-// --stderr prints its standard error. The files are transcript.log,
+// --stderr prints its standard error. When the log asked for is empty and
+// the agent wrote to standard error (one that failed before it began: its
+// program missing, a login needed), logs prints standard error instead and
+// says so on its own standard error. The files are transcript.log,
 // stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
 // next to prompt.md, cmd.json and result.json.
 //
@@ -331,6 +406,69 @@
 // is an error (exit status 1); a log with a line that does not parse is
 // reported on standard error and counted up to that line.
 //
+// # taskd resume
+//
+//	taskd resume [--root DIR] PROFILE | --profile PROFILE
+//
+// Resume lifts the pause a usage limit put an agent profile in, before it
+// ends by itself: the tasks the pause held may start at once, and the tasks
+// the limit paused resume now (their sessions, for claude), instead of at
+// the reset time the agent named or at the end of the backoff. Use it when
+// you know the limit is gone sooner (a plan upgraded, a key changed).
+//
+// A pause is recorded in the root's pause file, .taskd-pauses.json, which
+// the daemon reads when it starts and whenever it changes: resume removes
+// the profile's pause from it, and makes each task the profile's limit
+// paused due now (metadata.taskd.retryAt and pause.until). With no daemon
+// running, the tasks start when one does. Should the agent meet the limit
+// again, the profile pauses again.
+//
+// 'taskd status' shows, on every task a pause holds, the profile, the
+// limit in the agent's words, and until when (docs/agents.md, usage limits).
+//
+// Resume fails (status 1) when the profile is not paused and no task is
+// paused by it.
+//
+// # taskd show
+//
+//	taskd show [--root DIR] [-n LINES] [--json] [--color auto|always|never] TASK
+//
+// Show tells what happened to one task, in one place: how it ended (or
+// where it is), the agent's summary of what it did, why it needs you or
+// failed and what to run about it, the agent and how long it ran, what it
+// spent (turns, tokens, cost: the latest attempt's, and every attempt's
+// together when there were several), the branch its worktree is on with
+// what changed there, where it ran, its children with how each ended, the
+// run folder, and the last lines (-n, default 10) of its output: the
+// readable transcript of an agent that streams (the claude, codex and
+// opencode profiles), else its standard output, else its standard error.
+//
+//	demo/7 · Fix the flaky login test
+//	state:    succeeded 5m ago, after 1 attempt
+//	summary:  The login test waited a fixed 2s; it now waits for the
+//	          page's ready event. All 41 tests pass.
+//	agent:    claude · ran 1m23s · 7 turns · 12.3k tokens · $0.04
+//	branch:   taskd/demo/7 from 6f1d2c3 · 3f2a1b9 · 2 files changed, +14 -3
+//	in:       ~/src/app
+//	run:      ~/.claude/tasks/demo/.taskd/runs/7/1
+//
+// A task is named LIST/ID, by the path of its file, or by its id alone:
+// the id is looked up in $TASKD_LIST if that is set, else in the only list
+// that has a task of that id (or the only list there is); when several
+// lists have it, the command fails and names them (LIST/ID for each), so
+// that you can say which.
+//
+// --json prints the same as one JSON object: the task as 'taskd status
+// --json' shows it, and "file", "outcome" (the state word), "reason",
+// "agent", "attempts", "startedAt", "finishedAt", "last" and "total" (each
+// {"runs", "turns", "tokens", "costUsd", "costEstimated", "durationMs"}),
+// "childTasks" (each {"id", "name", "outcome", "summary", "error"}) and
+// "output" {"file", "lines", "cut"}.
+//
+// It reads files only: it works whether or not a daemon runs. The output
+// fits 80 columns and is coloured only on a terminal. Show fails when the
+// task does not exist.
+//
 // # taskd status
 //
 //	taskd status [--root DIR] [--list ID]... [--all] [--json] [--watch] [--color auto|always|never] [TASK]
@@ -352,7 +490,7 @@
 // the step was retried), so that a clean two-step workflow shows 1; how long
 // ago it entered its state (5s, 3m, 2h, 4d); and its subject. Children are
 // drawn under their parent (a waiting parent, or a workflow's fork with one
-// child per branch). The state is metadata.taskd.state (running, waiting,
+// child per branch). The state is metadata.taskd.state (starting, running, waiting,
 // needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
 // stopped, or queued for a child waiting for /run), else pending, blocked
 // (by tasks in blockedBy that have not completed) or rejected (a file the
@@ -367,7 +505,10 @@
 //	              an ended task's git branch and what its work changed
 //	              ("no changes" when nothing was committed); taskd diff
 //	              shows it
-//	waiting for:  why a needs_human task waits, and
+//	waiting for:  what a starting task waits for: a slot (it is claimed
+//	              and its attempt prepared; Claude Code's list shows it
+//	              pending until its agent starts); why a needs_human task
+//	              waits, and
 //	answer:       the 'taskd resolve' command with the answers it accepts;
 //	              for a waiting task, which of its children (or of the
 //	              tasks it handed work to) have not ended: "2 of 3
@@ -375,6 +516,10 @@
 //	blocked by:   the blockers that have not completed
 //	paused:       when a task a usage limit paused resumes, and
 //	limit:        the limit, in the agent's words
+//	waiting for:  on a task that could start, the agent profile whose
+//	              pause (a usage limit another task met) holds it back,
+//	              until when and why; under both, the 'taskd resume'
+//	              command that lifts the pause now
 //	error:        why a task failed, in the agent's own words where it
 //	              gave any, with where its logs are, and
 //	retry:        the 'taskd retry' and 'taskd logs' commands for it
@@ -401,8 +546,14 @@
 // "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
 // "repo", "dir", "base", "commit", "filesChanged", "insertions", "deletions":
 // metadata.taskd.workspace}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
-// "costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
-// run folder, "name", "steps", "waits" {"kind", "total", "open"}).
+// "costEstimated"}, "pausedBy", "resumesAt", "pausedProfile", "pause" {"profile",
+// "reason", "by", "until"}: the paused profile that holds the task back,
+// "logs": the latest attempt's
+// run folder, "summary" and "costUsd": what the agent of the latest attempt
+// that ended said it did and what that attempt cost, "cwdNote": why a task
+// of a Claude Code session's list runs in the home directory, "name",
+// "steps", "waits" {"kind", "total", "open"}). taskd show tells all of one
+// task.
 // "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 // a task file changes, until interrupted.
 //
@@ -547,8 +698,13 @@
 // (shown by taskd status): for a workflow's human step, passed (go on as if
 // the step passed) or failed, each offered only where the workflow has a
 // way on for it, or leave (keep it waiting); for a loop guard, continue,
-// abort or investigate. A workflow that completed at a stage boundary
-// (metadata.taskd.boundary) takes continue: it walks on into its next stage.
+// abort or investigate; for a step, a loop's judge or an answer to vote on
+// whose model gave no verdict, even asked again, the verdict (passed or
+// failed; break or continue; abstain or retry) or fail; for refused tool
+// calls, allow (exactly those calls, continuing the same session),
+// allow-tool (their whole tools), retry or fail. A workflow that completed
+// at a stage boundary (metadata.taskd.boundary) takes continue: it walks on
+// into its next stage.
 //
 // --note TEXT gives directions with the answer (metadata.taskd.resolveNote):
 // the daemon puts them into the prompt of the step that runs next, and
@@ -556,6 +712,7 @@
 //
 //	taskd resolve work/7 passed --note 'Use the existing date helper.'
 //	taskd resolve work/7 continue
+//	taskd resolve work/8 allow
 //
 // Resolve fails (status 1) when the task does not exist, neither waits for
 // a person nor stopped at a stage boundary, or does not accept the answer;
@@ -565,7 +722,7 @@
 //
 // # taskd wait
 //
-//	taskd wait [--root DIR] [--timeout D] LIST/ID...
+//	taskd wait [--root DIR] [--timeout D] [--json] LIST/ID...
 //
 // Wait waits until every task named has ended, printing a line as each one
 // does, and exits with their outcome: 0 when all succeeded, 1 when any
@@ -573,6 +730,17 @@
 // removed), 124 when --timeout passed first. A task that waits for a person
 // keeps wait waiting; wait says so once on standard error, with the command
 // that answers it.
+//
+// A line says how the task ended, with the agent's summary (its first line)
+// or the error, and what its latest attempt cost when the agent reported
+// it; taskd show tells the rest:
+//
+//	demo/7 succeeded: The login test now waits for the ready event ($0.04)
+//	demo/8 failed: the agent failed (exit status 2); logs: …
+//
+// With --json each line is instead a JSON object: {"task", "outcome",
+// "success", "summary", "error", "costUsd"}; "outcome" is the state, or
+// "completed" (a task not addressed to taskd), "missing" or "rejected".
 //
 // A task is named LIST/ID, by the path of its file, or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
@@ -929,6 +1097,34 @@
 // its unit or agent file is), whether it is running, and how to read its
 // logs. It exits with status 0 when the service runs, 3 when it is installed
 // but not running, and 1 when it is not installed.
+//
+// # taskd claude
+//
+//	taskd claude install|uninstall [--project] [--dry-run] [--force]
+//
+// 'taskd claude install' writes a Claude Code skill, taskd, that teaches a
+// session to queue work for taskd: in any session, ask "hand this to taskd"
+// (or type /taskd WHAT), and the session writes a prompt that stands on its
+// own and runs taskd submit from the project's directory, with the permission
+// mode and the tools the work needs (and --worktree where you keep working in
+// the checkout), then tells you the task's name and how to follow it.
+//
+// The skill is ~/.claude/skills/taskd/SKILL.md ($CLAUDE_CONFIG_DIR/skills/…
+// when that is set), for every session of yours; with --project,
+// .claude/skills/taskd/SKILL.md under the current directory, for the sessions
+// of that project (commit it to share it). Install says what it wrote;
+// --dry-run prints the file and where it would go, and writes nothing.
+//
+// Running install again updates a skill it wrote. A file of that name that
+// taskd did not write is left alone unless --force; a symbolic link is never
+// written through. 'taskd claude uninstall' removes the skill taskd wrote.
+// Both fail (status 1) on such a file, and when the file cannot be written
+// or removed.
+//
+// A session can also hand work over with its own task tools: a task it
+// creates in its list with owner "taskd" or a metadata.taskd runs in the
+// session's project directory (docs/agents.md, "From a Claude Code
+// session").
 //
 // # taskd help
 //

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/taskd/taskd/install"
 )
@@ -14,7 +15,7 @@ import (
 func init() {
 	register(&command{
 		name:  "doctor",
-		usage: "[--root DIR] [--list ID]... [--config FILE]",
+		usage: "[--root DIR] [--list ID]... [--config FILE] [--agents]",
 		short: "check the setup and say how to fix what is wrong",
 		group: "Daemon",
 		long: `
@@ -40,6 +41,18 @@ warn or fail, with the fix under every problem:
 	workflows  the built-in workflows, yours (~/.config/taskd/workflows)
 	           and each list's (.taskd/workflows) load without errors
 
+With --agents it also runs each agent profile in use (the default agent's
+and those the configuration names; not shell-command profiles) for one
+turn, asking it to answer OK, as the daemon would run it: with the
+environment of the running daemon, else the one the user service would
+start it with (systemd), else this shell's (and says so). A profile that
+cannot start (executable missing), is not logged in or has no API key
+(not authenticated), or cannot reach its API fails, with the fix. Each
+check is a real model call, billed as one: --agents is never the default.
+
+	agent      for each agent profile in use (--agents only): it started,
+	           reached its model and answered, and what that cost
+
 It fails only on what stops tasks from running: an unsafe or unusable
 root or list, a bad configuration, a configured profile whose program is
 missing, a workflow with errors, a service that is installed but not
@@ -48,7 +61,8 @@ running, no service installed or no service manager (in a container, run
 'taskd run' yourself), a built-in profile you do not use whose program is
 missing, rejected task files.
 
-Doctor changes nothing. It exits with status 0 when no check failed, and
+Doctor changes nothing (with --agents, the agents keep their own record
+of the session, as for any run). It exits with status 0 when no check failed, and
 1 otherwise.
 `,
 		run: runDoctor,
@@ -61,6 +75,7 @@ func runDoctor(ctx context.Context, inv *invocation) error {
 	var lists listFlags
 	fs.Var(&lists, "list", "check only this list (repeatable)")
 	configFile := fs.String("config", "", "configuration file")
+	agents := fs.Bool("agents", false, "run each agent profile in use for one turn (a model call, billed)")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
@@ -68,6 +83,7 @@ func runDoctor(ctx context.Context, inv *invocation) error {
 		return inv.usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
 	d := newDoctor(*root, *configFile, lists)
+	d.agents = *agents
 	d.run(ctx)
 	return d.report(inv.stdout)
 }
@@ -101,6 +117,15 @@ type doctor struct {
 	// ok is false when the system does not tell.
 	daemonEnv func(pid int) (path, exe string, ok bool)
 
+	// agents: run each agent profile in use for one turn (--agents), for
+	// at most agentTimeout, with the environment daemonEnviron reads of
+	// the daemon process pid, else the one serviceEnviron says the user
+	// service would get.
+	agents         bool
+	agentTimeout   time.Duration
+	daemonEnviron  func(pid int) ([]string, bool)
+	serviceEnviron func(ctx context.Context) (env []string, where string, ok bool)
+
 	checks []check
 }
 
@@ -118,7 +143,8 @@ func newDoctor(root, configFile string, lists []string) *doctor {
 			}
 			return s.Status(ctx)
 		},
-		daemonEnv: procEnv,
+		daemonEnv:    procEnv,
+		agentTimeout: agentCheckTimeout, daemonEnviron: procEnviron, serviceEnviron: systemdEnviron,
 	}
 }
 
@@ -139,6 +165,9 @@ func (d *doctor) run(ctx context.Context) {
 	d.checkService(ctx, ds)
 	d.checkProfiles(cfg, fc, ds.pid)
 	d.checkWorkflows(root, usable)
+	if d.agents {
+		d.checkAgents(ctx, cfg, fc, ds.pid)
+	}
 }
 
 // report prints the checks and a summary, and returns an error with exit

@@ -35,7 +35,10 @@ JSON events (the claude, codex and opencode profiles) that is the readable
 transcript taskd writes as the agent goes — its text, each tool it calls
 with its target, the results in short, denied tools, the cost — and --raw
 prints the stream itself; for any other agent, its standard output.
---stderr prints its standard error. The files are transcript.log,
+--stderr prints its standard error. When the log asked for is empty and
+the agent wrote to standard error (one that failed before it began: its
+program missing, a login needed), logs prints standard error instead and
+says so on its own standard error. The files are transcript.log,
 stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
 next to prompt.md, cmd.json and result.json.
 
@@ -106,7 +109,7 @@ func runLogs(ctx context.Context, inv *invocation) error {
 		m := t.Metadata.Object("taskd")
 		n, _ := m.Int("attempt")
 		state, _ := m.String("state")
-		return int(n), state != string(task.Running) && state != ""
+		return int(n), !task.State(state).Claimed() && state != ""
 	}
 	n, ended := latest()
 	if *attemptFlag > 0 {
@@ -115,24 +118,45 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	if n == 0 && !*follow {
 		return fmt.Errorf("task %s has not run yet", ref)
 	}
+	// An agent that failed before it wrote a line (its program missing, a
+	// login needed, a bad flag) said why on standard error only: when the
+	// log asked for is empty, logs prints that instead, and says so.
+	orStderr := func(n int) {
+		if *stderrFlag {
+			return
+		}
+		dir := filepath.Join(runs, fmt.Sprint(n))
+		if data, err := os.ReadFile(filepath.Join(dir, "stderr.log")); err == nil && len(bytes.TrimSpace(data)) > 0 {
+			fmt.Fprintf(inv.stderr, "taskd logs: the %s of attempt %d is empty; its standard error (stderr.log) follows\n", logWords[name(n)], n)
+			inv.stdout.Write(data)
+		}
+	}
 	if !*follow || ended && *attemptFlag > 0 {
 		data, err := os.ReadFile(filepath.Join(runs, fmt.Sprint(n), name(n)))
 		if err != nil {
 			return err
 		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			orStderr(n)
+			return nil
+		}
 		_, err = inv.stdout.Write(data)
 		return err
 	}
-	return followLogs(ctx, inv.stdout, runs, name, n, latest)
+	return followLogs(ctx, inv.stdout, runs, name, n, latest, orStderr)
 }
+
+// logWords name the logs of a run folder in messages.
+var logWords = map[string]string{"transcript.log": "transcript", "stdout.log": "standard output", "stderr.log": "standard error"}
 
 // logName is the log of the attempt in run folder dir that logs prints
 // (status.LogName).
 func logName(dir string, stderr, raw bool) string { return status.LogName(dir, stderr, raw) }
 
 // followLogs prints attempt n's log as it grows, then later attempts', until
-// the task has ended and its last log is printed, or ctx ends.
-func followLogs(ctx context.Context, w io.Writer, runs string, name func(int) string, n int, latest func() (int, bool)) error {
+// the task has ended and its last log is printed, or ctx ends. An attempt
+// whose log stayed empty is given to empty once it is over.
+func followLogs(ctx context.Context, w io.Writer, runs string, name func(int) string, n int, latest func() (int, bool), empty func(n int)) error {
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -152,11 +176,16 @@ func followLogs(ctx context.Context, w io.Writer, runs string, name func(int) st
 		}
 		cur, ended := latest()
 		if cur > n {
+			if n > 0 && off == 0 {
+				empty(n)
+			}
 			n, off = cur, 0
 			continue
 		}
 		if ended && n > 0 {
-			copyFrom(w, filepath.Join(runs, fmt.Sprint(n), name(n)), off)
+			if copyFrom(w, filepath.Join(runs, fmt.Sprint(n), name(n)), off) == 0 {
+				empty(n)
+			}
 			return nil
 		}
 		select {

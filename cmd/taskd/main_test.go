@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"testing"
 )
@@ -13,5 +14,8 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	// A daemon run inside this binary does not become the reaper of
+	// its descendants: the tests start git and sh without package proc.
+	becomeReaper = func(*slog.Logger) error { return nil }
 	os.Exit(m.Run())
 }

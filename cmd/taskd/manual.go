@@ -29,6 +29,12 @@ The directory, per list:
 	.taskd/runs/<id>/<n>/     one folder per attempt: prompt.md, cmd.json,
 	                          stdout.log, stderr.log, result.json
 	.taskd/rejected/<name>.txt  why a file was not accepted
+
+A command's flags may come before, between or after its arguments:
+'taskd submit "fix it" --worktree' and 'taskd submit --worktree "fix it"'
+are the same. A word that begins with "-" is a flag, and one the command
+does not know is an error; after "--" every word is an argument, so a
+prompt may begin with "-" ('taskd submit -- "-v prints nothing"').
 `
 
 // docComment renders the manual as the package comment of doc.go.

@@ -14,6 +14,12 @@ import (
 	"github.com/taskd/taskd/internal/proc"
 )
 
+// becomeReaper makes the process the reaper of what agents leave
+// (proc.Reap). Tests that run the daemon inside the test binary replace
+// it: the test binary starts processes of its own without package proc,
+// and the reaper would take their exit status.
+var becomeReaper = proc.Reap
+
 // listFlags collects a repeatable --list flag.
 type listFlags []string
 
@@ -83,7 +89,8 @@ starting agents here it sends each attempt to taskd workers on other
 machines through the NATS server's JetStream, and fills the run folders
 with what they report; the profiles and lists named in "nats": {"local":
 […]} still run here. The server may be down: attempts wait, and their
-tasks say so (docs/distributed.md).
+tasks say so. One coordinator per prefix: one that finds another on its
+nats.prefix exits with status 1, naming it (docs/distributed.md).
 
 Logs go to stderr (the journal, under systemd): text by default,
 --log-format json for machines; --log-level debug|info|warn|error. At the
@@ -140,7 +147,7 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	// What an agent leaves behind comes back to the daemon, which waits
 	// for it: no zombie, no orphan left to init. Every child the daemon
 	// starts is started by package proc, which keeps it from the reaper.
-	if err := proc.Reap(log); err != nil {
+	if err := becomeReaper(log); err != nil {
 		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
 	}
 	url := *natsURL
@@ -155,7 +162,22 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	defer coord.Close()
-	return daemon.New(cfg, log, daemon.WithRunner(coord)).Run(ctx)
+	// A coordinator that finds another one on its prefix later (it
+	// started while the server was away) stops the daemon.
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-coord.Done():
+			stop()
+		case <-dctx.Done():
+		}
+	}()
+	err = daemon.New(cfg, log, daemon.WithRunner(coord)).Run(dctx)
+	if cerr := coord.Err(); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // newLogger is the logger of a long-running command: text or json (format)

@@ -42,7 +42,7 @@ one retry) or, for a workflow, the attempts of its current step (1, unless
 the step was retried), so that a clean two-step workflow shows 1; how long
 ago it entered its state (5s, 3m, 2h, 4d); and its subject. Children are
 drawn under their parent (a waiting parent, or a workflow's fork with one
-child per branch). The state is metadata.taskd.state (running, waiting,
+child per branch). The state is metadata.taskd.state (starting, running, waiting,
 needs_human, retrying, paused, succeeded, failed, cancelled, timed_out,
 stopped, or queued for a child waiting for /run), else pending, blocked
 (by tasks in blockedBy that have not completed) or rejected (a file the
@@ -57,7 +57,10 @@ what to do:
 	              an ended task's git branch and what its work changed
 	              ("no changes" when nothing was committed); taskd diff
 	              shows it
-	waiting for:  why a needs_human task waits, and
+	waiting for:  what a starting task waits for: a slot (it is claimed
+	              and its attempt prepared; Claude Code's list shows it
+	              pending until its agent starts); why a needs_human task
+	              waits, and
 	answer:       the 'taskd resolve' command with the answers it accepts;
 	              for a waiting task, which of its children (or of the
 	              tasks it handed work to) have not ended: "2 of 3
@@ -65,6 +68,10 @@ what to do:
 	blocked by:   the blockers that have not completed
 	paused:       when a task a usage limit paused resumes, and
 	limit:        the limit, in the agent's words
+	waiting for:  on a task that could start, the agent profile whose
+	              pause (a usage limit another task met) holds it back,
+	              until when and why; under both, the 'taskd resume'
+	              command that lifts the pause now
 	error:        why a task failed, in the agent's own words where it
 	              gave any, with where its logs are, and
 	retry:        the 'taskd retry' and 'taskd logs' commands for it
@@ -91,8 +98,14 @@ data as JSON for scripts: an array of lists, each {"id", "tasks",
 "blockedBy", "rejected", "fix", "held", "heldRetry", "below", "cwd", "worktree" {"path", "branch",
 "repo", "dir", "base", "commit", "filesChanged", "insertions", "deletions":
 metadata.taskd.workspace}, "progress" {"attempt", "turns", "lastTool", "tokens", "costUsd",
-"costEstimated"}, "pausedBy", "resumesAt", "logs": the latest attempt's
-run folder, "name", "steps", "waits" {"kind", "total", "open"}).
+"costEstimated"}, "pausedBy", "resumesAt", "pausedProfile", "pause" {"profile",
+"reason", "by", "until"}: the paused profile that holds the task back,
+"logs": the latest attempt's
+run folder, "summary" and "costUsd": what the agent of the latest attempt
+that ended said it did and what that attempt cost, "cwdNote": why a task
+of a Claude Code session's list runs in the home directory, "name",
+"steps", "waits" {"kind", "total", "open"}). taskd show tells all of one
+task.
 "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 a task file changes, until interrupted.
 

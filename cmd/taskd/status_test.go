@@ -216,7 +216,7 @@ func TestStatus_json(t *testing.T) {
 	if got, want := strings.Join(ids, " "), "children flow fork plain"; got != want {
 		t.Errorf("lists = %q, want %q", got, want)
 	}
-	if got, want := len(byRef), 30; got != want {
+	if got, want := len(byRef), 31; got != want {
 		t.Errorf("%d tasks, want %d", got, want)
 	}
 	tests := []struct {
@@ -242,6 +242,8 @@ func TestStatus_json(t *testing.T) {
 		{"plain/14", "state", byRef["plain/14"].State, "paused"},
 		{"plain/14", "resumesAt", byRef["plain/14"].ResumesAt.Equal(time.Date(2026, 3, 14, 20, 0, 0, 0, time.UTC)), true},
 		{"plain/14", "pausedBy", byRef["plain/14"].PausedBy, "You've hit your limit · resets 8pm (Europe/Lisbon)"},
+		{"plain/16", "options", fmt.Sprint(byRef["plain/16"].Options), "[allow allow-tool retry fail leave]"},
+		{"plain/16", "grants", fmt.Sprint(byRef["plain/16"].Grants), "map[allow:[Bash(python3 test_calc.py)] allow-tool:[Bash]]"},
 		{"flow/1", "workflow", byRef["flow/1"].Workflow, "feature-development"},
 		{"flow/1", "step", byRef["flow/1"].Step, "implement"},
 		{"flow/2", "state", byRef["flow/2"].State, "needs_human"},

@@ -16,6 +16,16 @@ import (
 // tokens · $0.04"; in a worktree, "on branch taskd/l/7 of ~/src/app".
 func runningLine(v *statusView, t *status.Task) string {
 	var parts []string
+	if r := t.Remote; r != nil {
+		switch r.State {
+		case "queued":
+			parts = append(parts, "queued for a worker")
+		case "claimed":
+			parts = append(parts, "on worker "+clean(r.Worker)+", preparing")
+		default:
+			parts = append(parts, "on worker "+clean(r.Worker))
+		}
+	}
 	switch {
 	case t.Worktree != nil:
 		parts = append(parts, "on branch "+t.Worktree.Branch+" of "+v.path(t.Worktree.Repo))

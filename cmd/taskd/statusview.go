@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/status"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -73,14 +74,14 @@ const (
 // ANSI colours by state.
 var stateColor = map[string]string{
 	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
-	"running": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
+	"running": "34", "starting": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
 	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
 	"held": "33;1",
 }
 
 // stateOrder orders the counts in a list's summary line.
 var stateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying", "paused",
-	"running", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
+	"running", "starting", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
 
 // render writes the view to w.
 func (v *statusView) render(w io.Writer) {
@@ -288,6 +289,12 @@ func (r *renderer) row(t *status.Task, tree string) {
 			}
 		}
 		r.note("answer: ", answer, "")
+		if g := t.Grants["allow"]; len(g) > 0 {
+			r.note("allow: ", "exactly "+strings.Join(g, ", "), "")
+		}
+		if g := t.Grants["allow-tool"]; len(g) > 0 {
+			r.note("allow-tool: ", "all of "+strings.Join(g, ", "), "")
+		}
 	case state == "succeeded" && len(t.Options) > 0:
 		r.note("stopped at: ", t.WaitingFor, "33")
 		r.note("answer: ", "taskd resolve "+ref+" continue", "")
@@ -314,8 +321,16 @@ func (r *renderer) row(t *status.Task, tree string) {
 		if t.PausedBy != "" {
 			r.note("limit: ", t.PausedBy, "")
 		}
+		if t.PausedProfile != "" {
+			r.note("", "resume now: taskd resume "+t.PausedProfile, "")
+		}
+	case (state == "pending" || state == "retrying") && t.Pause != nil:
+		r.note("waiting for: ", pauseWords(v.now, t.Pause), "33")
+		r.note("", "resume now: taskd resume "+t.Pause.Profile, "")
 	case state == "waiting" && t.Waits != nil:
 		r.note("waiting for: ", waitsWords(t.Waits, v.names), "36")
+	case state == "starting":
+		r.note("waiting for: ", t.WaitingFor, "34")
 	case state == "running":
 		if t.Dispatch != "" {
 			r.note("", t.Dispatch, "33") // a worker's attempt waits (docs/distributed.md)
@@ -325,6 +340,9 @@ func (r *renderer) row(t *status.Task, tree string) {
 		}
 	case !t.Taskd:
 		r.note("", `not taskd's: its owner is not "taskd" and it has no metadata.taskd`, "")
+	}
+	if t.CwdNote != "" && !task.State(t.State).Ended() {
+		r.note("in: ", "your home directory, for the Claude Code session's directory is not known (taskd show "+ref+" says why)", "33")
 	}
 	if w := t.Worktree; w != nil && endedStates[state] {
 		r.note("", workLine(w, state), "")

@@ -32,23 +32,7 @@ func subject(t *status.Task) string {
 }
 
 // displayState is the word status shows for a task's state.
-func displayState(t *status.Task) string {
-	switch {
-	case t.Rejected != "":
-		return "rejected"
-	case t.Held != "":
-		return "held"
-	case t.State != "":
-		return t.State
-	case !t.Taskd:
-		return t.Status
-	case t.Status == "completed":
-		return "completed"
-	case len(t.BlockedBy) > 0:
-		return "blocked"
-	}
-	return "pending"
-}
+func displayState(t *status.Task) string { return status.StateWord(t) }
 
 // age renders a duration briefly: 5s, 3m, 2h, 4d.
 func age(now, since time.Time) string {
@@ -114,4 +98,17 @@ func waitsWords(w *status.Waits, names map[string]string) string {
 		return fmt.Sprintf("%d %s: %s", w.Total, plural(w.Total, what[0], what[1]), strings.Join(ids, ", "))
 	}
 	return fmt.Sprintf("%d of %d %s: %s", len(w.Open), w.Total, what[1], strings.Join(ids, ", "))
+}
+
+// pauseWords says which paused profile holds a task back, why and until
+// when: "profile claude is paused until 20:00: You've hit your limit".
+func pauseWords(now time.Time, p *status.Pause) string {
+	s := "profile " + p.Profile + " is paused"
+	if !p.Until.IsZero() {
+		s += " until " + when(now, p.Until)
+	}
+	if p.Reason != "" {
+		s += " (" + p.By + "): " + p.Reason
+	}
+	return s
 }

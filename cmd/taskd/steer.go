@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"strings"
 
 	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/taskfile"
@@ -44,33 +42,4 @@ restarted, and the exit status is 1.
 			})
 		},
 	})
-}
-
-// parseAround parses fs from args whose flags may also follow the
-// positional arguments (taskd resolve L/1 passed --note "…"), and returns
-// the positional arguments.
-func parseAround(inv *invocation, fs *flag.FlagSet) ([]string, error) {
-	var pos []string
-	args := inv.args
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return nil, err
-			}
-			return nil, errUsage
-		}
-		rest := fs.Args()
-		i := 0
-		for i < len(rest) && (!strings.HasPrefix(rest[i], "-") || rest[i] == "-") {
-			i++
-		}
-		pos = append(pos, rest[:i]...)
-		if i == len(rest) {
-			return pos, nil
-		}
-		if rest[i] == "--" {
-			return append(pos, rest[i+1:]...), nil
-		}
-		args = rest[i:]
-	}
 }

@@ -202,8 +202,13 @@ answer must be one of the options the task lists in metadata.taskd.hitl
 (shown by taskd status): for a workflow's human step, passed (go on as if
 the step passed) or failed, each offered only where the workflow has a
 way on for it, or leave (keep it waiting); for a loop guard, continue,
-abort or investigate. A workflow that completed at a stage boundary
-(metadata.taskd.boundary) takes continue: it walks on into its next stage.
+abort or investigate; for a step, a loop's judge or an answer to vote on
+whose model gave no verdict, even asked again, the verdict (passed or
+failed; break or continue; abstain or retry) or fail; for refused tool
+calls, allow (exactly those calls, continuing the same session),
+allow-tool (their whole tools), retry or fail. A workflow that completed
+at a stage boundary (metadata.taskd.boundary) takes continue: it walks on
+into its next stage.
 
 --note TEXT gives directions with the answer (metadata.taskd.resolveNote):
 the daemon puts them into the prompt of the step that runs next, and
@@ -211,6 +216,7 @@ keeps them in the step trace.
 
 	taskd resolve work/7 passed --note 'Use the existing date helper.'
 	taskd resolve work/7 continue
+	taskd resolve work/8 allow
 
 Resolve fails (status 1) when the task does not exist, neither waits for
 a person nor stopped at a stage boundary, or does not accept the answer;
@@ -278,10 +284,10 @@ func runResolve(ctx context.Context, inv *invocation) error {
 	fs := inv.flags()
 	root := fs.String("root", "", "root of task lists")
 	note := fs.String("note", "", "directions for the step that runs next")
-	args, err := parseAround(inv, fs)
-	if err != nil {
+	if err := inv.parse(fs); err != nil {
 		return err
 	}
+	args := fs.Args()
 	if len(args) != 2 {
 		return inv.usageErrorf("want a task and an answer")
 	}

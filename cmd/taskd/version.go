@@ -11,6 +11,19 @@ import (
 // otherwise it comes from the module version go install recorded.
 var version = ""
 
+// shortVersion is the version alone ("v1.2.3", "devel"), as a worker
+// reports it in its heartbeat.
+func shortVersion() string {
+	v := version
+	if info, ok := debug.ReadBuildInfo(); ok && v == "" {
+		v = info.Main.Version
+	}
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	return v
+}
+
 func versionString() string {
 	v := version
 	rev := ""

@@ -2,20 +2,23 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/status"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 func init() {
 	register(&command{
 		name:  "wait",
-		usage: "[--root DIR] [--timeout D] LIST/ID...",
+		usage: "[--root DIR] [--timeout D] [--json] LIST/ID...",
 		short: "wait until tasks end; exit with how they ended",
 		group: "Tasks",
 		long: `
@@ -25,6 +28,17 @@ failed, was cancelled, timed out or was stopped (or does not exist or was
 removed), 124 when --timeout passed first. A task that waits for a person
 keeps wait waiting; wait says so once on standard error, with the command
 that answers it.
+
+A line says how the task ended, with the agent's summary (its first line)
+or the error, and what its latest attempt cost when the agent reported
+it; taskd show tells the rest:
+
+	demo/7 succeeded: The login test now waits for the ready event ($0.04)
+	demo/8 failed: the agent failed (exit status 2); logs: …
+
+With --json each line is instead a JSON object: {"task", "outcome",
+"success", "summary", "error", "costUsd"}; "outcome" is the state, or
+"completed" (a task not addressed to taskd), "missing" or "rejected".
 
 ` + taskNames + `
 
@@ -43,6 +57,7 @@ func runWait(ctx context.Context, inv *invocation) error {
 	fs := inv.flags()
 	rootFlag := fs.String("root", "", "root of task lists")
 	timeout := fs.Duration("timeout", 0, "give up after this long (exit status 124)")
+	asJSON := fs.Bool("json", false, "print each end as a JSON line")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
@@ -85,11 +100,15 @@ func runWait(ctx context.Context, inv *invocation) error {
 	for {
 		var left []taskRef
 		for _, ref := range refs {
-			ended, ok, note := outcomeOf(ref)
+			end, note := outcomeOf(ref)
 			switch {
-			case ended:
-				fmt.Fprintf(inv.stdout, "%s %s\n", ref, note)
-				failed = failed || !ok
+			case end != nil && *asJSON:
+				line, _ := json.Marshal(end)
+				fmt.Fprintf(inv.stdout, "%s\n", line)
+				failed = failed || !end.Success
+			case end != nil:
+				fmt.Fprintf(inv.stdout, "%s %s\n", ref, end.words())
+				failed = failed || !end.Success
 			default:
 				if note != "" && !told[ref] {
 					fmt.Fprintf(inv.stderr, "taskd wait: %s %s\n", ref, note)
@@ -119,24 +138,59 @@ func runWait(ctx context.Context, inv *invocation) error {
 	return nil
 }
 
-// outcomeOf reads task ref: whether it has ended, whether that is a
-// success, and a note for the person waiting (how it ended, or why it
-// does not go on by itself).
-func outcomeOf(ref taskRef) (ended, ok bool, note string) {
+// A waitEnd is how a task that wait waited for ended: what its line
+// says, and what --json prints.
+type waitEnd struct {
+	Task string `json:"task"` // LIST/ID
+	// Outcome is its state (succeeded, failed, cancelled, timed_out,
+	// stopped), completed for a task that is not taskd's, missing for
+	// one that does not exist, rejected for one the daemon refused.
+	Outcome string   `json:"outcome"`
+	Success bool     `json:"success"`
+	Summary string   `json:"summary,omitempty"` // the latest attempt's
+	Error   string   `json:"error,omitempty"`
+	CostUSD *float64 `json:"costUsd,omitempty"` // the latest attempt's
+}
+
+// words is the end's line after the task's name: "succeeded: the
+// summary ($0.04)", "failed: the error"; the summary is cut to its first
+// line and an error to 80 characters, both made safe for a terminal.
+func (e *waitEnd) words() string {
+	s, what := e.Outcome, e.Error
+	switch e.Outcome {
+	case "missing":
+		return "does not exist (or was removed)"
+	case "rejected":
+		return "refused by the daemon: " + clean(firstLineOf(e.Error))
+	case string(task.Succeeded):
+		what, _, _ = strings.Cut(strings.TrimSpace(e.Summary), "\n")
+	default:
+		what = firstLineOf(what)
+	}
+	if what = strings.TrimSpace(clean(what)); what != "" {
+		s += ": " + what
+	}
+	if e.CostUSD != nil {
+		s += " (" + costWords(*e.CostUSD, false) + ")"
+	}
+	return s
+}
+
+// outcomeOf reads task ref: how it ended (nil while it has not), or a
+// note for the person waiting on why it does not go on by itself.
+func outcomeOf(ref taskRef) (end *waitEnd, note string) {
 	o := status.ReadOutcome(filepath.Join(ref.root, ref.list), ref.id)
 	switch {
-	case o.State == "missing":
-		return true, false, "does not exist (or was removed)"
-	case o.State == "refused":
-		return true, false, "refused by the daemon: " + firstLineOf(o.Reason)
-	case o.Ended && o.Reason != "":
-		return true, o.OK, o.State + ": " + firstLineOf(o.Reason)
 	case o.NeedsHuman:
-		return false, false, "needs a person: see taskd status " + ref.String() + ", answer with taskd resolve " + ref.String() + " ANSWER"
+		return nil, "needs a person: see taskd show " + ref.String() + ", answer with taskd resolve " + ref.String() + " ANSWER"
 	case !o.Ended:
-		return false, false, ""
+		return nil, ""
 	}
-	return true, o.OK, o.State
+	end = &waitEnd{Task: ref.String(), Outcome: o.State, Success: o.OK, Summary: o.Summary, CostUSD: o.CostUSD}
+	if !o.OK {
+		end.Error = o.Error
+	}
+	return end, ""
 }
 
 // warnNoDaemon says on standard error when no daemon serves root: the

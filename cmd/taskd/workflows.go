@@ -58,18 +58,10 @@ func runWorkflows(ctx context.Context, inv *invocation) error {
 	fs.Var(&dirs, "workflows", "")
 	list := fs.String("list", "", "")
 	asJSON := fs.Bool("json", false, "")
-	// Flags may come before or after the arguments.
-	var args []string
-	for {
-		if err := inv.parse(fs); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		args = append(args, fs.Arg(0))
-		inv.args = fs.Args()[1:]
+	if err := inv.parse(fs); err != nil {
+		return err
 	}
+	args := fs.Args()
 	load := func() *workflows.Set {
 		set, _ := workflows.Load(append(workflows.Dirs(*list), dirs...)...)
 		return set

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -41,6 +42,16 @@ type claudeLine struct {
 		ResetsAt      int64  `json:"resetsAt"`
 		RateLimitType string `json:"rateLimitType"`
 	} `json:"rate_limit_info"`
+	// stream_event (--include-partial-messages): the API's own events
+	Event *struct {
+		Type    string        `json:"type"`
+		Message claudeMessage `json:"message"` // message_start
+		Delta   struct {
+			StopReason string `json:"stop_reason"`
+		} `json:"delta"` // message_delta
+		Usage *claudeUsage `json:"usage"` // message_delta: the message's final output
+	} `json:"event"`
+	APIMessageID string `json:"api_message_id"`
 	// result
 	IsError        bool     `json:"is_error"`
 	Result         *string  `json:"result"`
@@ -93,7 +104,7 @@ func parseClaudeLine(line []byte, s *Stream) []string {
 	case "assistant":
 		return claudeAssistant(&l, s)
 	case "user":
-		return claudeToolResults(&l)
+		return claudeToolResults(&l, s)
 	case "rate_limit_event":
 		if rl := l.RateLimit; rl != nil && rl.Status == "rejected" {
 			lim := &Limit{Message: "usage limit (" + strings.ReplaceAll(rl.RateLimitType, "_", " ") + ")"}
@@ -105,8 +116,31 @@ func parseClaudeLine(line []byte, s *Stream) []string {
 		}
 	case "result":
 		return claudeResult(&l, s)
+	case "stream_event":
+		claudeEvent(&l, s)
 	}
 	return nil
+}
+
+// claudeEvent reads the API events that --include-partial-messages adds
+// to the stream (taskd asks for them when a cost budget is set): a
+// message's final output tokens, and whether it asked for a tool, come
+// in its message_delta, before the tool runs and the next call is made.
+func claudeEvent(l *claudeLine, s *Stream) {
+	ev := l.Event
+	if ev == nil {
+		return
+	}
+	switch ev.Type {
+	case "message_start":
+		s.MoreTurns = false
+	case "message_delta":
+		id := cmp.Or(l.APIMessageID, s.last.id)
+		if ev.Usage != nil && id == s.last.id {
+			s.countCall(id, s.last.model, Tokens{Output: ev.Usage.Output})
+		}
+		s.MoreTurns = ev.Delta.StopReason == "tool_use"
+	}
 }
 
 func claudeSystem(l *claudeLine, s *Stream) []string {
@@ -115,18 +149,38 @@ func claudeSystem(l *claudeLine, s *Stream) []string {
 		if l.Model != "" {
 			s.Model = l.Model
 		}
+		s.Asking = true
 		return []string{fmt.Sprintf("session %s · model %s · in %s", l.SessionID, l.Model, l.Cwd)}
 	case "permission_denied":
 		var why string
 		json.Unmarshal(l.Message, &why)
-		d := Denial{Tool: l.ToolName, Target: s.tools[l.ToolUseID]}
+		d := s.tools[l.ToolUseID]
+		if d.Tool != l.ToolName {
+			d = Denial{Tool: l.ToolName, Target: d.Target}
+		}
 		s.addDenial(d)
 		return []string{"denied: " + toolLabel(d.Tool, d.Target) + ": " + oneLine(why, 200)}
 	case "api_retry":
-		return []string{fmt.Sprintf("API error %d (%s): retry %d of %d in %s", l.ErrorStatus, l.Error, l.Attempt, l.MaxRetries,
+		s.Trouble = retryText(l)
+		return []string{fmt.Sprintf("%s: retry %d of %d in %s", retryProblem(l), l.Attempt, l.MaxRetries,
 			(time.Duration(l.RetryDelayMs) * time.Millisecond).Round(time.Second))}
 	}
 	return nil
+}
+
+// retryProblem says what made the CLI retry an API call: an HTTP status,
+// or no answer at all (its error is then "unknown": a refused or broken
+// connection, or a request that timed out).
+func retryProblem(l *claudeLine) string {
+	if l.ErrorStatus == 0 {
+		return "no answer from the API (a connection error or a timeout: the network, a proxy or firewall, or ANTHROPIC_BASE_URL)"
+	}
+	return fmt.Sprintf("API error %d (%s)", l.ErrorStatus, l.Error)
+}
+
+// retryText is an api_retry line as the agent's last trouble.
+func retryText(l *claudeLine) string {
+	return fmt.Sprintf("%s; Claude Code was retrying (%d of %d)", retryProblem(l), l.Attempt, l.MaxRetries)
 }
 
 func claudeAssistant(l *claudeLine, s *Stream) []string {
@@ -136,6 +190,9 @@ func claudeAssistant(l *claudeLine, s *Stream) []string {
 	json.Unmarshal(msg.Content, &blocks)
 	model := msg.Model
 	synthetic := model == "<synthetic>" // the CLI's own message: an API error, not a model call
+	if !synthetic {
+		s.Asking, s.Trouble = false, "" // the model answered
+	}
 	if !synthetic && (msg.ID == "" || !s.messages[msg.ID]) {
 		s.countTurn(msg.ID)
 		if model == "" {
@@ -147,9 +204,10 @@ func claudeAssistant(l *claudeLine, s *Stream) []string {
 		}
 		// The stream carries each message's usage as the message began;
 		// its output is counted from its content meanwhile (4 bytes a
-		// token), for the estimate.
+		// token), for the estimate, until its message_delta (if the
+		// stream has them) gives the real figure.
 		t.Output = max(t.Output, int64(len(msg.Content)/4))
-		s.addTokens(model, t)
+		s.countCall(msg.ID, model, t)
 	}
 	var out []string
 	for _, b := range blocks {
@@ -163,8 +221,11 @@ func claudeAssistant(l *claudeLine, s *Stream) []string {
 				out = append(out, "assistant: "+text)
 			}
 		case "tool_use":
+			if !synthetic {
+				s.MoreTurns = true // answered by the next call, once the tool has run
+			}
 			target := toolTarget(b.Input)
-			s.rememberTool(b.ID, target)
+			s.rememberTool(b.ID, Denial{Tool: b.Name, Target: target, Rule: ClaudeRule(b.Name, b.Input)})
 			s.LastTool = toolLabel(b.Name, target)
 			out = append(out, "tool: "+s.LastTool)
 		}
@@ -172,7 +233,8 @@ func claudeAssistant(l *claudeLine, s *Stream) []string {
 	return out
 }
 
-func claudeToolResults(l *claudeLine) []string {
+func claudeToolResults(l *claudeLine, s *Stream) []string {
+	s.Asking = true // the results go to the model
 	var msg claudeMessage
 	json.Unmarshal(l.Message, &msg)
 	var blocks []claudeBlock
@@ -204,7 +266,7 @@ func claudeResult(l *claudeLine, s *Stream) []string {
 		s.addError(f.Text)
 	}
 	for _, d := range l.Denials {
-		s.addDenial(Denial{Tool: d.ToolName, Target: toolTarget(d.ToolInput)})
+		s.addDenial(Denial{Tool: d.ToolName, Target: toolTarget(d.ToolInput), Rule: ClaudeRule(d.ToolName, d.ToolInput)})
 	}
 	if l.TotalCost != nil {
 		s.setCost(*l.TotalCost, false)

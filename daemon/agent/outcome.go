@@ -96,6 +96,16 @@ func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over
 		res.Success, res.Error, res.Summary = false, over, over
 		return res, out
 	}
+	stderr, _ := ReadTail(a.ListDir, filepath.Join(dir, "stderr.log"), 16<<10)
+	said := plainLines(string(tail(stdout, 16<<10)), st != nil)
+	if out == TimedOut {
+		res.Error = fmt.Sprintf("timed out after %s", a.Timeout)
+		if why := lastTrouble(st, string(stderr), said); why != "" {
+			res.Error += "; " + why
+		}
+		res.Summary = res.Error
+		return res, out
+	}
 	if out != Finished || res.Success {
 		return res, out
 	}
@@ -104,8 +114,6 @@ func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over
 		res.Error, res.Summary = msg, msg
 		return res, OverBudget
 	}
-	stderr, _ := ReadTail(a.ListDir, filepath.Join(dir, "stderr.log"), 16<<10)
-	said := plainLines(string(tail(stdout, 16<<10)), st != nil)
 	if a.Profile.PauseOnLimit && len(res.Denials) == 0 {
 		if lim := findLimit(st, []string{said, string(stderr)}, time.Now()); lim != nil {
 			lim.Profile = a.Profile.Name
@@ -127,6 +135,31 @@ func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over
 		}
 	}
 	return res, out
+}
+
+// lastTrouble says what an agent that was stopped at its timeout last
+// reported going wrong, in its own words: its stream's last error since
+// its model last answered (Claude Code retrying an API call that failed),
+// else the last line it wrote to standard error, else that it was
+// waiting for its model's answer, else the last plain line of its output,
+// else, for a stream that never began, that it had written nothing.
+func lastTrouble(st *Stream, stderr, said string) string {
+	if st != nil && st.Trouble != "" {
+		return "the agent's last error: " + st.Trouble
+	}
+	if last := lastLines(stderr, 1); len(last) > 0 {
+		return "the agent's last error: " + oneLine(last[0], 200)
+	}
+	if st != nil && st.Asking {
+		return "the agent was waiting for its model's answer: the API did not answer (a slow or unreachable API, or a network, proxy or ANTHROPIC_BASE_URL problem)"
+	}
+	if last := lastLines(said, 1); len(last) > 0 {
+		return "its last output: " + oneLine(last[0], 200)
+	}
+	if st != nil && st.SessionID == "" {
+		return "the agent had written nothing: it had not started up"
+	}
+	return ""
 }
 
 // plainLines is an agent's stdout without the JSON lines of its stream

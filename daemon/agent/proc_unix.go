@@ -203,3 +203,14 @@ func recordedGroup(runDir string) (group, error) {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	return group{pid: pid}, err
 }
+
+// StartedIn reports whether the agent of the attempt whose run folder is
+// runDir was started: cmd.json records its process group, or it left a
+// result. A folder an attempt prepared ahead of its slot holds neither.
+func StartedIn(runDir string) bool {
+	if rec, err := recordedGroup(runDir); err == nil && rec.pid > 0 {
+		return true
+	}
+	_, ok := ReadResult(runDir)
+	return ok
+}

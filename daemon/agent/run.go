@@ -83,6 +83,11 @@ type Gate interface {
 // Local runs attempts as processes of this machine. It is safe for
 // concurrent use.
 type Local struct {
+	// Environ, if set, stands for the daemon's environment, from which an
+	// agent's is built (os.Environ() otherwise): taskd doctor checks the
+	// agents with the environment of the daemon or of its service.
+	Environ []string
+
 	cfg      *config.Config
 	log      *slog.Logger
 	programs programCache // where agents' programs are on their PATH
@@ -423,6 +428,11 @@ func (a *Attempt) argv() (argv []string, stdin string) {
 		if a.Budget.MaxTurns > 0 {
 			argv = append(argv, "--max-turns", strconv.Itoa(a.Budget.MaxTurns))
 		}
+		if a.Budget.MaxCostUSD > 0 && p.Output == OutputClaudeStream {
+			// Each model call's real output and whether a tool call
+			// follows, before the next call is made (Budget.passed).
+			argv = append(argv, "--include-partial-messages")
+		}
 		if a.Resume != "" {
 			argv = append(argv, "--resume", a.Resume)
 			if a.Fork {
@@ -468,9 +478,17 @@ func (r *Local) agentEnv(a *Attempt, runDir string) []string {
 			allow = append(allow, e)
 		}
 	}
+	daemonEnv := r.Environ
+	if daemonEnv == nil {
+		daemonEnv = os.Environ()
+	}
 	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
+	path := ""
+	for _, kv := range daemonEnv {
+		name, value, _ := strings.Cut(kv, "=")
+		if name == "PATH" {
+			path = value
+		}
 		if name == "PATH" || strings.HasPrefix(name, "TASKD_") {
 			continue
 		}
@@ -484,7 +502,6 @@ func (r *Local) agentEnv(a *Attempt, runDir string) []string {
 	for _, name := range slices.Sorted(maps.Keys(set)) {
 		env = append(env, name+"="+set[name])
 	}
-	path := os.Getenv("PATH")
 	if r.cfg.Executable != "" {
 		path = filepath.Dir(r.cfg.Executable) + string(os.PathListSeparator) + path
 	}

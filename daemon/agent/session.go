@@ -57,7 +57,18 @@ const interruptedPrompt = `Your previous run of this task was interrupted before
 // and the prompt says it was interrupted. It reports whether it did; if
 // not, the attempt starts over with its own prompt.
 func (a *Attempt) ResumeInterrupted(session string) bool {
-	if session == "" || a.Profile == nil || a.Profile.Flags != "claude" || a.Resume != "" || !sessionIDPattern.MatchString(session) {
+	if a.Resume != "" {
+		return false
+	}
+	return a.Continue(session, interruptedPrompt)
+}
+
+// Continue makes attempt a continue session, an earlier attempt's of its
+// task, with prompt, when a's profile can (claude) and the session's
+// transcript is kept where its agent will look. It reports whether it
+// did; if not, the attempt starts over with its own prompt.
+func (a *Attempt) Continue(session, prompt string) bool {
+	if !CanContinue(a.Profile, session) {
 		return false
 	}
 	dir := claudeConfigDir(a.profileEnv("HOME", "CLAUDE_CONFIG_DIR"))
@@ -67,8 +78,8 @@ func (a *Attempt) ResumeInterrupted(session string) bool {
 	if found, _ := filepath.Glob(filepath.Join(dir, "projects", "*", session+".jsonl")); len(found) == 0 {
 		return false
 	}
-	a.Resume, a.Session = session, ""
-	a.Prompt, a.Script = interruptedPrompt, ""
+	a.Resume, a.Session, a.Fork = session, "", false
+	a.Prompt, a.Script = prompt, ""
 	return true
 }
 

@@ -38,6 +38,21 @@ type Stream struct {
 	Text      string   // the agent's last text
 	Denials   []Denial // tool calls the agent was refused
 	Errors    []string // errors the agent reported
+	// Trouble is the last thing the agent reported going wrong since its
+	// model last answered (an API error, a retry of a call that failed),
+	// in words; "" once a model call succeeds after it. A timed-out
+	// attempt's error quotes it (ending).
+	Trouble string
+	// Asking is set while the agent waits for its model's answer: after it
+	// began, and after each tool result, until the next answer.
+	Asking bool
+	// LastTurnUSD is the cost of the agent's last model call, as far as
+	// the stream shows it; MoreTurns is set when that call asked for a
+	// tool, so that another call follows once the tool has run. A cost
+	// budget stops the agent before that call when it would pass the
+	// budget (Budget.passed).
+	LastTurnUSD float64
+	MoreTurns   bool
 	// Limit is set when the agent reported a usage limit (limit.go).
 	Limit *Limit
 	// Final is the stream's closing record (claude's result line, codex's
@@ -45,7 +60,8 @@ type Stream struct {
 	Final *Final
 
 	messages map[string]bool   // assistant message ids counted in Turns
-	tools    map[string]string // the targets of tool calls by id, for denials that name only the id
+	last     lastCall          // the last model call, as counted so far
+	tools    map[string]Denial // tool calls by id (their targets and rules), for denials that name only the id
 	estimate float64           // the estimated cost of the tokens so far
 }
 
@@ -61,6 +77,9 @@ type Tokens struct {
 type Denial struct {
 	Tool   string `json:"tool"`
 	Target string `json:"target,omitempty"` // the file, command or pattern it was for
+	// Rule is the permission rule that allows exactly this call (claude:
+	// rule.go), or "" when no rule narrower than the whole tool does.
+	Rule string `json:"rule,omitempty"`
 }
 
 // Final is how a streamed run says it ended.
@@ -84,6 +103,7 @@ func (s *Stream) countTurn(id string) {
 		s.messages[id] = true
 	}
 	s.Turns++
+	s.Trouble = "" // its model answered
 }
 
 // addTokens adds the tokens of one model call of model, and their
@@ -108,15 +128,15 @@ func (s *Stream) setCost(usd float64, add bool) {
 	s.CostUSD, s.CostKnown = usd, true
 }
 
-// rememberTool keeps the target of tool call id.
-func (s *Stream) rememberTool(id, target string) {
+// rememberTool keeps tool call id: its tool, target and rule.
+func (s *Stream) rememberTool(id string, call Denial) {
 	if id == "" {
 		return
 	}
 	if s.tools == nil {
-		s.tools = map[string]string{}
+		s.tools = map[string]Denial{}
 	}
-	s.tools[id] = target
+	s.tools[id] = call
 }
 
 func (s *Stream) addDenial(d Denial) {
@@ -129,9 +149,38 @@ func (s *Stream) addDenial(d Denial) {
 }
 
 func (s *Stream) addError(msg string) {
-	if msg = strings.TrimSpace(msg); msg != "" && len(s.Errors) < 20 {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return
+	}
+	if len(s.Errors) < 20 {
 		s.Errors = append(s.Errors, msg)
 	}
+	s.Trouble = oneLine(msg, 300)
+}
+
+// A lastCall is the model call a stream reported last: its message id,
+// model and tokens counted so far.
+type lastCall struct {
+	id, model string
+	tokens    Tokens
+}
+
+// countCall counts a model call's tokens t, once per message id (an empty
+// id always counts), as the call it reported last; the call's cost is
+// LastTurnUSD. A later report of the same call with more output tokens
+// (claude's message_delta) adds the difference.
+func (s *Stream) countCall(id, model string, t Tokens) {
+	if id != "" && id == s.last.id {
+		if t.Output > s.last.tokens.Output {
+			s.addTokens(model, Tokens{Output: t.Output - s.last.tokens.Output})
+			s.last.tokens.Output = t.Output
+		}
+	} else {
+		s.last = lastCall{id: id, model: model, tokens: t}
+		s.addTokens(model, t)
+	}
+	s.LastTurnUSD = estimateCost(s.last.model, s.last.tokens)
 }
 
 // A streamParser reads one format: each line updates the Stream and

@@ -183,13 +183,23 @@ func (w *Watcher) take(lines [][]byte, tr int) {
 
 // passed says how st has passed budget b, or "" if it has not. Turns
 // count only when streamTurns is set (claude enforces its own).
+//
+// A cost budget is also passed before the agent makes a model call that
+// would pass it: when its last call asked for a tool (another call
+// follows once the tool has run) and what it has spent plus what that
+// last call cost is over the budget, the next call is taken to cost at
+// least as much, and the agent is stopped now (docs/agents.md, Budgets).
 func (b Budget) passed(st *Stream, streamTurns bool) string {
+	how := "about "
+	if st.CostKnown {
+		how = ""
+	}
 	if b.MaxCostUSD > 0 && st.CostUSD > b.MaxCostUSD {
-		how := "about "
-		if st.CostKnown {
-			how = ""
-		}
 		return fmt.Sprintf("stopped: it had spent %s$%s, over its budget of $%s (maxCostUsd)", how, usd(st.CostUSD), usd(b.MaxCostUSD))
+	}
+	if b.MaxCostUSD > 0 && st.MoreTurns && st.LastTurnUSD > 0 && st.CostUSD+st.LastTurnUSD > b.MaxCostUSD {
+		return fmt.Sprintf("stopped before its next turn: it had spent %s$%s of its budget of $%s (maxCostUsd), and its last turn cost about $%s, more than the $%s left",
+			how, usd(st.CostUSD), usd(b.MaxCostUSD), usd(st.LastTurnUSD), usd(b.MaxCostUSD-st.CostUSD))
 	}
 	if streamTurns && b.MaxTurns > 0 && st.Turns > b.MaxTurns {
 		return fmt.Sprintf("stopped: it had taken %d turns, over its budget of %d (maxTurns)", st.Turns, b.MaxTurns)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -183,5 +184,44 @@ func TestRun_UsageLimit(t *testing.T) {
 		if out != Paused || res.Limit == nil || res.Limit.ResetsAt.IsZero() || res.Limit.Profile != "fake" || res.Outcome != "paused" {
 			t.Errorf("onLimit pause: Run = %v, %+v", out, res)
 		}
+	}
+}
+
+// TestBudget_BeforeNextTurn: the budget's rule on a stream read line by
+// line (claude's stream-json with --include-partial-messages): a turn that
+// asks for a tool, after which the cost so far plus that turn's cost would
+// pass the budget, stops the agent before the next turn; the same turn
+// ending the run (no tool) does not, and neither does a budget with room
+// for another such turn.
+func TestBudget_BeforeNextTurn(t *testing.T) {
+	turn := func(id, stop string, out int) []string {
+		return []string{
+			`{"type":"assistant","message":{"id":"` + id + `","model":"claude-sonnet-4","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":1000,"output_tokens":1}}}`,
+			`{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":"` + stop + `"},"usage":{"output_tokens":` + strconv.Itoa(out) + `}},"api_message_id":"` + id + `"}`,
+		}
+	}
+	// sonnet: $3 in, $15 out per million: 1,000 in and 20,000 out is $0.303.
+	tests := []struct {
+		name   string
+		lines  []string
+		budget float64
+		want   string // "" when the budget is not passed
+	}{
+		{"a tool call would lead to a turn over the budget", turn("m1", "tool_use", 20000), 0.5, "stopped before its next turn: it had spent about $0.303 of its budget of $0.5 (maxCostUsd), and its last turn cost about $0.303, more than the $0.197 left"},
+		{"the last turn", turn("m1", "end_turn", 20000), 0.5, ""},
+		{"room for another turn", turn("m1", "tool_use", 20000), 0.7, ""},
+		{"past it already", append(turn("m1", "tool_use", 20000), turn("m2", "tool_use", 20000)...), 0.5, "stopped: it had spent about $0.606, over its budget of $0.5 (maxCostUsd)"},
+		{"a new turn begins", append(turn("m1", "tool_use", 20000), `{"type":"stream_event","event":{"type":"message_start"}}`), 0.5, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var st Stream
+			for _, l := range tt.lines {
+				parseClaudeLine([]byte(l), &st)
+			}
+			if got := (Budget{MaxCostUSD: tt.budget}).passed(&st, false); got != tt.want {
+				t.Errorf("passed = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

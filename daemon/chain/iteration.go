@@ -83,7 +83,7 @@ func judgeAnswer(l *job.List, dir string) string {
 			data, _ := agent.ReadTail(l.Path(), filepath.Join(dir, sub, "stdout.log"), checkAnswer)
 			text = string(data)
 		}
-		text = strings.TrimSpace(breakVerdict.ReplaceAllString(text, ""))
+		text = strings.TrimSpace(loopVerdict.ReplaceAllString(text, ""))
 		return agent.TailOf(text, checkAnswer)
 	}
 	return ""

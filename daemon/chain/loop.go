@@ -28,20 +28,55 @@ const (
 	LoopError      = "error"       // an iteration failed
 )
 
-// breakVerdict matches a judge's answer that the condition holds:
-// <subtask2 loop=break/>, case-insensitive, quotes and the slash optional.
-var breakVerdict = regexp.MustCompile(`(?i)<subtask2\s+loop\s*=\s*["']?break["']?\s*/?\s*>`)
+// loopVerdict matches a judge's verdict: <subtask2 loop=break/> (the
+// condition holds) or <subtask2 loop=continue/> (it does not yet),
+// case-insensitive, quotes and the slash optional.
+var loopVerdict = regexp.MustCompile(`(?i)<subtask2\s+loop\s*=\s*["']?(break|continue)["']?\s*/?\s*>`)
+
+// JudgeVerdict returns the verdict of a judge's answer text, "break" or
+// "continue" (the last one it gives), or "" when it gives none.
+func JudgeVerdict(text string) string {
+	all := loopVerdict.FindAllStringSubmatch(text, -1)
+	if len(all) == 0 {
+		return ""
+	}
+	return strings.ToLower(all[len(all)-1][1])
+}
+
+// untilVerdict is what a model judging a loop's condition must answer.
+var untilVerdict = job.Verdict{
+	Has:   func(r agent.Result) bool { return JudgeVerdict(r.Output) != "" },
+	Again: AskJudgeAgain,
+}
+
+// AskJudgeAgain is what a judge is asked, in its session, when its answer
+// has no verdict.
+const AskJudgeAgain = "Your answer has no verdict, and the loop goes on or ends by it. Reply with exactly one line: <subtask2 loop=break/> if the condition holds now, or <subtask2 loop=continue/> if it does not."
+
+// An Unjudged is a loop's condition its judge gave no verdict on, even
+// asked again: a person is asked for it.
+type Unjudged struct {
+	Iteration int
+	Asked     job.Asked
+}
+
+func (e *Unjudged) Error() string {
+	return job.NoVerdict("the judge of the loop's condition", e.Asked)
+}
 
 // LoopCheck decides after a successful iteration whether a looping task
 // runs again. An iteration is an attempt of the task (its own run folder);
 // without a condition the task runs exactly loop.max times; with until, a
 // read-only judge decides after each iteration, and the loop ends only on
-// its explicit break verdict; with untilCommand, the command's exit status 0
-// ends it. It returns the iteration number, whether the loop has ended and
-// why; or, if the condition's agent was stopped before it could tell (the
-// daemon stops, the task is cancelled), why it was stopped, and nothing
-// is decided; or, as a *JudgeError, that the judge could not judge (it
-// failed twice, or could not start): the loop ends in error.
+// its explicit break verdict (a model must give break or continue: asked
+// again when it gave neither); with untilCommand, the command's exit
+// status 0 ends it. It returns the iteration number, whether the loop has
+// ended and why; or, if the condition's agent was stopped before it could
+// tell (the daemon stops, the task is cancelled), why it was stopped, and
+// nothing is decided; or, as a *JudgeError, that the judge could not judge
+// (it failed twice, or could not start): the loop ends in error; or, as an
+// *Unjudged, that the judge's model gave no verdict: a person gives it
+// (Decided).
 func LoopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, res agent.Result) (iteration int, done bool, reason string, stopped error) {
 	l := j.List
 	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
@@ -56,6 +91,11 @@ func LoopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, 
 		by = "judge"
 		var failed error
 		satisfied, stopped, failed = judge(ctx, j, t, sp, lp, iteration, res)
+		var unjudged *Unjudged
+		if errors.As(stopped, &unjudged) {
+			unjudged.Iteration = iteration
+			return iteration, false, "", stopped
+		}
 		if failed != nil {
 			l.Events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.ID, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
 				Data: map[string]any{"exitReason": LoopError, "iterations": iteration, "error": failed.Error()}})
@@ -65,6 +105,15 @@ func LoopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, 
 	if stopped != nil {
 		return iteration, false, "", stopped
 	}
+	done, reason = Decided(j, t, sp, lp, iteration, satisfied, by)
+	return iteration, done, reason, nil
+}
+
+// Decided records the verdict on iteration of task t's loop lp — the
+// condition holds (satisfied) or not, as by (count, command, judge or
+// person) found — and returns whether the loop has ended and why.
+func Decided(j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, satisfied bool, by string) (done bool, reason string) {
+	l := j.List
 	verdict := "continue"
 	switch {
 	case satisfied:
@@ -78,7 +127,7 @@ func LoopCheck(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, 
 		l.Events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.ID, Task: t.ID, Parent: sp.Parent, Attempt: sp.Attempt,
 			Data: map[string]any{"exitReason": reason, "iterations": iteration}})
 	}
-	return iteration, done, reason, nil
+	return done, reason
 }
 
 // untilCommand runs a loop's condition command with the exec profile in the
@@ -188,7 +237,9 @@ func firstOf(s ...string) string {
 // is given the condition verbatim, the iteration number, the task's prompt
 // and the iteration's result. A judge that fails is asked once more
 // (judge-retry/); failing again is an error: the condition was not judged,
-// which is not the same as "not satisfied".
+// which is not the same as "not satisfied". A model's answer without a
+// verdict is asked for one again in its session (judge-verdict/); still
+// none is an *Unjudged, returned as stopped.
 func judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *prompt.Loop, iteration int, res agent.Result) (satisfied bool, stopped, failed error) {
 	l := j.List
 	jsp := judgeSpec(j, sp)
@@ -208,12 +259,22 @@ func judge(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, lp *
 			return false, cmp.Or(a.Stopped, err), nil
 		}
 		if out == agent.Finished && jr.ExitCode == 0 {
+			if agent.IsModel(a.Profile) {
+				asked := j.AskAgain(ctx, a, jr, untilVerdict)
+				switch {
+				case asked.Out != agent.Finished:
+					return false, cmp.Or(a.Stopped, agent.StopOf(asked.Out), error(agent.ErrPaused)), nil
+				case !asked.Verdict:
+					return false, &Unjudged{Asked: asked}, nil
+				}
+				return JudgeVerdict(asked.Res.Output) == "break", nil, nil
+			}
 			text := jr.Output
 			if text == "" {
 				data, _ := agent.ReadTail(a.ListDir, a.Dir()+"/stdout.log", agent.MaxScan)
 				text = string(data)
 			}
-			return breakVerdict.MatchString(text), nil, nil
+			return JudgeVerdict(text) == "break", nil, nil
 		}
 		j.Log.Warn("loop judge failed", "list", l.ID, "task", t.ID, "try", try, "err", jr.Error)
 		failed = fmt.Errorf("its judge (the %s profile) failed twice, the last time with: %s", a.Profile.Name, agent.Truncate(firstOf(jr.Error, jr.Summary, "no answer"), 300))
@@ -235,7 +296,8 @@ func judgePrompt(lp *prompt.Loop, iteration int, tf string, res agent.Result) st
 	if res.Output != "" && res.Output != res.Summary {
 		fmt.Fprintf(&b, "%s\n\n", agent.Truncate(res.Output, 8<<10))
 	}
-	b.WriteString("## Your answer\n\nIf the condition holds now, answer with exactly this line:\n\n<subtask2 loop=break/>\n\nOtherwise say briefly what is still missing, without that line; the task will run again.\n")
+	b.WriteString("## Your answer\n\nEnd your answer with your verdict, exactly one of these lines. If the condition holds now:\n\n<subtask2 loop=break/>\n\n")
+	b.WriteString("If it does not hold yet, say briefly what is still missing, then:\n\n<subtask2 loop=continue/>\n\nThe task runs again, or ends, by that line; an answer without it is asked for it again, and then a person decides.\n")
 	return b.String()
 }
 

@@ -269,6 +269,9 @@ type Config struct {
 	// it names none, what ~ means in paths, and where /read's secrets are
 	// (os.UserHomeDir unless set).
 	Home string
+	// OtherHomes returns the other users' homes, which /read never loads
+	// from; nil: the user database's (readable.OtherHomes).
+	OtherHomes func(home string) []string
 	// StateDir is taskd's own state directory, where the tasks' git
 	// worktrees are made (DefaultStateDir unless set).
 	StateDir string

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/nats-io/nkeys"
 )
 
 // NATS is the "nats" section of the configuration file: where the NATS
@@ -37,11 +39,29 @@ type NATS struct {
 	// Local lists profiles and lists whose attempts run on this machine
 	// instead of on a worker: an entry names a profile or a list.
 	Local []string `json:"local,omitempty"`
-	// AckWait is how long a worker may stay silent before its attempts go
-	// to another worker ("30s" unless set). Workers create the consumers,
-	// so a worker's --ack-wait wins over this; it is here for workers
-	// that read this file.
+	// AckWait is how long a worker may take to claim an attempt it was
+	// given before the server gives it to another ("30s" unless set). The
+	// coordinator makes the consumers with it.
 	AckWait string `json:"ackWait,omitempty"`
+
+	// SigningKey is the file of this process's nkey seed (taskd keygen
+	// makes one): the coordinator signs its attempts with it, a worker
+	// its reports. A worker without one makes its own in its state
+	// directory.
+	SigningKey string `json:"signingKey,omitempty"`
+	// WorkerKeys are, on the coordinator, the public keys of the workers
+	// whose reports it accepts.
+	WorkerKeys []string `json:"workerKeys,omitempty"`
+	// CoordinatorKeys are, on a worker, the public keys of the
+	// coordinators whose attempts it runs.
+	CoordinatorKeys []string `json:"coordinatorKeys,omitempty"`
+	// LostAfter is how long the coordinator waits, while it is connected,
+	// for a heartbeat of a worker that holds an attempt before it records
+	// the attempt lost ("30s" unless set).
+	LostAfter string `json:"lostAfter,omitempty"`
+	// Heartbeat is how often a worker that reads this file says it is
+	// alive ("5s" unless set).
+	Heartbeat string `json:"heartbeat,omitempty"`
 }
 
 // TLS is how a client reaches a server over TLS: the CA that signed the
@@ -59,6 +79,8 @@ type TLS struct {
 const (
 	DefaultNATSPrefix = "taskd"
 	DefaultAckWait    = 30 * time.Second
+	DefaultLostAfter  = 30 * time.Second
+	DefaultHeartbeat  = 5 * time.Second
 )
 
 // natsPrefix is what a prefix may be: one subject token, also usable in a
@@ -72,9 +94,25 @@ func (n *NATS) validate() error {
 	if n.Prefix != "" && !natsPrefix.MatchString(n.Prefix) {
 		return fmt.Errorf("nats.prefix %q must be 1 to 32 letters, digits, - or _", n.Prefix)
 	}
-	if n.AckWait != "" {
-		if d, err := time.ParseDuration(n.AckWait); err != nil || d < time.Second {
-			return fmt.Errorf("nats.ackWait %q is not a duration of at least a second, such as \"30s\"", n.AckWait)
+	for _, d := range []struct {
+		key, value string
+		least      time.Duration
+	}{{"ackWait", n.AckWait, time.Second}, {"lostAfter", n.LostAfter, time.Second}, {"heartbeat", n.Heartbeat, 100 * time.Millisecond}} {
+		if d.value == "" {
+			continue
+		}
+		if v, err := time.ParseDuration(d.value); err != nil || v < d.least {
+			return fmt.Errorf("nats.%s %q is not a duration of at least %s, such as \"30s\"", d.key, d.value, d.least)
+		}
+	}
+	for _, keys := range []struct {
+		key  string
+		list []string
+	}{{"workerKeys", n.WorkerKeys}, {"coordinatorKeys", n.CoordinatorKeys}} {
+		for _, k := range keys.list {
+			if !nkeys.IsValidPublicKey(k) {
+				return fmt.Errorf("nats.%s: %q is not a public nkey (taskd keygen FILE prints one)", keys.key, k)
+			}
 		}
 	}
 	if n.TLS != nil && (n.TLS.Cert == "") != (n.TLS.Key == "") {
@@ -100,4 +138,21 @@ func (n *NATS) AckWaitOr() time.Duration {
 		return DefaultAckWait
 	}
 	return durationOr(n.AckWait, DefaultAckWait)
+}
+
+// LostAfterOr returns the time after which a silent worker is lost, or
+// the default.
+func (n *NATS) LostAfterOr() time.Duration {
+	if n == nil {
+		return DefaultLostAfter
+	}
+	return durationOr(n.LostAfter, DefaultLostAfter)
+}
+
+// HeartbeatOr returns a worker's heartbeat interval, or the default.
+func (n *NATS) HeartbeatOr() time.Duration {
+	if n == nil {
+		return DefaultHeartbeat
+	}
+	return durationOr(n.Heartbeat, DefaultHeartbeat)
 }

@@ -21,6 +21,11 @@ func TestNATSConfig(t *testing.T) {
 		{"short ack wait", `{"nats": {"ackWait": "10ms"}}`, "nats.ackWait"},
 		{"token and creds", `{"nats": {"token": "t", "creds": "x.creds"}}`, "token excludes"},
 		{"unknown key", `{"nats": {"urls": "x"}}`, "unknown field"},
+		{"keys", `{"nats": {"signingKey": "c.nk", "workerKeys": ["UBUBH5ZPLA5TS5O5FIXYUEN6OX2HAZ33AXBFCZBOYFEJJGWO4EJ5TLSS"]}}`, ""},
+		{"bad worker key", `{"nats": {"workerKeys": ["SUAB"]}}`, "nats.workerKeys"},
+		{"bad coordinator key", `{"nats": {"coordinatorKeys": ["not a key"]}}`, "nats.coordinatorKeys"},
+		{"short lost after", `{"nats": {"lostAfter": "1ms"}}`, "nats.lostAfter"},
+		{"bad heartbeat", `{"nats": {"heartbeat": "often"}}`, "nats.heartbeat"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,7 +89,7 @@ func reopen(t *taskfile.Task, id string, refuse func(*taskfile.Task) error) erro
 	if err != nil {
 		return err
 	}
-	if sp.State == task.Running || sp.State == task.Waiting {
+	if sp.State.Active() {
 		return fmt.Errorf("task %s is %s; cancel it first (taskd cancel)", id, sp.State)
 	}
 	if refuse != nil {

@@ -13,7 +13,7 @@ import (
 // clears: how the last run ended, what it waited for, and where a loop or
 // the loop guard had got to.
 var restartCleared = []string{"cancel", "failures", "error", "retryAt", "finishedAt", "resolve", "resolveNote", "hitl",
-	"boundary", "iteration", "guardAt", "loopIteration", "loopExit", "wait", "retryOf"}
+	"boundary", "iteration", "guardAt", "loopIteration", "loopExit", "wait", "retryOf", "grant"}
 
 // forkBranch refuses a workflow's fork branch: its fork is restarted.
 func forkBranch(t *taskfile.Task) error {

@@ -27,8 +27,8 @@ func (f *flowRun) feedback(step string) string {
 	trace := sinceRestart(readTrace(f.t))
 	attempt := 1
 	for _, e := range trace {
-		if e.step == step && !e.marker() && e.by != byPerson {
-			attempt++
+		if e.step == step && !e.marker() && (e.by != byPerson || e.attempt > 0) {
+			attempt++ // a run of the step (a person may have given its verdict)
 		}
 	}
 	var notes []traceEntry
@@ -39,7 +39,9 @@ func (f *flowRun) feedback(step string) string {
 			if e.note != "" {
 				notes = append([]traceEntry{e}, notes...)
 			}
-			continue
+			if e.attempt == 0 {
+				continue // an answer that ran nothing; else the verdict on a step's run
+			}
 		}
 		if e.marker() {
 			continue

@@ -1,6 +1,7 @@
 // Package flow walks a task through its workflow graph, as the flow
 // plugin's /flow:run does: navigate (package navigator), run the step's
-// agent or command, advance with passed or failed, repeat; fork branches
+// agent or command, advance with passed or failed (a model's verdict,
+// asked for again when its answer has none, else a person's), repeat; fork branches
 // as child tasks and join them; stop at human steps and at the loop guard.
 // Every advance is one locked write of the task file, so the file always
 // says where the task is. docs/workflows.md is the manual.
@@ -10,7 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -129,24 +132,51 @@ func (f *flowRun) loop(ctx context.Context, result string, also after) (*taskfil
 		if t, stop, err := f.guard(ctx); stop || err != nil {
 			return t, err
 		}
-		res, out, err := f.runStep(ctx, resp)
+		end, err := f.runStep(ctx, resp)
 		if err != nil {
 			return nil, err // held: the task stays running; recovery runs the step later
 		}
-		switch {
-		case out == agent.Interrupted, out == agent.Cancelled, out == agent.NotStarted, out == agent.Paused, out == agent.OverBudget,
-			out == agent.Finished && len(res.Denials) > 0: // a person is asked, or it fails (metadata.taskd.onDenied)
-			return f.j.Finish(ctx, f.specFor(f.run), res, out, nil)
-		}
-		result = "failed"
-		if res.Success {
-			result = "passed"
+		if result = resultOf(end); result == "" {
+			return f.ended(ctx, resp.CurrentStep, end)
 		}
 	}
 }
 
+// resultOf is the result a step's run gives the workflow, passed or
+// failed; "" when the run ended otherwise (ended records how).
+func resultOf(end stepEnd) string {
+	res, out := end.res, end.out
+	switch {
+	case out == agent.Interrupted, out == agent.Cancelled, out == agent.NotStarted, out == agent.Paused, out == agent.OverBudget,
+		out == agent.Finished && len(res.Denials) > 0, // a person is asked, or it fails (metadata.taskd.onDenied)
+		end.unjudged != nil:                           // no verdict: a person gives it
+		return ""
+	case res.Success:
+		return "passed"
+	}
+	return "failed"
+}
+
+// ended records a step's run that gave the workflow no result: a stop,
+// refused tool calls (job.Finish), or an answer without a verdict, which a
+// person is asked for.
+func (f *flowRun) ended(ctx context.Context, step string, end stepEnd) (*taskfile.Task, error) {
+	if a := end.unjudged; a != nil {
+		opts := answers(f.workflow(), step)
+		who := fmt.Sprintf("the agent of step %s", step)
+		if n := f.node(step); n != nil && n.Name != "" {
+			who = fmt.Sprintf("the agent of step %q (%s)", n.Name, step)
+		}
+		return f.ask(ctx, job.HITLVerdict, job.NoVerdict(who, *a)+"; "+askFor(opts), opts, map[string]any{"answer": a.Said, "run": f.run})
+	}
+	return f.j.Finish(ctx, f.specFor(f.run), end.res, end.out, nil)
+}
+
 // workflow returns the task's workflow definition, or nil.
 func (f *flowRun) workflow() *navigator.Workflow {
+	if f.set == nil {
+		return nil
+	}
 	wf, _, _ := f.set.Lookup(workflowType(f.t))
 	return wf
 }
@@ -216,6 +246,12 @@ func (f *flowRun) apply(t *taskfile.Task, result string, also after, resp **navi
 	var entry *taskfile.Object
 	if also == afterAnswer {
 		entry = personEntry(step, result, string(r.Action), takeNote(m))
+		if h := m.Object("hitl"); h != nil {
+			if kind, _ := h.String("kind"); kind == job.HITLVerdict {
+				run, _ := h.Int("run")
+				entry.Set("attempt", run) // the step ran: a person gave its verdict
+			}
+		}
 	} else {
 		entry = taskfile.NewObject()
 		entry.Set("step", step)
@@ -224,6 +260,7 @@ func (f *flowRun) apply(t *taskfile.Task, result string, also after, resp **navi
 		entry.Set("attempt", f.run)
 	}
 	also.apply(t)
+	m.Delete("grant") // given to the step that ran
 	m.Set("attempt", f.run)
 	n, _ := m.Int("iteration")
 	m.Set("iteration", n+1)
@@ -351,6 +388,11 @@ func (f *flowRun) fail(ctx context.Context, msg string) (*taskfile.Task, error) 
 // needs_human, and metadata.taskd.hitl saying why, where, and which answers
 // metadata.taskd.resolve accepts.
 func (f *flowRun) needsHuman(ctx context.Context, kind, reason string, options []string) (*taskfile.Task, error) {
+	return f.ask(ctx, kind, reason, options, nil)
+}
+
+// ask is needsHuman with more fields of metadata.taskd.hitl.
+func (f *flowRun) ask(ctx context.Context, kind, reason string, options []string, more map[string]any) (*taskfile.Task, error) {
 	step := currentStep(f.t)
 	trace := traceLine(f.t, 8)
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
@@ -359,12 +401,16 @@ func (f *flowRun) needsHuman(ctx context.Context, kind, reason string, options [
 		}
 		m := task.Meta(t)
 		m.Delete("resolve")
+		m.Delete("grant") // given to the step that ran, if any
 		h := taskfile.NewObject()
 		h.Set("kind", kind)
 		h.Set("reason", reason)
 		h.Set("step", step)
 		h.Set("options", options)
 		h.Set("trace", trace)
+		for _, k := range sortedKeys(more) {
+			h.Set(k, more[k])
+		}
 		m.Set("hitl", h)
 		return nil
 	})
@@ -399,6 +445,8 @@ func (a after) apply(t *taskfile.Task) {
 		m.Delete("boundary")
 	}
 }
+
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // commitWork commits the workflow's work to its branch, when it runs in
 // a git worktree (job.CommitWork), with the summary of the last step that

@@ -33,6 +33,9 @@ func (Tasks) Do(ctx context.Context, j *job.Job, t *taskfile.Task) (*taskfile.Ta
 		if err := j.Slot.Acquire(ctx); err != nil {
 			return j.NotStarted(ctx, c, nil, err)
 		}
+		if err := j.Start(ctx, c); err != nil {
+			return j.NotStarted(ctx, c, nil, err)
+		}
 		return Run(ctx, j, c.Task, c.Spec)
 	case job.Resume:
 		return Join(ctx, j, t)
@@ -40,7 +43,7 @@ func (Tasks) Do(ctx context.Context, j *job.Job, t *taskfile.Task) (*taskfile.Ta
 		return Answer(ctx, j)
 	case job.Recover:
 		sp, err := task.ReadSpec(t)
-		if err != nil || sp.State != task.Running {
+		if err != nil || !sp.State.Claimed() {
 			return nil, job.ErrNotRunnable
 		}
 		return Recover(ctx, j, t, sp)

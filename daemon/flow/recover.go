@@ -11,14 +11,18 @@ import (
 
 // Recover handles a workflow task a dead daemon left running. If the
 // step that was running had finished (its result.json exists and the step
-// trace does not have it yet), its result is applied; otherwise the step's
-// leftover processes are killed and the task runs the step again.
+// trace does not have it yet), its result is applied, once it has the
+// verdict the step needs (judge); otherwise the step's leftover processes
+// are killed and the task runs the step again.
 func Recover(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
 	l := j.List
 	n := lastRunDir(l, t.ID)
 	applied, _ := t.Metadata.Object("taskd").Int("attempt")
 	if n > 0 {
 		agent.KillLeftover(l.RunDir(t.ID, n)) // what the last step's agent left running
+	}
+	if sp.State == task.Starting && n <= int(applied) {
+		return j.Unprepare(ctx, sp) // claimed ahead of its slot, no step ran
 	}
 	if n > int(applied) {
 		runDir := l.RunDir(t.ID, n)
@@ -39,9 +43,14 @@ func Recover(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*
 			j.Log.Info("applying the result of a step that ended while the daemon was down", "list", l.ID, "task", t.ID, "attempt", n)
 			f := newFlow(j, t, sp)
 			f.run = n
-			result := "failed"
-			if res.Success {
-				result = "passed"
+			resp, err := f.current(ctx)
+			if err != nil {
+				return nil, err
+			}
+			end := f.judge(ctx, resp, nil, res) // its verdict, asked for again if it had none
+			result := resultOf(end)
+			if result == "" {
+				return f.ended(ctx, resp.CurrentStep, end)
 			}
 			return f.loop(ctx, result, afterNothing)
 		}

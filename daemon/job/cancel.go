@@ -164,11 +164,11 @@ func (j *Job) CancelIdle(ctx context.Context) (*taskfile.Task, error) {
 	return t, nil
 }
 
-// Cancellable reports whether a task in state s that is not running can
-// be cancelled by metadata.taskd.cancel.
+// Cancellable reports whether a task in state s that is not running (nor
+// starting: its job stops it) can be cancelled by metadata.taskd.cancel.
 func Cancellable(s task.State) bool {
 	_, _, err := task.Next(s, task.Cancel)
-	return err == nil && s != task.Running
+	return err == nil && !s.Claimed()
 }
 
 // cancelError is the error of task t, cancelled in state from (m is its
@@ -186,6 +186,8 @@ func cancelError(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object, from t
 		if kids > 0 {
 			doing += fmt.Sprintf(", with %s running", count(kids, "child", "children"))
 		}
+	case task.Starting:
+		doing = fmt.Sprintf("while it waited for a slot, before its agent started (attempt %d)", attempt)
 	case task.Waiting:
 		doing = "while waiting for " + count(kids, "child", "children")
 		if kids == 0 {

@@ -19,14 +19,18 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// A Claim is a task marked running for a new attempt: the task as the
-// claim wrote it, the attempt's spec, and the file's bytes before the
-// claim, to take it back with if the attempt never starts.
+// A Claim is a task marked running for a new attempt (or starting, when
+// it is claimed ahead of its slot): the task as the claim wrote it, the
+// attempt's spec, and the file's bytes before the claim, to take it back
+// with if the attempt never starts.
 type Claim struct {
 	ID     string
 	Task   *taskfile.Task
 	Spec   task.Spec
 	before []byte
+	// ahead is set while the file says starting: the claim was made
+	// ahead of the job's slot, and Start marks it running.
+	ahead bool
 }
 
 // A Decide function looks at a task under the claim's lock. It returns an
@@ -38,11 +42,19 @@ type Decide func(t *taskfile.Task, sp *task.Spec) error
 // Claim marks the job's task as running for a new attempt, if it is still
 // taskd's, not cancelled, and decide accepts it, read under the lock:
 // status in_progress, state running, the attempt number and startedAt,
-// the fields Claude Code expects filled in. The write is durable (the
+// the fields Claude Code expects filled in; for a task of a Claude Code
+// session's list that names no cwd, the session's directory
+// (handoff.go). The write is durable (the
 // directory fsynced) before Claim returns: no agent of the attempt starts
 // before it.
+//
+// A job whose slot is not free yet claims its task ahead of the slot:
+// state starting, status still pending (Claude Code's list shows it
+// waiting), the attempt number and startedAt (when it began to wait), as
+// durable; its attempt is prepared while other agents run, and Start
+// marks it running once the slot has come, just before its agent starts.
 func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
-	c := &Claim{ID: j.ID}
+	c := &Claim{ID: j.ID, ahead: j.Slot != nil && !j.Slot.Ready()}
 	defer j.holdWhileSlow()()
 	t, err := j.List.Dir.Update(ctx, j.ID, func(t *taskfile.Task) error {
 		c.before = t.Raw()
@@ -57,8 +69,9 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 		if err := decide(t, &sp); err != nil {
 			return err
 		}
+		j.recordSessionDir(t, &sp)
 		c.Spec = sp
-		return markRunning(t, j.ID, sp, time.Now())
+		return markRunning(t, j.ID, sp, time.Now(), c.ahead)
 	})
 	if err != nil {
 		return nil, err
@@ -114,10 +127,15 @@ func (j *Job) holdWhileSlow() (done func()) {
 
 // markRunning records in task id that attempt sp.Attempt started at now:
 // status in_progress, state running, the attempt and its run folder (a
-// plain task's), the fields Claude Code expects.
-func markRunning(t *taskfile.Task, id string, sp task.Spec, now time.Time) error {
+// plain task's), the fields Claude Code expects. Ahead of its slot, the
+// attempt is starting (status pending) until Start.
+func markRunning(t *taskfile.Task, id string, sp task.Spec, now time.Time, ahead bool) error {
 	t.FillDefaults(id)
-	if _, err := task.Move(t, task.Claim); err != nil {
+	ev := task.Claim
+	if ahead {
+		ev = task.Prepare
+	}
+	if _, err := task.Move(t, ev); err != nil {
 		return err
 	}
 	m := task.Meta(t)
@@ -161,6 +179,48 @@ func (j *Job) Check(c *Claim) error {
 	if err != nil || !c.holds(t) {
 		return ErrClaimChanged
 	}
+	return nil
+}
+
+// Start lets claim c's agent start, now that the job holds its slot: the
+// file must still hold the claim (Check). A claim made ahead of the slot
+// is marked running first: state running, status in_progress, startedAt
+// now. That write skips the directory's fsync: a starting task is
+// recovered as a running one is (its agent's result read, or the attempt
+// run again), so falling back to it after a power loss is safe, and the
+// agent does not wait for a second fsync. The extra write is paid only
+// by tasks claimed ahead of a slot.
+//
+// A write that fails (a full disk) is tried again, the task held
+// meanwhile and its agent waiting, as long as the job runs (Persist).
+func (j *Job) Start(ctx context.Context, c *Claim) error {
+	if !c.ahead {
+		return j.Check(c)
+	}
+	return j.Persist(ctx, fmt.Sprintf("the start of attempt %d is not recorded yet, and its agent waits for it", c.Spec.Attempt), c.Spec.Parent, func(wctx context.Context) error {
+		return j.start(wctx, c)
+	})
+}
+
+// start marks claim c, made ahead of the slot, running.
+func (j *Job) start(ctx context.Context, c *Claim) error {
+	t, err := j.List.Dir.Update(ctx, c.ID, func(t *taskfile.Task) error {
+		if !c.holds(t) {
+			return ErrClaimChanged
+		}
+		if _, err := task.Move(t, task.Start); err != nil {
+			return err
+		}
+		task.Meta(t).Set("startedAt", task.Stamp(time.Now()))
+		return nil
+	}, taskfile.NoDirSync)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, task.ErrIllegal):
+		return ErrClaimChanged
+	case err != nil:
+		return err
+	}
+	c.Task, c.ahead = t, false
 	return nil
 }
 
@@ -262,6 +322,77 @@ func (j *Job) NotStarted(ctx context.Context, c *Claim, a *agent.Attempt, cause 
 		return nil, cause
 	}
 	return nil, ErrNotRunnable
+}
+
+// Unprepare takes back a claim a stopped daemon made ahead of the slot of
+// attempt sp.Attempt, whose agent never started (agent.StartedIn): the
+// task is as before the claim — pending, its attempt number and run
+// folder the previous attempt's; paused still, if a usage limit had
+// paused it, so that it resumes its session — and what was prepared for
+// the attempt is removed. Nothing of the attempt ran, so nothing is
+// recorded of it. A task no longer starting is left as it is
+// (ErrNotRunnable).
+func (j *Job) Unprepare(ctx context.Context, sp task.Spec) (*taskfile.Task, error) {
+	t, err := j.List.Dir.Update(ctx, j.ID, func(t *taskfile.Task) error {
+		if task.Of(t) != task.Starting {
+			return ErrNotRunnable
+		}
+		ev := task.Withdraw
+		m := task.Meta(t)
+		if lim, ok := pauseIn(m); ok {
+			ev = task.Pause // due already: it was claimed
+			m.Set("retryAt", task.Stamp(lim.Until))
+		}
+		if _, err := task.Move(t, ev); err != nil {
+			return err
+		}
+		m.Delete("startedAt")
+		if wf, _ := t.Metadata.String("workflowType"); wf == "" {
+			if n := sp.Attempt - 1; n > 0 {
+				m.Set("attempt", n)
+				m.Set("runDir", area.RelRunDir(j.ID, n))
+			} else {
+				m.Delete("attempt")
+				m.Delete("runDir")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
+		if err := removeUnstarted(j.List.Path(), j.List.RunDir(j.ID, sp.Attempt)); err != nil {
+			j.Log.Warn("remove an unused run folder", "list", j.List.ID, "task", j.ID, "err", err)
+		}
+	}
+	j.Log.Info("took back the claim of an attempt prepared ahead of its slot; its agent never started", "list", j.List.ID, "task", j.ID, "attempt", sp.Attempt)
+	return t, nil
+}
+
+// removeUnstarted removes the run folder dir (inside the list at base) of
+// an attempt whose agent never started: the files it prepared, then the
+// folder.
+func removeUnstarted(base, dir string) error {
+	entries, err := fsroot.ReadDir(base, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			if err := fsroot.Remove(base, filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := fsroot.Remove(base, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // removePrepared removes what attempt a, which never started, prepared:

@@ -83,32 +83,73 @@ func ResumeSession(t *taskfile.Task) string {
 // The answers to a question about denied tool calls (hitl kind
 // "permission").
 const (
-	AnswerAllow = "allow" // add the denied tools to metadata.taskd.tools and run again
-	AnswerRetry = "retry" // run again as the file now says (a person changed permissionMode or tools)
-	AnswerFail  = "fail"  // the task fails
-	AnswerLeave = "leave" // keep the question open
+	AnswerAllow     = "allow"      // allow exactly the refused calls (metadata.taskd.tools) and continue the session
+	AnswerAllowTool = "allow-tool" // allow the refused calls' whole tools and continue the session
+	AnswerRetry     = "retry"      // run again as the file now says (a person changed permissionMode or tools)
+	AnswerFail      = "fail"       // the task fails
+	AnswerLeave     = "leave"      // keep the question open
 )
 
 // askAboutDenials records, in the task's metadata m, the question to a
-// person about the tool calls res was refused: which, and the fix
-// (metadata.taskd.hitl, kind "permission"). It returns the event's data.
+// person about the tool calls res was refused: which, what each answer
+// grants — allow: exactly those calls (each call's rule, offered when
+// every call has one), allow-tool: their whole tools —, the session the
+// grant continues, and the fix (metadata.taskd.hitl, kind "permission").
+// It returns the event's data.
 func askAboutDenials(m *taskfile.Object, res agent.Result, logs string) map[string]any {
-	var tools []string
+	var tools, rules, loose []string
 	for _, d := range res.Denials {
 		if !slices.Contains(tools, d.Tool) {
 			tools = append(tools, d.Tool)
 		}
+		switch {
+		case d.Rule == "":
+			loose = append(loose, deniedCall(d))
+		case !slices.Contains(rules, d.Rule):
+			rules = append(rules, d.Rule)
+		}
 	}
-	reason := fmt.Sprintf("%s, so it did not do all it was asked. Answer allow to add %s to metadata.taskd.tools and run it again, "+
+	options := []string{AnswerAllowTool, AnswerRetry, AnswerFail, AnswerLeave}
+	var offer string
+	if len(loose) == 0 {
+		options = append([]string{AnswerAllow}, options...)
+		offer = fmt.Sprintf("Answer allow to allow exactly %s, or allow-tool to allow all of %s", strings.Join(rules, ", "), strings.Join(tools, ", "))
+	} else {
+		offer = fmt.Sprintf("No rule allows exactly %s; answer allow-tool to allow all of %s", strings.Join(loose, ", "), strings.Join(tools, ", "))
+		rules = nil
+	}
+	goOn := "; it runs again"
+	if res.SessionID != "" {
+		goOn = " and continue its session"
+	}
+	reason := fmt.Sprintf("%s, so it did not do all it was asked. %s (metadata.taskd.tools)%s; "+
 		"or set metadata.taskd.permissionMode (acceptEdits lets it edit files) and answer retry; logs: %s",
-		agent.DeniedText(res.Denials), strings.Join(tools, ", "), logs)
+		agent.DeniedText(res.Denials), offer, goOn, logs)
 	h := taskfile.NewObject()
 	h.Set("kind", "permission")
 	h.Set("reason", reason)
-	h.Set("options", []string{AnswerAllow, AnswerRetry, AnswerFail, AnswerLeave})
+	h.Set("options", options)
 	h.Set("denied", tools)
+	if len(rules) > 0 {
+		h.Set("grant", rules)
+	}
+	if res.SessionID != "" {
+		h.Set("session", res.SessionID)
+	}
 	m.Set("hitl", h)
 	m.Delete("resolve")
 	m.Set("error", agent.DeniedText(res.Denials))
-	return map[string]any{"reason": reason, "kind": "permission", "denied": tools, "options": []string{AnswerAllow, AnswerRetry, AnswerFail, AnswerLeave}}
+	info := map[string]any{"reason": reason, "kind": "permission", "denied": tools, "options": options}
+	if len(rules) > 0 {
+		info["grant"] = rules
+	}
+	return info
+}
+
+// deniedCall is a refused call as a person reads it.
+func deniedCall(d agent.Denial) string {
+	if d.Target == "" {
+		return d.Tool
+	}
+	return d.Tool + " (" + d.Target + ")"
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -178,6 +179,7 @@ func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res 
 		m.Delete("pauses")
 	}
 	m.Delete("interruptedSession")
+	m.Delete("grant") // given to this attempt
 	switch end.move {
 	case task.Wait:
 		// The agent ended its turn while its children still run: it is
@@ -197,7 +199,11 @@ func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res 
 			m.Set("interruptedSession", session)
 		}
 	case task.Cancel:
-		m.Set("error", cancelError(j.List.Dir, t, m, task.Running, sp.Attempt))
+		from := task.Running
+		if task.Of(t) == task.Starting {
+			from = task.Starting // its agent never started
+		}
+		m.Set("error", cancelError(j.List.Dir, t, m, from, sp.Attempt))
 	case task.Pause:
 		// paused: pauseEnd wrote the pause and when it ends (retryAt)
 	case task.AskPerson:
@@ -248,6 +254,22 @@ func ShortResult(r agent.Result, runDir string) map[string]any {
 		m["confidence"] = *r.Confidence
 	}
 	return m
+}
+
+// ResultOf returns the summary and cost metadata.taskd.result records of
+// task t's latest attempt (ShortResult); cost is nil when the agent
+// reported none.
+func ResultOf(t *taskfile.Task) (summary string, costUSD *float64) {
+	r := t.Metadata.Object("taskd").Object("result")
+	summary, _ = r.String("summary")
+	if v, ok := r.Get("costUsd"); ok {
+		if n, ok := v.(json.Number); ok {
+			if f, err := n.Float64(); err == nil {
+				costUSD = &f
+			}
+		}
+	}
+	return summary, costUSD
 }
 
 // KeepWaiting records a "leave" answer: the task keeps waiting for a

@@ -73,6 +73,10 @@ type Slot interface {
 	// next agent can start while this job records the end. Only the
 	// first call counts.
 	Release()
+	// Ready reports whether Acquire would return at once: the job holds
+	// its slot, or one is free for it now. A claim made while it is not
+	// is a claim ahead of the slot (Claim).
+	Ready() bool
 }
 
 // Kind is what a job does with its task.

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/taskd/taskd/daemon"
-	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/status"
@@ -78,51 +76,20 @@ func treeOf(ref control.Ref) ([]status.List, error) {
 	return status.Subtree(snap, ref.ID)
 }
 
-// showOut is what happened to a task.
-type showOut struct {
-	status.Task
-	// Result is the latest attempt's result.json: the agent's summary,
-	// cost, turns, duration, exit code, error.
-	Result *agent.Result `json:"result,omitempty"`
-	// Below are the tasks below it (its children and theirs).
-	Below []status.Task `json:"tasksBelow,omitempty"`
-	// Transcript is the end of the latest attempt's log.
-	Transcript string `json:"transcript,omitempty"`
-}
+// showLines is how many lines of output show returns.
+const showLines = 20
 
-// show is what happened to a task: its status, its latest result, the
-// tasks below it and the end of its transcript.
+// show is taskd show: what happened to a task (status.Show).
 func (s *Server) show(_ context.Context, _ *mcp.CallToolRequest, in taskIn) (*mcp.CallToolResult, any, error) {
 	ref, _, err := s.taskRef(in.Task)
 	if err != nil {
 		return nil, nil, err
 	}
-	snap, err := treeOf(ref)
+	d, err := status.Show(ref.Root, ref.List, ref.ID, status.ShowOptions{Held: daemon.HeldTasks(ref.Root), Lines: showLines})
 	if err != nil {
 		return nil, nil, err
 	}
-	var out showOut
-	for _, t := range snap[0].Tasks {
-		if t.ID == ref.ID {
-			out.Task = t
-		} else {
-			out.Below = append(out.Below, t)
-		}
-	}
-	if out.Logs != "" {
-		rel, err := filepath.Rel(listDir(ref), out.Logs)
-		if err == nil {
-			if data, err := fsroot.ReadFile(listDir(ref), filepath.Join(rel, "result.json"), 1<<20); err == nil {
-				var r agent.Result
-				if json.Unmarshal(data, &r) == nil {
-					r.Output = ""
-					out.Result = &r
-				}
-			}
-			out.Transcript, _ = tail(listDir(ref), filepath.Join(rel, status.LogName(out.Logs, false, false)), 20)
-		}
-	}
-	return nil, out, nil
+	return nil, d, nil
 }
 
 type waitIn struct {
@@ -194,13 +161,14 @@ func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) 
 // outcome is what wait returns for a task whose outcome is o.
 func (s *Server) outcome(ref control.Ref, o status.Outcome) waitOut {
 	out := waitOut{Task: ref.String(), Ended: o.Ended, OK: o.OK, State: o.State}
+	reason := control.FirstLine(o.Error)
 	switch {
 	case o.State == "missing":
 		out.Note = "the task does not exist (or was removed)"
-	case o.State == "refused":
-		out.Note = "the daemon refused the file: " + o.Reason
-	case o.Ended && o.Reason != "":
-		out.Note = o.State + ": " + o.Reason
+	case o.State == "rejected":
+		out.Note = "the daemon refused the file: " + reason
+	case o.Ended && reason != "":
+		out.Note = o.State + ": " + reason
 	case o.Ended:
 		out.Note = o.State
 	}
@@ -210,9 +178,7 @@ func (s *Server) outcome(ref control.Ref, o status.Outcome) waitOut {
 			out.Options = t.Options
 		}
 	}
-	if r := readResult(ref); r != nil {
-		out.Summary = r.Summary
-	}
+	out.Summary = o.Summary
 	return out
 }
 
@@ -245,24 +211,6 @@ func (s *Server) statusOf(ref control.Ref) *status.Task {
 		}
 	}
 	return nil
-}
-
-// readResult reads the result of ref's latest attempt, or nil.
-func readResult(ref control.Ref) *agent.Result {
-	dir := listDir(ref)
-	n, ok := latestAttempt(ref)
-	if !ok {
-		return nil
-	}
-	data, err := fsroot.ReadFile(dir, filepath.Join(area.RelRunDir(ref.ID, n), "result.json"), 1<<20)
-	if err != nil {
-		return nil
-	}
-	var r agent.Result
-	if json.Unmarshal(data, &r) != nil {
-		return nil
-	}
-	return &r
 }
 
 // progress sends a client's call MCP progress notifications, when the

@@ -146,8 +146,7 @@ func TestWait(t *testing.T) {
 	}})
 	list := filepath.Join(e.root, "w")
 	running := `{"id": "%s", "subject": "x", "owner": "taskd", "status": "in_progress", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"state": "running", "attempt": 1, "progress": {"attempt": 1, "turns": 3, "lastTool": "Edit a.go", "costUsd": 0.04}}}}`
-	write(t, filepath.Join(list, "1.json"), `{"id": "1", "subject": "x", "owner": "taskd", "status": "completed", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"state": "succeeded", "attempt": 1}}}`)
-	write(t, filepath.Join(list, ".taskd", "runs", "1", "1", "result.json"), `{"success": true, "summary": "all green", "exitCode": 0, "durationMs": 5}`)
+	write(t, filepath.Join(list, "1.json"), `{"id": "1", "subject": "x", "owner": "taskd", "status": "completed", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"state": "succeeded", "attempt": 1, "result": {"success": true, "summary": "all green", "exitCode": 0}}}}`)
 	write(t, filepath.Join(list, "2.json"), fmt.Sprintf(running, "2"))
 	write(t, filepath.Join(list, "3.json"), `{"id": "3", "subject": "x", "owner": "taskd", "status": "pending", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"state": "needs_human", "hitl": {"reason": "the review failed", "options": ["passed", "leave"]}}}}`)
 	write(t, filepath.Join(list, "4.json"), fmt.Sprintf(running, "4"))
@@ -199,12 +198,13 @@ func TestWait(t *testing.T) {
 
 // TestLogsAndShow: logs returns the end of an attempt's output (the
 // transcript of a streaming agent, stdout of others, stderr when asked);
-// show returns the task, its result and the end of its transcript.
+// show returns what taskd show shows: the task, its summary, what its
+// attempt spent and the end of its transcript.
 func TestLogsAndShow(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	list := filepath.Join(e.root, "w")
 	write(t, filepath.Join(list, "1.json"), `{"id": "1", "subject": "Fix it", "owner": "taskd", "status": "completed", "blocks": [], "blockedBy": [],
- "metadata": {"taskd": {"state": "succeeded", "attempt": 2, "runDir": ".taskd/runs/1/2", "cwd": "/src"}}}`)
+ "metadata": {"taskd": {"state": "succeeded", "attempt": 2, "runDir": ".taskd/runs/1/2", "cwd": "/src", "result": {"success": true, "summary": "fixed the redirect", "costUsd": 0.12}}}}`)
 	write(t, filepath.Join(list, "2.json"), `{"id": "2", "subject": "later", "owner": "taskd", "status": "pending", "blocks": [], "blockedBy": []}`)
 	run1, run2 := filepath.Join(list, ".taskd", "runs", "1", "1"), filepath.Join(list, ".taskd", "runs", "1", "2")
 	write(t, filepath.Join(run1, "stdout.log"), "first attempt\n")
@@ -233,9 +233,11 @@ func TestLogsAndShow(t *testing.T) {
 		t.Errorf("logs of a task that has not run: %s", text)
 	}
 	got := e.callJSON("show", map[string]any{"task": "w/1"})
-	res, _ := got["result"].(map[string]any)
-	if got["state"] != "succeeded" || got["cwd"] != "/src" || res["summary"] != "fixed the redirect" || res["costUsd"] != 0.12 || res["turns"] != 6.0 ||
-		!strings.HasSuffix(got["transcript"].(string), "line 299\nline 300\n") || strings.Contains(got["transcript"].(string), "line 280\n") {
+	last, _ := got["last"].(map[string]any)
+	out, _ := got["output"].(map[string]any)
+	tail, _ := out["lines"].([]any)
+	if got["outcome"] != "succeeded" || got["cwd"] != "/src" || got["summary"] != "fixed the redirect" || last["costUsd"] != 0.12 || last["turns"] != 6.0 ||
+		len(tail) != showLines || tail[len(tail)-1] != "line 300" {
 		t.Errorf("show = %v", got)
 	}
 	st := e.callJSON("status", map[string]any{"list": "w"})

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,8 +29,12 @@ type Notice struct {
 	List, ID, Subject string
 	State             string // needs_human, failed, timed_out, stopped or succeeded
 	Reason            string // why it needs a person, or why it failed
-	File              string // the task file
-	Root              string // the root of task lists
+	// Summary is what the agent's latest attempt said it did, and
+	// CostUSD what that attempt cost (nil: not reported).
+	Summary string
+	CostUSD *float64
+	File    string // the task file
+	Root    string // the root of task lists
 }
 
 // queueSize bounds the notices waiting for the command.
@@ -117,7 +122,11 @@ func (n *Notifier) notify(nt Notice) {
 	cmd := exec.CommandContext(ctx, n.cfg.Command[0], n.cfg.Command[1:]...)
 	cmd.Env = append(environ(),
 		"TASKD_ROOT="+nt.Root, "TASKD_LIST="+nt.List, "TASKD_TASK_ID="+nt.ID, "TASKD_TASK_FILE="+nt.File,
-		"TASKD_SUBJECT="+oneLine(nt.Subject), "TASKD_STATE="+nt.State, "TASKD_REASON="+oneLine(nt.Reason))
+		"TASKD_SUBJECT="+oneLine(nt.Subject), "TASKD_STATE="+nt.State, "TASKD_REASON="+oneLine(nt.Reason),
+		"TASKD_SUMMARY="+oneLine(nt.Summary))
+	if nt.CostUSD != nil {
+		cmd.Env = append(cmd.Env, "TASKD_COST_USD="+strconv.FormatFloat(*nt.CostUSD, 'f', -1, 64))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second

@@ -8,7 +8,8 @@ import (
 )
 
 // A claimGate lets a claimed task's agent start once the job holds its
-// slot and the file still holds the claim; it logs the start and gives
+// slot and the file still holds the claim (marked running then, if it was
+// claimed ahead of the slot: job.Start); it logs the start and gives
 // the slot back the moment the agent exits (unless the task's loop
 // condition needs it next).
 type claimGate struct {
@@ -22,7 +23,7 @@ func (g *claimGate) Enter(ctx context.Context) error {
 	if err := g.j.Slot.Acquire(ctx); err != nil {
 		return err
 	}
-	return g.j.Check(g.claim)
+	return g.j.Start(ctx, g.claim)
 }
 
 func (g *claimGate) Started(time.Time) { g.logStart() }

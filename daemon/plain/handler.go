@@ -10,7 +10,8 @@ import (
 )
 
 // Tasks is the job.Handler of plain tasks: it runs them, resumes a parent
-// whose children have ended, and recovers an attempt a dead daemon left.
+// whose children have ended, takes a person's verdict for a gate that had
+// none, and recovers an attempt a dead daemon left.
 type Tasks struct{}
 
 var _ job.Handler = Tasks{}
@@ -22,9 +23,11 @@ func (Tasks) Do(ctx context.Context, j *job.Job, t *taskfile.Task) (*taskfile.Ta
 		return Run(ctx, j)
 	case job.Resume:
 		return Resume(ctx, j)
+	case job.Answer:
+		return Answer(ctx, j) // a person's verdict (verdict.go)
 	case job.Recover:
 		sp, err := task.ReadSpec(t)
-		if err != nil || sp.State != task.Running {
+		if err != nil || !sp.State.Claimed() {
 			return nil, job.ErrNotRunnable
 		}
 		return Recover(ctx, j, sp)

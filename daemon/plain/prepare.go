@@ -91,13 +91,10 @@ func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 	return nil
 }
 
-// readRoots are the directories /read may load files from: the task's
-// working directory, its list directory, and the configured allowedRoots.
-// Those that are / or an ancestor of the home count for nothing (package
-// readable).
-func readRoots(j *job.Job, cwd string) []string {
-	l := j.List
-	roots := []string{cwd, l.Dir.Path()}
+// allowedRoots are the configuration's allowedRoots, absolute: directories
+// /read may load files from besides the task's own (package readable).
+func allowedRoots(j *job.Job) []string {
+	var roots []string
 	for _, r := range j.Config.AllowedRoots {
 		if p, err := j.Cwd(r); err == nil {
 			roots = append(roots, p)
@@ -130,7 +127,11 @@ func resolveRead(j *job.Job, cwd, path string) (string, error) {
 	} else if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
 		real = filepath.Join(r, filepath.Base(p))
 	}
-	rule := readable.Rule{Home: home, Roots: readRoots(j, cwd)}
+	others := readable.OtherHomes
+	if j.Config.OtherHomes != nil {
+		others = j.Config.OtherHomes
+	}
+	rule := readable.Rule{Home: home, Roots: []string{cwd, j.List.Dir.Path()}, Allowed: allowedRoots(j), Others: others(home)}
 	if err := rule.Check(p, real); err != nil {
 		return "", fmt.Errorf("/read %s: %w (the roots are the task's cwd %s, its list directory, and allowedRoots in the configuration; see docs/security.md)", path, err, cwd)
 	}

@@ -19,8 +19,13 @@ func Recover(ctx context.Context, j *job.Job, sp task.Spec) (*taskfile.Task, err
 	runDir := l.RunDir(id, sp.Attempt)
 	// What the attempt's agent left running goes first, whether or not
 	// the agent itself had ended.
-	if agent.KillLeftover(runDir) {
+	killed := agent.KillLeftover(runDir)
+	if killed {
 		j.Log.Info("killed what the agent of an interrupted attempt left running", "list", l.ID, "task", id, "attempt", sp.Attempt)
+	}
+	if sp.State == task.Starting && !killed && !agent.StartedIn(runDir) {
+		// Claimed ahead of its slot, its agent never started.
+		return j.Unprepare(ctx, sp)
 	}
 	if res, ok := agent.ReadResult(runDir); ok {
 		j.Log.Info("recording the result of an attempt that ended while the daemon was down", "list", l.ID, "task", id, "attempt", sp.Attempt)

@@ -174,6 +174,9 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	if ov.Auto {
 		content = chain.PlannerPrompt(content)
 	}
+	if sp.AnswerRequired && agent.IsModel(a.Profile) {
+		content = strings.TrimRight(content, "\n") + "\n\n" + VoteFormat // its answer is voted on
+	}
 	if prev, _ := t.Metadata.Object("taskd").String("previous"); prev != "" {
 		if session := sessionOf(l, prev); session != "" && a.Profile.Flags == "claude" {
 			a.Resume = session
@@ -186,6 +189,9 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	prep.apply(a)
 	if s, _ := t.Metadata.Object("taskd").String("interruptedSession"); s != "" && a.ResumeInterrupted(s) {
 		j.Log.Info("resuming the session of the interrupted attempt", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", s)
+	}
+	if g, ok := job.GrantOf(t); ok && a.Continue(g.Session, g.Prompt()) {
+		j.Log.Info("continuing the session whose refused tool calls a person allowed", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", g.Session, "allowed", g.Tools)
 	}
 	return a, nil
 }
@@ -211,11 +217,11 @@ func sessionOf(l *job.List, id string) string {
 
 // afterAttempt records how a plain task's attempt ended and what follows
 // from it: a success's work committed to the task's branch (when it has a
-// git worktree), a waiting parent, an auto task's plan, the next iteration of a
-// loop, or — once the task has succeeded for good — its return chain and
-// trailing follow-ups, created before the success is written (so a parent
-// never sees the task done while they are missing, and a restart creates
-// them once) and recorded in the same write.
+// git worktree), a waiting parent, an auto task's plan, an answer to vote
+// on (asked for again, or of a person, when a model gave none:
+// verdict.go), the next iteration of a loop, or — once the task has
+// succeeded for good — its return chain and trailing follow-ups
+// (ended.succeed).
 func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	t, err := l.Dir.Read(id)
@@ -231,14 +237,9 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 			return nil, err
 		}
 	}
-	ov, _ := chain.Overrides(t)
+	e := &ended{j: j, t: t, sp: sp, res: res}
 	if out != agent.Finished || !res.Success || subagent.HasVerdict(j, sp, out) {
-		ft, err := subagent.Finish(ctx, j, sp, res, out)
-		if ov.Loop != nil && (task.Of(ft) == task.Failed || task.Of(ft) == task.TimedOut) {
-			l.Events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.ID, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
-				Data: map[string]any{"exitReason": chain.LoopError, "error": res.Error}})
-		}
-		return ft, err
+		return e.failed(ctx, out)
 	}
 	// The agent's work goes on its branch before anything that follows the
 	// success: children, follow-ups and returns start from it.
@@ -252,7 +253,7 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	if len(children.Outstanding(l.Dir, t)) > 0 {
 		return subagent.Finish(ctx, j, sp, res, out) // waits for its children first
 	}
-	if ov.Auto {
+	if ov, _ := chain.Overrides(t); ov.Auto {
 		if planned, _ := children.Named(l.Dir, id, id+"-plan"); planned == "" {
 			if err := chain.RunPlan(ctx, j, t, res); err != nil {
 				res.Success, res.Error = false, err.Error()
@@ -261,24 +262,76 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 			return subagent.Finish(ctx, j, sp, res, out) // waits for the plan
 		}
 	}
+	if votes(t) {
+		asked, ok := askVote(ctx, j, t, sp, res)
+		switch {
+		case asked.Out != agent.Finished:
+			return subagent.Finish(ctx, j, sp, asked.Res, asked.Out)
+		case !ok:
+			return j.FinishUnjudged(ctx, sp, res, voteQuestion(asked))
+		}
+		e.res = asked.Res
+		if !e.res.Success {
+			return e.failed(ctx, out) // its verdict: it failed
+		}
+	}
+	return e.succeed(ctx, func(lp *prompt.Loop) (int, bool, string, error) {
+		return loopCheck(ctx, j, t, sp, lp, e.res)
+	})
+}
+
+// failed records an attempt that did not succeed (or whose agent left a
+// verdict of a subagent command), and the end of its loop when it fails.
+func (e *ended) failed(ctx context.Context, out agent.Outcome) (*taskfile.Task, error) {
+	j, sp, res := e.j, e.sp, e.res
+	l, id := j.List, j.ID
+	ft, err := subagent.Finish(ctx, j, sp, res, out)
+	if ov, _ := chain.Overrides(e.t); ov.Loop != nil && (task.Of(ft) == task.Failed || task.Of(ft) == task.TimedOut) {
+		l.Events.Append(eventlog.Event{Type: eventlog.LoopExited, List: l.ID, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
+			Data: map[string]any{"exitReason": chain.LoopError, "error": res.Error}})
+	}
+	return ft, err
+}
+
+// An ended is a plain task's attempt that has ended: the job, the task as
+// read after it, the attempt's spec and result.
+type ended struct {
+	j   *job.Job
+	t   *taskfile.Task
+	sp  task.Spec
+	res agent.Result
+}
+
+// succeed records the attempt, which succeeded, once decide has said
+// whether its loop goes on (decide's results are LoopCheck's; it is not
+// asked of a task that does not loop): the next iteration; or — the task
+// done for good — its return chain and trailing follow-ups, created before
+// the success is written (so a parent never sees the task done while they
+// are missing, and a restart creates them once) and recorded in the same
+// write. A loop's judge that gave no verdict asks a person.
+func (e *ended) succeed(ctx context.Context, decide func(*prompt.Loop) (iteration int, done bool, reason string, stopped error)) (*taskfile.Task, error) {
+	j, t, sp, res := e.j, e.t, e.sp, e.res
+	ov, _ := chain.Overrides(t)
 	onSuccess := map[string]any{}
 	if ov.Loop != nil {
-		iteration, done, reason, stopped := loopCheck(ctx, j, t, sp, ov.Loop, res)
+		iteration, done, reason, stopped := decide(ov.Loop)
 		var unjudged *chain.JudgeError
-		if errors.As(stopped, &unjudged) {
+		var noVerdict *chain.Unjudged
+		switch {
+		case errors.As(stopped, &noVerdict):
+			return j.FinishUnjudged(ctx, sp, res, untilQuestion(noVerdict, ov.Loop))
+		case errors.As(stopped, &unjudged):
 			res.Success, res.Error = false, unjudged.Error()
 			res.Summary = res.Error
 			return subagent.Finish(ctx, j, sp, res, agent.Finished)
-		}
-		if stopped != nil {
+		case stopped != nil:
 			// The condition was not checked: the iteration ends as the
 			// stop says (interrupted: it runs again at the next start).
 			res.Success = false
 			res.Error = "the loop's condition was not checked: " + stopped.Error()
 			res.Summary = res.Error
 			return subagent.Finish(ctx, j, sp, res, agent.StoppedOutcome(stopped))
-		}
-		if !done {
+		case !done:
 			return chain.ContinueLoop(ctx, j, sp, res, iteration)
 		}
 		onSuccess["loopIteration"] = iteration
@@ -305,7 +358,7 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	if len(ov.Return) > 0 {
 		onSuccess["returnsDone"] = true
 	}
-	return j.Finish(ctx, sp, res, out, onSuccess)
+	return j.Finish(ctx, sp, res, agent.Finished, onSuccess)
 }
 
 // loopCheck is chain.LoopCheck, tried again (the task held meanwhile)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,31 +14,58 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/natstest"
 	"github.com/taskd/taskd/taskfile"
 )
 
 // A cluster is what a distributed deployment is, on one machine: a real
-// NATS server with JetStream (in the test process), a coordinator (a
-// `taskd run --nats` process) on a root of task lists, and workers
-// (`taskd worker` processes). Tests act on it through files, as users do,
-// and kill its processes with SIGKILL.
+// NATS server with JetStream — by default a nats-server process with the
+// users and permissions of examples/distributed/users.conf, the
+// coordinator logging in as "coordinator" and the workers as "worker" —
+// a coordinator (a `taskd run --nats` process) on a root of task lists,
+// and workers (`taskd worker` processes), each with its own key. Tests
+// act on it through files, as users do, and kill its processes with
+// SIGKILL.
 type cluster struct {
-	t       *testing.T
-	nats    *natstest.Server
-	dir     string // the test's directory
-	root    string
-	config  string
-	coord   *proc
-	workers map[string]*proc
-	started time.Time
+	t        *testing.T
+	nats     broker
+	dir      string // the test's directory
+	root     string
+	config   string // the coordinator's configuration
+	natsCfg  map[string]any
+	coordKey string // the coordinator's public key
+	keys     []string
+	coord    *proc
+	workers  map[string]*proc
+	started  time.Time
+	deniedOK bool // a test that tries what a role may not do
 }
+
+// A broker is the NATS server of a cluster: a process or embedded.
+type broker interface {
+	URL() string
+	Stop()
+	Restart()
+}
+
+// The passwords of the users of examples/distributed/users.conf in the
+// tests.
+const (
+	coordinatorPassword = "coordinator-s3cret"
+	workerPassword      = "worker-s3cret"
+)
+
+// workerKeys is how many worker keys a cluster makes (and its
+// coordinator trusts).
+const workerKeys = 6
 
 // A proc is a process of the cluster, its output kept for failures.
 type proc struct {
 	name string
 	args []string
+	env  []string // over the cluster's environment
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
@@ -59,7 +87,13 @@ func taskdBinary(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(dir, "taskd")
-		out, err := exec.Command("go", "build", "-o", builtBin, "../../cmd/taskd").CombinedOutput()
+		args := []string{"build", "-o", builtBin}
+		if raceEnabled {
+			// The coordinator's and the workers' code runs in these
+			// processes: under -race, they are built with it too.
+			args = append(args, "-race")
+		}
+		out, err := exec.Command("go", append(args, "../../cmd/taskd")...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -70,35 +104,68 @@ func taskdBinary(t testing.TB) string {
 	return builtBin
 }
 
+// usersConf is the example's file of users and permissions.
+func usersConf(t testing.TB) string {
+	t.Helper()
+	p, err := filepath.Abs("../../examples/distributed/users.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startServer starts a nats-server process with the example's users.
+func startServer(t testing.TB) *natstest.Process {
+	t.Helper()
+	users, err := os.ReadFile(usersConf(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return natstest.StartProcess(t, string(users),
+		"TASKD_COORDINATOR_PASSWORD="+coordinatorPassword, "TASKD_WORKER_PASSWORD="+workerPassword)
+}
+
 // newCluster starts a server and a coordinator serving lists, with the
 // configuration's fields extra (merged into {"grace": "1s", "nats": …}).
 func newCluster(t *testing.T, lists []string, extra map[string]any) *cluster {
 	t.Helper()
-	return newClusterOn(t, natstest.Start(t), lists, nil, extra)
+	return newClusterOn(t, startServer(t), lists, nil, extra)
 }
 
 // newClusterOn is newCluster on the server srv, with the configuration's
-// "nats" section natsCfg (its url the server's). Workers are given the
-// same file (--config).
-func newClusterOn(t *testing.T, srv *natstest.Server, lists []string, natsCfg, extra map[string]any) *cluster {
+// "nats" section natsCfg (its url the server's; nil: the example's users).
+// Workers are given the same section, with their own keys.
+func newClusterOn(t *testing.T, srv broker, lists []string, natsCfg, extra map[string]any) *cluster {
 	t.Helper()
 	bin := taskdBinary(t)
-	c := &cluster{t: t, nats: srv, dir: t.TempDir(), workers: map[string]*proc{}, started: time.Now()}
+	c := &cluster{t: t, nats: srv, dir: t.TempDir(), workers: map[string]*proc{}, started: time.Now(), natsCfg: natsCfg}
 	c.root = filepath.Join(c.dir, "tasks")
 	for _, l := range append([]string{""}, lists...) {
 		if err := os.MkdirAll(filepath.Join(c.root, l), 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{"home", "config"} {
+	for _, d := range []string{"home", "config", "keys"} {
 		if err := os.MkdirAll(filepath.Join(c.dir, d), 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	section := map[string]any{"url": c.nats.URL()}
-	for k, v := range natsCfg {
-		section[k] = v
+	var err error
+	if c.coordKey, _, err = remote.Keygen(filepath.Join(c.dir, "keys", "coordinator.nk")); err != nil {
+		t.Fatal(err)
 	}
+	for i := range workerKeys {
+		k, _, err := remote.Keygen(filepath.Join(c.dir, "keys", fmt.Sprintf("worker%d.nk", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.keys = append(c.keys, k)
+	}
+	section := c.section("coordinator")
+	section["signingKey"] = filepath.Join(c.dir, "keys", "coordinator.nk")
+	section["workerKeys"] = c.keys
+	section["lostAfter"] = "5s"
+	section["ackWait"] = "2s"
 	cfg := map[string]any{"grace": "1s", "concurrency": 8, "nats": section}
 	for k, v := range extra {
 		cfg[k] = v
@@ -114,11 +181,77 @@ func newClusterOn(t *testing.T, srv *natstest.Server, lists []string, natsCfg, e
 	return c
 }
 
+// section is the nats section of the configuration of a process of role
+// ("coordinator" or "worker"): the server's url, and how it logs in.
+func (c *cluster) section(role string) map[string]any {
+	section := map[string]any{"url": c.nats.URL()}
+	if c.natsCfg == nil {
+		section["user"] = role
+		section["password"] = map[string]string{"coordinator": coordinatorPassword, "worker": workerPassword}[role]
+	}
+	for k, v := range c.natsCfg {
+		section[k] = v
+	}
+	return section
+}
+
+// editConfig changes the coordinator's configuration file with edit.
+func (c *cluster) editConfig(edit func(cfg map[string]any)) {
+	c.t.Helper()
+	data, err := os.ReadFile(c.config)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		c.t.Fatal(err)
+	}
+	edit(cfg)
+	if data, err = json.Marshal(cfg); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(c.config, data, 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// workerConfig writes the configuration file of worker name, whose key is
+// the next one the coordinator trusts, with extra fields; it returns its
+// path.
+func (c *cluster) workerConfig(name string, extra map[string]any) string {
+	c.t.Helper()
+	i := len(c.workers)
+	section := c.section("worker")
+	section["coordinatorKeys"] = []string{c.coordKey}
+	section["signingKey"] = filepath.Join(c.dir, "keys", fmt.Sprintf("worker%d.nk", i%workerKeys))
+	cfg := map[string]any{"nats": section}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	data, _ := json.Marshal(cfg)
+	path := filepath.Join(c.dir, "config", "worker-"+name+".json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	return path
+}
+
 // worker starts a worker called name with the extra flags.
 func (c *cluster) worker(name string, flags ...string) *proc {
 	c.t.Helper()
-	args := []string{taskdBinary(c.t), "worker", "--nats", c.nats.URL(), "--config", c.config, "--name", name,
-		"--state", filepath.Join(c.dir, "state-"+name), "--ack-wait", "2s", "--grace", "1s", "--log-level", "debug"}
+	return c.workerWith(name, nil, flags...)
+}
+
+// workerWith starts a worker called name with the extra fields of its
+// configuration file and flags.
+func (c *cluster) workerWith(name string, extra map[string]any, flags ...string) *proc {
+	c.t.Helper()
+	if p := c.workers[name]; p != nil {
+		c.t.Fatalf("worker %s exists", name)
+	}
+	config := c.workerConfig(name, extra)
+	args := []string{taskdBinary(c.t), "worker", "--config", config, "--name", name,
+		"--state", filepath.Join(c.dir, "state-"+name), "--heartbeat", "500ms", "--grace", "1s", "--log-level", "debug"}
 	p := &proc{name: name, args: append(args, flags...)}
 	c.workers[name] = p
 	c.start(p)
@@ -131,6 +264,7 @@ func (c *cluster) start(p *proc) {
 	p.cmd.Env = append(os.Environ(),
 		"HOME="+filepath.Join(c.dir, "home"), "XDG_CONFIG_HOME="+filepath.Join(c.dir, "config"),
 		"XDG_STATE_HOME="+filepath.Join(c.dir, "state"), "TASKD_ROOT=")
+	p.cmd.Env = append(p.cmd.Env, p.env...)
 	if p.out == nil {
 		p.out = &syncBuffer{}
 	}
@@ -167,23 +301,36 @@ func (c *cluster) stopAll() {
 		procs = append(procs, w)
 	}
 	for _, p := range procs {
-		select {
-		case <-p.done:
-			continue
-		default:
+		c.stopProc(p)
+	}
+	for _, p := range procs {
+		if out := p.out.String(); strings.Contains(out, "WARNING: DATA RACE") {
+			c.t.Errorf("%s has a data race:\n%s", p.name, out)
 		}
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(15 * time.Second):
-			p.cmd.Process.Signal(syscall.SIGKILL)
-			<-p.done
+		if out := p.out.String(); strings.Contains(out, "permission denied by the NATS server") && !c.deniedOK {
+			c.t.Errorf("%s was denied a permission its role should have:\n%s", p.name, out)
 		}
 	}
-	if c.t.Failed() {
+	if c.t.Failed() || os.Getenv("TASKD_TEST_LOGS") != "" {
 		for _, p := range procs {
 			c.t.Logf("--- %s ---\n%s", p.name, p.out)
 		}
+	}
+}
+
+// stopProc stops p if it runs: SIGTERM, then SIGKILL.
+func (c *cluster) stopProc(p *proc) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
 	}
 }
 
@@ -209,14 +356,32 @@ func (c *cluster) listDir(l string) string { return filepath.Join(c.root, l) }
 // drop writes a task file as a careful user does: elsewhere, then renamed.
 func (c *cluster) drop(list, id, content string) {
 	c.t.Helper()
-	tmp := filepath.Join(c.listDir(list), "."+id+".drop")
+	c.dropIn(c.root, list, id, content)
+}
+
+// dropIn is drop into the list of another root.
+func (c *cluster) dropIn(root, list, id, content string) {
+	c.t.Helper()
+	tmp := filepath.Join(root, list, "."+id+".drop")
 	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
-	if err := os.Rename(tmp, filepath.Join(c.listDir(list), id+".json")); err != nil {
+	if err := os.Rename(tmp, filepath.Join(root, list, id+".json")); err != nil {
 		c.t.Fatal(err)
 	}
 }
+
+// taskState is the state of the task file at path ("" if it cannot be
+// read).
+func taskState(path string) task.State {
+	t, err := taskfile.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return task.Of(t)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // read reads a task (nil if it cannot be read now).
 func (c *cluster) read(list, id string) *taskfile.Task {

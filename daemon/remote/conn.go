@@ -8,8 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,31 +16,72 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 )
 
+// A Conn is a connection to the NATS server that remembers what the
+// server refused it lately (a permission it lacks), so that an error met
+// meanwhile — a request that times out because the server dropped it —
+// is named for what it is (Explain).
+type Conn struct {
+	*nats.Conn
+	url string
+	log *slog.Logger
+
+	back chan struct{} // a value after every reconnection
+
+	mu     sync.Mutex // protects the fields below
+	denied []denial   // the latest permission violations, newest last
+	since  time.Time  // when the connection was last made
+}
+
+// Reconnected delivers a value after the connection is made again.
+func (c *Conn) Reconnected() <-chan struct{} { return c.back }
+
+// ConnectedSince is when the connection was last made (or made again).
+func (c *Conn) ConnectedSince() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.since
+}
+
+func (c *Conn) connected() {
+	c.mu.Lock()
+	c.since = time.Now()
+	c.mu.Unlock()
+	select {
+	case c.back <- struct{}{}:
+	default:
+	}
+}
+
+type denial struct {
+	at  time.Time
+	err error
+}
+
 // Connect connects to the NATS server at url with the credentials and TLS
-// settings of c (which may be nil), as client name. A server that answers
-// and refuses the credentials, or whose certificate does not verify, is
-// an error at once (ErrRefused): waiting would not change it. Otherwise
-// the connection never gives up: it is made even while the server is
-// down, and it reconnects for as long as the process runs; disconnects,
-// reconnects and a refusal met while reconnecting are logged. ~ in a file
-// name is home.
-func Connect(url string, c *config.NATS, name, home string, log *slog.Logger) (*nats.Conn, error) {
+// settings of c (which may be nil), as client name, with replies to
+// subjects under inbox (CoordinatorInbox, WorkerInbox). A server that
+// answers and refuses the credentials, or whose certificate does not
+// verify, is an error at once (ErrRefused): waiting would not change it.
+// Otherwise the connection never gives up: it is made even while the
+// server is down, and it reconnects for as long as the process runs;
+// disconnects, reconnects, a refusal met while reconnecting and the
+// permissions the server denies are logged. ~ in a file name is home.
+func Connect(url string, c *config.NATS, name, inbox, home string, log *slog.Logger) (*Conn, error) {
 	if c == nil {
 		c = &config.NATS{}
 	}
-	path := func(p string) string {
-		if rest, ok := strings.CutPrefix(p, "~/"); ok && home != "" {
-			return filepath.Join(home, rest)
-		}
-		return p
-	}
+	conn := &Conn{url: url, log: log, back: make(chan struct{}, 1)}
+	path := func(p string) string { return expandHome(p, home) }
 	opts := []nats.Option{
 		nats.Name(name),
+		nats.CustomInboxPrefix(inbox),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.ReconnectBufSize(-1), // a publish while disconnected fails at once, and is tried again
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			log.Warn("lost the NATS server; reconnecting", "url", url, "err", err)
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if !nc.IsClosed() {
+				log.Warn("lost the NATS server; reconnecting", "url", url, "err", err)
+			}
 		}),
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
 			if refused(err) {
@@ -49,8 +89,11 @@ func Connect(url string, c *config.NATS, name, home string, log *slog.Logger) (*
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
+			conn.connected()
 			log.Info("reconnected to the NATS server", "url", nc.ConnectedUrlRedacted())
 		}),
+		nats.ConnectHandler(func(*nats.Conn) { conn.connected() }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { conn.asyncError(err) }),
 	}
 	switch {
 	case c.Creds != "":
@@ -89,17 +132,79 @@ func Connect(url string, c *config.NATS, name, home string, log *slog.Logger) (*
 	// A first try that does not wait tells a refusal from a server that is
 	// not there.
 	nc, err := nats.Connect(url, opts...)
-	if err == nil {
-		return nc, nil
-	}
-	if refused(err) {
+	if err != nil && refused(err) {
 		return nil, fmt.Errorf("connect to %s: %w", url, refusal(err))
 	}
-	nc, err = nats.Connect(url, append(opts, nats.RetryOnFailedConnect(true))...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", url, err)
+		nc, err = nats.Connect(url, append(opts, nats.RetryOnFailedConnect(true))...)
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s: %w", url, err)
+		}
 	}
-	return nc, nil
+	conn.Conn = nc
+	if nc.IsConnected() {
+		conn.connected()
+	}
+	return conn, nil
+}
+
+// asyncError takes an error the server reported outside any request: a
+// permission it denied is logged (once a minute for the same) and kept
+// for Explain.
+func (c *Conn) asyncError(err error) {
+	if !errors.Is(err, nats.ErrPermissionViolation) {
+		c.log.Warn("the NATS server reports an error", "err", err)
+		return
+	}
+	c.mu.Lock()
+	now := time.Now()
+	repeated := false
+	for _, d := range c.denied {
+		if d.err.Error() == err.Error() && now.Sub(d.at) < time.Minute {
+			repeated = true
+		}
+	}
+	c.denied = append(c.denied, denial{now, err})
+	if len(c.denied) > 16 {
+		c.denied = c.denied[len(c.denied)-16:]
+	}
+	c.mu.Unlock()
+	if !repeated {
+		c.log.Error("permission denied by the NATS server: this user lacks a permission taskd needs (docs/distributed.md lists them by role)", "url", c.url, "err", err)
+	}
+}
+
+// ErrPermission marks an error caused by a permission the server denies.
+var ErrPermission = errors.New("permission denied")
+
+// Explain names what err, met on the connection, is: a permission the
+// server denied meanwhile (ErrPermission), no responders (nothing answers
+// the subject: JetStream is not enabled for the user's account, or the
+// stream is missing), the server out of reach. Other errors are returned
+// as they are.
+func (c *Conn) Explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) {
+		return fmt.Errorf("no responders: nothing on the NATS server at %s answers (JetStream is not enabled for this user's account, or the stream is missing): %w", c.url, err)
+	}
+	timeout := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+	if timeout {
+		c.mu.Lock()
+		var last *denial
+		if n := len(c.denied); n > 0 && time.Since(c.denied[n-1].at) < 30*time.Second {
+			last = &c.denied[n-1]
+		}
+		c.mu.Unlock()
+		if last != nil {
+			return fmt.Errorf("%w: %w (docs/distributed.md lists the permissions of each role)", ErrPermission, last.err)
+		}
+	}
+	if !c.IsConnected() {
+		return fmt.Errorf("the NATS server at %s cannot be reached: %w", c.url, err)
+	}
+	return err
 }
 
 // ErrRefused is the error (wrapped) of a server that refuses a client's
@@ -130,124 +235,4 @@ func refusal(err error) error {
 		what = "the credentials: nats.user and nats.password, nats.token, nats.creds or nats.nkey"
 	}
 	return fmt.Errorf("%w: %w; check %s", ErrRefused, err, what)
-}
-
-// Streams are the two streams of a prefix.
-type Streams struct {
-	Prefix string
-	JS     jetstream.JetStream
-	Work   jetstream.Stream
-	Runs   jetstream.Stream
-}
-
-// OpenStreams makes the work and runs streams of prefix if they are not
-// there, and returns them. It waits for the server while ctx allows,
-// calling wait (if not nil) with the reason after every failed try.
-func OpenStreams(ctx context.Context, nc *nats.Conn, prefix string, wait func(error)) (*Streams, error) {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, err
-	}
-	s := &Streams{Prefix: prefix, JS: js}
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
-		if err = s.open(ctx); err == nil {
-			return s, nil
-		}
-		if wait != nil {
-			wait(err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("open streams: %w", err)
-		case <-time.After(delay):
-		}
-	}
-}
-
-func (s *Streams) open(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	p := s.Prefix
-	work, err := ensureStream(ctx, s.JS, jetstream.StreamConfig{
-		Name: workStream(p), Subjects: []string{p + ".work.>"},
-		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
-		Duplicates: dedupWindow, MaxMsgSize: 8 << 20,
-		Description: "taskd: attempts waiting for a worker",
-	})
-	if err != nil {
-		return err
-	}
-	runs, err := ensureStream(ctx, s.JS, jetstream.StreamConfig{
-		Name: runsStream(p), Subjects: []string{p + ".run.>"},
-		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage,
-		Duplicates: dedupWindow, MaxAge: RunsMaxAge, MaxMsgSize: 1 << 20,
-		Description: "taskd: what workers report of their attempts",
-	})
-	if err != nil {
-		return err
-	}
-	s.Work, s.Runs = work, runs
-	return nil
-}
-
-// ensureStream returns stream cfg.Name, made with cfg if it does not
-// exist. A stream that exists is used as it is: its settings are the
-// operator's to change.
-func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	st, err := js.Stream(ctx, cfg.Name)
-	if err == nil {
-		return st, nil
-	}
-	if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, fmt.Errorf("stream %s: %w", cfg.Name, err)
-	}
-	st, err = js.CreateStream(ctx, cfg)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return js.Stream(ctx, cfg.Name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("create stream %s: %w", cfg.Name, err)
-	}
-	return st, nil
-}
-
-// Last returns the data of the last message on the run subject kind of
-// attempt id, or nil if there is none.
-func (s *Streams) Last(ctx context.Context, id, kind string) ([]byte, error) {
-	m, err := s.Runs.GetLastMsgForSubject(ctx, runSubject(s.Prefix, id, kind))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if m.Data == nil {
-		return []byte{}, nil
-	}
-	return m.Data, nil
-}
-
-// Publish publishes data on the run subject kind of attempt id and waits
-// for the stream to store it. A non-empty msgID de-duplicates; dup
-// reports that the stream already had a message with that id.
-func (s *Streams) Publish(ctx context.Context, id, kind string, data []byte, msgID string, hdr nats.Header) (dup bool, err error) {
-	m := &nats.Msg{Subject: runSubject(s.Prefix, id, kind), Data: data, Header: hdr}
-	var opts []jetstream.PublishOpt
-	if msgID != "" {
-		opts = append(opts, jetstream.WithMsgID(msgID))
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	ack, err := s.JS.PublishMsg(ctx, m, opts...)
-	if err != nil {
-		return false, fmt.Errorf("publish %s of attempt %s: %w", kind, id, err)
-	}
-	return ack.Duplicate, nil
-}
-
-// Forget removes what the runs stream holds of attempt id.
-func (s *Streams) Forget(ctx context.Context, id string) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	return s.Runs.Purge(ctx, jetstream.WithPurgeSubject(s.Prefix+".run."+id+".>"))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/natstest"
 )
@@ -72,8 +73,20 @@ func TestRemote_RefusedCredentials(t *testing.T) {
 		return path
 	}
 	ca := `{"ca": "` + srv.CAFile() + `"}`
-	wrong := config("wrong-password", map[string]any{"user": `"taskd"`, "password": `"guess"`, "tls": ca})
-	untrusted := config("no-ca", map[string]any{"user": `"taskd"`, "password": `"s3cret"`})
+	key := filepath.Join(dir, "coordinator.nk")
+	pub, _, err := remote.Keygen(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]any{"signingKey": `"` + key + `"`, "workerKeys": `["` + pub + `"]`, "coordinatorKeys": `["` + pub + `"]`}
+	with := func(m map[string]any) map[string]any {
+		for k, v := range keys {
+			m[k] = v
+		}
+		return m
+	}
+	wrong := config("wrong-password", with(map[string]any{"user": `"taskd"`, "password": `"guess"`, "tls": ca}))
+	untrusted := config("no-ca", with(map[string]any{"user": `"taskd"`, "password": `"s3cret"`}))
 	root := filepath.Join(dir, "tasks")
 	if err := os.MkdirAll(filepath.Join(root, "l"), 0o700); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,8 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// watchEnds looks at every End workers publish, until ctx ends, and drops
+// watchEnds looks at every End workers publish (signed by a trusted key),
+// until ctx ends, and drops
 // (with a log line, and from the runs stream) those of attempts no task
 // expects any more: the task moved on (its attempt was cancelled here and
 // its worker answered too late, it was recorded interrupted, its file was
@@ -36,6 +37,10 @@ func (c *Coordinator) watchEnds(ctx context.Context) {
 		case m := <-ends:
 			id := strings.TrimSuffix(strings.TrimPrefix(m.Subject, c.prefix+".run."), "."+KindEnd)
 			if c.followed(id) {
+				continue
+			}
+			if _, err := c.trust.Verify(m.Subject, m.Header, m.Data); err != nil {
+				c.log.Debug("ignoring an end", "subject", m.Subject, "err", err)
 				continue
 			}
 			var e End

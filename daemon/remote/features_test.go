@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -134,12 +135,10 @@ func TestRemote_LocalStaysLocal(t *testing.T) {
 	})
 	// Rewrite the configuration with a local list: the coordinator reads
 	// it at start.
-	cfg := map[string]any{"grace": "1s", "concurrency": 8,
-		"profiles": map[string]any{"sh": map[string]any{"command": []string{"sh", "-c"}, "prompt": "arg"}},
-		"nats":     map[string]any{"url": c.nats.URL(), "local": []string{"sh", "here"}}}
-	data, _ := json.Marshal(cfg)
 	c.kill(c.coord)
-	os.WriteFile(c.config, data, 0o600)
+	c.editConfig(func(cfg map[string]any) {
+		cfg["nats"].(map[string]any)["local"] = []string{"sh", "here"}
+	})
 	c.restart(c.coord)
 	work := t.TempDir()
 	c.drop("l", "1", execTask("true", work, map[string]any{"taskd.agent": "sh"}))
@@ -164,17 +163,23 @@ func TestRemote_UnexpectedResultDropped(t *testing.T) {
 	c.waitState("l", []string{"1"}, task.Succeeded, 20*time.Second)
 	before := c.read("l", "1").Raw()
 
-	nc, err := nats.Connect(c.nats.URL())
+	// A worker the coordinator trusts publishes an end of an attempt
+	// nobody sent.
+	nc, err := remote.Connect(c.nats.URL(), &config.NATS{User: "worker", Password: workerPassword}, "test", remote.WorkerInbox("taskd", "test"), "", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	s, err := remote.OpenStreams(context.Background(), nc, "taskd", nil)
+	signer, err := remote.LoadSigner(filepath.Join(c.dir, "keys", "worker0.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := remote.NewClient(nc, "taskd", signer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	end, _ := json.Marshal(remote.End{Worker: "stranger", List: "l", Task: "1", N: 1, Outcome: "finished"})
-	if _, err := s.Publish(context.Background(), "LateAttempt0000000001", remote.KindEnd, end, "", nil); err != nil {
+	if _, err := client.Publish(context.Background(), "LateAttempt0000000001", remote.KindEnd, end, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	c.waitFor("the coordinator to drop the result with a log line", 10*time.Second, func() bool {

@@ -2,64 +2,75 @@ package remote
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 )
 
-// Reattach implements job.Reattacher: after a restart, it finds out what
-// became of the remote attempt recorded in runDir's cmd.json. Its work
-// still in the work stream means a worker has it or will take it; an End
-// in the runs stream means it ended (perhaps while the daemon was down).
-// Either way it is followed to its end, as Run follows it. Neither means
-// it never reached the server, or its record expired: it was interrupted.
-// ok is false for an attempt that ran on this machine.
+// Reattach implements job.Reattacher: after a restart, it follows the
+// remote attempt recorded in runDir's cmd.json to its end, as Run
+// follows it: still queued, claimed by a worker (cmd.json or the Start
+// says which, or a worker's heartbeat lists it), ended meanwhile (its End
+// is in the runs stream), or unknown to the server — never published
+// (the daemon died first) or lost with the server's store — and then
+// published again from work.json. ok is false for an attempt that ran on
+// this machine.
 func (c *Coordinator) Reattach(ctx context.Context, listDir, runDir string) (agent.Result, agent.Outcome, bool) {
 	id, subject := remoteID(listDir, runDir)
 	if id == "" {
 		return agent.Result{}, agent.Finished, false
 	}
 	start := time.Now()
-	a := &agent.Attempt{ListDir: listDir, TaskID: taskOfRunDir(listDir, runDir)}
+	taskID, _, _ := runDirParts(listDir, runDir)
 	f, err := openFolder(listDir, runDir)
 	if err != nil {
 		msg := "interrupted: its run folder cannot be read: " + err.Error()
 		return agent.Result{Error: msg, Summary: msg, ExitCode: -1}, agent.Interrupted, true
 	}
 	defer f.close()
-	done := c.follow(id)
-	defer done()
-	n := &note{listDir: listDir, task: a.TaskID, log: c.log}
-	defer n.clear()
-	s := c.streamsFor(ctx, n)
-	if s == nil {
-		return detachedEnding().res, agent.Interrupted, true
-	}
-	known, err := s.known(ctx, id, subject)
-	for err != nil {
-		n.waiting("waiting for the NATS server to say what became of the attempt: " + err.Error())
-		select {
-		case <-ctx.Done():
-			return detachedEnding().res, agent.Interrupted, true
-		case <-time.After(time.Second):
-		}
-		known, err = s.known(ctx, id, subject)
-	}
-	if !known {
-		c.log.Info("an attempt sent to a worker is known to no stream; recording it as interrupted", "task", a.TaskID, "attempt", id)
-		res := agent.Result{Error: errNotSent.Error(), Summary: errNotSent.Error(), ExitCode: -1}
-		r, out := c.settleAt(runDir, f, start, ending{res, agent.Interrupted, id})
+	work, err := f.loadWork()
+	if err != nil {
+		// Sent by a taskd that kept no copy, and lost: it runs again.
+		c.log.Info("an attempt sent to a worker cannot be sent again: its run folder keeps no copy; recording it as interrupted", "task", taskID, "attempt", id, "err", err)
+		msg := "interrupted: the attempt cannot be followed or sent again (" + err.Error() + ")"
+		r, out := c.settleAt(runDir, f, start, ending{agent.Result{Error: msg, Summary: msg, ExitCode: -1}, agent.Interrupted, id})
 		return r, out, true
 	}
-	c.log.Info("following an attempt a worker has, sent before the daemon restarted", "task", a.TaskID, "attempt", id)
-	res, out := c.await(ctx, nil, f, id, n)
+	done := c.follow(id)
+	defer done()
+	n := &note{listDir: listDir, task: taskID, log: c.log}
+	defer n.clear()
+	if c.streamsFor(ctx, n) == nil {
+		return detachedEnding().res, agent.Interrupted, true
+	}
+	var w Work
+	_ = json.Unmarshal(work.Data, &w)
+	fl := &following{id: id, subject: subject, profile: w.Profile, labels: w.Labels, f: f, n: n, work: work}
+	if h, ok := f.holding(); ok {
+		fl.held = &h
+	}
+	c.log.Info("following an attempt sent to a worker before the daemon restarted", "task", taskID, "attempt", id)
+	stopWatch := c.watchFolder(f, w.Profile)
+	res, out := c.await(ctx, fl)
+	stopWatch()
 	r, out := c.settleAt(runDir, f, start, ending{res, out, id})
 	return r, out, true
+}
+
+// watchFolder is watch for a run folder followed after a restart: its
+// transcript is written again from the whole stdout.log.
+func (c *Coordinator) watchFolder(f *folder, profile string) (stop func()) {
+	p := c.cfg.Profiles[profile]
+	if p == nil {
+		return func() {}
+	}
+	a := &agent.Attempt{ListDir: f.base, Profile: p}
+	a.TaskID, a.N, a.Sub = runDirParts(f.base, f.dir)
+	return c.watch(a, f)
 }
 
 // settleAt is settle for the attempt whose run folder is runDir.
@@ -67,29 +78,6 @@ func (c *Coordinator) settleAt(runDir string, f *folder, start time.Time, e endi
 	a := &agent.Attempt{ListDir: f.base}
 	a.TaskID, a.N, a.Sub = runDirParts(f.base, runDir)
 	return c.settle(a, f, start, e)
-}
-
-// known reports whether the streams know attempt id: its work is waiting
-// or being worked on, or its End is stored. The work is looked at first:
-// a worker stores the End before it acknowledges the work.
-func (s *Streams) known(ctx context.Context, id, subject string) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	_, err := s.Work.GetLastMsgForSubject(ctx, subject)
-	if err == nil {
-		return true, nil
-	}
-	if !errors.Is(err, jetstream.ErrMsgNotFound) {
-		return false, err
-	}
-	end, err := s.Last(ctx, id, KindEnd)
-	return end != nil, err
-}
-
-// taskOfRunDir is the task whose run folder runDir is.
-func taskOfRunDir(listDir, runDir string) string {
-	id, _, _ := runDirParts(listDir, runDir)
-	return id
 }
 
 // runDirParts splits runDir, listDir/.taskd/runs/<task>/<n>[/<sub>], into

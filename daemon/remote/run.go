@@ -2,8 +2,8 @@ package remote
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -17,7 +17,7 @@ import (
 
 // Run runs attempt a on a worker (or here, if nats.local names its
 // profile or list): it prepares the run folder, waits at the gate,
-// publishes the attempt and follows it to its end as Follow does. Like
+// publishes the attempt and follows it to its end as Reattach does. Like
 // agent.Local's, its result.json is written the moment the end is known,
 // except for an attempt interrupted or left running elsewhere.
 func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, agent.Outcome) {
@@ -31,14 +31,30 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 	}
 	defer f.close()
 	id := newID()
-	subject := workSubject(c.prefix, a.Profile.Name, id)
+	labels := a.Spec.Labels
+	subject := WorkSubject(c.prefix, a.Profile.Name, labels, id)
+	w := workOf(a, id, c.cfg.Root)
+	w.Repo, w.Ref = repoOf(a)
+	data, err := json.Marshal(w)
+	if err != nil {
+		return c.settle(a, f, start, notStarted(fmt.Sprintf("encode the attempt: %v", err)))
+	}
+	msg := &nats.Msg{Subject: subject, Data: data}
+	c.signer.Sign(msg)
 	cmd := map[string]any{
 		"cwd": a.Cwd, "env": a.Profile.Env, "profile": a.Profile.Name, "timeout": a.Timeout.String(),
-		"step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt,
-		"remote": map[string]any{"attempt": id, "subject": subject},
+		"step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt, "output": a.Profile.Output,
+		"remote": map[string]any{"attempt": id, "subject": subject, "state": stateQueued},
 	}
-	// cmd.json names the remote attempt before it can exist: a daemon that
-	// dies from here on asks the streams about it at its next start.
+	if a.Session != "" {
+		cmd["sessionId"] = a.Session
+	}
+	// work.json and cmd.json name the remote attempt before it can exist:
+	// a daemon that dies from here on follows it at its next start, and
+	// publishes it if the server never got it.
+	if err := f.saveWork(msg); err != nil {
+		return c.settle(a, f, start, notStarted(fmt.Sprintf("write work.json: %v", err)))
+	}
 	if err := f.setCmd(cmd); err != nil {
 		return c.settle(a, f, start, notStarted(fmt.Sprintf("write cmd.json: %v", err)))
 	}
@@ -52,11 +68,34 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 	defer done()
 	n := &note{listDir: a.ListDir, task: a.TaskID, log: c.log}
 	defer n.clear()
-	if s := c.publish(ctx, a, id, subject, n); s == nil {
+	fl := &following{id: id, subject: subject, profile: a.Profile.Name, labels: labels, f: f, n: n, gate: a.Gate, work: msg}
+	stopWatch := c.watch(a, f)
+	if s := c.publish(ctx, fl); s == nil {
+		stopWatch()
 		return c.settle(a, f, start, c.unsent(ctx))
 	}
-	res, out := c.await(ctx, a.Gate, f, id, n)
+	res, out := c.await(ctx, fl)
+	stopWatch()
 	return c.settle(a, f, start, ending{res, out, id})
+}
+
+// watch follows the run folder's stdout.log as the worker's output lands
+// in it, when the agent streams JSON events: transcript.log is written as
+// agent.Local writes it, and the progress reported to a.Report, so that
+// taskd logs and taskd status show a remote agent as a local one. The
+// function it returns stops it, once the output is all in.
+func (c *Coordinator) watch(a *agent.Attempt, f *folder) (stop func()) {
+	if !agent.IsStream(a.Profile.Output) {
+		return func() {}
+	}
+	// The worker enforces the budget; this watcher only reads.
+	wa := &agent.Attempt{ListDir: a.ListDir, ListID: a.ListID, TaskID: a.TaskID, N: a.N, Sub: a.Sub, Profile: a.Profile, Report: a.Report}
+	w := agent.Watch(wa, func(session string) {
+		if err := f.setKey("sessionId", session); err != nil {
+			c.log.Debug("record an agent's session", "path", f.dir, "err", err)
+		}
+	})
+	return func() { w.Finish() }
 }
 
 // An ending is how an attempt ended, and its id if it was sent.
@@ -119,10 +158,11 @@ func (c *Coordinator) settle(a *agent.Attempt, f *folder, start time.Time, e end
 
 // resultOutcome is what result.json's outcome says of an attempt that did
 // not end on its own (agent.OutcomeOf reads it back).
-var resultOutcome = map[agent.Outcome]string{agent.TimedOut: "timed_out", agent.Cancelled: "cancelled", agent.NotStarted: "not_started"}
+var resultOutcome = map[agent.Outcome]string{agent.TimedOut: "timed_out", agent.Cancelled: "cancelled", agent.NotStarted: "not_started",
+	agent.Paused: "paused", agent.OverBudget: "over_budget"}
 
 // unsent is how an attempt ends that was not published when ctx ended:
-// cancelled, or left for the next start (which finds it never sent).
+// cancelled, or left for the next start (which publishes it).
 func (c *Coordinator) unsent(ctx context.Context) ending {
 	if stopOf(ctx) == kindStopInterrupt {
 		return detachedEnding()
@@ -135,37 +175,43 @@ func detachedEnding() ending {
 	return ending{agent.Result{Error: "left running on its worker while the daemon stopped", ExitCode: -1, Outcome: job.Detached}, agent.Interrupted, ""}
 }
 
-// publish publishes attempt a as id on subject, trying again until the
-// server has stored it (a retry is harmless: the stream drops a message
-// id it has seen) or ctx ends. While it cannot, the task says why. It
-// returns the streams, or nil if ctx ended first.
-func (c *Coordinator) publish(ctx context.Context, a *agent.Attempt, id, subject string, n *note) *Streams {
-	s := c.streamsFor(ctx, n)
+// publish publishes the attempt fl follows, trying again until the server
+// has stored it (a retry is harmless: the stream drops a message id it
+// has seen) or ctx ends. While it cannot, the task says why. It returns
+// the streams, or nil if ctx ended first.
+func (c *Coordinator) publish(ctx context.Context, fl *following) *Streams {
+	s := c.streamsFor(ctx, fl.n)
 	if s == nil {
 		return nil
 	}
-	w := workOf(a, id, c.cfg.Root)
-	w.Repo, w.Ref = repoOf(a)
-	data, err := json.Marshal(w)
-	if err != nil {
-		return nil // cannot happen: plain data
-	}
-	msg := &nats.Msg{Subject: subject, Data: data}
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := s.JS.PublishMsg(pctx, msg, jetstream.WithMsgID(id))
-		cancel()
+		err := c.publishWork(ctx, s, fl)
 		if err == nil {
-			n.clear()
+			fl.n.clear()
 			return s
 		}
-		n.waiting(fmt.Sprintf("waiting for the NATS server at %s to take the attempt: %v", c.url, err))
-		select {
-		case <-ctx.Done():
+		if errors.Is(err, ErrPermission) {
+			fl.n.waiting(fmt.Sprintf("the NATS server at %s does not let the coordinator send the attempt: %v", c.url, err))
+		} else {
+			fl.n.waiting(fmt.Sprintf("waiting for the NATS server at %s to take the attempt: %v", c.url, err))
+		}
+		if sleep(ctx, delay); ctx.Err() != nil {
 			return nil
-		case <-time.After(delay):
 		}
 	}
+}
+
+// publishWork publishes fl's work, signed as it was saved, once its
+// consumer is made.
+func (c *Coordinator) publishWork(ctx context.Context, s *Streams, fl *following) error {
+	if err := s.EnsureConsumer(ctx, fl.profile, fl.labels); err != nil {
+		return err
+	}
+	m := &nats.Msg{Subject: fl.work.Subject, Data: fl.work.Data, Header: fl.work.Header}
+	pctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	_, err := s.JS.PublishMsg(pctx, m, jetstream.WithMsgID(fl.id))
+	return c.nc.Explain(err)
 }
 
 // streamsFor waits for the streams, saying why in the task meanwhile.
@@ -194,10 +240,11 @@ func workOf(a *agent.Attempt, id, root string) Work {
 	s := a.Spec
 	return Work{
 		ID: id, Root: root, ListDir: a.ListDir, List: a.ListID, Task: a.TaskID, Parent: a.Parent,
-		N: a.N, Sub: a.Sub, Step: a.Step, Profile: ProfileOf(a.Profile), Prompt: a.Prompt, Script: a.Script,
-		Cwd: a.Cwd, Timeout: Duration(a.Timeout), Resume: a.Resume, Fork: a.Fork, Env: a.Env, Files: a.Files,
-		Flags: Flags{Model: s.Model, PermissionMode: s.PermissionMode, Tools: s.Tools, DisallowTools: s.DisallowTools, SystemPrompt: s.SystemPrompt},
-		Sent:  time.Now().UTC(),
+		N: a.N, Sub: a.Sub, Step: a.Step, Profile: a.Profile.Name, Labels: s.Labels, Prompt: a.Prompt, Script: a.Script,
+		Cwd: a.Cwd, Timeout: Duration(a.Timeout), Session: a.Session, Resume: a.Resume, Fork: a.Fork, Env: a.Env, Files: a.Files,
+		Flags:  Flags{Model: s.Model, PermissionMode: s.PermissionMode, Tools: s.Tools, DisallowTools: s.DisallowTools, SystemPrompt: s.SystemPrompt},
+		Budget: Budget{MaxTurns: a.Budget.MaxTurns, MaxCostUSD: a.Budget.MaxCostUSD},
+		Sent:   time.Now().UTC(),
 	}
 }
 
@@ -212,17 +259,4 @@ func repoOf(a *agent.Attempt) (repo, ref string) {
 	repo, _ = m.String("repo")
 	ref, _ = m.String("ref")
 	return repo, ref
-}
-
-// newID returns a new attempt id: 20 random letters and digits. It is
-// random, not derived from the task, so that a task dropped again with
-// the same attempt numbers never meets the reports of an earlier run.
-func newID() string {
-	const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 20)
-	rand.Read(b)
-	for i := range b {
-		b[i] = digits[int(b[i])%len(digits)]
-	}
-	return string(b)
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -16,9 +19,10 @@ import (
 
 // A folder is the run folder of an attempt a worker runs, filled here as
 // agent.Local fills it for an agent of this machine: prompt.md and the
-// prompt commands' files before it is sent, cmd.json (how it is, then was,
-// started, with the remote attempt's id so recovery knows to ask the
-// stream), stdout.log and stderr.log growing as the worker sends the
+// prompt commands' files before it is sent, work.json (the signed attempt,
+// to send it again), cmd.json (how it is, then was, started, with the
+// remote attempt's id and the worker that claimed it, so that recovery
+// follows it), stdout.log and stderr.log growing as the worker sends the
 // bytes, result.json the moment the End arrives. Every path goes through
 // package fsroot. Safe for concurrent use.
 type folder struct {
@@ -122,8 +126,9 @@ func (f *folder) remoteInfo() map[string]any {
 	return r
 }
 
-// updateRemote sets key of cmd.json's "remote" object and rewrites it.
-func (f *folder) updateRemote(key string, v any) error {
+// updateRemote sets the keys of kv in cmd.json's "remote" object and
+// rewrites it.
+func (f *folder) updateRemote(kv map[string]any) error {
 	f.mu.Lock()
 	info := make(map[string]any, len(f.cmd))
 	for k, v := range f.cmd {
@@ -135,10 +140,66 @@ func (f *folder) updateRemote(key string, v any) error {
 			r[k] = v
 		}
 	}
-	r[key] = v
+	for k, v := range kv {
+		r[k] = v
+	}
 	info["remote"] = r
 	f.mu.Unlock()
 	return f.setCmd(info)
+}
+
+// setKey sets key of cmd.json and rewrites it.
+func (f *folder) setKey(key string, v any) error {
+	f.mu.Lock()
+	info := make(map[string]any, len(f.cmd))
+	for k, v := range f.cmd {
+		info[k] = v
+	}
+	info[key] = v
+	f.mu.Unlock()
+	return f.setCmd(info)
+}
+
+// holding is the worker cmd.json says claimed the attempt, if any.
+func (f *folder) holding() (holding, bool) {
+	r := f.remoteInfo()
+	key, _ := r["key"].(string)
+	if key == "" {
+		return holding{}, false
+	}
+	h := holding{Key: key, At: time.Now()}
+	h.Boot, _ = r["boot"].(string)
+	h.Worker, _ = r["worker"].(string)
+	if seq, ok := r["seq"].(float64); ok {
+		h.Seq = uint64(seq)
+	}
+	return h, true
+}
+
+// savedWork is work.json: the signed message of the attempt, kept to
+// publish it again if the server loses it.
+type savedWork struct {
+	Subject string      `json:"subject"`
+	Header  nats.Header `json:"header"`
+	Data    []byte      `json:"data"`
+}
+
+// saveWork writes work.json.
+func (f *folder) saveWork(m *nats.Msg) error {
+	return agent.WriteJSONFile(f.base, f.path("work.json"), savedWork{Subject: m.Subject, Header: m.Header, Data: m.Data})
+}
+
+// loadWork reads work.json.
+func (f *folder) loadWork() (*nats.Msg, error) {
+	data, err := fsroot.ReadFile(f.base, f.path("work.json"), 64<<20)
+	if err != nil {
+		return nil, err
+	}
+	var w savedWork
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("work.json: %w", err)
+	}
+	return &nats.Msg{Subject: w.Subject, Header: w.Header, Data: w.Data}, nil
 }
 
 // writeOutput writes data, which starts at off in the agent's stdout

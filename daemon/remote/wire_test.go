@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/taskd/taskd/daemon/agent"
@@ -56,5 +57,66 @@ func TestAttemptOfSubject(t *testing.T) {
 	}
 	if got := AttemptOfSubject("taskd", "other.run.abc.cancel"); got != "" {
 		t.Errorf("AttemptOfSubject(other prefix) = %q", got)
+	}
+}
+
+func TestWorkSubjectsAndConsumers(t *testing.T) {
+	tests := []struct {
+		profile           string
+		labels            []string
+		subject, consumer string
+	}{
+		{"claude", nil, "taskd.work.claude.-.ID", "work-claude"},
+		{"claude", []string{"gpu"}, "taskd.work.claude.gpu.ID", "work-claude+gpu"},
+		{"exec", []string{"gpu", "big", "gpu"}, "taskd.work.exec.big+gpu.ID", "work-exec+big+gpu"},
+		{"my.profile", []string{"a-1"}, "taskd.work.x6d792e70726f66696c65.a-1.ID", "work-x6d792e70726f66696c65+a-1"},
+	}
+	for _, tt := range tests {
+		if got := WorkSubject("taskd", tt.profile, tt.labels, "ID"); got != tt.subject {
+			t.Errorf("WorkSubject(%q, %v) = %q, want %q", tt.profile, tt.labels, got, tt.subject)
+		}
+		if got := WorkConsumer(tt.profile, tt.labels); got != tt.consumer {
+			t.Errorf("WorkConsumer(%q, %v) = %q, want %q", tt.profile, tt.labels, got, tt.consumer)
+		}
+		token, labels, ok := ParseWorkConsumer(tt.consumer)
+		if !ok || token != Token(tt.profile) || LabelsToken(labels) != LabelsToken(tt.labels) {
+			t.Errorf("ParseWorkConsumer(%q) = %q, %v, %v", tt.consumer, token, labels, ok)
+		}
+	}
+	for _, name := range []string{"work-", "other", "work-claude+GPU", "work-a.b"} {
+		if _, _, ok := ParseWorkConsumer(name); ok {
+			t.Errorf("ParseWorkConsumer(%q) is ok", name)
+		}
+	}
+}
+
+func TestWorkCheck(t *testing.T) {
+	good := func() Work {
+		return Work{ID: "A1", List: "l", Task: "1", N: 1, Profile: "exec", Env: map[string]string{"TASKD_RESULTS": "x"}, Files: map[string][]byte{"transcript.json": nil}}
+	}
+	tests := []struct {
+		name    string
+		edit    func(*Work)
+		subject string
+		wantErr string
+	}{
+		{"good", func(*Work) {}, "taskd.work.exec.-.A1", ""},
+		{"id not the subject's", func(*Work) {}, "taskd.work.exec.-.B2", "does not match"},
+		{"id with a dot", func(w *Work) { w.ID = "A.1" }, "taskd.work.exec.-.A.1", "does not match"},
+		{"a variable not taskd's", func(w *Work) { w.Env["LD_PRELOAD"] = "/tmp/x.so" }, "taskd.work.exec.-.A1", "none of taskd's"},
+		{"a file outside the run folder", func(w *Work) { w.Files["../x"] = nil }, "taskd.work.exec.-.A1", `file "../x"`},
+		{"a file named ..", func(w *Work) { w.Files[".."] = nil }, "taskd.work.exec.-.A1", `file ".."`},
+		{"no task", func(w *Work) { w.Task = "" }, "taskd.work.exec.-.A1", "names no task"},
+		{"a task that is a path", func(w *Work) { w.Task = "../../x" }, "taskd.work.exec.-.A1", "not a task id"},
+		{"a sub-folder that is a path", func(w *Work) { w.Sub = "a/../../b" }, "taskd.work.exec.-.A1", "sub-folder"},
+		{"a bad label", func(w *Work) { w.Labels = []string{"GPU"} }, "taskd.work.exec.-.A1", "label"},
+	}
+	for _, tt := range tests {
+		w := good()
+		tt.edit(&w)
+		err := w.Check(tt.subject)
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%s: Check = %v, want %q", tt.name, err, tt.wantErr)
+		}
 	}
 }

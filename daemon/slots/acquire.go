@@ -204,6 +204,31 @@ func (p *Pool) Usage() Usage {
 	return Usage{Running: p.running, Finishing: p.finishing, Pending: p.pending, Queue: len(p.queue)}
 }
 
+// Ready reports whether a slot is there for t: it holds one, or the
+// limits leave one free for it even once every ticket queued ahead of it
+// has taken one (those that still prepare too: within a list, tickets get
+// slots in order). A ticket that is ready gets its slot as soon as it
+// asks, and those ahead of it have. An answer, not a promise: slots
+// change hands meanwhile.
+func (p *Pool) Ready(t *Ticket) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t.slot {
+		return true
+	}
+	ahead, aheadInList := 0, 0
+	for _, q := range p.queue {
+		if q == t {
+			break
+		}
+		ahead++
+		if q.list == t.list {
+			aheadInList++
+		}
+	}
+	return p.running+ahead < p.limit && t.c.running+aheadInList < p.limits(t.list)
+}
+
 // Holds reports whether t holds a slot.
 func (p *Pool) Holds(t *Ticket) bool {
 	p.mu.Lock()

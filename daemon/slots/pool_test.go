@@ -141,3 +141,40 @@ func TestPool_Room(t *testing.T) {
 		t.Error("no room for a late ticket")
 	}
 }
+
+// TestPool_Ready: a queued ticket is ready when a slot is left for it once
+// every ticket ahead of it has taken one, whether those have asked yet or
+// not; a ticket holding a slot is ready.
+func TestPool_Ready(t *testing.T) {
+	p := slots.New(2, limits(2), nop)
+	a, b := p.Take("l", slots.Claimed), p.Take("l", slots.Claimed)
+	if !p.Ready(a) || !p.Ready(b) {
+		t.Fatalf("two slots, two tickets: Ready = %v %v, want both", p.Ready(a), p.Ready(b))
+	}
+	if err := p.Acquire(context.Background(), a, nil); err != nil {
+		t.Fatal(err)
+	}
+	one := slots.New(1, limits(1), nop)
+	x := one.Take("l", slots.Claimed)
+	if err := one.Acquire(context.Background(), x, nil); err != nil {
+		t.Fatal(err)
+	}
+	y := one.Take("m", slots.Claimed)
+	if !one.Ready(x) || one.Ready(y) {
+		t.Errorf("one slot, taken: Ready = %v %v, want true false", one.Ready(x), one.Ready(y))
+	}
+	one.Release(x)
+	one.Done(x)
+	if !one.Ready(y) {
+		t.Errorf("the slot freed: the ticket waiting for it is not ready")
+	}
+	perList := slots.New(2, limits(1), nop)
+	l1, m1 := perList.Take("l", slots.Claimed), perList.Take("m", slots.Claimed)
+	if err := perList.Acquire(context.Background(), l1, nil); err != nil {
+		t.Fatal(err)
+	}
+	l2 := perList.Take("l", slots.Claimed)
+	if !perList.Ready(m1) || perList.Ready(l2) {
+		t.Errorf("a list limit of 1: Ready = %v %v, want true false", perList.Ready(m1), perList.Ready(l2))
+	}
+}

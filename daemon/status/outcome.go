@@ -1,11 +1,11 @@
 package status
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/task"
@@ -19,11 +19,15 @@ type Outcome struct {
 	OK    bool // it ended in success
 	// State is its metadata.taskd.state ("completed" for a task that is
 	// not taskd's), "missing" for a task whose file does not exist, or
-	// "refused" for a file the daemon will not run.
+	// "rejected" for a file the daemon will not run.
 	State string
-	// Reason is the first line of a failed task's error, or of why the
-	// daemon refused the file.
-	Reason string
+	// Error is a failed task's error, or the daemon's note on why it
+	// refused the file, whole.
+	Error string
+	// Summary and CostUSD are the latest attempt's (metadata.taskd.result)
+	// of a task that has ended.
+	Summary string
+	CostUSD *float64
 	// NeedsHuman is set while the task waits for a person's answer.
 	NeedsHuman bool
 }
@@ -46,7 +50,7 @@ func ReadOutcome(listDir, id string) Outcome {
 		return Outcome{}
 	}
 	if note, err := os.ReadFile(area.RejectNote(listDir, id+".json")); err == nil {
-		return Outcome{Ended: true, State: "refused", Reason: firstLine(strings.TrimSpace(string(note)))}
+		return Outcome{Ended: true, State: "rejected", Error: string(note)}
 	}
 	sp, err := task.ReadSpec(t)
 	if err != nil {
@@ -54,12 +58,19 @@ func ReadOutcome(listDir, id string) Outcome {
 	}
 	o := Outcome{State: string(sp.State)}
 	switch {
-	case sp.State == task.Succeeded:
-		o.Ended, o.OK = true, true
 	case sp.State.Ended():
-		o.Ended = true
-		msg, _ := task.Meta(t).String("error")
-		o.Reason = firstLine(strings.TrimSpace(msg))
+		var r struct {
+			Summary string   `json:"summary"`
+			CostUSD *float64 `json:"costUsd"`
+		}
+		if v, ok := task.Meta(t).Get("result"); ok {
+			json.Unmarshal(taskfile.AppendJSON(nil, v), &r)
+		}
+		o.Ended, o.OK = true, sp.State == task.Succeeded
+		o.Summary, o.CostUSD = r.Summary, r.CostUSD
+		if !o.OK {
+			o.Error, _ = task.Meta(t).String("error")
+		}
 	case sp.State == task.NeedsHuman:
 		o.NeedsHuman = true
 	}

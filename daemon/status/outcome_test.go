@@ -3,6 +3,7 @@ package status
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -12,7 +13,7 @@ import (
 func TestReadOutcome(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		"ok":      `{"id": "ok", "subject": "x", "owner": "taskd", "status": "completed", "metadata": {"taskd": {"state": "succeeded"}}}`,
+		"ok":      `{"id": "ok", "subject": "x", "owner": "taskd", "status": "completed", "metadata": {"taskd": {"state": "succeeded", "result": {"success": true, "summary": "all green", "costUsd": 0.25}}}}`,
 		"failed":  `{"id": "failed", "subject": "x", "owner": "taskd", "status": "pending", "metadata": {"taskd": {"state": "failed", "error": "  tests fail\nat line 3"}}}`,
 		"human":   `{"id": "human", "subject": "x", "owner": "taskd", "status": "pending", "metadata": {"taskd": {"state": "needs_human", "hitl": {"reason": "r", "options": ["passed"]}}}}`,
 		"running": `{"id": "running", "subject": "x", "owner": "taskd", "status": "in_progress", "metadata": {"taskd": {"state": "running"}}}`,
@@ -28,21 +29,22 @@ func TestReadOutcome(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(dir, ".taskd", "rejected"), 0o700)
 	os.WriteFile(filepath.Join(dir, ".taskd", "rejected", "refused.json.txt"), []byte("\nworkflow \"x\" is unknown\nfix: …\n"), 0o600)
+	cost := 0.25
 	for _, tt := range []struct {
 		id   string
 		want Outcome
 	}{
-		{"ok", Outcome{Ended: true, OK: true, State: "succeeded"}},
-		{"failed", Outcome{Ended: true, State: "failed", Reason: "tests fail"}},
+		{"ok", Outcome{Ended: true, OK: true, State: "succeeded", Summary: "all green", CostUSD: &cost}},
+		{"failed", Outcome{Ended: true, State: "failed", Error: "  tests fail\nat line 3"}},
 		{"human", Outcome{State: "needs_human", NeedsHuman: true}},
 		{"running", Outcome{State: "running"}},
 		{"theirs", Outcome{Ended: true, OK: true, State: "completed"}},
 		{"todo", Outcome{}},
-		{"refused", Outcome{Ended: true, State: "refused", Reason: `workflow "x" is unknown`}},
+		{"refused", Outcome{Ended: true, State: "rejected", Error: "\nworkflow \"x\" is unknown\nfix: …\n"}},
 		{"torn", Outcome{}},
 		{"gone", Outcome{Ended: true, State: "missing"}},
 	} {
-		if got := ReadOutcome(dir, tt.id); got != tt.want {
+		if got := ReadOutcome(dir, tt.id); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: got %+v, want %+v", tt.id, got, tt.want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/daemon/worktree"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -21,7 +22,28 @@ type Runs struct {
 	// words, and ResumesAt when it runs again.
 	PausedBy  string    `json:"pausedBy,omitempty"`
 	ResumesAt time.Time `json:"resumesAt,omitzero"`
-	Logs      string    `json:"logs,omitempty"` // the latest attempt's run folder
+	// PausedProfile is the profile the limit paused with the task.
+	PausedProfile string `json:"pausedProfile,omitempty"`
+	Logs          string `json:"logs,omitempty"` // the latest attempt's run folder
+	// Summary is what the agent's latest attempt said it did, and
+	// CostUSD what that attempt cost, as metadata.taskd.result records
+	// them (taskd show adds up every attempt).
+	Summary string   `json:"summary,omitempty"`
+	CostUSD *float64 `json:"costUsd,omitempty"`
+	// CwdNote says why a task of a Claude Code session's list runs in
+	// the home directory (metadata.taskd.cwdNote).
+	CwdNote string `json:"cwdNote,omitempty"`
+	// Remote says where a running attempt sent to a worker is
+	// (docs/distributed.md).
+	Remote *Remote `json:"remote,omitempty"`
+}
+
+// Remote is where a running attempt sent to a worker is: State is
+// "queued" (no worker has claimed it yet), "claimed" (Worker prepares its
+// agent) or "running" (its agent runs on Worker).
+type Remote struct {
+	Worker string `json:"worker,omitempty"`
+	State  string `json:"state"`
 }
 
 // Worktree is a task's git worktree, as its task records it
@@ -63,20 +85,48 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 	if state == task.Paused {
 		var lim struct {
 			Message string `json:"message"`
+			Profile string `json:"profile"`
 		}
 		decode(m, "pause", &lim)
-		r.PausedBy = lim.Message
+		r.PausedBy, r.PausedProfile = lim.Message, lim.Profile
 		if at, ok := m.String("retryAt"); ok {
 			r.ResumesAt, _ = time.Parse(time.RFC3339Nano, at)
 		}
 	}
+	var res struct {
+		Summary string   `json:"summary"`
+		CostUSD *float64 `json:"costUsd"`
+	}
+	if decode(m, "result", &res) {
+		r.Summary, r.CostUSD = res.Summary, res.CostUSD
+	}
+	r.CwdNote, _ = m.String("cwdNote")
 	if dir, ok := m.String("runDir"); ok && dir != "" {
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(listDir, dir)
 		}
 		r.Logs = dir
+		if state == task.Running {
+			r.Remote = remoteOf(listDir, dir)
+		}
 	}
 	return r
+}
+
+// remoteOf reads where the attempt of run folder dir is, from its
+// cmd.json, if a worker runs it.
+func remoteOf(listDir, dir string) *Remote {
+	data, err := fsroot.ReadFile(listDir, filepath.Join(dir, "cmd.json"), 1<<20)
+	if err != nil {
+		return nil
+	}
+	var cmd struct {
+		Remote *Remote `json:"remote"`
+	}
+	if json.Unmarshal(data, &cmd) != nil || cmd.Remote == nil || cmd.Remote.State == "" {
+		return nil
+	}
+	return cmd.Remote
 }
 
 // decode reads metadata.taskd's key into v, reporting whether it could.

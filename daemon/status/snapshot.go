@@ -8,14 +8,20 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
+
+// StartingWaitsFor is what a starting task waits for: it is claimed, its
+// attempt prepared, and its agent starts the moment a slot is free.
+const StartingWaitsFor = "a slot: its attempt is claimed and prepared, and its agent starts as soon as a running agent of the daemon ends (concurrency)"
 
 // Task is one task as taskd status shows it.
 type Task struct {
@@ -60,7 +66,14 @@ type Task struct {
 	Below []Below `json:"below,omitempty"`
 	// Waits says what a waiting task waits for.
 	Waits *Waits `json:"waits,omitempty"`
-	Runs         // where and how its agent runs (runs.go)
+	// Pause is the paused agent profile that holds the task back (pauses.go).
+	Pause *Pause `json:"pause,omitempty"`
+
+	// Grants says, for a question about refused tool calls, what each
+	// answer allows: "allow" the exact calls' rules, "allow-tool" their
+	// whole tools.
+	Grants map[string][]string `json:"grants,omitempty"`
+	Runs                       // where and how its agent runs (runs.go)
 }
 
 // List is one list's tasks.
@@ -102,9 +115,10 @@ func Snapshot(root string, lists []string, all bool) ([]List, error) {
 			}
 		}
 	}
+	pauses, _ := pausefile.Read(root) // a bad file: no pause is shown
 	var out []List
 	for _, id := range lists {
-		ls, err := snapshotList(root, id, all)
+		ls, err := snapshotList(root, id, all, pauses)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +129,7 @@ func Snapshot(root string, lists []string, all bool) ([]List, error) {
 	return out, nil
 }
 
-func snapshotList(root, id string, all bool) (List, error) {
+func snapshotList(root, id string, all bool, pauses pausefile.Record) (List, error) {
 	ls := List{ID: id, Tasks: []Task{}}
 	dir, err := taskfile.Open(filepath.Join(root, id))
 	if err != nil {
@@ -152,12 +166,15 @@ func snapshotList(root, id string, all bool) (List, error) {
 			continue // gone meanwhile
 		}
 		status[tid] = t.Status
-		owned, _ := task.Addressed(t)
+		owned, ownerProfile := task.Addressed(t)
 		if !owned && !all {
 			ls.Hidden++
 			continue
 		}
 		fillStatus(&ts, t, owned, dir.File(tid))
+		if owned {
+			ts.Pause = pauseOf(pauses, t, ownerProfile, time.Now())
+		}
 		if kind, ids := waitsOf(t); len(ids) > 0 {
 			waiting[tid] = waitIDs{kind, ids}
 		}
@@ -212,6 +229,12 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 			ts.WaitingFor += " (refused: " + r + ")"
 		}
 		ts.Options = task.Strings(h, "options")
+		if kind, _ := h.String("kind"); kind == "permission" {
+			ts.Grants = grantsOf(h, ts.Options)
+		}
+	}
+	if ts.State == string(task.Starting) {
+		ts.WaitingFor = StartingWaitsFor
 	}
 	if b := m.Object("boundary"); b != nil && ts.State == string(task.Succeeded) {
 		next, _ := b.String("next")
@@ -222,6 +245,25 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 		ts.Since = modTime(path)
 	}
 	ts.Runs = runsOf(t, filepath.Dir(path))
+}
+
+// grantsOf reads what the answers to a question about refused tool calls
+// (hitl h, with options) allow: "allow" its grant, "allow-tool" its
+// denied tools.
+func grantsOf(h *taskfile.Object, options []string) map[string][]string {
+	g := map[string][]string{}
+	if slices.Contains(options, "allow") {
+		if rules := task.Strings(h, "grant"); len(rules) > 0 {
+			g["allow"] = rules
+		}
+	}
+	if slices.Contains(options, "allow-tool") {
+		g["allow-tool"] = task.Strings(h, "denied")
+	}
+	if len(g) == 0 {
+		return nil
+	}
+	return g
 }
 
 func firstLine(s string) string {

@@ -103,7 +103,33 @@ func (cg *converger) ensure(ctx context.Context, key string, line int, ids []str
 	if err == nil && created {
 		cg.emit(eventlog.Event{Type: eventlog.ConvergenceInitiated, Task: cg.parent, Data: cg.fields(&rec)})
 	}
+	if err == nil && comparesAnswers(rec.Strategy) {
+		err = markVoters(ctx, cg.dir, ids)
+	}
 	return rec, err
+}
+
+// errMarked skips the write of a child that needs no mark.
+var errMarked = errors.New("marked already, or ended")
+
+// markVoters marks the children whose answers a vote or a consensus
+// compares (metadata.taskd.answerRequired), those that have not ended:
+// a model's answer without one is asked for it (package plain).
+func markVoters(ctx context.Context, dir *taskfile.Dir, ids []string) error {
+	for _, id := range ids {
+		_, err := dir.Update(ctx, id, func(t *taskfile.Task) error {
+			m := task.Meta(t)
+			if marked, _ := m.Bool("answerRequired"); marked || task.Of(t).Ended() {
+				return errMarked
+			}
+			m.Set("answerRequired", true)
+			return nil
+		}, taskfile.NoDirSync)
+		if err != nil && !errors.Is(err, errMarked) {
+			return fmt.Errorf("mark child %s as voted on: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // update applies fn to the record with key.

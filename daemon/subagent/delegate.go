@@ -36,6 +36,9 @@ type DelegateOptions struct {
 	// Log receives a warning for every bypassPermissions grant; nil for
 	// none.
 	Log *slog.Logger
+	// AnswerRequired marks the child as one whose answer a vote or a
+	// consensus compares (metadata.taskd.answerRequired).
+	AnswerRequired bool
 
 	emit func(eventlog.Event) // the daemon's event log; nil: AppendEvent
 }
@@ -82,6 +85,9 @@ func Delegate(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parent
 	}
 	if sc.Tools != nil {
 		extra["tools"] = sc.Tools
+	}
+	if opt.AnswerRequired {
+		extra["answerRequired"] = true
 	}
 	text := req.Task
 	if req.InheritContext {
@@ -187,7 +193,9 @@ func inheritContext(cfg *config.Config, dir *taskfile.Dir, parent *taskfile.Task
 // DelegateLine runs a /delegate prompt line of task t. The child is named
 // <type>-<n> for the line's place among the script's /delegate lines of
 // that type, so a pass that runs again finds it instead of starting it
-// twice. A scope violation fails the child, not t.
+// twice; a child a /converge line of the script votes on is marked so
+// (answerRequired) from the start. A scope violation fails the child,
+// not t.
 func DelegateLine(ctx context.Context, j *job.Job, t *taskfile.Task, st prompt.Step, c *prompt.Delegate, script *prompt.Script) error {
 	l := j.List
 	n := 0
@@ -204,12 +212,29 @@ func DelegateLine(ctx context.Context, j *job.Job, t *taskfile.Task, st prompt.S
 		_, err = releaseQueued(ctx, l.Dir, id) // a pass cut short between creating and releasing it
 		return err
 	}
-	_, err := Delegate(ctx, j.Config, l.Dir, t.ID, c, DelegateOptions{Name: name, Log: j.Log, emit: l.Emit})
+	_, err := Delegate(ctx, j.Config, l.Dir, t.ID, c, DelegateOptions{Name: name, Log: j.Log, AnswerRequired: votedOn(script, name), emit: l.Emit})
 	if errors.Is(err, ErrScope) {
 		j.Log.Warn("subagent refused", "list", l.ID, "task", t.ID, "line", st.Line, "err", err)
 		return nil
 	}
 	return err
+}
+
+// votedOn reports whether a /converge line of script compares the answer
+// of the child called name: its strategy is vote or consensus.
+func votedOn(script *prompt.Script, name string) bool {
+	for _, st := range script.Leading {
+		if c, ok := st.Cmd.(*prompt.Converge); ok && comparesAnswers(c.Strategy) && slices.Contains(c.IDs, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// comparesAnswers reports whether a convergence by strategy decides by the
+// children's answers.
+func comparesAnswers(strategy string) bool {
+	return strategy == strategyVote || strategy == strategyConsensus
 }
 
 // CheckScope runs before every attempt of a subagent (a task with

@@ -28,13 +28,15 @@ const (
 	BranchPass                  // a fork branch reached its join having passed
 	BranchFail                  // a fork branch reached its join having failed
 	Pause                       // its agent met a usage limit: it resumes when the limit resets
+	Prepare                     // an attempt is claimed ahead of its slot: its agent waits for one
+	Start                       // a prepared attempt's slot came: its agent starts
 )
 
 var eventNames = map[Event]string{
 	Claim: "claim", Withdraw: "withdraw", Succeed: "succeed", Wait: "wait", AskPerson: "ask a person",
 	Fail: "fail", Retry: "retry", TimeOut: "time out", Cancel: "cancel", Interrupt: "interrupt",
 	Iterate: "iterate", Stop: "stop", Queue: "queue", Release: "release", Restart: "restart",
-	BranchPass: "branch pass", BranchFail: "branch fail", Pause: "pause",
+	BranchPass: "branch pass", BranchFail: "branch fail", Pause: "pause", Prepare: "prepare", Start: "start",
 }
 
 func (e Event) String() string {
@@ -93,26 +95,32 @@ type rule struct {
 	effects Effects
 }
 
-// rules is the state machine (docs/architecture.md draws it).
+// rules is the state machine (docs/architecture.md draws it). A starting
+// task is a running one whose agent has not started: what may happen to a
+// running task may happen to it (its prepared attempt may end without its
+// agent: cancelled, paused, taken back, failed to start), and Start moves
+// it to running when its agent starts.
 var rules = map[Event]rule{
 	Claim:      {[]State{None, Retrying, Waiting, NeedsHuman, Paused}, Running, StartAgent},
-	Withdraw:   {[]State{Running}, None, Schedule},
-	Succeed:    {[]State{Running, NeedsHuman}, Succeeded, Ended | Unblocked},
-	Wait:       {[]State{Running}, Waiting, 0},
-	AskPerson:  {[]State{Running, Waiting}, NeedsHuman, 0},
-	Fail:       {[]State{Running, Waiting, NeedsHuman}, Failed, Ended},
-	Retry:      {[]State{Running}, Retrying, Schedule},
-	TimeOut:    {[]State{Running, Waiting}, TimedOut, Ended},
-	Cancel:     {[]State{None, Queued, Running, Waiting, NeedsHuman, Retrying, Paused}, Cancelled, StopAgent | Ended},
-	Interrupt:  {[]State{Running}, None, Schedule},
-	Iterate:    {[]State{Running}, None, Schedule},
-	Stop:       {[]State{Running}, Stopped, Ended},
+	Prepare:    {[]State{None, Retrying, Waiting, NeedsHuman, Paused}, Starting, 0},
+	Start:      {[]State{Starting}, Running, StartAgent},
+	Withdraw:   {[]State{Running, Starting}, None, Schedule},
+	Succeed:    {[]State{Running, Starting, NeedsHuman}, Succeeded, Ended | Unblocked},
+	Wait:       {[]State{Running, Starting}, Waiting, 0},
+	AskPerson:  {[]State{Running, Starting, Waiting}, NeedsHuman, 0},
+	Fail:       {[]State{Running, Starting, Waiting, NeedsHuman}, Failed, Ended},
+	Retry:      {[]State{Running, Starting}, Retrying, Schedule},
+	TimeOut:    {[]State{Running, Starting, Waiting}, TimedOut, Ended},
+	Cancel:     {[]State{None, Queued, Starting, Running, Waiting, NeedsHuman, Retrying, Paused}, Cancelled, StopAgent | Ended},
+	Interrupt:  {[]State{Running, Starting}, None, Schedule},
+	Iterate:    {[]State{Running, Starting}, None, Schedule},
+	Stop:       {[]State{Running, Starting}, Stopped, Ended},
 	Queue:      {[]State{None}, Queued, 0},
 	Release:    {[]State{Queued, Waiting}, None, Schedule},
 	Restart:    {[]State{None, Queued, NeedsHuman, Retrying, Paused, Succeeded, Failed, Cancelled, TimedOut, Stopped}, None, Schedule},
-	BranchPass: {[]State{Running}, Succeeded, Ended | Unblocked},
-	BranchFail: {[]State{Running}, Failed, Ended | Unblocked},
-	Pause:      {[]State{Running}, Paused, Schedule},
+	BranchPass: {[]State{Running, Starting}, Succeeded, Ended | Unblocked},
+	BranchFail: {[]State{Running, Starting}, Failed, Ended | Unblocked},
+	Pause:      {[]State{Running, Starting}, Paused, Schedule},
 }
 
 // Next returns the state a task in state from moves to on ev, and the
@@ -126,8 +134,8 @@ func Next(from State, ev Event) (State, Effects, error) {
 	for _, s := range r.from {
 		if s == from {
 			eff := r.effects
-			if ev == Cancel && from != Running {
-				eff &^= StopAgent
+			if ev == Cancel && !from.Claimed() {
+				eff &^= StopAgent // no job to stop: nothing runs or waits to
 			}
 			return r.to, eff, nil
 		}
@@ -150,6 +158,6 @@ const (
 func init() {
 	eventNames[Complete] = "complete"
 	eventNames[FailBlocked] = "fail (blocker failed)"
-	rules[Complete] = rule{[]State{None, Queued, Running, Waiting, NeedsHuman, Retrying, Paused}, Succeeded, Ended | Unblocked}
+	rules[Complete] = rule{[]State{None, Queued, Starting, Running, Waiting, NeedsHuman, Retrying, Paused}, Succeeded, Ended | Unblocked}
 	rules[FailBlocked] = rule{[]State{None, Retrying}, Failed, Ended}
 }

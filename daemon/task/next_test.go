@@ -58,6 +58,28 @@ var legal = []struct {
 	{task.Running, task.BranchPass, task.Succeeded, task.Ended | task.Unblocked},
 	{task.Running, task.BranchFail, task.Failed, task.Ended | task.Unblocked},
 	{task.Running, task.Pause, task.Paused, task.Schedule},
+	// Claimed ahead of a slot: starting, then running when the agent
+	// starts; meanwhile anything that may end a running task may end it.
+	{task.None, task.Prepare, task.Starting, 0},
+	{task.Retrying, task.Prepare, task.Starting, 0},
+	{task.Waiting, task.Prepare, task.Starting, 0},
+	{task.NeedsHuman, task.Prepare, task.Starting, 0},
+	{task.Paused, task.Prepare, task.Starting, 0},
+	{task.Starting, task.Start, task.Running, task.StartAgent},
+	{task.Starting, task.Withdraw, task.None, task.Schedule},
+	{task.Starting, task.Succeed, task.Succeeded, task.Ended | task.Unblocked},
+	{task.Starting, task.Wait, task.Waiting, 0},
+	{task.Starting, task.AskPerson, task.NeedsHuman, 0},
+	{task.Starting, task.Fail, task.Failed, task.Ended},
+	{task.Starting, task.Retry, task.Retrying, task.Schedule},
+	{task.Starting, task.TimeOut, task.TimedOut, task.Ended},
+	{task.Starting, task.Cancel, task.Cancelled, task.StopAgent | task.Ended},
+	{task.Starting, task.Interrupt, task.None, task.Schedule},
+	{task.Starting, task.Iterate, task.None, task.Schedule},
+	{task.Starting, task.Stop, task.Stopped, task.Ended},
+	{task.Starting, task.BranchPass, task.Succeeded, task.Ended | task.Unblocked},
+	{task.Starting, task.BranchFail, task.Failed, task.Ended | task.Unblocked},
+	{task.Starting, task.Pause, task.Paused, task.Schedule},
 }
 
 // legalTrust are the transitions of the trust events.
@@ -70,6 +92,7 @@ var legalTrust = []struct {
 	{task.None, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
 	{task.Queued, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
 	{task.Running, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
+	{task.Starting, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
 	{task.Waiting, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
 	{task.NeedsHuman, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
 	{task.Retrying, task.Complete, task.Succeeded, task.Ended | task.Unblocked},
@@ -85,7 +108,7 @@ func init() {
 
 var events = []task.Event{task.Claim, task.Withdraw, task.Succeed, task.Wait, task.AskPerson, task.Fail,
 	task.Retry, task.TimeOut, task.Cancel, task.Interrupt, task.Iterate, task.Stop, task.Queue,
-	task.Release, task.Restart, task.BranchPass, task.BranchFail, task.Pause}
+	task.Release, task.Restart, task.BranchPass, task.BranchFail, task.Pause, task.Prepare, task.Start}
 
 // TestNext checks every pair of a state and an event: the legal ones move
 // as the table says, every other one is an error wrapping ErrIllegal that
@@ -135,10 +158,11 @@ func TestNext_EndedStaysEnded(t *testing.T) {
 	}
 }
 
-// TestNext_StartOnlyOnClaim: only a claim lets an agent start.
+// TestNext_StartOnlyOnClaim: only a claim lets an agent start, or the
+// start of an attempt claimed ahead of its slot (never its preparation).
 func TestNext_StartOnlyOnClaim(t *testing.T) {
 	for _, tt := range legal {
-		if got, want := tt.eff.Has(task.StartAgent), tt.ev == task.Claim; got != want {
+		if got, want := tt.eff.Has(task.StartAgent), tt.ev == task.Claim || tt.ev == task.Start; got != want {
 			t.Errorf("%q on %v: StartAgent %v, want %v", tt.from, tt.ev, got, want)
 		}
 	}
@@ -161,6 +185,9 @@ func TestMove(t *testing.T) {
 		{"a stopped workflow keeps its status", task.Running, taskfile.StatusInProgress, task.Stop, "stopped", taskfile.StatusInProgress, false},
 		{"a paused task waits pending", task.Running, taskfile.StatusInProgress, task.Pause, "paused", taskfile.StatusPending, false},
 		{"a paused task resumes", task.Paused, taskfile.StatusPending, task.Claim, "running", taskfile.StatusInProgress, false},
+		{"claimed ahead of a slot, it is still pending", task.None, taskfile.StatusPending, task.Prepare, "starting", taskfile.StatusPending, false},
+		{"its agent starts", task.Starting, taskfile.StatusPending, task.Start, "running", taskfile.StatusInProgress, false},
+		{"a running task does not start again", task.Running, taskfile.StatusInProgress, task.Start, "running", taskfile.StatusInProgress, true},
 		{"only a running task pauses", task.Waiting, taskfile.StatusInProgress, task.Pause, "waiting", taskfile.StatusInProgress, true},
 		{"illegal", task.Succeeded, taskfile.StatusCompleted, task.Wait, "succeeded", taskfile.StatusCompleted, true},
 	}

@@ -45,6 +45,9 @@ type Spec struct {
 	SystemPrompt   string
 	// Worktree runs the agent in a git worktree of its own (worktree.go).
 	Worktree bool
+	// Labels are what the worker that runs the agent must have
+	// (labels.go): it runs only on a worker with every one of them.
+	Labels []string
 	// MaxTurns and MaxCostUSD are the task's budget (0: the list's or
 	// the profile's, if any).
 	MaxTurns   int
@@ -52,6 +55,9 @@ type Spec struct {
 	// OnDenied says what follows an attempt whose tool calls were denied:
 	// DeniedAsk (the default) or DeniedFail.
 	OnDenied string
+	// AnswerRequired: the task's answer is voted on (/converge vote or
+	// consensus), so a model's answer must carry one (package plain).
+	AnswerRequired bool
 
 	State     State
 	Attempt   int
@@ -79,7 +85,7 @@ var fieldType = map[string]string{
 	"parent": "string", "sessionId": "string", "archived": "bool",
 	"onBlockerFailure": "string",
 	"resolveNote":      "string", "worker": "string", "retryOf": "count", "genericReturn": "string",
-	"repo": "string", "ref": "string",
+	"repo": "string", "ref": "string", "answerRequired": "bool", "labels": "labels",
 }
 
 // ReadSpec checks and reads metadata.taskd. Errors say which field is wrong
@@ -117,6 +123,7 @@ func ReadSpec(t *taskfile.Task) (Spec, error) {
 	s.DisallowTools = Strings(td, "disallowedTools")
 	s.SystemPrompt, _ = td.String("systemPrompt")
 	s.Worktree, _ = td.Bool("worktree")
+	s.Labels = Strings(td, "labels")
 	if n, ok := td.Int("maxTurns"); ok {
 		s.MaxTurns = int(n)
 	}
@@ -126,6 +133,7 @@ func ReadSpec(t *taskfile.Task) (Spec, error) {
 		}
 	}
 	s.OnDenied, _ = td.String("onDenied")
+	s.AnswerRequired, _ = td.Bool("answerRequired")
 	if st, ok := td.String("state"); ok {
 		s.State = State(st)
 	}
@@ -184,6 +192,22 @@ func checkType(key, kind string, v any) error {
 			if _, ok := e.(string); !ok {
 				return bad("an array of strings", `"`+key+`": ["Read", "Bash"]`)
 			}
+		}
+	case "labels":
+		arr, ok := v.([]any)
+		if !ok {
+			return bad("an array of labels", `"`+key+`": ["gpu"]`)
+		}
+		labels := make([]string, 0, len(arr))
+		for _, e := range arr {
+			l, ok := e.(string)
+			if !ok {
+				return bad("an array of labels", `"`+key+`": ["gpu"]`)
+			}
+			labels = append(labels, l)
+		}
+		if err := CheckLabels(labels); err != nil {
+			return fmt.Errorf("metadata.taskd.%s: %v", key, err)
 		}
 	case "amount":
 		n, ok := v.(json.Number)

@@ -5,87 +5,196 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
 )
 
-// handle runs one delivered attempt to its end and acknowledges it once
-// its End is stored. ctx ends (with agent.ErrInterrupted) when the worker
-// stops.
+// handle runs one delivered attempt to its end: it checks it, claims it,
+// acknowledges it once the claim is stored, runs it and publishes its
+// End. ctx ends (with agent.ErrInterrupted) when the worker stops what
+// runs.
 func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
-	var wk remote.Work
-	if err := json.Unmarshal(m.Data(), &wk); err != nil || wk.ID == "" {
-		w.log.Warn("dropping work that does not parse", "subject", m.Subject(), "err", err)
-		_ = m.Term()
+	wk, err := w.accept(m)
+	if err != nil {
+		w.refuse(m, err)
 		return
 	}
 	log := w.log.With("list", wk.List, "task", wk.Task, "attempt", wk.N, "remote", wk.ID)
-	r, adopted := w.register(wk.ID, m)
-	if adopted {
-		// Delivered again while it runs here (the server restarted, or an
-		// acknowledgement was late): the running attempt keeps the new
-		// delivery alive and acknowledges it with the old.
-		log.Info("an attempt running here was delivered again; keeping it")
+	if w.draining.Load() {
+		_ = m.Nak() // for another worker
 		return
 	}
-	defer w.unregister(wk.ID)
-	defer w.removeAttemptDir(wk.ID) // last: after the worktree is removed
-	if md, err := m.Metadata(); err == nil && md.NumDelivered > 1 {
-		if w.settled(ctx, r, wk, log) {
-			return
-		}
+	if w.endedHere(wk.ID) {
+		_ = m.Ack()
+		return
 	}
-	if c, _ := w.s.Last(ctx, wk.ID, remote.KindCancel); c != nil {
-		w.end(ctx, r, wk, notStarted("cancelled before it started", agent.Cancelled), nil, log)
+	r, ok := w.register(wk)
+	if !ok {
+		_ = m.Ack() // delivered again while it is handled here
+		return
+	}
+	ended := false
+	defer func() { w.unregister(wk.ID, ended) }()
+	defer w.removeAttemptDir(wk.ID) // last: after the worktree is removed
+	if !w.claim(ctx, m, wk, log) {
+		return
+	}
+	acknowledge(ctx, m)
+	if c, err := w.c.Last(ctx, wk.ID, remote.KindCancel); err == nil && c != nil {
+		w.cancelled(r, wk.ID, c.Subject, c.Header, c.Data)
+	}
+	if errors.Is(r.stopCause(), agent.ErrCancelled) {
+		ended = w.end(ctx, r, wk, notStarted("cancelled before it started", agent.Cancelled), nil, log)
 		return
 	}
 	rctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	r.setStop(stop)
-	// Alive while it runs: in-progress acknowledgements, and a look for a
-	// cancel the subscription may have missed while disconnected.
-	keep, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopKeep()
-	go w.keepAlive(keep, r, wk.ID)
 
 	cwd, release, err := w.workDir(rctx, wk)
 	if err != nil {
-		w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), nil, log)
+		ended = w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), nil, log)
 		return
 	}
 	defer release()
 	a, err := w.attempt(wk, cwd)
 	if err != nil {
-		w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), nil, log)
+		ended = w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), nil, log)
 		return
 	}
-	g := &gate{w: w, wk: wk, runDir: a.Dir()}
+	g := &gate{w: w, r: r, wk: wk, runDir: a.Dir()}
 	a.Gate = g
 	out := newShipper(w, wk.ID, a.Dir())
 	shipping, stopShipping := context.WithCancel(context.WithoutCancel(ctx))
 	shipped := make(chan struct{})
 	go func() { defer close(shipped); out.run(shipping) }()
-	log.Info("running an attempt", "profile", wk.Profile.Name, "cwd", cwd)
+	log.Info("running an attempt", "profile", wk.Profile, "cwd", cwd)
 	res, outcome := w.local.Run(rctx, a)
 	stopShipping()
 	<-shipped
-	if a.Stopped != nil {
-		// The Start could not be stored: the agent never started. The
-		// attempt goes back to the queue, for this worker or another.
-		log.Warn("could not start an attempt; it goes back to the queue", "err", a.Stopped)
-		r.each(func(m jetstream.Msg) { _ = m.NakWithDelay(time.Second) })
-		return
+	if outcome == agent.Interrupted {
+		res.Error = fmt.Sprintf("interrupted: worker %s stopped while the agent ran", w.cfg.Name)
+		res.Summary = res.Error
 	}
 	g.wait()
 	out.flush(ctx)
-	w.end(ctx, r, wk, finished{res, outcome}, out, log)
+	ended = w.end(ctx, r, wk, finished{res, outcome}, out, log)
+}
+
+// accept checks work message m: signed by a coordinator the worker
+// trusts, well formed, of a profile this worker serves and defines, asking
+// for labels it has.
+func (w *Worker) accept(m jetstream.Msg) (remote.Work, error) {
+	var wk remote.Work
+	if _, err := w.trust.Verify(m.Subject(), m.Headers(), m.Data()); err != nil {
+		return wk, err
+	}
+	if err := json.Unmarshal(m.Data(), &wk); err != nil {
+		return wk, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	if err := wk.Check(m.Subject()); err != nil {
+		return wk, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	if m.Subject() != remote.WorkSubject(w.c.Prefix, wk.Profile, wk.Labels, wk.ID) {
+		return wk, fmt.Errorf("%w: its profile and labels are not its subject's", errMalformed)
+	}
+	if !slices.Contains(w.cfg.Profiles, wk.Profile) || w.cfg.Defined[wk.Profile] == nil {
+		return wk, fmt.Errorf("%w: profile %q is not one this worker serves", errMalformed, wk.Profile)
+	}
+	for _, l := range wk.Labels {
+		if !slices.Contains(w.cfg.Labels, l) {
+			return wk, fmt.Errorf("%w: it asks for label %q", errMalformed, l)
+		}
+	}
+	if time.Since(wk.Sent) > remote.RunsMaxAge {
+		return wk, fmt.Errorf("%w: it was sent %s, too long ago to be run", errMalformed, wk.Sent.Format(time.RFC3339))
+	}
+	return wk, nil
+}
+
+// errMalformed marks work that its coordinator signed and that this
+// worker still cannot run.
+var errMalformed = errors.New("malformed work")
+
+// refuse drops work that failed accept: unsigned or forged work is left
+// for a worker that trusts its signer (it is not this worker's to take
+// off the queue), work its coordinator signed that no worker can run is
+// taken off.
+func (w *Worker) refuse(m jetstream.Msg, err error) {
+	w.log.Error("refusing an attempt", "subject", m.Subject(), "err", err)
+	if errors.Is(err, errMalformed) {
+		_ = m.Term()
+		return
+	}
+	_ = m.NakWithDelay(10 * time.Second)
+}
+
+// claim stores the worker's Start of attempt wk, the first Start of it
+// (an expected last sequence of 0), and reports whether the attempt is
+// this worker's. An attempt another worker claimed is acknowledged and
+// left to it; one that cannot be claimed while the server is away goes
+// back to the queue.
+func (w *Worker) claim(ctx context.Context, m jetstream.Msg, wk remote.Work, log *slog.Logger) bool {
+	st := remote.Start{Worker: w.cfg.Name, Boot: w.boot, Seq: w.hbSeq.Load(), Host: w.host, At: time.Now().UTC()}
+	data, _ := json.Marshal(st)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		msg := &nats.Msg{Subject: remote.RunSubject(w.c.Prefix, wk.ID, remote.KindStart), Data: data}
+		_, err := w.c.PublishMsg(context.WithoutCancel(ctx), msg, jetstream.WithExpectLastSequencePerSubject(0))
+		if err == nil {
+			return true
+		}
+		if remote.WrongLastSeq(err) {
+			if w.claimedHere(ctx, wk.ID) {
+				return true // this worker's claim, whose answer was lost
+			}
+			log.Info("another worker claimed this attempt; leaving it to that one")
+			_ = m.Ack()
+			return false
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			log.Warn("could not claim an attempt; it goes back to the queue", "err", err)
+			_ = m.NakWithDelay(time.Second)
+			return false
+		}
+		_ = m.InProgress()
+		sleep(ctx, time.Second)
+	}
+}
+
+// claimedHere reports whether the stored Start of attempt id is this
+// worker process's.
+func (w *Worker) claimedHere(ctx context.Context, id string) bool {
+	prev, err := w.c.Last(context.WithoutCancel(ctx), id, remote.KindStart)
+	if err != nil || prev == nil || prev.Header.Get(remote.KeyHeader) != w.c.Signer.PublicKey() {
+		return false
+	}
+	var st remote.Start
+	return json.Unmarshal(prev.Data, &st) == nil && st.Boot == w.boot
+}
+
+// acknowledge takes a claimed attempt off the queue, trying a few times:
+// one delivered again after all finds the claim and is left alone.
+func acknowledge(ctx context.Context, m jetstream.Msg) {
+	for range 3 {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err := m.DoubleAck(actx)
+		cancel()
+		if err == nil {
+			return
+		}
+		sleep(context.WithoutCancel(ctx), time.Second)
+	}
 }
 
 // A finished is how an attempt ended here.
@@ -98,42 +207,9 @@ func notStarted(msg string, out agent.Outcome) finished {
 	return finished{agent.Result{Success: false, ExitCode: -1, Error: msg, Summary: msg, Outcome: map[agent.Outcome]string{agent.Cancelled: "cancelled", agent.NotStarted: "not_started"}[out]}, out}
 }
 
-// settled handles an attempt delivered again, and reports whether that
-// was all there was to do: an attempt already ended is acknowledged; one
-// that had started on a worker that went silent is reported interrupted
-// (never run again under its id). One that never started runs.
-func (w *Worker) settled(ctx context.Context, r *run, wk remote.Work, log interface {
-	Info(string, ...any)
-}) bool {
-	end, err := w.s.Last(ctx, wk.ID, remote.KindEnd)
-	var start []byte
-	if err == nil && end == nil {
-		start, err = w.s.Last(ctx, wk.ID, remote.KindStart)
-	}
-	switch {
-	case err != nil:
-		// Not knowing whether it started, it must not start: later.
-		r.each(func(m jetstream.Msg) { _ = m.NakWithDelay(time.Second) })
-		return true
-	case end != nil:
-		r.each(func(m jetstream.Msg) { _ = m.Ack() })
-		return true
-	case start == nil:
-		return false
-	}
-	var st remote.Start
-	_ = json.Unmarshal(start, &st)
-	msg := fmt.Sprintf("interrupted: worker %s stopped answering while the agent ran", st.Worker)
-	log.Info("an attempt came back from a silent worker; reporting it interrupted", "worker", st.Worker)
-	w.end(ctx, r, wk, finished{agent.Result{Error: msg, Summary: msg, ExitCode: -1}, agent.Interrupted}, nil, w.log)
-	return true
-}
-
-// end publishes the End of attempt wk, trying again until it is stored
-// (while the worker runs), then acknowledges its work.
-func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, out *shipper, log interface {
-	Info(string, ...any)
-}) {
+// end publishes the End of attempt wk, trying again until it is stored or
+// the worker stops now, and reports whether it was stored.
+func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, out *shipper, log *slog.Logger) bool {
 	e := remote.End{Worker: w.cfg.Name, List: wk.List, Task: wk.Task, N: wk.N, Sub: wk.Sub,
 		Outcome: remote.OutcomeName(f.out), Result: f.res}
 	if out != nil {
@@ -141,75 +217,51 @@ func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, ou
 	}
 	data, _ := json.Marshal(e)
 	r.setEnding()
+	failed := false
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
-		dup, err := w.s.Publish(context.WithoutCancel(ctx), wk.ID, remote.KindEnd, data, wk.ID+".end", nil)
+		dup, err := w.c.Publish(context.WithoutCancel(ctx), wk.ID, remote.KindEnd, data, wk.ID+".end", nil)
 		if err == nil {
 			if dup {
-				log.Info("dropping this result: the attempt's end was recorded already (it was declared lost while this worker was silent)")
+				log.Info("the attempt's end was stored already")
 			}
 			break
 		}
-		r.each(func(m jetstream.Msg) { _ = m.InProgress() })
-		sleep(context.Background(), delay)
-	}
-	r.each(func(m jetstream.Msg) {
-		for range 5 {
-			if m.DoubleAck(context.WithoutCancel(ctx)) == nil {
-				return
-			}
-			sleep(context.Background(), time.Second)
+		if !failed {
+			log.Warn("cannot send an attempt's end yet; trying again until the server takes it", "err", err)
+			failed = true
+		} else {
+			log.Debug("cannot send an attempt's end yet", "err", err)
 		}
-	})
-	log.Info("attempt ended", "outcome", e.Outcome, "success", f.res.Success)
-}
-
-// errLost stops an agent whose attempt another worker reported lost.
-var errLost = errors.New("the attempt was declared lost while this worker was silent")
-
-// keepAlive sends in-progress acknowledgements every third of the ack
-// wait until ctx ends, and stops the attempt if a cancel for it is stored
-// that the subscription did not bring, or if another worker reported it
-// lost.
-func (w *Worker) keepAlive(ctx context.Context, r *run, id string) {
-	t := time.NewTicker(max(w.cfg.AckWait/3, 100*time.Millisecond))
-	defer t.Stop()
-	for {
 		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.each(func(m jetstream.Msg) { _ = m.InProgress() })
-			if c, err := w.s.Last(ctx, id, remote.KindCancel); err == nil && c != nil {
-				r.cancel(agent.ErrCancelled)
-			}
-			if e, err := w.s.Last(ctx, id, remote.KindEnd); err == nil && e != nil && !r.isEnding() {
-				// Another worker reported it lost while this one was
-				// silent: its coordinator runs it again; this agent stops.
-				w.log.Warn("stopping an agent whose attempt was declared lost while this worker was silent", "remote", id)
-				r.cancel(errLost)
-			}
+		case <-w.stopNow:
+			log.Error("stopping without sending an attempt's end; its coordinator records it lost", "err", err)
+			return false
+		case <-time.After(delay):
 		}
 	}
+	log.Info("attempt ended", "outcome", e.Outcome, "success", f.res.Success)
+	return true
 }
 
-// attempt is wk as an agent.Attempt of this machine, to run in cwd: its
-// run folder in the worker's state directory; TASKD_ROOT, TASKD_TASK_FILE
-// the coordinator's, mapped (--dir-map); the transcript in the local run
-// folder.
+// errLost stops an agent whose attempt its coordinator recorded lost.
+var errLost = errors.New("the coordinator recorded the attempt lost while this worker was silent")
+
+// attempt is wk as an agent.Attempt of this machine, to run in cwd with
+// the worker's own profile of that name: its run folder in the worker's
+// state directory; TASKD_ROOT, TASKD_TASK_FILE the coordinator's, mapped
+// (--dir-map); the transcript in the local run folder.
 func (w *Worker) attempt(wk remote.Work, cwd string) (*agent.Attempt, error) {
-	if !plainName(wk.ID) {
-		return nil, fmt.Errorf("attempt id %q is not a plain name", wk.ID)
-	}
 	listDir := filepath.Join(w.attemptsDir(), wk.ID, "list")
 	if err := os.MkdirAll(listDir, 0o700); err != nil {
 		return nil, err
 	}
 	a := &agent.Attempt{
 		ListDir: listDir, ListID: wk.List, TaskID: wk.Task, Parent: wk.Parent, N: wk.N, Step: wk.Step,
-		Profile: wk.Profile.Config(), Prompt: wk.Prompt, Script: wk.Script, Cwd: cwd,
-		Timeout: time.Duration(wk.Timeout), Resume: wk.Resume, Sub: wk.Sub, Fork: wk.Fork, Files: wk.Files,
+		Profile: w.cfg.Defined[wk.Profile], Prompt: wk.Prompt, Script: wk.Script, Cwd: cwd,
+		Timeout: time.Duration(wk.Timeout), Session: wk.Session, Resume: wk.Resume, Sub: wk.Sub, Fork: wk.Fork, Files: wk.Files,
 		Spec: task.Spec{Model: wk.Flags.Model, PermissionMode: wk.Flags.PermissionMode, Tools: wk.Flags.Tools,
 			DisallowTools: wk.Flags.DisallowTools, SystemPrompt: wk.Flags.SystemPrompt},
+		Budget: agent.Budget{MaxTurns: wk.Budget.MaxTurns, MaxCostUSD: wk.Budget.MaxCostUSD},
 	}
 	a.Env = map[string]string{}
 	for k, v := range wk.Env {
@@ -224,24 +276,27 @@ func (w *Worker) attempt(wk remote.Work, cwd string) (*agent.Attempt, error) {
 }
 
 func (w *Worker) removeAttemptDir(id string) {
-	if plainName(id) {
+	if remote.PlainID(id) {
 		_ = os.RemoveAll(filepath.Join(w.attemptsDir(), id))
 	}
 }
 
-// A gate publishes the Start before the agent starts (its error keeps the
-// agent from starting) and the Started once it runs.
+// A gate lets the agent start unless the attempt was cancelled meanwhile,
+// and publishes the Started once it runs.
 type gate struct {
 	w      *Worker
+	r      *run
 	wk     remote.Work
 	runDir string
 	sent   sync.WaitGroup
 }
 
 func (g *gate) Enter(ctx context.Context) error {
-	data, _ := json.Marshal(remote.Start{Worker: g.w.cfg.Name, At: time.Now().UTC()})
-	_, err := g.w.s.Publish(ctx, g.wk.ID, remote.KindStart, data, "", nil)
-	return err
+	if err := g.r.stopCause(); err != nil {
+		return err
+	}
+	g.r.setState("running")
+	return nil
 }
 
 func (g *gate) Started(at time.Time) {
@@ -254,7 +309,7 @@ func (g *gate) Started(at time.Time) {
 	go func() {
 		defer g.sent.Done()
 		for delay := 100 * time.Millisecond; delay < 30*time.Second; delay *= 2 {
-			if _, err := g.w.s.Publish(context.Background(), g.wk.ID, remote.KindStarted, data, g.wk.ID+".started", nil); err == nil {
+			if _, err := g.w.c.Publish(context.Background(), g.wk.ID, remote.KindStarted, data, g.wk.ID+".started", nil); err == nil {
 				return
 			}
 			sleep(context.Background(), delay)

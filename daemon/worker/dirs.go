@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -68,7 +67,7 @@ func (w *Worker) workDir(ctx context.Context, wk remote.Work) (string, func(), e
 		}
 		return dir, func() {}, nil
 	}
-	if !plainName(wk.ID) || strings.HasPrefix(wk.Repo, "-") || strings.HasPrefix(wk.Ref, "-") {
+	if !remote.PlainID(wk.ID) || strings.HasPrefix(wk.Repo, "-") || strings.HasPrefix(wk.Ref, "-") {
 		return "", nil, fmt.Errorf("metadata.taskd.repo %q or ref %q cannot be cloned", wk.Repo, wk.Ref)
 	}
 	sum := sha256.Sum256([]byte(wk.Repo))
@@ -117,10 +116,6 @@ func git(ctx context.Context, dir string, args ...string) error {
 // command, and proxies.
 var fetchEnv = []string{"SSH_AUTH_SOCK", "GIT_SSH", "GIT_SSH_COMMAND", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
 	"http_proxy", "https_proxy", "no_proxy", "all_proxy"}
-
-var plainID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-func plainName(s string) bool { return plainID.MatchString(s) }
 
 // ParseProfiles parses --profiles: names separated by commas.
 func ParseProfiles(s string) []string {

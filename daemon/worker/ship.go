@@ -52,15 +52,18 @@ func (s *shipper) run(ctx context.Context) {
 	}
 }
 
-// flush sends what is left, trying again while the server cannot take it
-// (for as long as ctx and the ack wait allow a retry to be useful).
+// flush sends what is left, trying again while the server cannot take it,
+// until the worker stops now: the End goes after all of the output.
 func (s *shipper) flush(ctx context.Context) {
-	deadline := time.Now().Add(10 * s.w.cfg.AckWait)
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
-		if s.ship(context.WithoutCancel(ctx)) || time.Now().After(deadline) {
+		if s.ship(context.WithoutCancel(ctx)) {
 			return
 		}
-		sleep(context.Background(), delay)
+		select {
+		case <-s.w.stopNow:
+			return
+		case <-time.After(delay):
+		}
 	}
 }
 
@@ -96,7 +99,7 @@ func (s *shipper) ship(ctx context.Context) bool {
 func (s *shipper) send(ctx context.Context, kind string, off int64, data []byte) bool {
 	hdr := nats.Header{}
 	hdr.Set(remote.OffsetHeader, strconv.FormatInt(off, 10))
-	_, err := s.w.s.Publish(ctx, s.id, kind, data, "", hdr)
+	_, err := s.w.c.Publish(ctx, s.id, kind, data, "", hdr)
 	if err != nil && s.lastErr == nil {
 		s.w.log.Warn("cannot send an agent's output yet", "remote", s.id, "err", err)
 	}

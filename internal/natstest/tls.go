@@ -67,3 +67,29 @@ func newKey(t testing.TB) *ecdsa.PrivateKey {
 	}
 	return k
 }
+
+// WriteTLS writes, into dir, a CA's certificate (ca.pem) and a server
+// certificate it signs for 127.0.0.1 and localhost (server.pem) with its
+// key (server-key.pem), as an operator's server has them.
+func WriteTLS(t testing.TB, dir string) {
+	t.Helper()
+	cfg, caFile := newTLS(t)
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := cfg.Certificates[0]
+	keyDER, err := x509.MarshalECPrivateKey(cert.PrivateKey.(*ecdsa.PrivateKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"ca.pem":         ca,
+		"server.pem":     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}),
+		"server-key.pem": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

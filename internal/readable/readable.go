@@ -3,24 +3,29 @@
 //
 // A path may be read when, with every symbolic link resolved, it lies
 // inside one of the task's roots (its working directory, its list
-// directory, the configured allowedRoots) and is not denied. A root that
-// is "/" or an ancestor of the user's home (such as /home) is no root at
-// all: a working directory of "/" does not make everything readable. The
-// home itself can be a root (it is the default working directory), but
+// directory) or the configured allowedRoots, and is not denied. A root
+// that is "/" or an ancestor of the user's home (such as /home) is no root
+// at all: a working directory of "/" does not make everything readable.
+// The home itself can be a root (it is the default working directory), but
 // what is denied stays denied inside it.
 //
 // Denied, whatever the roots: /proc, /sys and /dev (the daemon's own
-// environment and devices), the credential stores in the home (Credentials),
-// and other users' homes (the siblings of the home under /home or /Users,
-// and /root for anyone but root). The path is checked both as written and
-// as resolved, so a link cannot lead into a denied place, nor out of one
-// under another name.
+// environment and devices), the credential stores (Credentials) in the
+// user's home and in every other user's, and other users' homes. Other
+// users are known from the user database (OtherHomes), never guessed from
+// the directories beside the home: a home directly under /tmp leaves the
+// rest of /tmp to the rule of roots. A directory the configuration's
+// allowedRoots names inside another user's home (one shared with you)
+// opens that directory, and only it. The path is checked both as written
+// and as resolved, so a link cannot lead into a denied place, nor out of
+// one under another name.
 package readable
 
 import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -43,10 +48,12 @@ var Credentials = []string{
 	".password-store", ".pgpass", ".npmrc", ".pypirc",
 }
 
-// Rule is the rule for one task: its user's home and its roots (absolute).
+// Rule is the rule for one task.
 type Rule struct {
-	Home  string
-	Roots []string
+	Home    string   // the user's home
+	Roots   []string // the task's: its working directory, its list directory
+	Allowed []string // the configuration's allowedRoots
+	Others  []string // the other users' homes (OtherHomes)
 }
 
 // Check returns nil when the absolute, cleaned path p, whose links resolve
@@ -59,7 +66,7 @@ func (r Rule) Check(p, real string) error {
 		}
 	}
 	var skipped []string
-	for _, root := range r.Roots {
+	for _, root := range append(slices.Clip(r.Roots), r.Allowed...) {
 		if !r.IsRoot(root) {
 			skipped = append(skipped, root)
 			continue
@@ -94,23 +101,37 @@ func (r Rule) denied(p string) string {
 			return s + " holds the system's and the daemon's own state"
 		}
 	}
-	if r.Home == "" {
-		return ""
-	}
-	for _, home := range []string{filepath.Clean(r.Home), resolve(r.Home)} {
-		for _, c := range Credentials {
-			if within(p, filepath.Join(home, c)) {
-				return "~/" + c + " holds credentials"
+	for i, home := range append([]string{r.Home}, r.Others...) {
+		if home == "" {
+			continue
+		}
+		for _, h := range []string{filepath.Clean(home), resolve(home)} {
+			for _, c := range Credentials {
+				if within(p, filepath.Join(h, c)) && i == 0 {
+					return "~/" + c + " holds credentials"
+				} else if within(p, filepath.Join(h, c)) {
+					return filepath.Join(h, c) + " holds another user's credentials"
+				}
 			}
-		}
-		if parent := filepath.Dir(home); parent != "/" && within(p, parent) && !within(p, home) {
-			return "another user's home"
-		}
-		if home != "/root" && within(p, "/root") {
-			return "another user's home"
+			if i > 0 && within(p, h) && !r.shared(p, h) {
+				return h + " is another user's home"
+			}
 		}
 	}
 	return ""
+}
+
+// shared reports whether p lies in a directory of allowedRoots inside
+// other, another user's home: one that user shares, named on purpose.
+func (r Rule) shared(p, other string) bool {
+	for _, a := range r.Allowed {
+		for _, root := range []string{filepath.Clean(a), resolve(a)} {
+			if within(root, other) && within(p, root) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // within reports whether p is dir or inside it (both absolute and clean).

@@ -1,0 +1,99 @@
+package remote_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/task"
+)
+
+// Ensure one coordinator per prefix: a second coordinator (another root,
+// its own configuration with the same prefix) started while the first
+// runs stops at once with status 1 and an error that names the first —
+// its root, host and pid — and the first goes on completing tasks. Once
+// the first is killed, a coordinator on the other root takes the prefix
+// over when the lock has gone unrenewed, and completes its tasks.
+func TestRemote_OneCoordinatorPerPrefix(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	c.worker("w1", "--profiles", "exec")
+	c.drop("l", "1", execTask("true", t.TempDir(), nil))
+	c.waitState("l", []string{"1"}, task.Succeeded, time.Minute)
+
+	root2 := filepath.Join(c.dir, "tasks2")
+	if err := os.MkdirAll(filepath.Join(root2, "m"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	second := exec.Command(taskdBinary(t), "run", "--root", root2, "--config", c.config)
+	second.Env = append(os.Environ(), "HOME="+filepath.Join(c.dir, "home"), "XDG_CONFIG_HOME="+filepath.Join(c.dir, "config"), "TASKD_ROOT=")
+	done := make(chan struct{})
+	var out []byte
+	go func() { out, _ = second.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(40 * time.Second):
+		second.Process.Kill()
+		<-done
+		t.Fatalf("the second coordinator still runs:\n%s", out)
+	}
+	if code := second.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("the second coordinator exited with %d, want 1:\n%s", code, out)
+	}
+	pid := c.coord.cmd.Process.Pid
+	for _, want := range []string{"another coordinator uses this nats.prefix", c.root, "(pid " + itoa(pid) + ")", `prefix "taskd"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the second coordinator's error does not say %q:\n%s", want, out)
+		}
+	}
+	c.drop("l", "2", execTask("true", t.TempDir(), nil))
+	c.waitState("l", []string{"2"}, task.Succeeded, time.Minute)
+
+	// The first dies; the second takes over once the lock is stale.
+	c.kill(c.coord)
+	takeover := &proc{name: "coordinator of tasks2", args: []string{taskdBinary(t), "run", "--root", root2, "--config", c.config, "--log-level", "debug"}}
+	c.start(takeover)
+	t.Cleanup(func() { c.stopProc(takeover) })
+	c.dropIn(root2, "m", "1", execTask("true", t.TempDir(), nil))
+	c.waitFor("the other root's coordinator to take the prefix over and run a task", time.Minute, func() bool {
+		return taskState(filepath.Join(root2, "m", "1.json")) == task.Succeeded
+	})
+}
+
+// Ensure an attempt the coordinator claimed and could not send before it
+// died (the server was away) is sent when it restarts, runs once, and is
+// not recorded interrupted — nothing is blamed on the server.
+func TestRemote_CrashBeforeSend(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	c.worker("w1", "--profiles", "exec")
+	c.drop("l", "0", execTask("true", t.TempDir(), nil))
+	c.waitState("l", []string{"0"}, task.Succeeded, time.Minute)
+	marks := t.TempDir()
+	ran := filepath.Join(marks, "ran")
+	c.nats.Stop()
+	c.drop("l", "1", execTask(`echo "$TASKD_TASK_ID $TASKD_ATTEMPT" >> `+ran, marks, nil))
+	run := filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1")
+	c.waitFor("the attempt to be claimed and written, not sent", 30*time.Second, func() bool {
+		id, _ := remoteOf(run)
+		_, err := os.Stat(filepath.Join(run, "work.json"))
+		return id != "" && err == nil
+	})
+	c.kill(c.coord)
+	c.nats.Restart()
+	c.restart(c.coord)
+	c.waitState("l", []string{"1"}, task.Succeeded, time.Minute)
+	checkRanOnce(t, ran)
+	for _, e := range c.events("l") {
+		if e.Type == eventlog.TaskInterrupted {
+			t.Errorf("attempt %s/%d was recorded interrupted: %v", e.Task, e.Attempt, e.Data["error"])
+		}
+	}
+	if n, _ := c.read("l", "1").Metadata.Object("taskd").Int("attempt"); n != 1 {
+		t.Errorf("the task took %d attempts, want 1", n)
+	}
+}
