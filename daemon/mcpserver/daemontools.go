@@ -33,7 +33,7 @@ type submitIn struct {
 	Tools           []string `json:"tools,omitempty" jsonschema:"Tools a claude agent may use without asking, such as Read, Edit, Bash(go test:*)."`
 	DisallowedTools []string `json:"disallowedTools,omitempty" jsonschema:"Tools a claude agent may not use."`
 	Cwd             string   `json:"cwd,omitempty" jsonschema:"Where the agent runs, inside this session's directories (default: the session's directory)."`
-	Worktree        bool     `json:"worktree,omitempty" jsonschema:"Run in a git worktree of its own, on a new branch taskd/<list>-<id>."`
+	Worktree        bool     `json:"worktree,omitempty" jsonschema:"Run in a git worktree of its own, on a new branch taskd/<list>/<id>; its work is committed there when it succeeds."`
 	MaxTurns        int      `json:"maxTurns,omitempty" jsonschema:"Model calls an attempt may take."`
 	MaxCostUSD      float64  `json:"maxCostUsd,omitempty" jsonschema:"US dollars an attempt may spend."`
 	Timeout         string   `json:"timeout,omitempty" jsonschema:"How long an attempt may run, such as 10m (default 30m)."`
