@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // TestAttackCorpus runs every case of testdata/attacks on a daemon of its
@@ -59,6 +61,9 @@ func TestAttackCorpus(t *testing.T) {
 			if c.root && os.Geteuid() != 0 {
 				t.Skip("needs root to chown")
 			}
+			if s := proc.Supervise(); c.cgroup && s.Mode() != proc.ByCgroup {
+				t.Skipf("needs cgroups, and this machine gives none: %s", s)
+			}
 			runAttack(t, c, exe)
 		})
 	}
@@ -86,10 +91,13 @@ func runAttack(t *testing.T, c attackCase, exe string) {
 	taskFiles := treeOf(env.root)
 
 	fc := &config.FileConfig{Grace: "2s"}
-	if c.config != "" {
+	_, configFails := expected(c, "config-fails")
+	if c.config != "" || configFails {
 		path := filepath.Join(env.base, "config.json")
-		os.WriteFile(path, []byte(env.expand(c.config)), 0o600)
-		loaded, err := config.LoadFileConfig(path, false)
+		if c.config != "" {
+			os.WriteFile(path, []byte(env.expand(c.config)), 0o600)
+		}
+		loaded, err := loadConfigWithin(t, path, 10*time.Second)
 		if want, ok := expected(c, "config-fails"); ok {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("configuration error %v, want it to say %q", err, want)
@@ -158,6 +166,51 @@ func runAttack(t *testing.T, c attackCase, exe string) {
 		}
 		return nil
 	})
+}
+
+// loadConfigWithin loads the configuration file at path, failing the test
+// if that takes longer than d: a configuration file never makes taskd
+// wait.
+func loadConfigWithin(t *testing.T, path string, d time.Duration) (*config.FileConfig, error) {
+	t.Helper()
+	type loaded struct {
+		fc  *config.FileConfig
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		fc, err := config.LoadFileConfig(path, false)
+		done <- loaded{fc, err}
+	}()
+	select {
+	case l := <-done:
+		return l.fc, l.err
+	case <-time.After(d):
+		t.Fatalf("loading the configuration %s has not returned after %s", path, d)
+		return nil, nil
+	}
+}
+
+// cliWithin runs taskd with args, failing the test if it has not exited
+// after d: no file makes a taskd command wait. It returns its output and
+// error.
+func cliWithin(t *testing.T, exe string, d time.Duration, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, exe, args...).CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("taskd %s has not exited after %s:\n%s", strings.Join(args, " "), d, out)
+	}
+	return string(out), err
+}
+
+// sizeOrErr is fi's size, or err.
+func sizeOrErr(fi os.FileInfo, err error) any {
+	if err != nil {
+		return err
+	}
+	return fi.Size()
 }
 
 // expected returns the argument of the case's expectation verb, if any.
@@ -263,6 +316,11 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 		if _, err := os.Lstat(env.path(a[0])); err == nil {
 			t.Errorf("%s exists", a[0])
 		}
+	case "unchanged":
+		p := env.path(a[0])
+		if was, now := taskFiles[p], treeOf(p)[p]; was == "" || now != was {
+			t.Errorf("%s changed under the root:\nbefore %.300q\nafter  %.300q", a[0], was, now)
+		}
 	case "mode":
 		fi, err := os.Lstat(env.path(a[0]))
 		if err != nil || fmt.Sprintf("%04o", fi.Mode().Perm()) != a[1] {
@@ -270,6 +328,45 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 		}
 	case "start-fails", "config-fails":
 		// checked when the daemon was started
+	case "held":
+		l, id := listOf(a[0])
+		var out string
+		h.waitFor(a[0]+" to be held saying "+a[1], deadline, func() bool {
+			out, _ = cliWithin(t, exe, 10*time.Second, "status", "--json", "--root", env.root, "--list", l)
+			var lists []status.List
+			json.Unmarshal([]byte(out), &lists)
+			for _, list := range lists {
+				for _, tk := range list.Tasks {
+					if tk.ID == id && strings.Contains(tk.Held, a[1]) {
+						return true
+					}
+				}
+			}
+			return false
+		})
+	case "submit-fails":
+		out, err := cliWithin(t, exe, 10*time.Second, "submit", "--root", env.root, "--list", a[0], "--agent", "exec", "--subject", "submitted", "true")
+		if err == nil || !strings.Contains(out, a[1]) {
+			t.Errorf("taskd submit to list %s: %v\n%s\nwant it refused saying %q", a[0], err, out, a[1])
+		}
+	case "smaller":
+		fi, err := os.Stat(env.path(a[0]))
+		if limit, _ := strconv.ParseInt(a[1], 10, 64); err != nil || fi.Size() > limit {
+			t.Errorf("%s: %v, want at most %s bytes", a[0], sizeOrErr(fi, err), a[1])
+		}
+	case "dead":
+		var pid int
+		h.waitFor("the pid in "+a[0], deadline, func() bool {
+			data, _ := os.ReadFile(env.path(a[0]))
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+			return pid > 0
+		})
+		h.waitFor(fmt.Sprint("process ", pid, " to be gone"), deadline, func() bool { return !alivePid(pid) })
+	case "doctor":
+		out, _ := cliWithin(t, exe, 20*time.Second, "doctor", "--root", env.root)
+		if !strings.Contains(out, a[0]) {
+			t.Errorf("taskd doctor says\n%s\nwant %q", out, a[0])
+		}
 	}
 }
 

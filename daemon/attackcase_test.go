@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ type attackCase struct {
 	config string     // the daemon's configuration file, if any
 	cli    bool       // agents get a real taskd on their PATH
 	root   bool       // needs root (it chowns)
+	cgroup bool       // needs cgroups the daemon may make
 	umask  int        // -1: unchanged
 }
 
@@ -41,17 +43,19 @@ type attackOp struct {
 // the line (so it may hold spaces).
 var nargs = map[string]int{
 	"list": 1, "file": 2, "repo": 1, "link": 2, "hardlink": 2, "move": 2, "mkdir": 1, "chown": 1, "chmod": 2,
-	"umask": 1, "config": 1, "cli": 0, "then": 0,
+	"fifo": 1, "socket": 1,
+	"umask": 1, "config": 1, "cli": 0, "then": 0, "cgroup": 0,
 	// expectations
 	"rejected": 2, "misnamed": 3, "refused": 2, "failed": 2, "state": 2, "output": 2,
-	"log": 1, "start-fails": 1, "config-fails": 1, "absent": 1, "mode": 2, "event": 3,
+	"log": 1, "start-fails": 1, "config-fails": 1, "absent": 1, "unchanged": 1, "mode": 2, "event": 3,
+	"held": 2, "submit-fails": 2, "doctor": 1, "smaller": 2, "dead": 1,
 }
 
 // waits are the expectations that wait for the daemon to have done
 // something; every case has one, so that what it must not do is checked
 // after the daemon had the chance.
 var waits = map[string]bool{"rejected": true, "misnamed": true, "refused": true, "failed": true, "state": true,
-	"output": true, "log": true, "start-fails": true, "config-fails": true, "event": true}
+	"output": true, "log": true, "start-fails": true, "config-fails": true, "event": true, "held": true, "dead": true}
 
 // parseAttack reads one case. Arguments are words, or Go-quoted strings
 // for names with spaces or odd characters.
@@ -82,6 +86,8 @@ func parseAttack(path string) (attackCase, error) {
 			after = true
 		case "cli":
 			c.cli = true
+		case "cgroup":
+			c.cgroup = true
 		case "config":
 			c.config = op.args[0]
 		case "umask":
@@ -244,6 +250,19 @@ func (env *attackEnv) do(op attackOp) error {
 		return os.MkdirAll(env.path(a[0]), 0o700)
 	case "chown":
 		return os.Lchown(env.path(a[0]), 65534, 65534)
+	case "fifo":
+		p := env.path(a[0])
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		return syscall.Mkfifo(p, 0o600)
+	case "socket":
+		p := env.path(a[0])
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: p, Net: "unix"})
+		if err != nil {
+			return err
+		}
+		l.SetUnlinkOnClose(false) // the socket file stays, with nobody behind it
+		return l.Close()
 	case "chmod":
 		m, err := strconv.ParseUint(a[1], 8, 32)
 		if err != nil {

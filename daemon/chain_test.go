@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/taskfile"
 )
 
 // s2Task is an exec task whose prompt (and optional metadata.taskd fields)
@@ -261,5 +263,69 @@ printf '<subtask2 auto="true">\n/subtask {agent:exec && return:echo R >> f} echo
 	}
 	if out, _ := os.ReadFile(filepath.Join(h.listDir("l"), ".taskd", "runs", "2", "1", "stdout.log")); string(out) != "just do it\n" {
 		t.Errorf("the planner's output was not kept: %q", out)
+	}
+}
+
+// TestChain_OneUnit: a task and its return chain are one unit. While the
+// chain runs the task waits (in_progress), and a task blocked by it waits
+// too; the task's outcome is the chain's: a failed step fails it, naming
+// the step, the steps after the failed one do not run, and its dependent
+// fails with it. Cancelling the task (taskd cancel, as a person does)
+// while its chain runs stops the step that runs and cancels the chain.
+func TestChain_OneUnit(t *testing.T) {
+	t.Parallel()
+	h := startDaemonWithCLI(t, []string{"l"}, func(fc *config.FileConfig) { fc.Concurrency = 4 })
+	cwd := t.TempDir()
+	gate := filepath.Join(t.TempDir(), "go")
+	h.drop("l", "1", s2Task("echo O >> f", cwd, map[string]any{"return": []string{
+		"echo A >> f; while [ ! -e " + gate + " ]; do sleep 0.02; done",
+		"echo B >> f; exit 3",
+		"echo C >> f",
+	}}))
+	h.drop("l", "9", execTask("after the unit", "echo D >> "+filepath.Join(cwd, "f"), "blockedBy", `["1"]`))
+	h.waitLines(filepath.Join(cwd, "f"), "O A", 30*time.Second)
+	if tf := h.read("l", "1"); stateOf(tf) != task.Waiting || tf.Status != taskfile.StatusInProgress {
+		t.Errorf("while its chain runs the task is %s/%q, want in_progress and waiting", tf.Status, stateOf(tf))
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	origin := h.waitState("l", "1", task.Failed, 30*time.Second)
+	if e := tdString(origin, "error"); !strings.Contains(e, "step 2 of its return chain (1-r2, task ") || !strings.Contains(e, "failed") || !strings.Contains(e, "exit status 3") {
+		t.Errorf("the task's error %q does not name the failed step and why", e)
+	}
+	if done, _ := origin.Metadata.Object("taskd").Bool("returnsDone"); done || origin.Status == taskfile.StatusCompleted {
+		t.Errorf("a task whose chain failed is %s, returnsDone %v", origin.Status, done)
+	}
+	h.waitState("l", findNamed(t, h, "l", "1-r3"), task.Failed, 30*time.Second)
+	h.waitState("l", "9", task.Failed, 30*time.Second) // its file has no status: pending
+	if got := lines(t, filepath.Join(cwd, "f")); got != "O A B" {
+		t.Errorf("f = %q, want the chain stopped at its failed step and nothing after it run", got)
+	}
+
+	// Cancelled while its chain runs: the chain is cancelled with it.
+	cwd2 := t.TempDir()
+	pidFile := filepath.Join(cwd2, "pid")
+	h.drop("l", "20", s2Task("echo O >> f", cwd2, map[string]any{"return": []string{
+		"echo $$ > " + pidFile + "; exec sleep 60",
+		"echo B >> f",
+	}}))
+	h.waitFor("the chain's first step to run", 30*time.Second, func() bool { return readString(cwd2, "pid") != "" })
+	if out, err := exec.Command(taskdBinary(t), "cancel", "--root", h.root, "l/20").CombinedOutput(); err != nil {
+		t.Fatalf("taskd cancel: %v\n%s", err, out)
+	}
+	origin = h.waitState("l", "20", task.Cancelled, 30*time.Second)
+	if e := tdString(origin, "error"); !strings.Contains(e, "while its return chain ran") {
+		t.Errorf("the cancelled task's error %q does not say its chain ran", e)
+	}
+	for _, name := range []string{"20-r1", "20-r2"} {
+		step := h.waitState("l", findNamed(t, h, "l", name), task.Cancelled, 30*time.Second)
+		if e := tdString(step, "error"); !strings.Contains(e, "task 20 above it was cancelled") {
+			t.Errorf("step %s: error %q, want it to name the cancelled task", name, e)
+		}
+	}
+	assertGone(h, pidFile)
+	if got := lines(t, filepath.Join(cwd2, "f")); got != "O" {
+		t.Errorf("f = %q: a step after the cancel ran", got)
 	}
 }

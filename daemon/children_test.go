@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -178,5 +179,57 @@ taskd receive --timeout 1s >> ` + out + ` && exit 8 || true`
 	}
 	if tf.Metadata.Object("taskd").Object("children") == nil {
 		t.Errorf("children not recorded")
+	}
+}
+
+// TestChildren_EndBeforeParent: a parent starts two children and waits,
+// inside its own agent, until both have ended (taskd wait) before it
+// exits: its children end first. It is resumed, once, with both results
+// (the seed's orchestrator, whose research children ended just before it
+// did). A parent that took one result from its inbox (taskd receive) is
+// resumed with the other; one that took both is not resumed.
+func TestChildren_EndBeforeParent(t *testing.T) {
+	t.Parallel()
+	// Each parent keeps its slot while it waits: room for their children.
+	h := startDaemonWithCLI(t, []string{"l"}, func(fc *config.FileConfig) { fc.Concurrency = 5 })
+	marks := t.TempDir()
+	parent := func(name string, receive int) string {
+		s := `if [ -n "$TASKD_RESULTS" ]; then printf '%s' "$TASKD_RESULTS" > ` + marks + `/` + name + `; exit 0; fi
+set -e
+a=$(taskd push name=a 'echo "{\"success\": true, \"summary\": \"a found it\"}"')
+b=$(taskd push name=b 'echo b failed >&2; exit 4')
+taskd run
+taskd wait "$TASKD_LIST/$a" "$TASKD_LIST/$b" || true
+`
+		for range receive {
+			s += "taskd receive --timeout 30s >> " + marks + "/" + name + ".received\n"
+		}
+		return s
+	}
+	h.drop("l", "1", execTask("orchestrator", parent("1", 0)))
+	h.drop("l", "2", execTask("takes one", parent("2", 1)))
+	h.drop("l", "3", execTask("takes both", parent("3", 2)))
+	for _, id := range []string{"1", "2", "3"} {
+		h.waitState("l", id, task.Succeeded, 60*time.Second)
+	}
+	evs := h.events("l")
+	for _, tt := range []struct {
+		id      string
+		resumed int
+	}{{"1", 1}, {"2", 1}, {"3", 0}} {
+		if got := countEvents(evs, eventlog.TaskResumed, tt.id); got != tt.resumed {
+			t.Errorf("parent %s was resumed %d times, want %d", tt.id, got, tt.resumed)
+		}
+	}
+	for _, id := range []string{"1", "2"} {
+		results := readString(marks, id)
+		for _, want := range []string{"### a (task ", "): succeeded\n\nSummary: a found it", "### b (task ", "): failed", "exit status 4"} {
+			if !strings.Contains(results, want) {
+				t.Errorf("parent %s was resumed with results lacking %q:\n%s", id, want, results)
+			}
+		}
+	}
+	if readString(marks, "3") != "" {
+		t.Errorf("parent 3, which received both results, was given them again")
 	}
 }

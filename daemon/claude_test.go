@@ -155,6 +155,56 @@ func TestChildren_RealClaudePushes(t *testing.T) {
 	}
 }
 
+// TestChildren_RealClaudeChildEndsFirst: the real Claude Code CLI pushes
+// a child, starts it and waits for it to end (taskd wait) before its turn
+// ends, as an orchestrator that checks on its research does: the child
+// ends first. The parent is resumed in its session with the child's
+// result all the same.
+func TestChildren_RealClaudeChildEndsFirst(t *testing.T) {
+	t.Parallel()
+	bin := claudestub.Binary(t)
+	stub := claudestub.New(t, func(_ int, body string) claudestub.Turn {
+		switch {
+		case strings.Contains(body, "Results of your child tasks"):
+			return claudestub.Turn{Text: `Read the results. {"success": true, "summary": "resumed with the child's result"}`}
+		case strings.Contains(body, "tool_result"):
+			return claudestub.Turn{Text: `The research is done. {"success": true, "summary": "researched"}`}
+		}
+		// The list is new: the parent is task 1, its child task 2.
+		return claudestub.Turn{Bash: `taskd push name=research agent=exec 'echo "{"success": true, "summary": "found 3 sources"}"' && taskd run && taskd wait l/2`}
+	})
+	h := startDaemonWithCLI(t, []string{"l"}, func(fc *config.FileConfig) {
+		fc.Profiles = map[string]config.ProfileSpec{"claude": {
+			Command: []string{bin, "-p", "--output-format", "json"}, Prompt: "stdin", Output: "claude-json",
+			Env: stub.Env(t), Timeout: "2m",
+		}}
+	})
+	h.drop("l", "1", `{"subject": "orchestrate", "owner": "taskd", "metadata": {"taskd": {"agent": "claude", "tools": ["Bash(taskd:*)"], "prompt": "Research the topic with a child task and wait for it."}}}`)
+	parent := h.waitState("l", "1", task.Succeeded, 3*time.Minute)
+	if s, _ := parent.Metadata.Object("taskd").Object("result").String("summary"); s != "resumed with the child's result" {
+		t.Errorf("parent summary %q (was it resumed?)\n%s", s, h.logs)
+	}
+	evs := h.events("l")
+	ended, waited := -1, -1
+	for i, e := range evs {
+		switch {
+		case e.Type == eventlog.TaskSucceeded && e.Task == "2" && ended < 0:
+			ended = i
+		case e.Type == eventlog.TaskWaiting && e.Task == "1" && waited < 0:
+			waited = i
+		}
+	}
+	if ended < 0 || waited < 0 || ended > waited {
+		t.Errorf("the child did not end before its parent's turn did (events %d and %d)", ended, waited)
+	}
+	if n := countEvents(evs, eventlog.TaskResumed, "1"); n != 1 {
+		t.Errorf("parent resumed %d times, want 1", n)
+	}
+	if bodies := stub.Bodies(); !strings.Contains(bodies[len(bodies)-1], "found 3 sources") {
+		t.Errorf("the resumed session was not given the child's result: %.300s", bodies[len(bodies)-1])
+	}
+}
+
 func slicesContainsPair(argv []string, flag string) bool {
 	for i := 0; i+1 < len(argv); i++ {
 		if argv[i] == flag && argv[i+1] != "" {

@@ -92,6 +92,12 @@ type daemonProc struct {
 // startDaemonProc starts a daemon process on root; env adds variables.
 func startDaemonProc(t *testing.T, root string, concurrency int, env ...string) *daemonProc {
 	t.Helper()
+	return startDaemonProcLog(t, root, concurrency, &syncBuffer{}, env...)
+}
+
+// startDaemonProcLog is startDaemonProc writing the daemon's log into log.
+func startDaemonProcLog(t *testing.T, root string, concurrency int, log *syncBuffer, env ...string) *daemonProc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TASKD_TEST_DAEMON="+root, "TASKD_TEST_CONCURRENCY="+strconv.Itoa(concurrency),
 		"XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(root), "config"), // no user's workflows or commands
@@ -100,7 +106,7 @@ func startDaemonProc(t *testing.T, root string, concurrency int, env ...string) 
 	if builtBin != "" {
 		cmd.Env = append(cmd.Env, "TASKD_TEST_EXE="+builtBin)
 	}
-	p := &daemonProc{cmd: cmd, log: &syncBuffer{}}
+	p := &daemonProc{cmd: cmd, log: log}
 	cmd.Stderr = p.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

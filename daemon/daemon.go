@@ -23,6 +23,7 @@ import (
 	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/slots"
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/proc"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -137,7 +138,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer lock.Unlock()
+	defer lock.Close()
 
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -166,7 +167,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// the rest back to the system now, not whenever the runtime gets to
 	// it, since the daemon may idle for hours.
 	debug.FreeOSMemory()
-	d.log.Info("taskd started", "root", root, "lists", len(d.lists), "concurrency", d.cfg.Concurrency)
+	d.log.Info("taskd started", "root", root, "lists", len(d.lists), "concurrency", d.cfg.Concurrency, "supervision", proc.Supervise().Mode().String())
 	close(d.started)
 
 	d.notifier = notify.New(d.cfg.Notify, d.log)

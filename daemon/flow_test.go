@@ -259,10 +259,15 @@ func TestFlow_ForkJoin(t *testing.T) {
 				}
 				kids++
 				archived, _ := c.Metadata.Object("taskd").Bool("archived")
-				if !archived || c.Status != taskfile.StatusCompleted {
-					t.Errorf("child %s: archived %v status %q", id, archived, c.Status)
-				}
 				branch, _ := c.Metadata.String("branchName")
+				// A branch that failed says so: failed, not completed.
+				wantStatus, wantState := taskfile.StatusCompleted, task.Succeeded
+				if branch == "c" && tt.c == "false" {
+					wantStatus, wantState = taskfile.StatusPending, task.Failed
+				}
+				if !archived || c.Status != wantStatus || stateOf(c) != wantState {
+					t.Errorf("child %s (branch %s): archived %v, status %q, state %q; want archived, %q, %q", id, branch, archived, c.Status, stateOf(c), wantStatus, wantState)
+				}
 				if branch == "b" && steps(c) != "b1:passed:advance b2:passed:join" {
 					t.Errorf("branch b steps = %q", steps(c))
 				}

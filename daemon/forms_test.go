@@ -80,8 +80,34 @@ echo "compare: $RESULT[plan-a] / $RESULT[beta]" > compare.txt`, cwd, nil))
 		t.Errorf("compare.txt = %q", got)
 	}
 	evs := h.events("l")
-	if n := countEvents(evs, eventlog.TaskWaiting, "1"); n != 1 {
-		t.Errorf("%d TaskWaiting events for the task, want 1 (it waits for its parallel items before its agent)", n)
+	if n := countEvents(evs, eventlog.TaskWaiting, "1"); n != 2 {
+		t.Errorf("%d TaskWaiting events for the task, want 2 (it waits for its parallel items before its agent, and for its return chain after)", n)
+	}
+}
+
+// A name two results go by is never resolved to one of them in silence:
+// two parallel items that invoke the same command (each result goes by
+// the command's name) may run, but a prompt that names that result fails
+// saying it is ambiguous; with an as each, both are found.
+func TestForms_AmbiguousResultName(t *testing.T) {
+	t.Parallel()
+	h := startDaemon(t, []string{"l"})
+	h.addCommand("l", "note", "echo note $ARGUMENTS\n")
+	cwd := t.TempDir()
+	h.drop("l", "1", s2Task(`/subtask {parallel:/note a || /note b}
+echo "$RESULT[note]" > one.txt`, cwd, nil))
+	tf := h.waitState("l", "1", task.Failed, 30*time.Second)
+	if e := tdString(tf, "error"); !strings.Contains(e, "$RESULT[note] is ambiguous") || !strings.Contains(e, "give each its own as") {
+		t.Errorf("error = %q, want it to say the name is ambiguous", e)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "one.txt")); err == nil {
+		t.Errorf("the task's agent ran with one of two results")
+	}
+	h.drop("l", "2", s2Task(`/subtask {parallel:/note {as:first} a || /note {as:second} b}
+echo "$RESULT[first] / $RESULT[second]" > two.txt`, cwd, nil))
+	h.waitState("l", "2", task.Succeeded, 30*time.Second)
+	if got, _ := os.ReadFile(filepath.Join(cwd, "two.txt")); string(got) != "note a / note b\n" {
+		t.Errorf("two.txt = %q", got)
 	}
 }
 

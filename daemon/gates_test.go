@@ -383,8 +383,8 @@ func judgeText(out string) string {
 // attempt continues the same session with exactly that command allowed —
 // not all of Bash — and is told so: the command runs, the session goes on
 // where it stopped (the stub is asked once more per turn, never the task
-// anew), and the task succeeds. Answered allow-tool, a second task gets
-// the whole tool.
+// anew), and the task succeeds. Answered allow-tool with a note, a second
+// task gets the whole tool, and its continued session the note.
 func TestGates_AllowExactlyTheRefusedCall(t *testing.T) {
 	t.Parallel()
 	bin := claudestub.Binary(t)
@@ -487,10 +487,18 @@ func TestGates_AllowExactlyTheRefusedCall(t *testing.T) {
 		t.Errorf("the second attempt's result: session %s success %v, want %s true", r.SessionID, r.Success, session)
 	}
 
-	if _, err := control.Resolve(t.Context(), dir, "2", "allow-tool"); err != nil {
+	note := "NOTE-2: run only the quick tests."
+	if _, err := control.ResolveNote(t.Context(), dir, "2", "allow-tool", note); err != nil {
 		t.Fatal(err)
 	}
 	tf = h.waitState("l", "2", task.Succeeded, 2*time.Minute)
+	// The note given with the answer goes to the continued session.
+	if p := string(h.runFile("l", "2", 2, "prompt.md")); !strings.Contains(p, "A person has allowed the tool calls you were refused") || !strings.Contains(p, note) {
+		t.Errorf("allow-tool with a note: the continued session was told %q", p)
+	}
+	if !slices.ContainsFunc(stub.Bodies(), func(b string) bool { return strings.Contains(lastMessage(b), note) }) {
+		t.Errorf("allow-tool with a note: the CLI did not send the note")
+	}
 	argv = h.argvOf("l", "2", 2)
 	if i := slices.Index(argv, "--allowedTools"); i < 0 || argv[i+1] != "Bash" {
 		t.Errorf("allow-tool: argv %q does not allow Bash", argv)

@@ -114,6 +114,15 @@ func startDaemonAt(t testing.TB, root string, lists []string, exe string, opts .
 	// A configuration directory of the test's own: no user's workflows or
 	// command files, and the configuration the taskd commands that agents
 	// run read ($TASKD_CONFIG).
+	// A home of the test's own, where tasks without a cwd run: what /read
+	// may load (whose rule counts the home's siblings as other users'
+	// homes) is the same whatever $HOME the suite runs with — such as a
+	// directory directly under /tmp, the parent of every test's temporary
+	// directories.
+	cfg.Home = filepath.Join(filepath.Dir(root), "home", "me")
+	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	cfg.Dir = filepath.Join(filepath.Dir(root), "config", "taskd")
 	cfg.StateDir = filepath.Join(filepath.Dir(root), "state", "taskd")
 	cfg.ConfigPath = filepath.Join(cfg.Dir, "config.json")

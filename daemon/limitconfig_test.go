@@ -110,17 +110,20 @@ echo 'done after the overload'`)
 	if len(paused) != 3 {
 		t.Fatalf("%d TaskPaused events, want 3", len(paused))
 	}
-	// A pause's end is set a moment before its event is logged: each
-	// lasts a little less, from its event, than the backoff of its step.
+	// Each pause lasts the backoff of its step, from when it began (its
+	// event is logged once it is written, later on a loaded machine).
 	for i, want := range []time.Duration{backoff, most, most} {
 		e := paused[i]
-		until, err := time.Parse(time.RFC3339Nano, e.Data["until"].(string))
-		if err != nil {
-			t.Fatal(err)
+		since, serr := time.Parse(time.RFC3339Nano, fmt.Sprint(e.Data["since"]))
+		until, err := time.Parse(time.RFC3339Nano, fmt.Sprint(e.Data["until"]))
+		if err != nil || serr != nil {
+			t.Fatalf("pause %d: since %v, until %v", i+1, e.Data["since"], e.Data["until"])
 		}
-		got := until.Sub(e.TS)
-		if got > want || got <= want-backoff/2 {
-			t.Errorf("pause %d lasts %v from its event, want a little less than %v", i+1, got, want)
+		if got := until.Sub(since); got != want {
+			t.Errorf("pause %d lasts %v, want %v", i+1, got, want)
+		}
+		if e.TS.Before(since) {
+			t.Errorf("pause %d was logged at %v, before it began (%v)", i+1, e.TS, since)
 		}
 		if msg, _ := e.Data["message"].(string); !strings.Contains(msg, "529") || !strings.Contains(msg, "Overloaded") {
 			t.Errorf("pause %d message %q", i+1, msg)

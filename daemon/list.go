@@ -74,6 +74,7 @@ type entry struct {
 	archived  bool
 	delivered bool           // an ended child's result is in its parent's inbox
 	children  []string       // the children a waiting parent waits for
+	returnOf  string         // the task whose return chain this one is a step of
 	accepted  bool           // TaskAccepted was logged by this daemon
 	wait      *subagent.Wait // what a task suspended by /handoff or /converge waits for (waits.go)
 
@@ -114,7 +115,7 @@ func taskID(name string) (string, bool) {
 // addLists makes sure every list directory under the root is known and
 // watched. Its watch is added before the list is scanned.
 func (d *Daemon) addLists() {
-	entries, err := os.ReadDir(d.cfg.Root)
+	entries, err := fsroot.ReadDirectory(d.cfg.Root)
 	if err != nil {
 		d.log.Error("read task root", "path", d.cfg.Root, "err", err)
 		return

@@ -6,11 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
-	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/daemon/held"
+	"github.com/taskd/taskd/internal/fsroot"
+	"golang.org/x/sys/unix"
 )
 
 // LockFile returns the path of the lock a running daemon holds on root.
@@ -35,20 +34,19 @@ func LockHolder(root string) (held bool, pid int, err error) {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return false, 0, nil
 	}
-	fl := flock.New(path, flock.SetFlag(os.O_RDONLY))
-	ok, err := fl.TryRLock()
+	f, err := fsroot.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return false, 0, fmt.Errorf("check the daemon lock %s: %w", path, err)
 	}
-	if ok {
-		fl.Unlock()
-		return false, 0, nil
+	defer f.Close()
+	switch err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err {
+	case nil:
+		return false, 0, nil // closing f releases it
+	case unix.EWOULDBLOCK:
+		return true, lockPID(f), nil
+	default:
+		return false, 0, fmt.Errorf("check the daemon lock %s: %w", path, err)
 	}
-	data, err := os.ReadFile(path)
-	if err == nil {
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-	}
-	return true, pid, nil
 }
 
 // HeldTasks returns the tasks the daemon serving root holds back, as it

@@ -92,8 +92,16 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		l.Events.Append(eventlog.Event{Type: eventlog.TaskAccepted, List: l.ID, Task: id, Parent: e.parent,
 			Data: map[string]any{"subject": tf.Subject}})
 	}
-	if e.parent != "" && (e.state != prevState || e.status != prevStatus) {
-		l.consider(e.parent)
+	e.returnOf, _ = tf.Metadata.Object("taskd").String("returnOf")
+	if e.state != prevState && e.status == prevStatus {
+		l.wakeWaiters(id) // a chain's origin now waiting lets its first step run
+	}
+	if e.state != prevState || e.status != prevStatus {
+		for _, up := range []string{e.parent, e.returnOf} {
+			if up != "" {
+				l.consider(up) // a parent, or a chain's origin, may go on
+			}
+		}
 	}
 	if e.job != nil {
 		if sp.Cancel {
@@ -134,26 +142,11 @@ func (d *Daemon) tellAncestors(l *list, id string, e *entry, tf *taskfile.Task) 
 // ids name files, inboxes and run folders, so one that is not cannot be
 // met, and is refused here rather than waited on forever (see checkIDs).
 func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp task.Spec, ownerProfile string) error {
-	// Both the agent and the owner's profile must exist, even though the
-	// agent wins: a typo in either is reported.
-	for _, agentName := range []string{sp.Agent, ownerProfile} {
-		if agentName != "" {
-			if _, err := d.cfg.ResolveAgent(agentName, true); err != nil {
-				return err
-			}
-		}
-	}
-	if err := task.CheckIDs(t, sp); err != nil {
+	if err := d.cfg.CheckAgents(sp, ownerProfile); err != nil {
 		return err
 	}
-	if sp.Parent == id {
-		return fmt.Errorf("metadata.taskd.parent names the task itself (%q); a task cannot be its own parent", id)
-	}
-	if strings.IndexByte(sp.Cwd, 0) >= 0 {
-		return fmt.Errorf("%w: metadata.taskd.cwd has a NUL byte (\\u0000), which no path can hold; remove it", task.ErrNUL)
-	}
-	if i := strings.IndexByte(task.Prompt(t, sp), 0); i >= 0 {
-		return fmt.Errorf("%w: the prompt has a NUL byte (\\u0000) at byte %d; no program's command line or input can carry it intact, so remove it", task.ErrNUL, i)
+	if err := task.Check(t, id, sp); err != nil {
+		return err
 	}
 	if v, ok := t.Metadata.Get("workflowType"); ok && v != nil {
 		wf, isString := v.(string)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
@@ -53,37 +52,45 @@ const lockPatience = 200 * time.Millisecond
 
 // lockRoot takes the daemon lock on root. The lock file records the
 // holder's pid for the message another daemon prints. The kernel releases
-// the lock when the process dies, however it dies.
-func lockRoot(root string) (*flock.Flock, error) {
+// the lock when the process dies, however it dies; closing the returned
+// file releases it too. A lock file that is not a regular file (a FIFO)
+// fails at once: the daemon does not start, and says why.
+func lockRoot(root string) (*os.File, error) {
 	path := filepath.Join(root, daemonLockName)
-	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o600))
-	// A taskd command asking whether a daemon runs (LockHolder) holds a
-	// shared lock for microseconds: it is waited out, a daemon's is not.
-	ctx, cancel := context.WithTimeout(context.Background(), lockPatience)
-	ok, err := fl.TryLockContext(ctx, time.Millisecond)
-	cancel()
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = nil
-	}
+	f, err := fsroot.OpenRegular(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if !ok {
+	// A taskd command asking whether a daemon runs (LockHolder) holds a
+	// shared lock for microseconds: it is waited out, a daemon's is not.
+	ctx, cancel := context.WithTimeout(context.Background(), lockPatience)
+	err = fsroot.Flock(ctx, f, true)
+	cancel()
+	if errors.Is(err, context.DeadlineExceeded) {
 		holder := ""
-		if data, err := os.ReadFile(path); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
-				holder = fmt.Sprintf(" (pid %d)", pid)
-			}
+		if pid := lockPID(f); pid > 0 {
+			holder = fmt.Sprintf(" (pid %d)", pid)
 		}
+		f.Close()
 		return nil, fmt.Errorf("%w%s: %s is locked; stop that daemon first (taskd stop, or kill the pid), or use another --root", ErrAlreadyRunning, holder, path)
 	}
-	// Record our pid through the locked descriptor's path; the lock is on the
-	// inode, which a truncating write keeps.
-	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
-		fmt.Fprintf(f, "%d\n", os.Getpid())
+	if err != nil {
 		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return fl, nil
+	// Record our pid; the lock is on the inode, which truncating keeps.
+	if f.Truncate(0) == nil {
+		f.WriteAt(fmt.Appendf(nil, "%d\n", os.Getpid()), 0)
+	}
+	return f, nil
+}
+
+// lockPID is the pid the open lock file f records, or 0.
+func lockPID(f *os.File) int {
+	buf := make([]byte, 32)
+	n, _ := f.ReadAt(buf, 0)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	return pid
 }
 
 // ErrInsecure is wrapped by the error for a root or list the daemon does

@@ -177,10 +177,16 @@ func (l *list) runnable(id string, e *entry) bool {
 // blockersDone reports whether every task e is blocked by is completed. An
 // id that names no task (yet) blocks: files may arrive in any order, and a
 // task must not start before a blocker that is about to be written. (Claude
-// Code removes a deleted task's id from every blockedBy list.)
+// Code removes a deleted task's id from every blockedBy list.) The first
+// step of a return chain is blocked by the chain's origin, which waits for
+// its chain once its agent has succeeded: that is done enough.
 func (l *list) blockersDone(e *entry) bool {
 	for _, b := range e.blockedBy {
-		if be := l.entries[b]; be == nil || be.status != taskfile.StatusCompleted {
+		be := l.entries[b]
+		if be == nil {
+			return false
+		}
+		if be.status != taskfile.StatusCompleted && !(b == e.returnOf && be.state == task.Waiting) {
 			return false
 		}
 	}
@@ -359,6 +365,9 @@ func (s *slot) Acquire(ctx context.Context) error {
 // Ready implements job.Slot.
 func (s *slot) Ready() bool { return s.d.slots.Ready(s.ticket) }
 
+// StepAside implements job.Slot.
+func (s *slot) StepAside() { s.d.slots.StepAside(s.ticket) }
+
 // Release implements job.Slot.
 func (s *slot) Release() {
 	s.release.Do(func() {
@@ -401,7 +410,7 @@ func (d *Daemon) startJob(l *list, id string, kind job.Kind, p slots.Prep) bool 
 		var tf *taskfile.Task
 		err := errNotRunnable // stopped while it waited for its slot
 		if p != slots.Wait || w.slot.Acquire(ctx) == nil {
-			tf, err = d.work(ctx, w.Job)
+			tf, err = d.work(w.StepAsideOnLock(ctx), w.Job)
 		}
 		stop(nil)
 		d.done <- jobDone{job: w, task: tf, err: err}

@@ -261,9 +261,18 @@ func TestHandoff_Timeout(t *testing.T) {
 		retries += tt.wantRetries
 	}
 	m := metricsOf(t, h)
-	if m.Timeouts["handoff"] != timeouts || m.Retries != retries || m.Handoffs.Initiated != len(tests) || m.Handoffs.ByAction["abort"] != 2 {
-		t.Errorf("metrics: %d handoff timeouts, %d retries, handoffs %+v; want %d, %d, %d initiated, 2 aborted",
+	if m.Timeouts["handoff"] != timeouts || m.Retries != retries || m.Handoffs.Initiated != len(tests) {
+		t.Errorf("metrics: %d handoff timeouts, %d retries, handoffs %+v; want %d, %d, %d initiated",
 			m.Timeouts["handoff"], m.Retries, m.Handoffs, timeouts, retries, len(tests))
+	}
+	// Every handoff is resolved, once (those escalated by the person's
+	// answer); every child that did not succeed on a retry ended because
+	// its handoff's time ran out: timed out, not cancelled.
+	if h := m.Handoffs; h.Initiated != h.Resolved+h.Running || h.Running != 0 || h.Escalated != 3 || h.ByAction["abort"] != 3 || h.ByAction["continue"] != 2 || h.ByAction["none"] != 2 {
+		t.Errorf("handoffs do not add up: %+v; want 7 resolved: 2 none, 3 abort (one a person's answer), 2 continue; 3 escalated", h)
+	}
+	if m.TimedOut+m.Succeeded != m.Ended || m.Succeeded != 2 || m.Cancelled != 0 {
+		t.Errorf("subagents: %d ended, %d succeeded, %d timed out, %d cancelled; want 2 succeeded on a retry, the others timed out", m.Ended, m.Succeeded, m.TimedOut, m.Cancelled)
 	}
 }
 

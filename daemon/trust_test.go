@@ -203,10 +203,18 @@ type procHarness struct {
 }
 
 // startDaemonProcHarness starts a daemon process on root, with taskd's
-// binary for its agents.
+// binary for its agents. What the harness's waits print when they time
+// out is the daemon process's log (every daemon's the harness starts).
 func startDaemonProcHarness(t *testing.T, root string, concurrency int) *procHarness {
 	taskdBinary(t)
-	return &procHarness{harness: &harness{t: t, root: root, logs: &syncBuffer{}}, p: startDaemonProc(t, root, concurrency)}
+	p := startDaemonProc(t, root, concurrency)
+	return &procHarness{harness: &harness{t: t, root: root, logs: p.log}, p: p}
+}
+
+// restartProc starts another daemon process on the root, logging into
+// the same log (the one before must have ended).
+func (h *procHarness) restartProc(concurrency int, env ...string) {
+	h.p = startDaemonProcLog(h.t.(*testing.T), h.root, concurrency, h.logs, env...)
 }
 
 // stopProc stops the daemon process and waits for it.
@@ -260,8 +268,17 @@ func TestTrust_FailedBlocker(t *testing.T) {
 		t.Errorf("5 (onBlockerFailure wait) is %s/%q, want still pending", tf.Status, stateOf(tf))
 	}
 	evs := h.events("l")
-	if n := countEvents(evs, eventlog.ChildNeedsAttention, "1"); n != 2 {
-		t.Errorf("the parent has %d ChildNeedsAttention events, want 2 (2 and 3 failed):\n%s%s%s", n, eventsOf(evs, "1"), eventsOf(evs, "2"), eventsOf(evs, "3"))
+	// Each failure is told to the parent once. (A claim slowed down by
+	// a loaded machine for more than two seconds is shown held, and that
+	// is told too, with state "held": not counted here.)
+	var failed []string
+	for _, e := range evs {
+		if e.Type == eventlog.ChildNeedsAttention && e.Task == "1" && e.Data["state"] == "failed" {
+			failed = append(failed, fmt.Sprint(e.Data["descendant"]))
+		}
+	}
+	if slices.Sort(failed); !slices.Equal(failed, []string{"2", "3"}) {
+		t.Errorf("the parent was told of failures of %v, want 2 and 3, once each:\n%s%s%s", failed, eventsOf(evs, "1"), eventsOf(evs, "2"), eventsOf(evs, "3"))
 	}
 	if n := countEvents(evs, eventlog.TaskStarted, "3"); n != 0 {
 		t.Errorf("3 started %d times", n)
@@ -341,7 +358,7 @@ taskd push name=c "`+child+`" && taskd push name=q "echo ran >> `+m+`/q" && task
 
 	// Killed and started again: nothing of the tree runs again.
 	h.p.kill(t)
-	h.p = startDaemonProc(t, root, 4, "TASKD_TEST_DEBUG=1")
+	h.restartProc(4, "TASKD_TEST_DEBUG=1")
 	// Once the restarted daemon says it is idle, it has made every
 	// decision about what it found: whatever it would run again has run.
 	h.waitFor("the restarted daemon to handle what it found", 30*time.Second, func() bool {
@@ -404,13 +421,15 @@ fi`)
 	}
 	h.p.kill(t)
 	h.waitFor("the agent to die with the daemon", 10*time.Second, func() bool { return !alivePid(cmd.PID) })
-	// Five seconds without a daemon: the grandchild, an orphan now, goes
-	// on writing.
-	waitUntilOrTimeout(5*time.Second, func() bool { return false })
+	// Without a daemon the grandchild, an orphan now, goes on writing.
+	before := strings.Count(readString(m, "bg"), "\n")
+	h.waitFor("the orphan to go on writing without a daemon", 20*time.Second, func() bool {
+		return strings.Count(readString(m, "bg"), "\n") >= before+10 || !alivePid(bg)
+	})
 	if !alivePid(bg) {
 		t.Fatalf("the background writer died with the daemon: nothing left to check")
 	}
-	h.p = startDaemonProc(t, root, 2)
+	h.restartProc(2)
 	h.waitFor("the orphan to be killed by the next daemon", 10*time.Second, func() bool { return !alivePid(bg) })
 	written := strings.Count(readString(m, "bg"), "\n")
 	h.waitState("l", "1", task.Succeeded, 30*time.Second)
@@ -431,36 +450,29 @@ fi`)
 }
 
 // TestTrust_ReapsWhatAgentsLeave: a process an agent started in a session
-// of its own (out of the agent's process group) outlives the agent. It
-// comes back to the daemon, the subreaper of its agents (not to init):
-// while it lives its parent is the daemon; and when it exits the daemon
-// waits for it: no zombie is left.
+// of its own, twice forked (its parent gone), comes back to the daemon,
+// the subreaper of its agents (not to init): while it lives its parent is
+// the daemon. When the agent exits, it is killed with the rest of the
+// attempt's processes, and the daemon waits for it: no zombie is left.
 func TestTrust_ReapsWhatAgentsLeave(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("skipping: no setsid")
-	}
+	needTool(t, "setsid")
 	root := newRoot(t, "l")
 	m := t.TempDir()
-	script := writeScript(t, m, "a", `setsid sh -c 'echo $$ > `+m+`/esc.tmp; mv `+m+`/esc.tmp `+m+`/esc; while [ ! -e `+m+`/release ]; do sleep 0.02; done' &
-while [ ! -e `+m+`/esc ]; do sleep 0.01; done`)
+	script := writeScript(t, m, "a", `(setsid sh -c 'echo $$ > `+m+`/esc.tmp; mv `+m+`/esc.tmp `+m+`/esc; exec sleep 300' &)
+while [ ! -e `+m+`/release ]; do sleep 0.01; done`)
 	h := startDaemonProcHarness(t, root, 2)
 	h.drop("l", "1", execTask("leaves a process", script))
-	h.waitState("l", "1", task.Succeeded, 30*time.Second)
+	h.waitFor("the orphan to start", 30*time.Second, func() bool { return fileExists(filepath.Join(m, "esc")) })
 	esc := readPid(t, filepath.Join(m, "esc"))
 	daemonPid := h.p.cmd.Process.Pid
-	// The orphan lives until it is released: its agent has exited, so
-	// its parent is whoever took it in.
-	if !alivePid(esc) {
-		t.Fatalf("the agent's orphan %d is gone before it was released", esc)
-	}
-	if ppid := ppidOf(esc); ppid != daemonPid {
-		t.Errorf("the agent's orphan has parent %d, want the daemon (%d), its subreaper", ppid, daemonPid)
-	}
+	// Its parent exited: it is the daemon's now.
+	h.waitFor("the orphan to come back to the daemon", 10*time.Second, func() bool { return ppidOf(esc) == daemonPid })
 	if err := os.WriteFile(filepath.Join(m, "release"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFor("the orphan to exit and be reaped", 10*time.Second, func() bool {
+	h.waitState("l", "1", task.Succeeded, 30*time.Second)
+	h.waitFor("the orphan to be killed and reaped", 10*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(esc)))
 		return err != nil
 	})
@@ -617,7 +629,7 @@ func TestTrust_DiskFull(t *testing.T) {
 			t.Fatalf("task %s: %q, want still running (its end not recorded)", id, stateOf(tf))
 		}
 	}
-	h.p = startDaemonProc(t, root, 2)
+	h.restartProc(2)
 	h.waitFor("the restarted daemon to hold the ends again", 30*time.Second, func() bool { return heldEnds(statusJSON(t, root, "l")) })
 	h.p.kill(t)
 	for id, path := range kept {
@@ -632,7 +644,7 @@ func TestTrust_DiskFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.p = startDaemonProc(t, root, 2)
+	h.restartProc(2)
 	if !waitUntilOrTimeout(90*time.Second, func() bool { return allTerminal(list) }) {
 		var b strings.Builder
 		for i := 1; i <= n; i++ {

@@ -29,6 +29,9 @@ RestartSec=5
 # SIGTERM goes to taskd alone, which stops its agents itself and records
 # how they ended; what is still running after TimeoutStopSec is killed.
 KillMode=mixed
+# Its own cgroup subtree: each attempt of an agent runs in a cgroup of
+# its own, so that everything the agent starts is killed with it.
+Delegate=yes
 
 [Install]
 WantedBy=default.target

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // highWatermarkName is Claude Code's record of the last id it handed out.
@@ -97,7 +99,7 @@ func (d *Dir) nextID() (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	f, err := os.Open(d.path)
+	f, err := fsroot.OpenDirectory(d.path)
 	if err != nil {
 		return 0, err
 	}
@@ -117,9 +119,10 @@ func (d *Dir) nextID() (uint64, error) {
 }
 
 // highWatermark reads .highwatermark; like Claude Code it treats a missing
-// or unparsable file as 0.
+// or unparsable file as 0. What is not a regular file (a FIFO) is refused:
+// no id is given while it is there.
 func (d *Dir) highWatermark() (uint64, error) {
-	data, err := os.ReadFile(filepath.Join(d.path, highWatermarkName))
+	data, err := fsroot.ReadRegular(filepath.Join(d.path, highWatermarkName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -159,7 +162,7 @@ var tempName = regexp.MustCompile(`^\.([A-Za-z0-9_-]{1,128}\.json|\.highwatermar
 // 10 s stale limit, exactly when proper-lockfile would remove them too). It
 // returns the names removed. Nothing else is touched.
 func (d *Dir) Sweep(age time.Duration) ([]string, error) {
-	entries, err := os.ReadDir(d.path)
+	entries, err := fsroot.ReadDirectory(d.path)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // ErrInvalidID is returned, wrapped in a *fs.PathError, for an id that
@@ -169,7 +171,7 @@ func openTask(path string) (taskFile, error) {
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		syscall.Close(fd)
-		return taskFile{}, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fileType(uint32(st.Mode)))
+		return taskFile{}, badFile(path, ErrNotRegular, "Replace it with a regular JSON file.", "the file is not a regular file (%s)", fsroot.ModeType(uint32(st.Mode)))
 	}
 	if uid := os.Geteuid(); int(st.Uid) != uid {
 		// Whoever owns it could make taskd run commands as this user.
@@ -179,26 +181,6 @@ func openTask(path string) (taskFile, error) {
 			"the file belongs to another user (uid %d; taskd runs as uid %d), who could make taskd run commands as you", st.Uid, uid)
 	}
 	return taskFile{fd: fd, size: st.Size}, nil
-}
-
-// fileType is the fs.FileMode type of a stat mode that is not a regular
-// file, as os.Stat reports it (ModeIrregular for a type it does not know).
-func fileType(mode uint32) fs.FileMode {
-	switch mode & syscall.S_IFMT {
-	case syscall.S_IFDIR:
-		return fs.ModeDir
-	case syscall.S_IFIFO:
-		return fs.ModeNamedPipe
-	case syscall.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFBLK:
-		return fs.ModeDevice
-	case syscall.S_IFSOCK:
-		return fs.ModeSocket
-	case syscall.S_IFLNK:
-		return fs.ModeSymlink
-	}
-	return fs.ModeIrregular
 }
 
 // readAll reads r into buf, stopping one byte past MaxSize.
@@ -222,7 +204,7 @@ func readAll(r io.Reader, buf []byte) ([]byte, error) {
 // in numeric order, then the others in byte order. Names that are not
 // <id>.json (dot-files, temporary files, lock directories) are skipped.
 func (d *Dir) List() ([]string, error) {
-	f, err := os.Open(d.path)
+	f, err := fsroot.OpenDirectory(d.path)
 	if err != nil {
 		return nil, err
 	}

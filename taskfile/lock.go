@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // Claude Code locks with the npm package proper-lockfile: a lock on FILE is
@@ -43,20 +43,23 @@ func dirMutex(path string) *sync.Mutex {
 }
 
 // lockList takes the in-process mutex and the flock on <dir>/.lock. It waits
-// until ctx is done; the returned function releases both.
+// until ctx is done; the returned function releases both. A .lock that is
+// not a regular file (a FIFO) fails at once, never waited on.
 func (d *Dir) lockList(ctx context.Context) (unlock func(), err error) {
 	d.mu.Lock()
-	fl := flock.New(filepath.Join(d.path, listLockName), flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o644))
-	ok, err := fl.TryLockContext(ctx, 2*time.Millisecond)
-	if err != nil || !ok {
+	path := filepath.Join(d.path, listLockName)
+	f, err := fsroot.OpenRegular(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
 		d.mu.Unlock()
-		if err == nil {
-			err = ctx.Err()
-		}
+		return nil, fmt.Errorf("lock list %s: %w", d.path, err)
+	}
+	if err := fsroot.Flock(ctx, f, true); err != nil {
+		f.Close()
+		d.mu.Unlock()
 		return nil, fmt.Errorf("lock list %s: %w", d.path, errors.Join(ErrLocked, err))
 	}
 	return func() {
-		fl.Unlock() // also closes the descriptor; the file stays
+		f.Close() // releases the flock; the file stays
 		d.mu.Unlock()
 	}, nil
 }
@@ -73,7 +76,8 @@ func (d *Dir) lockList(ctx context.Context) (unlock func(), err error) {
 func (d *Dir) lockFile(ctx context.Context, target string) (unlock func(), err error) {
 	path := target + ".lock"
 	delay := time.Millisecond
-	again := 0 // tries in a row without a wait
+	again := 0      // tries in a row without a wait
+	waited := false // the wait was reported (lockWait)
 	for {
 		var err error
 		release := func() { removeLockDir(path) }
@@ -114,6 +118,10 @@ func (d *Dir) lockFile(ctx context.Context, target string) (unlock func(), err e
 			}
 		}
 		again = 0
+		if !waited {
+			waited = true
+			lockWait(ctx, path)
+		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -130,10 +138,7 @@ func (d *Dir) lockFile(ctx context.Context, target string) (unlock func(), err e
 // badLock is the error for a lock path that holds something other than a
 // lock directory.
 func badLock(fi fs.FileInfo) error {
-	what := "a file"
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		what = "a symbolic link"
-	}
+	what := fsroot.KindOf(fi.Mode())
 	return fmt.Errorf("%w: it is %s; no writer can take the lock while it is there, so remove it", ErrBadLock, what)
 }
 

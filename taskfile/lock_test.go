@@ -279,10 +279,24 @@ func TestDir_HonoursClaudeCodeLock(t *testing.T) {
 		}
 
 		updated := make(chan error, 1)
+		waiting := make(chan string, 4)
 		go func() {
-			_, err := d.Update(context.Background(), "7", increment("n"))
+			ctx := taskfile.WithLockWait(context.Background(), func(lock string) { waiting <- lock })
+			_, err := d.Update(ctx, "7", increment("n"))
 			updated <- err
 		}()
+		// The wait is reported, with the lock's path, once, before it
+		// ends.
+		select {
+		case lock := <-waiting:
+			if want := d.File("7") + ".lock"; lock != want {
+				t.Errorf("the wait is reported for %s, want %s", lock, want)
+			}
+		case err := <-updated:
+			t.Fatalf("Update finished while Claude Code held the lock (err=%v)", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the wait for Claude Code's lock was not reported")
+		}
 		select {
 		case err := <-updated:
 			t.Fatalf("Update finished while Claude Code held the lock (err=%v)", err)
@@ -307,6 +321,9 @@ func TestDir_HonoursClaudeCodeLock(t *testing.T) {
 		}
 		if got := readCounter(t, d, "7", "n"); got != 1 {
 			t.Errorf("n = %d, want 1", got)
+		}
+		if len(waiting) != 0 {
+			t.Errorf("one wait was reported %d more times", len(waiting))
 		}
 		cmd.Wait()
 	})

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // Misnamed reports whether the file called name looks like a task file but
@@ -90,7 +92,7 @@ func shellQuote(s string) string {
 // and the names of the files that look like task files but are misnamed
 // (see Misnamed), in byte order.
 func (d *Dir) Names() (ids, misnamed []string, err error) {
-	f, err := os.Open(d.path)
+	f, err := fsroot.OpenDirectory(d.path)
 	if err != nil {
 		return nil, nil, err
 	}

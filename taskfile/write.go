@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // filePerm is the mode of task files taskd creates, before the umask; it is
@@ -149,7 +151,7 @@ func (s *dirSyncer) sync() error {
 
 // syncDir makes the directory's entries (a rename, a new link) durable.
 func syncDir(dir string) error {
-	f, err := os.Open(dir)
+	f, err := fsroot.OpenDirectory(dir)
 	if err != nil {
 		return err
 	}

@@ -213,7 +213,7 @@ func loadDir(dir string) ([]*Definition, []navigator.Problem) {
 // Only a file that cannot be read is an error; a file that is not a JSON
 // object yields a definition without a Workflow and a problem saying so.
 func LoadFile(path string) (*Definition, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsroot.ReadRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("read workflow: %w", err)
 	}

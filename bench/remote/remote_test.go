@@ -1,6 +1,6 @@
 // Package remote_test measures the throughput of agent runs dispatched to
 // taskd workers through NATS JetStream against the local runner, in the
-// same run, as ratios:
+// same run, as ratios.
 //
 //	go test ./bench/remote -run '^$' -bench . -benchtime 1x [-tasks 200] [-slots 4]
 //

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -34,37 +33,39 @@ type self struct {
 	cfg  *config.Config
 }
 
-// findSelf resolves the acting task from --task or $TASKD_TASK_FILE.
+// findSelf resolves the acting task from --task or $TASKD_TASK_FILE, a
+// task of the root ($TASKD_ROOT, which taskd gives its agents): a file
+// elsewhere is refused (fileRef).
 func findSelf(taskFlag string) (*self, error) {
 	path := os.Getenv("TASKD_TASK_FILE")
-	cfgRoot := ""
-	if taskFlag != "" {
-		root, err := daemon.ResolveRoot("", os.Getenv)
-		if err != nil {
-			return nil, err
-		}
-		ref, err := parseTaskRef(root, taskFlag)
-		if err != nil {
-			return nil, err
-		}
-		path = filepath.Join(ref.root, ref.list, ref.id+".json")
-		cfgRoot = ref.root
-	}
-	if path == "" {
+	if taskFlag == "" && path == "" {
 		return nil, errors.New("no task: this command is for agents taskd runs ($TASKD_TASK_FILE is not set); name a task with --task LIST/ID")
 	}
-	dir, err := taskfile.Open(filepath.Dir(path))
+	root, err := daemon.ResolveRoot("", os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	if cfgRoot == "" {
-		cfgRoot = filepath.Dir(dir.Path())
+	var ref taskRef
+	if taskFlag != "" {
+		ref, err = parseTaskRef(root, taskFlag)
+	} else if ref, err = fileRef(root, path); err == nil && !taskfile.ValidID(ref.id) {
+		err = fmt.Errorf("%q is not a task id", ref.id)
 	}
-	cfg, err := loadConfig(cfgRoot, os.Getenv("TASKD_CONFIG"), nil)
+	if err != nil && taskFlag == "" {
+		return nil, fmt.Errorf("$TASKD_TASK_FILE: %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &self{dir: dir, id: strings.TrimSuffix(filepath.Base(path), ".json"), list: filepath.Base(dir.Path()), cfg: cfg}, nil
+	dir, err := ref.dir()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := loadConfig(ref.root, os.Getenv("TASKD_CONFIG"), nil)
+	if err != nil {
+		return nil, err
+	}
+	return &self{dir: dir, id: ref.id, list: ref.list, cfg: cfg}, nil
 }
 
 func init() {
@@ -89,7 +90,11 @@ It prints the child's id.
 The parent's children are bounded in number (maxChildren, default 10) and
 depth (maxDepth, default 3). Push fails (status 1) beyond those bounds,
 for a name a sibling already has, for an --after that names no child,
-without a prompt, and outside a task (no $TASKD_TASK_FILE and no --task).
+without a prompt, for a child the daemon would reject (an agent no
+profile or mapping names, such as agent=../../bin/sh; a NUL byte in its
+prompt): nothing is written, so the parent never waits for a child that
+cannot run. Outside a task (no $TASKD_TASK_FILE and no --task), or with
+a $TASKD_TASK_FILE outside the root, it fails too.
 `,
 			run: runPush},
 		&command{name: "child start", group: groupChild, usage: "[--task T] [N]",

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/taskd/taskd/daemon/handoff"
+	"github.com/taskd/taskd/internal/termtext"
 )
 
 func init() {
@@ -67,7 +68,7 @@ func runClaude(ctx context.Context, inv *invocation) error {
 	}
 	path := handoff.SkillPath(dir)
 	home, _ := os.UserHomeDir()
-	shown := abbrevHome(path, home)
+	shown := termtext.Home(path, home)
 	if verb == "uninstall" {
 		if *dryRun {
 			fmt.Fprintf(inv.stdout, "would remove %s (if taskd wrote it)\n", shown)
@@ -94,7 +95,7 @@ func runClaude(ctx context.Context, inv *invocation) error {
 	}
 	who := "your Claude Code sessions"
 	if *project {
-		who = "Claude Code sessions in " + abbrevHome(filepath.Dir(dir), home)
+		who = "Claude Code sessions in " + termtext.Home(filepath.Dir(dir), home)
 	}
 	switch change {
 	case handoff.SkillUpToDate:

@@ -56,12 +56,15 @@ removed, after doing the rest.
 			long: `
 Rm removes each task: its file, under the locks every writer takes, then
 its run folders and its inbox. A task that is running or waiting for its
-children is refused unless --force is given; then the daemon, seeing the
-file gone, stops its agent. The task's children, if any, are left as they
+children, and a task not addressed to taskd (one of Claude Code's own),
+are refused unless --force is given; then the daemon, seeing the file
+gone, stops its agent. The task's children, if any, are left as they
 are. A task's git worktree is removed by the daemon once it sees the file
 gone (the next daemon, if none runs), never its branch: what the worktree
 held uncommitted is committed to the branch first, files the repository
-ignores excepted (docs/agents.md).
+ignores excepted (docs/agents.md). A task file is only ever one of a list
+of the root: a path to a file elsewhere (or through a link out of the
+root) is refused.
 
 ` + taskNames + `
 
@@ -188,7 +191,7 @@ func humanBytes(n int64) string {
 func runRm(ctx context.Context, inv *invocation) error {
 	fs := inv.flags()
 	root := fs.String("root", "", "root of task lists")
-	force := fs.Bool("force", false, "remove a running task too (the daemon stops its agent)")
+	force := fs.Bool("force", false, "remove a running task (the daemon stops its agent), or one not addressed to taskd, too")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}

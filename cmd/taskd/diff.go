@@ -2,15 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/taskd/taskd/daemon"
-	"github.com/taskd/taskd/daemon/area"
-	"github.com/taskd/taskd/daemon/job"
-	"github.com/taskd/taskd/daemon/worktree"
+	"github.com/taskd/taskd/daemon/status"
 )
 
 func init() {
@@ -61,45 +56,8 @@ func runDiff(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	dir, err := ref.dir()
-	if err != nil {
+	if _, err := ref.dir(); err != nil {
 		return err
 	}
-	t, err := dir.Read(ref.id)
-	if err != nil {
-		return fmt.Errorf("task %s: %w", ref, err)
-	}
-	w, ok := job.WorkspaceOf(t)
-	if !ok {
-		return fmt.Errorf("task %s has no git worktree (it runs in one with metadata.taskd.worktree: true, or taskd submit --worktree)", ref)
-	}
-	base, ok := worktree.StateOf(w.Path, r, ref.list, ref.id)
-	if !ok && filepath.Clean(w.Path) == area.WorktreeDir(dir.Path(), ref.id) {
-		base, ok = dir.Path(), true // made by an earlier taskd
-	}
-	if !ok || !worktree.TaskBranch(w.Branch, ref.list, ref.id) {
-		return fmt.Errorf("task %s records the worktree %s on branch %s, which is not one taskd made for it", ref, w.Path, w.Branch)
-	}
-	work, err := worktree.Diff(ctx, base, w, *stat)
-	if err != nil {
-		return fmt.Errorf("task %s: %w", ref, err)
-	}
-	out := inv.stdout
-	fmt.Fprintf(out, "# %s · branch %s of %s · committed %s\n", ref, w.Branch, w.Repo, work.Range)
-	if work.Committed == "" {
-		fmt.Fprintf(out, "# nothing committed: the branch is where it started\n")
-	} else {
-		fmt.Fprintf(out, "# take it: git -C %s merge %s\n%s\n", w.Repo, w.Branch, work.Committed)
-	}
-	switch {
-	case work.Worktree == "removed":
-		fmt.Fprintf(out, "# its worktree was removed; the branch holds all of its work\n")
-	case work.Worktree != "":
-		fmt.Fprintf(out, "# its worktree is not looked at: %s\n", work.Worktree)
-	case work.Uncommitted != "":
-		fmt.Fprintf(out, "\n# %s · NOT COMMITTED, in its worktree %s (not on the branch)\n%s\n", ref, w.Path, strings.TrimRight(work.Uncommitted, "\n"))
-	default:
-		fmt.Fprintf(out, "# nothing uncommitted in its worktree %s\n", w.Path)
-	}
-	return nil
+	return status.WriteDiff(ctx, inv.stdout, ref.root, ref.list, ref.id, *stat)
 }

@@ -48,6 +48,13 @@
 //	daemon     whether a daemon holds the root's lock ($ROOT/.taskd.lock),
 //	           and its pid
 //	service    whether the user service is installed and running
+//	supervision
+//	           how the daemon kills everything an attempt started, also
+//	           what left its process group (setsid, a double fork): by
+//	           cgroup (each attempt in a cgroup of its own), or, where it
+//	           can have none, by the TASKD_RUN_DIR in each process's
+//	           environment (a warning: a process that clears its
+//	           environment escapes that)
 //	profile    for each agent profile, whether its program (the first word
 //	           of its command) is found as the daemon finds it: on the
 //	           PATH of the running daemon when one runs (read from the
@@ -300,14 +307,18 @@
 //
 // Rm removes each task: its file, under the locks every writer takes, then
 // its run folders and its inbox. A task that is running or waiting for its
-// children is refused unless --force is given; then the daemon, seeing the
-// file gone, stops its agent. The task's children, if any, are left as they
+// children, and a task not addressed to taskd (one of Claude Code's own),
+// are refused unless --force is given; then the daemon, seeing the file
+// gone, stops its agent. The task's children, if any, are left as they
 // are. A task's git worktree is removed by the daemon once it sees the file
 // gone (the next daemon, if none runs), never its branch: what the worktree
 // held uncommitted is committed to the branch first, files the repository
-// ignores excepted (docs/agents.md).
+// ignores excepted (docs/agents.md). A task file is only ever one of a list
+// of the root: a path to a file elsewhere (or through a link out of the
+// root) is refused.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -354,7 +365,9 @@
 // program missing, a login needed), logs prints standard error instead and
 // says so on its own standard error. The files are transcript.log,
 // stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
-// next to prompt.md, cmd.json and result.json.
+// next to prompt.md, cmd.json and result.json. Each keeps at most
+// outputMaxMiB of the configuration (32 MiB): past it, its first and last
+// halves, with lines saying what was cut between.
 //
 // With -f it keeps printing as the agent writes, moves on to the next attempt
 // when one starts, and returns when the task has ended.
@@ -395,7 +408,11 @@
 // works on any directory, whether a daemon runs or not. Events mirrored
 // into a parent's stream are not counted twice.
 //
-// The counts add up: spawned = ended + running. A subagent counts once
+// The counts add up: spawned = ended + running, and for handoffs initiated
+// = resolved + running. A handoff counts once: one escalated to a person
+// runs until the answer resolves it, counted by the answer's action. A
+// subagent cancelled because its handoff's timeout passed ended timed out,
+// not cancelled. A subagent counts once
 // however many attempts it took: an attempt followed by a retry (a
 // handoff's, or a person's) counts as a retry, and the subagent ends with
 // its last attempt, whose outcome is the one counted. A subagent refused by
@@ -452,7 +469,8 @@
 //	in:       ~/src/app
 //	run:      ~/.claude/tasks/demo/.taskd/runs/7/1
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -526,6 +544,8 @@
 //	held:         why the daemon holds a task back (a write it needs
 //	              failed: a full disk, a lock nobody can take), and when
 //	              it tries again; no agent starts meanwhile
+//	output cut:   how much the cap on each log of the latest attempt
+//	              (outputMaxMiB) cut from its middle
 //	below:        on each task above one that needs a person, failed or
 //	              is held, which one, so the path to it is marked
 //	rejected:     what is wrong with the file, and
@@ -550,10 +570,10 @@
 // "reason", "by", "until"}: the paused profile that holds the task back,
 // "logs": the latest attempt's
 // run folder, "summary" and "costUsd": what the agent of the latest attempt
-// that ended said it did and what that attempt cost, "cwdNote": why a task
-// of a Claude Code session's list runs in the home directory, "name",
-// "steps", "waits" {"kind", "total", "open"}). taskd show tells all of one
-// task.
+// that ended said it did and what that attempt cost, "outputCut" {log: bytes
+// cut}, "cwdNote": why a task of a Claude Code session's list runs in the
+// home directory, "name", "steps", "waits" {"kind", "total", "open"}). taskd
+// show tells all of one task.
 // "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 // a task file changes, until interrupted.
 //
@@ -561,7 +581,8 @@
 // the home directory starts a path: with HOME=/root, /root/x is ~/x but
 // /srv/x/root/y stays as it is.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -585,7 +606,8 @@
 // of them) and every run folder is kept; new runs are numbered after the old
 // ones. Children and return tasks the task made before are not restarted.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -649,7 +671,8 @@
 // cancelled without running; the tasks below a cancelled task are cancelled
 // with it. 'taskd retry' runs it again.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -675,7 +698,8 @@
 // task is left alone. To run a workflow again from its first step, use
 // 'taskd restart'.
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -720,6 +744,42 @@
 // from its step instead, use 'taskd retry'; from its first step, 'taskd
 // restart'.
 //
+// # taskd ui
+//
+//	taskd ui [--root DIR] [--list ID]... [--all] [--color auto|always|never]
+//
+// Ui shows the task root full screen and keeps it up to date as the files
+// change: the tree of lists and tasks (as taskd status shows them: state,
+// step, attempt, age, subject), under each running agent its progress
+// (turn, the tool it called last and its target, tokens, cost, cost per
+// minute), and a ! on every task that needs a person and on every list and
+// task above it. The selected task's detail follows: what it waits for and
+// the answers it takes, why it failed, its branch and what its work
+// changed, its children, and the last lines of its latest attempt's
+// transcript as taskd logs -f shows it. The heading counts what runs,
+// waits, needs a person and failed, adds up what the agents cost today by
+// profile, and names the profiles a usage limit paused.
+//
+// From the view you act on the selected task through the same code as the
+// commands: enter answers it (taskd resolve, with a note typed in place),
+// a allows the calls it was refused, c cancels it and the tasks below it,
+// r retries it, R restarts it, x removes it, p lifts the pause of the
+// profile that holds it back (taskd resume), d shows its worktree's diff
+// and o all its output in $PAGER (else less). Each action that loses
+// something asks first. ? lists every key; q or Ctrl-C quits and leaves the
+// terminal as it was.
+//
+// It reads files only, as taskd status does, so it works whether or not a
+// daemon runs; it reads a file again when a file event says it changed,
+// and the transcript of the selected task as it grows. --list shows only
+// the lists named, --all every task (not only taskd's). Colour is used on
+// a terminal unless NO_COLOR is set (--color overrides); the cursor is
+// also a > and a task that needs a person a !, so nothing depends on
+// colour. docs/ui.md describes the screen.
+//
+// Ui fails when standard input or output is not a terminal (taskd status
+// --watch redraws a table instead), and when the root cannot be found.
+//
 // # taskd wait
 //
 //	taskd wait [--root DIR] [--timeout D] [--json] LIST/ID...
@@ -727,7 +787,11 @@
 // Wait waits until every task named has ended, printing a line as each one
 // does, and exits with their outcome: 0 when all succeeded, 1 when any
 // failed, was cancelled, timed out or was stopped (or does not exist or was
-// removed), 124 when --timeout passed first. A task that waits for a person
+// removed), 124 when --timeout passed first. A task no daemon will run ends
+// the wait at once, with the reason, as a failure: one the daemon refused
+// (taskd status shows why), a file it does not read, and a task of Claude
+// Code's own (not addressed to taskd) that is not completed. A task that
+// waits for a person
 // keeps wait waiting; wait says so once on standard error, with the command
 // that answers it.
 //
@@ -740,9 +804,11 @@
 //
 // With --json each line is instead a JSON object: {"task", "outcome",
 // "success", "summary", "error", "costUsd"}; "outcome" is the state, or
-// "completed" (a task not addressed to taskd), "missing" or "rejected".
+// "completed" (a task not addressed to taskd), "missing", "rejected" or
+// "not_taskd" (a task of Claude Code's own, not completed: no daemon runs it).
 //
-// A task is named LIST/ID, by the path of its file, or by its id alone:
+// A task is named LIST/ID, by the path of its file (which must be
+// <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 // the id is looked up in $TASKD_LIST if that is set, else in the only list
 // that has a task of that id (or the only list there is); when several
 // lists have it, the command fails and names them (LIST/ID for each), so
@@ -851,7 +917,11 @@
 // The parent's children are bounded in number (maxChildren, default 10) and
 // depth (maxDepth, default 3). Push fails (status 1) beyond those bounds,
 // for a name a sibling already has, for an --after that names no child,
-// without a prompt, and outside a task (no $TASKD_TASK_FILE and no --task).
+// without a prompt, for a child the daemon would reject (an agent no
+// profile or mapping names, such as agent=../../bin/sh; a NUL byte in its
+// prompt): nothing is written, so the parent never waits for a child that
+// cannot run. Outside a task (no $TASKD_TASK_FILE and no --task), or with
+// a $TASKD_TASK_FILE outside the root, it fails too.
 //
 // # taskd child start
 //

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/install"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 func init() {
@@ -33,6 +34,13 @@ warn or fail, with the fix under every problem:
 	daemon     whether a daemon holds the root's lock ($ROOT/.taskd.lock),
 	           and its pid
 	service    whether the user service is installed and running
+	supervision
+	           how the daemon kills everything an attempt started, also
+	           what left its process group (setsid, a double fork): by
+	           cgroup (each attempt in a cgroup of its own), or, where it
+	           can have none, by the TASKD_RUN_DIR in each process's
+	           environment (a warning: a process that clears its
+	           environment escapes that)
 	profile    for each agent profile, whether its program (the first word
 	           of its command) is found as the daemon finds it: on the
 	           PATH of the running daemon when one runs (read from the
@@ -116,6 +124,9 @@ type doctor struct {
 	// daemonEnv reads the PATH and the binary of the daemon process pid;
 	// ok is false when the system does not tell.
 	daemonEnv func(pid int) (path, exe string, ok bool)
+	// supervision says how the daemon pid (0: one started here) keeps
+	// an attempt's processes together (proc.SupervisionOf).
+	supervision func(pid int) (proc.Mode, string)
 
 	// agents: run each agent profile in use for one turn (--agents), for
 	// at most agentTimeout, with the environment daemonEnviron reads of
@@ -145,6 +156,7 @@ func newDoctor(root, configFile string, lists []string) *doctor {
 		},
 		daemonEnv:    procEnv,
 		agentTimeout: agentCheckTimeout, daemonEnviron: procEnviron, serviceEnviron: systemdEnviron,
+		supervision: proc.SupervisionOf,
 	}
 }
 
@@ -163,6 +175,7 @@ func (d *doctor) run(ctx context.Context) {
 		ds = d.checkDaemon(root)
 	}
 	d.checkService(ctx, ds)
+	d.checkSupervision(ds.pid)
 	d.checkProfiles(cfg, fc, ds.pid)
 	d.checkWorkflows(root, usable)
 	if d.agents {

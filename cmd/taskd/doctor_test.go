@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/install"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // doctorSetup is one machine for taskd doctor: a root with a list, a
@@ -27,6 +28,7 @@ type doctorSetup struct {
 	service         install.Status
 	serviceErr      error
 	daemonPath      string // the PATH of the running daemon; empty: unknown
+	supervision     proc.Mode
 	lock            *flock.Flock
 }
 
@@ -37,6 +39,7 @@ func newDoctorSetup(t *testing.T) *doctorSetup {
 		root: filepath.Join(dir, "tasks"), bin: filepath.Join(dir, "bin"), configHome: filepath.Join(dir, "config"),
 		service: install.Status{File: "/home/alice/.config/systemd/user/taskd.service", Installed: true, Running: true,
 			Logs: "journalctl --user -u taskd"},
+		supervision: proc.ByCgroup,
 	}
 	s.list = filepath.Join(s.root, "demo")
 	s.env = map[string]string{"TASKD_ROOT": s.root, "HOME": filepath.Join(dir, "home"), "PATH": s.bin}
@@ -90,6 +93,12 @@ func (s *doctorSetup) run() (string, []check, int) {
 		},
 		daemonEnv: func(pid int) (string, string, bool) {
 			return s.daemonPath, "", s.daemonPath != ""
+		},
+		supervision: func(pid int) (proc.Mode, string) {
+			if s.supervision == proc.ByCgroup {
+				return s.supervision, "each attempt in a cgroup of its own under /sys/fs/cgroup/user.slice/taskd.service/taskd"
+			}
+			return s.supervision, "the daemon's cgroup /user.slice/session-2.scope holds no cgroups of its own (not writable to it)"
 		},
 	}
 	d.run(context.Background())
@@ -180,6 +189,7 @@ var doctorTests = []struct {
 	{"no service manager", func(s *doctorSetup) {
 		s.serviceErr = &install.NoServiceManagerError{Manager: "systemd", Reason: "this system was not booted with systemd"}
 	}, "service", levelWarn, "no service manager for a user service: this system was not booted with systemd.", 0, ""},
+	{"no cgroup", func(s *doctorSetup) { s.supervision = proc.ByEnvironment }, "supervision", levelWarn, "by environment", 0, ""},
 	{"service not installed", func(s *doctorSetup) { s.service = install.Status{} }, "service", levelWarn, "not installed", 0, ""},
 	{"no daemon", func(s *doctorSetup) { s.lock.Unlock() }, "daemon", levelWarn, "none running", 0, ""},
 	{"worktrees an earlier taskd made", func(s *doctorSetup) { os.MkdirAll(filepath.Join(s.list, ".taskd", "worktrees", "1"), 0o700) },
@@ -214,7 +224,7 @@ func TestDoctor(t *testing.T) {
 		if code != 0 || !strings.HasSuffix(out, "\nEverything looks fine.\n") {
 			t.Errorf("healthy setup: exit %d:\n%s", code, out)
 		}
-		for _, want := range []string{"config", "root", "worktrees", "list demo", "daemon", "service", "profile claude", "profile exec", "workflows"} {
+		for _, want := range []string{"config", "root", "worktrees", "list demo", "daemon", "service", "supervision", "profile claude", "profile exec", "workflows"} {
 			if c := findCheck(checks, want); c == nil || c.level != levelOK {
 				t.Errorf("check %q = %+v, want ok\n%s", want, c, out)
 			}

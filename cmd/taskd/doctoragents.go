@@ -16,6 +16,8 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // agentCheckPrompt is the one turn of an agent check.
@@ -159,15 +161,15 @@ func systemdEnviron(ctx context.Context) ([]string, string, bool) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	manager, err := exec.CommandContext(ctx, "systemctl", "--user", "show-environment").Output()
+	manager, err := proc.Output(exec.CommandContext(ctx, "systemctl", "--user", "show-environment"))
 	if err != nil {
 		return nil, "", false
 	}
-	unit, err := exec.CommandContext(ctx, "systemctl", "--user", "show", "taskd.service", "--property=LoadState,Environment,EnvironmentFiles").Output()
+	unit, err := proc.Output(exec.CommandContext(ctx, "systemctl", "--user", "show", "taskd.service", "--property=LoadState,Environment,EnvironmentFiles"))
 	if err != nil || !strings.Contains(string(unit), "LoadState=loaded") {
 		return nil, "", false
 	}
-	return serviceEnv(string(manager), string(unit), os.ReadFile), "the environment of the taskd user service (systemd)", true
+	return serviceEnv(string(manager), string(unit), fsroot.ReadRegular), "the environment of the taskd user service (systemd)", true
 }
 
 // serviceEnv merges the user manager's environment (NAME=value lines) with

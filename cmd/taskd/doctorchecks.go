@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/install"
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/proc"
 	"github.com/taskd/taskd/taskfile"
 	"github.com/taskd/taskd/workflows"
 )
@@ -128,7 +129,7 @@ func (d *doctor) refused(err error, path, what, shown string) bool {
 func (d *doctor) checkLists(root string) {
 	names := d.lists
 	if len(names) == 0 {
-		entries, err := os.ReadDir(root)
+		entries, err := fsroot.ReadDirectory(root)
 		if err != nil {
 			d.add(levelFail, "lists", err.Error(), "make "+d.path(root)+" readable by you")
 			return
@@ -190,6 +191,7 @@ func (d *doctor) checkList(root, name string) {
 		problem, fix, _ := taskfile.Misnamed(name)
 		d.add(levelWarn, what, name+": "+problem, fix)
 	}
+	d.checkLocks(path, what)
 	var rejected []string
 	for _, id := range ids {
 		note, err := os.Stat(filepath.Join(path, ".taskd", "rejected", id+".json.txt"))
@@ -209,10 +211,29 @@ func (d *doctor) checkList(root, name string) {
 	d.add(levelOK, what, found, "")
 }
 
+// checkLocks fails on a task's lock (<id>.json.lock, a directory while
+// Claude Code or taskd holds it) that is something else (a socket, a
+// FIFO, a file): no writer can take the lock while it is there, and the
+// daemon holds the task.
+func (d *doctor) checkLocks(path, what string) {
+	entries, _ := fsroot.ReadDirectory(path)
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json.lock")
+		if !ok || !taskfile.ValidID(id) || e.IsDir() {
+			continue
+		}
+		p := d.path(filepath.Join(path, e.Name()))
+		d.add(levelFail, what, e.Name()+" is "+fsroot.KindOf(e.Type())+", not a lock directory: no writer can take task "+id+"'s lock while it is there, so the daemon holds the task",
+			"rm "+p)
+	}
+}
+
 // checkDaemon reports whether a daemon holds root's lock, and its pid.
 func (d *doctor) checkDaemon(root string) daemonState {
 	held, pid, err := daemon.LockHolder(root)
 	switch {
+	case errors.Is(err, fsroot.ErrNotRegular):
+		d.add(levelFail, "daemon", err.Error(), "rm "+d.path(daemon.LockFile(root))+" (a daemon makes it anew)")
 	case err != nil:
 		d.add(levelFail, "daemon", err.Error(), "keep the task root on a local file system, which supports file locks")
 	case held && pid > 0:
@@ -257,6 +278,21 @@ func (d *doctor) checkService(ctx context.Context, ds daemonState) {
 	default:
 		d.add(levelOK, "service", "installed ("+d.path(st.File)+") and running", "")
 	}
+}
+
+// checkSupervision says how the daemon pid (0: one started here) kills
+// what an attempt started: by cgroup, or by environment, a warning.
+func (d *doctor) checkSupervision(pid int) {
+	mode, detail := d.supervision(pid)
+	if pid == 0 {
+		detail = "a daemon started here: " + detail
+	}
+	if mode == proc.ByCgroup {
+		d.add(levelOK, "supervision", "by cgroup: "+detail, "")
+		return
+	}
+	d.add(levelWarn, "supervision", "by environment (each process carrying the attempt's TASKD_RUN_DIR is killed; one that clears its environment escapes): "+detail,
+		"run the daemon as the user service ('taskd install': its unit delegates a cgroup to it), or where it may write its own cgroup v2 (docs/security.md#processes)")
 }
 
 // checkProfiles checks that each profile's program is found as the daemon
@@ -324,7 +360,7 @@ func configured(fc *config.FileConfig, name string) bool {
 func (d *doctor) checkWorkflows(root string, usable bool) {
 	dirs := [][]string{workflows.Dirs("")}
 	if usable {
-		entries, _ := os.ReadDir(root)
+		entries, _ := fsroot.ReadDirectory(root)
 		for _, e := range entries {
 			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && (len(d.lists) == 0 || slices.Contains(d.lists, e.Name())) {
 				dirs = append(dirs, workflows.Dirs(filepath.Join(root, e.Name())))

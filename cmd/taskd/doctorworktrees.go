@@ -10,6 +10,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/worktree"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // checkWorktrees checks where the daemon makes the tasks' git worktrees
@@ -64,7 +65,7 @@ func (d *doctor) earlierWorktrees(root string) int {
 	lists, _ := control.ListNames(root)
 	n := 0
 	for _, l := range lists {
-		entries, _ := os.ReadDir(area.WorktreesDir(filepath.Join(root, l)))
+		entries, _ := fsroot.ReadDirectory(area.WorktreesDir(filepath.Join(root, l)))
 		n += len(entries)
 	}
 	return n

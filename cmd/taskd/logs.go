@@ -18,7 +18,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/status"
-	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 func init() {
@@ -40,7 +40,9 @@ the agent wrote to standard error (one that failed before it began: its
 program missing, a login needed), logs prints standard error instead and
 says so on its own standard error. The files are transcript.log,
 stdout.log and stderr.log in .taskd/runs/<id>/<n>/ of the task's list,
-next to prompt.md, cmd.json and result.json.
+next to prompt.md, cmd.json and result.json. Each keeps at most
+outputMaxMiB of the configuration (32 MiB): past it, its first and last
+halves, with lines saying what was cut between.
 
 With -f it keeps printing as the agent writes, moves on to the next attempt
 when one starts, and returns when the task has ended.
@@ -101,16 +103,7 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	}
 	runs := filepath.Join(dir.Path(), ".taskd", "runs", ref.id)
 	name := func(n int) string { return logName(filepath.Join(runs, fmt.Sprint(n)), *stderrFlag, *raw) }
-	latest := func() (int, bool) {
-		t, err := dir.Read(ref.id)
-		if err != nil {
-			return 0, true
-		}
-		m := t.Metadata.Object("taskd")
-		n, _ := m.Int("attempt")
-		state, _ := m.String("state")
-		return int(n), !task.State(state).Claimed() && state != ""
-	}
+	latest := func() (int, bool) { return status.LatestAttempt(dir, ref.id) }
 	n, ended := latest()
 	if *attemptFlag > 0 {
 		n, ended = *attemptFlag, true
@@ -126,13 +119,13 @@ func runLogs(ctx context.Context, inv *invocation) error {
 			return
 		}
 		dir := filepath.Join(runs, fmt.Sprint(n))
-		if data, err := os.ReadFile(filepath.Join(dir, "stderr.log")); err == nil && len(bytes.TrimSpace(data)) > 0 {
+		if data, err := fsroot.ReadRegular(filepath.Join(dir, "stderr.log")); err == nil && len(bytes.TrimSpace(data)) > 0 {
 			fmt.Fprintf(inv.stderr, "taskd logs: the %s of attempt %d is empty; its standard error (stderr.log) follows\n", logWords[name(n)], n)
 			inv.stdout.Write(data)
 		}
 	}
 	if !*follow || ended && *attemptFlag > 0 {
-		data, err := os.ReadFile(filepath.Join(runs, fmt.Sprint(n), name(n)))
+		data, err := fsroot.ReadRegular(filepath.Join(runs, fmt.Sprint(n), name(n)))
 		if err != nil {
 			return err
 		}
@@ -143,7 +136,9 @@ func runLogs(ctx context.Context, inv *invocation) error {
 		_, err = inv.stdout.Write(data)
 		return err
 	}
-	return followLogs(ctx, inv.stdout, runs, name, n, latest, orStderr)
+	f := status.NewFollower(dir.Path(), ref.id, func(d string) string { return logName(d, *stderrFlag, *raw) }, n)
+	f.OnEmpty(orStderr)
+	return followLogs(ctx, inv.stdout, f, latest)
 }
 
 // logWords name the logs of a run folder in messages.
@@ -153,40 +148,24 @@ var logWords = map[string]string{"transcript.log": "transcript", "stdout.log": "
 // (status.LogName).
 func logName(dir string, stderr, raw bool) string { return status.LogName(dir, stderr, raw) }
 
-// followLogs prints attempt n's log as it grows, then later attempts', until
-// the task has ended and its last log is printed, or ctx ends. An attempt
-// whose log stayed empty is given to empty once it is over.
-func followLogs(ctx context.Context, w io.Writer, runs string, name func(int) string, n int, latest func() (int, bool), empty func(n int)) error {
+// followLogs prints what f reads as the task's attempts write it, until
+// the task has ended and its last log is printed, or ctx ends.
+func followLogs(ctx context.Context, w io.Writer, f *status.Follower, latest func() (int, bool)) error {
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
 	}
 	defer watcher.Close()
-	var off int64
 	watched := ""
 	tick := time.NewTicker(time.Second) // the task file lives elsewhere; its end is polled
 	defer tick.Stop()
 	for {
-		if n > 0 {
-			dir := filepath.Join(runs, fmt.Sprint(n))
-			if watched != dir && watcher.Add(dir) == nil {
-				watched = dir
-			}
-			off = copyFrom(w, filepath.Join(dir, name(n)), off)
-		}
-		cur, ended := latest()
-		if cur > n {
-			if n > 0 && off == 0 {
-				empty(n)
-			}
-			n, off = cur, 0
-			continue
-		}
-		if ended && n > 0 {
-			if copyFrom(w, filepath.Join(runs, fmt.Sprint(n), name(n)), off) == 0 {
-				empty(n)
-			}
+		if f.Read(w, latest) {
 			return nil
+		}
+		if d := f.Dir(); d != "" && d != watched && watcher.Add(d) == nil {
+			watched = d
+			continue // what was written before the watch began
 		}
 		select {
 		case <-ctx.Done():
@@ -195,18 +174,6 @@ func followLogs(ctx context.Context, w io.Writer, runs string, name func(int) st
 		case <-tick.C:
 		}
 	}
-}
-
-// copyFrom writes path's bytes from off on to w and returns the new offset.
-func copyFrom(w io.Writer, path string, off int64) int64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return off
-	}
-	defer f.Close()
-	f.Seek(off, io.SeekStart)
-	n, _ := io.Copy(w, f)
-	return off + n
 }
 
 func runTail(ctx context.Context, inv *invocation) error {
@@ -262,7 +229,7 @@ type tailer struct {
 
 func (t *tailer) logs() []string {
 	var out []string
-	entries, _ := os.ReadDir(t.root)
+	entries, _ := fsroot.ReadDirectory(t.root)
 	for _, e := range entries {
 		if !e.IsDir() || len(t.lists) > 0 && !slices.Contains(t.lists, e.Name()) {
 			continue
@@ -274,7 +241,7 @@ func (t *tailer) logs() []string {
 
 // read returns the whole lines appended to path since the last read.
 func (t *tailer) read(path string) ([]eventlog.Event, error) {
-	f, err := os.Open(path)
+	f, err := fsroot.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

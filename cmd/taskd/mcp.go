@@ -16,6 +16,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/mcpserver"
 	"github.com/taskd/taskd/install"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 func init() {
@@ -178,7 +179,7 @@ func runMCPInstall(ctx context.Context, inv *invocation, args []string) error {
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = inv.stdout, inv.stderr
-	if err := cmd.Run(); err != nil {
+	if err := proc.Run(cmd); err != nil {
 		var missing *exec.Error
 		if errors.As(err, &missing) {
 			return fmt.Errorf("claude is not on PATH (%v): install Claude Code, or add the server by hand:\n  %s", err, install.ShellLine(argv...))

@@ -13,6 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/subagent"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 func init() {
@@ -34,7 +35,11 @@ completed convergences that found a conflict). It reads only the logs: it
 works on any directory, whether a daemon runs or not. Events mirrored
 into a parent's stream are not counted twice.
 
-The counts add up: spawned = ended + running. A subagent counts once
+The counts add up: spawned = ended + running, and for handoffs initiated
+= resolved + running. A handoff counts once: one escalated to a person
+runs until the answer resolves it, counted by the answer's action. A
+subagent cancelled because its handoff's timeout passed ended timed out,
+not cancelled. A subagent counts once
 however many attempts it took: an attempt followed by a retry (a
 handoff's, or a person's) counts as a retry, and the subagent ends with
 its last attempt, whose outcome is the one counted. A subagent refused by
@@ -66,7 +71,7 @@ func runMetrics(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	var evs []eventlog.Event
-	entries, err := os.ReadDir(r)
+	entries, err := fsroot.ReadDirectory(r)
 	if err != nil {
 		return err
 	}
@@ -108,7 +113,8 @@ func printMetrics(w io.Writer, m *subagent.Metrics) {
 		actions = append(actions, fmt.Sprintf("%s %d", a, n))
 	}
 	slices.Sort(actions)
-	fmt.Fprintf(w, "handoffs    %d initiated, %d resolved (%s)\n", m.Handoffs.Initiated, m.Handoffs.Resolved, strings.Join(actions, ", "))
+	fmt.Fprintf(w, "handoffs    %d initiated, %d resolved (%s), %d running; %d escalated to a person\n",
+		m.Handoffs.Initiated, m.Handoffs.Resolved, strings.Join(actions, ", "), m.Handoffs.Running, m.Handoffs.Escalated)
 	c := m.Convergences
 	fmt.Fprintf(w, "converge    %d initiated, %d completed, %d with conflicts (conflict rate %s), %d conflicts, %d resolutions, %d manual reviews\n",
 		c.Initiated, c.Completed, c.WithConflicts, pct(c.ConflictRate), c.Conflicts, c.Resolutions, c.ManualReviews)

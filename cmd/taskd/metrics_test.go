@@ -42,7 +42,8 @@ func TestMetrics(t *testing.T) {
 		"retries": 1.0, "spawnsPerHour": 2.0,
 		"timeouts/handoff":             1.0,
 		"byType/builder/avgDurationMs": 4000.0, "byType/tester/successRate": 0.0, "byType/tester/ended": 1.0,
-		"handoffs/byAction/escalate": 1.0, "convergences/completed": 2.0, "convergences/withConflicts": 1.0,
+		"handoffs/initiated": 1.0, "handoffs/resolved": 0.0, "handoffs/running": 1.0, "handoffs/escalated": 1.0,
+		"convergences/completed": 2.0, "convergences/withConflicts": 1.0,
 		"convergences/conflictRate": 0.5, "convergences/manualReviews": 1.0, "convergences/conflicts": 2.0,
 	} {
 		if got := field(m, strings.Split(path, "/")...); got != want {
@@ -90,6 +91,38 @@ func TestMetrics(t *testing.T) {
 		if got := field(c, strings.Split(path, "/")...); got != want {
 			t.Errorf("list c: %s = %v, want %v", path, got, want)
 		}
+	}
+	// Handoffs add up: each counts once, an escalated one runs until a
+	// person's answer resolves it; a resolution whose start the logs do
+	// not hold is not counted. A subagent its handoff's timeout cancelled
+	// timed out.
+	writeTask(t, filepath.Join(root, "d", ".taskd", "events.jsonl"), strings.Join([]string{
+		`{"ts":"2026-01-01T13:00:00Z","type":"HandoffInitiated","list":"d","task":"1","subagent_id":"2"}`,
+		`{"ts":"2026-01-01T13:00:01Z","type":"HandoffResolved","list":"d","task":"1","subagent_id":"2","action":"escalate"}`,
+		`{"ts":"2026-01-01T13:00:02Z","type":"HandoffResolved","list":"d","task":"1","subagent_id":"2","action":"continue"}`,
+		`{"ts":"2026-01-01T13:00:03Z","type":"HandoffInitiated","list":"d","task":"1","subagent_id":"3"}`,
+		`{"ts":"2026-01-01T13:00:04Z","type":"HandoffResolved","list":"d","task":"1","subagent_id":"3","action":"abort"}`,
+		`{"ts":"2026-01-01T13:00:05Z","type":"HandoffInitiated","list":"d","task":"1","subagent_id":"4"}`,
+		`{"ts":"2026-01-01T13:00:06Z","type":"HandoffResolved","list":"d","task":"1","subagent_id":"9","action":"none"}`,
+		`{"ts":"2026-01-01T13:00:07Z","type":"HandoffInitiated","list":"d","task":"1","subagent_id":"2"}`,
+		`{"ts":"2026-01-01T13:00:00Z","type":"SubagentSpawned","list":"d","task":"5","agent_type":"builder"}`,
+		`{"ts":"2026-01-01T13:00:08Z","type":"SubagentTimeout","list":"d","task":"5","agent_type":"builder","source":"handoff"}`,
+		`{"ts":"2026-01-01T13:00:09Z","type":"TranscriptEvent","list":"d","task":"5","agent_type":"builder","event_type":"subagent_stop","outcome":"timeout"}`,
+	}, "\n")+"\n")
+	out, _, _ = runCLI(t, "metrics", "--root", root, "--list", "d", "--json")
+	d := readJSON(t, out)
+	for path, want := range map[string]any{
+		"handoffs/initiated": 4.0, "handoffs/resolved": 2.0, "handoffs/running": 2.0, "handoffs/escalated": 1.0,
+		"handoffs/byAction/continue": 1.0, "handoffs/byAction/abort": 1.0, "handoffs/byAction/none": nil,
+		"timedOut": 1.0, "cancelled": 0.0, "timeouts/handoff": 1.0,
+	} {
+		if got := field(d, strings.Split(path, "/")...); got != want {
+			t.Errorf("list d: %s = %v, want %v", path, got, want)
+		}
+	}
+	out, _, _ = runCLI(t, "metrics", "--root", root, "--list", "d")
+	if want := "handoffs    4 initiated, 2 resolved (abort 1, continue 1), 2 running; 1 escalated to a person"; !strings.Contains(out, want) {
+		t.Errorf("text output lacks %q:\n%s", want, out)
 	}
 	if out, _, _ := runCLI(t, "metrics", "--root", t.TempDir()); out != "no subagent events\n" {
 		t.Errorf("empty root: %q", out)

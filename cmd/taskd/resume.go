@@ -5,15 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon"
-	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/pausefile"
-	"github.com/taskd/taskd/daemon/task"
-	"github.com/taskd/taskd/taskfile"
 )
 
 func init() {
@@ -63,26 +59,12 @@ func runResume(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	var lifted *pausefile.Pause
-	err = pausefile.Update(ctx, r, now, func(rec *pausefile.Record) error {
-		p, ok := rec.Profiles[*profile]
-		if !ok {
-			return errNoPause
-		}
-		lifted = &p
-		delete(rec.Profiles, *profile)
-		return nil
-	})
-	if err != nil && !errors.Is(err, errNoPause) {
-		return err
+	lifted, resumed, err := pausefile.Resume(ctx, r, *profile, time.Now())
+	if errors.Is(err, pausefile.ErrNotPaused) {
+		return &exitError{code: 1, err: err}
 	}
-	resumed, err := endPauses(ctx, r, *profile, now)
 	if err != nil {
 		return err
-	}
-	if lifted == nil && len(resumed) == 0 {
-		return &exitError{code: 1, err: fmt.Errorf("profile %s is not paused, and no task is paused by it", *profile)}
 	}
 	if lifted != nil {
 		fmt.Fprintf(inv.stdout, "profile %s: pause lifted (%s, until %s)\n", *profile, lifted.Reason, lifted.Until.Local().Format("Jan 2 15:04"))
@@ -93,42 +75,4 @@ func runResume(ctx context.Context, inv *invocation) error {
 		fmt.Fprintf(inv.stdout, "resume now: %s\n", strings.Join(resumed, " "))
 	}
 	return nil
-}
-
-// errNoPause leaves the pause file as it is.
-var errNoPause = errors.New("no pause")
-
-// endPauses makes every task under root that a usage limit of profile
-// paused due at now, and returns them (LIST/ID).
-func endPauses(ctx context.Context, root, profile string, now time.Time) ([]string, error) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		dir, err := taskfile.Open(filepath.Join(root, e.Name()))
-		if err != nil {
-			continue
-		}
-		ids, _, err := dir.Names()
-		if err != nil {
-			continue
-		}
-		for _, id := range ids {
-			t, err := dir.Read(id)
-			if err != nil || task.Of(t) != task.Paused {
-				continue
-			}
-			if ok, err := control.EndPause(ctx, dir, id, profile, now); err != nil {
-				return out, fmt.Errorf("%s/%s: %w", e.Name(), id, err)
-			} else if ok {
-				out = append(out, e.Name()+"/"+id)
-			}
-		}
-	}
-	return out, nil
 }

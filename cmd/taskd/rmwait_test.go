@@ -96,3 +96,87 @@ func TestRm(t *testing.T) {
 		t.Errorf("rm of a missing task: exit %d, want 1", code)
 	}
 }
+
+// TestRm_ObeysRoot: rm acts only on tasks of its root. A path to a task
+// file outside it is refused and nothing is written there (no lock left
+// beside it); a path that reaches the root through a link the user made
+// is the root's task; a task of Claude Code's own is refused without
+// --force and removed with it.
+func TestRm_ObeysRoot(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	root := filepath.Join(base, "tasks")
+	outside := filepath.Join(base, "outside", "l")
+	victim := `{"id": "x", "subject": "victim", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`
+	writeTask(t, filepath.Join(outside, "x.json"), victim)
+	writeTask(t, filepath.Join(root, "l", "x.json"), victim)
+	writeTask(t, filepath.Join(root, "l", "cc.json"), `{"id": "cc", "subject": "plan", "description": "", "activeForm": "planning", "status": "pending", "blocks": [], "blockedBy": []}`)
+	if err := os.Symlink(root, filepath.Join(base, "via")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		say  string
+		gone string // the file removed, if any
+	}{
+		{[]string{filepath.Join(outside, "x.json")}, 1, "is not a task of the root", ""},
+		{[]string{"--force", filepath.Join(root, "l", "..", "..", "outside", "l", "x.json")}, 1, "is not a task of the root", ""},
+		{[]string{"l/cc"}, 1, "not a taskd task", ""},
+		{[]string{filepath.Join(base, "via", "l", "x.json")}, 0, "l/x removed", filepath.Join(root, "l", "x.json")},
+		{[]string{"--force", filepath.Join(root, "l", "cc.json")}, 0, "l/cc removed", filepath.Join(root, "l", "cc.json")},
+	} {
+		out, errOut, code := runCLI(t, append([]string{"rm", "--root", root}, tt.args...)...)
+		if code != tt.code || !strings.Contains(out+errOut, tt.say) {
+			t.Errorf("rm %v: exit %d, %q %q; want exit %d saying %q", tt.args, code, out, errOut, tt.code, tt.say)
+		}
+		if tt.gone != "" {
+			if _, err := os.Lstat(tt.gone); err == nil {
+				t.Errorf("rm %v: %s is still there", tt.args, tt.gone)
+			}
+		}
+	}
+	entries, _ := os.ReadDir(outside)
+	if len(entries) != 1 || entries[0].Name() != "x.json" {
+		t.Errorf("outside the root, the list directory holds %v, want x.json alone", entries)
+	}
+	if data, _ := os.ReadFile(filepath.Join(outside, "x.json")); string(data) != victim {
+		t.Errorf("the task file outside the root changed: %q", data)
+	}
+}
+
+// TestWait_NoDaemonWillRunIt: wait ends at once, as a failure with the
+// reason, for a task no daemon will run: one the daemon rejected (an
+// unknown agent), a task file that is a link, and a task of Claude Code's
+// own; a completed one of Claude Code's is a success. A real daemon
+// serves the root, so each could only end by the daemon's hand.
+func TestWait_NoDaemonWillRunIt(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	list := filepath.Join(root, "l")
+	startTestDaemon(t, root, &config.FileConfig{})
+	writeTask(t, filepath.Join(list, "1.json"), `{"id": "1", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"agent": "no-such-agent", "prompt": "true"}}}`)
+	writeTask(t, filepath.Join(list, "2.json"), `{"id": "2", "subject": "plan", "description": "", "activeForm": "planning", "status": "pending", "blocks": [], "blockedBy": []}`)
+	writeTask(t, filepath.Join(list, "3.json"), `{"id": "3", "subject": "done", "description": "", "activeForm": "done", "status": "completed", "blocks": [], "blockedBy": []}`)
+	elsewhere := filepath.Join(t.TempDir(), "4.json")
+	writeTask(t, elsewhere, `{"id": "4", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`)
+	if err := os.Symlink(elsewhere, filepath.Join(list, "4.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		ref  string
+		code int
+		say  string
+	}{
+		{"l/1", 1, `l/1 refused by the daemon: `},
+		{"l/2", 1, "l/2 is not addressed to taskd"},
+		{"l/3", 0, "l/3 completed"},
+		{"l/4", 1, "the file is a symbolic"}, // refused by the daemon, or by wait itself if it is first
+	} {
+		start := time.Now()
+		out, errOut, code := runCLI(t, "wait", "--root", root, "--timeout", "60s", tt.ref)
+		if code != tt.code || !strings.Contains(out, tt.say) {
+			t.Errorf("wait %s: exit %d after %s, %q %q; want exit %d saying %q", tt.ref, code, time.Since(start).Round(time.Millisecond), out, errOut, tt.code, tt.say)
+		}
+	}
+}

@@ -150,6 +150,10 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	if err := becomeReaper(log); err != nil {
 		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
 	}
+	// Everything an attempt starts is killed with it (docs/security.md).
+	sup := proc.Supervise()
+	defer sup.Close()
+	log.Debug("an attempt's processes are kept together", "supervision", sup.String())
 	url := *natsURL
 	if url == "" && cfg.NATS != nil {
 		url = cfg.NATS.URL

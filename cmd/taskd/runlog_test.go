@@ -88,6 +88,7 @@ var (
 	logDuration = regexp.MustCompile(`\bran=[0-9.µmnsh]+`)
 	logPID      = regexp.MustCompile(`\bpid=\d+`)
 	logConc     = regexp.MustCompile(`\bconcurrency=\d+`)
+	logSup      = regexp.MustCompile(`\bsupervision=\w+`)
 )
 
 // normaliseLog takes out of a log what changes from run to run: times,
@@ -99,6 +100,7 @@ func normaliseLog(s, dir string) string {
 		l = logDuration.ReplaceAllString(l, "ran=D")
 		l = logPID.ReplaceAllString(l, "pid=PID")
 		l = logConc.ReplaceAllString(l, "concurrency=N")
+		l = logSup.ReplaceAllString(l, "supervision=MODE") // cgroup or environment, as the machine allows
 		l = strings.ReplaceAll(l, dir, "DIR")
 		b.WriteString(l + "\n")
 	}

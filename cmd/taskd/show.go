@@ -68,15 +68,9 @@ func runShow(ctx context.Context, inv *invocation) error {
 	if fs.NArg() != 1 {
 		return inv.usageErrorf("name one task")
 	}
-	color := false
-	switch *colorFlag {
-	case "always":
-		color = true
-	case "never":
-	case "auto":
-		color = isTerminal(inv.stdout) && os.Getenv("NO_COLOR") == ""
-	default:
-		return inv.usageErrorf("bad --color %q", *colorFlag)
+	color, err := useColor(inv, *colorFlag)
+	if err != nil {
+		return err
 	}
 	root, err := daemon.ResolveRoot(*rootFlag, os.Getenv)
 	if err != nil {
@@ -318,18 +312,8 @@ func usageWords(u *status.Usage, ran string) string {
 	return strings.Join(parts, " · ")
 }
 
-// costWords renders US dollars: "$0.04", or to a hundredth of a cent
-// below a cent ("$0.0003"); "~" marks taskd's estimate.
-func costWords(usd float64, estimated bool) string {
-	s := fmt.Sprintf("$%.2f", usd)
-	if usd > 0 && usd < 0.01 {
-		s = fmt.Sprintf("$%.4f", usd)
-	}
-	if estimated {
-		s = "~" + s
-	}
-	return s
-}
+// costWords renders US dollars (status.Dollars).
+func costWords(usd float64, estimated bool) string { return status.Dollars(usd, estimated) }
 
 // span renders a duration briefly: 850ms, 4.2s, 1m23s, 2h05m.
 func span(d time.Duration) string {

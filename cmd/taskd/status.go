@@ -78,6 +78,8 @@ what to do:
 	held:         why the daemon holds a task back (a write it needs
 	              failed: a full disk, a lock nobody can take), and when
 	              it tries again; no agent starts meanwhile
+	output cut:   how much the cap on each log of the latest attempt
+	              (outputMaxMiB) cut from its middle
 	below:        on each task above one that needs a person, failed or
 	              is held, which one, so the path to it is marked
 	rejected:     what is wrong with the file, and
@@ -102,10 +104,10 @@ metadata.taskd.workspace}, "progress" {"attempt", "turns", "lastTool", "tokens",
 "reason", "by", "until"}: the paused profile that holds the task back,
 "logs": the latest attempt's
 run folder, "summary" and "costUsd": what the agent of the latest attempt
-that ended said it did and what that attempt cost, "cwdNote": why a task
-of a Claude Code session's list runs in the home directory, "name",
-"steps", "waits" {"kind", "total", "open"}). taskd show tells all of one
-task.
+that ended said it did and what that attempt cost, "outputCut" {log: bytes
+cut}, "cwdNote": why a task of a Claude Code session's list runs in the
+home directory, "name", "steps", "waits" {"kind", "total", "open"}). taskd
+show tells all of one task.
 "attempt" is ATT's; "steps" a workflow's steps. --watch redraws whenever
 a task file changes, until interrupted.
 
@@ -150,15 +152,9 @@ func runStatus(ctx context.Context, inv *invocation) error {
 		}
 		r, one, lists = ref.root, &ref, listFlags{ref.list}
 	}
-	color := false
-	switch *colorFlag {
-	case "always":
-		color = true
-	case "never":
-	case "auto":
-		color = isTerminal(inv.stdout) && os.Getenv("NO_COLOR") == ""
-	default:
-		return inv.usageErrorf("bad --color %q", *colorFlag)
+	color, err := useColor(inv, *colorFlag)
+	if err != nil {
+		return err
 	}
 	show := func() error {
 		snap, err := snapshot(r, lists, *all || one != nil)
@@ -256,7 +252,7 @@ func watchRoot(ctx context.Context, root string, fn func() error) error {
 	}
 	defer w.Close()
 	w.Add(root)
-	entries, _ := os.ReadDir(root)
+	entries, _ := fsroot.ReadDirectory(root)
 	for _, e := range entries {
 		if e.IsDir() {
 			w.Add(filepath.Join(root, e.Name()))
@@ -285,6 +281,21 @@ func watchRoot(ctx context.Context, root string, fn func() error) error {
 			}
 		}
 	}
+}
+
+// useColor says whether a command paints its output, as its --color flag
+// (auto, always, never) says: auto paints on a terminal, unless NO_COLOR
+// is set.
+func useColor(inv *invocation, flag string) (bool, error) {
+	switch flag {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto":
+		return isTerminal(inv.stdout) && os.Getenv("NO_COLOR") == "", nil
+	}
+	return false, inv.usageErrorf("bad --color %q", flag)
 }
 
 func isTerminal(w io.Writer) bool {

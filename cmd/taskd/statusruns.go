@@ -64,32 +64,8 @@ func workLine(w *status.Worktree, state string) string {
 	return w.Branch
 }
 
-// tokens renders a count of tokens briefly: 950, 12.3k, 1.2M.
-func tokens(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprint(n)
-	case n < 1_000_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%.1fM", float64(n)/1e6)
-}
+// tokens renders a count of tokens briefly (status.Tokens).
+func tokens(n int64) string { return status.Tokens(n) }
 
-// when renders a time to come, in the viewer's time zone: 20:00 today,
-// "Mon 20:00" within a week, "Mar 20 20:00" after; "now" once it has
-// passed.
-func when(now, at time.Time) string {
-	if at.IsZero() || !at.After(now) {
-		return "now"
-	}
-	at = at.In(now.Location())
-	y, m, d := now.Date()
-	ay, am, ad := at.Date()
-	switch {
-	case y == ay && m == am && d == ad:
-		return at.Format("15:04")
-	case at.Sub(now) < 6*24*time.Hour:
-		return at.Format("Mon 15:04")
-	}
-	return at.Format("Jan 2 15:04")
-}
+// when renders a time to come (status.When).
+func when(now, at time.Time) string { return status.When(now, at) }

@@ -57,30 +57,6 @@ func TestStatus_tree(t *testing.T) {
 	}
 }
 
-// TestAbbrevHome: the home directory becomes ~ only where it starts a
-// path.
-func TestAbbrevHome(t *testing.T) {
-	tests := []struct{ s, home, want string }{
-		{"/root/x", "/root", "~/x"},
-		{"/root", "/root", "~"},
-		{"logs: /root/.claude/tasks/l/.taskd/runs/1/1", "/root", "logs: ~/.claude/tasks/l/.taskd/runs/1/1"},
-		{"/srv/x/root/y", "/root", "/srv/x/root/y"},
-		{"open /srv/x/root/.claude: denied", "/root", "open /srv/x/root/.claude: denied"},
-		{"/rootless/y", "/root", "/rootless/y"},
-		{"/root2", "/root", "/root2"},
-		{"(/root/a) and /srv/root/b, '/root/c'", "/root", "(~/a) and /srv/root/b, '~/c'"},
-		{"/home/ann/x:/home/ann/y", "/home/ann", "~/x:~/y"},
-		{"/home/ann/x", "/home/ann/", "~/x"},
-		{"/x", "/", "/x"},
-		{"/x", "", "/x"},
-	}
-	for _, tt := range tests {
-		if got := abbrevHome(tt.s, tt.home); got != tt.want {
-			t.Errorf("abbrevHome(%q, %q) = %q, want %q", tt.s, tt.home, got, tt.want)
-		}
-	}
-}
-
 // TestStepCell: a workflow's STEP shows its step and the steps run; its
 // ATT, the attempts of that step, not the steps.
 func TestStepCell(t *testing.T) {

@@ -3,14 +3,18 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/termtext"
 )
 
 // statusView is everything taskd status draws. Rendering it is pure: the
@@ -71,17 +75,8 @@ const (
 	maxNoteLines = 3
 )
 
-// ANSI colours by state.
-var stateColor = map[string]string{
-	"succeeded": "32", "failed": "31", "timed_out": "31", "cancelled": "90",
-	"running": "34", "starting": "34", "waiting": "36", "needs_human": "33;1", "retrying": "33", "paused": "33",
-	"rejected": "31;1", "blocked": "90", "stopped": "35", "queued": "90",
-	"held": "33;1",
-}
-
-// stateOrder orders the counts in a list's summary line.
-var stateOrder = []string{"held", "needs_human", "failed", "timed_out", "stopped", "rejected", "retrying", "paused",
-	"running", "starting", "waiting", "queued", "blocked", "pending", "cancelled", "succeeded", "completed", "in_progress"}
+// ANSI colours by state (status.StateColors).
+var stateColor = status.StateColors
 
 // render writes the view to w.
 func (v *statusView) render(w io.Writer) {
@@ -155,20 +150,7 @@ func (r *renderer) header() {
 // parents and children, and what was left out.
 func (r *renderer) list(l status.List) {
 	v := r.v
-	counts := map[string]int{}
-	for i := range l.Tasks {
-		counts[displayState(&l.Tasks[i])]++
-	}
-	var parts []string
-	for _, s := range stateOrder {
-		if counts[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
-			delete(counts, s)
-		}
-	}
-	for s, n := range counts { // states this version does not know
-		parts = append(parts, fmt.Sprintf("%d %s", n, s))
-	}
+	parts := status.StateCounts(l.Tasks)
 	head := fmt.Sprintf("%s: %d %s", clean(l.ID), len(l.Tasks), plural(len(l.Tasks), "task", "tasks"))
 	if len(parts) > 0 {
 		head += " · " + strings.Join(parts, ", ")
@@ -210,54 +192,12 @@ func (r *renderer) cells(id, state, step, attempt, age, subject string) string {
 		padLeft(age, colAge) + "  " + r.fit(subject, subjectWidth)
 }
 
-// tree writes the tasks of l, each child under its parent. A task whose
-// parent is not in the list is a root; tasks in a parent cycle, which no
-// root reaches, are written at the end as roots, so none is lost.
+// tree writes the tasks of l, each child under its parent (status.Walk).
 func (r *renderer) tree(l status.List) {
-	byID := make(map[string]*status.Task, len(l.Tasks))
-	for i := range l.Tasks {
-		byID[l.Tasks[i].ID] = &l.Tasks[i]
-	}
-	done := make(map[string]bool, len(l.Tasks))
-	var walk func(t *status.Task, prefix, branch string)
-	walk = func(t *status.Task, prefix, branch string) {
-		done[t.ID] = true
-		r.row(t, prefix+branch)
-		next := prefix
-		switch branch {
-		case "├ ":
-			next += "│ "
-		case "└ ":
-			next += "  "
-		}
-		var kids []*status.Task
-		for _, c := range t.Children {
-			if ct := byID[c]; ct != nil && !done[c] {
-				kids = append(kids, ct)
-			}
-		}
-		for k, ct := range kids {
-			if done[ct.ID] { // reached twice in a malformed tree
-				continue
-			}
-			b := "├ "
-			if k == len(kids)-1 {
-				b = "└ "
-			}
-			walk(ct, next, b)
-		}
-	}
-	for i := range l.Tasks {
-		t := &l.Tasks[i]
-		if p := byID[t.Parent]; p == nil || p == t {
-			walk(t, "", "")
-		}
-	}
-	for i := range l.Tasks {
-		if t := &l.Tasks[i]; !done[t.ID] {
-			walk(t, "", "")
-		}
-	}
+	status.Walk(&l, func(t *status.Task, lead string) bool {
+		r.row(t, lead)
+		return true
+	})
 }
 
 // row writes one task and the notes that say what it waits for or what
@@ -347,9 +287,22 @@ func (r *renderer) row(t *status.Task, tree string) {
 	if w := t.Worktree; w != nil && endedStates[state] {
 		r.note("", workLine(w, state), "")
 	}
+	if len(t.OutputCut) > 0 && state != "running" {
+		r.note("output cut: ", cutWords(t.OutputCut)+" (the middle; taskd logs "+ref+" shows where)", "33")
+	}
 	if len(t.Below) > 0 {
 		r.note("below: ", belowWords(t.Below), "33")
 	}
+}
+
+// cutWords says how much the cap cut of each log: "stdout.log 1.4 GiB,
+// stderr.log 3 MiB".
+func cutWords(cut map[string]int64) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(cut)) {
+		parts = append(parts, name+" "+agent.SizeText(cut[name]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // belowWords says which tasks under one need attention: "5 needs a person,
@@ -396,37 +349,5 @@ func (v *statusView) path(p string) string {
 // /srv/x/root/… when the home is /root) and followed by / or the path's
 // end.
 func (v *statusView) abbrev(s string) string {
-	return abbrevHome(s, v.home)
-}
-
-// abbrevHome is abbrev for the home directory home.
-func abbrevHome(s, home string) string {
-	home = strings.TrimSuffix(home, "/")
-	if home == "" || !strings.Contains(s, home) {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(s, home)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		end := i + len(home)
-		starts := i == 0 || !inPath(s[i-1])
-		ends := end == len(s) || s[end] == '/' || !inPath(s[end])
-		b.WriteString(s[:i])
-		if starts && ends {
-			b.WriteString("~")
-		} else {
-			b.WriteString(home)
-		}
-		s = s[end:]
-	}
-}
-
-// inPath reports whether c may be part of a path's name (so that a home
-// directory next to it is inside a longer path).
-func inPath(c byte) bool {
-	return c == '/' || c == '.' || c == '_' || c == '-' || c == '~' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+	return termtext.Home(s, v.home)
 }

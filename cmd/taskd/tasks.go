@@ -267,7 +267,8 @@ func runCancel(ctx context.Context, inv *invocation) error {
 }
 
 // taskNames is how the commands that act on tasks read a task's name.
-const taskNames = `A task is named LIST/ID, by the path of its file, or by its id alone:
+const taskNames = `A task is named LIST/ID, by the path of its file (which must be
+<root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:
 the id is looked up in $TASKD_LIST if that is set, else in the only list
 that has a task of that id (or the only list there is); when several
 lists have it, the command fails and names them (LIST/ID for each), so
@@ -399,4 +400,11 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// fileRef resolves the path of a task file as a task of root
+// (control.FileRef).
+func fileRef(root, path string) (taskRef, error) {
+	r, err := control.FileRef(root, path)
+	return taskRef{root: r.Root, list: r.List, id: r.ID}, err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
+	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
 )
@@ -25,7 +26,11 @@ func init() {
 Wait waits until every task named has ended, printing a line as each one
 does, and exits with their outcome: 0 when all succeeded, 1 when any
 failed, was cancelled, timed out or was stopped (or does not exist or was
-removed), 124 when --timeout passed first. A task that waits for a person
+removed), 124 when --timeout passed first. A task no daemon will run ends
+the wait at once, with the reason, as a failure: one the daemon refused
+(taskd status shows why), a file it does not read, and a task of Claude
+Code's own (not addressed to taskd) that is not completed. A task that
+waits for a person
 keeps wait waiting; wait says so once on standard error, with the command
 that answers it.
 
@@ -38,7 +43,8 @@ it; taskd show tells the rest:
 
 With --json each line is instead a JSON object: {"task", "outcome",
 "success", "summary", "error", "costUsd"}; "outcome" is the state, or
-"completed" (a task not addressed to taskd), "missing" or "rejected".
+"completed" (a task not addressed to taskd), "missing", "rejected" or
+"not_taskd" (a task of Claude Code's own, not completed: no daemon runs it).
 
 ` + taskNames + `
 
@@ -84,6 +90,7 @@ func runWait(ctx context.Context, inv *invocation) error {
 		ref, err := parseTaskRef(root, a)
 		if err == nil {
 			err = w.Add(filepath.Join(ref.root, ref.list))
+			w.Add(area.RejectedDir(filepath.Join(ref.root, ref.list))) // its note, if it is refused
 		}
 		if err != nil {
 			fmt.Fprintf(inv.stderr, "taskd wait: %s: %v\n", a, err)
@@ -144,7 +151,9 @@ type waitEnd struct {
 	Task string `json:"task"` // LIST/ID
 	// Outcome is its state (succeeded, failed, cancelled, timed_out,
 	// stopped), completed for a task that is not taskd's, missing for
-	// one that does not exist, rejected for one the daemon refused.
+	// one that does not exist, rejected for one the daemon refused (or a
+	// file it does not read), not_taskd for a task of Claude Code's own
+	// that is not completed: no daemon runs it.
 	Outcome string   `json:"outcome"`
 	Success bool     `json:"success"`
 	Summary string   `json:"summary,omitempty"` // the latest attempt's
@@ -161,7 +170,9 @@ func (e *waitEnd) words() string {
 	case "missing":
 		return "does not exist (or was removed)"
 	case "rejected":
-		return "refused by the daemon: " + clean(firstLineOf(e.Error))
+		return "refused by the daemon: " + clean(e.Error)
+	case "not_taskd":
+		return "is not addressed to taskd (no owner \"taskd\", no metadata.taskd): it is Claude Code's own, and no daemon runs it"
 	case string(task.Succeeded):
 		what, _, _ = strings.Cut(strings.TrimSpace(e.Summary), "\n")
 	default:
@@ -178,6 +189,11 @@ func (e *waitEnd) words() string {
 
 // outcomeOf reads task ref: how it ended (nil while it has not), or a
 // note for the person waiting on why it does not go on by itself.
+//
+// A task no daemon will run ends the wait at once, as a failure with the
+// reason: one the daemon refused (its note in .taskd/rejected), a file
+// taskd does not read (a link, not a regular file, another user's), and a
+// task not addressed to taskd (Claude Code's own), unless it is completed.
 func outcomeOf(ref taskRef) (end *waitEnd, note string) {
 	o := status.ReadOutcome(filepath.Join(ref.root, ref.list), ref.id)
 	switch {
@@ -199,4 +215,10 @@ func warnNoDaemon(inv *invocation, root string) {
 	if held, _, err := daemon.LockHolder(root); err == nil && !held {
 		fmt.Fprintf(inv.stderr, "taskd %s: no daemon serves %s: tasks wait until one does (taskd start, or taskd run)\n", inv.cmd.name, root)
 	}
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

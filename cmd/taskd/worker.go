@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/worker"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/proc"
 )
 
@@ -164,6 +164,14 @@ func runWorker(ctx context.Context, inv *invocation) error {
 		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
 	}
 	exe, _ := os.Executable()
+	// As the daemon: what agents leave comes back to the worker, which
+	// waits for it, and an attempt's processes are killed together.
+	if err := proc.Reap(log); err != nil {
+		log.Warn("not the reaper of what agents leave; such processes go to init", "err", err)
+	}
+	sup := proc.Supervise()
+	defer sup.Close()
+	log.Debug("an attempt's processes are kept together", "supervision", sup.String())
 	w := worker.New(worker.Config{
 		URL: *url, NATS: fc.NATS, Name: *name, Profiles: worker.ParseProfiles(*profiles), Defined: cfg.Profiles,
 		Labels: labels, Concurrency: *concurrency, DirMap: maps, State: *state, Heartbeat: *heartbeat,
@@ -188,12 +196,10 @@ func runWorker(ctx context.Context, inv *invocation) error {
 // drainWorker asks the worker that runs on state to drain (SIGTERM), and
 // waits until it has stopped, saying what it waits for.
 func drainWorker(ctx context.Context, inv *invocation, state string) error {
-	lock := flock.New(filepath.Join(state, "worker.lock"))
-	if ok, err := lock.TryLock(); err == nil && ok {
-		lock.Unlock()
+	if !workerRuns(state) {
 		return fmt.Errorf("no worker runs on %s", state)
 	}
-	data, err := os.ReadFile(filepath.Join(state, "worker.pid"))
+	data, err := fsroot.ReadRegular(filepath.Join(state, "worker.pid"))
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	if err != nil || pid <= 0 {
 		return fmt.Errorf("the worker on %s left no pid in worker.pid: %v", state, err)
@@ -204,12 +210,11 @@ func drainWorker(ctx context.Context, inv *invocation, state string) error {
 	fmt.Fprintf(inv.stdout, "draining the worker on %s (pid %d): it takes no new attempt and stops once those it runs have ended\n", state, pid)
 	last := -1
 	for {
-		if ok, err := lock.TryLock(); err == nil && ok {
-			lock.Unlock()
+		if !workerRuns(state) {
 			fmt.Fprintln(inv.stdout, "the worker has stopped")
 			return nil
 		}
-		entries, _ := os.ReadDir(filepath.Join(state, "attempts"))
+		entries, _ := fsroot.ReadDirectory(filepath.Join(state, "attempts"))
 		if n := len(entries); n != last {
 			fmt.Fprintf(inv.stdout, "%d attempt(s) still run\n", n)
 			last = n
@@ -220,6 +225,17 @@ func drainWorker(ctx context.Context, inv *invocation, state string) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// workerRuns reports whether a worker holds the lock of the state
+// directory state.
+func workerRuns(state string) bool {
+	f, err := fsroot.OpenRegular(filepath.Join(state, "worker.lock"), os.O_RDONLY, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == syscall.EWOULDBLOCK
 }
 
 // defaultStateDir is $XDG_STATE_HOME/taskd/worker, or

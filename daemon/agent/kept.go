@@ -122,7 +122,7 @@ func readKept(runDir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "result.json"), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsroot.OpenRegular(filepath.Join(dir, "result.json"), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func SettleResult(runDir string) error {
 		if fi, err := os.Lstat(filepath.Dir(to)); err != nil || !fi.IsDir() {
 			return nil // the run folder is gone
 		}
-		data, err := os.ReadFile(path)
+		data, err := fsroot.ReadRegular(path)
 		if err == nil {
 			err = fsroot.WriteFile(listDir, to, data)
 		}

@@ -115,7 +115,11 @@ func (a *Attempt) ending(dir string, w *Watcher, exitCode int, out Outcome, over
 		return res, OverBudget
 	}
 	if a.Profile.PauseOnLimit && len(res.Denials) == 0 {
-		if lim := findLimit(st, []string{said, string(stderr)}, time.Now()); lim != nil {
+		now := time.Now
+		if a.Clock != nil {
+			now = a.Clock
+		}
+		if lim := findLimit(st, []string{said, string(stderr)}, now()); lim != nil {
 			lim.Profile = a.Profile.Name
 			res.Limit = lim
 			res.Error = "usage limit: " + lim.Message

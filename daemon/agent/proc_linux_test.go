@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // startAgentGroup starts, as its own process group, a shell that runs a
@@ -20,13 +22,16 @@ func startAgentGroup(t *testing.T, runDir string) (*exec.Cmd, int) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	cmd := exec.Command("sh", "-c", `sleep 60 & echo $! > "$1.tmp" && mv "$1.tmp" "$1"; wait`, "sh", pidFile)
 	cmd.Env = append(os.Environ(), "TASKD_RUN_DIR="+runDir)
-	waited, err := startWait(cmd)
+	grp := proc.Supervise().Group(marker(runDir))
+	waited, err := startWait(cmd, grp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-waited
+		grp.Kill()
+		grp.Close()
 	})
 	var pid int
 	waitCond(t, "the agent's child pid", func() bool {

@@ -15,34 +15,43 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/proc"
 )
 
-// No orphans, on Linux. Each agent leads a process group of its own, and
-// the kernel kills it when the daemon dies (dieWithParent), however it
-// dies. That signal follows the thread that started the agent, not the
-// process: an agent is started from a goroutine locked to its thread until
-// it has been waited for (proc.StartLocked), so the thread cannot end
-// first. What the agent itself started stays in its group, which is killed
-// when the agent exits or is stopped, and, if the daemon died, by the next
-// daemon before it handles the attempt (KillLeftover, which checks the
-// start time cmd.json records, so that a pid given to another process
-// since is never signalled). A process that left the group and whose
-// parent exited comes back to the daemon, the child subreaper of its
-// descendants (proc.Reap), which waits for it once it exits, so none is
-// left a zombie.
+// No orphans, nothing escapes. Each agent leads a process group of its
+// own, and on Linux the kernel kills it when the daemon dies
+// (dieWithParent), however it dies. That signal follows the thread that
+// started the agent, not the process: an agent is started from a
+// goroutine locked to its thread until it has been waited for
+// (proc.StartLocked), so the thread cannot end first. Everything the
+// agent starts, also what leaves its process group and session (setsid, a
+// double fork), stays in its attempt's group of processes (proc.Group): a
+// cgroup of its own on Linux with cgroup v2, else the processes carrying
+// TASKD_RUN_DIR=<run folder> in their environment. The whole group is
+// killed when the agent exits or is stopped (cancel, timeout, the
+// daemon's stop), and, if the daemon died, by the next daemon before it
+// handles the attempt (KillLeftover, which checks the start time cmd.json
+// records, so that a pid given to another process since is never
+// signalled). A process whose parent exited comes back to the daemon, the
+// child subreaper of its descendants (proc.Reap), which waits for it once
+// it exits, so none is left a zombie.
 
-// startWait starts cmd as the leader of a new process group, so that the
-// agent and everything it starts can be signalled together, and returns a
-// channel that gets Wait's result. Where the system supports it (Linux)
-// the leader is also killed if the daemon dies: an agent that outlives the
-// daemon would finish unseen, and its work would be done again by the
-// attempt that replaces it.
-func startWait(cmd *exec.Cmd) (<-chan error, error) {
+// startWait starts cmd in group g as the leader of a new process group,
+// so that the agent and everything it starts can be signalled together,
+// and returns a channel that gets Wait's result. Where the system
+// supports it (Linux) the leader is also killed if the daemon dies: an
+// agent that outlives the daemon would finish unseen, and its work would
+// be done again by the attempt that replaces it.
+func startWait(cmd *exec.Cmd, g *proc.Group) (<-chan error, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	dieWithParent(cmd.SysProcAttr)
-	return proc.StartLocked(cmd)
+	return g.Start(cmd)
 }
+
+// marker is what the environment of an attempt's processes carries: its
+// run folder.
+func marker(runDir string) string { return "TASKD_RUN_DIR=" + runDir }
 
 // signalGroup sends sig to the process group pgid. A group that is already
 // gone is not an error.
@@ -62,22 +71,23 @@ func groupAlive(pgid int) bool {
 	return pgid > 1 && syscall.Kill(-pgid, 0) == nil
 }
 
-// KillLeftover kills the process groups a daemon that died while the
-// attempt ran left: the agent's, recorded in runDir/cmd.json (or the pid
-// file of older run folders), and those of the agents it ran in folders of
-// its own (a loop's judge, its condition command), if they still exist and
-// are that attempt's. A group is the attempt's when its leader still runs
+// KillLeftover kills what a daemon that died while the attempt ran left
+// running: the agent's process group, recorded in runDir/cmd.json (or the
+// pid file of older run folders), if it still exists and is that
+// attempt's; the attempt's cgroup (recorded in cmd.json, if it is that
+// attempt's, or the one this daemon would make for it); and every
+// process carrying TASKD_RUN_DIR=runDir in its environment. The same
+// goes for the agents it ran in folders of its own (a loop's judge, its
+// condition command). A group is the attempt's when its leader still runs
 // and started when cmd.json says (on Linux, /proc/<pid>/stat's start time
 // and the boot), or, once the leader is gone, when a member carries
 // TASKD_RUN_DIR=runDir in its environment: a pid given to another process
-// since is never signalled. When no group is recorded - the daemon died
-// between starting the agent and writing its pid - the groups of all
-// processes carrying TASKD_RUN_DIR=runDir are killed. Elsewhere than Linux
-// nothing can be verified, so nothing is killed; the leftover then finishes
-// on its own. It reports whether a group was killed.
+// since is never signalled. Elsewhere than Linux nothing can be verified,
+// so nothing is killed; the leftover then finishes on its own. It never
+// waits for a task file's lock. It reports whether anything was killed.
 func KillLeftover(runDir string) bool {
 	killed := killLeftover(runDir)
-	entries, _ := os.ReadDir(runDir)
+	entries, _ := fsroot.ReadDirectory(runDir)
 	for _, e := range entries {
 		if e.IsDir() {
 			killed = killLeftover(filepath.Join(runDir, e.Name())) || killed
@@ -87,20 +97,18 @@ func KillLeftover(runDir string) bool {
 }
 
 func killLeftover(runDir string) bool {
+	killed := false
 	rec, err := recordedGroup(runDir)
 	if err == nil && rec.pid > 0 {
-		if !groupAlive(rec.pid) || !rec.ours(runDir) {
-			return false
+		if groupAlive(rec.pid) && rec.ours(runDir) {
+			killed = signalGroup(rec.pid, syscall.SIGKILL) == nil
 		}
-		return signalGroup(rec.pid, syscall.SIGKILL) == nil
-	}
-	killed := false
-	for _, pgid := range groupsIn(runDir) {
-		if signalGroup(pgid, syscall.SIGKILL) == nil {
-			killed = true
+	} else {
+		for _, pgid := range groupsIn(runDir) {
+			killed = signalGroup(pgid, syscall.SIGKILL) == nil || killed
 		}
 	}
-	return killed
+	return proc.Supervise().KillLeftover(marker(runDir), rec.cgroup) || killed
 }
 
 // ours reports whether the living process group rec records is the
@@ -113,46 +121,20 @@ func (rec group) ours(runDir string) bool {
 		// is gone.)
 		return start == rec.start && boot == rec.boot
 	}
-	return groupOf(rec.pid, runDir)
+	return slices.Contains(groupsIn(runDir), rec.pid)
 }
 
 // groupsIn returns the process groups of the processes whose environment
 // holds TASKD_RUN_DIR=runDir, other than the caller's own group.
 func groupsIn(runDir string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	own := syscall.Getpgrp()
 	var groups []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || !hasRunDir(pid, runDir) {
-			continue
-		}
+	for _, pid := range proc.Marked(marker(runDir)) {
 		if pg := processGroup(pid); pg > 1 && pg != own && !slices.Contains(groups, pg) {
 			groups = append(groups, pg)
 		}
 	}
 	return groups
-}
-
-// groupOf reports whether a process of group pgid runs in runDir's attempt.
-// The leader is looked at first; when the daemon dies the kernel kills it
-// (dieWithParent), and what it started stays in its group.
-func groupOf(pgid int, runDir string) bool {
-	return hasRunDir(pgid, runDir) || slices.Contains(groupsIn(runDir), pgid)
-}
-
-// hasRunDir reports whether process pid's environment holds
-// TASKD_RUN_DIR=runDir.
-func hasRunDir(pid int, runDir string) bool {
-	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
-	if err != nil {
-		return false
-	}
-	v := []byte("TASKD_RUN_DIR=" + runDir + "\x00")
-	return bytes.HasPrefix(env, v) || bytes.Contains(env, append([]byte{0}, v...))
 }
 
 // processGroup returns the process group of pid from /proc/<pid>/stat, or
@@ -177,11 +159,13 @@ func processGroup(pid int) int {
 }
 
 // A group is an agent's process group as its run folder records it: the
-// leader's pid, and when it started (0 if not recorded) in which boot.
+// leader's pid, and when it started (0 if not recorded) in which boot;
+// and its attempt's cgroup, if it had one.
 type group struct {
-	pid   int
-	start uint64
-	boot  string
+	pid    int
+	start  uint64
+	boot   string
+	cgroup string
 }
 
 // recordedGroup reads the agent's process group from the run folder: an
@@ -189,12 +173,13 @@ type group struct {
 // agent starts).
 func recordedGroup(runDir string) (group, error) {
 	var info struct {
-		PID   int    `json:"pid"`
-		Start uint64 `json:"startTime"`
-		Boot  string `json:"boot"`
+		PID    int    `json:"pid"`
+		Start  uint64 `json:"startTime"`
+		Boot   string `json:"boot"`
+		Cgroup string `json:"cgroup"`
 	}
-	if data, err := readRunFile(runDir, "cmd.json", 1<<20); err == nil && json.Unmarshal(data, &info) == nil && info.PID > 0 {
-		return group{info.PID, info.Start, info.Boot}, nil
+	if data, err := readRunFile(runDir, "cmd.json", 1<<20); err == nil && json.Unmarshal(data, &info) == nil && (info.PID > 0 || info.Cgroup != "") {
+		return group{info.PID, info.Start, info.Boot, info.Cgroup}, nil
 	}
 	data, err := readRunFile(runDir, "pid", 64)
 	if err != nil {

@@ -45,6 +45,9 @@ type Result struct {
 	Limit *Limit `json:"limit,omitempty"`
 	// Progress is the attempt's last progress, for a streaming agent.
 	Progress *Progress `json:"progress,omitempty"`
+	// OutputCut is how many bytes were cut from the middle of each of
+	// the attempt's logs that passed its cap ("stdout.log": 1503238553).
+	OutputCut map[string]int64 `json:"outputCut,omitempty"`
 }
 
 // MaxScan bounds how much of an agent's output is searched for a result

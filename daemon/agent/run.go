@@ -30,6 +30,7 @@ import (
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/allowenv"
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // An Attempt is one execution of an agent for a task: a plain task's run, a
@@ -54,12 +55,18 @@ type Attempt struct {
 	Env     map[string]string // extra variables (TASKD_TRANSCRIPT, …)
 	Files   map[string][]byte // extra files for the run folder (transcript.json)
 	Budget  Budget            // turns and dollars the attempt may spend (watch.go)
+	// OutputMax bounds each of the attempt's logs, in bytes (capped.go);
+	// 0: the configuration's.
+	OutputMax int64
 	// Report is told the progress of a streaming agent (watch.go); nil:
 	// nobody is.
 	Report Reporter
 	// Gate lets the agent start and is told when it has started and
 	// exited. Unset, the agent starts at once.
 	Gate Gate
+	// Clock is the time a usage limit's reset ("resets 8pm") is read
+	// against; nil: the wall clock.
+	Clock func() time.Time
 	// MadeDir is set when the attempt made its run folder (rather than
 	// using one a previous run of the same attempt number left); started,
 	// once its agent has started; stopped, to beforeStart's error when that
@@ -110,6 +117,12 @@ const (
 	Paused                     // the agent met a usage limit (Result.Limit), or its profile is paused
 	OverBudget                 // stopped, or stopped itself, past its turns or dollars (Result.Error)
 )
+
+// OutputLimit is what each of the attempt's logs keeps at most: its own
+// OutputMax, else cfg's.
+func (a *Attempt) OutputLimit(cfg *config.Config) int64 {
+	return cmp.Or(a.OutputMax, cfg.OutputMax, config.DefaultOutputMax)
+}
 
 // Dir is the attempt's run folder.
 func (a *Attempt) Dir() string {
@@ -277,12 +290,15 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	if fi, err := os.Stat(a.Cwd); err != nil || !fi.IsDir() {
 		return fail("working directory %q does not exist; set metadata.taskd.cwd to an existing directory", a.Cwd)
 	}
-	stdout, err := createLog(base, filepath.Join(dir, "stdout.log"))
+	// The agent writes into pipes, whose other ends the daemon reads into
+	// the logs, bounded (capped.go).
+	limit := a.OutputLimit(r.cfg)
+	stdout, err := createCappedLog(base, filepath.Join(dir, "stdout.log"), limit)
 	if err != nil {
 		return fail("create stdout.log: %v", err)
 	}
 	defer stdout.Close()
-	stderr, err := createLog(base, filepath.Join(dir, "stderr.log"))
+	stderr, err := createCappedLog(base, filepath.Join(dir, "stderr.log"), limit)
 	if err != nil {
 		return fail("create stderr.log: %v", err)
 	}
@@ -294,7 +310,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = a.Cwd, env, stdout, stderr
+	cmd.Dir, cmd.Env = a.Cwd, env
 	if stdinText != "" {
 		cmd.Stdin = strings.NewReader(stdinText)
 	} else if null := devNull(); null != nil {
@@ -308,19 +324,37 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 			return Result{Success: false, ExitCode: -1}, StoppedOutcome(err)
 		}
 	}
-	waited, err := startWait(cmd)
+	// Everything the agent starts stays in its attempt's group, which is
+	// killed as a whole when the agent exits or is stopped.
+	grp := proc.Supervise().Group(marker(dir))
+	if err := grp.Degraded(); err != nil {
+		r.log.Warn("the attempt's processes are known by their environment only", "task", a.TaskID, "path", dir, "err", err)
+	}
+	pipes, err := newOutputPipes()
 	if err != nil {
+		grp.Close()
+		return fail("make the agent's output pipes: %v", err)
+	}
+	cmd.Stdout, cmd.Stderr = pipes.outW, pipes.errW
+	waited, err := startWait(cmd, grp)
+	pipes.closeWriters() // the agent has them
+	if err != nil {
+		pipes.closeReaders()
+		grp.Close()
 		return fail("start %s: %v", argv[0], err)
 	}
 	a.Started = true
 	startedAt := time.Now()
 	pgid := cmd.Process.Pid
 	// cmd.json records the process group first, and when its leader
-	// started: recovery kills a leftover agent by it, and never a process
-	// that was given the pid since.
+	// started, and the attempt's cgroup: recovery kills a leftover agent
+	// by them, and never a process that was given the pid since.
 	cmdInfo["pid"] = pgid
 	if start, boot, ok := procStart(pgid); ok {
 		cmdInfo["startTime"], cmdInfo["boot"] = start, boot
+	}
+	if cg := grp.Cgroup(); cg != "" {
+		cmdInfo["cgroup"] = cg
 	}
 	record()
 	if gate != nil {
@@ -330,12 +364,13 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	var watch *Watcher
 	var overBudget <-chan string
 	if IsStream(a.Profile.Output) {
-		watch = Watch(a, func(session string) {
+		watch = Watch(a, limit, func(session string) {
 			cmdInfo["sessionId"] = session // for a resumption after a crash
 			record()
 		})
 		overBudget = watch.OverBudget()
 	}
+	drained := pipes.drain(stdout, stderr, watch)
 	var timeout <-chan time.Time
 	if a.Timeout > 0 {
 		t := time.NewTimer(a.Timeout)
@@ -349,22 +384,43 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	case waitErr = <-waited:
 	case over = <-overBudget:
 		out = OverBudget
-		waitErr = r.stopGroup(pgid, waited)
+		waitErr = r.stopGroup(pgid, grp, waited)
 	case <-timeout:
 		out = TimedOut
-		waitErr = r.stopGroup(pgid, waited)
+		waitErr = r.stopGroup(pgid, grp, waited)
 	case <-ctx.Done():
 		out = Cancelled
 		if errors.Is(context.Cause(ctx), ErrInterrupted) {
 			out = Interrupted
 		}
-		waitErr = r.stopGroup(pgid, waited)
+		waitErr = r.stopGroup(pgid, grp, waited)
 	}
-	// The leader is gone; whatever it left running in its group goes too.
-	// (cmd.json stays: recovery checks the group is gone or not ours.)
+	// The leader is gone; whatever it left running goes too, wherever it
+	// went. (cmd.json stays: recovery checks the group is gone or not
+	// ours.)
 	signalGroup(pgid, syscall.SIGKILL)
+	if grp.Kill() {
+		r.log.Debug("killed what the agent left running", "task", a.TaskID, "path", dir)
+	}
+	if err := grp.Close(); err != nil {
+		r.log.Warn("remove the attempt's cgroup", "task", a.TaskID, "err", err)
+	}
 	if gate != nil {
 		gate.Exited()
+	}
+	// Its writers gone, what is left in the pipes is read to the end; a
+	// process that outlived the kill (one that left by clearing its
+	// environment) does not hold the attempt.
+	pipes.wait(drained, drainWait)
+	cut := map[string]int64{}
+	for name, l := range map[string]*cappedLog{"stdout.log": stdout, "stderr.log": stderr} {
+		n, err := l.Close()
+		if n > 0 {
+			cut[name] = n
+		}
+		if err != nil {
+			r.log.Warn("the agent's output is incomplete: its log could not be written", "task", a.TaskID, "path", dir, "err", err)
+		}
 	}
 
 	exitCode := 0
@@ -377,6 +433,12 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		}
 	}
 	res, out := a.ending(dir, watch, exitCode, out, over)
+	if watch != nil && watch.TranscriptCut() > 0 {
+		cut["transcript.log"] = watch.TranscriptCut()
+	}
+	if len(cut) > 0 {
+		res.OutputCut = cut
+	}
 	res.StartedAt = &startedAt
 	if res.SessionID != "" && res.ToolInvocations == nil {
 		// Transcript lines carry whole-second precision in places; a
@@ -388,9 +450,10 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	return res, out
 }
 
-// stopGroup asks the group to stop (SIGTERM), then kills it (SIGKILL) if the
-// leader has not exited after the grace period. It returns the Wait error.
-func (r *Local) stopGroup(pgid int, waited <-chan error) error {
+// stopGroup asks the agent's process group to stop (SIGTERM), then kills
+// it and the rest of the attempt's group (SIGKILL) if the leader has not
+// exited after the grace period. It returns the Wait error.
+func (r *Local) stopGroup(pgid int, grp *proc.Group, waited <-chan error) error {
 	signalGroup(pgid, syscall.SIGTERM)
 	t := time.NewTimer(r.cfg.Grace)
 	defer t.Stop()
@@ -399,6 +462,7 @@ func (r *Local) stopGroup(pgid int, waited <-chan error) error {
 		return err
 	case <-t.C:
 		signalGroup(pgid, syscall.SIGKILL)
+		grp.Kill()
 		return <-waited
 	}
 }

@@ -19,10 +19,8 @@ import (
 // opened with os.OpenFile tries to register the file with Go's network
 // poller, which refuses regular files: two fcntl calls to make the file
 // non-blocking, the refused epoll_ctl, two more to undo it — five system
-// calls per file, and a task's run opens half a dozen. os.NewFile on a
-// blocking descriptor makes one (it checks the flags), so the agent's logs,
-// which exec needs as *os.File, are made that way; the rest never becomes
-// an *os.File.
+// calls per file, and a task's run opens half a dozen. None of them
+// becomes an *os.File (the agent writes into pipes, read into its logs).
 //
 // Errors are *fs.PathError, as the os package's.
 
@@ -82,16 +80,6 @@ func writeNewFile(base, path string, data []byte) error {
 		err = &fs.PathError{Op: "close", Path: path, Err: cerr}
 	}
 	return err
-}
-
-// createLog creates (or truncates) the log file at path inside the list
-// directory base for an agent to write to, as os.Create does (mode 0600).
-func createLog(base, path string) (*os.File, error) {
-	fd, err := openRaw(base, path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), path), nil
 }
 
 // ReadTail returns at most the last n bytes of the file at path inside the

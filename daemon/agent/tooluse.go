@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // How many tools an attempt's agent invoked (the subagent commands'
@@ -57,7 +59,7 @@ func countToolUses(configDir, session string, since time.Time) (int, bool) {
 	seen := map[string]bool{}
 	n := 0
 	for _, p := range paths {
-		f, err := os.Open(p)
+		f, err := fsroot.OpenRegular(p, os.O_RDONLY, 0)
 		if err != nil {
 			continue
 		}

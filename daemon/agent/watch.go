@@ -6,19 +6,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
-// A Watcher follows a streaming agent's stdout.log as it grows, whoever
-// writes it (the agent itself, or a runner that copies a remote agent's
-// output into the run folder): it parses each line into the attempt's
-// Stream, appends the readable form to transcript.log beside it, reports
-// the progress, and says when the agent has passed its budget. It polls
-// the file: an agent's lines come seconds apart, and a poll costs one
-// stat-free read of nothing.
+// A Watcher reads a streaming agent's output as it comes (it is handed
+// every byte the agent writes to stdout, also what the cap of stdout.log
+// cuts): it parses each line into the attempt's Stream, appends the
+// readable form to transcript.log beside stdout.log (capped as the other
+// logs), reports the progress, and says when the agent has passed its
+// budget.
 type Watcher struct {
-	base, dir string
 	parse     streamParser
 	attempt   int
 	report    Reporter
@@ -28,11 +25,13 @@ type Watcher struct {
 	// agent without a flag of its own for it).
 	streamTurns bool
 	over        chan string
-	stop        chan struct{}
-	done        chan struct{}
 
-	mu sync.Mutex
-	st Stream
+	mu         sync.Mutex
+	st         Stream
+	pending    []byte     // a line not yet ended
+	transcript *cappedLog // nil if it could not be made
+	cut        int64      // bytes cut from transcript.log, once finished
+	finished   bool
 }
 
 // A Reporter is told an attempt's progress as its stream shows it, after
@@ -49,108 +48,83 @@ type Budget struct {
 	MaxCostUSD float64
 }
 
-// pollInterval is how often a Watcher looks for new output.
-const pollInterval = 200 * time.Millisecond
-
 // maxLine bounds one line of a stream; a longer one is skipped.
 const maxLine = 16 << 20
 
-// Watch starts following the stdout.log of attempt a, whose output kind
-// must be a stream (IsStream). onSession, if set, is called once with the
+// Watch starts reading the stdout of attempt a, whose output kind must be
+// a stream (IsStream), as it is handed to Write; its transcript.log keeps
+// at most limit bytes. onSession, if set, is called once with the
 // session id as soon as the stream names it.
-func Watch(a *Attempt, onSession func(id string)) *Watcher {
+func Watch(a *Attempt, limit int64, onSession func(id string)) *Watcher {
 	w := &Watcher{
-		base: a.ListDir, dir: a.Dir(), parse: parserFor(a.Profile.Output), attempt: a.N,
+		parse: parserFor(a.Profile.Output), attempt: a.N,
 		report: a.Report, onSession: onSession, budget: a.Budget, streamTurns: a.Profile.Flags != "claude",
-		over: make(chan string, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		over: make(chan string, 1),
 	}
-	go w.run()
+	w.transcript, _ = createCappedLog(a.ListDir, filepath.Join(a.Dir(), "transcript.log"), limit)
 	return w
 }
 
 // OverBudget delivers, once, why the agent has passed its budget.
 func (w *Watcher) OverBudget() <-chan string { return w.over }
 
-// Finish reads what is left of the output (the agent has exited), stops
-// following it and returns what the stream said.
+// Write takes what the agent wrote next; the lines it ends are read.
+func (w *Watcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	if w.finished {
+		w.mu.Unlock()
+		return len(p), nil
+	}
+	w.pending = append(w.pending, p...)
+	var lines [][]byte
+	for {
+		i := bytes.IndexByte(w.pending, '\n')
+		if i < 0 {
+			break
+		}
+		lines = append(lines, w.pending[:i:i])
+		w.pending = w.pending[i+1:]
+	}
+	if len(w.pending) > maxLine {
+		w.pending = nil // skipped: no stream line is this long
+	}
+	w.mu.Unlock()
+	if len(lines) > 0 {
+		w.take(lines)
+	}
+	return len(p), nil
+}
+
+// Finish reads what is left of the output (the agent has exited and all
+// it wrote was handed to Write), closes the transcript and returns what
+// the stream said.
 func (w *Watcher) Finish() Stream {
-	close(w.stop)
-	<-w.done
+	w.mu.Lock()
+	last := w.pending
+	w.pending = nil
+	w.mu.Unlock()
+	if len(last) > 0 {
+		w.take([][]byte{last})
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if !w.finished && w.transcript != nil {
+		w.cut, _ = w.transcript.Close()
+	}
+	w.finished = true
 	return w.st
 }
 
-func (w *Watcher) run() {
-	defer close(w.done)
-	tr, err := openRaw(w.base, filepath.Join(w.dir, "transcript.log"), syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_APPEND)
-	if err == nil {
-		defer syscall.Close(tr)
-	} else {
-		tr = -1
-	}
-	src := -1
-	defer func() {
-		if src >= 0 {
-			syscall.Close(src)
-		}
-	}()
-	var off int64
-	var pending []byte // a line not yet ended
-	buf := make([]byte, 64<<10)
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for {
-		stopping := false
-		select {
-		case <-w.stop:
-			stopping = true
-		default:
-		}
-		if src < 0 {
-			src, _ = openRaw(w.base, filepath.Join(w.dir, "stdout.log"), syscall.O_RDONLY)
-		}
-		var lines [][]byte
-		for src >= 0 {
-			n, err := syscall.Pread(src, buf, off)
-			if err == syscall.EINTR {
-				continue
-			}
-			if n <= 0 {
-				break
-			}
-			off += int64(n)
-			pending = append(pending, buf[:n]...)
-			for {
-				i := bytes.IndexByte(pending, '\n')
-				if i < 0 {
-					break
-				}
-				lines = append(lines, pending[:i])
-				pending = pending[i+1:]
-			}
-			if len(pending) > maxLine {
-				pending = pending[:0] // skipped: no stream line is this long
-			}
-		}
-		if stopping && len(pending) > 0 {
-			lines, pending = append(lines, pending), nil
-		}
-		if len(lines) > 0 {
-			w.take(lines, tr)
-		}
-		if stopping {
-			return
-		}
-		select {
-		case <-w.stop:
-		case <-tick.C:
-		}
-	}
+// TranscriptCut is how many bytes were cut from transcript.log, once
+// finished.
+func (w *Watcher) TranscriptCut() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cut
 }
 
 // take parses lines, writes their readable form, and reports.
-func (w *Watcher) take(lines [][]byte, tr int) {
+func (w *Watcher) take(lines [][]byte) {
 	var text bytes.Buffer
 	now := time.Now()
 	w.mu.Lock()
@@ -163,10 +137,10 @@ func (w *Watcher) take(lines [][]byte, tr int) {
 		}
 	}
 	st := w.st
-	w.mu.Unlock()
-	if tr >= 0 && text.Len() > 0 {
-		writeAll(tr, text.Bytes(), -1, "transcript.log")
+	if w.transcript != nil && text.Len() > 0 {
+		w.transcript.Write(text.Bytes())
 	}
+	w.mu.Unlock()
 	if !hadSession && st.SessionID != "" && w.onSession != nil {
 		w.onSession(st.SessionID)
 	}

@@ -172,8 +172,17 @@ func TestWatch_OverBudget(t *testing.T) {
 func TestRun_UsageLimit(t *testing.T) {
 	t.Parallel()
 	script := `echo "You've hit your limit · resets 8pm (Europe/Lisbon)"; exit 1`
+	lisbon, err := time.LoadLocation("Europe/Lisbon")
+	if err != nil {
+		t.Skipf("no time zone data: %v", err)
+	}
+	// The reset is read against a clock of the test's: at 14:00 in
+	// Lisbon, 8pm is 6 hours away, whenever the test runs. (Between 20:00
+	// and 21:00 a reset "8pm" has just passed and names no time.)
+	afternoon := time.Date(2026, time.March, 3, 14, 0, 0, 0, lisbon)
 	for _, onLimit := range []string{"pause", "fail"} {
 		r, a := streamAttempt(t, config.ProfileSpec{Output: "text", OnLimit: onLimit}, script)
+		a.Clock = func() time.Time { return afternoon }
 		res, out := r.Run(t.Context(), a)
 		if onLimit == "fail" {
 			if out != Finished || res.Limit != nil || res.Error != "the agent failed (exit status 1): You've hit your limit · resets 8pm (Europe/Lisbon)" {
@@ -181,8 +190,10 @@ func TestRun_UsageLimit(t *testing.T) {
 			}
 			continue
 		}
-		if out != Paused || res.Limit == nil || res.Limit.ResetsAt.IsZero() || res.Limit.Profile != "fake" || res.Outcome != "paused" {
+		if out != Paused || res.Limit == nil || res.Limit.Profile != "fake" || res.Outcome != "paused" {
 			t.Errorf("onLimit pause: Run = %v, %+v", out, res)
+		} else if want := time.Date(2026, time.March, 3, 20, 0, 0, 0, lisbon); !res.Limit.ResetsAt.Equal(want) {
+			t.Errorf("the limit resets at %v, want %v", res.Limit.ResetsAt, want)
 		}
 	}
 }

@@ -22,14 +22,27 @@ import (
 // Name is the area's directory, relative to its list.
 const Name = ".taskd"
 
-// areaEntries are the area's well-known entries: none may be a link.
+// areaEntries are the area's well-known entries: none may be a link, and
+// each is a directory but events.jsonl, a regular file.
 var areaEntries = []string{"events.jsonl", "runs", "inbox", "rejected", "locks", "workflows", "commands", "worktrees"}
 
+// listFiles are the files of Claude Code's beside the task files that
+// taskd opens: each must be a regular file, if it is there.
+var listFiles = []string{".lock", ".highwatermark"}
+
 // Check returns nil when the area of the list at listDir is safe to
-// use: .taskd, if present, is a directory of the daemon's user, and none of
-// its well-known entries is a symbolic link. Otherwise it returns an
-// *fsroot.UnsafeError that names the path and the fix.
+// use: .taskd, if present, is a directory of the daemon's user, none of
+// its well-known entries is a symbolic link, and each is what taskd
+// opens it as (a directory, events.jsonl a regular file: a FIFO there
+// would stop the daemon, which never waits on a file); so are the list's
+// .lock and .highwatermark. Otherwise it returns an *fsroot.UnsafeError
+// that names the path and the fix.
 func Check(listDir string) error {
+	for _, name := range listFiles {
+		if err := wantKind(filepath.Join(listDir, name), false); err != nil {
+			return err
+		}
+	}
 	area := filepath.Join(listDir, Name)
 	fi, err := os.Lstat(area)
 	switch {
@@ -59,8 +72,28 @@ func Check(listDir string) error {
 				Why:     "taskd appends to it, and would change the same file elsewhere",
 				Fix:     "mv " + p + " " + p + ".old (taskd starts a new one)"}
 		}
+		if err := wantKind(p, name != "events.jsonl"); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// wantKind returns nil if nothing is at path, or what is there is a
+// directory (dir) or a regular file (else); otherwise an
+// *fsroot.UnsafeError saying what it is and how to remove it.
+func wantKind(path string, dir bool) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink != 0 || fi.IsDir() == dir && (dir || fi.Mode().IsRegular()) {
+		return nil // a link is Check's, an error the opener's
+	}
+	want, fix := "a regular file", "rm "+path+" (taskd, or Claude Code, makes a new one)"
+	if dir {
+		want, fix = "a directory", "rm "+path+" (taskd makes the directory)"
+	}
+	problem := fsroot.KindOf(fi.Mode()) + ", not " + want
+	return &fsroot.UnsafeError{Path: path, Kind: fsroot.ErrNotRegular, Problem: problem,
+		Why: "taskd opens it as " + want + ", and never waits on a file that is not one", Fix: fix}
 }
 
 // hardLinks is the number of names of the file fi describes.

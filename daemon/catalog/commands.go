@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -82,8 +81,8 @@ func loadCommands(dirs []string) *Commands {
 		// The list's own directory (the last) is read following no link
 		// (package fsroot): a link there loads nothing, and a command
 		// file that is one is refused with that reason.
-		readDir := os.ReadDir
-		readFile := func(p string) ([]byte, error) { return os.ReadFile(p) }
+		readDir := fsroot.ReadDirectory
+		readFile := fsroot.ReadRegular
 		if list := filepath.Dir(filepath.Dir(dir)); i == len(dirs)-1 && filepath.Base(filepath.Dir(dir)) == area.Name {
 			readDir = func(p string) ([]fs.DirEntry, error) { return fsroot.ReadDir(list, p) }
 			readFile = func(p string) ([]byte, error) { return fsroot.ReadFile(list, p, maxCommandFile) }

@@ -11,13 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/workflows"
 )
@@ -80,7 +80,7 @@ func (c *Catalog) Workflows(listDir string) *workflows.Set {
 func dirStamp(dirs []string) string {
 	var b strings.Builder
 	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
+		entries, err := fsroot.ReadDirectory(dir)
 		if err != nil {
 			continue
 		}

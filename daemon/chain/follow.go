@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -71,12 +72,16 @@ func itemReturns(j *job.Job, item string) []string {
 	return nil
 }
 
-// CreateReturns writes the return chain of task t, which is about to be
-// recorded as succeeded: one task per entry, each blocked by the one before
-// (the first by t), so they run in order after t, visible in the list and
-// surviving restarts. They are t's siblings (children of t's parent, which
-// waits for them too) and take t's agent, model and working directory.
-// Entries that exist already (named <t>.r<n>) are not created again.
+// CreateReturns writes the return chain of task t, whose agent has
+// succeeded: one task per entry, each blocked by the one before (the
+// first by t, whose waiting for its chain lets it run), so they run in
+// order after t, visible in the list and surviving restarts. They are t's
+// siblings (children of t's parent, which waits for them too) and take
+// t's agent, model and working directory. Each is recorded in t's
+// children.returns: t waits for its chain, which is one unit with it — a
+// cancel of t reaches the chain, and t's outcome is the chain's
+// (ChainOutcome). Entries that exist already (named <t>-r<n>) are not
+// created again.
 func CreateReturns(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.Overrides) error {
 	l := j.List
 	m := t.Metadata.Object("taskd")
@@ -87,23 +92,59 @@ func CreateReturns(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.
 	prev := t.ID
 	for i, e := range expandReturns(j, ov.Return, 0) {
 		name := fmt.Sprintf("%s-r%d", t.ID, i+1)
-		if id := siblingNamed(j, parent, name); id != "" {
-			prev = id
-			continue
+		id := siblingNamed(j, parent, name)
+		if id == "" {
+			extra := map[string]any{}
+			extra["returnOf"] = t.ID
+			extra["previous"] = prev
+			if e.expanded {
+				extra["returnsExpanded"] = true
+			}
+			child, err := children.Push(ctx, j.Config, l.Dir, parent, children.PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra, Inherit: InheritedFields(m)})
+			if err != nil {
+				return fmt.Errorf("return %d (%q): %w", i+1, agent.Truncate(e.prompt, 60), err)
+			}
+			id = child.ID
 		}
-		extra := map[string]any{}
-		extra["returnOf"] = t.ID
-		extra["previous"] = prev
-		if e.expanded {
-			extra["returnsExpanded"] = true
+		if _, err := l.Dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
+			children.AddChild(t, children.Returns, id)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("record return %d (task %s): %w", i+1, id, err)
 		}
-		child, err := children.Push(ctx, j.Config, l.Dir, parent, children.PushOptions{Name: name, Prompt: e.prompt, Start: true, BlockedBy: []string{prev}, Extra: extra, Inherit: InheritedFields(m)})
-		if err != nil {
-			return fmt.Errorf("return %d (%q): %w", i+1, agent.Truncate(e.prompt, 60), err)
-		}
-		prev = child.ID
+		prev = id
 	}
 	return nil
+}
+
+// ChainOutcome says how the return chain of task t ended, once every step
+// of it has: "" if each succeeded, else what became of the first that did
+// not (its name, id, state and error). ended is false while a step has
+// not ended.
+func ChainOutcome(l *job.List, t *taskfile.Task) (failure string, ended bool) {
+	for i, id := range task.Strings(t.Metadata.Object("taskd").Object("children"), children.Returns) {
+		c, err := l.Dir.Read(id)
+		if err != nil {
+			if failure == "" {
+				failure = fmt.Sprintf("step %d of its return chain (task %s) is gone", i+1, id)
+			}
+			continue
+		}
+		s := task.Of(c)
+		if !s.Ended() {
+			return "", false
+		}
+		if s != task.Succeeded && failure == "" {
+			m := c.Metadata.Object("taskd")
+			name, _ := m.String("name")
+			msg, _ := m.String("error")
+			failure = fmt.Sprintf("step %d of its return chain (%s, task %s) %s", i+1, name, id, s)
+			if msg != "" {
+				failure += ": " + msg
+			}
+		}
+	}
+	return failure, true
 }
 
 // StartParallel starts a task's parallel items as concurrent children
@@ -120,7 +161,7 @@ func StartParallel(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.
 			continue
 		}
 		extra := map[string]any{"parallelItem": true, "returnsExpanded": true}
-		if as := itemName(j, item); as != "" {
+		if as := ItemName(j, item); as != "" {
 			extra["as"] = as
 		}
 		if _, err := children.Push(ctx, j.Config, l.Dir, t.ID, children.PushOptions{Name: name, Prompt: item, Start: true, Extra: extra}); err != nil {
@@ -130,30 +171,44 @@ func StartParallel(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.
 	return nil
 }
 
-// itemName is the name of a parallel item's result: the as of its block
-// (or of the command file it invokes), else the name of the command file
-// it invokes; "" for a prompt.
-func itemName(j *job.Job, item string) string {
+// ItemName is the name of a parallel item's result: its as (ItemAs),
+// else the name of the command file it invokes; "" for a prompt (its
+// result goes by the child's own name).
+func ItemName(j *job.Job, item string) string {
+	as, command := itemNames(j, item)
+	return cmp.Or(as, command)
+}
+
+// ItemAs is the as a parallel item gives its result: its block's, or that
+// of the command file it invokes; "" if it gives none.
+func ItemAs(j *job.Job, item string) string {
+	as, _ := itemNames(j, item)
+	return as
+}
+
+// itemNames returns the as an item gives its result and the name of the
+// command file it invokes, if any.
+func itemNames(j *job.Job, item string) (as, command string) {
 	script, err := j.ParsePrompt(item)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	for _, st := range script.Leading {
 		switch c := st.Cmd.(type) {
 		case *prompt.Subtask:
-			return c.Overrides.As
+			return c.Overrides.As, ""
 		case *prompt.Invoke:
 			cf, err := j.Catalog.Commands(j.List.Dir.Path()).Get(c.Name)
 			if err != nil || cf == nil {
-				return ""
+				return "", c.Name
 			}
-			if inv, err := cf.Invoke(c.Overrides, c.Args); err == nil && inv.Overrides.As != "" {
-				return inv.Overrides.As
+			if inv, err := cf.Invoke(c.Overrides, c.Args); err == nil {
+				return inv.Overrides.As, c.Name
 			}
-			return c.Name
+			return "", c.Name
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // InheritedFields copies the fields a follow-up takes from the task it

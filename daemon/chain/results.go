@@ -1,6 +1,8 @@
 package chain
 
 import (
+	"fmt"
+
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
@@ -76,9 +78,16 @@ func SubstituteResults(l *job.List, t *taskfile.Task, text string) (string, erro
 	if err != nil || len(names) == 0 {
 		return text, err
 	}
+	wanted := map[string]bool{}
+	for _, n := range names {
+		wanted[n] = true
+	}
 	results := map[string]string{}
 	pending := map[string]bool{}
 	for _, level := range resultScope(l, t) {
+		if err := ambiguous(level, t.ID, wanted, results, pending); err != nil {
+			return "", err
+		}
 		for _, c := range level {
 			name := resultName(c)
 			if _, found := results[name]; name == "" || found || pending[name] || c.ID == t.ID {
@@ -104,6 +113,28 @@ func SubstituteResults(l *job.List, t *taskfile.Task, text string) (string, erro
 		v, ok := results[name]
 		return v, ok && !pending[name]
 	})
+}
+
+// ambiguous refuses a name the prompt uses ($RESULT[name], wanted) that
+// two tasks of one level of its scope go by (a command invoked by two
+// parallel items, say), unless a nearer level has answered it: one would
+// silently stand for both.
+func ambiguous(level []*taskfile.Task, self string, wanted map[string]bool, results map[string]string, pending map[string]bool) error {
+	by := map[string]string{}
+	for _, c := range level {
+		name := resultName(c)
+		if c.ID == self || !wanted[name] || pending[name] {
+			continue
+		}
+		if _, found := results[name]; found {
+			continue
+		}
+		if other, dup := by[name]; dup {
+			return fmt.Errorf("$RESULT[%s] is ambiguous: tasks %s and %s both go by %s; give each its own as", name, other, c.ID, name)
+		}
+		by[name] = c.ID
+	}
+	return nil
 }
 
 // ResultWait returns the children of task t whose results its prompt text

@@ -8,6 +8,7 @@
 package children
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,14 +33,19 @@ import (
 //	parallel    started together; the parent waits for all of them
 //	sequential  run one after another in order; the parent waits for all
 //	done        children whose results the parent has been given
+//	returns     not children: the steps of the task's own return chain
+//	            (siblings, made once its agent succeeded); it waits for
+//	            them, its outcome theirs, and is never given their results
 //
-// A parent waits only for its own parallel and sequential children, so
-// trees of any depth (up to the configured maxDepth) resume level by level.
+// A parent waits only for its own parallel and sequential children (and
+// its return chain), so trees of any depth (up to the configured
+// maxDepth) resume level by level.
 const (
 	Queued     = "queued"
 	Parallel   = "parallel"
 	Sequential = "sequential"
 	Done       = "done"
+	Returns    = "returns"
 )
 
 // PushOptions describe a child to queue.
@@ -92,7 +98,8 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 	}
 	// Its slash lines run when it starts; a prompt that cannot run is
 	// refused now, where the pusher sees why.
-	if _, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: catalog.LoadCommands(cfg.Dir, dir.Path()).Has}); err != nil {
+	script, err := prompt.Parse(opt.Prompt, prompt.ParseOptions{Commands: catalog.LoadCommands(cfg.Dir, dir.Path()).Has})
+	if err != nil {
 		return nil, fmt.Errorf("child prompt: %w", err)
 	}
 	blockedBy := slices.Clone(opt.BlockedBy)
@@ -123,9 +130,10 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 		if len(names) >= cfg.MaxChildren {
 			return nil, fmt.Errorf("%w: task %s already has %d children (maxChildren)", ErrLimit, parentID, len(names))
 		}
+		taken := resultNames(dir, parent)
 		if opt.Name == "" {
 			for i := len(names) + 1; ; i++ {
-				if n := fmt.Sprintf("child-%d", i); !slices.Contains(names, n) {
+				if n := fmt.Sprintf("child-%d", i); !slices.Contains(names, n) && taken[n] == "" {
 					opt.Name = n
 					break
 				}
@@ -135,6 +143,13 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 				return same, nil
 			}
 			return nil, fmt.Errorf("task %s already has a child named %q", parentID, opt.Name)
+		}
+		// Two children whose results go by one name: $RESULT[name] would
+		// name either, and one would silently win. (A parallel item's
+		// name, given as Extra, is its task's to check: CheckPrompt; a
+		// reference to a name two results share fails.)
+		if name := cmp.Or(blockAs(script), opt.Name); opt.Extra["as"] == nil && taken[name] != "" {
+			return nil, fmt.Errorf("task %s already has a child whose result goes by %q (task %s): $RESULT[%s] would name either; give the new child another as or name", parentID, name, taken[name], name)
 		}
 		for _, k := range task.Inherited {
 			if v, ok := ptd.Get(k); ok {
@@ -199,6 +214,9 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 	if err := task.Begin(child, state); err != nil {
 		return nil, err
 	}
+	if err := check(cfg, child); err != nil {
+		return nil, fmt.Errorf("the child would be rejected: %w", err)
+	}
 	created, err := dir.Create(ctx, child)
 	if err != nil {
 		return nil, err
@@ -214,6 +232,50 @@ func Push(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, parentID s
 		return nil, fmt.Errorf("record child %s in %s: %w", created.ID, parentID, err)
 	}
 	return created, nil
+}
+
+// blockAs is the as a child's prompt gives it in its block, if any.
+func blockAs(script *prompt.Script) string {
+	for _, st := range script.Leading {
+		if sub, ok := st.Cmd.(*prompt.Subtask); ok {
+			return sub.Overrides.As
+		}
+	}
+	return ""
+}
+
+// resultNames returns, for each name a child of parent's result goes by
+// ($RESULT[name]: its as, else its name), that child's id.
+func resultNames(dir *taskfile.Dir, parent *taskfile.Task) map[string]string {
+	out := map[string]string{}
+	ch := parent.Metadata.Object("taskd").Object("children")
+	for _, coll := range []string{Queued, Parallel, Sequential, Done} {
+		for _, id := range task.Strings(ch, coll) {
+			if c, err := dir.Read(id); err == nil {
+				m := c.Metadata.Object("taskd")
+				as, _ := m.String("as")
+				n, _ := m.String("name")
+				out[cmp.Or(as, n)] = id
+			}
+		}
+	}
+	return out
+}
+
+// check refuses a child the daemon would reject as it is written: its
+// fields (task.ReadSpec), the agent it names (inherited or its own), the
+// ids it names and its prompt's NUL bytes, checked as the daemon checks
+// a task it accepts. Its parent would otherwise wait for it forever.
+func check(cfg *config.Config, child *taskfile.Task) error {
+	sp, err := task.ReadSpec(child)
+	if err != nil {
+		return err
+	}
+	_, profile := task.Addressed(child)
+	if err := cfg.CheckAgents(sp, profile); err != nil {
+		return err
+	}
+	return task.Check(child, "", sp)
 }
 
 // pushedBefore returns the child of parentID that a push with opt made
@@ -442,13 +504,19 @@ func Named(dir *taskfile.Dir, parentID, name string) (string, error) {
 	return "", fmt.Errorf("task %s has no child named %q", parentID, name)
 }
 
-// WaitsFor returns the children a parent waits for: metadata.taskd.children
-// (parallel and sequential) and, for workflow forks, forkState's branches.
+// WaitsFor returns the tasks a parent waits for: metadata.taskd.children
+// (parallel and sequential, and the steps of its return chain) and, for
+// workflow forks, forkState's branches.
 func WaitsFor(t *taskfile.Task) []string {
 	var ids []string
 	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
-		ids = append(ids, task.Strings(ch, "parallel")...)
-		ids = append(ids, task.Strings(ch, "sequential")...)
+		for _, coll := range []string{Parallel, Sequential, Returns} {
+			for _, id := range task.Strings(ch, coll) {
+				if !slices.Contains(ids, id) {
+					ids = append(ids, id)
+				}
+			}
+		}
 	}
 	if fs := t.Metadata.Object("forkState").Object("branches"); fs != nil {
 		for _, name := range fs.Keys() {

@@ -2,8 +2,10 @@ package children
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/taskd/taskd/daemon/agent"
@@ -13,13 +15,92 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// Outstanding returns the parallel and sequential children of t that have
-// not ended. The caller may be inside an Update of t: only child files are
+// Ungiven returns the children of t it must wait for before it ends: its
+// parallel and sequential children (a resumption moves them to done) that
+// have not ended, and those that have ended whose results it is to be
+// given and has not been given otherwise: taken from its inbox by its
+// agent (taskd receive, check), or through a handoff or convergence it
+// waited on (givenByWaits). A
+// task whose agent succeeds with any waits, and is resumed with their
+// results once all have ended, whether they ended before its agent did or
+// after. (Its parallel items and return steps are waited for, never
+// given.) A child that is gone is not waited for. The caller may be
+// inside an Update of t: only child files and the inbox are read.
+func Ungiven(dir *taskfile.Dir, t *taskfile.Task) []string {
+	ch := t.Metadata.Object("taskd").Object("children")
+	var out []string
+	var read []Message
+	var given map[string]bool
+	readDone := false
+	for _, coll := range []string{Parallel, Sequential, Returns} {
+		for _, id := range task.Strings(ch, coll) {
+			c, err := dir.Read(id)
+			if err != nil {
+				continue
+			}
+			if !task.Of(c).Ended() {
+				out = append(out, id)
+				continue
+			}
+			if coll == Returns {
+				continue // waited for, never given
+			}
+			m := c.Metadata.Object("taskd")
+			item, _ := m.Bool("parallelItem")
+			ret, _ := m.String("returnOf")
+			if item || ret != "" {
+				continue
+			}
+			if !readDone {
+				read, _ = InboxOf(dir.Path(), t.ID).Consumed()
+				given = givenByWaits(t)
+				readDone = true
+			}
+			if !given[id] && !slices.ContainsFunc(read, func(msg Message) bool { return msg.TaskID == id && msg.Success != nil }) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// givenByWaits returns the children whose results t's agent was given by
+// a wait of its own: a transfer-control handoff that is resolved, and a
+// convergence that is done. Package subagent keeps their records on t
+// (metadata.taskd.handoffs, metadata.taskd.converges); only the fields
+// read here matter.
+func givenByWaits(t *taskfile.Task) map[string]bool {
+	m := t.Metadata.Object("taskd")
+	given := map[string]bool{}
+	var handoffs []struct{ Child, Mode, State string }
+	if v, ok := m.Get("handoffs"); ok && json.Unmarshal(taskfile.AppendJSON(nil, v), &handoffs) == nil {
+		for _, h := range handoffs {
+			if h.Mode == "transfer-control" && h.State == "resolved" {
+				given[h.Child] = true
+			}
+		}
+	}
+	var converges []struct {
+		SubagentIDs []string `json:"subagentIds"`
+		State       string
+	}
+	if v, ok := m.Get("converges"); ok && json.Unmarshal(taskfile.AppendJSON(nil, v), &converges) == nil {
+		for _, c := range converges {
+			for _, id := range c.SubagentIDs {
+				given[id] = given[id] || c.State == "done"
+			}
+		}
+	}
+	return given
+}
+
+// Outstanding returns the parallel and sequential children of t, and the
+// steps of its return chain, that have not ended. The caller may be inside an Update of t: only child files are
 // read.
 func Outstanding(dir *taskfile.Dir, t *taskfile.Task) []string {
 	ch := t.Metadata.Object("taskd").Object("children")
 	var out []string
-	for _, coll := range []string{Parallel, Sequential} {
+	for _, coll := range []string{Parallel, Sequential, Returns} {
 		for _, id := range task.Strings(ch, coll) {
 			c, err := dir.Read(id)
 			if err != nil {

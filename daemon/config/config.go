@@ -7,6 +7,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // FileConfig is the user's configuration file, by default
@@ -45,6 +48,10 @@ type FileConfig struct {
 	Rescan string `json:"rescan,omitempty"`
 	// Grace is how long an agent has between SIGTERM and SIGKILL ("10s").
 	Grace string `json:"grace,omitempty"`
+	// OutputMaxMiB bounds each of an attempt's logs (stdout.log,
+	// stderr.log, transcript.log): its first half and its last half are
+	// kept, what is between is cut (32).
+	OutputMaxMiB int `json:"outputMaxMiB,omitempty"`
 	// AllowedRoots are directories /read may load files from, in addition
 	// to the task's cwd and its list directory.
 	AllowedRoots []string `json:"allowedRoots,omitempty"`
@@ -113,13 +120,16 @@ const (
 	DefaultGrace       = 10 * time.Second
 	DefaultMaxDepth    = 3
 	DefaultMaxChildren = 10
+	// DefaultOutputMax bounds each of an attempt's logs.
+	DefaultOutputMax = 32 << 20
 
 	// The largest values the configuration accepts: a tree deeper or wider
 	// than this is a mistake (or an attempt to exhaust the machine), not a
 	// plan.
-	MaxMaxDepth    = 32
-	MaxMaxChildren = 1000
-	MaxConcurrency = 1024
+	MaxMaxDepth     = 32
+	MaxMaxChildren  = 1000
+	MaxConcurrency  = 1024
+	MaxOutputMaxMiB = 1 << 20
 )
 
 // DefaultConfigPath returns $XDG_CONFIG_HOME/taskd/config.json, or
@@ -154,9 +164,10 @@ func DefaultStateDir(getenv func(string) string, home string) string {
 
 // LoadFileConfig reads the configuration file at path. A missing file is not
 // an error when optional is true (the default path); the settings are then
-// all defaults. Errors name the file and, for bad values, the field.
+// all defaults. Errors name the file and, for bad values, the field. A
+// file that is not a regular file (a FIFO) is refused, never waited on.
 func LoadFileConfig(path string, optional bool) (*FileConfig, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsroot.ReadRegular(path)
 	if err != nil {
 		if optional && errors.Is(err, fs.ErrNotExist) {
 			return &FileConfig{}, nil
@@ -215,7 +226,8 @@ func (fc *FileConfig) validate() error {
 		name string
 		v    int
 		max  int
-	}{{"concurrency", fc.Concurrency, MaxConcurrency}, {"maxDepth", fc.MaxDepth, MaxMaxDepth}, {"maxChildren", fc.MaxChildren, MaxMaxChildren}} {
+	}{{"concurrency", fc.Concurrency, MaxConcurrency}, {"maxDepth", fc.MaxDepth, MaxMaxDepth}, {"maxChildren", fc.MaxChildren, MaxMaxChildren},
+		{"outputMaxMiB", fc.OutputMaxMiB, MaxOutputMaxMiB}} {
 		if b.v < 0 || b.v > b.max {
 			return fmt.Errorf("%s is %d; it must be between 1 and %d (0 or absent: the default)", b.name, b.v, b.max)
 		}
@@ -284,10 +296,12 @@ type Config struct {
 	// ListSettings holds each list's settings (cwd, budget) by list id.
 	ListSettings map[string]ListConfig
 	// Notify is the notification command, or nil (notify.go).
-	Notify       *Notify
-	Timeout      time.Duration
-	Rescan       time.Duration
-	Grace        time.Duration
+	Notify  *Notify
+	Timeout time.Duration
+	Rescan  time.Duration
+	Grace   time.Duration
+	// OutputMax bounds each of an attempt's logs, in bytes.
+	OutputMax    int64
 	AllowedRoots []string
 	MaxDepth     int
 	MaxChildren  int
@@ -331,6 +345,7 @@ func NewConfig(root string, lists []string, fc *FileConfig) (*Config, error) {
 		Timeout:       durationOr(fc.Timeout, DefaultTimeout),
 		Rescan:        durationOr(fc.Rescan, DefaultRescan),
 		Grace:         durationOr(fc.Grace, DefaultGrace),
+		OutputMax:     int64(cmp.Or(fc.OutputMaxMiB, DefaultOutputMax>>20)) << 20,
 		AllowedRoots:  fc.AllowedRoots,
 		MaxDepth:      fc.MaxDepth,
 		MaxChildren:   fc.MaxChildren,

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // A Profile says how to run a prompt: the command, how the prompt reaches
@@ -138,6 +140,21 @@ func (p ProfileSpec) compile(name string) (*Profile, error) {
 // ErrUnknownAgent is returned (wrapped) for an agent name that is neither a
 // profile nor mapped to one.
 var ErrUnknownAgent = errors.New("unknown agent")
+
+// CheckAgents checks that the agent a task names (sp.Agent) and the
+// profile its owner names ("taskd:PROFILE") both exist, as the daemon
+// requires of a task it accepts: a typo in either is reported, though the
+// agent wins.
+func (c *Config) CheckAgents(sp task.Spec, ownerProfile string) error {
+	for _, name := range []string{sp.Agent, ownerProfile} {
+		if name != "" {
+			if _, err := c.ResolveAgent(name, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // ResolveAgent finds the profile for an agent name. explicit says the name
 // was chosen for this task (metadata.taskd.agent or owner "taskd:<name>"):

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -33,15 +34,27 @@ func OpenList(root, id string, create bool) (*taskfile.Dir, error) {
 	}
 	path := filepath.Join(root, id)
 	if create {
-		if err := os.MkdirAll(path, 0o700); err != nil {
+		if err := os.MkdirAll(root, 0o700); err != nil {
 			return nil, err
 		}
+		if err := fsroot.MkdirAll(root, id); err != nil {
+			return nil, fmt.Errorf("list %s: %w", path, err)
+		}
 	}
-	dir, err := taskfile.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	// A list is a directory of the root's own, as the daemon serves it:
+	// a link in its place (to a directory anywhere) is not followed.
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("no list %q in %s", id, root)
+	case err != nil:
+		return nil, err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("list %s is a symbolic link: taskd does not follow links out of its root (%w)", path, fsroot.ErrLink)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("list %s is not a directory", path)
 	}
-	return dir, err
+	return taskfile.Open(path)
 }
 
 // Submit writes a new task file into dir, with an id allocated as Claude Code

@@ -20,7 +20,8 @@ var ErrActive = errors.New("the task is running")
 
 // Remove removes task id from dir: its file, under the locks every writer
 // takes, then its run folders and its inbox. A task that runs or waits
-// for its children is refused with ErrActive unless force is set; then
+// for its children is refused with ErrActive, and a task not addressed to
+// taskd (Claude Code's own) with ErrNotTaskd, unless force is set; then
 // the daemon, seeing the file gone, stops its agent. A file that does not
 // parse is removed too. It returns the bytes the removed files held
 // besides the task file.
@@ -28,6 +29,9 @@ func Remove(ctx context.Context, dir *taskfile.Dir, id string, force bool) (int6
 	err := dir.Remove(ctx, id, func(t *taskfile.Task, readErr error) error {
 		if t == nil || force {
 			return nil
+		}
+		if owned, _ := task.Addressed(t); !owned {
+			return fmt.Errorf("task %s: %w: it is Claude Code's to keep; remove it anyway with --force", id, ErrNotTaskd)
 		}
 		if s := task.Of(t); s.Active() || t.Status == taskfile.StatusInProgress {
 			state := string(s)

@@ -86,7 +86,11 @@ func TestParseRef(t *testing.T) {
 		{ref: "a/1", want: root + " a 1"},
 		{ref: "1", want: root + " a 1"},
 		{ref: "2", list: "b", want: root + " b 2"},
-		{ref: "/x/y/l/3.json", want: "/x/y l 3"},
+		{ref: filepath.Join(root, "b", "2.json"), want: root + " b 2"},
+		{ref: "/x/y/l/3.json", err: "is not a task of the root " + root},
+		{ref: filepath.Join(root, "a", "sub", "1.json"), err: "not in a list directly under the root"},
+		{ref: filepath.Join(root, "1.json"), err: "not in a list directly under the root"},
+		{ref: filepath.Join(root, "a", "..", "..", "1.json"), err: "is not a task of the root"},
 		{ref: "2", err: "which list? 2 lists have it: a/2, b/2"},
 		{ref: "7", err: "no list in " + root + " has a task 7 (lists: a, b)"},
 	} {

@@ -8,6 +8,7 @@ package eventlog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/internal/fsroot"
+	"golang.org/x/sys/unix"
 )
 
 // An Event is one line of a list's event log. The fixed fields come first;
@@ -79,7 +81,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 // write(2) of a whole line on a descriptor opened with O_APPEND, so lines
 // from several processes (the daemon, taskd commands run by agents) never
 // interleave, and a crash leaves at most a missing last line, never a torn
-// one followed by more. The log is not fsynced: it is a record, while the
+// one followed by more; a write a full file system cuts short is undone
+// (appendLine). The log is not fsynced: it is a record, while the
 // task files are the state.
 //
 // An Log is safe for concurrent use.
@@ -136,15 +139,7 @@ func (l *Log) Append(ev Event) error {
 			l.size = fi.Size()
 		}
 	}
-	n, err := l.f.Write(line)
-	if err != nil && n > 0 {
-		// A short write (a full disk): the part written is taken back,
-		// so that the log never holds a torn line.
-		if fi, serr := l.f.Stat(); serr == nil && fi.Size() >= int64(n) {
-			l.f.Truncate(fi.Size() - int64(n))
-		}
-		n = 0
-	}
+	n, err := appendLine(l.f, line)
 	l.size += int64(n)
 	if err == nil && l.rotation.MaxBytes > 0 && l.size >= l.rotation.MaxBytes {
 		// Other writers (taskd commands run by agents) may still append
@@ -155,6 +150,60 @@ func (l *Log) Append(ev Event) error {
 		err = Rotate(l.list, l.rotation.Keep)
 	}
 	return err
+}
+
+// appendLine writes line at the end of f, which is open with O_APPEND,
+// in one write(2), and returns how many bytes it added: all or none. (An
+// os.File write would write the rest of a short write in a second
+// write(2), which another writer's line can come before.) A short write —
+// the file system is full — is undone: the part written, at the end of
+// the file when written but perhaps followed by other writers' lines
+// since, is overwritten with blanks, which the line after it (or the next
+// one appended) begins with; a reader skips them. The log never holds a
+// torn line, whoever else appends to it.
+func appendLine(f *os.File, line []byte) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var werr error
+	cerr := rc.Control(func(fd uintptr) {
+		for {
+			n, werr = unix.Write(int(fd), line)
+			if werr != unix.EINTR {
+				break
+			}
+		}
+		if n <= 0 || n == len(line) {
+			return
+		}
+		if werr == nil {
+			werr = io.ErrShortWrite
+		}
+		// Our bytes end at the descriptor's offset: O_APPEND put them at
+		// the end of the file as it was, and nobody else moves this
+		// descriptor. pwrite(2) ignores the offset on an O_APPEND
+		// descriptor, so the flag is off while they are blanked.
+		end, serr := unix.Seek(int(fd), 0, io.SeekCurrent)
+		flags, ferr := unix.FcntlInt(fd, unix.F_GETFL, 0)
+		if serr != nil || ferr != nil {
+			return
+		}
+		if _, err := unix.FcntlInt(fd, unix.F_SETFL, flags&^unix.O_APPEND); err != nil {
+			return
+		}
+		unix.Pwrite(int(fd), bytes.Repeat([]byte{' '}, n), end-int64(n))
+		unix.FcntlInt(fd, unix.F_SETFL, flags)
+		n = 0
+	})
+	if cerr != nil {
+		return 0, cerr
+	}
+	if werr != nil {
+		return 0, &fs.PathError{Op: "write", Path: f.Name(), Err: werr}
+	}
+	return n, nil
 }
 
 // SetRotation makes the log rotate its file when an append takes it to
@@ -226,8 +275,8 @@ func decode(r io.Reader) ([]Event, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	for sc.Scan() {
-		if len(sc.Bytes()) == 0 {
-			continue
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue // an empty line, or the blanks of an undone write
 		}
 		var ev Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {

@@ -247,8 +247,9 @@ func joinVerdict(l *job.List, t *taskfile.Task) (string, map[string]any) {
 	return verdict, results
 }
 
-// archive marks a finished child as archived: completed, kept on disk with
-// its results, no longer counted by its parent. Children are never deleted.
+// archive marks a finished child as archived: kept on disk with its
+// results, its status as it ended, no longer counted by its parent.
+// Children are never deleted.
 func archive(ctx context.Context, l *job.List, id string) error {
 	_, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		return task.Archive(t)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/google/renameio/v2"
+	"github.com/taskd/taskd/internal/fsroot"
 	"golang.org/x/sys/unix"
 )
 
@@ -159,14 +160,14 @@ func readSkill(path string) ([]byte, error) {
 	}
 	// Opened without following a link or waiting on a FIFO, whatever took
 	// its place since.
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	f, err := fsroot.OpenRegular(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, fsroot.ErrNotRegular) {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
 	if err == nil && len(data) > 1<<20 {
 		return nil, fmt.Errorf("%s is %w (larger than 1 MiB)", path, ErrNotOurs)

@@ -33,6 +33,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // A Task is one held task.
@@ -175,7 +177,7 @@ func (r *Registry) publish() {
 // renamed: readers see the old file or the new one, never a part.
 func WriteFile(path string, data []byte) error {
 	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	f, err := fsroot.OpenRegular(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
@@ -203,7 +205,7 @@ func Read(root string) (pid int, tasks []Task, err error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsroot.ReadRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil, nil
 	}

@@ -23,7 +23,9 @@ func (j *Job) runAgent(ctx context.Context, a *agent.Attempt) (agent.Result, age
 		w = &progressWriter{j: j}
 		a.Report = w
 	}
+	j.agents.Add(1) // its slot is not given up while a write waits for a lock
 	res, out := j.Runner.Run(ctx, a)
+	j.agents.Add(-1)
 	if w != nil {
 		w.close()
 	}

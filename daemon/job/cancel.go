@@ -190,7 +190,9 @@ func cancelError(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object, from t
 		doing = fmt.Sprintf("while it waited for a slot, before its agent started (attempt %d)", attempt)
 	case task.Waiting:
 		doing = "while waiting for " + count(kids, "child", "children")
-		if kids == 0 {
+		if steps := len(task.Strings(m.Object("children"), children.Returns)); steps > 0 && kids == 0 {
+			doing = fmt.Sprintf("while its return chain ran (%s)", count(steps, "step", "steps"))
+		} else if kids == 0 {
 			doing = "while waiting for the tasks it handed work to"
 		}
 	case task.NeedsHuman:

@@ -21,6 +21,7 @@ type freeSlot struct{}
 func (freeSlot) Acquire(context.Context) error { return nil }
 func (freeSlot) Release()                      {}
 func (freeSlot) Ready() bool                   { return true }
+func (freeSlot) StepAside()                    {}
 
 // newJob returns a job on task 1 of a new list holding content.
 func newJob(t *testing.T, content string) (*job.Job, string) {

@@ -59,7 +59,7 @@ func (j *Job) pauseEnd(m *taskfile.Object, res agent.Result, now time.Time) (end
 	m.Set("pause", asValue(lim))
 	m.Set("retryAt", task.Stamp(lim.Until))
 	m.Set("error", res.Error)
-	info := map[string]any{"message": lim.Message, "profile": lim.Profile, "until": task.Stamp(lim.Until)}
+	info := map[string]any{"message": lim.Message, "profile": lim.Profile, "since": task.Stamp(now), "until": task.Stamp(lim.Until)}
 	if !lim.ResetsAt.IsZero() {
 		info["resetsAt"] = task.Stamp(lim.ResetsAt)
 	}

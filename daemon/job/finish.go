@@ -34,8 +34,8 @@ var endings = map[agent.Outcome]ending{
 }
 
 // endOf returns how an attempt that ended with out and res is recorded:
-// a success completes the task, or makes it wait for the children still
-// running; denied tool calls ask a person (ask) or fail; a failure with
+// a success completes the task, or makes it wait for the children whose
+// results it has not been given (resumed at once if they have all ended); denied tool calls ask a person (ask) or fail; a failure with
 // retries left retries; a usage limit pauses; anything else ends as the
 // table says.
 func endOf(out agent.Outcome, res agent.Result, waiting, retry, ask bool) ending {
@@ -62,7 +62,7 @@ func endOf(out agent.Outcome, res agent.Result, waiting, retry, ask bool) ending
 // Finish records how attempt sp.Attempt of the job's task ended, in one
 // durable write, and logs it: completed on success (with onSuccess's
 // fields set in the same write), or waiting if the agent ended its turn
-// with children still running; retrying with a backoff while
+// with children whose results it has not been given, running or ended; retrying with a backoff while
 // metadata.taskd.retries allows; failed, timed out or cancelled
 // otherwise (a cancelled task's children are told to cancel first); pending
 // with no state when the daemon stopped under it, so it runs again. The
@@ -158,7 +158,7 @@ func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res 
 	m.Set("result", ShortResult(res, runDir))
 	failures, _ := m.Int("failures")
 	if out == agent.Finished && res.Success {
-		waiting = children.Outstanding(j.List.Dir, t)
+		waiting = children.Ungiven(j.List.Dir, t)
 	}
 	ask := sp.OnDenied != task.DeniedFail
 	failed := out == agent.Finished && !res.Success && !(ask && len(res.Denials) > 0) || out == agent.TimedOut || out == agent.NotStarted || out == agent.OverBudget
@@ -182,9 +182,14 @@ func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res 
 	m.Delete("grant") // given to this attempt
 	switch end.move {
 	case task.Wait:
-		// The agent ended its turn while its children still run: it is
-		// resumed with their results once they have ended.
+		// The agent ended its turn with children whose results it has
+		// not been given, or with its return chain to run: it is resumed
+		// once all have ended, at once if they have. What its attempt
+		// decided (onSuccess) is recorded now.
 		m.Delete("finishedAt")
+		for _, k := range sortedKeys(onSuccess) {
+			m.Set(k, onSuccess[k])
+		}
 	case task.Succeed:
 		m.Delete("error")
 		for _, k := range sortedKeys(onSuccess) {
@@ -252,6 +257,13 @@ func ShortResult(r agent.Result, runDir string) map[string]any {
 	}
 	if r.Confidence != nil {
 		m["confidence"] = *r.Confidence
+	}
+	if len(r.OutputCut) > 0 {
+		cut := map[string]any{}
+		for name, n := range r.OutputCut {
+			cut[name] = n
+		}
+		m["outputCut"] = cut
 	}
 	return m
 }

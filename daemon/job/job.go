@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
@@ -77,6 +78,10 @@ type Slot interface {
 	// its slot, or one is free for it now. A claim made while it is not
 	// is a claim ahead of the slot (Claim).
 	Ready() bool
+	// StepAside gives up the job's place in line, and the slot if it
+	// holds one, while it waits for a lock another writer holds: the
+	// tasks behind it go first. The next Acquire queues it again.
+	StepAside()
 }
 
 // Kind is what a job does with its task.
@@ -103,6 +108,8 @@ type Job struct {
 	List *List
 	ID   string
 	Slot Slot
+
+	agents atomic.Int32 // the job's agents running or about to (runAgent)
 }
 
 // ErrNotRunnable ends a job whose task changed before it could do its

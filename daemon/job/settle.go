@@ -94,8 +94,8 @@ func completeByUser(t *taskfile.Task, m *taskfile.Object, now time.Time) error {
 // waiting to run. A blocker whose status a person set to completed counts
 // as done, whatever its state.
 func FailedBlocker(dir *taskfile.Dir, t *taskfile.Task, sp task.Spec) (id, why string) {
-	if sp.OnBlockerFailure == "wait" || t.Status != taskfile.StatusPending {
-		return "", ""
+	if st := t.Status; sp.OnBlockerFailure == "wait" || st != "" && st != taskfile.StatusPending {
+		return "", "" // (a file without a status is pending, as the loop reads it)
 	}
 	if s := task.Of(t); s != task.None && s != task.Retrying {
 		return "", ""

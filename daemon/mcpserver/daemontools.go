@@ -182,10 +182,6 @@ func (s *Server) taskRef(name string) (control.Ref, *taskfile.Dir, error) {
 	if err != nil {
 		return ref, nil, err
 	}
-	if ref.Root != s.opts.Root && resolvePath(ref.Root) != resolvePath(s.opts.Root) {
-		return ref, nil, fmt.Errorf("%s is not a task of the task root %s: this server serves only that root", name, s.opts.Root)
-	}
-	ref.Root = s.opts.Root
 	if !taskfile.ValidID(ref.ID) {
 		return ref, nil, fmt.Errorf("task %q: %q is not a task id (1-128 of A-Z a-z 0-9 _ -)", name, ref.ID)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/workflows"
 )
@@ -161,7 +162,7 @@ func workflowFiles(sc *scope, dir string) ([]workflowFile, []problem) {
 	if err := sc.readable(dir); err != nil {
 		return nil, []problem{{"", err.Error()}}
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := fsroot.ReadDirectory(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil

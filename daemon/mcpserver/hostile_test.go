@@ -88,13 +88,13 @@ func TestHostile_TaskNames(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"cancel", map[string]any{"task": filepath.Join(outside, "l", "1.json")}, "this server serves only that root"},
+		{"cancel", map[string]any{"task": filepath.Join(outside, "l", "1.json")}, "is not a task of the root"},
 		{"show", map[string]any{"task": "../x/1"}, "is not a task id"},
 		{"show", map[string]any{"task": "../1"}, "a list name is 1-128"},
 		{"logs", map[string]any{"task": "l/../../1"}, "is not a task id"},
 		{"status", map[string]any{"list": ".."}, "a list name is 1-128"},
 		{"wait", map[string]any{"task": "l/1/../../x"}, "is not a task id"},
-		{"resolve", map[string]any{"task": "/etc/passwd.json", "answer": "x"}, "this server serves only that root"},
+		{"resolve", map[string]any{"task": "/etc/passwd.json", "answer": "x"}, "is not a task of the root"},
 	} {
 		if text, isErr := e.call(tt.tool, tt.args); !isErr || !strings.Contains(text, tt.want) {
 			t.Errorf("%s %v: %q, want %q", tt.tool, tt.args, text, tt.want)

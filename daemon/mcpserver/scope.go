@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/google/renameio/v2"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/readable"
 )
 
@@ -128,7 +128,7 @@ func (sc *scope) readFile(p string) ([]byte, error) {
 // readRegular reads the regular file p (following links) of at most max
 // bytes, refusing anything else without blocking on it.
 func readRegular(p string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := fsroot.OpenRegular(p, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

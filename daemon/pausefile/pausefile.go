@@ -23,9 +23,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/internal/fsroot"
 )
@@ -112,12 +112,14 @@ func Update(ctx context.Context, root string, now time.Time, fn func(*Record) er
 		// A link would have the lock made, or taken, somewhere else.
 		return fmt.Errorf("%s is not a regular file: remove it (taskd makes its own)", lockPath)
 	}
-	lock := flock.New(lockPath, flock.SetPermissions(0o600))
-	ok, err := lock.TryLockContext(ctx, 10*time.Millisecond)
-	if err != nil || !ok {
-		return fmt.Errorf("lock %s: %w", lock.Path(), errors.Join(err, ctx.Err()))
+	lock, err := fsroot.OpenRegular(lockPath, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", lockPath, err)
 	}
-	defer lock.Unlock()
+	defer lock.Close() // releases the flock
+	if err := fsroot.Flock(ctx, lock, true); err != nil {
+		return fmt.Errorf("lock %s: %w", lockPath, err)
+	}
 	r, _ := Read(root)
 	if err := fn(&r); err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/readable"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -87,6 +88,18 @@ func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 				return fmt.Errorf("%s item %d (%q): %w", kind, i+1, agent.Truncate(item, 60), err)
 			}
 		}
+	}
+	// An as names one result: two parallel items may not give the same.
+	first := map[string]int{}
+	for i, item := range ov.Parallel {
+		as := chain.ItemAs(j, item)
+		if as == "" {
+			continue
+		}
+		if n, dup := first[as]; dup {
+			return fmt.Errorf("parallel items %d and %d both have as %q: $RESULT[%s] would name either; give each its own as", n, i+1, as, as)
+		}
+		first[as] = i + 1
 	}
 	return nil
 }
@@ -248,14 +261,14 @@ func (p *prepared) read(j *job.Job, cwd, path string) {
 // links resolved): a link found at its end now (put there since) is not
 // followed, nor is anything but a regular file read.
 func readLimited(path string) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := fsroot.OpenRegular(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fsroot.ErrNotRegular) {
+		return "", fmt.Errorf("%s is not a regular file; /read loads files: %w", path, err)
+	}
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file; /read loads files", path)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxReadSize+1))
 	if err != nil {
 		return "", err

@@ -33,10 +33,20 @@ func feedback(l *job.List, t *taskfile.Task, sp task.Spec) string {
 	if s := chain.IterationFeedback(l, t); s != "" {
 		parts = append(parts, s)
 	}
-	if note, _ := t.Metadata.Object("taskd").String("resolveNote"); strings.TrimSpace(note) != "" {
-		parts = append(parts, "## Directions from a person\n\nGiven with their answer; follow them in this attempt:\n\n"+strings.TrimSpace(note)+"\n")
+	if s := personNote(t); s != "" {
+		parts = append(parts, s)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// personNote is the note a person gave with their answer
+// (metadata.taskd.resolveNote) as an attempt is told it; "" for none.
+func personNote(t *taskfile.Task) string {
+	note, _ := t.Metadata.Object("taskd").String("resolveNote")
+	if note = strings.TrimSpace(note); note == "" {
+		return ""
+	}
+	return "## Directions from a person\n\nGiven with their answer; follow them in this attempt:\n\n" + note + "\n"
 }
 
 // retryFeedback reports the failed attempt a retry follows: an automatic

@@ -190,7 +190,9 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	if s, _ := t.Metadata.Object("taskd").String("interruptedSession"); s != "" && a.ResumeInterrupted(s) {
 		j.Log.Info("resuming the session of the interrupted attempt", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", s)
 	}
-	if g, ok := job.GrantOf(t); ok && a.Continue(g.Session, g.Prompt()) {
+	if g, ok := job.GrantOf(t); ok && a.Continue(g.Session, strings.TrimSpace(g.Prompt()+"\n\n"+personNote(t))) {
+		// The session goes on where its calls were refused, told of the
+		// person's note given with the answer, if any.
 		j.Log.Info("continuing the session whose refused tool calls a person allowed", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", g.Session, "allowed", g.Tools)
 	}
 	return a, nil
@@ -237,6 +239,9 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 			return nil, err
 		}
 	}
+	if len(task.Strings(t.Metadata.Object("taskd").Object("children"), children.Returns)) > 0 && out == agent.Finished && res.Success {
+		return endOfChain(ctx, j, sp, res, nil) // its chain is made: it ends with it
+	}
 	e := &ended{j: j, t: t, sp: sp, res: res}
 	if out != agent.Finished || !res.Success || subagent.HasVerdict(j, sp, out) {
 		return e.failed(ctx, out)
@@ -250,8 +255,10 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 		res.Summary = res.Error
 		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}
-	if len(children.Outstanding(l.Dir, t)) > 0 {
-		return subagent.Finish(ctx, j, sp, res, out) // waits for its children first
+	if len(children.Ungiven(l.Dir, t)) > 0 {
+		// Its children's results come first, whether they have ended or
+		// not: it waits, and is resumed with them once all have ended.
+		return subagent.Finish(ctx, j, sp, res, out)
 	}
 	if ov, _ := chain.Overrides(t); ov.Auto {
 		if planned, _ := children.Named(l.Dir, id, id+"-plan"); planned == "" {
@@ -356,9 +363,33 @@ func (e *ended) succeed(ctx context.Context, decide func(*prompt.Loop) (iteratio
 		return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 	}
 	if len(ov.Return) > 0 {
-		onSuccess["returnsDone"] = true
+		return endOfChain(ctx, j, sp, res, onSuccess)
 	}
 	return j.Finish(ctx, sp, res, agent.Finished, onSuccess)
+}
+
+// endOfChain records the end of a task whose agent succeeded and whose
+// return chain is made: it waits while a step of the chain runs (with
+// onSuccess, what its attempt decided, recorded), and then ends as the
+// chain did — succeeded when every step did, else failed, naming the
+// step. The chain and the task are one unit.
+func endOfChain(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, onSuccess map[string]any) (*taskfile.Task, error) {
+	t, err := j.List.Dir.Read(j.ID)
+	if err != nil {
+		return nil, err
+	}
+	failure, ended := chain.ChainOutcome(j.List, t)
+	switch {
+	case ended && failure != "":
+		res.Success, res.Error = false, failure
+		return j.Finish(ctx, sp, res, agent.NotStarted, nil)
+	case ended:
+		if onSuccess == nil {
+			onSuccess = map[string]any{}
+		}
+		onSuccess["returnsDone"] = true
+	}
+	return j.Finish(ctx, sp, res, agent.Finished, onSuccess) // waits while the chain runs
 }
 
 // loopCheck is chain.LoopCheck, tried again (the task held meanwhile)

@@ -69,7 +69,7 @@ type object interface {
 // float64 or json.Number, arrays as []any, objects as map[string]any or
 // any value with Keys() []string and Get(string) (any, bool)). Keys other
 // than model, agent, loop, return, parallel, as and auto are not read; a
-// null or empty value means not set. A field of the wrong type or value
+// null or empty value means not set, except an empty as, which is refused. A field of the wrong type or value
 // fails with an *Error naming it, such as
 // "metadata.taskd.loop.max must be a whole number ≥ 1 (it is a string)".
 func OverridesFromFields(m map[string]any) (Overrides, error) {
@@ -83,6 +83,12 @@ func OverridesFromFields(m map[string]any) (Overrides, error) {
 		return v
 	}
 	o.Model, o.Agent, o.As = str("model"), str("agent"), str("as")
+	if v, ok := m["as"].(string); ok && v == "" && err == nil {
+		// A name given empty is a mistake, not a name left unset: the
+		// result would go by the task's own name, and two such could
+		// collide unseen.
+		err = fieldErr("as", v, "is empty: give the name the result goes by (1 to 64 letters, digits, _ or -), or remove the field")
+	}
 	if v := m["auto"]; v != nil {
 		b, ok := v.(bool)
 		if !ok && err == nil {

@@ -41,6 +41,8 @@ type cluster struct {
 	workers  map[string]*proc
 	started  time.Time
 	deniedOK bool // a test that tries what a role may not do
+	// workerEnv is added to the environment of the workers started next.
+	workerEnv []string
 }
 
 // A broker is the NATS server of a cluster: a process or embedded.
@@ -252,7 +254,7 @@ func (c *cluster) workerWith(name string, extra map[string]any, flags ...string)
 	config := c.workerConfig(name, extra)
 	args := []string{taskdBinary(c.t), "worker", "--config", config, "--name", name,
 		"--state", filepath.Join(c.dir, "state-"+name), "--heartbeat", "500ms", "--grace", "1s", "--log-level", "debug"}
-	p := &proc{name: name, args: append(args, flags...)}
+	p := &proc{name: name, args: append(args, flags...), env: c.workerEnv}
 	c.workers[name] = p
 	c.start(p)
 	return p

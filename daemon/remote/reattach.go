@@ -26,7 +26,7 @@ func (c *Coordinator) Reattach(ctx context.Context, listDir, runDir string) (age
 	}
 	start := time.Now()
 	taskID, _, _ := runDirParts(listDir, runDir)
-	f, err := openFolder(listDir, runDir)
+	f, err := openFolder(listDir, runDir, (&agent.Attempt{}).OutputLimit(c.cfg))
 	if err != nil {
 		msg := "interrupted: its run folder cannot be read: " + err.Error()
 		return agent.Result{Error: msg, Summary: msg, ExitCode: -1}, agent.Interrupted, true

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -25,7 +26,7 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 		return c.local.Run(ctx, a)
 	}
 	start := time.Now()
-	f, err := prepare(a)
+	f, err := prepare(a, a.OutputLimit(c.cfg))
 	if err != nil {
 		return c.settle(a, nil, start, notStarted(err.Error()))
 	}
@@ -33,7 +34,7 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 	id := newID()
 	labels := a.Spec.Labels
 	subject := WorkSubject(c.prefix, a.Profile.Name, labels, id)
-	w := workOf(a, id, c.cfg.Root)
+	w := workOf(a, id, c.cfg)
 	w.Repo, w.Ref = repoOf(a)
 	data, err := json.Marshal(w)
 	if err != nil {
@@ -90,12 +91,16 @@ func (c *Coordinator) watch(a *agent.Attempt, f *folder) (stop func()) {
 	}
 	// The worker enforces the budget; this watcher only reads.
 	wa := &agent.Attempt{ListDir: a.ListDir, ListID: a.ListID, TaskID: a.TaskID, N: a.N, Sub: a.Sub, Profile: a.Profile, Report: a.Report}
-	w := agent.Watch(wa, func(session string) {
+	w := agent.Watch(wa, a.OutputLimit(c.cfg), func(session string) {
 		if err := f.setKey("sessionId", session); err != nil {
 			c.log.Debug("record an agent's session", "path", f.dir, "err", err)
 		}
 	})
-	return func() { w.Finish() }
+	f.follow(w.Write)
+	return func() {
+		f.follow(nil)
+		w.Finish()
+	}
 }
 
 // An ending is how an attempt ended, and its id if it was sent.
@@ -236,15 +241,16 @@ func (c *Coordinator) streamsFor(ctx context.Context, n *note) *Streams {
 }
 
 // workOf is attempt a on the wire, as id.
-func workOf(a *agent.Attempt, id, root string) Work {
+func workOf(a *agent.Attempt, id string, cfg *config.Config) Work {
 	s := a.Spec
 	return Work{
-		ID: id, Root: root, ListDir: a.ListDir, List: a.ListID, Task: a.TaskID, Parent: a.Parent,
+		ID: id, Root: cfg.Root, ListDir: a.ListDir, List: a.ListID, Task: a.TaskID, Parent: a.Parent,
 		N: a.N, Sub: a.Sub, Step: a.Step, Profile: a.Profile.Name, Labels: s.Labels, Prompt: a.Prompt, Script: a.Script,
 		Cwd: a.Cwd, Timeout: Duration(a.Timeout), Session: a.Session, Resume: a.Resume, Fork: a.Fork, Env: a.Env, Files: a.Files,
-		Flags:  Flags{Model: s.Model, PermissionMode: s.PermissionMode, Tools: s.Tools, DisallowTools: s.DisallowTools, SystemPrompt: s.SystemPrompt},
-		Budget: Budget{MaxTurns: a.Budget.MaxTurns, MaxCostUSD: a.Budget.MaxCostUSD},
-		Sent:   time.Now().UTC(),
+		Flags:     Flags{Model: s.Model, PermissionMode: s.PermissionMode, Tools: s.Tools, DisallowTools: s.DisallowTools, SystemPrompt: s.SystemPrompt},
+		Budget:    Budget{MaxTurns: a.Budget.MaxTurns, MaxCostUSD: a.Budget.MaxCostUSD},
+		OutputMax: a.OutputLimit(cfg),
+		Sent:      time.Now().UTC(),
 	}
 }
 

@@ -27,18 +27,26 @@ import (
 // package fsroot. Safe for concurrent use.
 type folder struct {
 	base, dir string // the list directory, the run folder
+	// limit bounds each log, as the worker bounds it (with room for the
+	// lines it adds): a worker that sends more is cut here.
+	limit int64
 
-	mu      sync.Mutex     // protects the fields below
-	cmd     map[string]any // cmd.json
-	outFD   int            // stdout.log, -1 when not open
-	errFD   int            // stderr.log
-	written [2]int64       // bytes of stdout.log and stderr.log written from the stream
+	mu    sync.Mutex     // protects the fields below
+	cmd   map[string]any // cmd.json
+	outFD int            // stdout.log, -1 when not open
+	// feed, when set, is handed stdout's bytes as they land, in order
+	// and once each (fed: how far), under feedMu (watch).
+	feed    func([]byte)
+	fed     int64
+	feedMu  sync.Mutex
+	errFD   int      // stderr.log
+	written [2]int64 // bytes of stdout.log and stderr.log written from the stream
 }
 
 // prepare makes attempt a's run folder and writes what the agent will
 // read, as agent.Local does; a.MadeDir says whether it made the folder.
-func prepare(a *agent.Attempt) (*folder, error) {
-	f := &folder{base: a.ListDir, dir: a.Dir(), outFD: -1, errFD: -1}
+func prepare(a *agent.Attempt, limit int64) (*folder, error) {
+	f := &folder{base: a.ListDir, dir: a.Dir(), limit: limit, outFD: -1, errFD: -1}
 	err := fsroot.Mkdir(f.base, f.dir)
 	a.MadeDir = err == nil
 	if err != nil && !errors.Is(err, fs.ErrExist) {
@@ -70,8 +78,8 @@ func prepare(a *agent.Attempt) (*folder, error) {
 
 // openFolder opens the run folder runDir of list directory base that an
 // attempt sent earlier filled, to go on filling it: the logs are kept.
-func openFolder(base, runDir string) (*folder, error) {
-	f := &folder{base: base, dir: runDir, outFD: -1, errFD: -1}
+func openFolder(base, runDir string, limit int64) (*folder, error) {
+	f := &folder{base: base, dir: runDir, limit: limit, outFD: -1, errFD: -1}
 	cmd, err := readCmd(base, runDir)
 	if err != nil {
 		return nil, err
@@ -202,10 +210,26 @@ func (f *folder) loadWork() (*nats.Msg, error) {
 	return &nats.Msg{Subject: w.Subject, Header: w.Header, Data: w.Data}, nil
 }
 
+// outputSlack is what a worker may add to a log beyond its cap: the lines
+// that say what was cut.
+const outputSlack = 4 << 10
+
 // writeOutput writes data, which starts at off in the agent's stdout
 // (kind "out") or stderr, into its log: at its offset, so that a chunk
 // delivered again after a reconnection or a restart is written in place.
 func (f *folder) writeOutput(kind string, off int64, data []byte) error {
+	f.feedMu.Lock() // the watcher is fed in the order of the stream
+	defer f.feedMu.Unlock()
+	fresh, err := f.writeAt(kind, off, data)
+	if len(fresh) > 0 {
+		f.feed(fresh) // unlocked: the watcher writes cmd.json
+	}
+	return err
+}
+
+// writeAt writes data at off into the log of kind, and returns what of it
+// the watcher has not been handed yet (a chunk delivered again is not).
+func (f *folder) writeAt(kind string, off int64, data []byte) (fresh []byte, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fd, i := f.outFD, 0
@@ -213,7 +237,21 @@ func (f *folder) writeOutput(kind string, off int64, data []byte) error {
 		fd, i = f.errFD, 1
 	}
 	if fd < 0 {
-		return errors.New("the run folder's logs are closed")
+		return nil, errors.New("the run folder's logs are closed")
+	}
+	// The worker keeps each log within limit and a few lines of its own; a
+	// worker that sends more (another version, another setting) is cut
+	// here, so that no worker fills this disk.
+	limit := f.limit + outputSlack
+	if off >= limit {
+		return nil, nil
+	}
+	if off+int64(len(data)) > limit {
+		data = append(data[:limit-off:limit-off], fmt.Sprintf("\n[taskd: cut at %d bytes: the worker sent more than outputMaxMiB]\n", limit)...)
+	}
+	if i == 0 && f.feed != nil && off <= f.fed && off+int64(len(data)) > f.fed {
+		fresh = data[f.fed-off:]
+		f.fed = off + int64(len(data))
 	}
 	for len(data) > 0 {
 		n, err := syscall.Pwrite(fd, data, off)
@@ -221,12 +259,32 @@ func (f *folder) writeOutput(kind string, off int64, data []byte) error {
 			continue
 		}
 		if err != nil {
-			return &fs.PathError{Op: "write", Path: f.dir, Err: err}
+			return fresh, &fs.PathError{Op: "write", Path: f.dir, Err: err}
 		}
 		data, off = data[n:], off+int64(n)
 	}
 	f.written[i] = max(f.written[i], off)
-	return nil
+	return fresh, nil
+}
+
+// follow hands feed what stdout.log holds already (after a restart, what
+// arrived before it), then every byte that lands in it, in order; nil
+// stops.
+func (f *folder) follow(feed func([]byte) (int, error)) {
+	f.feedMu.Lock()
+	defer f.feedMu.Unlock()
+	if feed == nil {
+		f.feed = nil
+		return
+	}
+	f.feed = func(b []byte) { feed(b) }
+	data, _ := agent.ReadTail(f.base, f.path("stdout.log"), f.limit+outputSlack)
+	f.mu.Lock()
+	f.fed = int64(len(data))
+	f.mu.Unlock()
+	if len(data) > 0 {
+		feed(data)
+	}
 }
 
 // writeResult writes result.json.

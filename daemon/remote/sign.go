@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // Every message of a prefix is signed by the process that publishes it,
@@ -47,7 +48,7 @@ func LoadSigner(path string) (*Signer, error) {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("signing key %s: others than its owner may read it (mode %o); chmod 600 %s", path, fi.Mode().Perm(), path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsroot.ReadRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("signing key: %w", err)
 	}
@@ -80,7 +81,7 @@ func Keygen(path string) (pub string, made bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", false, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := fsroot.OpenRegular(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", false, err
 	}

@@ -191,7 +191,10 @@ type Work struct {
 	Fork    bool              `json:"fork,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`   // taskd's extra variables (TASKD_RESULTS, …): TASKD_* only
 	Files   map[string][]byte `json:"files,omitempty"` // extra run-folder files (transcript.json)
-	Sent    time.Time         `json:"sent"`
+	// OutputMax bounds each of the attempt's logs on the worker, in bytes
+	// (the coordinator's outputMaxMiB); 0: the worker's default.
+	OutputMax int64     `json:"outputMax,omitempty"`
+	Sent      time.Time `json:"sent"`
 }
 
 // Flags are the task fields that become command-line flags of the

@@ -108,6 +108,31 @@ func (p *Pool) Release(t *Ticket) {
 	}
 }
 
+// StepAside takes t out of line while its job waits for something a slot
+// cannot hasten (a lock another writer holds on its task file, for as
+// long as the holder keeps it): a ticket queued ahead of a slot leaves the
+// queue, so that the tickets of its list queued behind it are no longer
+// passed over for it and another task can be prepared in its place; a
+// slot it holds goes to the first ticket waiting. Its job's next Acquire
+// queues it again, behind those queued then. Called by t's job.
+func (p *Pool) StepAside(t *Ticket) {
+	p.mu.Lock()
+	left := t.pending && !t.late
+	if left {
+		p.unqueue(t)
+	}
+	if p.drop(t) {
+		left = true
+	}
+	if left {
+		p.grant()
+	}
+	p.mu.Unlock()
+	if left {
+		p.kick() // room for another task to be prepared
+	}
+}
+
 // Done forgets t: its job has ended. A nil ticket is nothing to forget.
 func (p *Pool) Done(t *Ticket) {
 	if t == nil {

@@ -117,6 +117,61 @@ func TestPool_OrderWithinList(t *testing.T) {
 	})
 }
 
+// TestPool_StepAside: a prepared ticket whose job waits for a lock steps
+// aside: the later tickets of its list are no longer held back, and room
+// is made to prepare another; a ticket that holds a slot gives it to the
+// first one waiting. Each queues again, at the back, when it asks.
+func TestPool_StepAside(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kicks := 0
+		p := slots.New(1, limits(1), func() { kicks++ })
+		run := p.Take("l", slots.Wait)
+		held := p.Take("l", slots.Claimed) // its claim waits for a lock
+		if run == nil || held == nil {
+			t.Fatal("no room")
+		}
+		if p.HasRoom("l", slots.Claimed) {
+			t.Fatal("room for a second claimed ticket with one slot")
+		}
+		p.StepAside(held)
+		if kicks == 0 {
+			t.Error("the loop was not told of the room made")
+		}
+		if !p.HasRoom("l", slots.Claimed) || p.Queuing(held) {
+			t.Fatal("a ticket that stepped aside still takes its place in line")
+		}
+		next := p.Take("l", slots.Claimed)
+		acquire := func(tk *slots.Ticket) chan error {
+			c := make(chan error, 1)
+			go func() { c <- p.Acquire(context.Background(), tk, nil) }()
+			return c
+		}
+		nextDone := acquire(next)
+		synctest.Wait()
+		p.Release(run)
+		synctest.Wait()
+		if err := <-nextDone; err != nil || !p.Holds(next) {
+			t.Fatalf("the ticket behind the one that stepped aside: Acquire = %v, holds %v", err, p.Holds(next))
+		}
+		// The lock is released: the ticket asks, queued behind next.
+		heldDone := acquire(held)
+		synctest.Wait()
+		if p.Holds(held) {
+			t.Fatal("the ticket that stepped aside got a slot that was not free")
+		}
+		// next's job waits for a lock between agents: its slot goes on.
+		p.StepAside(next)
+		synctest.Wait()
+		if err := <-heldDone; err != nil || !p.Holds(held) || p.Holds(next) {
+			t.Errorf("after next stepped aside: Acquire = %v, held holds %v, next holds %v", err, p.Holds(held), p.Holds(next))
+		}
+		p.Done(run) // its end is recorded
+		if got, want := p.Usage(), (slots.Usage{Running: 1}); got != want {
+			t.Errorf("usage %+v, want %+v", got, want)
+		}
+	})
+}
+
 // TestPool_Room: the queue holds PreparedPerSlot tickets per slot, at most
 // one claimed per slot; Late tickets take no room until they ask.
 func TestPool_Room(t *testing.T) {

@@ -2,10 +2,10 @@ package status
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // LogName is the log of the attempt in run folder runDir that taskd logs
@@ -19,7 +19,7 @@ func LogName(runDir string, stderr, raw bool) string {
 	var cmd struct {
 		Output string `json:"output"`
 	}
-	if data, err := os.ReadFile(filepath.Join(runDir, "cmd.json")); err == nil && json.Unmarshal(data, &cmd) == nil &&
+	if data, err := fsroot.ReadRegular(filepath.Join(runDir, "cmd.json")); err == nil && json.Unmarshal(data, &cmd) == nil &&
 		agent.IsStream(cmd.Output) && !raw {
 		return "transcript.log"
 	}

@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -18,11 +19,12 @@ type Outcome struct {
 	Ended bool // it has ended, is gone, or the daemon refused it
 	OK    bool // it ended in success
 	// State is its metadata.taskd.state ("completed" for a task that is
-	// not taskd's), "missing" for a task whose file does not exist, or
-	// "rejected" for a file the daemon will not run.
+	// not taskd's), "missing" for a task whose file does not exist,
+	// "rejected" for a file the daemon will not run, or "not_taskd" for a
+	// task of Claude Code's own that is not completed.
 	State string
-	// Error is a failed task's error, or the daemon's note on why it
-	// refused the file, whole.
+	// Error is a failed task's error, or the first line of the reason the
+	// daemon refused the file.
 	Error string
 	// Summary and CostUSD are the latest attempt's (metadata.taskd.result)
 	// of a task that has ended.
@@ -35,11 +37,29 @@ type Outcome struct {
 // ReadOutcome reads task id of the list at listDir. A file that cannot be
 // read for now (torn by a writer, being fixed by hand) is an Outcome that
 // has not ended: read it again.
+//
+// A task no daemon will run has ended, as a failure with the reason: one
+// the daemon refused (its note in .taskd/rejected, State "rejected"), a
+// file taskd does not read (a link, not a regular file, another user's;
+// "rejected" too), and a task not addressed to taskd (Claude Code's own,
+// State "not_taskd") unless it is completed.
 func ReadOutcome(listDir, id string) Outcome {
-	t, err := taskfile.ReadFile(filepath.Join(listDir, id+".json"))
+	file := filepath.Join(listDir, id+".json")
+	t, err := taskfile.ReadFile(file)
+	var bad *taskfile.BadFileError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Outcome{Ended: true, State: "missing"}
+	case err == nil || errors.As(err, &bad):
+		if data, nerr := fsroot.ReadFile(listDir, area.RejectNote(listDir, id+".json"), 64<<10); nerr == nil {
+			// The note's first line is "<file>: <the reason>".
+			reason, _ := strings.CutPrefix(strings.TrimSpace(string(data)), file+": ")
+			return Outcome{Ended: true, State: "rejected", Error: firstLine(reason)}
+		}
+	}
+	switch {
+	case bad != nil && !errors.Is(err, taskfile.ErrInvalidJSON) && !errors.Is(err, taskfile.ErrTooLarge):
+		return Outcome{Ended: true, State: "rejected", Error: strings.TrimPrefix(bad.Error(), bad.Path+": ")}
 	case err != nil:
 		return Outcome{}
 	}
@@ -47,10 +67,7 @@ func ReadOutcome(listDir, id string) Outcome {
 		if t.Status == taskfile.StatusCompleted {
 			return Outcome{Ended: true, OK: true, State: taskfile.StatusCompleted}
 		}
-		return Outcome{}
-	}
-	if note, err := os.ReadFile(area.RejectNote(listDir, id+".json")); err == nil {
-		return Outcome{Ended: true, State: "rejected", Error: string(note)}
+		return Outcome{Ended: true, State: "not_taskd"}
 	}
 	sp, err := task.ReadSpec(t)
 	if err != nil {

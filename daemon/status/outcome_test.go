@@ -28,7 +28,7 @@ func TestReadOutcome(t *testing.T) {
 		}
 	}
 	os.MkdirAll(filepath.Join(dir, ".taskd", "rejected"), 0o700)
-	os.WriteFile(filepath.Join(dir, ".taskd", "rejected", "refused.json.txt"), []byte("\nworkflow \"x\" is unknown\nfix: …\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, ".taskd", "rejected", "refused.json.txt"), []byte(filepath.Join(dir, "refused.json")+": workflow \"x\" is unknown\nfix: …\n"), 0o600)
 	cost := 0.25
 	for _, tt := range []struct {
 		id   string
@@ -39,8 +39,8 @@ func TestReadOutcome(t *testing.T) {
 		{"human", Outcome{State: "needs_human", NeedsHuman: true}},
 		{"running", Outcome{State: "running"}},
 		{"theirs", Outcome{Ended: true, OK: true, State: "completed"}},
-		{"todo", Outcome{}},
-		{"refused", Outcome{Ended: true, State: "rejected", Error: "\nworkflow \"x\" is unknown\nfix: …\n"}},
+		{"todo", Outcome{Ended: true, State: "not_taskd"}},
+		{"refused", Outcome{Ended: true, State: "rejected", Error: "workflow \"x\" is unknown"}},
 		{"torn", Outcome{}},
 		{"gone", Outcome{Ended: true, State: "missing"}},
 	} {

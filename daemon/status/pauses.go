@@ -18,25 +18,32 @@ type Pause struct {
 	Until   time.Time `json:"until,omitzero"`
 }
 
-// pauseOf returns the pause, among rec's, that holds back task t (taskd's,
-// not a workflow, waiting to start or paused itself) at now; nil if none
-// does.
-func pauseOf(rec pausefile.Record, t *taskfile.Task, ownerProfile string, now time.Time) *Pause {
-	if len(rec.Profiles) == 0 || t.Status != taskfile.StatusPending {
-		return nil
+// pausable returns the agent by whose profile's pause task t (taskd's,
+// whose owner names ownerProfile) may be held back, and whether one may
+// hold it at all: a task that is not a workflow (its steps name their
+// own agents), waiting to start or paused itself.
+func pausable(t *taskfile.Task, ownerProfile string) (agent string, ok bool) {
+	if t.Status != taskfile.StatusPending {
+		return "", false
 	}
 	if wf, _ := t.Metadata.String("workflowType"); wf != "" {
-		return nil // its steps name their own agents
+		return "", false
 	}
 	switch task.Of(t) {
 	case task.None, task.Retrying, task.Paused:
 	default:
-		return nil
+		return "", false
 	}
-	agent, _ := t.Metadata.Object("taskd").String("agent")
+	agent, _ = t.Metadata.Object("taskd").String("agent")
 	if agent == "" {
 		agent = ownerProfile
 	}
+	return agent, true
+}
+
+// pauseFor returns the pause, among rec's, that holds back a task whose
+// agent is agent at now; nil if none does.
+func pauseFor(rec pausefile.Record, agent string, now time.Time) *Pause {
 	for name, p := range rec.Profiles {
 		if p.Holds(agent, now) {
 			return &Pause{Profile: name, Reason: p.Reason, By: p.By, Until: p.Until}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -18,7 +19,7 @@ import (
 // directory is read once; a missing one means nothing was refused.
 func addRejections(dir *taskfile.Dir, tasks []Task) {
 	notesDir := area.RejectedDir(dir.Path())
-	entries, err := os.ReadDir(notesDir)
+	entries, err := fsroot.ReadDirectory(notesDir)
 	if err != nil || len(entries) == 0 {
 		return
 	}
@@ -38,7 +39,7 @@ func addRejections(dir *taskfile.Dir, tasks []Task) {
 		if err != nil || info.ModTime().Before(modTime(dir.File(ts.ID))) {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(notesDir, e.Name()))
+		data, err := fsroot.ReadRegular(filepath.Join(notesDir, e.Name()))
 		if err != nil {
 			continue
 		}

@@ -25,6 +25,9 @@ type Runs struct {
 	// PausedProfile is the profile the limit paused with the task.
 	PausedProfile string `json:"pausedProfile,omitempty"`
 	Logs          string `json:"logs,omitempty"` // the latest attempt's run folder
+	// OutputCut is how many bytes the cap cut from the middle of each log
+	// of the latest recorded attempt (metadata.taskd.result.outputCut).
+	OutputCut map[string]int64 `json:"outputCut,omitempty"`
 	// Summary is what the agent's latest attempt said it did, and
 	// CostUSD what that attempt cost, as metadata.taskd.result records
 	// them (taskd show adds up every attempt).
@@ -94,11 +97,15 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 		}
 	}
 	var res struct {
-		Summary string   `json:"summary"`
-		CostUSD *float64 `json:"costUsd"`
+		Summary   string           `json:"summary"`
+		CostUSD   *float64         `json:"costUsd"`
+		OutputCut map[string]int64 `json:"outputCut"`
 	}
 	if decode(m, "result", &res) {
 		r.Summary, r.CostUSD = res.Summary, res.CostUSD
+		if len(res.OutputCut) > 0 {
+			r.OutputCut = res.OutputCut
+		}
 	}
 	r.CwdNote, _ = m.String("cwdNote")
 	if dir, ok := m.String("runDir"); ok && dir != "" {

@@ -113,9 +113,19 @@ func Show(root, list, id string, opt ShowOptions) (*Detail, error) {
 		return nil, fmt.Errorf("no task %s/%s", list, id)
 	}
 	Attend(lists, opt.Held)
+	return Describe(root, &lists[0], id, opt.Lines)
+}
+
+// Describe is Show for task id of list l, a list under root already read
+// (and attended): a view that keeps the list as it changes (taskd ui)
+// tells what happened to a task without reading the list again. It reads
+// the task's file and its run folders, and keeps lines lines of its
+// output.
+func Describe(root string, l *List, id string, lines int) (*Detail, error) {
+	list := l.ID
 	byID := map[string]*Task{}
-	for i := range lists[0].Tasks {
-		byID[lists[0].Tasks[i].ID] = &lists[0].Tasks[i]
+	for i := range l.Tasks {
+		byID[l.Tasks[i].ID] = &l.Tasks[i]
 	}
 	t := byID[id]
 	if t == nil {
@@ -150,7 +160,7 @@ func Show(root, list, id string, opt ShowOptions) (*Detail, error) {
 		if d.Logs == "" { // a workflow's: its latest step's
 			d.Logs = last.dir
 		}
-		d.Output = tail(listDir, last.dir, opt.Lines)
+		d.Output = tail(listDir, last.dir, lines)
 	}
 	return d, nil
 }
@@ -211,9 +221,10 @@ type run struct {
 
 // runResult is what Show reads of an attempt's result.json.
 type runResult struct {
-	CostUSD    *float64 `json:"costUsd"`
-	DurationMs int64    `json:"durationMs"`
-	Turns      int      `json:"turns"`
+	CostUSD    *float64   `json:"costUsd"`
+	StartedAt  *time.Time `json:"startedAt"`
+	DurationMs int64      `json:"durationMs"`
+	Turns      int        `json:"turns"`
 	Progress   *struct {
 		Turns     int  `json:"turns"`
 		Estimated bool `json:"costEstimated"`
@@ -354,4 +365,33 @@ func readEnd(base, path string, limit int64) ([]byte, bool, error) {
 func readJSON(base, path string, v any) bool {
 	data, err := fsroot.ReadFile(base, path, 16<<20) // result.json may carry a long output
 	return err == nil && json.Unmarshal(data, v) == nil
+}
+
+// Spent adds up, by agent profile, what the attempts of task id of the
+// list at listDir that ended at or after since cost, as their results
+// record it: what a view shows as the day's cost. An attempt that runs
+// has no result yet (its progress says what it has spent so far).
+func Spent(listDir, id string, since time.Time) map[string]float64 {
+	out := map[string]float64{}
+	for _, r := range readRuns(listDir, id) {
+		res := r.result
+		if res == nil || res.CostUSD == nil || res.StartedAt == nil {
+			continue
+		}
+		if end := res.StartedAt.Add(time.Duration(res.DurationMs) * time.Millisecond); end.Before(since) {
+			continue
+		}
+		out[r.profile] = math.Round((out[r.profile]+*res.CostUSD)*1e6) / 1e6
+	}
+	return out
+}
+
+// RunProfile returns the agent profile attempt n of task id of the list
+// at listDir runs with, as its cmd.json records it ("" when it does not).
+func RunProfile(listDir, id string, n int) string {
+	var cmd struct {
+		Profile string `json:"profile"`
+	}
+	readJSON(listDir, filepath.Join(area.RunDir(listDir, id, n), "cmd.json"), &cmd)
+	return cmd.Profile
 }

@@ -5,14 +5,12 @@
 package status
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/pausefile"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -105,7 +103,7 @@ type Misnamed struct {
 // only; it works whether or not a daemon runs.
 func Snapshot(root string, lists []string, all bool) ([]List, error) {
 	if len(lists) == 0 {
-		entries, err := os.ReadDir(root)
+		entries, err := fsroot.ReadDirectory(root)
 		if err != nil {
 			return nil, err
 		}
@@ -130,75 +128,12 @@ func Snapshot(root string, lists []string, all bool) ([]List, error) {
 }
 
 func snapshotList(root, id string, all bool, pauses pausefile.Record) (List, error) {
-	ls := List{ID: id, Tasks: []Task{}}
-	dir, err := taskfile.Open(filepath.Join(root, id))
+	tr, err := NewTracker(root, id, all)
 	if err != nil {
-		return ls, err
+		return List{ID: id, Tasks: []Task{}}, err
 	}
-	ids, misnamed, err := dir.Names()
-	if err != nil {
-		return ls, err
-	}
-	if err := area.CheckList(dir.Path(), false); err != nil {
-		var u *fsroot.UnsafeError
-		if errors.As(err, &u) {
-			ls.Refused, ls.Fix = u.Problem+": "+u.Why, u.Fix
-		}
-	}
-	for _, name := range misnamed {
-		problem, fix, _ := taskfile.Misnamed(name)
-		ls.Misnamed = append(ls.Misnamed, Misnamed{Name: name, Problem: problem, Fix: fix})
-	}
-	byID := map[string]*Task{}
-	status := map[string]string{}
-	waiting := map[string]waitIDs{}
-	for _, tid := range ids {
-		ts := Task{List: id, ID: tid}
-		t, err := dir.Read(tid)
-		var bad *taskfile.BadFileError
-		switch {
-		case errors.As(err, &bad):
-			ts.Rejected, ts.Fix = bad.Problem, bad.Fix
-			ts.Since = modTime(dir.File(tid))
-			ls.Tasks = append(ls.Tasks, ts)
-			continue
-		case err != nil:
-			continue // gone meanwhile
-		}
-		status[tid] = t.Status
-		owned, ownerProfile := task.Addressed(t)
-		if !owned && !all {
-			ls.Hidden++
-			continue
-		}
-		fillStatus(&ts, t, owned, dir.File(tid))
-		if owned {
-			ts.Pause = pauseOf(pauses, t, ownerProfile, time.Now())
-		}
-		if kind, ids := waitsOf(t); len(ids) > 0 {
-			waiting[tid] = waitIDs{kind, ids}
-		}
-		ls.Tasks = append(ls.Tasks, ts)
-	}
-	addRejections(dir, ls.Tasks)
-	for i := range ls.Tasks {
-		byID[ls.Tasks[i].ID] = &ls.Tasks[i]
-	}
-	for i := range ls.Tasks {
-		ts := &ls.Tasks[i]
-		if p := byID[ts.Parent]; p != nil && p != ts { // ids are unique: no duplicates
-			p.Children = append(p.Children, ts.ID)
-		}
-		var open []string
-		for _, b := range ts.BlockedBy {
-			if status[b] != taskfile.StatusCompleted {
-				open = append(open, b)
-			}
-		}
-		ts.BlockedBy = open
-	}
-	fillWaits(&ls, waiting)
-	return ls, nil
+	tr.SetPauses(pauses)
+	return tr.List(), nil
 }
 
 func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {

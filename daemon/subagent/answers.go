@@ -85,9 +85,22 @@ func refuseAnswer(ctx context.Context, j *job.Job, answer string, h hitlRecord) 
 	return t
 }
 
-// abortByPerson fails a task whose question a person answered with abort.
+// abortByPerson fails a task whose question a person answered with abort;
+// an escalated handoff is resolved so (HandoffResolved, action abort).
 func abortByPerson(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
+	if h.Kind == "handoff" {
+		hs := &handoffs{cfg: j.Config, dir: l.Dir, parent: id, emit: l.Emit}
+		rec, err := hs.update(ctx, h.Child, h.Line, func(r *handoffRecord) {
+			r.State, r.Action, r.ResolvedAt = handoffResolved, actAbort, task.Stamp(time.Now())
+		})
+		if err != nil {
+			return nil, err
+		}
+		if child, err := l.Dir.Read(h.Child); err == nil {
+			hs.resolved(&rec, child)
+		}
+	}
 	msg := fmt.Sprintf("aborted by a person: %s", h.Reason)
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		if _, err := task.Move(t, task.Fail); err != nil {

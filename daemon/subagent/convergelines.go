@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -40,7 +40,7 @@ func ConvergeLine(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spe
 	}
 	if rec.State == convergeDone && rec.Output != "" {
 		path := filepath.Join(l.Dir.Path(), rec.Output)
-		if content, err := os.ReadFile(path); err == nil {
+		if content, err := fsroot.ReadRegular(path); err == nil {
 			*results = append(*results, convergedReport(&rec, path, content))
 			return nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,9 @@ func Ended(ctx context.Context, j *job.Job, c *taskfile.Task) {
 	state := task.Of(c)
 	attempt, _ := m.Int("attempt")
 	fields := subagentFields(l.Dir.Path(), c)
+	if state == task.Cancelled && timedOutByHandoff(l.Dir, parentID, c.ID) {
+		fields["outcome"] = "timeout" // cancelled because its handoff's time ran out
+	}
 	if _, isSub := m.String("agentType"); isSub {
 		if logged, ok := m.Int("endLogged"); !ok || logged != attempt {
 			reportEnd(j, c, parentID, state, int(attempt), fields)
@@ -44,6 +48,18 @@ func Ended(ctx context.Context, j *job.Job, c *taskfile.Task) {
 	if err := completeHandoffs(ctx, j, c, parentID, state, int(attempt), fields); err != nil {
 		j.Log.Warn("record the end of a handoff", "list", l.ID, "task", parentID, "child", c.ID, "err", err)
 	}
+}
+
+// timedOutByHandoff reports whether a handoff of parent to child that is
+// not resolved timed out: the child was cancelled for that.
+func timedOutByHandoff(dir *taskfile.Dir, parent, child string) bool {
+	p, err := dir.Read(parent)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(handoffsOf(p.Metadata.Object("taskd")), func(r handoffRecord) bool {
+		return r.Child == child && r.TimedOut && r.State != handoffResolved
+	})
 }
 
 // reportEnd logs the end of a subagent's attempt.

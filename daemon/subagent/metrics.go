@@ -55,11 +55,31 @@ type TypeMetric struct {
 	totalMs int64
 }
 
-// HandoffMetric counts handoffs and how they were resolved.
+// HandoffMetric counts handoffs and how they were resolved. The counts
+// add up: Initiated = Resolved + Running. A handoff counts once, however
+// often it was decided on: one escalated to a person (Escalated counts
+// them) runs until the person's answer resolves it, and is counted by
+// that answer's action.
 type HandoffMetric struct {
 	Initiated int            `json:"initiated"`
 	Resolved  int            `json:"resolved"`
-	ByAction  map[string]int `json:"byAction"` // none, retry… as resolved
+	Running   int            `json:"running"` // waiting for the child, or for a person
+	Escalated int            `json:"escalated"`
+	ByAction  map[string]int `json:"byAction"` // of the resolved: none, abort, continue
+}
+
+// A handoffRun is what the events say of one handoff.
+type handoffRun struct {
+	key       string // list, parent and child
+	resolved  bool
+	escalated bool
+	action    string
+}
+
+// handoffKey identifies the handoffs of one parent to one child.
+func handoffKey(ev eventlog.Event) string {
+	child, _ := ev.Data["subagent_id"].(string)
+	return ev.List + "/" + ev.Task + "/" + child
 }
 
 // ConvergeMetric counts convergences and their conflicts.
@@ -88,6 +108,7 @@ func ComputeMetrics(evs []eventlog.Event) *Metrics {
 	}
 	subs := map[string]*subagentRun{} // by list and task
 	var order []string
+	var handoffs []*handoffRun // in the order they were initiated
 	run := func(ev eventlog.Event) *subagentRun {
 		key := ev.List + "/" + ev.Task
 		if subs[key] == nil {
@@ -137,11 +158,17 @@ func ComputeMetrics(evs []eventlog.Event) *Metrics {
 				run(ev).stopped = false // its last end was not the end
 			}
 		case eventlog.HandoffInitiated:
-			m.Handoffs.Initiated++
+			handoffs = append(handoffs, &handoffRun{key: handoffKey(ev)})
 		case eventlog.HandoffResolved:
-			m.Handoffs.Resolved++
-			a, _ := ev.Data["action"].(string)
-			m.Handoffs.ByAction[a]++
+			// The first handoff of this parent to this child that is not
+			// resolved; one whose start the logs do not hold is not counted.
+			key := handoffKey(ev)
+			if i := slices.IndexFunc(handoffs, func(h *handoffRun) bool { return h.key == key && !h.resolved }); i >= 0 {
+				h := handoffs[i]
+				h.action, _ = ev.Data["action"].(string)
+				h.escalated = h.escalated || h.action == actEscalate
+				h.resolved = h.action != actEscalate
+			}
 		case eventlog.ConvergenceInitiated:
 			m.Convergences.Initiated++
 		case eventlog.ManualReviewRequired:
@@ -156,6 +183,18 @@ func ComputeMetrics(evs []eventlog.Event) *Metrics {
 				c.WithConflicts++
 			}
 		}
+	}
+	for _, h := range handoffs {
+		m.Handoffs.Initiated++
+		if h.escalated {
+			m.Handoffs.Escalated++
+		}
+		if !h.resolved {
+			m.Handoffs.Running++
+			continue
+		}
+		m.Handoffs.Resolved++
+		m.Handoffs.ByAction[h.action]++
 	}
 	for _, key := range order {
 		r := subs[key]

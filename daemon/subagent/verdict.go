@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -60,7 +60,7 @@ func writeVerdict(runDir string, v verdict) error {
 }
 
 func readVerdict(path string) (verdict, bool) {
-	data, err := os.ReadFile(path)
+	data, err := fsroot.ReadRegular(path)
 	if err != nil {
 		return verdict{}, false
 	}

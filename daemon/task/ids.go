@@ -3,6 +3,7 @@ package task
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/taskd/taskd/taskfile"
 )
@@ -32,7 +33,7 @@ func CheckIDs(t *taskfile.Task, sp Spec) error {
 		}
 	}
 	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
-		for _, kind := range []string{"parallel", "sequential"} {
+		for _, kind := range []string{"parallel", "sequential", "returns"} {
 			for i, c := range Strings(ch, kind) {
 				if !taskfile.ValidID(c) {
 					return bad(fmt.Sprintf("metadata.taskd.children.%s[%d]", kind, i), c)
@@ -46,6 +47,26 @@ func CheckIDs(t *taskfile.Task, sp Spec) error {
 				return bad("metadata.forkState.branches."+name+".childTaskId", c)
 			}
 		}
+	}
+	return nil
+}
+
+// Check checks what task id (t, its spec sp) names beyond the types of its
+// fields, as the daemon does when it accepts a task: every id it names
+// (CheckIDs), not itself as its parent, no NUL byte where no path or
+// command line can hold one. A task being made has no id yet ("").
+func Check(t *taskfile.Task, id string, sp Spec) error {
+	if err := CheckIDs(t, sp); err != nil {
+		return err
+	}
+	if id != "" && sp.Parent == id {
+		return fmt.Errorf("metadata.taskd.parent names the task itself (%q); a task cannot be its own parent", id)
+	}
+	if strings.IndexByte(sp.Cwd, 0) >= 0 {
+		return fmt.Errorf("%w: metadata.taskd.cwd has a NUL byte (\\u0000), which no path can hold; remove it", ErrNUL)
+	}
+	if i := strings.IndexByte(Prompt(t, sp), 0); i >= 0 {
+		return fmt.Errorf("%w: the prompt has a NUL byte (\\u0000) at byte %d; no program's command line or input can carry it intact, so remove it", ErrNUL, i)
 	}
 	return nil
 }

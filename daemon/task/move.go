@@ -17,9 +17,10 @@ func Of(t *taskfile.Task) State {
 }
 
 // Move applies ev to task t in memory: it computes the next state with
-// Next and records it in metadata.taskd.state and in the file's status. A
-// fork branch that reaches its join is completed whichever way it went (its
-// parent reads how from branchResult); a stopped workflow keeps its status.
+// Next and records it in metadata.taskd.state and in the file's status (a
+// fork branch that reaches its join as every task: completed when it
+// passed, pending, as a failure, when it failed); a stopped workflow
+// keeps its status.
 // Nothing is written to disk: the caller writes t, then performs the
 // effects.
 func Move(t *taskfile.Task, ev Event) (Effects, error) {
@@ -45,11 +46,7 @@ func move(t *taskfile.Task, from State, ev Event) (Effects, error) {
 	} else {
 		m.Set("state", string(to))
 	}
-	switch {
-	case ev == BranchPass || ev == BranchFail:
-		t.Status = taskfile.StatusCompleted
-	case to == Stopped:
-	default:
+	if to != Stopped {
 		t.Status = statusOf(to)
 	}
 	return eff, nil
@@ -73,13 +70,12 @@ func Begin(t *taskfile.Task, s State) error {
 }
 
 // Archive marks an ended child archived: kept on disk with its results,
-// completed whichever way it ended, no longer counted by its parent. Its
-// state stays as it ended.
+// no longer counted by its parent. Its state, and its status, stay as it
+// ended: a child that failed does not show as completed.
 func Archive(t *taskfile.Task) error {
 	if s := Of(t); !s.Ended() {
 		return fmt.Errorf("task %s: a %s task cannot be archived: %w", t.ID, s, ErrIllegal)
 	}
-	t.Status = taskfile.StatusCompleted
 	t.EnsureMetadata().EnsureObject("taskd").Set("archived", true)
 	return nil
 }

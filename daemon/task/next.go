@@ -39,6 +39,12 @@ var eventNames = map[Event]string{
 	BranchPass: "branch pass", BranchFail: "branch fail", Pause: "pause", Prepare: "prepare", Start: "start",
 }
 
+// Events lists every event: the ones above in their order, then the
+// events of trust (Complete, FailBlocked).
+var Events = []Event{Claim, Withdraw, Succeed, Wait, AskPerson, Fail, Retry, TimeOut, Cancel,
+	Interrupt, Iterate, Stop, Queue, Release, Restart, BranchPass, BranchFail, Pause, Prepare, Start,
+	Complete, FailBlocked}
+
 func (e Event) String() string {
 	if n, ok := eventNames[e]; ok {
 		return n
@@ -95,7 +101,7 @@ type rule struct {
 	effects Effects
 }
 
-// rules is the state machine (docs/architecture.md draws it). A starting
+// rules is the state machine (docs/architecture.md draws it from Next). A starting
 // task is a running one whose agent has not started: what may happen to a
 // running task may happen to it (its prepared attempt may end without its
 // agent: cancelled, paused, taken back, failed to start), and Start moves
@@ -119,7 +125,7 @@ var rules = map[Event]rule{
 	Release:    {[]State{Queued, Waiting}, None, Schedule},
 	Restart:    {[]State{None, Queued, NeedsHuman, Retrying, Paused, Succeeded, Failed, Cancelled, TimedOut, Stopped}, None, Schedule},
 	BranchPass: {[]State{Running, Starting}, Succeeded, Ended | Unblocked},
-	BranchFail: {[]State{Running, Starting}, Failed, Ended | Unblocked},
+	BranchFail: {[]State{Running, Starting}, Failed, Ended},
 	Pause:      {[]State{Running, Starting}, Paused, Schedule},
 }
 

@@ -2,6 +2,7 @@ package task_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/taskd/taskd/daemon/task"
@@ -56,7 +57,7 @@ var legal = []struct {
 	{task.TimedOut, task.Restart, task.None, task.Schedule},
 	{task.Stopped, task.Restart, task.None, task.Schedule},
 	{task.Running, task.BranchPass, task.Succeeded, task.Ended | task.Unblocked},
-	{task.Running, task.BranchFail, task.Failed, task.Ended | task.Unblocked},
+	{task.Running, task.BranchFail, task.Failed, task.Ended},
 	{task.Running, task.Pause, task.Paused, task.Schedule},
 	// Claimed ahead of a slot: starting, then running when the agent
 	// starts; meanwhile anything that may end a running task may end it.
@@ -78,7 +79,7 @@ var legal = []struct {
 	{task.Starting, task.Iterate, task.None, task.Schedule},
 	{task.Starting, task.Stop, task.Stopped, task.Ended},
 	{task.Starting, task.BranchPass, task.Succeeded, task.Ended | task.Unblocked},
-	{task.Starting, task.BranchFail, task.Failed, task.Ended | task.Unblocked},
+	{task.Starting, task.BranchFail, task.Failed, task.Ended},
 	{task.Starting, task.Pause, task.Paused, task.Schedule},
 }
 
@@ -109,6 +110,13 @@ func init() {
 var events = []task.Event{task.Claim, task.Withdraw, task.Succeed, task.Wait, task.AskPerson, task.Fail,
 	task.Retry, task.TimeOut, task.Cancel, task.Interrupt, task.Iterate, task.Stop, task.Queue,
 	task.Release, task.Restart, task.BranchPass, task.BranchFail, task.Pause, task.Prepare, task.Start}
+
+// TestEvents: task.Events lists every event, each once, in order.
+func TestEvents(t *testing.T) {
+	if got, want := fmt.Sprint(task.Events), fmt.Sprint(events); got != want {
+		t.Errorf("task.Events = %s, want %s", got, want)
+	}
+}
 
 // TestNext checks every pair of a state and an event: the legal ones move
 // as the table says, every other one is an error wrapping ErrIllegal that
@@ -181,7 +189,7 @@ func TestMove(t *testing.T) {
 		{"claim", task.None, taskfile.StatusPending, task.Claim, "running", taskfile.StatusInProgress, false},
 		{"succeed", task.Running, taskfile.StatusInProgress, task.Succeed, "succeeded", taskfile.StatusCompleted, false},
 		{"interrupt clears the state", task.Running, taskfile.StatusInProgress, task.Interrupt, "", taskfile.StatusPending, false},
-		{"a failed branch is completed", task.Running, taskfile.StatusInProgress, task.BranchFail, "failed", taskfile.StatusCompleted, false},
+		{"a failed branch is not completed", task.Running, taskfile.StatusInProgress, task.BranchFail, "failed", taskfile.StatusPending, false},
 		{"a stopped workflow keeps its status", task.Running, taskfile.StatusInProgress, task.Stop, "stopped", taskfile.StatusInProgress, false},
 		{"a paused task waits pending", task.Running, taskfile.StatusInProgress, task.Pause, "paused", taskfile.StatusPending, false},
 		{"a paused task resumes", task.Paused, taskfile.StatusPending, task.Claim, "running", taskfile.StatusInProgress, false},

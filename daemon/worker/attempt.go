@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // handle runs one delivered attempt to its end: it checks it, claims it,
@@ -259,6 +260,7 @@ func (w *Worker) attempt(wk remote.Work, cwd string) (*agent.Attempt, error) {
 		ListDir: listDir, ListID: wk.List, TaskID: wk.Task, Parent: wk.Parent, N: wk.N, Step: wk.Step,
 		Profile: w.cfg.Defined[wk.Profile], Prompt: wk.Prompt, Script: wk.Script, Cwd: cwd,
 		Timeout: time.Duration(wk.Timeout), Session: wk.Session, Resume: wk.Resume, Sub: wk.Sub, Fork: wk.Fork, Files: wk.Files,
+		OutputMax: wk.OutputMax,
 		Spec: task.Spec{Model: wk.Flags.Model, PermissionMode: wk.Flags.PermissionMode, Tools: wk.Flags.Tools,
 			DisallowTools: wk.Flags.DisallowTools, SystemPrompt: wk.Flags.SystemPrompt},
 		Budget: agent.Budget{MaxTurns: wk.Budget.MaxTurns, MaxCostUSD: wk.Budget.MaxCostUSD},
@@ -301,7 +303,7 @@ func (g *gate) Enter(ctx context.Context) error {
 
 func (g *gate) Started(at time.Time) {
 	var cmd map[string]any
-	if data, err := os.ReadFile(filepath.Join(g.runDir, "cmd.json")); err == nil {
+	if data, err := fsroot.ReadRegular(filepath.Join(g.runDir, "cmd.json")); err == nil {
 		_ = json.Unmarshal(data, &cmd)
 	}
 	data, _ := json.Marshal(remote.Started{Worker: g.w.cfg.Name, At: at.UTC(), Cmd: cmd})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/taskd/taskd/daemon/remote"
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // shipInterval is how often a running agent's new output is sent.
@@ -109,7 +110,7 @@ func (s *shipper) send(ctx context.Context, kind string, off int64, data []byte)
 
 // readAt reads at most n bytes of the file at path from off.
 func readAt(path string, off int64, n int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := fsroot.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -47,14 +47,16 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/remote"
+	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // Config is how a worker runs.
@@ -182,12 +184,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := os.MkdirAll(w.attemptsDir(), 0o700); err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	lock := flock.New(filepath.Join(w.cfg.State, "worker.lock"))
-	if ok, err := lock.TryLock(); err != nil || !ok {
+	lock, err := fsroot.OpenRegular(filepath.Join(w.cfg.State, "worker.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	defer lock.Close() // releases the flock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return fmt.Errorf("%s: %w", w.cfg.State, ErrBusy)
 	}
-	defer lock.Unlock()
-	_ = os.WriteFile(filepath.Join(w.cfg.State, "worker.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
+	_ = fsroot.WriteFile(w.cfg.State, filepath.Join(w.cfg.State, "worker.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"))
 	defer os.Remove(filepath.Join(w.cfg.State, "worker.pid"))
 	w.sweep()
 	signer, err := w.signer()
@@ -220,7 +225,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	pulls.Add(1)
 	go func() { defer pulls.Done(); w.discover(ctx, runCtx, &pulls, &jobs) }()
 	w.log.Info("taskd worker started", "url", nc.ConnectedUrlRedacted(), "name", w.cfg.Name, "key", signer.PublicKey(),
-		"profiles", w.cfg.Profiles, "labels", w.cfg.Labels, "concurrency", w.cfg.Concurrency)
+		"profiles", w.cfg.Profiles, "labels", w.cfg.Labels, "concurrency", w.cfg.Concurrency, "supervision", proc.Supervise().Mode().String())
 	<-ctx.Done()
 	w.draining.Store(true)
 	pulls.Wait()
@@ -457,7 +462,7 @@ func (w *Worker) sweep() {
 			w.log.Info("killed an agent a previous worker left running", "path", dir)
 		}
 	}
-	entries, _ := os.ReadDir(w.attemptsDir())
+	entries, _ := fsroot.ReadDirectory(w.attemptsDir())
 	for _, e := range entries {
 		w.removeAttemptDir(e.Name())
 	}

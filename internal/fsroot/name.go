@@ -55,6 +55,13 @@ func Join(base string, elems ...string) (string, error) {
 	return filepath.Join(append([]string{base}, elems...)...), nil
 }
 
+// Split returns the elements of path inside base, as every operation of
+// this package takes them: path, relative (to base) or absolute, must be
+// inside base once cleaned, and not base itself (ErrEscape), and each of
+// its elements a plain name (ErrBadName). No link is looked at: use the
+// elements with the operations here, which follow none.
+func Split(base, path string) ([]string, error) { return split(base, path) }
+
 // split returns the elements of path relative to base. path may be
 // relative (to base) or absolute; either way, once cleaned, it must be
 // inside base and not base itself, and every element must pass CheckName.

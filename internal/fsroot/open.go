@@ -75,9 +75,10 @@ func Mkdir(base, path string) error {
 // are added; a file created gets mode 0600) and returns its descriptor. The
 // directories on the way must exist; with O_CREAT missing ones are made,
 // as MkdirAll does. A link anywhere on the way, or at path itself, fails
-// with ErrLink. A file opened for writing that is not a regular file, or
-// that has other hard links (so that a write would change a file
-// elsewhere), fails too.
+// with ErrLink. Anything but a regular file (a FIFO, a socket, a device)
+// is refused without being waited on (ErrNotRegular, special.go); a file
+// opened for writing that has other hard links (so that a write would
+// change a file elsewhere) fails too.
 func OpenFD(base, path string, flag int) (int, error) {
 	elems, err := split(base, path)
 	if err != nil {
@@ -88,22 +89,35 @@ func OpenFD(base, path string, flag int) (int, error) {
 		return -1, err
 	}
 	defer unix.Close(dir)
+	name := elems[len(elems)-1]
+	// What is there is looked at before it is opened (a device is not
+	// even opened), and the open never waits (O_NONBLOCK): a FIFO put
+	// there meanwhile is refused by the check of the open file.
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		if err := notRegular(uint32(st.Mode), "a regular file"); err != nil {
+			return -1, pathErr("open", base, elems, len(elems), err)
+		}
+	}
 	// O_TRUNC waits for the checks below: it would empty a file with other
 	// hard links before they could refuse it.
-	fd, err := openat(dir, elems[len(elems)-1], flag&^os.O_TRUNC|unix.O_NOFOLLOW, FileMode)
+	fd, err := openat(dir, name, flag&^os.O_TRUNC|unix.O_NOFOLLOW|unix.O_NONBLOCK, FileMode)
+	if err == unix.ENXIO && unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		err = notRegular(uint32(st.Mode), "a regular file") // a FIFO without a reader, a socket
+	}
 	if err != nil {
 		return -1, pathErr("open", base, elems, len(elems), err)
 	}
+	if err := checkRegular(fd); err != nil {
+		unix.Close(fd)
+		return -1, pathErr("open", base, elems, len(elems), err)
+	}
 	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
-		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			unix.Close(fd)
 			return -1, pathErr("stat", base, elems, len(elems), err)
 		}
 		switch {
-		case st.Mode&unix.S_IFMT != unix.S_IFREG:
-			unix.Close(fd)
-			return -1, pathErr("open", base, elems, len(elems), errors.New("not a regular file"))
 		case st.Nlink > 1:
 			unix.Close(fd)
 			return -1, pathErr("open", base, elems, len(elems), ErrHardLink)
@@ -192,13 +206,6 @@ func ReadFile(base, path string, max int64) ([]byte, error) {
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: errors.New("not a regular file")}
-	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err == nil && int64(len(data)) > max {
 		err = &fs.PathError{Op: "read", Path: f.Name(), Err: errors.New("larger than the limit")}

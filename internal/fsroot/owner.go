@@ -23,7 +23,7 @@ type UnsafeError struct {
 	Problem string // what is wrong, without the path
 	Why     string // why it matters
 	Fix     string // a command that fixes it
-	Kind    error  // ErrWritable, ErrNotOwned or ErrLink
+	Kind    error  // ErrWritable, ErrNotOwned, ErrLink or ErrNotRegular
 }
 
 func (e *UnsafeError) Error() string {

@@ -2,7 +2,6 @@ package fsroot
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -50,8 +49,13 @@ func pathErr(op, base string, elems []string, n int, err error) error {
 	if err == unix.ELOOP || err == unix.EMLINK {
 		err = ErrLink
 	} else if err == unix.ENOTDIR {
-		if fi, lerr := os.Lstat(p); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			err = ErrLink
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil {
+			if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				err = ErrLink
+			} else if kerr := notRegular(uint32(st.Mode), "a directory"); kerr != nil {
+				err = kerr // a FIFO, a file where a directory is meant
+			}
 		}
 	}
 	return &fs.PathError{Op: op, Path: p, Err: err}

@@ -6,10 +6,16 @@
 // registered process: its exit status belongs to its Wait. A child started
 // any other way could have its exit status taken by the reaper (Wait then
 // fails with "no child processes"), so nothing in taskd starts one any
-// other way.
+// other way (a test reads the module for it).
+//
+// It also keeps the processes of one attempt together, so that they are
+// killed together (supervise.go): a cgroup of the attempt's own where
+// cgroup v2 lets this process make one, else the processes carrying the
+// attempt's marker in their environment.
 package proc
 
 import (
+	"bytes"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -52,6 +58,14 @@ func Run(cmd *exec.Cmd) error {
 		return err
 	}
 	return Wait(cmd)
+}
+
+// Output runs cmd and returns its standard output, as cmd.Output does.
+func Output(cmd *exec.Cmd) ([]byte, error) {
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := Run(cmd)
+	return out.Bytes(), err
 }
 
 // StartLocked starts cmd (as Start does) from a goroutine locked to its

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -56,7 +57,7 @@ type Record struct {
 
 // Load reads the records of dir/trace.jsonl in order.
 func Load(dir string) ([]*Record, error) {
-	f, err := os.Open(filepath.Join(dir, "trace.jsonl"))
+	f, err := fsroot.OpenRegular(filepath.Join(dir, "trace.jsonl"), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func Workflows(dir string) (map[string][]byte, error) {
 		}
 		sort.Strings(files)
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			data, err := fsroot.ReadRegular(f)
 			if err != nil {
 				return nil, err
 			}

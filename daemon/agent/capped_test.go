@@ -1,0 +1,113 @@
+package agent
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCappedLog: a log keeps what it is written up to its cap; past it,
+// its first half, a line saying what is held back, a line saying how much
+// was cut, and its last half, in order, however the writes fall; the ring
+// beside it is gone once it is closed.
+func TestCappedLog(t *testing.T) {
+	t.Parallel()
+	const limit = 1000
+	tests := []struct {
+		name   string
+		writes []int // sizes of successive writes
+	}{
+		{"empty", nil},
+		{"under the head", []int{10, 20}},
+		{"exactly the head", []int{500}},
+		{"the head, then more", []int{500, 10, 600}},
+		{"into the tail", []int{499, 2, 300}},
+		{"exactly the cap", []int{1000}},
+		{"round the ring", []int{600, 700, 333, 1}},
+		{"one huge write", []int{100_000}},
+		{"many small writes", repeat(7, 1000)},
+		{"past the head by one", []int{501}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			base := t.TempDir()
+			path := filepath.Join(base, "stdout.log")
+			l, err := createCappedLog(base, path, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all bytes.Buffer
+			for i, n := range tt.writes {
+				p := make([]byte, n)
+				for j := range p {
+					p[j] = byte('a' + (all.Len()+j)%26)
+				}
+				if i == len(tt.writes)-1 && n > 0 {
+					p[n-1] = '!' // the very last byte
+				}
+				all.Write(p)
+				if got, err := l.Write(p); got != n || err != nil {
+					t.Fatalf("Write = %d, %v", got, err)
+				}
+			}
+			cut, err := l.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(path)
+			total := all.Len()
+			if total <= limit/2 {
+				if !bytes.Equal(got, all.Bytes()) || cut != 0 {
+					t.Errorf("log = %q (cut %d), want all of %q", got, cut, all.Bytes())
+				}
+				return
+			}
+			wantCut := int64(max(total-limit, 0))
+			if cut != wantCut {
+				t.Errorf("cut %d, want %d", cut, wantCut)
+			}
+			head := all.Bytes()[:limit/2]
+			tail := all.Bytes()[total-min(total-limit/2, limit/2):]
+			if !bytes.HasPrefix(got, head) || !bytes.HasSuffix(got, tail) {
+				t.Errorf("log does not start with the first %d bytes and end with the last %d:\n%q", len(head), len(tail), got)
+			}
+			middle := string(got[len(head) : len(got)-len(tail)])
+			if !strings.Contains(middle, "held back") {
+				t.Errorf("no line says the output is held back: %q", middle)
+			}
+			wantEnd := "nothing was cut"
+			if wantCut > 0 {
+				wantEnd = fmt.Sprintf("(%d bytes)", wantCut)
+			}
+			if !strings.Contains(middle, wantEnd) {
+				t.Errorf("the line before the end lacks %q: %q", wantEnd, middle)
+			}
+			if n := len(got) - len(head) - len(tail); n > 512 {
+				t.Errorf("%d bytes of lines of its own", n)
+			}
+			if _, err := os.Stat(path + ".tail"); !os.IsNotExist(err) {
+				t.Errorf("the ring is left: %v", err)
+			}
+		})
+	}
+}
+
+func repeat(n, times int) []int {
+	out := make([]int, times)
+	for i := range out {
+		out[i] = n
+	}
+	return out
+}
+
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes", 1023: "1023 bytes", 1024: "1 KiB", 1536: "1.5 KiB", 16 << 20: "16 MiB", 1503238553: "1.4 GiB", 200 << 30: "200 GiB"} {
+		if got := SizeText(n); got != want {
+			t.Errorf("SizeText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
