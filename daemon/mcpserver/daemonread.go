@@ -1,13 +1,10 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -16,9 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/status"
-	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
-	"golang.org/x/sys/unix"
 )
 
 // This file holds the tools that read how tasks go: status, show, wait
@@ -137,6 +132,7 @@ func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) 
 	if err := w.Add(listDir(ref)); err != nil {
 		return nil, nil, err
 	}
+	w.Add(area.RejectedDir(listDir(ref))) // its note, if the daemon refuses it
 	poll := time.NewTicker(waitPoll)
 	defer poll.Stop()
 	p := progress{req: req, start: time.Now(), total: limit}
@@ -243,88 +239,63 @@ type logsIn struct {
 	Stderr  bool   `json:"stderr,omitempty" jsonschema:"The agent's standard error instead."`
 }
 
-// logs is the end of taskd logs.
+// logs is the end of taskd logs: the last lines of an attempt's log, read
+// as taskd logs and taskd ui read it (status.Follower), with the agent's
+// standard error instead when the log asked for is empty.
 func (s *Server) logs(_ context.Context, _ *mcp.CallToolRequest, in logsIn) (*mcp.CallToolResult, any, error) {
-	ref, _, err := s.taskRef(in.Task)
+	ref, dir, err := s.taskRef(in.Task)
 	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := dir.Read(ref.ID); err != nil {
 		return nil, nil, err
 	}
 	n := in.Attempt
 	if n <= 0 {
-		var ok bool
-		if n, ok = latestAttempt(ref); !ok {
+		if n, _ = status.LatestAttempt(dir, ref.ID); n == 0 {
 			return nil, nil, fmt.Errorf("task %s has not run yet", ref)
 		}
+	}
+	if fi, err := os.Lstat(area.RunDir(dir.Path(), ref.ID, n)); err != nil || !fi.IsDir() {
+		return nil, nil, fmt.Errorf("task %s has no attempt %d", ref, n)
 	}
 	lines := in.Lines
 	if lines <= 0 {
 		lines = 100
 	}
-	rel := area.RelRunDir(ref.ID, n)
-	name := status.LogName(filepath.Join(listDir(ref), rel), in.Stderr, false)
-	text, err := tail(listDir(ref), filepath.Join(rel, name), min(lines, 2000))
-	if err != nil {
-		return nil, nil, fmt.Errorf("task %s, attempt %d: %w", ref, n, err)
-	}
-	header := fmt.Sprintf("%s attempt %d, %s:\n", ref, n, name)
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: header + text}}}, nil, nil
-}
-
-// latestAttempt is the number of ref's latest attempt (metadata.taskd.attempt).
-func latestAttempt(ref control.Ref) (int, bool) {
-	dir, err := control.OpenList(ref.Root, ref.List, false)
-	if err != nil {
-		return 0, false
-	}
-	t, err := dir.Read(ref.ID)
-	if err != nil {
-		return 0, false
-	}
-	n, _ := t.Metadata.Object("taskd").Int("attempt")
-	return int(n), n > 0
-}
-
-// tailBytes bounds what tail reads of a log.
-const tailBytes = 256 << 10
-
-// tail returns the last lines of the file path inside the list directory
-// base (no link followed), read from at most its last tailBytes.
-func tail(base, path string, lines int) (string, error) {
-	f, err := fsroot.OpenFile(base, path, os.O_RDONLY|unix.O_NONBLOCK)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", errors.New(path + " is not a regular file")
-	}
-	off := max(fi.Size()-tailBytes, 0)
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return "", err
-	}
-	data, err := io.ReadAll(io.LimitReader(f, tailBytes))
-	if err != nil {
-		return "", err
-	}
-	data = bytes.TrimRight(data, "\n")
-	cut := len(data)
-	for i := 0; i < lines && cut >= 0; i++ {
-		cut = bytes.LastIndexByte(data[:cut], '\n')
-	}
-	switch {
-	case cut >= 0:
-		data = data[cut+1:]
-	case off > 0: // the first line read is the end of a longer one
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			data = data[i+1:]
+	name := func(runDir string) string { return status.LogName(runDir, in.Stderr, false) }
+	text, log := tailOf(dir.Path(), ref.ID, n, name)
+	if strings.TrimSpace(text) == "" && !in.Stderr {
+		if errText, errLog := tailOf(dir.Path(), ref.ID, n, func(string) string { return "stderr.log" }); strings.TrimSpace(errText) != "" {
+			text, log = errText, log+" is empty; "+errLog
 		}
 	}
-	if len(data) > 0 {
-		data = append(data, '\n')
+	header := fmt.Sprintf("%s attempt %d, %s:\n", ref, n, log)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: header + lastLines(text, min(lines, 2000))}}}, nil, nil
+}
+
+// tailBytes bounds what logs reads of a log.
+const tailBytes = 256 << 10
+
+// tailOf reads the last tailBytes of the log name names of attempt n of
+// task id of the list at listDir, and that log's name.
+func tailOf(listDir, id string, n int, name func(runDir string) string) (text, log string) {
+	f := status.NewFollower(listDir, id, name, n)
+	f.SetTail(tailBytes)
+	var buf strings.Builder
+	f.Read(&buf, func() (int, bool) { return n, true })
+	return buf.String(), name(f.Dir())
+}
+
+// lastLines returns the last n lines of text, ending in a line break.
+func lastLines(text string, n int) string {
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return ""
 	}
-	return string(data), nil
+	cut := len(text)
+	for i := 0; i < n && cut >= 0; i++ {
+		cut = strings.LastIndexByte(text[:cut], '\n')
+	}
+	return text[cut+1:] + "\n"
 }

@@ -215,6 +215,9 @@ func TestLogsAndShow(t *testing.T) {
 	write(t, filepath.Join(run2, "cmd.json"), `{"output": "claude-stream"}`)
 	write(t, filepath.Join(run2, "transcript.log"), lines.String())
 	write(t, filepath.Join(run2, "stderr.log"), "warning: x\n")
+	write(t, filepath.Join(list, "3.json"), `{"id": "3", "subject": "never started", "owner": "taskd", "status": "pending", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"state": "failed", "attempt": 1}}}`)
+	write(t, filepath.Join(list, ".taskd", "runs", "3", "1", "stdout.log"), "")
+	write(t, filepath.Join(list, ".taskd", "runs", "3", "1", "stderr.log"), "claude: command not found\n")
 	write(t, filepath.Join(run2, "result.json"), `{"success": true, "summary": "fixed the redirect", "exitCode": 0, "costUsd": 0.12, "durationMs": 4000, "turns": 6}`)
 
 	for _, tt := range []struct {
@@ -224,10 +227,15 @@ func TestLogsAndShow(t *testing.T) {
 		{map[string]any{"task": "w/1", "lines": 3}, "w/1 attempt 2, transcript.log:\nline 298\nline 299\nline 300\n"},
 		{map[string]any{"task": "w/1", "stderr": true}, "w/1 attempt 2, stderr.log:\nwarning: x\n"},
 		{map[string]any{"task": "w/1", "attempt": 1}, "w/1 attempt 1, stdout.log:\nfirst attempt\n"},
+		{map[string]any{"task": "w/1", "attempt": 1, "lines": 5000}, "w/1 attempt 1, stdout.log:\nfirst attempt\n"},
+		{map[string]any{"task": "w/3"}, "w/3 attempt 1, stdout.log is empty; stderr.log:\nclaude: command not found\n"},
 	} {
 		if text, isErr := e.call("logs", tt.args); isErr || text != tt.want {
 			t.Errorf("logs %v = %q, want %q", tt.args, text, tt.want)
 		}
+	}
+	if text, isErr := e.call("logs", map[string]any{"task": "w/1", "attempt": 7}); !isErr || !strings.Contains(text, "has no attempt 7") {
+		t.Errorf("logs of an attempt that never was: %s", text)
 	}
 	if text, isErr := e.call("logs", map[string]any{"task": "w/2"}); !isErr || !strings.Contains(text, "has not run yet") {
 		t.Errorf("logs of a task that has not run: %s", text)
@@ -241,7 +249,7 @@ func TestLogsAndShow(t *testing.T) {
 		t.Errorf("show = %v", got)
 	}
 	st := e.callJSON("status", map[string]any{"list": "w"})
-	if lists := st["lists"].([]any); len(lists) != 1 || len(lists[0].(map[string]any)["tasks"].([]any)) != 2 {
+	if lists := st["lists"].([]any); len(lists) != 1 || len(lists[0].(map[string]any)["tasks"].([]any)) != 3 {
 		t.Errorf("status = %v", st)
 	}
 	st = e.callJSON("status", map[string]any{"task": "w/2"})

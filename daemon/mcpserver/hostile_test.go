@@ -241,3 +241,70 @@ func TestHostile_Huge(t *testing.T) {
 		t.Errorf("a start with a large description (nothing written): %.200s", got)
 	}
 }
+
+// TestHostile_SpecialFiles: a FIFO or a link where the daemon's tools
+// expect a task file, a link for a list, and a FIFO or a link for an
+// attempt's log: every tool answers at once with the reason, none blocks
+// on the FIFO, and nothing behind a link is read or written.
+func TestHostile_SpecialFiles(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	list := filepath.Join(e.root, "l")
+	outside := t.TempDir()
+	theirs := `{"id": "9", "subject": "x", "owner": "taskd", "status": "completed", "metadata": {"taskd": {"state": "succeeded", "attempt": 1, "result": {"success": true, "summary": "secret summary"}}}}`
+	write(t, filepath.Join(outside, "9.json"), theirs)
+	write(t, filepath.Join(outside, "secret.log"), "secret log\n")
+	write(t, filepath.Join(list, "1.json"), `{"id": "1", "subject": "x", "owner": "taskd", "status": "completed", "metadata": {"taskd": {"state": "succeeded", "attempt": 2}}}`)
+	must(t, syscall.Mkfifo(filepath.Join(list, "2.json"), 0o600))
+	must(t, os.Symlink(filepath.Join(outside, "9.json"), filepath.Join(list, "3.json")))
+	must(t, os.Symlink(outside, filepath.Join(e.root, "linked")))
+	run1, run2 := filepath.Join(list, ".taskd", "runs", "1", "1"), filepath.Join(list, ".taskd", "runs", "1", "2")
+	must(t, os.MkdirAll(run1, 0o700))
+	must(t, syscall.Mkfifo(filepath.Join(run1, "stdout.log"), 0o600))
+	must(t, os.MkdirAll(run2, 0o700))
+	must(t, os.Symlink(filepath.Join(outside, "secret.log"), filepath.Join(run2, "stdout.log")))
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, tt := range []struct {
+			tool string
+			args map[string]any
+			want string // in an error, or in wait's note
+		}{
+			{"show", map[string]any{"task": "l/2"}, "not a regular file"},
+			{"show", map[string]any{"task": "l/3"}, "symbolic link"},
+			{"show", map[string]any{"task": "linked/9"}, "symbolic link"},
+			{"status", map[string]any{"task": "l/2"}, "not a regular file"},
+			{"cancel", map[string]any{"task": "l/2"}, "not a regular file"},
+			{"cancel", map[string]any{"task": "l/3"}, "symbolic link"},
+			{"retry", map[string]any{"task": "l/2"}, "not a regular file"},
+			{"resolve", map[string]any{"task": "l/3", "answer": "passed"}, "symbolic link"},
+			{"logs", map[string]any{"task": "l/2"}, "not a regular file"},
+			{"logs", map[string]any{"task": "linked/9"}, "symbolic link"},
+			{"wait", map[string]any{"task": "l/2", "timeout": 30}, "the daemon refused the file"},
+			{"wait", map[string]any{"task": "l/3", "timeout": 30}, "the daemon refused the file"},
+		} {
+			text, _ := e.call(tt.tool, tt.args)
+			if !strings.Contains(text, tt.want) {
+				t.Errorf("%s %v: %q, want %q", tt.tool, tt.args, text, tt.want)
+			}
+			if strings.Contains(text, "secret") {
+				t.Errorf("%s %v read through a link: %q", tt.tool, tt.args, text)
+			}
+		}
+		for _, attempt := range []int{1, 2} {
+			text, _ := e.call("logs", map[string]any{"task": "l/1", "attempt": attempt})
+			if strings.Contains(text, "secret") {
+				t.Errorf("logs of attempt %d read through a link: %q", attempt, text)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		t.Fatal("a tool blocked (on a FIFO?)")
+	}
+	if data, _ := os.ReadFile(filepath.Join(outside, "9.json")); string(data) != theirs {
+		t.Errorf("a task behind a link was written:\n%s", data)
+	}
+}
