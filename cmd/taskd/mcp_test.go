@@ -9,12 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/taskd/taskd/daemon/mcpserver"
 	"github.com/taskd/taskd/internal/claudestub"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -79,6 +81,89 @@ func callText(t *testing.T, cs *mcp.ClientSession, tool string, args any) string
 		t.Fatalf("%s(%v): %v", tool, args, res.Content)
 	}
 	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// TestMCP_ToolsList drives the built taskd mcp over its standard input
+// and output as Claude Code does: initialize names the server taskd, and
+// tools/list gives flow's eight tools with the input schemas mcpserver
+// pins to flow's (TestNavigatorSchemas), and the daemon's eight with the
+// arguments the commands take.
+func TestMCP_ToolsList(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds taskd; skipped with -short")
+	}
+	isolate(t)
+	env := append(os.Environ(), "HOME="+t.TempDir(), "TASKD_ROOT="+filepath.Join(t.TempDir(), "tasks"), "TASKD_LIST=")
+	cs := mcpClient(t, env, t.TempDir())
+	if info := cs.InitializeResult().ServerInfo; info.Name != "taskd" {
+		t.Errorf("server info %+v", info)
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, tool := range res.Tools {
+		got[tool.Name] = jsonValue(t, tool.InputSchema)
+	}
+	for _, flow := range mcpserver.NavigatorTools {
+		if want := jsonValue(t, flow.InputSchema); !reflect.DeepEqual(got[flow.Name], want) {
+			t.Errorf("%s: schema\n got %v\nwant %v", flow.Name, got[flow.Name], want)
+		}
+	}
+	for _, tt := range []struct {
+		tool     string
+		props    []string
+		required []string
+	}{
+		{"submit", []string{"prompt", "agent", "workflow", "permissionMode", "tools", "worktree", "maxCostUsd", "cwd"}, nil},
+		{"status", []string{"task", "list", "all"}, nil},
+		{"show", []string{"task"}, []string{"task"}},
+		{"wait", []string{"task", "timeout"}, []string{"task"}},
+		{"resolve", []string{"task", "answer", "note"}, []string{"answer", "task"}},
+		{"cancel", []string{"task"}, []string{"task"}},
+		{"retry", []string{"task"}, []string{"task"}},
+		{"logs", []string{"task", "attempt", "lines", "stderr"}, []string{"task"}},
+	} {
+		schema, _ := got[tt.tool].(map[string]any)
+		if schema == nil {
+			t.Errorf("no tool %s", tt.tool)
+			continue
+		}
+		props, _ := schema["properties"].(map[string]any)
+		for _, p := range tt.props {
+			if _, ok := props[p]; !ok {
+				t.Errorf("%s has no argument %s: %v", tt.tool, p, schema)
+			}
+		}
+		var required []string
+		for _, r := range anySlice(schema["required"]) {
+			required = append(required, r.(string))
+		}
+		slices.Sort(required)
+		if !slices.Equal(required, tt.required) {
+			t.Errorf("%s requires %v, want %v", tt.tool, required, tt.required)
+		}
+	}
+	if len(got) != 16 {
+		t.Errorf("%d tools, want flow's eight and the daemon's eight", len(got))
+	}
+}
+
+func anySlice(v any) []any { s, _ := v.([]any); return s }
+
+// jsonValue is v as plain JSON values.
+func jsonValue(t *testing.T, v any) any {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestMCP_NavigateAgreesWithCLI drives the built taskd mcp over its

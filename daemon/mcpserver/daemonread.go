@@ -163,6 +163,8 @@ func (s *Server) outcome(ref control.Ref, o status.Outcome) waitOut {
 		out.Note = "the task does not exist (or was removed)"
 	case o.State == "rejected":
 		out.Note = "the daemon refused the file: " + reason
+	case o.State == "not_taskd":
+		out.Note = "the task is not addressed to taskd (no owner \"taskd\", no metadata.taskd): it is Claude Code's own, and no daemon runs it"
 	case o.Ended && reason != "":
 		out.Note = o.State + ": " + reason
 	case o.Ended:

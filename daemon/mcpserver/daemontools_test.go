@@ -159,6 +159,13 @@ func TestWait(t *testing.T) {
 	if got["ended"] != false || !equalJSON(got["options"], []any{"passed", "leave"}) || !strings.Contains(got["note"].(string), "the review failed") {
 		t.Errorf("wait on a task that needs a person = %v", got)
 	}
+	write(t, filepath.Join(list, "5.json"), `{"id": "5", "subject": "Claude Code's own", "status": "pending", "blocks": [], "blockedBy": []}`)
+	for id, want := range map[string]string{"5": "not_taskd", "6": "missing"} {
+		got = e.callJSON("wait", map[string]any{"task": "w/" + id, "timeout": 60})
+		if got["ended"] != true || got["ok"] != false || got["state"] != want {
+			t.Errorf("wait on w/%s = %v, want it ended at once, %s", id, got, want)
+		}
+	}
 	got = e.callJSON("wait", map[string]any{"task": "w/4", "timeout": 0.5})
 	if got["ended"] != false || !strings.HasPrefix(got["note"].(string), "still running after") {
 		t.Errorf("wait that times out = %v", got)

@@ -42,6 +42,7 @@ func TestHostile_TaskFiles(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "l", "1.json"), filepath.Join(e.root, "ok", "2.json")); err != nil {
 		t.Fatal(err)
 	}
+	must(t, syscall.Mkfifo(filepath.Join(e.root, "ok", "3.json"), 0o600))
 	for _, tt := range []struct {
 		name, path, want string
 	}{
@@ -53,9 +54,17 @@ func TestHostile_TaskFiles(t *testing.T) {
 		{"linked file", filepath.Join(e.root, "ok", "2.json"), "symbolic link"},
 		{"bad name", filepath.Join(e.root, "ok", "a b.json"), "is not a task file"},
 		{"deep", filepath.Join(e.root, "ok", "sub", "1.json"), "is not a task file of the task root"},
+		{"fifo", filepath.Join(e.root, "ok", "3.json"), "not a regular file"},
 	} {
-		if got := e.errorOf("Navigate", map[string]any{"taskFilePath": tt.path, "result": "passed"}); !strings.Contains(got, tt.want) {
-			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		got := make(chan string, 1)
+		go func() { got <- e.errorOf("Navigate", map[string]any{"taskFilePath": tt.path, "result": "passed"}) }()
+		select {
+		case msg := <-got:
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("%s: %q, want %q", tt.name, msg, tt.want)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s: Navigate blocked", tt.name)
 		}
 	}
 	if data, _ := os.ReadFile(filepath.Join(outside, "l", "1.json")); string(data) != task {
