@@ -18,9 +18,9 @@ import (
 )
 
 // kid is a constructed child. Kids finish in the order of their rank
-// (rank 1 first): each waits for the one ranked before it, then prints a
-// result with fields (exiting 1 when it reports failure). A hanging kid
-// never finishes.
+// (rank 1 first): each waits until the daemon has recorded the end of the
+// sibling ranked before it, then prints a result with fields (exiting 1
+// when it reports failure). A hanging kid never finishes.
 type kid struct {
 	rank   int
 	fields string
@@ -28,7 +28,8 @@ type kid struct {
 	hang   bool
 }
 
-func (k kid) script(n int) string {
+// script is the command of kid n (1-based) among kids.
+func (k kid) script(n int, kids []kid) string {
 	if k.hang {
 		return fmt.Sprintf("echo $$ > kid%d.pid; exec sleep 30", n)
 	}
@@ -37,10 +38,15 @@ func (k kid) script(n int) string {
 		ok, code = "false", "1"
 	}
 	wait := ""
-	if k.rank > 1 {
-		wait = fmt.Sprintf("until [ -f rank%d ]; do sleep 0.02; done; sleep 0.3; ", k.rank-1)
+	for m, o := range kids {
+		if !o.hang && o.rank == k.rank-1 {
+			// The file of the sibling named analyzer-m, of the same
+			// parent, says it ended: the end the daemon records for this
+			// kid is later than its.
+			wait = fmt.Sprintf(`until grep -lE '"name": *"analyzer-%d"' "$(dirname "$TASKD_TASK_FILE")"/*.json | xargs -r grep -lE "\"parent\": *\"$TASKD_PARENT\"" | xargs -r grep -qE '"state": *"(succeeded|failed)"'; do sleep 0.02; done; `, m+1)
+		}
 	}
-	return fmt.Sprintf(`%secho '{"success": %s, "summary": "kid %d", %s}'; touch rank%d; exit %s`, wait, ok, n, k.fields, k.rank, code)
+	return fmt.Sprintf(`%secho '{"success": %s, "summary": "kid %d", %s}'; exit %s`, wait, ok, n, k.fields, code)
 }
 
 // convergedFile is converged.json as tests read it.
@@ -133,7 +139,7 @@ func TestConverge_Strategies(t *testing.T) {
 		cwds[i] = t.TempDir()
 		var lines, names []string
 		for n, k := range tt.kids {
-			lines = append(lines, "/delegate "+q(k.script(n+1))+" --agent-type analyzer")
+			lines = append(lines, "/delegate "+q(k.script(n+1, tt.kids))+" --agent-type analyzer")
 			names = append(names, fmt.Sprintf("analyzer-%d", n+1))
 		}
 		lines = append(lines, "/converge "+strings.Join(names, " ")+" --strategy "+tt.strategy+

@@ -154,8 +154,8 @@ func TestSessionTaskFallback(t *testing.T) {
 		if !strings.Contains(note, "runs in the home directory") || !strings.Contains(note, id) {
 			t.Errorf("%s: cwdNote = %q", id, note)
 		}
-		if out, _ := os.ReadFile(filepath.Join(h.listDir(id), ".taskd", "runs", "1", "1", "stdout.log")); string(out) != home+"\n" {
-			t.Errorf("%s: ran in %q, want the home directory", id, out)
+		if out, _ := os.ReadFile(filepath.Join(h.listDir(id), ".taskd", "runs", "1", "1", "stdout.log")); string(out) != h.cfg.Home+"\n" {
+			t.Errorf("%s: ran in %q, want the home directory %s", id, out, h.cfg.Home)
 		}
 	}
 }

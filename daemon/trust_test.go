@@ -571,7 +571,7 @@ func TestTrust_DiskFull(t *testing.T) {
 		return true
 	}
 	var st map[string]status.Task
-	h.waitFor("the ends of the running attempts to be held, and every task started or held", 30*time.Second, func() bool {
+	ok := waitUntilOrTimeout(60*time.Second, func() bool {
 		st = statusJSON(t, root, "l")
 		for i := 1; i <= n; i++ {
 			id := strconv.Itoa(i)
@@ -581,6 +581,14 @@ func TestTrust_DiskFull(t *testing.T) {
 		}
 		return heldEnds(st)
 	})
+	if !ok {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			id := strconv.Itoa(i)
+			fmt.Fprintf(&b, "%s: state %q, held %q, ran %v\n", id, st[id].State, st[id].Held, readString(m, id) != "")
+		}
+		t.Fatalf("timed out waiting for the ends of the running attempts (%v) to be held, and every task started or held:\n%sdaemon log:\n%s", running, b.String(), h.p.log)
+	}
 	for id, ts := range st {
 		if ts.Held != "" && !strings.Contains(ts.Held, "no space left on device") {
 			t.Errorf("task %s is held for %q, want the full disk named", id, ts.Held)

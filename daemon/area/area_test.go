@@ -58,12 +58,12 @@ func TestCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, kind: fsroot.ErrLink, path: ".taskd/events.jsonl", problem: "a file with 2 hard links"},
-		{name: "a FIFO among the entries is not opened", make: func(t *testing.T, l string) {
+		{name: "a FIFO among the entries is refused, not opened", make: func(t *testing.T, l string) {
 			mkdir(t, l, ".taskd")
 			if err := syscall.Mkfifo(filepath.Join(l, ".taskd/events.jsonl"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, kind: fsroot.ErrNotRegular, path: ".taskd/events.jsonl", problem: "FIFO"},
 		{name: "a link that is no well-known entry", make: func(t *testing.T, l string) {
 			mkdir(t, l, ".taskd")
 			link(t, outside, l, ".taskd/notes")

@@ -322,9 +322,9 @@ func TestRemove(t *testing.T) {
 	if _, err := os.Stat(area.RunDir(dir.Path(), "9", 1)); err != nil {
 		t.Errorf("another task's run folder went: %v", err)
 	}
-	for _, id := range []string{"2", "4"} {
-		if _, err := control.Remove(ctx, dir, id, false); !errors.Is(err, control.ErrActive) {
-			t.Errorf("Remove(%s) unforced = %v, want ErrActive", id, err)
+	for id, want := range map[string]error{"2": control.ErrActive, "4": control.ErrNotTaskd} {
+		if _, err := control.Remove(ctx, dir, id, false); !errors.Is(err, want) {
+			t.Errorf("Remove(%s) unforced = %v, want %v", id, err, want)
 		}
 		if _, err := os.Stat(dir.File(id)); err != nil {
 			t.Errorf("a refused remove took the file: %v", err)

@@ -71,11 +71,13 @@ func (s *Streams) consume(ctx context.Context, stream string, cfg jetstream.Orde
 	if err != nil {
 		return err
 	}
+	// Next ends with ctx. The iterator is stopped only here, once Next
+	// has returned: the client's ordered iterator swaps its consumer in
+	// Next without the lock its Stop takes, so a Stop from another
+	// goroutine would race with it.
 	defer it.Stop()
-	stop := context.AfterFunc(ctx, it.Stop)
-	defer stop()
 	for {
-		m, err := it.Next()
+		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package slots_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -123,8 +124,8 @@ func TestPool_OrderWithinList(t *testing.T) {
 // first one waiting. Each queues again, at the back, when it asks.
 func TestPool_StepAside(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		kicks := 0
-		p := slots.New(1, limits(1), func() { kicks++ })
+		var kicks atomic.Int32 // the pool kicks from its callers' goroutines
+		p := slots.New(1, limits(1), func() { kicks.Add(1) })
 		run := p.Take("l", slots.Wait)
 		held := p.Take("l", slots.Claimed) // its claim waits for a lock
 		if run == nil || held == nil {
@@ -134,7 +135,7 @@ func TestPool_StepAside(t *testing.T) {
 			t.Fatal("room for a second claimed ticket with one slot")
 		}
 		p.StepAside(held)
-		if kicks == 0 {
+		if kicks.Load() == 0 {
 			t.Error("the loop was not told of the room made")
 		}
 		if !p.HasRoom("l", slots.Claimed) || p.Queuing(held) {

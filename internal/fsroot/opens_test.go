@@ -26,6 +26,7 @@ var openers = map[string]string{
 	"internal/fsroot":          "the one way of opening files: O_NONBLOCK, then fstat",
 	"internal/proc":            "kernel files only: /proc and the cgroup file system",
 	"internal/natstest":        "a test server's certificates, in a test's directory",
+	"daemon/job/jobtest":       "a test harness's own files, in a test's directory",
 	"taskfile/dir.go":          "openTask: O_NONBLOCK, then fstat, with a task file's own errors",
 	"taskfile/spares.go":       "O_DIRECTORY, which never waits",
 	"daemon/agent/runfiles.go": "the null device, on purpose",
