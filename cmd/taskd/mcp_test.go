@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,30 +20,17 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// taskdBinary builds taskd once per test run: the binary a user installs.
+// taskdBinary returns the taskd the MCP tests start as a process of its
+// own, as Claude Code starts it: this test binary, which is taskd's main
+// when TASKD_TEST_MAIN=1 is in its environment (TestMain). Every process
+// started from it must have that in its environment.
 func taskdBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "taskd-mcp-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "taskd")
-		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return builtBin
+	return exe
 }
 
 // mcpClient starts `taskd mcp ARGS…` and connects to it as a client whose
@@ -52,7 +38,7 @@ func taskdBinary(t *testing.T) string {
 func mcpClient(t *testing.T, env []string, project string, args ...string) *mcp.ClientSession {
 	t.Helper()
 	cmd := exec.Command(taskdBinary(t), append([]string{"mcp"}, args...)...)
-	cmd.Env = env
+	cmd.Env = append(env, "TASKD_TEST_MAIN=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
@@ -90,7 +76,7 @@ func callText(t *testing.T, cs *mcp.ClientSession, tool string, args any) string
 // arguments the commands take.
 func TestMCP_ToolsList(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds taskd; skipped with -short")
+		t.Skip("starts taskd; skipped with -short")
 	}
 	isolate(t)
 	env := append(os.Environ(), "HOME="+t.TempDir(), "TASKD_ROOT="+filepath.Join(t.TempDir(), "tasks"), "TASKD_LIST=")
@@ -175,7 +161,7 @@ func jsonValue(t *testing.T, v any) any {
 // byte for byte the same.
 func TestMCP_NavigateAgreesWithCLI(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds taskd; skipped with -short")
+		t.Skip("starts taskd; skipped with -short")
 	}
 	isolate(t)
 	home := t.TempDir()
@@ -287,7 +273,7 @@ func TestMCP_NavigateAgreesWithCLI(t *testing.T) {
 // it is answered.
 func TestMCP_Frames(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds taskd; skipped with -short")
+		t.Skip("starts taskd; skipped with -short")
 	}
 	isolate(t)
 	env := append(os.Environ(), "HOME="+t.TempDir(), "TASKD_ROOT="+filepath.Join(t.TempDir(), "tasks"))
@@ -310,11 +296,11 @@ func TestMCP_Frames(t *testing.T) {
 // mcp get finds it.
 func TestMCPInstall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds taskd; skipped with -short")
+		t.Skip("starts taskd; skipped with -short")
 	}
 	bin := taskdBinary(t)
 	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home)
+	env := append(os.Environ(), "HOME="+home, "TASKD_TEST_MAIN=1")
 	run := func(args ...string) string {
 		cmd := exec.Command(bin, append([]string{"mcp", "install"}, args...)...)
 		cmd.Env = env

@@ -24,7 +24,7 @@ import (
 // mcp__taskd__show call returns its summary to the model.
 func TestMCP_RealClaudeCode(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds taskd and runs a daemon; skipped with -short")
+		t.Skip("runs a daemon and Claude Code; skipped with -short")
 	}
 	claude := claudestub.Binary(t)
 	bin := taskdBinary(t)
@@ -39,7 +39,7 @@ func TestMCP_RealClaudeCode(t *testing.T) {
 	}
 
 	daemon := exec.Command(bin, "run", "--root", root)
-	daemon.Env = append(os.Environ(), "HOME="+daemonHome, "XDG_CONFIG_HOME="+filepath.Join(daemonHome, ".config"), "TASKD_ROOT=", "TASKD_LIST=", "TASKD_TASK_FILE=")
+	daemon.Env = append(os.Environ(), "HOME="+daemonHome, "XDG_CONFIG_HOME="+filepath.Join(daemonHome, ".config"), "TASKD_ROOT=", "TASKD_LIST=", "TASKD_TASK_FILE=", "TASKD_TEST_MAIN=1")
 	var daemonLog lockedBuffer
 	daemon.Stderr = &daemonLog
 	if err := daemon.Start(); err != nil {
@@ -55,7 +55,7 @@ func TestMCP_RealClaudeCode(t *testing.T) {
 
 	config := filepath.Join(dir, "mcp.json")
 	servers, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"taskd": map[string]any{
-		"command": bin, "args": []string{"mcp", "--root", root}}}})
+		"command": bin, "args": []string{"mcp", "--root", root}, "env": map[string]string{"TASKD_TEST_MAIN": "1"}}}})
 	if err := os.WriteFile(config, servers, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestMCP_RealClaudeCode(t *testing.T) {
 		cmd.Dir = project
 		// Claude Code waits for its MCP servers only so long, then goes on
 		// without them: on a loaded machine, longer.
-		cmd.Env = append(append(os.Environ(), stub.Env(t)...), "MCP_TIMEOUT=120000")
+		cmd.Env = append(append(os.Environ(), stub.Env(t)...), "MCP_TIMEOUT=120000", "TASKD_TEST_MAIN=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("claude: %v\n%s", err, out)
