@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/internal/fsroot"
 	"golang.org/x/sys/unix"
 )
@@ -46,4 +47,18 @@ func LockHolder(root string) (held bool, pid int, err error) {
 	default:
 		return false, 0, fmt.Errorf("check the daemon lock %s: %w", path, err)
 	}
+}
+
+// HeldTasks returns the tasks the daemon serving root holds back, as it
+// publishes them (package held): none when no daemon serves root, or when
+// the file was left by a daemon that is gone.
+func HeldTasks(root string) []held.Task {
+	pid, tasks, err := held.Read(root)
+	if err != nil || pid == 0 {
+		return nil
+	}
+	if running, holder, _ := LockHolder(root); !running || holder != pid {
+		return nil
+	}
+	return tasks
 }

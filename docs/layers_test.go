@@ -37,6 +37,13 @@ var layers = []layer{
 		pkgs: []string{"daemon/ui"},
 	},
 	{
+		name: "Protocols",
+		about: "`taskd mcp`, the MCP server a Claude Code session starts (docs/mcp.md): flow's navigator " +
+			"tools over the task files and workflow directories, and the daemon's front door, thin calls " +
+			"over what the commands call; what a client may reach.",
+		pkgs: []string{"daemon/mcpserver"},
+	},
+	{
 		name: "Servers",
 		about: "The long-running loops: the daemon that owns a root, and the worker that runs attempts " +
 			"for a coordinator on another machine.",

@@ -55,7 +55,7 @@ func (f *fakeSystem) host(h host) host {
 }
 
 func (f *fakeSystem) run(ctx context.Context, name string, args ...string) (string, error) {
-	line := shellLine(append([]string{name}, args...)...)
+	line := ShellLine(append([]string{name}, args...)...)
 	f.calls = append(f.calls, "run "+line)
 	if err := f.fail[line]; err != nil {
 		return f.out[line], fmt.Errorf("%s: %w: %s", line, err, f.out[line])

@@ -127,16 +127,16 @@ func (a *launchdAgent) plan(replace bool) []string {
 	var p []string
 	if replace {
 		p = append(p,
-			shellLine("launchctl", "unload", a.file()),
-			"# if that fails: "+shellLine("launchctl", "bootout", a.target()),
-			shellLine("launchctl", "unload", a.file())+"  # again, as part of removing the agent; a failure is ignored",
+			ShellLine("launchctl", "unload", a.file()),
+			"# if that fails: "+ShellLine("launchctl", "bootout", a.target()),
+			ShellLine("launchctl", "unload", a.file())+"  # again, as part of removing the agent; a failure is ignored",
 			"# remove "+a.file())
 	}
 	return append(p,
 		"# create the directory "+a.logDir(),
 		"# write "+a.file()+" (shown above)",
-		shellLine("launchctl", "load", a.file()),
-		"# if that fails: "+shellLine("launchctl", "bootstrap", a.domain(), a.file()))
+		ShellLine("launchctl", "load", a.file()),
+		"# if that fails: "+ShellLine("launchctl", "bootstrap", a.domain(), a.file()))
 }
 
 func (a *launchdAgent) logs() string { return "tail -f " + shellQuote(a.logFile("err")) }

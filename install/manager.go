@@ -66,7 +66,7 @@ func runCommand(ctx context.Context, name string, args ...string) (string, error
 	err := proc.Run(cmd)
 	s := strings.TrimSpace(out.String())
 	if err != nil {
-		line := shellLine(append([]string{name}, args...)...)
+		line := ShellLine(append([]string{name}, args...)...)
 		if s != "" {
 			return s, fmt.Errorf("%s: %w: %s", line, err, s)
 		}

@@ -25,8 +25,8 @@ func (sp spec) runArgs() []string {
 	return args
 }
 
-// shellLine renders argv for a person to read or paste into a POSIX shell.
-func shellLine(argv ...string) string {
+// ShellLine renders argv for a person to read or paste into a POSIX shell.
+func ShellLine(argv ...string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
 		q[i] = shellQuote(a)

@@ -94,7 +94,7 @@ func (s *Service) spec(f Flags) (spec, *service.Config, error) {
 
 // runLine is the taskd run command line for people, without a manager.
 func runLine(sp spec) string {
-	return shellLine(append([]string{"taskd"}, sp.runArgs()...)...)
+	return ShellLine(append([]string{"taskd"}, sp.runArgs()...)...)
 }
 
 // DryRun writes to w what Install would do for f: the file's path and
@@ -184,7 +184,7 @@ func (s *Service) Install(ctx context.Context, w io.Writer, f Flags) error {
 	} else {
 		fmt.Fprintf(w, "Installed the taskd user service: %s\n", file)
 	}
-	fmt.Fprintf(w, "It runs: %s\n", shellLine(append([]string{sp.exe}, sp.runArgs()...)...))
+	fmt.Fprintf(w, "It runs: %s\n", ShellLine(append([]string{sp.exe}, sp.runArgs()...)...))
 	if err := s.plat.start(ctx, m); err != nil {
 		return fmt.Errorf("start the service (it is installed; see its logs: %s): %w", s.plat.logs(), err)
 	}

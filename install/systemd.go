@@ -125,7 +125,7 @@ func (u *systemdUnit) render(c *service.Config) (string, error) {
 // systemctl renders a systemctl command the way kardianos runs it: the
 // action first, then --user.
 func (u *systemdUnit) systemctl(action string, args ...string) string {
-	return shellLine(append([]string{"systemctl", action, "--user"}, args...)...)
+	return ShellLine(append([]string{"systemctl", action, "--user"}, args...)...)
 }
 
 func (u *systemdUnit) plan(replace bool) []string {
@@ -142,7 +142,7 @@ func (u *systemdUnit) plan(replace bool) []string {
 		u.systemctl("enable", u.unit()),
 		u.systemctl("daemon-reload"),
 		u.systemctl("start", u.unit()),
-		"# then check lingering: "+shellLine("loginctl", "show-user", u.user, "-p", "Linger"))
+		"# then check lingering: "+ShellLine("loginctl", "show-user", u.user, "-p", "Linger"))
 }
 
 func (u *systemdUnit) logs() string { return "journalctl --user -u " + u.name + " -f" }
@@ -187,7 +187,7 @@ func (u *systemdUnit) start(ctx context.Context, m manager) error { return m.Sta
 func (u *systemdUnit) stop(ctx context.Context, m manager) error  { return m.Stop() }
 
 func (u *systemdUnit) warnings(ctx context.Context) []string {
-	cmd := shellLine("loginctl", "enable-linger", u.user)
+	cmd := ShellLine("loginctl", "enable-linger", u.user)
 	out, err := u.run(ctx, "loginctl", "show-user", u.user, "-p", "Linger")
 	switch {
 	case out == "Linger=yes":

@@ -14,6 +14,11 @@ import (
 // are solid, on "failed" dotted; fork branches without an edge of their own
 // are drawn as dotted "branch" edges.
 func Diagram(wf *navigator.Workflow) string {
+	return DiagramAt(wf, "")
+}
+
+// DiagramAt is Diagram with step current (when it is a node) highlighted.
+func DiagramAt(wf *navigator.Workflow, current string) string {
 	ids := map[string]string{}
 	for i, id := range wf.Nodes() {
 		ids[id] = fmt.Sprintf("n%d", i)
@@ -54,6 +59,9 @@ func Diagram(wf *navigator.Workflow) string {
 				fmt.Fprintf(&b, "  %s -.->|\"branch %s\"| %s\n", ids[id], escape(br.Name), ref(br.EntryStep))
 			}
 		}
+	}
+	if wf.Node(current) != nil {
+		fmt.Fprintf(&b, "  classDef current stroke-width:4px,stroke:#e67e22\n  class %s current\n", ids[current])
 	}
 	return b.String()
 }

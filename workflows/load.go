@@ -245,6 +245,15 @@ func areaOf(dir string) (list string, ok bool) {
 	return filepath.Dir(area), true
 }
 
+// Define parses and validates the definition of workflow id read from
+// file (its contents data), whose "./" paths resolve against sourceRoot
+// ("" for none). It is for callers that read workflow files themselves;
+// a file that is not a workflow yields a definition with a problem, as
+// LoadFile's.
+func Define(id string, data []byte, file, sourceRoot string) *Definition {
+	return define(id, data, file, sourceRoot, false)
+}
+
 // define parses and validates one definition.
 func define(id string, data []byte, file, root string, builtin bool) *Definition {
 	d := &Definition{ID: id, Data: data, File: file, SourceRoot: root, Builtin: builtin}

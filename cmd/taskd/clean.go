@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/area"
@@ -14,7 +13,6 @@ import (
 	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/retention"
-	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -122,7 +120,7 @@ func runClean(ctx context.Context, inv *invocation) error {
 	}
 	lists := fs.Args()
 	if len(lists) == 0 {
-		if lists, err = listNames(cfg.Root); err != nil {
+		if lists, err = control.ListNames(cfg.Root); err != nil {
 			return err
 		}
 	}
@@ -248,21 +246,6 @@ func rotateNote(rotate bool, note string) string {
 		return note
 	}
 	return ""
-}
-
-// listNames returns the names of the lists under root.
-func listNames(root string) ([]string, error) {
-	entries, err := fsroot.ReadDirectory(root)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && taskfile.ValidID(e.Name()) && !strings.HasPrefix(e.Name(), ".") {
-			out = append(out, e.Name())
-		}
-	}
-	return out, nil
 }
 
 // humanBytes formats a size for people: 512 B, 24 KiB, 2.4 GiB.

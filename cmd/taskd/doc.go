@@ -102,6 +102,48 @@
 // changes nothing. It fails (status 1) when FILE cannot be written, or holds
 // something else, or others than its owner may read it.
 //
+// # taskd mcp
+//
+//	taskd mcp [--root DIR] [--project DIR] [--navigator | --daemon] [--allow-bypass] | install [--scope user|project|local] [--name NAME] [--json] [--run]
+//
+// Mcp is an MCP server on standard input and output, for Claude Code (or any
+// MCP client) to start from its configuration. It offers two sets of tools
+// (docs/mcp.md):
+//
+//	flow's navigator   Navigate, ListWorkflows, SelectWorkflow, Diagram,
+//	                   CopyWorkflows, CopyAgents, LoadWorkflows, ListCatalog:
+//	                   the tools of the flow plugin's navigator server, by
+//	                   the same names, arguments and answers, over the same
+//	                   task files and workflows; a flow user replaces the
+//	                   navigator's command with 'taskd mcp' and /flow:run
+//	                   works on
+//	the daemon         submit (hand work to the daemon, run in the session's
+//	                   directory), status, show, wait, resolve, cancel, retry,
+//	                   logs: what the commands of the same names do
+//
+//	--root DIR       the root of task lists (default as for taskd run)
+//	--project DIR    the project when the client names no directory it works
+//	                 in (MCP roots); default: the current directory
+//	--navigator      offer flow's navigator tools only
+//	--daemon         offer the daemon's tools only
+//	--allow-bypass   let submit ask for the bypassPermissions mode
+//
+// What the server reads and writes for a client stays in the client's
+// directories (its MCP roots, else --project) and the task root, whose lists
+// must be its user's, as the daemon requires. docs/security.md says what a
+// session that may call these tools can make the daemon do.
+//
+// 'taskd mcp install' prints the command that adds the server to Claude
+// Code, for you (--scope user, the default), for a project (--scope
+// project: its .mcp.json), or for this directory only (--scope local);
+// --run runs it, --json prints the .mcp.json entry instead. --name names the
+// server (default taskd; its tools are then mcp__taskd__submit, …); a flow
+// user can name it navigator to take the navigator's place.
+//
+//	taskd mcp install --run
+//	taskd mcp install --scope project --name navigator --json > .mcp.json
+//	claude -p 'queue the flaky test fix' --allowedTools mcp__taskd__submit
+//
 // # taskd run
 //
 //	taskd run [--root DIR] [--list ID]... [--config FILE] [--nats URL] [--insecure] [--log-format text|json] [--log-level LEVEL]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/config"
+	"github.com/taskd/taskd/daemon/control"
 	"github.com/taskd/taskd/daemon/worktree"
 	"github.com/taskd/taskd/internal/fsroot"
 )
@@ -61,7 +62,7 @@ func (d *doctor) checkWorktrees(root string) {
 // earlierWorktrees counts the worktrees in the .taskd/worktrees of root's
 // lists.
 func (d *doctor) earlierWorktrees(root string) int {
-	lists, _ := listNames(root)
+	lists, _ := control.ListNames(root)
 	n := 0
 	for _, l := range lists {
 		entries, _ := fsroot.ReadDirectory(area.WorktreesDir(filepath.Join(root, l)))

@@ -80,7 +80,7 @@ func runShow(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	d, err := status.Show(ref.root, ref.list, ref.id, status.ShowOptions{Held: heldTasks(ref.root), Lines: max(*lines, 0)})
+	d, err := status.Show(ref.root, ref.list, ref.id, status.ShowOptions{Held: daemon.HeldTasks(ref.root), Lines: max(*lines, 0)})
 	if err != nil {
 		return err
 	}

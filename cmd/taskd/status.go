@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -15,7 +14,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/area"
-	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/internal/fsroot"
 )
@@ -221,79 +219,13 @@ func statusCommand(ctx context.Context, inv *invocation, compact bool) error {
 	return watchRoot(ctx, r, show)
 }
 
-// snapshot is daemon.Snapshot for status: a root that does not exist yet
-// has no lists, and a --list that does not exist is named in the error.
+// snapshot is status.Read with the tasks the daemon serving root holds.
 func snapshot(root string, lists []string, all bool) ([]status.List, error) {
-	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
-		if len(lists) > 0 {
-			return nil, fmt.Errorf("no list %q: the task root %s does not exist", lists[0], root)
-		}
-		return []status.List{}, nil
-	}
-	for _, l := range lists {
-		if _, err := os.Stat(filepath.Join(root, l)); err != nil {
-			return nil, fmt.Errorf("no list %q in %s", l, root)
-		}
-	}
-	snap, err := status.Snapshot(root, lists, all)
-	if err != nil {
-		return nil, fmt.Errorf("read task lists: %w", err)
-	}
-	if snap == nil {
-		snap = []status.List{}
-	}
-	status.Attend(snap, heldTasks(root))
-	return snap, nil
+	return status.Read(root, lists, all, daemon.HeldTasks(root))
 }
 
-// subtree keeps of snap, the snapshot of one list, task id and the tasks
-// below it (its children and theirs), in the list's order.
-func subtree(snap []status.List, id string) ([]status.List, error) {
-	if len(snap) != 1 {
-		return nil, fmt.Errorf("no task %s", id)
-	}
-	l := snap[0]
-	byID := map[string]*status.Task{}
-	for i := range l.Tasks {
-		byID[l.Tasks[i].ID] = &l.Tasks[i]
-	}
-	if byID[id] == nil {
-		return nil, fmt.Errorf("no task %s/%s", l.ID, id)
-	}
-	keep := map[string]bool{}
-	var walk func(string)
-	walk = func(id string) {
-		if keep[id] || byID[id] == nil {
-			return
-		}
-		keep[id] = true
-		for _, c := range byID[id].Children {
-			walk(c)
-		}
-	}
-	walk(id)
-	tasks := []status.Task{}
-	for _, t := range l.Tasks {
-		if keep[t.ID] {
-			tasks = append(tasks, t)
-		}
-	}
-	l.Tasks, l.Hidden = tasks, 0
-	return []status.List{l}, nil
-}
-
-// heldTasks returns the tasks the daemon serving root holds, as it
-// publishes them (package held): none when no daemon serves it.
-func heldTasks(root string) []held.Task {
-	pid, tasks, err := held.Read(root)
-	if err != nil || pid == 0 {
-		return nil
-	}
-	if running, holder, _ := daemon.LockHolder(root); !running || holder != pid {
-		return nil // a file a dead daemon left
-	}
-	return tasks
-}
+// subtree keeps of snap task id and the tasks below it (status.Subtree).
+func subtree(snap []status.List, id string) ([]status.List, error) { return status.Subtree(snap, id) }
 
 // refusals returns why a daemon refuses the root (key "") and each list
 // (by id): the daemon's own rules, fsroot.CheckPrivate and

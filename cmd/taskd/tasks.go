@@ -13,7 +13,6 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/control"
-	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -33,78 +32,8 @@ func parseTaskRef(root, ref string) (taskRef, error) {
 }
 
 func parseRef(root, ref string) (taskRef, error) {
-	if strings.HasSuffix(ref, ".json") {
-		return fileRef(root, ref)
-	}
-	if list, id, ok := strings.Cut(ref, "/"); ok {
-		return taskRef{root: root, list: list, id: id}, nil
-	}
-	if l := os.Getenv("TASKD_LIST"); l != "" {
-		return taskRef{root: root, list: l, id: ref}, nil
-	}
-	lists, err := listNames(root)
-	if err != nil {
-		return taskRef{}, fmt.Errorf("task %q: %w", ref, err)
-	}
-	var have []string
-	for _, l := range lists {
-		if _, err := os.Lstat(filepath.Join(root, l, ref+".json")); err == nil {
-			have = append(have, l)
-		}
-	}
-	switch {
-	case len(have) == 1:
-		return taskRef{root: root, list: have[0], id: ref}, nil
-	case len(have) > 1:
-		for i, l := range have {
-			have[i] = l + "/" + ref
-		}
-		return taskRef{}, fmt.Errorf("task %q: which list? %d lists have it: %s", ref, len(have), strings.Join(have, ", "))
-	case len(lists) == 1:
-		return taskRef{root: root, list: lists[0], id: ref}, nil // not there: said when it is opened
-	}
-	return taskRef{}, fmt.Errorf("task %q: no list in %s has a task %s (lists: %s)", ref, root, ref, strings.Join(lists, ", "))
-}
-
-// fileRef resolves the path of a task file as a task of root: the file
-// must be <root>/<list>/<id>.json, by its path or, where links lead to
-// the root (the root itself may sit behind a link the user made), by the
-// directory its list is in. Anything else, a file outside the root, in a
-// directory below a list or at the root itself, is refused: a command
-// never writes a task, its lock or a list's files anywhere but in a list
-// of its root. The task is then acted on at <root>/<list>/<id>.json, where
-// the list must be a directory, not a link (control.OpenList).
-func fileRef(root, path string) (taskRef, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return taskRef{}, err
-	}
-	elems, err := fsroot.Split(root, abs)
-	if err != nil && errors.Is(err, fsroot.ErrEscape) && sameDir(filepath.Dir(filepath.Dir(abs)), root) {
-		elems, err = []string{filepath.Base(filepath.Dir(abs)), filepath.Base(abs)}, nil
-	}
-	if err == nil && len(elems) != 2 {
-		err = errors.New("not in a list directly under the root")
-	}
-	if err != nil {
-		return taskRef{}, fmt.Errorf("task file %s is not a task of the root %s (%v): taskd acts only on <root>/<list>/<id>.json; give --root or set $TASKD_ROOT for another root", abs, root, err)
-	}
-	r := taskRef{root: root, list: elems[0], id: strings.TrimSuffix(elems[1], ".json")}
-	if !taskfile.ValidID(r.list) {
-		return taskRef{}, fmt.Errorf("task file %s: %q is not a list name (1-128 of A-Z a-z 0-9 _ -)", abs, r.list)
-	}
-	return r, nil
-}
-
-// sameDir reports whether the directories a and b are the same one once
-// links are resolved.
-func sameDir(a, b string) bool {
-	ra, err := filepath.EvalSymlinks(a)
-	if err != nil {
-		return false
-	}
-	rb, err := filepath.EvalSymlinks(b)
-	return err == nil && ra == rb
+	r, err := control.ParseRef(root, ref, os.Getenv("TASKD_LIST"))
+	return taskRef{root: r.Root, list: r.List, id: r.ID}, err
 }
 
 // childOrTask resolves ref as parseTaskRef does, except that inside a
@@ -418,91 +347,46 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	t := &taskfile.Task{}
-	prompt := strings.Join(fs.Args(), " ")
+	req := control.Request{Prompt: strings.Join(fs.Args(), " "), Subject: *subject, Agent: *agentName, Model: *model,
+		Workflow: *workflow, Autonomy: *autonomy, Cwd: *cwd, Worktree: *worktree, PermissionMode: *permissionMode,
+		Tools: splitList(*tools), DisallowedTools: splitList(*disallowedTools), MaxTurns: *maxTurns, MaxCostUSD: *maxCost,
+		Timeout: *timeout, Retries: *retries}
+	if *blockedBy != "" {
+		req.BlockedBy = strings.Split(*blockedBy, ",")
+	}
+	var base *taskfile.Task
 	switch {
 	case *asJSON:
 		data, err := io.ReadAll(stdin)
 		if err != nil {
 			return err
 		}
-		if t, err = taskfile.Parse(data, "standard input", ""); err != nil {
+		if base, err = taskfile.Parse(data, "standard input", ""); err != nil {
 			return err
 		}
-		t.ID = ""
-	case prompt == "-":
+		req.Prompt = ""
+	case req.Prompt == "-":
 		data, err := io.ReadAll(stdin)
 		if err != nil {
 			return err
 		}
-		prompt = string(data)
-	case prompt == "" && *workflow == "":
+		if req.Prompt = string(data); strings.TrimSpace(req.Prompt) == "" {
+			return inv.usageErrorf("standard input holds no prompt")
+		}
+	}
+	t, err := req.Task(base)
+	switch {
+	case errors.Is(err, control.ErrNoPrompt):
 		return inv.usageErrorf("give the prompt as an argument, or - to read it from standard input")
-	}
-	if *autonomy && *workflow == "" && !*asJSON {
+	case errors.Is(err, control.ErrAutonomyNeedsWorkflow):
 		return inv.usageErrorf("--autonomy applies to a workflow; add --workflow ID")
-	}
-	m := t.EnsureMetadata().EnsureObject("taskd")
-	set := func(k, v string) {
-		if v != "" {
-			m.Set(k, v)
-		}
-	}
-	if prompt != "" && !*asJSON {
-		if *workflow != "" {
-			t.Description = prompt
-		} else {
-			m.Set("prompt", prompt)
-		}
-	}
-	set("agent", *agentName)
-	set("model", *model)
-	if err := setCwd(m, *cwd); err != nil {
+	case errors.Is(err, control.ErrNegativeBound):
+		return inv.usageErrorf("--max-turns and --max-cost-usd are bounds ≥ 0")
+	case err != nil:
 		return err
 	}
-	set("timeout", *timeout)
-	set("permissionMode", *permissionMode)
-	for k, v := range map[string]string{"tools": *tools, "disallowedTools": *disallowedTools} {
-		if v != "" {
-			m.Set(k, splitList(v))
-		}
-	}
-	if *worktree {
-		m.Set("worktree", true)
-	}
-	if *maxTurns < 0 || *maxCost < 0 {
-		return inv.usageErrorf("--max-turns and --max-cost-usd are bounds ≥ 0")
-	}
-	if *maxTurns > 0 {
-		m.Set("maxTurns", *maxTurns)
-	}
-	if *maxCost > 0 {
-		m.Set("maxCostUsd", *maxCost)
-	}
-	if *retries > 0 {
-		m.Set("retries", *retries)
-	}
-	if err := setQueue(ctx, m, *priority, *at, *in, *schedule, *overlap); err != nil {
+	if err := setQueue(ctx, t.EnsureMetadata().EnsureObject("taskd"), *priority, *at, *in, *schedule, *overlap); err != nil {
 		return inv.usageErrorf("%v", err)
-	}
-	if *workflow != "" {
-		md := t.EnsureMetadata()
-		md.Set("workflowType", *workflow)
-		if _, ok := md.String("userDescription"); !ok {
-			md.Set("userDescription", firstNonEmpty(*subject, prompt))
-		}
-	}
-	if *autonomy {
-		t.EnsureMetadata().Set("autonomy", true)
-	}
-	if *blockedBy != "" {
-		t.BlockedBy = append(t.BlockedBy, strings.Split(*blockedBy, ",")...)
-	}
-	if *subject != "" {
-		t.Subject = *subject
-	}
-	if t.Subject == "" {
-		t.Subject = subjectOf(prompt)
 	}
 	listID := firstNonEmpty(*list, os.Getenv("TASKD_LIST"), "default")
 	dir, err := control.OpenList(r, listID, true)
@@ -518,16 +402,8 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	return nil
 }
 
-// subjectOf is the subject a prompt gives a task: its first line that is
-// not a command (/read, /push, …), or its first line if all are.
-func subjectOf(prompt string) string {
-	for line := range strings.Lines(prompt) {
-		if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "/") {
-			return firstLineOf(l)
-		}
-	}
-	return firstLineOf(prompt)
-}
+// subjectOf is the subject a prompt gives a task (control.SubjectOf).
+func subjectOf(prompt string) string { return control.SubjectOf(prompt) }
 
 func firstNonEmpty(s ...string) string {
 	for _, v := range s {
@@ -538,38 +414,7 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-func firstLineOf(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if r := []rune(s); len(r) > 80 {
-		s = string(r[:79]) + "…"
-	}
-	return s
-}
-
-// setCwd records where the task's agent runs: dir resolved against the
-// current directory (~ is left for the daemon: the home directory), else
-// the current directory, unless the task (read with --json) names one.
-func setCwd(m *taskfile.Object, dir string) error {
-	if dir == "" {
-		if _, ok := m.String("cwd"); ok {
-			return nil
-		}
-		dir = "."
-	}
-	if dir == "~" || strings.HasPrefix(dir, "~/") {
-		m.Set("cwd", dir)
-		return nil
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return fmt.Errorf("the working directory: %w", err)
-	}
-	m.Set("cwd", abs)
-	return nil
-}
+func firstLineOf(s string) string { return control.FirstLine(s) }
 
 // splitList splits a comma-separated list, dropping empty items.
 func splitList(s string) []string {
@@ -580,4 +425,11 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// fileRef resolves the path of a task file as a task of root
+// (control.FileRef).
+func fileRef(root, path string) (taskRef, error) {
+	r, err := control.FileRef(root, path)
+	return taskRef{root: r.Root, list: r.List, id: r.ID}, err
 }

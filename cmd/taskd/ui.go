@@ -85,7 +85,7 @@ func runUI(ctx context.Context, inv *invocation) error {
 			d := daemonOf(r)
 			return ui.Daemon{Running: d.running, PID: d.pid, Err: d.err}
 		},
-		Held:  func() []held.Task { return heldTasks(r) },
+		Held:  func() []held.Task { return daemon.HeldTasks(r) },
 		Pager: os.Getenv("PAGER"),
 		In:    os.Stdin,
 		Out:   inv.stdout,

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,9 +12,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
-	"github.com/taskd/taskd/internal/fsroot"
-	"github.com/taskd/taskd/taskfile"
 )
 
 func init() {
@@ -198,61 +195,18 @@ func (e *waitEnd) words() string {
 // taskd does not read (a link, not a regular file, another user's), and a
 // task not addressed to taskd (Claude Code's own), unless it is completed.
 func outcomeOf(ref taskRef) (end *waitEnd, note string) {
-	end = &waitEnd{Task: ref.String()}
-	listDir := filepath.Join(ref.root, ref.list)
-	file := filepath.Join(listDir, ref.id+".json")
-	t, err := taskfile.ReadFile(file)
-	var bad *taskfile.BadFileError
+	o := status.ReadOutcome(filepath.Join(ref.root, ref.list), ref.id)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		end.Outcome = "missing"
-		return end, ""
-	case err == nil || errors.As(err, &bad):
-		if data, nerr := fsroot.ReadFile(listDir, area.RejectNote(listDir, ref.id+".json"), 64<<10); nerr == nil {
-			// The note's first line is "<file>: <the reason>".
-			reason, _ := strings.CutPrefix(strings.TrimSpace(string(data)), file+": ")
-			end.Outcome, end.Error = "rejected", firstLine(reason)
-			return end, ""
-		}
-	}
-	switch {
-	case bad != nil && !errors.Is(err, taskfile.ErrInvalidJSON) && !errors.Is(err, taskfile.ErrTooLarge):
-		end.Outcome, end.Error = "rejected", strings.TrimPrefix(bad.Error(), bad.Path+": ")
-		return end, ""
-	case err != nil:
-		return nil, "" // torn by a writer, or being fixed: read it again
-	}
-	if owned, _ := task.Addressed(t); !owned {
-		if t.Status == taskfile.StatusCompleted {
-			end.Outcome, end.Success = taskfile.StatusCompleted, true
-			return end, ""
-		}
-		end.Outcome = "not_taskd"
-		return end, ""
-	}
-	sp, err := task.ReadSpec(t)
-	if err != nil {
+	case o.NeedsHuman:
+		return nil, "needs a person: see taskd show " + ref.String() + ", answer with taskd resolve " + ref.String() + " ANSWER"
+	case !o.Ended:
 		return nil, ""
 	}
-	switch {
-	case sp.State.Ended():
-		var r struct {
-			Summary string   `json:"summary"`
-			CostUSD *float64 `json:"costUsd"`
-		}
-		if v, ok := task.Meta(t).Get("result"); ok {
-			json.Unmarshal(taskfile.AppendJSON(nil, v), &r)
-		}
-		end.Outcome, end.Success = string(sp.State), sp.State == task.Succeeded
-		end.Summary, end.CostUSD = r.Summary, r.CostUSD
-		if !end.Success {
-			end.Error, _ = task.Meta(t).String("error")
-		}
-		return end, ""
-	case sp.State == task.NeedsHuman:
-		return nil, "needs a person: see taskd show " + ref.String() + ", answer with taskd resolve " + ref.String() + " ANSWER"
+	end = &waitEnd{Task: ref.String(), Outcome: o.State, Success: o.OK, Summary: o.Summary, CostUSD: o.CostUSD}
+	if !o.OK {
+		end.Error = o.Error
 	}
-	return nil, ""
+	return end, ""
 }
 
 // warnNoDaemon says on standard error when no daemon serves root: the

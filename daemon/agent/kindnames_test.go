@@ -19,6 +19,7 @@ import (
 // kinds, by file.
 var notKinds = map[string]string{
 	"cmd/taskd/claude.go":        "claude", // the command taskd claude, which installs a skill into Claude Code
+	"cmd/taskd/mcp.go":           "claude", // Claude Code's own CLI, which taskd mcp install asks to add the server
 	"daemon/subagent/handoff.go": "none",   // a handoff's action
 	"navigator/response.go":      "none",   // a workflow step's answer
 }

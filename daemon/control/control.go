@@ -58,13 +58,18 @@ func OpenList(root, id string, create bool) (*taskfile.Dir, error) {
 }
 
 // Submit writes a new task file into dir, with an id allocated as Claude Code
-// allocates ids (or t.ID, if set), and returns it as written.
+// allocates ids (or t.ID, if set), and returns it as written. A task larger
+// than a task file may be (taskfile.MaxSize) is refused: no daemon would
+// read it.
 func Submit(ctx context.Context, dir *taskfile.Dir, t *taskfile.Task) (*taskfile.Task, error) {
 	if t.Owner == "" && t.Metadata.Object("taskd") == nil {
 		t.Owner = task.Owner
 	}
 	if t.ActiveForm == "" {
 		t.ActiveForm = t.Subject
+	}
+	if n := len(t.Marshal()); n > taskfile.MaxSize {
+		return nil, fmt.Errorf("the task would be a file of %d bytes, and a task file holds at most %d: put the long text in a file and /read it from the prompt", n, taskfile.MaxSize)
 	}
 	return dir.Create(ctx, t)
 }

@@ -91,7 +91,9 @@ var errNoWrite = errors.New("nothing to write")
 // found"); a file taskd will not accept (not JSON, an id that disagrees with
 // the file name, …) is the *taskfile.BadFileError that says how to fix it,
 // and the file is left alone. A step without an edge for the result is a
-// *navigator.NoMatchError, and nothing is written.
+// *navigator.NoMatchError, and nothing is written. So is a write that would
+// make the file larger than a task file may be (taskfile.MaxSize), which no
+// reader would accept: it is an error, and the file is left as it was.
 func NavigateFile(ctx context.Context, cat navigator.Catalog, path string, in navigator.Input, opts NavigateFileOptions) (*navigator.Response, *navigator.WriteThrough, error) {
 	path = TaskFilePath(path)
 	stem, ok := strings.CutSuffix(filepath.Base(path), ".json")
@@ -130,6 +132,9 @@ func NavigateFile(ctx context.Context, cat navigator.Catalog, path string, in na
 			return errNoWrite // changed under us: nothing to write after all
 		}
 		ApplyWriteThrough(t, wt)
+		if n := len(t.Marshal()); n > taskfile.MaxSize {
+			return fmt.Errorf("navigate %s: the task would be a file of %d bytes, and a task file holds at most %d: give a shorter description", path, n, taskfile.MaxSize)
+		}
 		return nil
 	})
 	switch {

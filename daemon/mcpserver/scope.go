@@ -1,0 +1,202 @@
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/renameio/v2"
+	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/readable"
+)
+
+// A scope is what one client may reach: the files in its roots, to read
+// and to write, and in the plugin directories, to read. The credential
+// stores of the home and the system's own directories are never read,
+// whatever the roots. Every path is checked with its links resolved, so a
+// link cannot lead out.
+type scope struct {
+	roots   []string // absolute and clean; the first is the project
+	home    string
+	plugins []string
+}
+
+// ErrOutside is wrapped by the error for a path outside what the client
+// may reach.
+var ErrOutside = errors.New("outside the directories this session works in")
+
+// errNoRoot is the error of a tool that needs a directory of the client's
+// when the client has none.
+var errNoRoot = errors.New("the client names no directory it works in (MCP roots), and the server has none: start taskd mcp in the project's directory, or with --project DIR")
+
+// project is the client's first root, flow's project root; "" when the
+// client has none.
+func (sc *scope) project() string {
+	if len(sc.roots) == 0 {
+		return ""
+	}
+	return sc.roots[0]
+}
+
+// abs makes p absolute and clean: "~/" is the home directory, a relative
+// path is relative to the project.
+func (sc *scope) abs(p string) string {
+	switch {
+	case p == "~" && sc.home != "":
+		return filepath.Clean(sc.home)
+	case strings.HasPrefix(p, "~/") && sc.home != "":
+		return filepath.Join(sc.home, p[2:])
+	case filepath.IsAbs(p):
+		return filepath.Clean(p)
+	case sc.project() != "":
+		return filepath.Join(sc.project(), p)
+	}
+	return filepath.Clean(p)
+}
+
+// inRoots returns nil when p (absolute, clean) lies in one of the
+// client's roots, with every link on the way resolved.
+func (sc *scope) inRoots(p string) error {
+	return sc.inside(p, sc.roots)
+}
+
+// readable returns nil when p may be read: in a root or a plugin
+// directory.
+func (sc *scope) readable(p string) error {
+	return sc.inside(p, append(append([]string(nil), sc.roots...), sc.plugins...))
+}
+
+func (sc *scope) inside(p string, dirs []string) error {
+	if len(sc.roots) == 0 {
+		return errNoRoot
+	}
+	real := resolvePath(p)
+	for _, q := range []string{p, real} {
+		if why := sc.denied(q); why != "" {
+			return fmt.Errorf("%s is never read or written through taskd's MCP server: %s", p, why)
+		}
+	}
+	for _, d := range dirs {
+		if within(real, d) || within(real, resolvePath(d)) {
+			return nil
+		}
+	}
+	where := strings.Join(sc.roots, ", ")
+	if real != p {
+		return fmt.Errorf("%s (which leads to %s) is %w: %s", p, real, ErrOutside, where)
+	}
+	return fmt.Errorf("%s is %w: %s", p, ErrOutside, where)
+}
+
+// denied says why p is never read or written, or "".
+func (sc *scope) denied(p string) string {
+	for _, s := range readable.System {
+		if within(p, s) {
+			return s + " holds the system's own state"
+		}
+	}
+	if sc.home == "" {
+		return ""
+	}
+	for _, home := range []string{filepath.Clean(sc.home), resolvePath(sc.home)} {
+		for _, c := range readable.Credentials {
+			if within(p, filepath.Join(home, c)) {
+				return "~/" + c + " holds credentials"
+			}
+		}
+	}
+	return ""
+}
+
+// maxFile bounds a file the server reads for a client (a workflow, an
+// agent template).
+const maxFile = 4 << 20
+
+// readFile reads the regular file p, which must be readable in sc, of at
+// most maxFile bytes. A FIFO or device is refused without blocking.
+func (sc *scope) readFile(p string) ([]byte, error) {
+	if err := sc.readable(p); err != nil {
+		return nil, err
+	}
+	return readRegular(p, maxFile)
+}
+
+// readRegular reads the regular file p (following links) of at most max
+// bytes, refusing anything else without blocking on it.
+func readRegular(p string, max int64) ([]byte, error) {
+	f, err := fsroot.OpenRegular(p, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file (%s)", p, fi.Mode().Type())
+	case fi.Size() > max:
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d read", p, fi.Size(), max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%s is more than the %d bytes read", p, max)
+	}
+	return data, err
+}
+
+// writeFile replaces the file p, which must lie in a root, with data,
+// creating its directories: a new file renamed into place, so that a link
+// at p is replaced, never followed.
+func (sc *scope) writeFile(p string, data []byte) error {
+	if err := sc.inRoots(p); err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() && fi.Mode().Type() != fs.ModeSymlink {
+		return fmt.Errorf("%s is not a regular file (%s)", p, fi.Mode().Type())
+	}
+	if err := sc.mkdirAll(filepath.Dir(p)); err != nil {
+		return err
+	}
+	return renameio.WriteFile(p, data, 0o644)
+}
+
+// mkdirAll creates directory dir, in a root, and those above it; with its
+// links resolved it must still be in a root once it exists.
+func (sc *scope) mkdirAll(dir string) error {
+	if err := sc.inRoots(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return sc.inRoots(dir)
+}
+
+// within reports whether p is dir or inside it (both absolute and clean).
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
+// resolvePath is p with the links of its longest existing ancestor
+// resolved (the rest appended as written, cleaned).
+func resolvePath(p string) string {
+	rest := ""
+	for q := p; ; {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(q)
+		if parent == q {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+		q = parent
+	}
+}
