@@ -209,7 +209,7 @@ func TestAhead_IDOrder(t *testing.T) {
 				h.waitState("l", id, "succeeded", 30*time.Second)
 			}
 			if got := ran(t, out); !slices.Equal(got, want) {
-				t.Errorf("agents ran in the order %v, want %v", got, want)
+				t.Errorf("agents ran in the order %v, want %v\n%s", got, want, h.logs)
 			}
 		})
 	}

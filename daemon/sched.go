@@ -83,6 +83,11 @@ const readyScan = 64
 // priority than one prepared ahead of its slot takes that one's place
 // (bump).
 func (d *Daemon) startNext(l *list) bool {
+	type noRoom struct {
+		profile string
+		prep    slots.Prep
+	}
+	var full map[noRoom]bool // what the limits left no room for in this look
 	bumped, floor := l.bumpedFloor()
 	for i := 0; i < len(l.ready) && i < readyScan; i++ {
 		rt := l.ready[i]
@@ -103,7 +108,19 @@ func (d *Daemon) startNext(l *list) bool {
 			p = slots.Claimed
 		}
 		tag := l.tagOf(rt, e)
+		// A task is passed over only for one of another agent profile or
+		// another kind of slot: the pool changes hands while the loop
+		// looks (jobs release their slots), and a later task like one
+		// found without room must not take the room freed meanwhile.
+		key := noRoom{tag.Profile, p}
+		if full[key] {
+			continue
+		}
 		if !d.slots.HasRoom(l.ID, tag, p) && (i > 0 || !d.bump(l, rt) || !d.slots.HasRoom(l.ID, tag, p)) {
+			if full == nil {
+				full = map[noRoom]bool{}
+			}
+			full[key] = true
 			continue
 		}
 		l.ready = slices.Delete(l.ready, i, i+1)
