@@ -55,8 +55,8 @@ var terms atomic.Int64
 
 // startTerm runs argv with env (and nothing else of the test's
 // environment but PATH and the terminal's TERM) in a w×h terminal. When
-// the command exits, the terminal shows "exited N" and the terminal's
-// settings (stty -a), and stays.
+// the command exits, the terminal shows the terminal's settings (stty -a)
+// and then "exited N" (so that a wait for it sees both), and stays.
 func startTerm(t *testing.T, w, h int, env []string, argv ...string) *term {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -78,7 +78,7 @@ func startTerm(t *testing.T, w, h int, env []string, argv ...string) *term {
 	for _, a := range argv {
 		script.WriteString(" " + shellQuote(a))
 	}
-	script.WriteString("\necho \"exited $?\"\nstty -a\nexec sleep 3600\n")
+	script.WriteString("\nrc=$?\nstty -a\necho \"exited $rc\"\nexec sleep 3600\n")
 	file := filepath.Join(dir, "run.sh")
 	if err := os.WriteFile(file, []byte(script.String()), 0o700); err != nil {
 		t.Fatal(err)
