@@ -441,7 +441,9 @@ func TestQueue_PauseStop(t *testing.T) {
 	mark := filepath.Join(dir, "runs")
 	wait, release := untilReleased(t, dir, "l1")
 	h.drop("l", "1", execTask("long", "echo run >> "+mark+"; "+wait))
-	h.waitFor("the agent to start", 20*time.Second, func() bool { return agentStarted(h, "l", "1") })
+	// The agent has run its first command: the stop interrupts a run
+	// that counts, not a shell killed before it began.
+	h.waitFor("the agent to start", 20*time.Second, func() bool { return agentStarted(h, "l", "1") && readString(dir, "runs") == "run\n" })
 	h.setPause(func(r *pausefile.Record) {
 		r.Set(pausefile.Scope{Kind: pausefile.List, Name: "l"}, pausefile.Pause{By: pausefile.ByPerson, Since: time.Now(), Stop: true})
 	})
