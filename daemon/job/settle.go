@@ -39,6 +39,11 @@ func (j *Job) Settle(ctx context.Context) (*taskfile.Task, error) {
 			return err
 		}
 		userDone = false
+		if cancelledAbove(dir, s) {
+			// Its blocker was cancelled with a task above it: the cancel
+			// reaches it too, once the loop has seen that task's.
+			return ErrNotRunnable
+		}
 		blocker, why = FailedBlocker(dir, t, s)
 		if blocker == "" {
 			return ErrNotRunnable
@@ -62,6 +67,29 @@ func (j *Job) Settle(ctx context.Context) (*taskfile.Task, error) {
 			Data: map[string]any{"success": false, "error": why, "blocker": blocker}})
 	}
 	return t, nil
+}
+
+// cancelledAbove reports whether a task above the one of spec sp (its
+// parent, the parent's parent, …) is cancelled or asked to be, as the
+// files say.
+func cancelledAbove(dir *taskfile.Dir, sp task.Spec) bool {
+	seen := map[string]bool{}
+	for p := sp.Parent; p != "" && !seen[p] && len(seen) < 64; {
+		seen[p] = true
+		pt, err := dir.Read(p)
+		if err != nil {
+			return false
+		}
+		ps, err := task.ReadSpec(pt)
+		if err != nil {
+			return false
+		}
+		if s := task.Of(pt); s == task.Cancelled || ps.Cancel && !s.Ended() {
+			return true
+		}
+		p = ps.Parent
+	}
+	return false
 }
 
 // UserCompleted reports whether task t's status says completed while
