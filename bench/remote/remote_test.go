@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,21 +33,23 @@ import (
 )
 
 var (
-	tasks = flag.Int("tasks", 200, "jobs per measurement")
-	slots = flag.Int("slots", 4, "concurrent agents of the local runner and of each worker")
+	tasks    = flag.Int("tasks", 200, "jobs per measurement")
+	slots    = flag.Int("slots", 4, "concurrent agents of the local runner and of each worker")
+	jobs     = flag.Int("jobs", 100, "jobs per measurement of BenchmarkOverhead")
+	reps     = flag.Int("reps", 5, "measurements of each kind by BenchmarkOverhead, interleaved")
+	oslots   = flag.Int("overhead-slots", 1, "slots of the daemon, BenchmarkOverhead")
+	oworkers = flag.Int("overhead-workers", 1, "workers of BenchmarkOverhead, each of overhead-slots/overhead-workers slots")
+	base     = flag.String("base", "", "a taskd binary of another revision for BenchmarkOverhead to measure in the same run")
 )
 
 func BenchmarkDispatch(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "taskd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/taskd").CombinedOutput(); err != nil {
-		b.Fatalf("build taskd: %v\n%s", err, out)
-	}
+	bin := build(b)
 	for range b.N {
-		local := measure(b, bin, 0)
+		local := rate(*tasks, measure(b, bin, run{slots: *slots, prompt: "sleep 0.2", jobs: *tasks}))
 		b.Logf("local runner, %d slots: %.1f jobs/s", *slots, local)
 		b.ReportMetric(local, "local-jobs/s")
 		for _, w := range []int{1, 2, 4} {
-			got := measure(b, bin, w)
+			got := rate(*tasks, measure(b, bin, run{workers: w, slots: *slots, prompt: "sleep 0.2", jobs: *tasks}))
 			ratio := got / local
 			b.Logf("%d worker(s) x %d slots: %.1f jobs/s, %.2fx the local runner (%.2f per worker)", w, *slots, got, ratio, ratio/float64(w))
 			b.ReportMetric(ratio, fmt.Sprintf("ratio-%dw", w))
@@ -54,22 +57,85 @@ func BenchmarkDispatch(b *testing.B) {
 	}
 }
 
-// measure runs *tasks jobs through a daemon on a new root — with workers
+func BenchmarkOverhead(b *testing.B) {
+	bins := []struct{ name, path string }{{"this revision", build(b)}}
+	if *base != "" {
+		bins = append(bins, struct{ name, path string }{"base " + filepath.Base(filepath.Dir(*base)), *base})
+	}
+	for range b.N {
+		overheads := make([][]float64, len(bins))
+		ratios := make([][]float64, len(bins))
+		for r := range *reps {
+			for i, bin := range bins {
+				one := run{slots: *oslots, prompt: "true", jobs: *jobs, warm: true}
+				local := measure(b, bin.path, one)
+				one.workers, one.slots = *oworkers, *oslots / *oworkers
+				remote := measure(b, bin.path, one)
+				ms := float64(remote-local) / float64(*jobs) / float64(time.Millisecond)
+				overheads[i] = append(overheads[i], ms)
+				ratios[i] = append(ratios[i], float64(remote)/float64(local))
+				b.Logf("rep %d, %s: %d jobs of true, one at a time: local %s, 1 worker %s: %.1f ms per attempt", r+1, bin.name, *jobs,
+					local.Round(time.Millisecond), remote.Round(time.Millisecond), ms)
+			}
+		}
+		for i, bin := range bins {
+			med, lo, hi := spread(overheads[i])
+			rmed, _, _ := spread(ratios[i])
+			b.Logf("remote overhead per attempt, %s: %.1f ms median (%.1f-%.1f over %d runs), remote/local wall %.2fx", bin.name, med, lo, hi, len(overheads[i]), rmed)
+			if i == 0 {
+				b.ReportMetric(med, "ms/attempt")
+			}
+		}
+	}
+}
+
+// spread returns the median, the least and the greatest of v.
+func spread(v []float64) (med, lo, hi float64) {
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	med = s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return med, s[0], s[n-1]
+}
+
+// build builds taskd from this revision into a temporary directory.
+func build(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "taskd")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/taskd").CombinedOutput(); err != nil {
+		b.Fatalf("build taskd: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func rate(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
+
+// A run is what measure measures: jobs jobs of prompt (through the exec
+// profile), through workers workers (none: the local runner) of slots
+// slots each, and with warm, after a first job that is not counted.
+type run struct {
+	workers, slots, jobs int
+	prompt               string
+	warm                 bool
+}
+
+// measure runs r's jobs through a daemon on a new root — with workers
 // > 0, a coordinator and that many workers on a new NATS server — and
-// returns jobs per second from the first file dropped to the last job
-// recorded.
-func measure(b *testing.B, bin string, workers int) float64 {
+// returns the time from the first file dropped to the last job recorded.
+func measure(b *testing.B, bin string, r run) time.Duration {
+	workers := r.workers
 	dir := b.TempDir()
 	root, list := filepath.Join(dir, "tasks"), filepath.Join(dir, "tasks", "bench")
 	if err := os.MkdirAll(list, 0o700); err != nil {
 		b.Fatal(err)
 	}
-	cfg := map[string]any{"concurrency": *slots, "grace": "1s"}
+	cfg := map[string]any{"concurrency": r.slots, "grace": "1s"}
 	var nats *natstest.Server
 	var workerConfigs []string
 	if workers > 0 {
 		nats = natstest.Start(b)
-		cfg["concurrency"] = workers * *slots
+		cfg["concurrency"] = workers * r.slots
 		coordKey := filepath.Join(dir, "coordinator.nk")
 		coordPub, _, err := remote.Keygen(coordKey)
 		if err != nil {
@@ -107,25 +173,37 @@ func measure(b *testing.B, bin string, workers int) float64 {
 	}()
 	start("run", "--root", root, "--config", config, "--log-level", "warn")
 	for i := range workers {
-		start("worker", "--config", workerConfigs[i], "--profiles", "exec", "--concurrency", strconv.Itoa(*slots),
+		start("worker", "--config", workerConfigs[i], "--profiles", "exec", "--concurrency", strconv.Itoa(r.slots),
 			"--state", filepath.Join(dir, "state"+strconv.Itoa(i)), "--name", "w"+strconv.Itoa(i), "--log-level", "warn")
 	}
 	events := filepath.Join(list, ".taskd", "events.jsonl")
 	waitFor(b, "the daemon to start", func() bool { _, err := os.Stat(events); return err == nil })
-	task := `{"subject": "job", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "sleep 0.2", "cwd": "` + dir + `"}}}`
-	t0 := time.Now()
-	for i := 1; i <= *tasks; i++ {
-		tmp := filepath.Join(list, ".drop")
-		os.WriteFile(tmp, []byte(task), 0o644)
-		if err := os.Rename(tmp, filepath.Join(list, strconv.Itoa(i)+".json")); err != nil {
-			b.Fatal(err)
+	task := `{"subject": "job", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "` + r.prompt + `", "cwd": "` + dir + `"}}}`
+	drop := func(first, n int) {
+		for i := first; i < first+n; i++ {
+			tmp := filepath.Join(list, ".drop")
+			os.WriteFile(tmp, []byte(task), 0o644)
+			if err := os.Rename(tmp, filepath.Join(list, strconv.Itoa(i)+".json")); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
-	waitFor(b, "every job to succeed", func() bool {
-		data, _ := os.ReadFile(events)
-		return strings.Count(string(data), `"TaskSucceeded"`) >= *tasks
-	})
-	return float64(*tasks) / time.Since(t0).Seconds()
+	succeeded := func(n int) func() bool {
+		return func() bool {
+			data, _ := os.ReadFile(events)
+			return strings.Count(string(data), `"TaskSucceeded"`) >= n
+		}
+	}
+	first := 1
+	if r.warm {
+		drop(first, 1)
+		waitFor(b, "the first job to succeed", succeeded(1))
+		first++
+	}
+	t0 := time.Now()
+	drop(first, r.jobs)
+	waitFor(b, "every job to succeed", succeeded(first-1+r.jobs))
+	return time.Since(t0)
 }
 
 // writeJSON writes v as JSON to path, and returns path.
@@ -143,6 +221,6 @@ func waitFor(b *testing.B, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			b.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
