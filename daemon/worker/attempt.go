@@ -47,11 +47,20 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 	ended := false
 	defer func() { w.unregister(wk.ID, ended) }()
 	defer w.removeAttemptDir(wk.ID) // last: after the worktree is removed
+	// A cancel stored before the attempt was registered here is read
+	// while it is claimed; one stored since comes through the
+	// subscription (onCancel), which finds it registered.
+	cancel := w.lastCancel(ctx, wk.ID)
 	if !w.claim(ctx, m, wk, log) {
 		return
 	}
-	acknowledge(ctx, m)
-	if c, err := w.c.Last(ctx, wk.ID, remote.KindCancel); err == nil && c != nil {
+	// Once the claim is stored the attempt is this worker's: a copy
+	// delivered again finds the claim, so the agent need not wait for the
+	// server to confirm the ack.
+	acked := make(chan struct{})
+	go func() { defer close(acked); acknowledge(ctx, m) }()
+	defer func() { <-acked }()
+	if c := <-cancel; c != nil {
 		w.cancelled(r, wk.ID, c.Subject, c.Header, c.Data)
 	}
 	if errors.Is(r.stopCause(), agent.ErrCancelled) {
@@ -171,6 +180,21 @@ func (w *Worker) claim(ctx context.Context, m jetstream.Msg, wk remote.Work, log
 		_ = m.InProgress()
 		sleep(ctx, time.Second)
 	}
+}
+
+// lastCancel reads the cancel of attempt id its coordinator stored, if
+// any, while the caller goes on: the channel yields it (nil if there is
+// none or it cannot be read).
+func (w *Worker) lastCancel(ctx context.Context, id string) <-chan *nats.Msg {
+	ch := make(chan *nats.Msg, 1)
+	go func() {
+		c, err := w.c.Last(ctx, id, remote.KindCancel)
+		if err != nil {
+			c = nil
+		}
+		ch <- c
+	}()
+	return ch
 }
 
 // claimedHere reports whether the stored Start of attempt id is this
