@@ -49,4 +49,10 @@ func TestRemote_RunsOnWorker(t *testing.T) {
 			return err == nil && m == nil
 		})
 	}
+	// Nor does the server keep the consumer the coordinator followed the
+	// attempt with.
+	c.waitFor("the consumers of the runs stream to be deleted", 20*time.Second, func() bool {
+		st, err := client.JS.Stream(context.Background(), "TASKD_RUNS")
+		return err == nil && st.CachedInfo().State.Consumers == 0
+	})
 }
