@@ -45,11 +45,11 @@ var (
 func BenchmarkDispatch(b *testing.B) {
 	bin := build(b)
 	for range b.N {
-		local := rate(*tasks, measure(b, bin, run{slots: *slots, prompt: "sleep 0.2", jobs: *tasks}))
+		local := rate(*tasks, measure(b, bin, run{slots: *slots, prompt: "sleep 0.2", jobs: *tasks}).wall)
 		b.Logf("local runner, %d slots: %.1f jobs/s", *slots, local)
 		b.ReportMetric(local, "local-jobs/s")
 		for _, w := range []int{1, 2, 4} {
-			got := rate(*tasks, measure(b, bin, run{workers: w, slots: *slots, prompt: "sleep 0.2", jobs: *tasks}))
+			got := rate(*tasks, measure(b, bin, run{workers: w, slots: *slots, prompt: "sleep 0.2", jobs: *tasks}).wall)
 			ratio := got / local
 			b.Logf("%d worker(s) x %d slots: %.1f jobs/s, %.2fx the local runner (%.2f per worker)", w, *slots, got, ratio, ratio/float64(w))
 			b.ReportMetric(ratio, fmt.Sprintf("ratio-%dw", w))
@@ -65,25 +65,36 @@ func BenchmarkOverhead(b *testing.B) {
 	for range b.N {
 		overheads := make([][]float64, len(bins))
 		ratios := make([][]float64, len(bins))
+		cpus := make([][]float64, len(bins))
 		for r := range *reps {
 			for i, bin := range bins {
+				if r%2 == 1 { // each binary first in every other rep
+					i = len(bins) - 1 - i
+					bin = bins[i]
+				}
 				one := run{slots: *oslots, prompt: "true", jobs: *jobs, warm: true}
 				local := measure(b, bin.path, one)
 				one.workers, one.slots = *oworkers, *oslots / *oworkers
 				remote := measure(b, bin.path, one)
-				ms := float64(remote-local) / float64(*jobs) / float64(time.Millisecond)
+				ms := perJob(remote.wall-local.wall, *jobs)
+				cpu := perJob(remote.cpu-local.cpu, *jobs)
 				overheads[i] = append(overheads[i], ms)
-				ratios[i] = append(ratios[i], float64(remote)/float64(local))
-				b.Logf("rep %d, %s: %d jobs of true, one at a time: local %s, 1 worker %s: %.1f ms per attempt", r+1, bin.name, *jobs,
-					local.Round(time.Millisecond), remote.Round(time.Millisecond), ms)
+				cpus[i] = append(cpus[i], cpu)
+				ratios[i] = append(ratios[i], float64(remote.wall)/float64(local.wall))
+				b.Logf("rep %d, %s: %d jobs of true, %d at a time: local %s (%.1f ms CPU/job), remote %s (%.1f ms CPU/job: daemon %.1f, worker %.1f, server %.1f): %.1f ms per attempt, %.1f ms more CPU",
+					r+1, bin.name, *jobs, *oslots, local.wall.Round(time.Millisecond), perJob(local.cpu, *jobs),
+					remote.wall.Round(time.Millisecond), perJob(remote.cpu, *jobs), perJob(remote.daemon, *jobs), perJob(remote.workers, *jobs), perJob(remote.server, *jobs), ms, cpu)
 			}
 		}
 		for i, bin := range bins {
 			med, lo, hi := spread(overheads[i])
+			cmed, clo, chi := spread(cpus[i])
 			rmed, _, _ := spread(ratios[i])
-			b.Logf("remote overhead per attempt, %s: %.1f ms median (%.1f-%.1f over %d runs), remote/local wall %.2fx", bin.name, med, lo, hi, len(overheads[i]), rmed)
+			b.Logf("remote overhead per attempt, %s: %.1f ms median (%.1f to %.1f over %d runs), remote/local wall %.2fx; CPU (daemon, workers, server) %.2f ms more per attempt (%.2f to %.2f)",
+				bin.name, med, lo, hi, len(overheads[i]), rmed, cmed, clo, chi)
 			if i == 0 {
 				b.ReportMetric(med, "ms/attempt")
+				b.ReportMetric(cmed, "cpu-ms/attempt")
 			}
 		}
 	}
@@ -111,6 +122,38 @@ func build(b *testing.B) string {
 
 func rate(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
 
+// perJob is d per job of n, in milliseconds.
+func perJob(d time.Duration, n int) float64 {
+	return float64(d) / float64(n) / float64(time.Millisecond)
+}
+
+// A cost is what a measurement took: its wall time, and the CPU time
+// (user and system) the daemon, the workers and the NATS server spent
+// meanwhile, without their children (the agents).
+type cost struct {
+	wall, cpu               time.Duration
+	daemon, workers, server time.Duration // cpu, by process
+}
+
+// cpuOf is the CPU time process pid has spent so far, not counting its
+// children.
+func cpuOf(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command's name, which ends with the last ')':
+	// utime and stime are the 12th and 13th, in clock ticks.
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	user, _ := strconv.ParseInt(f[11], 10, 64)
+	sys, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(user+sys) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's times: 100 on
+// every Linux architecture Go runs on.
+const clockTicks = 100
+
 // A run is what measure measures: jobs jobs of prompt (through the exec
 // profile), through workers workers (none: the local runner) of slots
 // slots each, and with warm, after a first job that is not counted.
@@ -122,8 +165,9 @@ type run struct {
 
 // measure runs r's jobs through a daemon on a new root — with workers
 // > 0, a coordinator and that many workers on a new NATS server — and
-// returns the time from the first file dropped to the last job recorded.
-func measure(b *testing.B, bin string, r run) time.Duration {
+// returns the time from the first file dropped to the last job recorded,
+// and the CPU time spent meanwhile.
+func measure(b *testing.B, bin string, r run) cost {
 	workers := r.workers
 	dir := b.TempDir()
 	root, list := filepath.Join(dir, "tasks"), filepath.Join(dir, "tasks", "bench")
@@ -131,10 +175,12 @@ func measure(b *testing.B, bin string, r run) time.Duration {
 		b.Fatal(err)
 	}
 	cfg := map[string]any{"concurrency": r.slots, "grace": "1s"}
-	var nats *natstest.Server
+	var nats *natstest.Process
+	var pids []int
 	var workerConfigs []string
 	if workers > 0 {
-		nats = natstest.Start(b)
+		nats = natstest.StartProcess(b, "")
+		pids = append(pids, nats.Pid())
 		cfg["concurrency"] = workers * r.slots
 		coordKey := filepath.Join(dir, "coordinator.nk")
 		coordPub, _, err := remote.Keygen(coordKey)
@@ -164,6 +210,7 @@ func measure(b *testing.B, bin string, r run) time.Duration {
 			b.Fatal(err)
 		}
 		procs = append(procs, cmd)
+		pids = append(pids, cmd.Process.Pid)
 	}
 	defer func() {
 		for _, p := range procs {
@@ -200,10 +247,30 @@ func measure(b *testing.B, bin string, r run) time.Duration {
 		waitFor(b, "the first job to succeed", succeeded(1))
 		first++
 	}
-	t0 := time.Now()
+	cpu := func() []time.Duration {
+		var d []time.Duration
+		for _, pid := range pids {
+			d = append(d, cpuOf(b, pid))
+		}
+		return d
+	}
+	t0, cpu0 := time.Now(), cpu()
 	drop(first, r.jobs)
 	waitFor(b, "every job to succeed", succeeded(first-1+r.jobs))
-	return time.Since(t0)
+	c := cost{wall: time.Since(t0)}
+	for i, d := range cpu() {
+		d -= cpu0[i]
+		c.cpu += d
+		switch daemon := min(workers, 1); { // pids: the server, if any, the daemon, the workers
+		case i < daemon:
+			c.server = d
+		case i == daemon:
+			c.daemon = d
+		default:
+			c.workers += d
+		}
+	}
+	return c
 }
 
 // writeJSON writes v as JSON to path, and returns path.
