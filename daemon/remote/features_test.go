@@ -264,3 +264,45 @@ func TestRemote_CancelBeforeClaimKeepsAgentFromStarting(t *testing.T) {
 		t.Errorf("the agent ran, though its attempt was cancelled before a worker claimed it")
 	}
 }
+
+// Ensure a worker keeps the list directory of an ended attempt for the
+// next one, its run folders removed, and none that an agent left
+// something in: what one attempt leaves never reaches another.
+func TestRemote_WorkerReusesOnlyEmptyListDirectories(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	c.worker("w1", "--profiles", "exec", "--concurrency", "1")
+	work := t.TempDir()
+	scripts := []string{
+		`echo "$TASKD_RUN_DIR" > dir1; touch "$TASKD_RUN_DIR/../../../../stray"`,
+		`echo "$TASKD_RUN_DIR" > dir2; ls -A "$TASKD_RUN_DIR/../../../.." > seen2`,
+		`echo "$TASKD_RUN_DIR" > dir3; ls -A "$TASKD_RUN_DIR/../../../.." > seen3`,
+	}
+	for i, script := range scripts {
+		id := itoa(i + 1)
+		c.drop("l", id, execTask(script, work, nil))
+		c.waitState("l", []string{id}, task.Succeeded, 30*time.Second)
+	}
+	listOf := func(n int) string {
+		data, err := os.ReadFile(filepath.Join(work, "dir"+itoa(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The run folder is <list>/.taskd/runs/<task>/<attempt>.
+		return filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(strings.TrimSpace(string(data))))))
+	}
+	for _, n := range []int{2, 3} {
+		if seen, _ := os.ReadFile(filepath.Join(work, "seen"+itoa(n))); strings.TrimSpace(string(seen)) != ".taskd" {
+			t.Errorf("attempt %d found in its list directory %q, want only .taskd", n, seen)
+		}
+	}
+	if listOf(2) == listOf(1) {
+		t.Errorf("the list directory an agent left a file in was used again: %s", listOf(1))
+	}
+	if _, err := os.Stat(listOf(1)); err == nil {
+		t.Errorf("the list directory an agent left a file in is still there: %s", listOf(1))
+	}
+	if listOf(3) != listOf(2) {
+		t.Errorf("the list directory of attempt 3 is %s, want that of attempt 2 (%s), emptied", listOf(3), listOf(2))
+	}
+}

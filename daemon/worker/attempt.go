@@ -82,6 +82,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		ended = w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), log)
 		return
 	}
+	defer w.putList(a.ListDir, wk.Task)
 	g := &gate{w: w, r: r, wk: wk, runDir: a.Dir()}
 	a.Gate = g
 	out := newShipper(w, wk.ID, a.Dir())
@@ -274,12 +275,12 @@ func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, lo
 var errLost = errors.New("the coordinator recorded the attempt lost while this worker was silent")
 
 // attempt is wk as an agent.Attempt of this machine, to run in cwd with
-// the worker's own profile of that name: its run folder in the worker's
-// state directory; TASKD_ROOT, TASKD_TASK_FILE the coordinator's, mapped
+// the worker's own profile of that name: its run folder in a list
+// directory of the worker's state directory (takeList); TASKD_ROOT, TASKD_TASK_FILE the coordinator's, mapped
 // (--dir-map); the transcript in the local run folder.
 func (w *Worker) attempt(wk remote.Work, cwd string) (*agent.Attempt, error) {
-	listDir := filepath.Join(w.attemptsDir(), wk.ID, "list")
-	if err := os.MkdirAll(listDir, 0o700); err != nil {
+	listDir, err := w.takeList()
+	if err != nil {
 		return nil, err
 	}
 	a := &agent.Attempt{
