@@ -9,9 +9,23 @@
 // starting processes, which a machine does as fast either way. The local
 // runner is `taskd run` with -slots concurrent agents; each worker is a
 // `taskd worker --concurrency slots` process, all on this machine, with a
-// real NATS server embedded in the benchmark. The ideal ratio with W
+// real nats-server process. The ideal ratio with W
 // workers is W (W times the slots); "per worker" is the ratio divided by
 // W, the share of that ideal that dispatch keeps.
+//
+//	go test ./bench/remote -run '^$' -bench Overhead -benchtime 1x [-jobs 100] [-reps 5] [-base main]
+//
+// BenchmarkOverhead measures what dispatch adds to one attempt: -jobs jobs
+// of `true`, one at a time (a daemon of one slot, one worker of one
+// slot), through a worker and through the local runner, interleaved -reps
+// times in the same run; the overhead per attempt is (remote wall − local
+// wall) / jobs, reported as the median and the range of the reps. Each
+// measurement starts after a first job has run, so that it does not count
+// the worker finding its consumer. Beside the wall time it reports the
+// CPU time the daemon, the worker and the NATS server (a nats-server
+// process) spent per attempt. With -base, taskd built from another git
+// revision is measured the same way in the same run, each of the two
+// first in every other rep, for a before and after.
 package remote_test
 
 import (
@@ -39,11 +53,11 @@ var (
 	reps     = flag.Int("reps", 5, "measurements of each kind by BenchmarkOverhead, interleaved")
 	oslots   = flag.Int("overhead-slots", 1, "slots of the daemon, BenchmarkOverhead")
 	oworkers = flag.Int("overhead-workers", 1, "workers of BenchmarkOverhead, each of overhead-slots/overhead-workers slots")
-	base     = flag.String("base", "", "a taskd binary of another revision for BenchmarkOverhead to measure in the same run")
+	base     = flag.String("base", "", "a git revision whose taskd BenchmarkOverhead also measures, in the same run")
 )
 
 func BenchmarkDispatch(b *testing.B) {
-	bin := build(b)
+	bin := build(b, "")
 	for range b.N {
 		local := rate(*tasks, measure(b, bin, run{slots: *slots, prompt: "sleep 0.2", jobs: *tasks}).wall)
 		b.Logf("local runner, %d slots: %.1f jobs/s", *slots, local)
@@ -58,9 +72,9 @@ func BenchmarkDispatch(b *testing.B) {
 }
 
 func BenchmarkOverhead(b *testing.B) {
-	bins := []struct{ name, path string }{{"this revision", build(b)}}
+	bins := []struct{ name, path string }{{"this tree", build(b, "")}}
 	if *base != "" {
-		bins = append(bins, struct{ name, path string }{"base " + filepath.Base(filepath.Dir(*base)), *base})
+		bins = append(bins, struct{ name, path string }{"base " + *base, build(b, *base)})
 	}
 	for range b.N {
 		overheads := make([][]float64, len(bins))
@@ -81,16 +95,20 @@ func BenchmarkOverhead(b *testing.B) {
 				overheads[i] = append(overheads[i], ms)
 				cpus[i] = append(cpus[i], cpu)
 				ratios[i] = append(ratios[i], float64(remote.wall)/float64(local.wall))
-				b.Logf("rep %d, %s: %d jobs of true, %d at a time: local %s (%.1f ms CPU/job), remote %s (%.1f ms CPU/job: daemon %.1f, worker %.1f, server %.1f): %.1f ms per attempt, %.1f ms more CPU",
-					r+1, bin.name, *jobs, *oslots, local.wall.Round(time.Millisecond), perJob(local.cpu, *jobs),
-					remote.wall.Round(time.Millisecond), perJob(remote.cpu, *jobs), perJob(remote.daemon, *jobs), perJob(remote.workers, *jobs), perJob(remote.server, *jobs), ms, cpu)
+				// A benchmark's log is cut at 10 lines unless -v: every
+				// rep with -v, the medians always.
+				if testing.Verbose() {
+					b.Logf("rep %d, %s: %d jobs of true, %d at a time: local %s (%.1f ms CPU/job), remote %s (%.1f ms CPU/job: daemon %.1f, worker %.1f, server %.1f): %.1f ms per attempt, %.1f ms more CPU",
+						r+1, bin.name, *jobs, *oslots, local.wall.Round(time.Millisecond), perJob(local.cpu, *jobs),
+						remote.wall.Round(time.Millisecond), perJob(remote.cpu, *jobs), perJob(remote.daemon, *jobs), perJob(remote.workers, *jobs), perJob(remote.server, *jobs), ms, cpu)
+				}
 			}
 		}
 		for i, bin := range bins {
 			med, lo, hi := spread(overheads[i])
 			cmed, clo, chi := spread(cpus[i])
 			rmed, _, _ := spread(ratios[i])
-			b.Logf("remote overhead per attempt, %s: %.1f ms median (%.1f to %.1f over %d runs), remote/local wall %.2fx; CPU (daemon, workers, server) %.2f ms more per attempt (%.2f to %.2f)",
+			b.Logf("remote overhead per attempt, %s: %.1f ms median (%.1f to %.1f over %d runs; remote/local wall %.2fx), CPU of the daemon, worker and server %.1f ms more than the local daemon's (%.1f to %.1f)",
 				bin.name, med, lo, hi, len(overheads[i]), rmed, cmed, clo, chi)
 			if i == 0 {
 				b.ReportMetric(med, "ms/attempt")
@@ -111,11 +129,23 @@ func spread(v []float64) (med, lo, hi float64) {
 	return med, s[0], s[n-1]
 }
 
-// build builds taskd from this revision into a temporary directory.
-func build(b *testing.B) string {
-	bin := filepath.Join(b.TempDir(), "taskd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/taskd").CombinedOutput(); err != nil {
-		b.Fatalf("build taskd: %v\n%s", err, out)
+// build builds taskd into a temporary directory: from the working tree,
+// or from git revision rev, exported (git archive).
+func build(b *testing.B, rev string) string {
+	dir := b.TempDir()
+	bin, src := filepath.Join(dir, "taskd"), "../.."
+	if rev != "" {
+		src = filepath.Join(dir, "src")
+		archive := exec.Command("sh", "-c", `mkdir "$2" && git archive "$1" | tar -x -C "$2"`, "sh", rev, src)
+		archive.Dir = "../.."
+		if out, err := archive.CombinedOutput(); err != nil {
+			b.Fatalf("export %s: %v\n%s", rev, err, out)
+		}
+	}
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/taskd")
+	cmd.Dir = src
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build taskd %s: %v\n%s", rev, err, out)
 	}
 	return bin
 }
