@@ -157,8 +157,10 @@ func TestDaemon_SurvivesSIGKILL(t *testing.T) {
 	p := startDaemonProc(t, root, n)
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
-		// Each attempt leaves a mark file, then runs long enough to be killed.
-		h.drop("l", id, execTask("task "+id, fmt.Sprintf(`echo $TASKD_ATTEMPT >> %s/%s; sleep 1.5`, marks, id)))
+		// Each attempt leaves a mark file; the first then runs until it is
+		// killed (the new daemon kills what the dead one left), however
+		// long the others take to start.
+		h.drop("l", id, execTask("task "+id, fmt.Sprintf(`echo $TASKD_ATTEMPT >> %s/%s; if [ "$TASKD_ATTEMPT" = 1 ]; then while :; do sleep 0.1; done; fi`, marks, id)))
 	}
 	h.waitFor("20 agents running", 20*time.Second, func() bool {
 		for i := 1; i <= n; i++ {
