@@ -144,18 +144,14 @@ func markRunning(t *taskfile.Task, id string, sp task.Spec, now time.Time, ahead
 	if ahead {
 		ev = task.Prepare
 	}
-	if _, err := task.Move(t, ev); err != nil {
-		return err
-	}
-	m := task.Meta(t)
-	m.Set("startedAt", task.Stamp(now))
+	rec := task.RecordOf(t)
+	rec.StartedAt = now
 	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
-		m.Set("attempt", sp.Attempt)
-		m.Set("runDir", area.RelRunDir(id, sp.Attempt))
+		rec.Attempt, rec.RunDir = sp.Attempt, area.RelRunDir(id, sp.Attempt)
 	}
-	m.Delete("retryAt")
-	m.Delete("finishedAt")
-	return nil
+	rec.RetryAt, rec.FinishedAt = time.Time{}, time.Time{}
+	_, err := task.Apply(t, ev, rec)
+	return err
 }
 
 // Pending is the claim's check for a task waiting to run at now: pending,
@@ -217,11 +213,10 @@ func (j *Job) start(ctx context.Context, c *Claim) error {
 		if !c.holds(t) {
 			return ErrClaimChanged
 		}
-		if _, err := task.Move(t, task.Start); err != nil {
-			return err
-		}
-		task.Meta(t).Set("startedAt", task.Stamp(j.Now()))
-		return nil
+		rec := task.RecordOf(t)
+		rec.StartedAt = j.Now()
+		_, err := task.Apply(t, task.Start, rec)
+		return err
 	}, taskfile.NoDirSync)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, task.ErrIllegal):
@@ -347,25 +342,20 @@ func (j *Job) Unprepare(ctx context.Context, sp task.Spec) (*taskfile.Task, erro
 			return ErrNotRunnable
 		}
 		ev := task.Withdraw
-		m := task.Meta(t)
-		if lim, ok := pauseIn(m); ok {
+		rec := task.RecordOf(t)
+		if lim, ok := pauseOf(rec.Pause); ok {
 			ev = task.Pause // due already: it was claimed
-			m.Set("retryAt", task.Stamp(lim.Until))
+			rec.RetryAt = lim.Until
 		}
-		if _, err := task.Move(t, ev); err != nil {
-			return err
-		}
-		m.Delete("startedAt")
+		rec.StartedAt = time.Time{}
 		if wf, _ := t.Metadata.String("workflowType"); wf == "" {
+			rec.Attempt, rec.RunDir = 0, ""
 			if n := sp.Attempt - 1; n > 0 {
-				m.Set("attempt", n)
-				m.Set("runDir", area.RelRunDir(j.ID, n))
-			} else {
-				m.Delete("attempt")
-				m.Delete("runDir")
+				rec.Attempt, rec.RunDir = n, area.RelRunDir(j.ID, n)
 			}
 		}
-		return nil
+		_, err := task.Apply(t, ev, rec)
+		return err
 	})
 	if err != nil {
 		return nil, err
