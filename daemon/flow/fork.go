@@ -195,15 +195,15 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 		ev, state = task.BranchFail, task.Failed
 	}
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		if _, err := task.Move(t, ev); err != nil {
+		rec := task.RecordOf(t)
+		if uncommitted != nil {
+			rec.Error = uncommitted.Error()
+		}
+		rec.FinishedAt = time.Now()
+		if _, err := task.Apply(t, ev, rec); err != nil {
 			return err
 		}
-		m := task.Meta(t)
-		if uncommitted != nil {
-			m.Set("error", uncommitted.Error())
-		}
-		m.Set("branchResult", verdict)
-		m.Set("finishedAt", task.Stamp(time.Now()))
+		task.Meta(t).Set("branchResult", verdict)
 		return nil
 	})
 	typ := eventlog.TaskSucceeded

@@ -89,10 +89,10 @@ func (j *Job) CancelBelow(ctx context.Context, t *taskfile.Task) error {
 			if s := task.Of(c); s.Ended() || flagged || c.Status == taskfile.StatusCompleted {
 				return ErrNotRunnable // nothing to write
 			}
-			cm = task.Meta(c)
-			cm.Set("cancel", true)
-			cm.Set("cancelledBy", by)
-			cm.Set("cancelCause", cause)
+			task.Meta(c).Set("cancel", true)
+			rec := task.RecordOf(c)
+			rec.CancelledBy, rec.CancelCause = by, cause
+			task.Store(c, rec)
 			return nil
 		})
 		var bad *taskfile.BadFileError
@@ -144,17 +144,15 @@ func (j *Job) CancelIdle(ctx context.Context) (*taskfile.Task, error) {
 		sp = s
 		m := task.Meta(t)
 		m.Set("cancel", true)
+		rec := task.RecordOf(t)
 		if by != "" {
-			m.Set("cancelledBy", by)
-			m.Set("cancelCause", cause)
+			rec.CancelledBy, rec.CancelCause = by, cause
+			task.Store(t, rec)
 		}
 		msg = cancelError(dir, t, m, from, s.Attempt)
-		if _, err := task.Move(t, task.Cancel); err != nil {
-			return err
-		}
-		m.Set("error", msg)
-		m.Set("finishedAt", task.Stamp(j.Now()))
-		return nil
+		rec.Error, rec.FinishedAt = msg, j.Now()
+		_, err = task.Apply(t, task.Cancel, rec)
+		return err
 	})
 	if err != nil {
 		return nil, err

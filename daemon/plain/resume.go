@@ -49,9 +49,9 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		// the last one, whose result stands.
 		sp.Attempt--
 		if _, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
-			m := task.Meta(t)
-			m.Set("attempt", sp.Attempt)
-			m.Set("runDir", area.RelRunDir(id, sp.Attempt))
+			rec := task.RecordOf(t)
+			rec.Attempt, rec.RunDir = sp.Attempt, area.RelRunDir(id, sp.Attempt)
+			task.Store(t, rec)
 			return nil
 		}, taskfile.NoDirSync); err != nil {
 			return nil, err

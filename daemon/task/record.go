@@ -2,6 +2,8 @@ package task
 
 import (
 	"bytes"
+	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/taskd/taskd/taskfile"
@@ -47,6 +49,13 @@ type Record struct {
 	// Archived: an ended child kept on disk, no longer counted by its
 	// parent (Archive).
 	Archived bool
+
+	// loaded is the record as RecordOf read it: Store writes only the
+	// fields changed since (nil: those that differ from the file).
+	loaded *Record
+	// blank are the keys of the file that read as their zero value:
+	// unreadable (a time that is not one), null, or zero as written.
+	blank []string
 }
 
 // Keys are the metadata.taskd keys of a Record: written only by this
@@ -68,8 +77,11 @@ func Load(t *taskfile.Task) (Spec, Record, error) {
 	return s, RecordOf(t), nil
 }
 
-// RecordOf returns the record task t's file holds. A field of the wrong
-// type reads as absent (ReadSpec reports the ones a person may get wrong).
+// RecordOf returns the record task t's file holds, a copy: changing it
+// changes nothing in t until it is stored. A field of the wrong type
+// reads as absent (ReadSpec reports the ones a person may get wrong);
+// the next Store that changes the record removes it, as it does a field
+// written as its zero value or null.
 func RecordOf(t *taskfile.Task) Record {
 	var r Record
 	if t == nil {
@@ -85,10 +97,10 @@ func RecordOf(t *taskfile.Task) Record {
 	r.Attempt = intOf(m, "attempt")
 	r.RunDir, _ = m.String("runDir")
 	r.FinishedAt = timeOf(m, "finishedAt")
-	r.Result = m.Object("result")
+	r.Result = m.Object("result").Clone()
 	r.Failures = intOf(m, "failures")
 	r.Pauses = intOf(m, "pauses")
-	r.Pause = m.Object("pause")
+	r.Pause = m.Object("pause").Clone()
 	r.RetryAt = timeOf(m, "retryAt")
 	r.Error, _ = m.String("error")
 	r.Interrupted = intOf(m, "interrupted")
@@ -98,74 +110,111 @@ func RecordOf(t *taskfile.Task) Record {
 	r.CompletedBy, _ = m.String("completedBy")
 	r.FailedBlocker, _ = m.String("failedBlocker")
 	r.Archived, _ = m.Bool("archived")
+	for _, k := range Keys[1:] {
+		if v, ok := m.Get(k); ok && isZero(v, r, k) {
+			r.blank = append(r.blank, k)
+		}
+	}
+	was := r
+	was.Result, was.Pause = r.Result.Clone(), r.Pause.Clone()
+	r.loaded = &was
 	return r
 }
 
 // Store writes rec's fields, its state aside (Apply moves it), into task
-// t's metadata.taskd: only the fields that differ from what the file
-// holds are touched, so the file's other keys, their order and the bytes
+// t's metadata.taskd: only the fields changed since rec was read
+// (RecordOf; for a Record made otherwise, those that differ from the
+// file) are touched, so the file's other keys, their order and the bytes
 // of unchanged values stay as they were; a field set anew is appended, a
-// field cleared (its zero value) is removed.
+// field cleared (its zero value) is removed, and so, once the record
+// changes, is a field it could not read. A record unchanged writes
+// nothing.
 func Store(t *taskfile.Task, rec Record) {
-	cur := RecordOf(t)
-	var m *taskfile.Object
-	put := func(key string, v any, zero bool) {
-		if m == nil {
-			m = Meta(t)
-		}
-		if zero {
-			m.Delete(key)
-		} else {
-			m.Set(key, v)
+	cur := rec.loaded
+	if cur == nil {
+		file := RecordOf(t)
+		cur = &file
+	}
+	ops := changes(rec, *cur)
+	if len(ops) == 0 {
+		return
+	}
+	m := Meta(t)
+	for _, k := range cur.blank {
+		if !slices.ContainsFunc(ops, func(o change) bool { return o.key == k }) {
+			m.Delete(k)
 		}
 	}
-	if !rec.StartedAt.Equal(cur.StartedAt) {
+	for _, o := range ops {
+		if o.clear {
+			m.Delete(o.key)
+		} else {
+			m.Set(o.key, o.v)
+		}
+	}
+}
+
+// A change is one field Store writes: its new value, or its removal.
+type change struct {
+	key   string
+	v     any
+	clear bool
+}
+
+// changes lists the fields of rec that differ from was, in Keys' order.
+func changes(rec, was Record) []change {
+	var ops []change
+	put := func(key string, v any, clear bool) {
+		ops = append(ops, change{key, v, clear})
+	}
+	if !rec.StartedAt.Equal(was.StartedAt) {
 		put("startedAt", Stamp(rec.StartedAt), rec.StartedAt.IsZero())
 	}
-	if rec.Attempt != cur.Attempt {
+	if rec.Attempt != was.Attempt {
 		put("attempt", rec.Attempt, rec.Attempt == 0)
 	}
-	if rec.RunDir != cur.RunDir {
+	if rec.RunDir != was.RunDir {
 		put("runDir", rec.RunDir, rec.RunDir == "")
 	}
-	if !rec.FinishedAt.Equal(cur.FinishedAt) {
+	if !rec.FinishedAt.Equal(was.FinishedAt) {
 		put("finishedAt", Stamp(rec.FinishedAt), rec.FinishedAt.IsZero())
 	}
-	if !sameObject(rec.Result, cur.Result) {
+	if !sameObject(rec.Result, was.Result) {
 		put("result", rec.Result, rec.Result == nil)
 	}
-	if rec.Failures != cur.Failures {
+	if rec.Failures != was.Failures {
 		put("failures", rec.Failures, rec.Failures == 0)
 	}
-	if rec.Pauses != cur.Pauses {
+	if rec.Pauses != was.Pauses {
 		put("pauses", rec.Pauses, rec.Pauses == 0)
 	}
-	if !sameObject(rec.Pause, cur.Pause) {
+	if !sameObject(rec.Pause, was.Pause) {
 		put("pause", rec.Pause, rec.Pause == nil)
 	}
-	if !rec.RetryAt.Equal(cur.RetryAt) {
+	if !rec.RetryAt.Equal(was.RetryAt) {
 		put("retryAt", Stamp(rec.RetryAt), rec.RetryAt.IsZero())
 	}
-	if rec.Error != cur.Error {
+	if rec.Error != was.Error {
 		put("error", rec.Error, rec.Error == "")
 	}
-	if rec.Interrupted != cur.Interrupted {
+	if rec.Interrupted != was.Interrupted {
 		put("interrupted", rec.Interrupted, rec.Interrupted == 0)
 	}
 	for _, s := range []struct{ key, now, was string }{
-		{"interruptedSession", rec.InterruptedSession, cur.InterruptedSession},
-		{"cancelledBy", rec.CancelledBy, cur.CancelledBy},
-		{"cancelCause", rec.CancelCause, cur.CancelCause},
-		{"completedBy", rec.CompletedBy, cur.CompletedBy},
-		{"failedBlocker", rec.FailedBlocker, cur.FailedBlocker},
+		{"interruptedSession", rec.InterruptedSession, was.InterruptedSession},
+		{"cancelledBy", rec.CancelledBy, was.CancelledBy},
+		{"cancelCause", rec.CancelCause, was.CancelCause},
+		{"completedBy", rec.CompletedBy, was.CompletedBy},
+		{"failedBlocker", rec.FailedBlocker, was.FailedBlocker},
 	} {
 		if s.now != s.was {
 			put(s.key, s.now, s.now == "")
 		}
 	}
-	if rec.Archived != cur.Archived {
+	if rec.Archived != was.Archived {
 		put("archived", true, !rec.Archived)
 	}
+	return ops
 }
 
 // Object returns v (a map, a struct's JSON form already parsed, or an
@@ -175,6 +224,30 @@ func Object(v any) *taskfile.Object {
 	o := taskfile.NewObject()
 	o.Set("v", v)
 	return o.Object("v")
+}
+
+// isZero reports whether field key of r, read from v, is its zero value.
+func isZero(v any, r Record, key string) bool {
+	switch key {
+	case "startedAt":
+		return r.StartedAt.IsZero()
+	case "finishedAt":
+		return r.FinishedAt.IsZero()
+	case "retryAt":
+		return r.RetryAt.IsZero()
+	case "result":
+		return r.Result == nil
+	case "pause":
+		return r.Pause == nil
+	case "attempt", "failures", "pauses", "interrupted":
+		n, ok := v.(json.Number)
+		i, err := n.Int64()
+		return !ok || err != nil || i == 0
+	case "archived":
+		return v != true
+	}
+	s, _ := v.(string)
+	return s == ""
 }
 
 func sameObject(a, b *taskfile.Object) bool {

@@ -37,7 +37,7 @@ func TestLoad(t *testing.T) {
 		FinishedAt: at("2030-01-02T03:05:00Z"), Failures: 1, Pauses: 2, RetryAt: at("2030-01-02T04:00:00Z"), Error: "boom",
 		Interrupted: 4, InterruptedSession: "sess", CancelledBy: "9", CancelCause: "cause", CompletedBy: "user",
 		FailedBlocker: "5", Archived: true}
-	got := rec
+	got := task.Fields(rec)
 	if string(taskfile.AppendJSON(nil, got.Result)) != "{\n  \"success\": false,\n  \"summary\": \"s\"\n}" {
 		t.Errorf("result = %s", taskfile.AppendJSON(nil, got.Result))
 	}
@@ -54,10 +54,10 @@ func TestLoad(t *testing.T) {
 	}
 
 	bad := parse(t, withTaskd(`{"attempt":"three","startedAt":7,"result":"text"}`))
-	if got := task.RecordOf(bad); !reflect.DeepEqual(got, task.Record{}) {
+	if got := task.Fields(task.RecordOf(bad)); !reflect.DeepEqual(got, task.Record{}) {
 		t.Errorf("record of wrong types = %+v, want the zero Record", got)
 	}
-	if got := task.RecordOf(nil); !reflect.DeepEqual(got, task.Record{}) {
+	if got := task.Fields(task.RecordOf(nil)); !reflect.DeepEqual(got, task.Record{}) {
 		t.Errorf("record of nil = %+v", got)
 	}
 }
@@ -212,6 +212,21 @@ func TestApply(t *testing.T) {
 			return r
 		}, nil, task.Succeeded, taskfile.StatusCompleted,
 			`{"prompt":"p","state":"succeeded","finishedAt":"2030-01-02T03:04:05Z"}`},
+		{"a value the record cannot read is kept by a move", `{"state":"running","finishedAt":"t","attempt":"two","error":"","other":1}`, false, task.Wait, func(r task.Record) task.Record {
+			return r
+		}, nil, task.Waiting, taskfile.StatusInProgress, `{"state":"waiting","finishedAt":"t","attempt":"two","error":"","other":1}`},
+		{"and dropped once the record changes", `{"state":"running","finishedAt":"t","attempt":"two","error":"","other":1}`, false, task.Wait, func(r task.Record) task.Record {
+			r.Failures = 1
+			return r
+		}, nil, task.Waiting, taskfile.StatusInProgress, `{"state":"waiting","other":1,"failures":1}`},
+		{"or given a value", `{"state":"running","finishedAt":"t","attempt":"two"}`, false, task.Iterate, func(r task.Record) task.Record {
+			r.FinishedAt, r.Attempt = now, 2
+			return r
+		}, nil, task.None, taskfile.StatusPending, `{"finishedAt":"2030-01-02T03:04:05Z","attempt":2}`},
+		{"a record changed in place", `{"state":"paused","pause":{"until":"x"}}`, false, task.Claim, func(r task.Record) task.Record {
+			r.Pause.Set("until", "y")
+			return r
+		}, nil, task.Running, taskfile.StatusInProgress, `{"state":"running","pause":{"until":"y"}}`},
 		{"withdraw", `{"prompt":"p","state":"starting","startedAt":"2030-01-01T00:00:00Z","attempt":1}`, false, task.Withdraw, func(r task.Record) task.Record {
 			r.StartedAt, r.Attempt = time.Time{}, 0
 			return r
