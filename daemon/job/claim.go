@@ -241,41 +241,30 @@ func (c *Claim) holds(t *taskfile.Task) bool {
 	return t.Status == c.Task.Status
 }
 
-// claimFields are the fields a claim sets, which Withdraw puts back: the
-// state through the state machine (task.Withdraw), the others as they were.
-var claimFields = []string{"state", "attempt", "startedAt", "runDir", "retryAt", "finishedAt"}
-
 // Withdraw takes claim c back: the file's bytes before it, if the file
 // still holds the claim's bytes; else, if it still holds the claim (the
 // job wrote to it since), the fields the claim set, as they were. A file
 // someone else changed is left as it is.
 func (j *Job) Withdraw(ctx context.Context, c *Claim) error {
 	dir := j.List.Dir
-	err := dir.Swap(ctx, c.ID, c.Task.Raw(), c.before)
-	if !errors.Is(err, taskfile.ErrChanged) {
-		return err
-	}
 	before, perr := taskfile.Parse(c.before, c.ID+".json", c.ID)
 	if perr != nil {
 		return nil // the claim's own input: cannot happen
 	}
-	bm := before.Metadata.Object("taskd")
+	if err := task.CheckUndo(c.Task, before); err != nil {
+		return err
+	}
+	err := dir.Swap(ctx, c.ID, c.Task.Raw(), c.before)
+	if !errors.Is(err, taskfile.ErrChanged) {
+		return err
+	}
+	was := task.RecordOf(before)
 	_, err = dir.Update(ctx, c.ID, func(t *taskfile.Task) error {
 		if !c.holds(t) {
 			return ErrNotRunnable // someone else's change: left as it is
 		}
-		if _, err := task.Move(t, task.Withdraw); err != nil {
-			return err
-		}
-		m := task.Meta(t)
-		for _, k := range claimFields[1:] {
-			if v, ok := bm.Get(k); ok {
-				m.Set(k, v)
-			} else {
-				m.Delete(k)
-			}
-		}
-		return nil
+		_, err := task.Unclaim(t, was)
+		return err
 	})
 	if errors.Is(err, ErrNotRunnable) {
 		return nil

@@ -263,3 +263,30 @@ func TestApply(t *testing.T) {
 func compact(b []byte) string {
 	return strings.NewReplacer("\n", "", " ", "").Replace(string(b))
 }
+
+// TestWithdrawClaim: a claim is taken back through the table: the bytes
+// before it may be put back only over a claimed task and to a state a
+// claim is made from; Unclaim puts back the claim's fields, keeping what
+// was written since.
+func TestWithdrawClaim(t *testing.T) {
+	before := parse(t, withTaskd(`{"prompt":"p","state":"retrying","attempt":1,"retryAt":"2030-01-01T00:00:00Z","finishedAt":"2029-12-31T23:59:00Z"}`))
+	claimed := parse(t, withTaskd(`{"prompt":"p","state":"starting","attempt":2,"startedAt":"2030-01-01T00:00:01Z","runDir":"r/2","other":true}`))
+	if err := task.CheckUndo(claimed, before); err != nil {
+		t.Errorf("CheckUndo(starting over retrying) = %v", err)
+	}
+	ended := parse(t, withTaskd(`{"prompt":"p","state":"succeeded"}`))
+	if err := task.CheckUndo(ended, before); !errors.Is(err, task.ErrIllegal) {
+		t.Errorf("CheckUndo(over succeeded) = %v, want ErrIllegal", err)
+	}
+	if err := task.CheckUndo(claimed, ended); !errors.Is(err, task.ErrIllegal) {
+		t.Errorf("CheckUndo(back to succeeded) = %v, want ErrIllegal", err)
+	}
+	if _, err := task.Unclaim(claimed, task.RecordOf(before)); err != nil {
+		t.Fatal(err)
+	}
+	got := compact(taskfile.AppendJSON(nil, claimed.Metadata.Object("taskd")))
+	want := `{"prompt":"p","attempt":1,"other":true,"finishedAt":"2029-12-31T23:59:00Z","retryAt":"2030-01-01T00:00:00Z"}`
+	if got != want {
+		t.Errorf("after Unclaim: %s\nwant         %s", got, want)
+	}
+}
