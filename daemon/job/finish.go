@@ -293,7 +293,12 @@ func ShortResult(r agent.Result, runDir string) map[string]any {
 // task t's latest attempt (ShortResult); cost is nil when the agent
 // reported none.
 func ResultOf(t *taskfile.Task) (summary string, costUSD *float64) {
-	r := t.Metadata.Object("taskd").Object("result")
+	return ResultIn(task.RecordOf(t))
+}
+
+// ResultIn is ResultOf for a record already read.
+func ResultIn(rec task.Record) (summary string, costUSD *float64) {
+	r := rec.Result
 	summary, _ = r.String("summary")
 	if v, ok := r.Get("costUsd"); ok {
 		if n, ok := v.(json.Number); ok {

@@ -285,7 +285,12 @@ func (g pauseGate) Enter(ctx context.Context) error {
 // PauseOf reads the pause a paused task's file records
 // (metadata.taskd.pause), or false.
 func PauseOf(t *taskfile.Task) (agent.Limit, bool) {
-	return pauseOf(task.RecordOf(t).Pause)
+	return PauseIn(task.RecordOf(t))
+}
+
+// PauseIn is PauseOf for a record already read.
+func PauseIn(rec task.Record) (agent.Limit, bool) {
+	return pauseOf(rec.Pause)
 }
 
 // pauseOf reads a record's pause (metadata.taskd.pause).
