@@ -95,7 +95,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		d.reportEnd(l, id, tf, rec)
 	}
 	d.observeRuns(l, id, e, observation{tf, sp, rec, ownerProfile}, prevState) // profile, pause, worktree, notice (runs.go)
-	d.spend(l, e)                                                               // toward budgets per window (admission.go)
+	d.spend(l, e)                                                              // toward budgets per window (admission.go)
 	e.seen = true
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (waits.go)
 	if !e.accepted && l.acceptedBefore[id] {
