@@ -137,7 +137,7 @@ func ChainOutcome(l *job.List, t *taskfile.Task) (failure string, ended bool) {
 		if s != task.Succeeded && failure == "" {
 			m := c.Metadata.Object("taskd")
 			name, _ := m.String("name")
-			msg, _ := m.String("error")
+			msg := task.RecordOf(c).Error
 			failure = fmt.Sprintf("step %d of its return chain (%s, task %s) %s", i+1, name, id, s)
 			if msg != "" {
 				failure += ": " + msg

@@ -165,8 +165,7 @@ func (f *flowRun) existingBranches(forkStep string) map[string]string {
 		p, _ := t.Metadata.String("parentTaskId")
 		fs, _ := t.Metadata.String("forkStep")
 		name, _ := t.Metadata.String("branchName")
-		archived, _ := t.Metadata.Object("taskd").Bool("archived")
-		if p == f.id && fs == forkStep && name != "" && !archived {
+		if p == f.id && fs == forkStep && name != "" && !task.RecordOf(t).Archived {
 			out[name] = id
 		}
 	}

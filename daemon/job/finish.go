@@ -221,7 +221,7 @@ func (j *Job) recordEnd(t *taskfile.Task, e attemptEnd) recorded {
 		if task.Of(t) == task.Starting {
 			from = task.Starting // its agent never started
 		}
-		rec.Error = cancelError(j.List.Dir, t, m, from, sp.Attempt)
+		rec.Error = cancelError(j.List.Dir, t, *rec, from, sp.Attempt)
 	case task.Pause:
 		// paused: pauseEnd wrote the pause and when it ends (retryAt)
 	case task.AskPerson:

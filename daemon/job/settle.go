@@ -132,7 +132,7 @@ func FailedBlocker(dir *taskfile.Dir, t *taskfile.Task, sp task.Spec) (id, why s
 		}
 		if s := task.Of(bt); BlockerFailed(s) {
 			msg := fmt.Sprintf("not run: task %s, which it is blocked by, %s", b, endWords[s])
-			if e, _ := bt.Metadata.Object("taskd").String("error"); e != "" {
+			if e := task.RecordOf(bt).Error; e != "" {
 				msg += " (" + e + ")"
 			}
 			return b, msg + `; to wait for it anyway, set metadata.taskd.onBlockerFailure to "wait"`

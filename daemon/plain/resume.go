@@ -73,7 +73,7 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		}
 	}
 	results := children.ResultsWith(l.Dir, kids, children.FollowUp(j.Config, t))
-	session, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
+	session, _ := task.RecordOf(t).Result.String("sessionId")
 	if agent.CanResume(a.Profile) && session != "" {
 		a.Resume = session
 		a.Prompt = results

@@ -187,7 +187,7 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	prep.script.Content = content
 	prep.feedback = feedback(l, t, sp)
 	prep.apply(a)
-	if s, _ := t.Metadata.Object("taskd").String("interruptedSession"); s != "" && a.ResumeInterrupted(s) {
+	if s := task.RecordOf(t).InterruptedSession; s != "" && a.ResumeInterrupted(s) {
 		j.Log.Info("resuming the session of the interrupted attempt", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", s)
 	}
 	if g, ok := job.GrantOf(t); ok && a.Continue(g.Session, strings.TrimSpace(g.Prompt()+"\n\n"+personNote(t))) {
@@ -213,7 +213,7 @@ func sessionOf(l *job.List, id string) string {
 	if err != nil {
 		return ""
 	}
-	s, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
+	s, _ := task.RecordOf(t).Result.String("sessionId")
 	return s
 }
 
