@@ -192,14 +192,16 @@ func restartChild(ctx context.Context, dir *taskfile.Dir, id, note string) (*tas
 		if !childDone(t) {
 			return errors.New("task " + id + " has not ended")
 		}
-		if _, err := task.Move(t, task.Restart); err != nil {
+		rec := task.RecordOf(t)
+		rec.Failures, rec.Error, rec.RetryAt, rec.FinishedAt = 0, "", time.Time{}, time.Time{}
+		if _, err := task.Apply(t, task.Restart, rec); err != nil {
 			return err
 		}
 		m := task.Meta(t)
-		for _, k := range []string{"cancel", "failures", "error", "retryAt", "finishedAt", "delivered", "resolve", "hitl"} {
+		for _, k := range []string{"cancel", "delivered", "resolve", "hitl"} {
 			m.Delete(k)
 		}
-		if n, _ := m.Int("attempt"); n > 0 {
+		if n := rec.Attempt; n > 0 {
 			m.Set("retryOf", n)
 		}
 		if note != "" {

@@ -22,8 +22,10 @@ import (
 // one of those keys, by a constant, on metadata.taskd: a value that is
 // Object("taskd"), EnsureObject("taskd"), Get("taskd") or task.Meta(…), a
 // variable assigned one, or a parameter some call is handed one (followed
-// through the module's functions by name); and on a call of a helper that
-// writes its key parameter on such a value with one of those keys.
+// through the module's functions by name); on a call of a helper that
+// writes its key parameter on such a value with one of those keys; and on
+// such a write of the variable of a range over a list of keys that holds
+// one.
 func TestDaemonFieldsWrittenOnlyHere(t *testing.T) {
 	m := parseModule(t, filepath.Join("..", ".."))
 	for _, v := range m.violations(task.Keys) {
@@ -61,6 +63,13 @@ func viaParam(t *taskfile.Task) {
 func clear(m *taskfile.Object) { m.Delete("startedAt") }
 
 func put(m *taskfile.Object, key string, v any) { m.Set(key, v) }
+
+func loop(t *taskfile.Task) {
+	m := task.Meta(t)
+	for _, k := range []string{"cancel", "failures"} {
+		m.Delete(k)
+	}
+}
 `
 	if err := writeFile(filepath.Join(dir, "x.go"), src); err != nil {
 		t.Fatal(err)
@@ -70,7 +79,7 @@ func put(m *taskfile.Object, key string, v any) { m.Set(key, v) }
 		got = append(got, v.key)
 	}
 	slices.Sort(got)
-	want := []string{"attempt", "error", "finishedAt", "retryAt", "startedAt"}
+	want := []string{"attempt", "error", "failures", "finishedAt", "retryAt", "startedAt"}
 	if !slices.Equal(got, want) {
 		t.Errorf("violations %v, want %v", got, want)
 	}
@@ -280,10 +289,29 @@ func (m *module) violations(keys []string) []violation {
 	for _, fds := range m.funcs {
 		for _, fd := range fds {
 			s := scopeOf(fd)
+			ranged := map[string][]string{} // a range variable: the keys of its list
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if r, ok := n.(*ast.RangeStmt); ok {
+					v, _ := r.Value.(*ast.Ident)
+					if lit, ok := r.X.(*ast.CompositeLit); ok && v != nil {
+						for _, e := range lit.Elts {
+							if k := constKey(e); slices.Contains(keys, k) {
+								ranged[v.Name] = append(ranged[v.Name], k)
+							}
+						}
+					}
+					return true
+				}
 				call, ok := n.(*ast.CallExpr)
 				if !ok {
 					return true
+				}
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Set" || sel.Sel.Name == "Delete") && len(call.Args) > 0 && s.holds(sel.X) {
+					if id, ok := call.Args[0].(*ast.Ident); ok {
+						for _, k := range ranged[id.Name] {
+							out = append(out, violation{m.fset.Position(call.Pos()), k})
+						}
+					}
 				}
 				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && len(call.Args) > 0 && s.holds(sel.X) {
 					switch sel.Sel.Name {
