@@ -69,7 +69,12 @@ func loop(t *taskfile.Task) {
 	for _, k := range []string{"cancel", "failures"} {
 		m.Delete(k)
 	}
+	for _, k := range cleared {
+		m.Delete(k)
+	}
 }
+
+var cleared = []string{"hitl", "interrupted"}
 `
 	if err := writeFile(filepath.Join(dir, "x.go"), src); err != nil {
 		t.Fatal(err)
@@ -79,7 +84,7 @@ func loop(t *taskfile.Task) {
 		got = append(got, v.key)
 	}
 	slices.Sort(got)
-	want := []string{"attempt", "error", "failures", "finishedAt", "retryAt", "startedAt"}
+	want := []string{"attempt", "error", "failures", "finishedAt", "interrupted", "retryAt", "startedAt"}
 	if !slices.Equal(got, want) {
 		t.Errorf("violations %v, want %v", got, want)
 	}
@@ -89,6 +94,7 @@ type module struct {
 	fset  *token.FileSet
 	files []*ast.File
 	funcs map[string][]*ast.FuncDecl // by name
+	lists map[string][]string        // package-level lists of strings, by name
 }
 
 type violation struct {
@@ -100,7 +106,7 @@ type violation struct {
 // daemon/task, taskfile, testdata, bench and .git.
 func parseModule(t *testing.T, root string) *module {
 	t.Helper()
-	m := &module{fset: token.NewFileSet(), funcs: map[string][]*ast.FuncDecl{}}
+	m := &module{fset: token.NewFileSet(), funcs: map[string][]*ast.FuncDecl{}, lists: map[string][]string{}}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -124,6 +130,16 @@ func parseModule(t *testing.T, root string) *module {
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
 				m.funcs[fd.Name.Name] = append(m.funcs[fd.Name.Name], fd)
+			}
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.VAR {
+				for _, sp := range gd.Specs {
+					vs := sp.(*ast.ValueSpec)
+					for i, id := range vs.Names {
+						if i < len(vs.Values) {
+							m.lists[id.Name] = append(m.lists[id.Name], stringsOf(vs.Values[i])...)
+						}
+					}
+				}
 			}
 		}
 		return nil
@@ -161,6 +177,21 @@ func (s scope) holds(e ast.Expr) bool {
 		}
 	}
 	return false
+}
+
+// stringsOf returns the constant strings of e, a list literal.
+func stringsOf(e ast.Expr) []string {
+	lit, ok := e.(*ast.CompositeLit)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, el := range lit.Elts {
+		if k := constKey(el); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func constKey(e ast.Expr) string {
@@ -293,11 +324,17 @@ func (m *module) violations(keys []string) []violation {
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				if r, ok := n.(*ast.RangeStmt); ok {
 					v, _ := r.Value.(*ast.Ident)
-					if lit, ok := r.X.(*ast.CompositeLit); ok && v != nil {
-						for _, e := range lit.Elts {
-							if k := constKey(e); slices.Contains(keys, k) {
-								ranged[v.Name] = append(ranged[v.Name], k)
-							}
+					list := stringsOf(r.X)
+					if id, ok := r.X.(*ast.Ident); ok {
+						list = m.lists[id.Name]
+					}
+					if v == nil {
+						return true
+					}
+					ranged[v.Name] = nil // this range's list, from here on
+					for _, k := range list {
+						if slices.Contains(keys, k) {
+							ranged[v.Name] = append(ranged[v.Name], k)
 						}
 					}
 					return true
