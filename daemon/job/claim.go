@@ -1,7 +1,6 @@
 package job
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,12 +20,13 @@ import (
 
 // A Claim is a task marked running for a new attempt (or starting, when
 // it is claimed ahead of its slot): the task as the claim wrote it, the
-// attempt's spec, and the file's bytes before the claim, to take it back
-// with if the attempt never starts.
+// attempt's spec and the task's record, and the file's bytes before the
+// claim, to take it back with if the attempt never starts.
 type Claim struct {
 	ID     string
 	Task   *taskfile.Task
 	Spec   task.Spec
+	Record task.Record
 	before []byte
 	// ahead is set while the file says starting: the claim was made
 	// ahead of the job's slot, and Start marks it running.
@@ -85,7 +85,7 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Task = t
+	c.Task, c.Record = t, task.RecordOf(t)
 	return c, nil
 }
 
@@ -224,21 +224,14 @@ func (j *Job) start(ctx context.Context, c *Claim) error {
 	case err != nil:
 		return err
 	}
-	c.Task, c.ahead = t, false
+	c.Task, c.Record, c.ahead = t, task.RecordOf(t), false
 	return nil
 }
 
 // holds reports whether t still says what the claim wrote.
 func (c *Claim) holds(t *taskfile.Task) bool {
-	m, cm := t.Metadata.Object("taskd"), c.Task.Metadata.Object("taskd")
-	for _, k := range []string{"state", "attempt", "startedAt"} {
-		v, _ := m.Get(k)
-		cv, _ := cm.Get(k)
-		if !bytes.Equal(taskfile.AppendJSON(nil, v), taskfile.AppendJSON(nil, cv)) {
-			return false
-		}
-	}
-	return t.Status == c.Task.Status
+	r := task.RecordOf(t)
+	return r.State == c.Record.State && r.Attempt == c.Record.Attempt && r.StartedAt.Equal(c.Record.StartedAt) && t.Status == c.Task.Status
 }
 
 // Withdraw takes claim c back: the file's bytes before it, if the file
