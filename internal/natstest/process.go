@@ -266,3 +266,6 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// Pid is the process id of the running server.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
