@@ -2,12 +2,10 @@ package daemon
 
 import (
 	"errors"
-	"time"
 
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/parallel"
 	"github.com/taskd/taskd/daemon/task"
-	"github.com/taskd/taskd/taskfile"
 )
 
 // What holds back a task that could run (package admit): its list's or
@@ -55,20 +53,16 @@ func (d *Daemon) admitsNow(list, profile string) error {
 
 // spend counts what the attempt task t (entry e) records cost toward its
 // list's and its profile's budgets, once per attempt.
-func (d *Daemon) spend(l *list, e *entry, t *taskfile.Task) {
+func (d *Daemon) spend(l *list, e *entry) {
 	if e.state == task.Running || !d.admit.Bounded(l.ID, e.profile) {
 		return
 	}
-	_, cost := job.ResultOf(t)
-	started, _ := t.Metadata.Object("taskd").String("startedAt")
-	if cost == nil || started == "" || started == e.spentFor {
+	_, cost := job.ResultIn(e.rec)
+	at := e.rec.StartedAt
+	if cost == nil || at.IsZero() || at.Equal(e.spentFor) {
 		return
 	}
-	e.spentFor = started
-	at, err := time.Parse(time.RFC3339Nano, started)
-	if err != nil {
-		return
-	}
+	e.spentFor = at
 	if spent := d.admit.Spend(l.ID, e.profile, at, *cost, d.clock.Now()); len(spent) > 0 {
 		for _, s := range spent {
 			d.log.Info("a budget per window is spent: no more tasks start until the next window", "what", s.Scope.String(), "spent", s.Spent, "until", s.Until)

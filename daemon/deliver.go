@@ -28,7 +28,7 @@ func deliverResult(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		return nil, errNotRunnable
 	}
 	msg := children.ResultMessage(l.Dir, t)
-	attempt, _ := m.Int("attempt")
+	attempt := task.RecordOf(t).Attempt
 	if err := children.InboxOf(l.Dir.Path(), parent).Deliver(msg, fmt.Sprintf("result-%s-%d", id, attempt)); err != nil {
 		return nil, fmt.Errorf("deliver the result of %s to %s: %w", id, parent, err)
 	}

@@ -75,6 +75,7 @@ type entry struct {
 	status    string
 	owned     bool
 	state     task.State
+	rec       task.Record // the daemon's record of the task, as last observed (task.Load)
 	parent    string
 	blockedBy []string
 	retryAt   time.Time
@@ -109,7 +110,7 @@ type entry struct {
 	settleMisses  int               // settling jobs in a row that found nothing to do (settle.go)
 	seen          bool              // observed as taskd's before: a change of state is news
 	profile       string            // the agent profile a plain task runs with
-	spentFor      string            // the startedAt of the attempt whose cost was counted (admission.go)
+	spentFor      time.Time         // the startedAt of the attempt whose cost was counted (admission.go)
 	workspace     worktree.Worktree // the task's git worktree, if it has one (Path set)
 }
 

@@ -56,7 +56,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		e.seen = false
 		return
 	}
-	sp, err := task.ReadSpec(tf)
+	sp, rec, err := task.Load(tf)
 	if err == nil {
 		err = d.validate(l, id, tf, sp, ownerProfile)
 	}
@@ -69,8 +69,9 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		return
 	}
 	d.clearReject(l, id, e)
-	e.state, e.parent, e.retryAt = sp.State, sp.Parent, sp.RetryAt
-	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, sp.Archived
+	e.rec = rec
+	e.state, e.parent, e.retryAt = rec.State, sp.Parent, rec.RetryAt
+	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, rec.Archived
 	e.boundary = sp.State == task.Succeeded && tf.Metadata.Object("taskd").Object("boundary") != nil
 	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
 	e.children = children.WaitsFor(tf)
@@ -91,16 +92,16 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	}
 	if e.seen && e.state != prevState {
 		d.tellAncestors(l, id, e, tf)
-		d.reportEnd(l, id, tf, e.state)
+		d.reportEnd(l, id, tf, rec)
 	}
-	d.observeRuns(l, id, e, tf, sp, ownerProfile, prevState, e.seen) // profile, pause, worktree, notice (runs.go)
-	d.spend(l, e, tf)                                                // toward budgets per window (admission.go)
+	d.observeRuns(l, id, e, observation{tf, sp, rec, ownerProfile}, prevState) // profile, pause, worktree, notice (runs.go)
+	d.spend(l, e)                                                              // toward budgets per window (admission.go)
 	e.seen = true
 	d.observeSubagents(l, id, e, tf) // waits and handoff links (waits.go)
 	if !e.accepted && l.acceptedBefore[id] {
 		e.accepted = true // by an earlier daemon
 	}
-	if !e.accepted && e.state == task.None && e.status == taskfile.StatusPending && sp.Attempt == 0 {
+	if !e.accepted && e.state == task.None && e.status == taskfile.StatusPending && rec.Attempt == 0 {
 		e.accepted = true
 		l.Events.Append(eventlog.Event{Type: eventlog.TaskAccepted, List: l.ID, Task: id, Parent: e.parent,
 			Data: map[string]any{"subject": tf.Subject}})
@@ -132,16 +133,15 @@ func (d *Daemon) tellAncestors(l *list, id string, e *entry, tf *taskfile.Task) 
 	if e.parent == "" {
 		return
 	}
-	m := tf.Metadata.Object("taskd")
 	var reason string
 	switch e.state {
 	case task.NeedsHuman:
-		reason, _ = m.Object("hitl").String("reason")
+		reason, _ = tf.Metadata.Object("taskd").Object("hitl").String("reason")
 		if reason == "" {
 			reason = "it waits for a person's answer"
 		}
 	case task.Failed, task.TimedOut, task.Stopped:
-		reason, _ = m.String("error")
+		reason = e.rec.Error
 	default:
 		return
 	}

@@ -15,8 +15,10 @@ import (
 // paused, as its file now says. Nothing is logged for a task first seen
 // in such a state (after a restart), and nothing while the daemon idles.
 
-// reportEnd logs that task id of list l, whose file is tf, entered state.
-func (d *Daemon) reportEnd(l *list, id string, tf *taskfile.Task, state task.State) {
+// reportEnd logs that task id of list l, whose file is tf and record rec,
+// entered rec's state.
+func (d *Daemon) reportEnd(l *list, id string, tf *taskfile.Task, rec task.Record) {
+	state := rec.State
 	msg := ""
 	switch {
 	case state.Ended():
@@ -29,10 +31,10 @@ func (d *Daemon) reportEnd(l *list, id string, tf *taskfile.Task, state task.Sta
 		return
 	}
 	args := []any{"list", l.ID, "task", id, "subject", job.LogSubject(id, tf.Subject), "outcome", string(state)}
-	if ran, ok := ranFor(tf); ok {
+	if ran, ok := ranFor(rec); ok {
 		args = append(args, "ran", ran)
 	}
-	if r := reasonOf(tf); r != "" && state != task.Succeeded && state != task.Cancelled {
+	if r := reasonOf(tf, rec); r != "" && state != task.Succeeded && state != task.Cancelled {
 		r, _, _ = strings.Cut(r, "; logs: ") // taskd logs LIST/ID shows them
 		args = append(args, "reason", job.LogSubject("", r))
 	}
@@ -42,21 +44,14 @@ func (d *Daemon) reportEnd(l *list, id string, tf *taskfile.Task, state task.Sta
 // ranFor is how long the task's last start lasted: from
 // metadata.taskd.startedAt to finishedAt (or now, if it records no end),
 // rounded for reading. A task that never started has none.
-func ranFor(tf *taskfile.Task) (time.Duration, bool) {
-	m := tf.Metadata.Object("taskd")
-	s, ok := m.String("startedAt")
-	if !ok {
-		return 0, false
-	}
-	start, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+func ranFor(rec task.Record) (time.Duration, bool) {
+	start := rec.StartedAt
+	if start.IsZero() {
 		return 0, false
 	}
 	end := time.Now()
-	if f, ok := m.String("finishedAt"); ok {
-		if at, err := time.Parse(time.RFC3339Nano, f); err == nil && !at.Before(start) {
-			end = at
-		}
+	if at := rec.FinishedAt; !at.IsZero() && !at.Before(start) {
+		end = at
 	}
 	d := end.Sub(start)
 	switch {

@@ -16,11 +16,23 @@ import (
 // restart; a person notified when a task needs them or fails; and a
 // task's git worktree, removed when the task is cleaned up.
 
-// observeRuns records of task id, just observed in state e.state (it was
-// in prevState), what the loop needs of its runs, and notifies a person
-// of the change if the configuration asks for it. seen says the loop had
-// observed the task before (a change found at startup is not notified).
-func (d *Daemon) observeRuns(l *list, id string, e *entry, tf *taskfile.Task, sp task.Spec, ownerProfile string, prevState task.State, seen bool) {
+// An observation is what the loop read of a task file, once: the file,
+// what it asks for, the daemon's record of it, and the profile its owner
+// field names.
+type observation struct {
+	tf    *taskfile.Task
+	spec  task.Spec
+	rec   task.Record
+	owner string
+}
+
+// observeRuns records of task id, just observed (ob) in state e.state (it
+// was in prevState), what the loop needs of its runs, and notifies a
+// person of the change if the configuration asks for it, when the loop
+// had observed the task before (e.seen: a change found at startup is not
+// notified).
+func (d *Daemon) observeRuns(l *list, id string, e *entry, ob observation, prevState task.State) {
+	tf, sp, ownerProfile := ob.tf, ob.spec, ob.owner
 	e.profile = ""
 	if wf, _ := tf.Metadata.String("workflowType"); wf == "" {
 		name, explicit := sp.Agent, true
@@ -34,8 +46,8 @@ func (d *Daemon) observeRuns(l *list, id string, e *entry, tf *taskfile.Task, sp
 			e.profile = p.Name
 		}
 	}
-	if sp.State == task.Paused {
-		if lim, ok := job.PauseOf(tf); ok {
+	if ob.rec.State == task.Paused {
+		if lim, ok := job.PauseIn(ob.rec); ok {
 			d.pauses.Restore(lim.Profile, lim)
 		}
 	}
@@ -48,21 +60,20 @@ func (d *Daemon) observeRuns(l *list, id string, e *entry, tf *taskfile.Task, sp
 			}
 		}
 	}
-	if seen && e.state != prevState && d.notifier.Wants(string(e.state)) {
-		summary, cost := job.ResultOf(tf)
+	if e.seen && e.state != prevState && d.notifier.Wants(string(e.state)) {
+		summary, cost := job.ResultIn(ob.rec)
 		d.notifier.Send(notify.Notice{Root: d.cfg.Root, List: l.ID, ID: id, Subject: tf.Subject, State: string(e.state),
-			Reason: reasonOf(tf), Summary: summary, CostUSD: cost, File: l.Dir.File(id)})
+			Reason: reasonOf(tf, ob.rec), Summary: summary, CostUSD: cost, File: l.Dir.File(id)})
 	}
 }
 
-// reasonOf is why a task needs a person (hitl.reason) or failed (error).
-func reasonOf(t *taskfile.Task) string {
-	m := t.Metadata.Object("taskd")
-	if r, _ := m.Object("hitl").String("reason"); r != "" && task.Of(t) == task.NeedsHuman {
+// reasonOf is why task t, with record rec, needs a person (hitl.reason)
+// or failed (error).
+func reasonOf(t *taskfile.Task, rec task.Record) string {
+	if r, _ := t.Metadata.Object("taskd").Object("hitl").String("reason"); r != "" && rec.State == task.NeedsHuman {
 		return r
 	}
-	s, _ := m.String("error")
-	return s
+	return rec.Error
 }
 
 // heldByPause reports whether task id (an entry e that could start)

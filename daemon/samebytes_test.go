@@ -33,7 +33,7 @@ func TestFinished_SameBytesBackDuringJob(t *testing.T) {
 	if e == nil || e.status != taskfile.StatusPending {
 		t.Fatalf("after the drop: entry %+v, want a pending task", e)
 	}
-	j := &work{Job: &job.Job{List: l.List, ID: "1"}, l: l, slot: &slot{}}
+	j := &work{Job: &job.Job{Scope: job.Scope{List: l.List, ID: "1"}}, l: l, slot: &slot{}}
 	e.job = j
 
 	// The job writes the end; the file is then dropped again as it was.

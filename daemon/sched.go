@@ -459,7 +459,7 @@ func (d *Daemon) startJob(l *list, id string, kind job.Kind, p slots.Prep) bool 
 	if p == slots.Claimed || p == slots.Wait {
 		l.preparedJobs()[id] = w
 	}
-	w.Job = &job.Job{Env: d.env, Kind: kind, List: l.List, ID: id, Slot: w.slot}
+	w.Job = &job.Job{Scope: d.inspect(l, id), Kind: kind, Slot: w.slot}
 	ctx, stop := context.WithCancelCause(d.ctx)
 	w.stop = stop
 	e.job = w
@@ -562,9 +562,9 @@ func cycleMembers(problem string) []string {
 	return strings.Split(ids, " → ")
 }
 
-// inspect returns a job on task id of l that does no work: for the loop's
-// checks that need what a job sees (the list's command files, the
-// configuration).
-func (d *Daemon) inspect(l *list, id string) *job.Job {
-	return &job.Job{Env: d.env, List: l.List, ID: id}
+// inspect returns task id of l as the daemon's environment sees it: what
+// a job on it starts from, and what the loop's checks before a claim
+// take (the list's command files, the configuration).
+func (d *Daemon) inspect(l *list, id string) job.Scope {
+	return job.Scope{Env: d.env, List: l.List, ID: id}
 }

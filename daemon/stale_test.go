@@ -35,7 +35,7 @@ func TestFinished_FileChangedDuringJob(t *testing.T) {
 	stale := write(`{"id": "1", "subject": "child", "status": "pending", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true", "state": "cancelled", "attempt": 1}}}`)
 	d.refresh(l, "1")
 	e := l.entries["1"]
-	j := &work{Job: &job.Job{Kind: job.Deliver, List: l.List, ID: "1"}, l: l, slot: &slot{}}
+	j := &work{Job: &job.Job{Scope: job.Scope{List: l.List, ID: "1"}, Kind: job.Deliver}, l: l, slot: &slot{}}
 	e.job = j
 	// Another writer restarts it while the job is still recording; the
 	// loop sees the change, but the task has a job.

@@ -13,6 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/retention"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/daemon/worktree"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -143,10 +144,8 @@ func (d *Daemon) retainWorktrees(l *job.List, p retention.Policy, now time.Time)
 
 // endedAt is when task t ended: its finishedAt, else its file's time.
 func endedAt(l *job.List, t *taskfile.Task) time.Time {
-	if s, ok := t.Metadata.Object("taskd").String("finishedAt"); ok {
-		if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			return at
-		}
+	if at := task.RecordOf(t).FinishedAt; !at.IsZero() {
+		return at
 	}
 	if fi, err := os.Lstat(l.Dir.File(t.ID)); err == nil {
 		return fi.ModTime()

@@ -41,7 +41,7 @@ type Plan struct {
 // PlanOf parses a plain task's prompt: its script, the overrides of a
 // /subtask line or of a command file it invokes (merged with the
 // invocation's block), and the effective content.
-func PlanOf(j *job.Job, t *taskfile.Task, sp task.Spec) (*Plan, error) {
+func PlanOf(j job.Scope, t *taskfile.Task, sp task.Spec) (*Plan, error) {
 	l := j.List
 	text := task.Prompt(t, sp)
 	p := &Plan{}

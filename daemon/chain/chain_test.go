@@ -107,7 +107,7 @@ func TestPlanOf(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h.Put("1", taskWith("1", tt.td))
 			tf := h.Read("1")
-			p, err := chain.PlanOf(h.Job("1", job.Run), tf, spec(t, tf))
+			p, err := chain.PlanOf(h.Job("1", job.Run).Scope, tf, spec(t, tf))
 			if tt.planError != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.planError) {
 					t.Fatalf("PlanOf = %v, want %q", err, tt.planError)

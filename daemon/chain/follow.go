@@ -137,7 +137,7 @@ func ChainOutcome(l *job.List, t *taskfile.Task) (failure string, ended bool) {
 		if s != task.Succeeded && failure == "" {
 			m := c.Metadata.Object("taskd")
 			name, _ := m.String("name")
-			msg, _ := m.String("error")
+			msg := task.RecordOf(c).Error
 			failure = fmt.Sprintf("step %d of its return chain (%s, task %s) %s", i+1, name, id, s)
 			if msg != "" {
 				failure += ": " + msg
@@ -175,20 +175,20 @@ func StartParallel(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.
 // else the name of the command file it invokes; "" for a prompt (its
 // result goes by the child's own name).
 func ItemName(j *job.Job, item string) string {
-	as, command := itemNames(j, item)
+	as, command := itemNames(j.Scope, item)
 	return cmp.Or(as, command)
 }
 
 // ItemAs is the as a parallel item gives its result: its block's, or that
 // of the command file it invokes; "" if it gives none.
-func ItemAs(j *job.Job, item string) string {
+func ItemAs(j job.Scope, item string) string {
 	as, _ := itemNames(j, item)
 	return as
 }
 
 // itemNames returns the as an item gives its result and the name of the
 // command file it invokes, if any.
-func itemNames(j *job.Job, item string) (as, command string) {
+func itemNames(j job.Scope, item string) (as, command string) {
 	script, err := j.ParsePrompt(item)
 	if err != nil {
 		return "", ""

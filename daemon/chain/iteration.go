@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/job"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -59,7 +60,7 @@ func IterationFeedback(l *job.List, t *taskfile.Task) string {
 // previousRun returns the run folder of the task's last recorded attempt
 // (metadata.taskd.result.runDir), or "".
 func previousRun(l *job.List, t *taskfile.Task) string {
-	rel, _ := t.Metadata.Object("taskd").Object("result").String("runDir")
+	rel, _ := task.RecordOf(t).Result.String("runDir")
 	n, err := strconv.Atoi(filepath.Base(rel))
 	if err != nil || n < 1 {
 		return ""

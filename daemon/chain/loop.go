@@ -320,13 +320,13 @@ func ContinueLoop(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	wctx, cancel := job.WriteContext(ctx)
 	defer cancel()
 	return l.Dir.Update(wctx, id, func(t *taskfile.Task) error {
-		if _, err := task.Move(t, task.Iterate); err != nil {
+		rec := task.RecordOf(t)
+		rec.Result = task.Object(job.ShortResult(res, area.RelRunDir(id, sp.Attempt)))
+		rec.FinishedAt = time.Time{}
+		if _, err := task.Apply(t, task.Iterate, rec); err != nil {
 			return err
 		}
-		m := task.Meta(t)
-		m.Set("loopIteration", iteration)
-		m.Set("result", job.ShortResult(res, area.RelRunDir(id, sp.Attempt)))
-		m.Delete("finishedAt")
+		task.Meta(t).Set("loopIteration", iteration)
 		return nil
 	})
 }

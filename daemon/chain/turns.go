@@ -9,6 +9,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -34,8 +35,8 @@ func conversation(l *job.List, t *taskfile.Task, attempt int) []turn {
 	parent, _ := m.String("parent")
 	var out []turn
 	add := func(c *taskfile.Task, who string, below int) {
-		n, _ := c.Metadata.Object("taskd").Int("attempt")
-		for a := 1; a <= int(n) && (below == 0 || a < below); a++ {
+		n := task.RecordOf(c).Attempt
+		for a := 1; a <= n && (below == 0 || a < below); a++ {
 			res, ok := agent.ReadResult(l.RunDir(c.ID, a))
 			if !ok || res.StartedAt == nil {
 				continue

@@ -117,20 +117,19 @@ func Outstanding(dir *taskfile.Dir, t *taskfile.Task) []string {
 // ResultMessage is the inbox message for an ended child.
 func ResultMessage(dir *taskfile.Dir, t *taskfile.Task) Message {
 	m := t.Metadata.Object("taskd")
-	state := task.Of(t)
-	ok := state == task.Succeeded
+	rec := task.RecordOf(t)
+	ok := rec.State == task.Succeeded
 	msg := Message{From: t.ID, TaskID: t.ID, Success: &ok}
 	msg.Name, _ = m.String("name")
-	msg.Summary, _ = m.Object("result").String("summary")
+	msg.Summary, _ = rec.Result.String("summary")
 	if !ok {
-		msg.Error, _ = m.String("error")
+		msg.Error = rec.Error
 	}
-	attempt, _ := m.Int("attempt")
-	if res, found := agent.ReadResult(area.RunDir(dir.Path(), t.ID, int(attempt))); found {
+	if res, found := agent.ReadResult(area.RunDir(dir.Path(), t.ID, rec.Attempt)); found {
 		msg.Output = agent.Truncate(res.Output, 64<<10)
 	}
 	if !ok && msg.Output == "" {
-		data, _ := agent.ReadTail(dir.Path(), filepath.Join(area.RunDir(dir.Path(), t.ID, int(attempt)), "stdout.log"), 16<<10)
+		data, _ := agent.ReadTail(dir.Path(), filepath.Join(area.RunDir(dir.Path(), t.ID, rec.Attempt), "stdout.log"), 16<<10)
 		msg.PartialOutput = string(data)
 	}
 	return msg

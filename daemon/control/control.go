@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
@@ -83,8 +84,11 @@ func StartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Tas
 		if err := reopen(t, id, nil); err != nil {
 			return err
 		}
+		rec := task.RecordOf(t)
+		rec.Failures, rec.Error, rec.RetryAt = 0, "", time.Time{}
+		task.Store(t, rec)
 		m := task.Meta(t)
-		for _, k := range []string{"cancel", "failures", "error", "retryAt", "resolve", "resolveNote", "hitl", "iteration", "guardAt", "retryOf"} {
+		for _, k := range []string{"cancel", "resolve", "resolveNote", "hitl", "iteration", "guardAt", "retryOf"} {
 			m.Delete(k)
 		}
 		return nil

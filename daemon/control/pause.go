@@ -19,16 +19,17 @@ var errNotPaused = errors.New("not paused by that profile")
 // It reports whether the task was such a task.
 func EndPause(ctx context.Context, dir *taskfile.Dir, id, profile string, now time.Time) (bool, error) {
 	_, err := dir.Update(ctx, id, func(t *taskfile.Task) error {
-		m := t.Metadata.Object("taskd")
-		p := m.Object("pause")
-		if task.Of(t) != task.Paused || p == nil {
+		rec := task.RecordOf(t)
+		p := rec.Pause
+		if rec.State != task.Paused || p == nil {
 			return errNotPaused
 		}
 		if prof, _ := p.String("profile"); prof != profile {
 			return errNotPaused
 		}
 		p.Set("until", task.Stamp(now))
-		m.Set("retryAt", task.Stamp(now))
+		rec.RetryAt = now
+		task.Store(t, rec)
 		return nil
 	})
 	if errors.Is(err, errNotPaused) {

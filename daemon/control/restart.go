@@ -10,9 +10,9 @@ import (
 )
 
 // restartCleared are the metadata.taskd fields of a run that a restart
-// clears: how the last run ended, what it waited for, and where a loop or
-// the loop guard had got to.
-var restartCleared = []string{"cancel", "failures", "error", "retryAt", "finishedAt", "resolve", "resolveNote", "hitl",
+// clears besides its record's failures, error, retryAt and finishedAt:
+// what it waited for, and where a loop or the loop guard had got to.
+var restartCleared = []string{"cancel", "resolve", "resolveNote", "hitl",
 	"boundary", "iteration", "guardAt", "loopIteration", "loopExit", "wait", "retryOf", "grant"}
 
 // forkBranch refuses a workflow's fork branch: its fork is restarted.
@@ -37,6 +37,9 @@ func RestartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.T
 		if err := reopen(t, id, forkBranch); err != nil {
 			return err
 		}
+		rec := task.RecordOf(t)
+		rec.Failures, rec.Error, rec.RetryAt, rec.FinishedAt = 0, "", time.Time{}, time.Time{}
+		task.Store(t, rec)
 		m := task.Meta(t)
 		for _, k := range restartCleared {
 			m.Delete(k)

@@ -80,11 +80,10 @@ func Answer(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 				m.Set("guardAt", n+softGuard)
 				return nil
 			}
-			if _, err := task.Move(t, task.Stop); err != nil {
-				return err
-			}
-			m.Set("error", fmt.Sprintf("stopped at the loop guard (%s); the steps so far are in metadata.taskd.stepTrace; run it again with taskd retry, or from its first step with taskd restart", answer))
-			return nil
+			rec := task.RecordOf(t)
+			rec.Error = fmt.Sprintf("stopped at the loop guard (%s); the steps so far are in metadata.taskd.stepTrace; run it again with taskd retry, or from its first step with taskd restart", answer)
+			_, err := task.Apply(t, task.Stop, rec)
+			return err
 		})
 		if err != nil || answer != actionContinue {
 			return t, err

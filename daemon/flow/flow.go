@@ -261,7 +261,9 @@ func (f *flowRun) apply(t *taskfile.Task, result string, also after, resp **navi
 	}
 	also.apply(t)
 	m.Delete("grant") // given to the step that ran
-	m.Set("attempt", f.run)
+	rec := task.RecordOf(t)
+	rec.Attempt = f.run
+	task.Store(t, rec)
 	n, _ := m.Int("iteration")
 	m.Set("iteration", n+1)
 	appendTrace(m, entry)
@@ -285,12 +287,10 @@ func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
 		f.l.Events.Append(eventlog.Event{Type: eventlog.GuardStopped, List: f.l.ID, Task: f.id, Step: currentStep(f.t),
 			Data: map[string]any{"iterations": n, "trace": trace}})
 		t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-			if _, err := task.Move(t, task.Stop); err != nil {
-				return err
-			}
-			m := task.Meta(t)
-			m.Set("error", fmt.Sprintf("stopped by the loop guard after %d steps; the workflow may cycle (%s). Inspect metadata.taskd.stepTrace, then run it again with taskd retry", n, trace))
-			return nil
+			rec := task.RecordOf(t)
+			rec.Error = fmt.Sprintf("stopped by the loop guard after %d steps; the workflow may cycle (%s). Inspect metadata.taskd.stepTrace, then run it again with taskd retry", n, trace)
+			_, err := task.Apply(t, task.Stop, rec)
+			return err
 		})
 		return t, true, err
 	case n >= next:
@@ -341,12 +341,12 @@ func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*task
 	}
 	next := stageNext(f.workflow(), resp.CurrentStep)
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		if _, err := task.Record(t, task.Succeed); err != nil {
+		rec := task.RecordOf(t)
+		rec.FinishedAt, rec.Error = time.Now(), ""
+		if _, err := task.End(t, task.Succeed, rec); err != nil {
 			return err
 		}
 		m := task.Meta(t)
-		m.Set("finishedAt", task.Stamp(time.Now()))
-		m.Delete("error")
 		m.Delete("boundary")
 		if next != "" {
 			b := taskfile.NewObject()
@@ -368,13 +368,10 @@ func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*task
 // fail records a workflow that cannot go on.
 func (f *flowRun) fail(ctx context.Context, msg string) (*taskfile.Task, error) {
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		if _, err := task.Record(t, task.Fail); err != nil {
-			return err
-		}
-		m := task.Meta(t)
-		m.Set("error", msg)
-		m.Set("finishedAt", task.Stamp(time.Now()))
-		return nil
+		rec := task.RecordOf(t)
+		rec.Error, rec.FinishedAt = msg, time.Now()
+		_, err := task.End(t, task.Fail, rec)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -396,7 +393,7 @@ func (f *flowRun) ask(ctx context.Context, kind, reason string, options []string
 	step := currentStep(f.t)
 	trace := traceLine(f.t, 8)
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		if _, err := task.Record(t, task.AskPerson); err != nil {
+		if _, err := task.End(t, task.AskPerson, task.RecordOf(t)); err != nil {
 			return err
 		}
 		m := task.Meta(t)

@@ -165,8 +165,7 @@ func (f *flowRun) existingBranches(forkStep string) map[string]string {
 		p, _ := t.Metadata.String("parentTaskId")
 		fs, _ := t.Metadata.String("forkStep")
 		name, _ := t.Metadata.String("branchName")
-		archived, _ := t.Metadata.Object("taskd").Bool("archived")
-		if p == f.id && fs == forkStep && name != "" && !archived {
+		if p == f.id && fs == forkStep && name != "" && !task.RecordOf(t).Archived {
 			out[name] = id
 		}
 	}
@@ -195,15 +194,15 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 		ev, state = task.BranchFail, task.Failed
 	}
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		if _, err := task.Move(t, ev); err != nil {
+		rec := task.RecordOf(t)
+		if uncommitted != nil {
+			rec.Error = uncommitted.Error()
+		}
+		rec.FinishedAt = time.Now()
+		if _, err := task.Apply(t, ev, rec); err != nil {
 			return err
 		}
-		m := task.Meta(t)
-		if uncommitted != nil {
-			m.Set("error", uncommitted.Error())
-		}
-		m.Set("branchResult", verdict)
-		m.Set("finishedAt", task.Stamp(time.Now()))
+		task.Meta(t).Set("branchResult", verdict)
 		return nil
 	})
 	typ := eventlog.TaskSucceeded

@@ -17,14 +17,14 @@ import (
 func Recover(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*taskfile.Task, error) {
 	l := j.List
 	n := lastRunDir(l, t.ID)
-	applied, _ := t.Metadata.Object("taskd").Int("attempt")
+	applied := task.RecordOf(t).Attempt
 	if n > 0 {
 		agent.KillLeftover(l.RunDir(t.ID, n)) // what the last step's agent left running
 	}
-	if sp.State == task.Starting && n <= int(applied) {
+	if sp.State == task.Starting && n <= applied {
 		return j.Unprepare(ctx, sp) // claimed ahead of its slot, no step ran
 	}
-	if n > int(applied) {
+	if n > applied {
 		runDir := l.RunDir(t.ID, n)
 		res, ok := agent.ReadResult(runDir)
 		if !ok {

@@ -62,7 +62,7 @@ func (j *Job) NewAttempt(t *taskfile.Task, sp task.Spec, agentName, step string)
 // (Config.Home), a relative path is relative to it, and no cwd means the
 // list's configured cwd, else the project directory of the Claude Code
 // session whose list it is (handoff.go), else the home directory.
-func (j *Job) Cwd(cwd string) (string, error) {
+func (j Scope) Cwd(cwd string) (string, error) {
 	if cwd == "" {
 		cwd = j.Config.ListSettings[j.List.ID].Cwd
 	}

@@ -35,9 +35,8 @@ const maxDepth = 64
 func CancelCause(dir *taskfile.Dir, t *taskfile.Task) (by, cause string, ok bool) {
 	m := t.Metadata.Object("taskd")
 	if c, _ := m.Bool("cancel"); c {
-		by, _ = m.String("cancelledBy")
-		cause, _ = m.String("cancelCause")
-		return by, cause, true
+		rec := task.RecordOf(t)
+		return rec.CancelledBy, rec.CancelCause, true
 	}
 	parent, _ := m.String("parent")
 	seen := map[string]bool{t.ID: true}
@@ -50,7 +49,7 @@ func CancelCause(dir *taskfile.Dir, t *taskfile.Task) (by, cause string, ok bool
 		pm := pt.Metadata.Object("taskd")
 		flagged, _ := pm.Bool("cancel")
 		if s := task.Of(pt); s == task.Cancelled || flagged && !s.Ended() {
-			b, _ := pm.String("cancelledBy")
+			b := task.RecordOf(pt).CancelledBy
 			if b == "" {
 				b = p
 			}
@@ -75,8 +74,7 @@ func CancelCause(dir *taskfile.Dir, t *taskfile.Task) (by, cause string, ok bool
 // cancelledBy (t's own, else t) and the cause. It returns the writes that
 // failed; t must not be recorded cancelled before every one is done.
 func (j *Job) CancelBelow(ctx context.Context, t *taskfile.Task) error {
-	m := t.Metadata.Object("taskd")
-	by, _ := m.String("cancelledBy")
+	by := task.RecordOf(t).CancelledBy
 	if by == "" {
 		by = t.ID
 	}
@@ -89,10 +87,10 @@ func (j *Job) CancelBelow(ctx context.Context, t *taskfile.Task) error {
 			if s := task.Of(c); s.Ended() || flagged || c.Status == taskfile.StatusCompleted {
 				return ErrNotRunnable // nothing to write
 			}
-			cm = task.Meta(c)
-			cm.Set("cancel", true)
-			cm.Set("cancelledBy", by)
-			cm.Set("cancelCause", cause)
+			task.Meta(c).Set("cancel", true)
+			rec := task.RecordOf(c)
+			rec.CancelledBy, rec.CancelCause = by, cause
+			task.Store(c, rec)
 			return nil
 		})
 		var bad *taskfile.BadFileError
@@ -142,19 +140,15 @@ func (j *Job) CancelIdle(ctx context.Context) (*taskfile.Task, error) {
 			return ErrNotRunnable
 		}
 		sp = s
-		m := task.Meta(t)
-		m.Set("cancel", true)
+		task.Meta(t).Set("cancel", true)
+		rec := task.RecordOf(t)
 		if by != "" {
-			m.Set("cancelledBy", by)
-			m.Set("cancelCause", cause)
+			rec.CancelledBy, rec.CancelCause = by, cause
 		}
-		msg = cancelError(dir, t, m, from, s.Attempt)
-		if _, err := task.Move(t, task.Cancel); err != nil {
-			return err
-		}
-		m.Set("error", msg)
-		m.Set("finishedAt", task.Stamp(j.Now()))
-		return nil
+		msg = cancelError(dir, t, rec, from, s.Attempt)
+		rec.Error, rec.FinishedAt = msg, j.Now()
+		_, err = task.Apply(t, task.Cancel, rec)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -170,12 +164,12 @@ func Cancellable(s task.State) bool {
 	return err == nil && !s.Claimed()
 }
 
-// cancelError is the error of task t, cancelled in state from (m is its
-// metadata.taskd, attempt its last attempt): why, if a task above it
-// cancelled it, and what it was doing.
-func cancelError(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object, from task.State, attempt int) string {
+// cancelError is the error of task t, cancelled in state from (rec is its
+// record, attempt its last attempt): why, if a task above it cancelled
+// it, and what it was doing.
+func cancelError(dir *taskfile.Dir, t *taskfile.Task, rec task.Record, from task.State, attempt int) string {
 	doing := "before it ran"
-	kids := reached(dir, t, m)
+	kids := reached(dir, t, rec)
 	switch from {
 	case task.Running:
 		doing = fmt.Sprintf("while its agent ran (attempt %d)", attempt)
@@ -189,7 +183,7 @@ func cancelError(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object, from t
 		doing = fmt.Sprintf("while it waited for a slot, before its agent started (attempt %d)", attempt)
 	case task.Waiting:
 		doing = "while waiting for " + count(kids, "child", "children")
-		if steps := len(task.Strings(m.Object("children"), children.Returns)); steps > 0 && kids == 0 {
+		if steps := len(task.Strings(t.Metadata.Object("taskd").Object("children"), children.Returns)); steps > 0 && kids == 0 {
 			doing = fmt.Sprintf("while its return chain ran (%s)", count(steps, "step", "steps"))
 		} else if kids == 0 {
 			doing = "while waiting for the tasks it handed work to"
@@ -197,8 +191,7 @@ func cancelError(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object, from t
 	case task.NeedsHuman:
 		doing = "while waiting for a person's answer"
 	case task.Retrying:
-		n, _ := m.Int("failures")
-		doing = fmt.Sprintf("while waiting to retry (after %s)", count(int(n), "failure", "failures"))
+		doing = fmt.Sprintf("while waiting to retry (after %s)", count(rec.Failures, "failure", "failures"))
 	case task.Queued:
 		doing = "while queued, before it ever ran"
 	case task.Paused:
@@ -208,21 +201,21 @@ func cancelError(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object, from t
 			doing = fmt.Sprintf("before attempt %d ran", attempt+1)
 		}
 	}
-	if cause, _ := m.String("cancelCause"); cause != "" {
+	if cause := rec.CancelCause; cause != "" {
 		return "cancelled because " + cause + ", " + doing
 	}
 	return "cancelled " + doing
 }
 
-// reached counts the children of task t (m is its metadata.taskd) that
-// had not ended when the cancel came: those still going, and those the
-// cancel ended already (cancelled by the same task as t).
-func reached(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object) int {
-	by, _ := m.String("cancelledBy")
+// reached counts the children of task t (rec is its record) that had not
+// ended when the cancel came: those still going, and those the cancel
+// ended already (cancelled by the same task as t).
+func reached(dir *taskfile.Dir, t *taskfile.Task, rec task.Record) int {
+	by := rec.CancelledBy
 	if by == "" {
 		by = t.ID
 	}
-	ch := m.Object("children")
+	ch := t.Metadata.Object("taskd").Object("children")
 	n := 0
 	for _, coll := range []string{children.Parallel, children.Sequential} {
 		for _, id := range task.Strings(ch, coll) {
@@ -230,9 +223,8 @@ func reached(dir *taskfile.Dir, t *taskfile.Task, m *taskfile.Object) int {
 			if err != nil {
 				continue
 			}
-			s := task.Of(c)
-			cby, _ := c.Metadata.Object("taskd").String("cancelledBy")
-			if !s.Ended() || s == task.Cancelled && cby == by {
+			cr := task.RecordOf(c)
+			if !cr.State.Ended() || cr.State == task.Cancelled && cr.CancelledBy == by {
 				n++
 			}
 		}

@@ -49,7 +49,7 @@ func TestCancelError_countsTheChildrenTheCancelReached(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := cancelError(d, p, p.Metadata.Object("taskd"), task.Waiting, 1); got != tt.want {
+			if got := cancelError(d, p, task.RecordOf(p), task.Waiting, 1); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})

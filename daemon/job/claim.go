@@ -1,7 +1,6 @@
 package job
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,12 +20,13 @@ import (
 
 // A Claim is a task marked running for a new attempt (or starting, when
 // it is claimed ahead of its slot): the task as the claim wrote it, the
-// attempt's spec, and the file's bytes before the claim, to take it back
-// with if the attempt never starts.
+// attempt's spec and the task's record, and the file's bytes before the
+// claim, to take it back with if the attempt never starts.
 type Claim struct {
 	ID     string
 	Task   *taskfile.Task
 	Spec   task.Spec
+	Record task.Record
 	before []byte
 	// ahead is set while the file says starting: the claim was made
 	// ahead of the job's slot, and Start marks it running.
@@ -85,7 +85,7 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Task = t
+	c.Task, c.Record = t, task.RecordOf(t)
 	return c, nil
 }
 
@@ -144,18 +144,14 @@ func markRunning(t *taskfile.Task, id string, sp task.Spec, now time.Time, ahead
 	if ahead {
 		ev = task.Prepare
 	}
-	if _, err := task.Move(t, ev); err != nil {
-		return err
-	}
-	m := task.Meta(t)
-	m.Set("startedAt", task.Stamp(now))
+	rec := task.RecordOf(t)
+	rec.StartedAt = now
 	if wf, _ := t.Metadata.String("workflowType"); wf == "" {
-		m.Set("attempt", sp.Attempt)
-		m.Set("runDir", area.RelRunDir(id, sp.Attempt))
+		rec.Attempt, rec.RunDir = sp.Attempt, area.RelRunDir(id, sp.Attempt)
 	}
-	m.Delete("retryAt")
-	m.Delete("finishedAt")
-	return nil
+	rec.RetryAt, rec.FinishedAt = time.Time{}, time.Time{}
+	_, err := task.Apply(t, ev, rec)
+	return err
 }
 
 // Pending is the claim's check for a task waiting to run at now: pending,
@@ -217,11 +213,10 @@ func (j *Job) start(ctx context.Context, c *Claim) error {
 		if !c.holds(t) {
 			return ErrClaimChanged
 		}
-		if _, err := task.Move(t, task.Start); err != nil {
-			return err
-		}
-		task.Meta(t).Set("startedAt", task.Stamp(j.Now()))
-		return nil
+		rec := task.RecordOf(t)
+		rec.StartedAt = j.Now()
+		_, err := task.Apply(t, task.Start, rec)
+		return err
 	}, taskfile.NoDirSync)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, task.ErrIllegal):
@@ -229,26 +224,15 @@ func (j *Job) start(ctx context.Context, c *Claim) error {
 	case err != nil:
 		return err
 	}
-	c.Task, c.ahead = t, false
+	c.Task, c.Record, c.ahead = t, task.RecordOf(t), false
 	return nil
 }
 
 // holds reports whether t still says what the claim wrote.
 func (c *Claim) holds(t *taskfile.Task) bool {
-	m, cm := t.Metadata.Object("taskd"), c.Task.Metadata.Object("taskd")
-	for _, k := range []string{"state", "attempt", "startedAt"} {
-		v, _ := m.Get(k)
-		cv, _ := cm.Get(k)
-		if !bytes.Equal(taskfile.AppendJSON(nil, v), taskfile.AppendJSON(nil, cv)) {
-			return false
-		}
-	}
-	return t.Status == c.Task.Status
+	r := task.RecordOf(t)
+	return r.State == c.Record.State && r.Attempt == c.Record.Attempt && r.StartedAt.Equal(c.Record.StartedAt) && t.Status == c.Task.Status
 }
-
-// claimFields are the fields a claim sets, which Withdraw puts back: the
-// state through the state machine (task.Withdraw), the others as they were.
-var claimFields = []string{"state", "attempt", "startedAt", "runDir", "retryAt", "finishedAt"}
 
 // Withdraw takes claim c back: the file's bytes before it, if the file
 // still holds the claim's bytes; else, if it still holds the claim (the
@@ -256,31 +240,24 @@ var claimFields = []string{"state", "attempt", "startedAt", "runDir", "retryAt",
 // someone else changed is left as it is.
 func (j *Job) Withdraw(ctx context.Context, c *Claim) error {
 	dir := j.List.Dir
-	err := dir.Swap(ctx, c.ID, c.Task.Raw(), c.before)
-	if !errors.Is(err, taskfile.ErrChanged) {
-		return err
-	}
 	before, perr := taskfile.Parse(c.before, c.ID+".json", c.ID)
 	if perr != nil {
 		return nil // the claim's own input: cannot happen
 	}
-	bm := before.Metadata.Object("taskd")
+	if err := task.CheckUndo(c.Task, before); err != nil {
+		return err
+	}
+	err := dir.Swap(ctx, c.ID, c.Task.Raw(), c.before)
+	if !errors.Is(err, taskfile.ErrChanged) {
+		return err
+	}
+	was := task.RecordOf(before)
 	_, err = dir.Update(ctx, c.ID, func(t *taskfile.Task) error {
 		if !c.holds(t) {
 			return ErrNotRunnable // someone else's change: left as it is
 		}
-		if _, err := task.Move(t, task.Withdraw); err != nil {
-			return err
-		}
-		m := task.Meta(t)
-		for _, k := range claimFields[1:] {
-			if v, ok := bm.Get(k); ok {
-				m.Set(k, v)
-			} else {
-				m.Delete(k)
-			}
-		}
-		return nil
+		_, err := task.Unclaim(t, was)
+		return err
 	})
 	if errors.Is(err, ErrNotRunnable) {
 		return nil
@@ -347,25 +324,20 @@ func (j *Job) Unprepare(ctx context.Context, sp task.Spec) (*taskfile.Task, erro
 			return ErrNotRunnable
 		}
 		ev := task.Withdraw
-		m := task.Meta(t)
-		if lim, ok := pauseIn(m); ok {
+		rec := task.RecordOf(t)
+		if lim, ok := pauseOf(rec.Pause); ok {
 			ev = task.Pause // due already: it was claimed
-			m.Set("retryAt", task.Stamp(lim.Until))
+			rec.RetryAt = lim.Until
 		}
-		if _, err := task.Move(t, ev); err != nil {
-			return err
-		}
-		m.Delete("startedAt")
+		rec.StartedAt = time.Time{}
 		if wf, _ := t.Metadata.String("workflowType"); wf == "" {
+			rec.Attempt, rec.RunDir = 0, ""
 			if n := sp.Attempt - 1; n > 0 {
-				m.Set("attempt", n)
-				m.Set("runDir", area.RelRunDir(j.ID, n))
-			} else {
-				m.Delete("attempt")
-				m.Delete("runDir")
+				rec.Attempt, rec.RunDir = n, area.RelRunDir(j.ID, n)
 			}
 		}
-		return nil
+		_, err := task.Apply(t, ev, rec)
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -41,7 +41,7 @@ func newJob(t *testing.T, content string) (*job.Job, string) {
 	}
 	env := &job.Env{Config: cfg, Log: slog.New(slog.DiscardHandler)}
 	l := &job.List{ID: "l", Dir: d, Events: eventlog.New(dir)}
-	return &job.Job{Env: env, Kind: job.Run, List: l, ID: "1", Slot: freeSlot{}}, path
+	return &job.Job{Scope: job.Scope{Env: env, List: l, ID: "1"}, Kind: job.Run, Slot: freeSlot{}}, path
 }
 
 const pending = `{"id": "1", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`

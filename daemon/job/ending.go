@@ -21,13 +21,13 @@ import (
 // keep a task paused for ever.
 const MaxPauses = 12
 
-// pauseEnd records, in the task's metadata m, that the attempt met the
+// pauseEnd records, in the task's record rec, that the attempt met the
 // usage limit of res: the pause (metadata.taskd.pause: the agent's words,
 // the profile, when the limit resets and when the task resumes), retryAt
 // (when it resumes) and the count of pauses in a row. The profile's
 // agents pause until then (Pauses.Hit). Past MaxPauses the task fails
 // instead. It returns the end and its event's data.
-func (j *Job) pauseEnd(m *taskfile.Object, res agent.Result, now time.Time) (ending, map[string]any) {
+func (j *Job) pauseEnd(rec *task.Record, res agent.Result, now time.Time) (ending, map[string]any) {
 	lim := agent.Limit{Message: "usage limit"}
 	if res.Limit != nil {
 		lim = *res.Limit
@@ -43,22 +43,21 @@ func (j *Job) pauseEnd(m *taskfile.Object, res agent.Result, now time.Time) (end
 	if lim.SessionID == "" {
 		// An attempt kept from starting has no session: the one to resume
 		// is the paused attempt's before it.
-		if prev, ok := pauseIn(m); ok {
+		if prev, ok := pauseOf(rec.Pause); ok {
 			lim.SessionID = prev.SessionID
 		}
 	}
-	n, _ := m.Int("pauses")
-	if int(n) >= MaxPauses {
+	n := rec.Pauses
+	if n >= MaxPauses {
 		msg := fmt.Sprintf("paused %d times in a row by usage limits; the last: %s", n, lim.Message)
-		m.Set("error", msg)
-		m.Delete("pause")
-		m.Delete("pauses")
+		rec.Error = msg
+		rec.Pause, rec.Pauses = nil, 0
 		return ending{task.Fail, eventlog.TaskFailed}, map[string]any{"error": msg}
 	}
-	m.Set("pauses", n+1)
-	m.Set("pause", asValue(lim))
-	m.Set("retryAt", task.Stamp(lim.Until))
-	m.Set("error", res.Error)
+	rec.Pauses = n + 1
+	rec.Pause = task.Object(asValue(lim))
+	rec.RetryAt = lim.Until
+	rec.Error = res.Error
 	info := map[string]any{"message": lim.Message, "profile": lim.Profile, "since": task.Stamp(now), "until": task.Stamp(lim.Until)}
 	if !lim.ResetsAt.IsZero() {
 		info["resetsAt"] = task.Stamp(lim.ResetsAt)
@@ -76,7 +75,7 @@ const ResumeAfterLimit = "The usage limit that stopped you has reset. Carry on w
 // ResumeSession returns the session a paused task's agent had when its
 // usage limit stopped it (metadata.taskd.pause.sessionId), to resume.
 func ResumeSession(t *taskfile.Task) string {
-	lim, _ := pauseIn(t.Metadata.Object("taskd"))
+	lim, _ := PauseOf(t)
 	return lim.SessionID
 }
 
@@ -95,7 +94,8 @@ const (
 // grants — allow: exactly those calls (each call's rule, offered when
 // every call has one), allow-tool: their whole tools —, the session the
 // grant continues, and the fix (metadata.taskd.hitl, kind "permission").
-// It returns the event's data.
+// It returns the event's data; the task's error (agent.DeniedText) is the
+// record's, set by the caller.
 func askAboutDenials(m *taskfile.Object, res agent.Result, logs string) map[string]any {
 	var tools, rules, loose []string
 	for _, d := range res.Denials {
@@ -138,7 +138,6 @@ func askAboutDenials(m *taskfile.Object, res agent.Result, logs string) map[stri
 	}
 	m.Set("hitl", h)
 	m.Delete("resolve")
-	m.Set("error", agent.DeniedText(res.Denials))
 	info := map[string]any{"reason": reason, "kind": "permission", "denied": tools, "options": options}
 	if len(rules) > 0 {
 		info["grant"] = rules

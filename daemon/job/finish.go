@@ -76,15 +76,12 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 	if out == agent.Interrupted && res.Outcome == Detached {
 		return nil, ErrNotRunnable // it goes on elsewhere; recovered at the next start
 	}
-	var end ending
-	var waiting []string
-	var retryData, endInfo map[string]any
-	var userDone bool
-	runDir := area.RelRunDir(j.ID, sp.Attempt)
-	session := res.SessionID
-	if out == agent.Interrupted && session == "" {
-		session = agent.Session(j.List.RunDir(j.ID, sp.Attempt))
+	e := attemptEnd{spec: sp, res: res, out: out, runDir: area.RelRunDir(j.ID, sp.Attempt), session: res.SessionID, onSuccess: onSuccess}
+	if out == agent.Interrupted && e.session == "" {
+		e.session = agent.Session(j.List.RunDir(j.ID, sp.Attempt))
 	}
+	var r recorded
+	var userDone bool
 	var t *taskfile.Task
 	err := j.Persist(ctx, fmt.Sprintf("the end of attempt %d is not recorded yet (its result is kept until it is)", sp.Attempt), sp.Parent, func(wctx context.Context) error {
 		if out == agent.Cancelled {
@@ -101,19 +98,18 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 		}
 		var err error
 		t, err = j.List.Dir.Update(wctx, j.ID, func(t *taskfile.Task) error {
-			now := j.Now()
-			retryData, endInfo, waiting, userDone = nil, nil, nil, false
-			m := task.Meta(t)
-			if t.Status == taskfile.StatusCompleted && task.Of(t) != task.Succeeded {
+			e.now = j.Now()
+			userDone = t.Status == taskfile.StatusCompleted && task.Of(t) != task.Succeeded
+			if userDone {
 				// Completed by someone else while the agent ran: that
 				// stands, whatever the attempt would have led to.
-				m.Set("result", ShortResult(res, runDir))
-				m.Delete("interruptedSession")
-				userDone = true
-				return completeByUser(t, m, now)
+				rec := task.RecordOf(t)
+				rec.Result = task.Object(ShortResult(res, e.runDir))
+				rec.InterruptedSession = ""
+				return completeByUser(t, rec, e.now)
 			}
-			end, endInfo, retryData, waiting = j.recordEnd(t, m, sp, res, out, runDir, session, onSuccess, now)
-			_, err := task.Record(t, end.move)
+			r = j.recordEnd(t, e)
+			_, err := task.End(t, r.end.move, r.rec)
 			return err
 		})
 		return err
@@ -122,16 +118,17 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 		return nil, fmt.Errorf("record the end of attempt %d: %w", sp.Attempt, err)
 	}
 	j.SettleResult(sp.Attempt)
+	end := r.end
 	ev := eventlog.Event{Type: end.log, Parent: sp.Parent, Attempt: sp.Attempt}
 	switch {
 	case userDone:
 		j.Emit(eventlog.Event{Type: eventlog.TaskCompletedByUser, Parent: sp.Parent, Attempt: sp.Attempt,
 			Data: map[string]any{"state": string(task.Running), "outcome": end.log, "summary": res.Summary}})
 	case end.move == task.Wait:
-		ev.Data = map[string]any{"children": waiting}
+		ev.Data = map[string]any{"children": r.waiting}
 		j.Emit(ev)
 	case end.move == task.Pause, end.move == task.AskPerson:
-		ev.Data = endInfo
+		ev.Data = r.endInfo
 		j.Emit(ev)
 	default:
 		ev.Data = map[string]any{"success": res.Success, "summary": res.Summary, "exitCode": res.ExitCode, "durationMs": res.DurationMs}
@@ -139,93 +136,117 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 			ev.Data["error"] = res.Error
 		}
 		if end.move == task.Cancel {
-			ev.Data["error"], _ = task.Meta(t).String("error")
+			ev.Data["error"] = r.rec.Error
 		}
 		j.Emit(ev)
-		if retryData != nil {
-			j.Emit(eventlog.Event{Type: eventlog.TaskRetrying, Parent: sp.Parent, Attempt: sp.Attempt, Data: retryData})
+		if r.retryData != nil {
+			j.Emit(eventlog.Event{Type: eventlog.TaskRetrying, Parent: sp.Parent, Attempt: sp.Attempt, Data: r.retryData})
 		}
 	}
 	return t, nil
 }
 
-// recordEnd sets in m (the metadata of task t, being written) how the
-// attempt ended, and returns the ending, what its event carries (a pause,
-// a question about denied tools), the retry's event data and the children
-// the task waits for.
-func (j *Job) recordEnd(t *taskfile.Task, m *taskfile.Object, sp task.Spec, res agent.Result, out agent.Outcome, runDir, session string, onSuccess map[string]any, now time.Time) (end ending, endInfo, retryData map[string]any, waiting []string) {
-	m.Set("finishedAt", task.Stamp(now))
-	m.Set("result", ShortResult(res, runDir))
-	failures, _ := m.Int("failures")
+// An attemptEnd is how an attempt ended, as Finish records it.
+type attemptEnd struct {
+	spec      task.Spec
+	res       agent.Result
+	out       agent.Outcome
+	runDir    string         // the attempt's run folder, relative to the list
+	session   string         // the session an interrupted attempt's next resumes
+	onSuccess map[string]any // fields a success (or a wait) writes besides
+	now       time.Time
+}
+
+// recorded is what recordEnd decided: the ending, the record the task is
+// left with, what the ending's event carries (a pause, a question about
+// denied tools), the retry's event data and the children the task waits
+// for.
+type recorded struct {
+	end                ending
+	rec                task.Record
+	endInfo, retryData map[string]any
+	waiting            []string
+}
+
+// recordEnd decides how attempt e ended for task t, being written: the
+// ending and the whole record it leaves, which task.End then applies in
+// one call. The fields that are not the record's (progress, a grant
+// spent, a question to a person, what a success decided) are set in t.
+func (j *Job) recordEnd(t *taskfile.Task, e attemptEnd) recorded {
+	m := task.Meta(t)
+	res, out, sp := e.res, e.out, e.spec
+	r := recorded{rec: task.RecordOf(t)}
+	rec := &r.rec
+	rec.FinishedAt = e.now
+	rec.Result = task.Object(ShortResult(res, e.runDir))
 	if out == agent.Finished && res.Success {
-		waiting = children.Ungiven(j.List.Dir, t)
+		r.waiting = children.Ungiven(j.List.Dir, t)
 	}
 	ask := sp.OnDenied != task.DeniedFail
 	failed := out == agent.Finished && !res.Success && !(ask && len(res.Denials) > 0) || out == agent.TimedOut || out == agent.NotStarted || out == agent.OverBudget
 	if failed {
-		failures++
-		m.Set("failures", failures)
+		rec.Failures++
 	}
-	retry := failed && out != agent.NotStarted && out != agent.OverBudget && len(res.Denials) == 0 && int(failures) <= sp.Retries
-	end = endOf(out, res, len(waiting) > 0, retry, ask)
-	if end.move == task.Pause {
-		end, endInfo = j.pauseEnd(m, res, now) // too many pauses in a row fail
+	retry := failed && out != agent.NotStarted && out != agent.OverBudget && len(res.Denials) == 0 && rec.Failures <= sp.Retries
+	r.end = endOf(out, res, len(r.waiting) > 0, retry, ask)
+	if r.end.move == task.Pause {
+		r.end, r.endInfo = j.pauseEnd(rec, res, e.now) // too many pauses in a row fail
 	}
 	if res.Progress != nil {
 		m.Set("progress", asValue(res.Progress))
 	}
-	if end.move != task.Pause {
-		m.Delete("pause")
-		m.Delete("pauses")
+	if r.end.move != task.Pause {
+		rec.Pause, rec.Pauses = nil, 0
 	}
-	m.Delete("interruptedSession")
+	rec.InterruptedSession = ""
 	m.Delete("grant") // given to this attempt
-	switch end.move {
+	switch r.end.move {
 	case task.Wait:
 		// The agent ended its turn with children whose results it has
 		// not been given, or with its return chain to run: it is resumed
 		// once all have ended, at once if they have. What its attempt
 		// decided (onSuccess) is recorded now.
-		m.Delete("finishedAt")
-		for _, k := range sortedKeys(onSuccess) {
-			m.Set(k, onSuccess[k])
-		}
+		rec.FinishedAt = time.Time{}
+		setAll(m, e.onSuccess)
 	case task.Succeed:
-		m.Delete("error")
-		for _, k := range sortedKeys(onSuccess) {
-			m.Set(k, onSuccess[k])
-		}
+		rec.Error = ""
+		setAll(m, e.onSuccess)
 	case task.Interrupt:
-		m.Delete("finishedAt")
-		n, _ := m.Int("interrupted")
-		m.Set("interrupted", n+1)
-		if session != "" {
-			// The next attempt resumes this session (Resumable).
-			m.Set("interruptedSession", session)
-		}
+		rec.FinishedAt = time.Time{}
+		rec.Interrupted++
+		// The next attempt resumes this session (Resumable).
+		rec.InterruptedSession = e.session
 	case task.Cancel:
 		from := task.Running
 		if task.Of(t) == task.Starting {
 			from = task.Starting // its agent never started
 		}
-		m.Set("error", cancelError(j.List.Dir, t, m, from, sp.Attempt))
+		rec.Error = cancelError(j.List.Dir, t, *rec, from, sp.Attempt)
 	case task.Pause:
 		// paused: pauseEnd wrote the pause and when it ends (retryAt)
 	case task.AskPerson:
-		endInfo = askAboutDenials(m, res, filepath.Join(j.List.Path(), runDir))
+		r.endInfo = askAboutDenials(m, res, filepath.Join(j.List.Path(), e.runDir))
+		rec.Error = agent.DeniedText(res.Denials)
 	default:
 		msg := res.Error
 		if out != agent.NotStarted {
-			msg += "; logs: " + filepath.Join(j.List.Path(), runDir)
+			msg += "; logs: " + filepath.Join(j.List.Path(), e.runDir)
 		}
-		m.Set("error", msg)
-		if end.move == task.Retry {
-			at := now.Add(Backoff(int(failures)))
-			m.Set("retryAt", task.Stamp(at))
-			retryData = map[string]any{"retryAt": task.Stamp(at), "failures": failures, "retries": sp.Retries}
+		rec.Error = msg
+		if r.end.move == task.Retry {
+			at := e.now.Add(Backoff(rec.Failures))
+			rec.RetryAt = at
+			r.retryData = map[string]any{"retryAt": task.Stamp(at), "failures": int64(rec.Failures), "retries": sp.Retries}
 		}
 	}
-	return end, endInfo, retryData, waiting
+	return r
+}
+
+// setAll sets every field of fields in m, in key order.
+func setAll(m *taskfile.Object, fields map[string]any) {
+	for _, k := range sortedKeys(fields) {
+		m.Set(k, fields[k])
+	}
 }
 
 // Backoff is the wait before retry n (1s, 2s, 4s, … at most 5 minutes).
@@ -272,7 +293,12 @@ func ShortResult(r agent.Result, runDir string) map[string]any {
 // task t's latest attempt (ShortResult); cost is nil when the agent
 // reported none.
 func ResultOf(t *taskfile.Task) (summary string, costUSD *float64) {
-	r := t.Metadata.Object("taskd").Object("result")
+	return ResultIn(task.RecordOf(t))
+}
+
+// ResultIn is ResultOf for a record already read.
+func ResultIn(rec task.Record) (summary string, costUSD *float64) {
+	r := rec.Result
 	summary, _ = r.String("summary")
 	if v, ok := r.Get("costUsd"); ok {
 		if n, ok := v.(json.Number); ok {

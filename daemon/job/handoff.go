@@ -23,7 +23,7 @@ import (
 // whose list the job's task is in, or why there is none (note); both are
 // empty when the list is not a session's or its configuration names a
 // cwd.
-func (j *Job) sessionDir() (dir, note string) {
+func (j Scope) sessionDir() (dir, note string) {
 	if j.Config.ListSettings[j.List.ID].Cwd != "" || !handoff.IsSession(j.List.ID) {
 		return "", ""
 	}

@@ -112,7 +112,7 @@ func Retryable(err error) bool {
 // (its parent, the parent's parent, …): the task now is in state (needs
 // a person, failed, held), for reason. child is the task on the way down.
 // The files of the ancestors are read; nothing is written.
-func (j *Job) TellAncestors(parent, state, reason string) {
+func (j Scope) TellAncestors(parent, state, reason string) {
 	child := j.ID
 	seen := map[string]bool{j.ID: true}
 	for p := parent; p != "" && !seen[p] && len(seen) < maxDepth; {

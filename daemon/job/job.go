@@ -114,12 +114,20 @@ var kindNames = [...]string{"run", "resume", "answer", "cancel", "recover", "del
 
 func (k Kind) String() string { return kindNames[k] }
 
-// A Job is one goroutine's work on one task.
-type Job struct {
+// A Scope is one task as the daemon's shared environment sees it,
+// outside any job: the Env, the task's list and its id. The checks the
+// loop makes of a task before it claims it (a plain task's prompt, say)
+// take a Scope with the task's Spec; a Job is a Scope at work.
+type Scope struct {
 	*Env
-	Kind Kind
 	List *List
 	ID   string
+}
+
+// A Job is one goroutine's work on one task.
+type Job struct {
+	Scope
+	Kind Kind
 	Slot Slot
 	// Seen is the task file as the job read it when it began, if it did:
 	// its first claim starts from these bytes instead of reading the
@@ -134,9 +142,9 @@ type Job struct {
 // work: the loop looks at the file again.
 var ErrNotRunnable = errors.New("task is no longer runnable")
 
-// Emit appends ev, about the job's task unless it names another, to the
-// list's event log.
-func (j *Job) Emit(ev eventlog.Event) {
+// Emit appends ev, about the task unless it names another, to the list's
+// event log.
+func (j Scope) Emit(ev eventlog.Event) {
 	if ev.Task == "" {
 		ev.Task = j.ID
 	}
@@ -170,9 +178,9 @@ func WriteContext(ctx context.Context) (context.Context, context.CancelFunc) {
 
 func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
-// ParsePrompt parses a prompt of the job's list, with the list's command
+// ParsePrompt parses a prompt of the task's list, with the list's command
 // files.
-func (j *Job) ParsePrompt(text string) (*prompt.Script, error) {
+func (j Scope) ParsePrompt(text string) (*prompt.Script, error) {
 	return prompt.Parse(text, prompt.ParseOptions{Commands: j.Catalog.Commands(j.List.Path()).Has})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/pausefile"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -284,17 +285,21 @@ func (g pauseGate) Enter(ctx context.Context) error {
 // PauseOf reads the pause a paused task's file records
 // (metadata.taskd.pause), or false.
 func PauseOf(t *taskfile.Task) (agent.Limit, bool) {
-	return pauseIn(t.Metadata.Object("taskd"))
+	return PauseIn(task.RecordOf(t))
 }
 
-// pauseIn reads the pause metadata.taskd m records.
-func pauseIn(m *taskfile.Object) (agent.Limit, bool) {
+// PauseIn is PauseOf for a record already read.
+func PauseIn(rec task.Record) (agent.Limit, bool) {
+	return pauseOf(rec.Pause)
+}
+
+// pauseOf reads a record's pause (metadata.taskd.pause).
+func pauseOf(p *taskfile.Object) (agent.Limit, bool) {
 	var lim agent.Limit
-	v, ok := m.Get("pause")
-	if !ok || v == nil {
+	if p == nil {
 		return lim, false
 	}
-	if json.Unmarshal(taskfile.AppendJSON(nil, v), &lim) != nil || lim.Until.IsZero() {
+	if json.Unmarshal(taskfile.AppendJSON(nil, p), &lim) != nil || lim.Until.IsZero() {
 		return lim, false
 	}
 	return lim, true

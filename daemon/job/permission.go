@@ -66,17 +66,18 @@ func (j *Job) AnswerPermission(ctx context.Context) (*taskfile.Task, error) {
 			}
 			fallthrough
 		case AnswerRetry:
-			if _, err := task.Move(t, task.Restart); err != nil {
+			rec := task.RecordOf(t)
+			rec.Error = ""
+			if _, err := task.Apply(t, task.Restart, rec); err != nil {
 				return err
 			}
 			m.Delete("hitl")
-			m.Delete("error")
 		case AnswerFail:
-			if _, err := task.Move(t, task.Fail); err != nil {
+			rec := task.RecordOf(t)
+			rec.Error, rec.FinishedAt = "a person answered fail: "+firstString(h, "reason"), j.Now()
+			if _, err := task.Apply(t, task.Fail, rec); err != nil {
 				return err
 			}
-			m.Set("error", "a person answered fail: "+firstString(h, "reason"))
-			m.Set("finishedAt", task.Stamp(j.Now()))
 			m.Delete("hitl")
 		}
 		return nil

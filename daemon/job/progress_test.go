@@ -28,7 +28,7 @@ func runningJob(t *testing.T) *Job {
 		t.Fatal(err)
 	}
 	cfg, _ := config.NewConfig(dir, nil, nil)
-	j := &Job{Env: &Env{Config: cfg, Log: slog.New(slog.DiscardHandler)}, List: &List{ID: "l", Dir: d, Events: eventlog.New(dir)}, ID: "1"}
+	j := &Job{Scope: Scope{Env: &Env{Config: cfg, Log: slog.New(slog.DiscardHandler)}, List: &List{ID: "l", Dir: d, Events: eventlog.New(dir)}, ID: "1"}}
 	if _, err := j.Claim(t.Context(), func(_ *taskfile.Task, sp *task.Spec) error { sp.Attempt++; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestProgressWriter_OnlyWhileRunning(t *testing.T) {
 // TestBudget: a task's budget wins over its list's, which wins over its
 // profile's.
 func TestBudget(t *testing.T) {
-	j := &Job{Env: &Env{Config: &config.Config{ListSettings: map[string]config.ListConfig{"l": {MaxCostUSD: 2}}}}, List: &List{ID: "l"}}
+	j := &Job{Scope: Scope{Env: &Env{Config: &config.Config{ListSettings: map[string]config.ListConfig{"l": {MaxCostUSD: 2}}}}, List: &List{ID: "l"}}}
 	prof := &config.Profile{MaxTurns: 30, MaxCostUSD: 5}
 	for _, tt := range []struct {
 		sp   task.Spec

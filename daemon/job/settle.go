@@ -29,13 +29,12 @@ func (j *Job) Settle(ctx context.Context) (*taskfile.Task, error) {
 			return ErrNotRunnable
 		}
 		sp, from = s, task.Of(t)
-		m := task.Meta(t)
+		rec := task.RecordOf(t)
 		now := j.Now()
 		if UserCompleted(t) {
 			userDone = true
-			m.Set("completedBy", "user")
-			m.Set("finishedAt", task.Stamp(now))
-			_, err := task.Move(t, task.Complete)
+			rec.CompletedBy, rec.FinishedAt = "user", now
+			_, err := task.Apply(t, task.Complete, rec)
 			return err
 		}
 		userDone = false
@@ -49,12 +48,10 @@ func (j *Job) Settle(ctx context.Context) (*taskfile.Task, error) {
 		if blocker == "" {
 			return ErrNotRunnable
 		}
-		if _, err := task.Move(t, task.FailBlocked); err != nil {
+		rec.Error, rec.FailedBlocker, rec.FinishedAt = why, blocker, now
+		if _, err := task.Apply(t, task.FailBlocked, rec); err != nil {
 			return ErrNotRunnable
 		}
-		m.Set("error", why)
-		m.Set("failedBlocker", blocker)
-		m.Set("finishedAt", task.Stamp(now))
 		return nil
 	})
 	if err != nil {
@@ -109,11 +106,11 @@ func UserCompletable(s task.State) bool {
 }
 
 // completeByUser records, while the end of an attempt is written, that
-// someone completed the task while it ran: it completes.
-func completeByUser(t *taskfile.Task, m *taskfile.Object, now time.Time) error {
-	m.Set("completedBy", "user")
-	m.Set("finishedAt", task.Stamp(now))
-	_, err := task.Record(t, task.Complete)
+// someone completed the task while it ran: it completes, with rec.
+func completeByUser(t *taskfile.Task, rec task.Record, now time.Time) error {
+	rec.CompletedBy = "user"
+	rec.FinishedAt = now
+	_, err := task.End(t, task.Complete, rec)
 	return err
 }
 
@@ -136,7 +133,7 @@ func FailedBlocker(dir *taskfile.Dir, t *taskfile.Task, sp task.Spec) (id, why s
 		}
 		if s := task.Of(bt); BlockerFailed(s) {
 			msg := fmt.Sprintf("not run: task %s, which it is blocked by, %s", b, endWords[s])
-			if e, _ := bt.Metadata.Object("taskd").String("error"); e != "" {
+			if e := task.RecordOf(bt).Error; e != "" {
 				msg += " (" + e + ")"
 			}
 			return b, msg + `; to wait for it anyway, set metadata.taskd.onBlockerFailure to "wait"`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
@@ -145,16 +144,17 @@ func (j *Job) FinishUnjudged(ctx context.Context, sp task.Spec, res agent.Result
 	err := j.Persist(ctx, fmt.Sprintf("the end of attempt %d is not recorded yet (its result is kept until it is)", sp.Attempt), sp.Parent, func(wctx context.Context) error {
 		var err error
 		t, err = j.List.Dir.Update(wctx, j.ID, func(t *taskfile.Task) error {
-			if _, err := task.Record(t, task.AskPerson); err != nil {
+			rec := task.RecordOf(t)
+			rec.FinishedAt = j.Now()
+			rec.Result = task.Object(ShortResult(res, runDir))
+			rec.InterruptedSession = ""
+			if _, err := task.End(t, task.AskPerson, rec); err != nil {
 				return err
 			}
 			m := task.Meta(t)
-			m.Set("finishedAt", task.Stamp(time.Now()))
-			m.Set("result", ShortResult(res, runDir))
 			if res.Progress != nil {
 				m.Set("progress", asValue(res.Progress))
 			}
-			m.Delete("interruptedSession")
 			m.Delete("grant")
 			m.Delete("resolve")
 			m.Set("hitl", verdictHITL(q, sp.Attempt))

@@ -163,7 +163,7 @@ func (j *Job) CommitWork(ctx context.Context, sp task.Spec, summary string) erro
 		return fmt.Errorf("commit the task's work: metadata.taskd.workspace names %s on branch %s, not a worktree taskd made for the task", w.Path, w.Branch)
 	}
 	if summary == "" {
-		summary, _ = t.Metadata.Object("taskd").Object("result").String("summary")
+		summary, _ = task.RecordOf(t).Result.String("summary")
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*worktree.Timeout)
 	defer cancel()

@@ -205,8 +205,7 @@ func (s *Server) edit(ctx context.Context, name, done string, fn func(context.Co
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", ref, err)
 	}
-	state, _ := task.Meta(t).String("state")
-	return nil, editOut{Task: ref.String(), State: state, Done: done}, nil
+	return nil, editOut{Task: ref.String(), State: string(task.Of(t)), Done: done}, nil
 }
 
 func (s *Server) resolve(ctx context.Context, _ *mcp.CallToolRequest, in resolveIn) (*mcp.CallToolResult, any, error) {

@@ -214,7 +214,7 @@ func TestRun_Read(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Accepted while gone.md was there; it goes before the task starts.
-	if err := plain.CheckPrompt(h.Job("1", job.Run), h.Read("1"), spec(t, h.Read("1"))); err != nil {
+	if err := plain.CheckPrompt(h.Job("1", job.Run).Scope, h.Read("1"), spec(t, h.Read("1"))); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(h.Cwd, "gone.md"))
@@ -261,7 +261,7 @@ func TestCheckPrompt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h.Put("1", execTask("1", h.Cwd, tt.script, tt.more))
 			tf := h.Read("1")
-			err := plain.CheckPrompt(h.Job("1", job.Run), tf, spec(t, tf))
+			err := plain.CheckPrompt(h.Job("1", job.Run).Scope, tf, spec(t, tf))
 			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 				t.Errorf("CheckPrompt = %v, want %q", err, tt.want)
 			}

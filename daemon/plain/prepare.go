@@ -33,7 +33,7 @@ const maxReadSize = 1 << 20
 // have the right types; a loop's until condition has a model to judge it;
 // every return and parallel item parses. Errors name the line, field or
 // item.
-func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
+func CheckPrompt(j job.Scope, t *taskfile.Task, sp task.Spec) error {
 	ov, err := chain.Overrides(t)
 	if err != nil {
 		return err
@@ -107,7 +107,7 @@ func CheckPrompt(j *job.Job, t *taskfile.Task, sp task.Spec) error {
 
 // allowedRoots are the configuration's allowedRoots, absolute: directories
 // /read may load files from besides the task's own (package readable).
-func allowedRoots(j *job.Job) []string {
+func allowedRoots(j job.Scope) []string {
 	var roots []string
 	for _, r := range j.Config.AllowedRoots {
 		if p, err := j.Cwd(r); err == nil {
@@ -123,7 +123,7 @@ func allowedRoots(j *job.Job) []string {
 // another user's home. ~ is the home directory and a relative path is
 // relative to the task's working directory. A path that cannot be resolved
 // (it does not exist) is returned as it is, to fail when it is read.
-func resolveRead(j *job.Job, cwd, path string) (string, error) {
+func resolveRead(j job.Scope, cwd, path string) (string, error) {
 	home := j.Config.Home
 	p := path
 	if p == "~" || strings.HasPrefix(p, "~/") {
@@ -246,7 +246,7 @@ func runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec,
 // read records one /read round trip.
 func (p *prepared) read(j *job.Job, cwd, path string) {
 	call := map[string]any{"tool": "read", "path": path}
-	abs, err := resolveRead(j, cwd, path)
+	abs, err := resolveRead(j.Scope, cwd, path)
 	res := transcriptEntry{Role: "tool", Tool: "read", Path: path}
 	if err == nil {
 		call["path"] = abs

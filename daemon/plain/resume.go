@@ -49,9 +49,9 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		// the last one, whose result stands.
 		sp.Attempt--
 		if _, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
-			m := task.Meta(t)
-			m.Set("attempt", sp.Attempt)
-			m.Set("runDir", area.RelRunDir(id, sp.Attempt))
+			rec := task.RecordOf(t)
+			rec.Attempt, rec.RunDir = sp.Attempt, area.RelRunDir(id, sp.Attempt)
+			task.Store(t, rec)
 			return nil
 		}, taskfile.NoDirSync); err != nil {
 			return nil, err
@@ -66,14 +66,14 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	if err != nil {
 		return subagent.Finish(ctx, j, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
 	}
-	if pl, err := chain.PlanOf(j, t, sp); err == nil {
+	if pl, err := chain.PlanOf(j.Scope, t, sp); err == nil {
 		a.Prompt = pl.Content // the leading commands ran in the first attempt
 		if !agent.IsModel(a.Profile) {
 			a.Script = pl.Content
 		}
 	}
 	results := children.ResultsWith(l.Dir, kids, children.FollowUp(j.Config, t))
-	session, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
+	session, _ := task.RecordOf(t).Result.String("sessionId")
 	if agent.CanResume(a.Profile) && session != "" {
 		a.Resume = session
 		a.Prompt = results

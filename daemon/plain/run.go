@@ -114,7 +114,7 @@ func claimRun(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, tas
 		if wf, _ := t.Metadata.String("workflowType"); wf != "" || !runnable(t, *sp) {
 			return job.ErrNotRunnable // a workflow is package flow's
 		}
-		if pl, err := chain.PlanOf(j, t, *sp); err == nil && pl.HasBlock {
+		if pl, err := chain.PlanOf(j.Scope, t, *sp); err == nil && pl.HasBlock {
 			chain.CompileBlock(t, pl)
 			if c, err := task.ReadSpec(t); err == nil {
 				c.Attempt = sp.Attempt
@@ -143,7 +143,7 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	if err := subagent.CheckScope(j, t, sp, a); err != nil { // a delegated child's permissions
 		return nil, err
 	}
-	pl, err := chain.PlanOf(j, t, sp)
+	pl, err := chain.PlanOf(j.Scope, t, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	prep.script.Content = content
 	prep.feedback = feedback(l, t, sp)
 	prep.apply(a)
-	if s, _ := t.Metadata.Object("taskd").String("interruptedSession"); s != "" && a.ResumeInterrupted(s) {
+	if s := task.RecordOf(t).InterruptedSession; s != "" && a.ResumeInterrupted(s) {
 		j.Log.Info("resuming the session of the interrupted attempt", "list", l.ID, "task", t.ID, "attempt", sp.Attempt, "session", s)
 	}
 	if g, ok := job.GrantOf(t); ok && a.Continue(g.Session, strings.TrimSpace(g.Prompt()+"\n\n"+personNote(t))) {
@@ -213,7 +213,7 @@ func sessionOf(l *job.List, id string) string {
 	if err != nil {
 		return ""
 	}
-	s, _ := t.Metadata.Object("taskd").Object("result").String("sessionId")
+	s, _ := task.RecordOf(t).Result.String("sessionId")
 	return s
 }
 

@@ -128,18 +128,19 @@ func Answer(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		case answerLeave:
 			m.Delete("resolve")
 		case answerRetry:
-			if _, err := task.Move(t, task.Restart); err != nil {
+			rec := task.RecordOf(t)
+			rec.Error = ""
+			if _, err := task.Apply(t, task.Restart, rec); err != nil {
 				return err
 			}
 			m.Delete("hitl")
-			m.Delete("error")
 		case answerFail:
-			if _, err := task.Move(t, task.Fail); err != nil {
+			reason, _ := h.String("reason")
+			rec := task.RecordOf(t)
+			rec.Error, rec.FinishedAt = "a person answered fail: "+reason, time.Now()
+			if _, err := task.Apply(t, task.Fail, rec); err != nil {
 				return err
 			}
-			reason, _ := h.String("reason")
-			m.Set("error", "a person answered fail: "+reason)
-			m.Set("finishedAt", task.Stamp(time.Now()))
 			m.Delete("resolve")
 			m.Delete("hitl")
 		default:

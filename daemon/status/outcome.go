@@ -80,13 +80,14 @@ func ReadOutcome(listDir, id string) Outcome {
 			Summary string   `json:"summary"`
 			CostUSD *float64 `json:"costUsd"`
 		}
-		if v, ok := task.Meta(t).Get("result"); ok {
-			json.Unmarshal(taskfile.AppendJSON(nil, v), &r)
+		rec := task.RecordOf(t)
+		if rec.Result != nil {
+			json.Unmarshal(taskfile.AppendJSON(nil, rec.Result), &r)
 		}
 		o.Ended, o.OK = true, sp.State == task.Succeeded
 		o.Summary, o.CostUSD = r.Summary, r.CostUSD
 		if !o.OK {
-			o.Error, _ = task.Meta(t).String("error")
+			o.Error = rec.Error
 		}
 	case sp.State == task.NeedsHuman:
 		o.NeedsHuman = true

@@ -103,12 +103,12 @@ func abortByPerson(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) 
 	}
 	msg := fmt.Sprintf("aborted by a person: %s", h.Reason)
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
-		if _, err := task.Move(t, task.Fail); err != nil {
+		rec := task.RecordOf(t)
+		rec.Error, rec.FinishedAt = msg, time.Now()
+		if _, err := task.Apply(t, task.Fail, rec); err != nil {
 			return err
 		}
 		m := task.Meta(t)
-		m.Set("error", msg)
-		m.Set("finishedAt", task.Stamp(time.Now()))
 		m.Delete("resolve")
 		m.Delete("hitl")
 		return nil
@@ -217,16 +217,15 @@ func acceptAttempt(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) 
 		m := task.Meta(t)
 		m.Delete("resolve")
 		m.Delete("hitl")
+		rec := task.RecordOf(t)
 		if ok {
-			m.Delete("error")
-			_, err := task.Move(t, task.Succeed)
+			rec.Error = ""
+			_, err := task.Apply(t, task.Succeed, rec)
 			return err
 		}
-		if _, err := task.Move(t, task.Fail); err != nil {
-			return err
-		}
-		m.Set("error", why)
-		return nil
+		rec.Error = why
+		_, err := task.Apply(t, task.Fail, rec)
+		return err
 	})
 	if err == nil {
 		ev := eventlog.Event{Type: eventlog.TaskSucceeded, Task: id, Parent: sp.Parent, Attempt: sp.Attempt, Data: map[string]any{"acceptedBy": "person"}}

@@ -120,19 +120,19 @@ func finishNeedsHuman(ctx context.Context, j *job.Job, sp task.Spec, res agent.R
 	h := hitlRecord{Kind: v.Kind, Source: "command", Child: v.Child, Key: v.Key, Reason: v.Reason,
 		Options: v.Options, Conflicts: v.Conflicts, AgentSuccess: &ok}
 	t, err := l.Dir.Update(wctx, id, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		m.Set("finishedAt", task.Stamp(time.Now()))
-		m.Set("result", job.ShortResult(res, area.RelRunDir(id, sp.Attempt)))
-		return setHITL(t, h)
+		rec := task.RecordOf(t)
+		rec.FinishedAt = time.Now()
+		rec.Result = task.Object(job.ShortResult(res, area.RelRunDir(id, sp.Attempt)))
+		return setHITL(t, h, rec)
 	})
 	l.Emit(eventlog.Event{Type: eventlog.TaskNeedsHuman, Task: id, Parent: sp.Parent, Attempt: sp.Attempt,
 		Data: map[string]any{"reason": h.Reason, "options": h.Options, "kind": h.Kind}})
 	return t, err
 }
 
-// setHITL makes t wait for a person's answer to h.
-func setHITL(t *taskfile.Task, h hitlRecord) error {
-	if _, err := task.Move(t, task.AskPerson); err != nil {
+// setHITL makes t wait for a person's answer to h, with rec.
+func setHITL(t *taskfile.Task, h hitlRecord, rec task.Record) error {
+	if _, err := task.Apply(t, task.AskPerson, rec); err != nil {
 		return err
 	}
 	m := task.Meta(t)
@@ -147,8 +147,9 @@ func setHITL(t *taskfile.Task, h hitlRecord) error {
 func askPerson(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, h hitlRecord) error {
 	l := j.List
 	written, err := l.Dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
-		setHITL(t, h)
-		unclaim(task.Meta(t), t.ID, sp.Attempt)
+		rec := task.RecordOf(t)
+		unclaim(&rec, t.ID, sp.Attempt)
+		setHITL(t, h, rec)
 		return nil
 	})
 	if err != nil {

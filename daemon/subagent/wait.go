@@ -80,12 +80,12 @@ func suspend(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, w 
 	l := j.List
 	w.Attempt = sp.Attempt - 1
 	written, err := l.Dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
-		if _, err := task.Move(t, task.Wait); err != nil {
+		rec := task.RecordOf(t)
+		unclaim(&rec, t.ID, sp.Attempt)
+		if _, err := task.Apply(t, task.Wait, rec); err != nil {
 			return err
 		}
-		m := task.Meta(t)
-		setRecord(m, "wait", w)
-		unclaim(m, t.ID, sp.Attempt)
+		setRecord(task.Meta(t), "wait", w)
 		return nil
 	})
 	if err != nil {
@@ -104,17 +104,14 @@ func WaitForResults(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	return suspend(ctx, j, t, sp, Wait{Kind: "results", Children: children})
 }
 
-// unclaim undoes claim's attempt bookkeeping for a pass whose agent never
-// ran.
-func unclaim(m *taskfile.Object, id string, attempt int) {
-	m.Delete("startedAt")
-	if attempt <= 1 {
-		m.Delete("attempt")
-		m.Delete("runDir")
-		return
+// unclaim undoes, in rec, claim's attempt bookkeeping for a pass whose
+// agent never ran.
+func unclaim(rec *task.Record, id string, attempt int) {
+	rec.StartedAt = time.Time{}
+	rec.Attempt, rec.RunDir = 0, ""
+	if attempt > 1 {
+		rec.Attempt, rec.RunDir = attempt-1, area.RelRunDir(id, attempt-1)
 	}
-	m.Set("attempt", attempt-1)
-	m.Set("runDir", area.RelRunDir(id, attempt-1))
 }
 
 // Release ends the wait of a suspended task: it becomes pending (a
@@ -195,14 +192,16 @@ func restartChild(ctx context.Context, dir *taskfile.Dir, id, note string) (*tas
 		if !childDone(t) {
 			return errors.New("task " + id + " has not ended")
 		}
-		if _, err := task.Move(t, task.Restart); err != nil {
+		rec := task.RecordOf(t)
+		rec.Failures, rec.Error, rec.RetryAt, rec.FinishedAt = 0, "", time.Time{}, time.Time{}
+		if _, err := task.Apply(t, task.Restart, rec); err != nil {
 			return err
 		}
 		m := task.Meta(t)
-		for _, k := range []string{"cancel", "failures", "error", "retryAt", "finishedAt", "delivered", "resolve", "hitl"} {
+		for _, k := range []string{"cancel", "delivered", "resolve", "hitl"} {
 			m.Delete(k)
 		}
-		if n, _ := m.Int("attempt"); n > 0 {
+		if n := rec.Attempt; n > 0 {
 			m.Set("retryOf", n)
 		}
 		if note != "" {

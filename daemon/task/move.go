@@ -16,31 +16,38 @@ func Of(t *taskfile.Task) State {
 	return State(s)
 }
 
-// Move applies ev to task t in memory: it computes the next state with
-// Next and records it in metadata.taskd.state and in the file's status (a
-// fork branch that reaches its join as every task: completed when it
-// passed, pending, as a failure, when it failed); a stopped workflow
-// keeps its status.
+// Apply applies ev to task t in memory, with rec, the whole record the
+// event leaves (its attempt, times, error, result, hold): it computes the
+// next state with Next from the state the file records, writes it in
+// metadata.taskd.state and in the file's status (a fork branch that
+// reaches its join as every task: completed when it passed, pending, as a
+// failure, when it failed; a stopped workflow keeps its status), and
+// stores rec's other fields (Store). On an illegal event nothing changes.
 // Nothing is written to disk: the caller writes t, then performs the
 // effects.
+func Apply(t *taskfile.Task, ev Event, rec Record) (Effects, error) {
+	return apply(t, Of(t), ev, rec)
+}
+
+// End applies ev, the end of an attempt that ran, to task t with rec as
+// Apply does, but from Running whatever state another writer left in the
+// file while the agent ran (an agent that rewrote its own task file,
+// say): the attempt ran, and its end is recorded.
+func End(t *taskfile.Task, ev Event, rec Record) (Effects, error) {
+	return apply(t, Running, ev, rec)
+}
+
+// Move is Apply with the record t holds: only the state changes.
 func Move(t *taskfile.Task, ev Event) (Effects, error) {
-	return move(t, Of(t), ev)
+	return Apply(t, ev, RecordOf(t))
 }
 
-// Record applies ev, the end of an attempt that ran, to task t as Move
-// does from Running, whatever state another writer left in the file while
-// the agent ran (an agent that rewrote its own task file, say): the
-// attempt ran, and its end is recorded.
-func Record(t *taskfile.Task, ev Event) (Effects, error) {
-	return move(t, Running, ev)
-}
-
-func move(t *taskfile.Task, from State, ev Event) (Effects, error) {
+func apply(t *taskfile.Task, from State, ev Event, rec Record) (Effects, error) {
 	to, eff, err := Next(from, ev)
 	if err != nil {
 		return 0, fmt.Errorf("task %s: %w", t.ID, err)
 	}
-	m := t.EnsureMetadata().EnsureObject("taskd")
+	m := Meta(t)
 	if to == None {
 		m.Delete("state")
 	} else {
@@ -49,6 +56,7 @@ func move(t *taskfile.Task, from State, ev Event) (Effects, error) {
 	if to != Stopped {
 		t.Status = statusOf(to)
 	}
+	Store(t, rec)
 	return eff, nil
 }
 
@@ -64,7 +72,7 @@ func Begin(t *taskfile.Task, s State) error {
 	}
 	t.Status = taskfile.StatusPending
 	if s != None {
-		t.EnsureMetadata().EnsureObject("taskd").Set("state", string(s))
+		Meta(t).Set("state", string(s))
 	}
 	return nil
 }
@@ -76,6 +84,8 @@ func Archive(t *taskfile.Task) error {
 	if s := Of(t); !s.Ended() {
 		return fmt.Errorf("task %s: a %s task cannot be archived: %w", t.ID, s, ErrIllegal)
 	}
-	t.EnsureMetadata().EnsureObject("taskd").Set("archived", true)
+	rec := RecordOf(t)
+	rec.Archived = true
+	Store(t, rec)
 	return nil
 }

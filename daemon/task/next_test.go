@@ -220,15 +220,15 @@ func TestMove(t *testing.T) {
 	}
 }
 
-// TestRecord: the end of an attempt that ran is recorded whatever state
+// TestEnd: the end of an attempt that ran is recorded whatever state
 // another writer left in the file; Move refuses the same event.
-func TestRecord(t *testing.T) {
+func TestEnd(t *testing.T) {
 	tk := &taskfile.Task{ID: "7", Status: taskfile.StatusPending} // rewritten under the agent
 	if _, err := task.Move(tk, task.Succeed); !errors.Is(err, task.ErrIllegal) {
 		t.Fatalf("Move(pending, succeed) = %v, want ErrIllegal", err)
 	}
-	eff, err := task.Record(tk, task.Succeed)
+	eff, err := task.End(tk, task.Succeed, task.RecordOf(tk))
 	if err != nil || task.Of(tk) != task.Succeeded || tk.Status != taskfile.StatusCompleted || !eff.Has(task.Ended) {
-		t.Errorf("Record(succeed) = %b, %v; state %q status %q", eff, err, task.Of(tk), tk.Status)
+		t.Errorf("End(succeed) = %b, %v; state %q status %q", eff, err, task.Of(tk), tk.Status)
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // TestStateWritesOnlyHere: a task's state and status change only through
-// this package (Move, Record, Begin, Archive). The test reads every Go file
+// this package (Apply, End, Move, Unclaim, Begin). The test reads every Go file
 // of the module outside daemon/task and taskfile (which fills a new file's
 // defaults) and fails on a raw write of metadata.taskd.state — a Set or
 // Delete of "state" — or of a task file's Status.

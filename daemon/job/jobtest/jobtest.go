@@ -96,7 +96,7 @@ func (h *Harness) Put(id, data string) {
 
 // Job returns a job of kind on task id, whose slot is always free.
 func (h *Harness) Job(id string, kind job.Kind) *job.Job {
-	return &job.Job{Env: h.Env, Kind: kind, List: h.List, ID: id, Slot: FreeSlot{}}
+	return &job.Job{Scope: job.Scope{Env: h.Env, List: h.List, ID: id}, Kind: kind, Slot: FreeSlot{}}
 }
 
 // Do runs a job of kind on task id with handler, as the daemon's loop
