@@ -29,6 +29,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/internal/natstest"
+	"github.com/taskd/taskd/internal/waitfor"
 )
 
 var (
@@ -138,11 +139,6 @@ func writeJSON(b *testing.B, path string, v any) string {
 }
 
 func waitFor(b *testing.B, what string, cond func() bool) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	b.Helper()
+	waitfor.Cond(b, what, 5*time.Minute, cond)
 }

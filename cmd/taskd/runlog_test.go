@@ -62,9 +62,10 @@ func TestRunLog(t *testing.T) {
 	waitUntil(t, "task 3 to end", 30*time.Second, func() bool { return lines("task ended") == 3 })
 	mustCLI(t, "submit", "--root", root, "--list", "work", "--workflow", "demo", "--subject", "Walk the demo workflow")
 	waitUntil(t, "task 4 to end", 30*time.Second, func() bool { return lines("task ended") == 4 })
-	// Not a wait for something: a window in which the idle daemon rescans
-	// about ten times, and must log none of it.
-	time.Sleep(500 * time.Millisecond)
+	// The idle daemon rescans (each time it opens the list's directory to
+	// read it) ten times, and must log none of it.
+	rescans := dirOpens(t, filepath.Join(root, "work"))
+	waitUntil(t, "ten rescans of the idle daemon", 30*time.Second, func() bool { return rescans() >= 10 })
 	stop()
 
 	got := normaliseLog(logs.String(), dir)

@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/natstest"
+	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -58,6 +59,9 @@ const (
 	coordinatorPassword = "coordinator-s3cret"
 	workerPassword      = "worker-s3cret"
 )
+
+// heartbeat is how often a cluster's workers publish their heartbeat.
+const heartbeat = 500 * time.Millisecond
 
 // workerKeys is how many worker keys a cluster makes (and its
 // coordinator trusts).
@@ -253,7 +257,7 @@ func (c *cluster) workerWith(name string, extra map[string]any, flags ...string)
 	}
 	config := c.workerConfig(name, extra)
 	args := []string{taskdBinary(c.t), "worker", "--config", config, "--name", name,
-		"--state", filepath.Join(c.dir, "state-"+name), "--heartbeat", "500ms", "--grace", "1s", "--log-level", "debug"}
+		"--state", filepath.Join(c.dir, "state-"+name), "--heartbeat", heartbeat.String(), "--grace", "1s", "--log-level", "debug"}
 	p := &proc{name: name, args: append(args, flags...), env: c.workerEnv}
 	c.workers[name] = p
 	c.start(p)
@@ -397,12 +401,8 @@ func (c *cluster) read(list, id string) *taskfile.Task {
 // waitFor polls cond until it holds or timeout passes.
 func (c *cluster) waitFor(what string, timeout time.Duration, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out after %s waiting for %s\n%s", timeout, what, c.logs())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitfor.Within(timeout, cond) {
+		c.t.Fatalf("timed out after %s waiting for %s\n%s", timeout, what, c.logs())
 	}
 }
 

@@ -76,7 +76,7 @@ sleep 300`
 		return errA == nil && errB == nil
 	})
 	a, b := pidIn(t, filepath.Join(m, "a")), pidIn(t, filepath.Join(m, "b"))
-	cgroup := workerCgroup(t, c, "w1")
+	agent, cgroup := workerAgent(t, c, "w1")
 	if (cgroup != "") != (mode == "cgroup") {
 		t.Fatalf("the worker's cmd.json records cgroup %q in the %s mode", cgroup, mode)
 	}
@@ -103,9 +103,13 @@ sleep 300`
 		w.cmd.Process.Signal(syscall.SIGTERM)
 		<-w.done
 	case "crash":
+		// Nothing kills them while no worker runs: once the worker is
+		// reaped every signal its death sends is sent, and the agent it
+		// started has died of its own (its parent-death signal); then they
+		// still run, with no signal on its way to end them.
 		c.kill(w)
-		time.Sleep(500 * time.Millisecond) // nothing kills them while no worker runs
-		if !running(a) || !running(b) {
+		c.waitFor("the agent to die with its worker", 30*time.Second, func() bool { return !running(agent) })
+		if !running(a) || !running(b) || doomed(a) || doomed(b) {
 			t.Fatal("the escaped processes died with the worker: nothing left to check")
 		}
 		c.restart(w)
@@ -119,9 +123,9 @@ sleep 300`
 	}
 }
 
-// workerCgroup returns the cgroup the cmd.json of the attempt running on
-// worker name records, once it records the agent's pid.
-func workerCgroup(t *testing.T, c *cluster, name string) string {
+// workerAgent returns the agent's pid and the cgroup the cmd.json of the
+// attempt running on worker name records, once it records the pid.
+func workerAgent(t *testing.T, c *cluster, name string) (pid int, cgroup string) {
 	t.Helper()
 	var rec struct {
 		PID    int    `json:"pid"`
@@ -135,7 +139,7 @@ func workerCgroup(t *testing.T, c *cluster, name string) string {
 		data, _ := os.ReadFile(found[0])
 		return json.Unmarshal(data, &rec) == nil && rec.PID > 0
 	})
-	return rec.Cgroup
+	return rec.PID, rec.Cgroup
 }
 
 // pidIn reads the pid a process wrote to path.
@@ -157,6 +161,30 @@ func running(pid int) bool {
 	}
 	i := bytes.LastIndexByte(data, ')')
 	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z'
+}
+
+// doomed reports whether a signal that ends a process that does not
+// handle it (SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT) is pending for
+// process pid: it runs, but not for long.
+func doomed(pid int) bool {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return false
+	}
+	var fatal uint64
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT} {
+		fatal |= 1 << (sig - 1)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, mask, ok := strings.Cut(line, ":")
+		if name != "SigPnd" && name != "ShdPnd" || !ok {
+			continue
+		}
+		if m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64); err == nil && m&fatal != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // TestRemote_OutputCapped: an attempt on a worker is cut by the
