@@ -19,6 +19,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/clock"
+	"github.com/taskd/taskd/internal/syncbuf"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -311,23 +312,9 @@ func countEvents(evs []eventlog.Event, typ, tf string) int {
 	return n
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a log that a process or goroutine writes while the test
+// reads it.
+type syncBuffer = syncbuf.Buffer
 
 var _ io.Writer = (*syncBuffer)(nil)
 

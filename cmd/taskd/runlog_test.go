@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
+	"github.com/taskd/taskd/internal/syncbuf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -108,21 +107,6 @@ func normaliseLog(s, dir string) string {
 	return b.String()
 }
 
-// lockedBuffer is a bytes.Buffer that a process's output and a test may
-// use at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// lockedBuffer is a log that a process or goroutine writes while the test
+// reads it.
+type lockedBuffer = syncbuf.Buffer

@@ -13,37 +13,20 @@ import (
 
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/catalog"
+	"github.com/taskd/taskd/internal/syncbuf"
 	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/workflows"
 )
 
-// syncBuffer is a log safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // setup returns a configuration directory, a list directory and a catalog
 // over them whose log is returned too.
-func setup(t *testing.T) (configDir, listDir string, c *catalog.Catalog, log *syncBuffer) {
+func setup(t *testing.T) (configDir, listDir string, c *catalog.Catalog, log *syncbuf.Buffer) {
 	t.Helper()
 	configDir, listDir = t.TempDir(), filepath.Join(t.TempDir(), "L")
 	if err := os.Mkdir(listDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	log = &syncBuffer{}
+	log = &syncbuf.Buffer{}
 	return configDir, listDir, catalog.New(configDir, slog.New(slog.NewTextHandler(log, nil))), log
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/natstest"
+	"github.com/taskd/taskd/internal/syncbuf"
 	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -73,7 +74,7 @@ type proc struct {
 	args []string
 	env  []string // over the cluster's environment
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *syncbuf.Buffer
 	done chan struct{}
 }
 
@@ -272,7 +273,7 @@ func (c *cluster) start(p *proc) {
 		"XDG_STATE_HOME="+filepath.Join(c.dir, "state"), "TASKD_ROOT=")
 	p.cmd.Env = append(p.cmd.Env, p.env...)
 	if p.out == nil {
-		p.out = &syncBuffer{}
+		p.out = &syncbuf.Buffer{}
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -442,22 +443,4 @@ func execTask(script, cwd string, extra map[string]any) string {
 	}
 	data, _ := json.Marshal(tf)
 	return string(data)
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
