@@ -1,7 +1,6 @@
 package remote_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/task"
 	procs "github.com/taskd/taskd/internal/proc"
+	"github.com/taskd/taskd/internal/proctest"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -108,13 +108,13 @@ sleep 300`
 		// started has died of its own (its parent-death signal); then they
 		// still run, with no signal on its way to end them.
 		c.kill(w)
-		c.waitFor("the agent to die with its worker", 30*time.Second, func() bool { return !running(agent) })
-		if !running(a) || !running(b) || doomed(a) || doomed(b) {
+		c.waitFor("the agent to die with its worker", 30*time.Second, func() bool { return !proctest.Running(agent) })
+		if !proctest.Running(a) || !proctest.Running(b) || proctest.Doomed(a) || proctest.Doomed(b) {
 			t.Fatal("the escaped processes died with the worker: nothing left to check")
 		}
 		c.restart(w)
 	}
-	c.waitFor("the escaped processes to die", 30*time.Second, func() bool { return !running(a) && !running(b) })
+	c.waitFor("the escaped processes to die", 30*time.Second, func() bool { return !proctest.Running(a) && !proctest.Running(b) })
 	if cgroup != "" {
 		c.waitFor("the attempt's cgroup to be removed", 20*time.Second, func() bool {
 			_, err := os.Stat(cgroup)
@@ -151,40 +151,6 @@ func pidIn(t *testing.T, path string) int {
 		t.Fatalf("pid file %s: %q", path, data)
 	}
 	return pid
-}
-
-// running reports whether process pid runs (a zombie does not).
-func running(pid int) bool {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z'
-}
-
-// doomed reports whether a signal that ends a process that does not
-// handle it (SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT) is pending for
-// process pid: it runs, but not for long.
-func doomed(pid int) bool {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return false
-	}
-	var fatal uint64
-	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT} {
-		fatal |= 1 << (sig - 1)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		name, mask, ok := strings.Cut(line, ":")
-		if name != "SigPnd" && name != "ShdPnd" || !ok {
-			continue
-		}
-		if m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64); err == nil && m&fatal != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // TestRemote_OutputCapped: an attempt on a worker is cut by the
