@@ -20,6 +20,7 @@ import (
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/clock"
 	"github.com/taskd/taskd/internal/syncbuf"
+	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -251,14 +252,8 @@ const patience = 3
 func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) {
 	h.t.Helper()
 	timeout *= patience
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out after %s waiting for %s\ndaemon log:\n%s", timeout, what, h.logs)
-		}
-		<-tick.C
+	if !waitfor.WithinEvery(timeout, 5*time.Millisecond, cond) {
+		h.t.Fatalf("timed out after %s waiting for %s\ndaemon log:\n%s", timeout, what, h.logs)
 	}
 }
 

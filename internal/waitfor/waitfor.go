@@ -21,8 +21,19 @@ const maxInterval = 50 * time.Millisecond
 // looked at once more after the deadline, so a condition that held at the
 // end is not missed.
 func Within(timeout time.Duration, cond func() bool) bool {
+	return poll(timeout, time.Millisecond, maxInterval, cond)
+}
+
+// WithinEvery is Within for a condition that is costly to look at (one
+// that runs a command, say): it is looked at every interval.
+func WithinEvery(timeout, interval time.Duration, cond func() bool) bool {
+	return poll(timeout, interval, interval, cond)
+}
+
+// poll looks at cond after intervals that grow from first to most.
+func poll(timeout, first, most time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
-	interval := time.Millisecond
+	interval := first
 	next := time.NewTimer(interval)
 	defer next.Stop()
 	for !cond() {
@@ -30,7 +41,7 @@ func Within(timeout time.Duration, cond func() bool) bool {
 			return false
 		}
 		<-next.C
-		interval = min(2*interval, maxInterval)
+		interval = min(2*interval, most)
 		next.Reset(interval)
 	}
 	return true

@@ -33,6 +33,19 @@ func TestWithin(t *testing.T) {
 	}
 }
 
+// TestWithinEvery: a costly condition is looked at no more often than
+// asked.
+func TestWithinEvery(t *testing.T) {
+	var looks atomic.Int32
+	start := time.Now()
+	if !WithinEvery(time.Minute, 20*time.Millisecond, func() bool { return looks.Add(1) == 4 }) {
+		t.Fatal("a condition that held at the fourth look was not seen")
+	}
+	if waited := time.Since(start); waited < 60*time.Millisecond {
+		t.Errorf("four looks took %v, want at least three intervals of 20ms", waited)
+	}
+}
+
 // TestCond: Cond fails the test that waits in vain, naming what it
 // waited for.
 func TestCond(t *testing.T) {
