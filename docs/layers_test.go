@@ -100,4 +100,6 @@ type edge struct{ from, to string }
 var exceptions = map[edge]string{
 	{"navigator", "navigator/flowtrace"}: "an external test package: navigator's compatibility test replays flow's " +
 		"recorded calls, which flowtrace loads and compares, and flowtrace is built on navigator",
+	{"daemon/job", "daemon/job/jobtest"}: "an external test package: job's own handlers (Settle) are tested " +
+		"in the harness every handler package uses, and the harness is built on job",
 }

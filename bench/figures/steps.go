@@ -251,14 +251,15 @@ func writers(out *bytes.Buffer) error {
 	return nil
 }
 
-var remoteLine = regexp.MustCompile(`(local runner, .*|\d+ worker\(s\) x .*)$`)
+var remoteLine = regexp.MustCompile(`(local runner, .*|\d+ worker\(s\) x .*|remote overhead per attempt, .*)$`)
 
 func remote(out *bytes.Buffer) error {
-	tasks := "200"
+	tasks, jobs, reps := "200", "100", "5"
 	if *quick {
-		tasks = "60"
+		tasks, jobs, reps = "60", "40", "3"
 	}
-	text, err := command(nil, "go", "test", "-count=1", "-timeout", "30m", "./bench/remote", "-run", "^$", "-bench", ".", "-benchtime", "1x", "-tasks", tasks)
+	text, err := command(nil, "go", "test", "-count=1", "-timeout", "30m", "./bench/remote", "-run", "^$", "-bench", ".", "-benchtime", "1x",
+		"-tasks", tasks, "-jobs", jobs, "-reps", reps)
 	if err != nil {
 		return err
 	}
@@ -268,10 +269,10 @@ func remote(out *bytes.Buffer) error {
 			lines = append(lines, m[1])
 		}
 	}
-	if len(lines) < 4 {
+	if len(lines) < 5 {
 		return fmt.Errorf("missing results in:\n%s", tail(text, 40))
 	}
-	fmt.Fprintf(out, "### Agents on other machines\n\n`go test ./bench/remote -run '^$' -bench . -benchtime 1x -tasks %s` ([distributed.md](distributed.md)): %s jobs of `sleep 0.2` through a NATS JetStream server and `taskd worker` processes on this machine, against the local runner in the same run; the ideal ratio with W workers is W.\n\n```\n%s\n```\n\n", tasks, tasks, strings.Join(lines, "\n"))
+	fmt.Fprintf(out, "### Agents on other machines\n\n`go test ./bench/remote -run '^$' -bench . -benchtime 1x -tasks %s` ([distributed.md](distributed.md)): %s jobs of `sleep 0.2` through a NATS JetStream server and `taskd worker` processes on this machine, against the local runner in the same run; the ideal ratio with W workers is W. The overhead per attempt: %s jobs of `true` one at a time through one worker against the local runner, %s interleaved runs (`-bench Overhead -jobs %s -reps %s`).\n\n```\n%s\n```\n\n", tasks, tasks, jobs, reps, jobs, reps, strings.Join(lines, "\n"))
 	return nil
 }
 

@@ -39,9 +39,10 @@ func (j *Job) Settle(ctx context.Context) (*taskfile.Task, error) {
 			return err
 		}
 		userDone = false
-		if cancelledAbove(dir, s) {
-			// Its blocker was cancelled with a task above it: the cancel
-			// reaches it too, once the loop has seen that task's.
+		if cancelReaches(dir, t) {
+			// Its blocker was cancelled with it (a task above it, the
+			// origin of its return chain, or its own cancel the loop has
+			// not seen yet): the cancel ends it, not the blocker rule.
 			return ErrNotRunnable
 		}
 		blocker, why = FailedBlocker(dir, t, s)
@@ -69,27 +70,27 @@ func (j *Job) Settle(ctx context.Context) (*taskfile.Task, error) {
 	return t, nil
 }
 
-// cancelledAbove reports whether a task above the one of spec sp (its
-// parent, the parent's parent, …) is cancelled or asked to be, as the
-// files say.
-func cancelledAbove(dir *taskfile.Dir, sp task.Spec) bool {
-	seen := map[string]bool{}
-	for p := sp.Parent; p != "" && !seen[p] && len(seen) < 64; {
-		seen[p] = true
-		pt, err := dir.Read(p)
-		if err != nil {
-			return false
-		}
-		ps, err := task.ReadSpec(pt)
-		if err != nil {
-			return false
-		}
-		if s := task.Of(pt); s == task.Cancelled || ps.Cancel && !s.Ended() {
-			return true
-		}
-		p = ps.Parent
+// cancelReaches reports whether a cancel reaches task t, as the files
+// say: its own cancel, a task above it cancelled or asked to be
+// (CancelCause), or, for a step of a return chain, the task that began the
+// chain — one unit with its chain — cancelled or asked to be.
+func cancelReaches(dir *taskfile.Dir, t *taskfile.Task) bool {
+	if _, _, ok := CancelCause(dir, t); ok {
+		return true
 	}
-	return false
+	origin, _ := t.Metadata.Object("taskd").String("returnOf")
+	if origin == "" || origin == t.ID {
+		return false
+	}
+	ot, err := dir.Read(origin)
+	if err != nil {
+		return false
+	}
+	if s := task.Of(ot); s == task.Cancelled {
+		return true
+	}
+	_, _, ok := CancelCause(dir, ot)
+	return ok && !task.Of(ot).Ended()
 }
 
 // UserCompleted reports whether task t's status says completed while

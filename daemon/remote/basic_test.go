@@ -1,13 +1,14 @@
 package remote_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
 )
 
@@ -38,5 +39,20 @@ func TestRemote_RunsOnWorker(t *testing.T) {
 	if !strings.Contains(string(res), `"success": true`) {
 		t.Errorf("result.json = %s", res)
 	}
-	_ = strconv.Itoa
+	// Once its end is recorded, the runs stream forgets the attempt (in
+	// the background: the task does not wait for it).
+	client := c.coordinatorClient()
+	id := c.remoteAttempt("l", "1", 1)
+	for _, kind := range []string{remote.KindStart, remote.KindStarted, remote.KindOut, remote.KindEnd} {
+		c.waitFor("the runs stream to forget the attempt's "+kind, 20*time.Second, func() bool {
+			m, err := client.Last(context.Background(), id, kind)
+			return err == nil && m == nil
+		})
+	}
+	// Nor does the server keep the consumer the coordinator followed the
+	// attempt with.
+	c.waitFor("the consumers of the runs stream to be deleted", 20*time.Second, func() bool {
+		st, err := client.JS.Stream(context.Background(), "TASKD_RUNS")
+		return err == nil && st.CachedInfo().State.Consumers == 0
+	})
 }

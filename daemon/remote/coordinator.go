@@ -79,6 +79,8 @@ type Coordinator struct {
 	failErr  error
 	failOnce sync.Once
 
+	forgets chan string // attempts whose record in the runs stream is to be forgotten
+
 	mu     sync.Mutex          // protects the fields below
 	active map[string]struct{} // attempts being followed, by id
 	ended  []string            // ids of attempts recently followed to their end, oldest first
@@ -131,7 +133,7 @@ func NewCoordinator(url string, cfg *config.Config, local *agent.Local, log *slo
 	c := &Coordinator{
 		cfg: cfg, local: local, nc: nc, url: url, prefix: prefix, log: log, locals: n.Local,
 		signer: signer, trust: trust, lostAfter: n.LostAfterOr(),
-		streamsReady: make(chan struct{}), stop: stop, failed: make(chan struct{}), active: map[string]struct{}{},
+		streamsReady: make(chan struct{}), forgets: make(chan string, maxForgets), stop: stop, failed: make(chan struct{}), active: map[string]struct{}{},
 	}
 	c.streams = newStreams(client, n.AckWaitOr())
 	c.pool = newPool(c.streams, trust, c.lostAfter, log)
@@ -182,8 +184,9 @@ func (c *Coordinator) serve(ctx context.Context) {
 	close(c.streamsReady)
 	c.log.Info("dispatching agent runs to workers", "url", c.nc.ConnectedUrlRedacted(), "prefix", c.prefix,
 		"key", c.signer.PublicKey(), "workers", len(c.trust), "local", c.locals)
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.pool.run(ctx) }()
+	go func() { defer c.wg.Done(); c.forgetting(ctx) }()
 	go func() { defer c.wg.Done(); c.watchEnds(ctx) }()
 	c.maintain(ctx)
 }

@@ -190,3 +190,119 @@ func TestRemote_UnexpectedResultDropped(t *testing.T) {
 		t.Errorf("the task changed:\n%s\nwant\n%s", after, before)
 	}
 }
+
+// coordinatorClient is a client of the cluster's server with the
+// coordinator's credentials and key.
+func (c *cluster) coordinatorClient() *remote.Client {
+	c.t.Helper()
+	nc, err := remote.Connect(c.nats.URL(), &config.NATS{User: "coordinator", Password: coordinatorPassword}, "test", remote.CoordinatorInbox("taskd"), "", slog.New(slog.DiscardHandler))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(nc.Close)
+	signer, err := remote.LoadSigner(filepath.Join(c.dir, "keys", "coordinator.nk"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	client, err := remote.NewClient(nc, "taskd", signer)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return client
+}
+
+// remoteAttempt waits until cmd.json of run folder list/.taskd/runs/id/n
+// names the remote attempt it was sent as, and returns its id.
+func (c *cluster) remoteAttempt(list, id string, n int) string {
+	c.t.Helper()
+	var attempt string
+	c.waitFor("the attempt to be sent", 30*time.Second, func() bool {
+		data, _ := os.ReadFile(filepath.Join(c.listDir(list), ".taskd", "runs", id, itoa(n), "cmd.json"))
+		var cmd struct {
+			Remote struct {
+				Attempt string `json:"attempt"`
+			} `json:"remote"`
+		}
+		_ = json.Unmarshal(data, &cmd)
+		attempt = cmd.Remote.Attempt
+		return attempt != ""
+	})
+	return attempt
+}
+
+// Ensure a cancel its coordinator stored before any worker took the
+// attempt keeps its agent from starting: the worker reads it while it
+// claims the attempt.
+func TestRemote_CancelBeforeClaimKeepsAgentFromStarting(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	work := t.TempDir()
+	c.drop("l", "1", execTask("touch ran", work, nil))
+	id := c.remoteAttempt("l", "1", 1)
+	client := c.coordinatorClient()
+	c.waitFor("the attempt to be queued", 30*time.Second, func() bool {
+		data, _ := os.ReadFile(filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1", "cmd.json"))
+		return strings.Contains(string(data), `"state": "queued"`)
+	})
+	// Stored as the coordinator stores a cancel, with the work still
+	// queued: as when a task is cancelled while a worker takes it.
+	cancel, _ := json.Marshal(remote.Cancel{Reason: remote.CancelReason})
+	if _, err := client.Publish(context.Background(), id, remote.KindCancel, cancel, id+".cancel", nil); err != nil {
+		t.Fatal(err)
+	}
+	c.worker("w1", "--profiles", "exec")
+	result := filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1", "result.json")
+	c.waitFor("the attempt's result", 30*time.Second, func() bool {
+		_, err := os.Stat(result)
+		return err == nil
+	})
+	res, _ := os.ReadFile(result)
+	if !strings.Contains(string(res), "cancelled before it started") {
+		t.Errorf("result.json = %s, want the attempt cancelled before it started\n%s", res, c.logs())
+	}
+	if _, err := os.Stat(filepath.Join(work, "ran")); err == nil {
+		t.Errorf("the agent ran, though its attempt was cancelled before a worker claimed it")
+	}
+}
+
+// Ensure a worker keeps the list directory of an ended attempt for the
+// next one, its run folders removed, and none that an agent left
+// something in: what one attempt leaves never reaches another.
+func TestRemote_WorkerReusesOnlyEmptyListDirectories(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, nil)
+	c.worker("w1", "--profiles", "exec", "--concurrency", "1")
+	work := t.TempDir()
+	scripts := []string{
+		`echo "$TASKD_RUN_DIR" > dir1; touch "$TASKD_RUN_DIR/../../../../stray"`,
+		`echo "$TASKD_RUN_DIR" > dir2; ls -A "$TASKD_RUN_DIR/../../../.." > seen2`,
+		`echo "$TASKD_RUN_DIR" > dir3; ls -A "$TASKD_RUN_DIR/../../../.." > seen3`,
+	}
+	for i, script := range scripts {
+		id := itoa(i + 1)
+		c.drop("l", id, execTask(script, work, nil))
+		c.waitState("l", []string{id}, task.Succeeded, 30*time.Second)
+	}
+	listOf := func(n int) string {
+		data, err := os.ReadFile(filepath.Join(work, "dir"+itoa(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The run folder is <list>/.taskd/runs/<task>/<attempt>.
+		return filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(strings.TrimSpace(string(data))))))
+	}
+	for _, n := range []int{2, 3} {
+		if seen, _ := os.ReadFile(filepath.Join(work, "seen"+itoa(n))); strings.TrimSpace(string(seen)) != ".taskd" {
+			t.Errorf("attempt %d found in its list directory %q, want only .taskd", n, seen)
+		}
+	}
+	if listOf(2) == listOf(1) {
+		t.Errorf("the list directory an agent left a file in was used again: %s", listOf(1))
+	}
+	if _, err := os.Stat(listOf(1)); err == nil {
+		t.Errorf("the list directory an agent left a file in is still there: %s", listOf(1))
+	}
+	if listOf(3) != listOf(2) {
+		t.Errorf("the list directory of attempt 3 is %s, want that of attempt 2 (%s), emptied", listOf(3), listOf(2))
+	}
+}

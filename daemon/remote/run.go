@@ -154,11 +154,44 @@ func (c *Coordinator) settle(a *agent.Attempt, f *folder, start time.Time, e end
 	// result.json; its record stays until the stream's age limit, for a
 	// restart to find, as does one whose result could not be written.
 	if s := c.ready(closedContext); e.id != "" && s != nil && written {
-		if err := s.Forget(context.Background(), e.id); err != nil {
-			c.log.Debug("forget a recorded attempt", "attempt", e.id, "err", err)
-		}
+		c.forget(e.id)
 	}
 	return res, out
+}
+
+// maxForgets bounds the attempts waiting to be forgotten; beyond it,
+// settle forgets one itself.
+const maxForgets = 1024
+
+// forget has what the runs stream holds of attempt id, whose end is
+// recorded, removed in the background (forgetting), so that the attempt's
+// job does not wait for the server. A record the daemon stops before
+// removing stays until the stream's age limit, as one the server could
+// not remove does.
+func (c *Coordinator) forget(id string) {
+	select {
+	case c.forgets <- id:
+	default:
+		c.forgetNow(id)
+	}
+}
+
+// forgetting forgets the attempts handed to forget, until ctx ends.
+func (c *Coordinator) forgetting(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-c.forgets:
+			c.forgetNow(id)
+		}
+	}
+}
+
+func (c *Coordinator) forgetNow(id string) {
+	if err := c.streams.Forget(context.Background(), id); err != nil {
+		c.log.Debug("forget a recorded attempt", "attempt", id, "err", err)
+	}
 }
 
 // resultOutcome is what result.json's outcome says of an attempt that did

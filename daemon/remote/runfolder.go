@@ -26,7 +26,8 @@ import (
 // bytes, result.json the moment the End arrives. Every path goes through
 // package fsroot. Safe for concurrent use.
 type folder struct {
-	base, dir string // the list directory, the run folder
+	base, dir string      // the list directory, the run folder
+	d         *fsroot.Dir // the run folder, open: its files are written without walking to it each time
 	// limit bounds each log, as the worker bounds it (with room for the
 	// lines it adds): a worker that sends more is cut here.
 	limit int64
@@ -60,17 +61,23 @@ func prepare(a *agent.Attempt, limit int64) (*folder, error) {
 			return nil, fmt.Errorf("remove the earlier run's result.json: %w", err)
 		}
 	}
+	if f.d, err = fsroot.OpenDir(f.base, f.dir); err != nil {
+		return nil, fmt.Errorf("open the run folder: %w", err)
+	}
 	a.Prompt = strings.ToValidUTF8(a.Prompt, "\uFFFD")
 	a.Script = strings.ToValidUTF8(a.Script, "\uFFFD")
-	if err := fsroot.WriteFile(f.base, f.path("prompt.md"), []byte(a.Prompt)); err != nil {
+	if err := f.writeFile("prompt.md", []byte(a.Prompt)); err != nil {
+		f.close()
 		return nil, fmt.Errorf("write prompt.md: %w", err)
 	}
 	for name, data := range a.Files {
 		if err := fsroot.WriteFile(f.base, f.path(name), data); err != nil {
+			f.close()
 			return nil, fmt.Errorf("write %s: %w", name, err)
 		}
 	}
 	if err := f.openLogs(true); err != nil {
+		f.close()
 		return nil, err
 	}
 	return f, nil
@@ -85,7 +92,14 @@ func openFolder(base, runDir string, limit int64) (*folder, error) {
 		return nil, err
 	}
 	f.cmd = cmd
-	return f, f.openLogs(false)
+	if f.d, err = fsroot.OpenDir(base, runDir); err != nil {
+		return nil, fmt.Errorf("open the run folder: %w", err)
+	}
+	if err := f.openLogs(false); err != nil {
+		f.close()
+		return nil, err
+	}
+	return f, nil
 }
 
 func (f *folder) path(name string) string { return filepath.Join(f.dir, name) }
@@ -96,17 +110,17 @@ func (f *folder) openLogs(truncate bool) error {
 		flags |= syscall.O_TRUNC
 	}
 	var err error
-	if f.outFD, err = fsroot.OpenFD(f.base, f.path("stdout.log"), flags); err != nil {
+	if f.outFD, err = f.d.OpenFD("stdout.log", flags); err != nil {
 		return fmt.Errorf("create stdout.log: %w", err)
 	}
-	if f.errFD, err = fsroot.OpenFD(f.base, f.path("stderr.log"), flags); err != nil {
-		f.close()
+	if f.errFD, err = f.d.OpenFD("stderr.log", flags); err != nil {
 		return fmt.Errorf("create stderr.log: %w", err)
 	}
 	return nil
 }
 
-// close closes the logs.
+// close closes the logs and the run folder: what is written after goes by
+// its path.
 func (f *folder) close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -116,6 +130,29 @@ func (f *folder) close() {
 			*fd = -1
 		}
 	}
+	if f.d != nil {
+		f.d.Close()
+	}
+}
+
+// writeFile replaces the run folder's file name with data, atomically.
+func (f *folder) writeFile(name string, data []byte) error {
+	if f.d != nil {
+		if err := f.d.WriteFile(name, data); !errors.Is(err, fs.ErrClosed) {
+			return err
+		}
+	}
+	return fsroot.WriteFile(f.base, f.path(name), data)
+}
+
+// writeJSON replaces the run folder's file name with v, indented as
+// agent.WriteJSONFile writes it.
+func (f *folder) writeJSON(name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return f.writeFile(name, append(data, '\n'))
 }
 
 // setCmd replaces cmd.json with info.
@@ -123,7 +160,7 @@ func (f *folder) setCmd(info map[string]any) error {
 	f.mu.Lock()
 	f.cmd = info
 	f.mu.Unlock()
-	return agent.WriteJSONFile(f.base, f.path("cmd.json"), info)
+	return f.writeJSON("cmd.json", info)
 }
 
 // remoteInfo returns cmd.json's "remote" object (nil if it has none).
@@ -194,7 +231,7 @@ type savedWork struct {
 
 // saveWork writes work.json.
 func (f *folder) saveWork(m *nats.Msg) error {
-	return agent.WriteJSONFile(f.base, f.path("work.json"), savedWork{Subject: m.Subject, Header: m.Header, Data: m.Data})
+	return f.writeJSON("work.json", savedWork{Subject: m.Subject, Header: m.Header, Data: m.Data})
 }
 
 // loadWork reads work.json.
@@ -289,7 +326,7 @@ func (f *folder) follow(feed func([]byte) (int, error)) {
 
 // writeResult writes result.json.
 func (f *folder) writeResult(res agent.Result) error {
-	return agent.WriteJSONFile(f.base, f.path("result.json"), res)
+	return f.writeJSON("result.json", res)
 }
 
 // readCmd reads cmd.json of runDir.

@@ -75,7 +75,14 @@ func (s *Streams) consume(ctx context.Context, stream string, cfg jetstream.Orde
 	// has returned: the client's ordered iterator swaps its consumer in
 	// Next without the lock its Stop takes, so a Stop from another
 	// goroutine would race with it.
-	defer it.Stop()
+	defer func() {
+		it.Stop()
+		// Else the server would keep the consumer until its inactive
+		// threshold: one for every attempt followed.
+		if info := cons.CachedInfo(); info != nil {
+			go s.deleteConsumer(stream, info.Name)
+		}
+	}()
 	for {
 		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -118,4 +125,13 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// deleteConsumer deletes the consumer called name of stream, that nothing
+// reads any more.
+func (s *Streams) deleteConsumer(stream, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	// One it cannot delete goes at its inactive threshold.
+	_ = s.JS.DeleteConsumer(ctx, stream, name)
 }

@@ -47,11 +47,20 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 	ended := false
 	defer func() { w.unregister(wk.ID, ended) }()
 	defer w.removeAttemptDir(wk.ID) // last: after the worktree is removed
+	// A cancel stored before the attempt was registered here is read
+	// while it is claimed; one stored since comes through the
+	// subscription (onCancel), which finds it registered.
+	cancel := w.lastCancel(ctx, wk.ID)
 	if !w.claim(ctx, m, wk, log) {
 		return
 	}
-	acknowledge(ctx, m)
-	if c, err := w.c.Last(ctx, wk.ID, remote.KindCancel); err == nil && c != nil {
+	// Once the claim is stored the attempt is this worker's: a copy
+	// delivered again finds the claim, so the agent need not wait for the
+	// server to confirm the ack.
+	acked := make(chan struct{})
+	go func() { defer close(acked); acknowledge(ctx, m) }()
+	defer func() { <-acked }()
+	if c := <-cancel; c != nil {
 		w.cancelled(r, wk.ID, c.Subject, c.Header, c.Data)
 	}
 	if errors.Is(r.stopCause(), agent.ErrCancelled) {
@@ -73,6 +82,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		ended = w.end(ctx, r, wk, notStarted(err.Error(), agent.NotStarted), log)
 		return
 	}
+	defer w.putList(a.ListDir, wk.Task)
 	g := &gate{w: w, r: r, wk: wk, runDir: a.Dir()}
 	a.Gate = g
 	out := newShipper(w, wk.ID, a.Dir())
@@ -173,6 +183,21 @@ func (w *Worker) claim(ctx context.Context, m jetstream.Msg, wk remote.Work, log
 	}
 }
 
+// lastCancel reads the cancel of attempt id its coordinator stored, if
+// any, while the caller goes on: the channel yields it (nil if there is
+// none or it cannot be read).
+func (w *Worker) lastCancel(ctx context.Context, id string) <-chan *nats.Msg {
+	ch := make(chan *nats.Msg, 1)
+	go func() {
+		c, err := w.c.Last(ctx, id, remote.KindCancel)
+		if err != nil {
+			c = nil
+		}
+		ch <- c
+	}()
+	return ch
+}
+
 // claimedHere reports whether the stored Start of attempt id is this
 // worker process's.
 func (w *Worker) claimedHere(ctx context.Context, id string) bool {
@@ -250,12 +275,12 @@ func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, lo
 var errLost = errors.New("the coordinator recorded the attempt lost while this worker was silent")
 
 // attempt is wk as an agent.Attempt of this machine, to run in cwd with
-// the worker's own profile of that name: its run folder in the worker's
-// state directory; TASKD_ROOT, TASKD_TASK_FILE the coordinator's, mapped
+// the worker's own profile of that name: its run folder in a list
+// directory of the worker's state directory (takeList); TASKD_ROOT, TASKD_TASK_FILE the coordinator's, mapped
 // (--dir-map); the transcript in the local run folder.
 func (w *Worker) attempt(wk remote.Work, cwd string) (*agent.Attempt, error) {
-	listDir := filepath.Join(w.attemptsDir(), wk.ID, "list")
-	if err := os.MkdirAll(listDir, 0o700); err != nil {
+	listDir, err := w.takeList()
+	if err != nil {
 		return nil, err
 	}
 	a := &agent.Attempt{

@@ -118,6 +118,9 @@ type Worker struct {
 	pulling map[string]struct{} // consumers being pulled from, by name
 
 	repoMu sync.Mutex // serialises clones and worktrees of one cache
+
+	lists   chan string   // list directories ended attempts left empty (takeList)
+	listSeq atomic.Uint64 // the last list directory made
 }
 
 // New returns a worker for cfg that logs to log.
@@ -145,7 +148,7 @@ func New(cfg Config, log *slog.Logger) *Worker {
 	return &Worker{
 		cfg: cfg, log: log, local: agent.NewLocal(lc, log), boot: remote.NewBoot(), host: host,
 		slots: make(chan struct{}, cfg.Concurrency), stopNow: make(chan struct{}),
-		running: map[string]*run{}, pulling: map[string]struct{}{},
+		running: map[string]*run{}, pulling: map[string]struct{}{}, lists: make(chan string, cfg.Concurrency),
 	}
 }
 
@@ -464,6 +467,10 @@ func (w *Worker) sweep() {
 	}
 	entries, _ := fsroot.ReadDirectory(w.attemptsDir())
 	for _, e := range entries {
+		if isListDir(e.Name()) {
+			_ = os.RemoveAll(filepath.Join(w.attemptsDir(), e.Name()))
+			continue
+		}
 		w.removeAttemptDir(e.Name())
 	}
 }

@@ -251,3 +251,6 @@ func (p *Process) Wipe() {
 		p.t.Fatal(err)
 	}
 }
+
+// Pid is the process id of the running server.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
