@@ -16,6 +16,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -342,14 +343,8 @@ func checkReadRefused(t *testing.T, h *harness, env *corpusEnv, c corpusCase, se
 // started the daemon.
 func waitUntil(t *testing.T, h *harness, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s\ndaemon log:\n%s", timeout, what, h.logs)
-		}
-		<-tick.C
+	if !waitfor.WithinEvery(timeout, 5*time.Millisecond, cond) {
+		t.Fatalf("timed out after %s waiting for %s\ndaemon log:\n%s", timeout, what, h.logs)
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/clock"
+	"github.com/taskd/taskd/internal/syncbuf"
+	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -250,14 +252,8 @@ const patience = 3
 func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) {
 	h.t.Helper()
 	timeout *= patience
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out after %s waiting for %s\ndaemon log:\n%s", timeout, what, h.logs)
-		}
-		<-tick.C
+	if !waitfor.WithinEvery(timeout, 5*time.Millisecond, cond) {
+		h.t.Fatalf("timed out after %s waiting for %s\ndaemon log:\n%s", timeout, what, h.logs)
 	}
 }
 
@@ -311,23 +307,9 @@ func countEvents(evs []eventlog.Event, typ, tf string) int {
 	return n
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a log that a process or goroutine writes while the test
+// reads it.
+type syncBuffer = syncbuf.Buffer
 
 var _ io.Writer = (*syncBuffer)(nil)
 

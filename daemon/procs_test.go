@@ -15,6 +15,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/proc"
+	"github.com/taskd/taskd/internal/proctest"
 )
 
 // TestProcs_WorktreesUnderSubreaper: fifty tasks at once, each in a git
@@ -150,6 +151,7 @@ func escapedProcessesDie(t *testing.T, mode, end string, env []string) {
 	a, b := readPid(t, filepath.Join(m, "a")), readPid(t, filepath.Join(m, "b"))
 	runDir := filepath.Join(root, "l", ".taskd", "runs", "1", "1")
 	var rec struct {
+		PID    int    `json:"pid"`
 		Cgroup string `json:"cgroup"`
 	}
 	h.waitFor("cmd.json to record the started agent", 10*time.Second, func() bool {
@@ -169,10 +171,13 @@ func escapedProcessesDie(t *testing.T, mode, end string, env []string) {
 	case "stop":
 		h.stopProc()
 	case "crash":
+		// Nothing kills them while no daemon runs: once the daemon is
+		// reaped every signal its death sends is sent, and the agent it
+		// started has died of its own (its parent-death signal); then they
+		// still run, with no signal on its way to end them.
 		h.p.kill(t)
-		// Nothing kills them while no daemon runs.
-		waitUntilOrTimeout(time.Second, func() bool { return false })
-		if !alivePid(a) || !alivePid(b) {
+		h.waitFor("the agent to die with the daemon", 30*time.Second, func() bool { return !proctest.Running(rec.PID) })
+		if !alivePid(a) || !alivePid(b) || proctest.Doomed(a) || proctest.Doomed(b) {
 			t.Fatalf("the escaped processes died with the daemon: nothing left to check")
 		}
 		h.p = startDaemonProc(t, root, 2, env...)

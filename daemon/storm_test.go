@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -255,16 +256,7 @@ func readDirNames(dir string) []string {
 // waitUntilOrTimeout polls cond until it holds or the time is up, and
 // reports which.
 func waitUntilOrTimeout(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		<-tick.C
-	}
-	return true
+	return waitfor.WithinEvery(timeout, time.Millisecond, cond)
 }
 
 // stormPatience bounds each wait of the storm for the daemon's progress.

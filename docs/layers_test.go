@@ -17,7 +17,7 @@ var layers = []layer{
 	{
 		name:  "Tools",
 		about: "Programs that measure taskd or keep its pages true; none of them is part of the binary.",
-		pkgs:  []string{"bench/figures", "bench/peers", "bench/throughput", "bench/cost", "bench/remote", "bench/house", "docs"},
+		pkgs:  []string{"bench/figures", "bench/peers", "bench/throughput", "bench/cost", "bench/remote", "bench/house", "bench/taskdrun", "docs"},
 	},
 	{
 		name: "The binary",
@@ -84,10 +84,10 @@ var layers = []layer{
 	},
 	{
 		name: "Foundations",
-		about: "Rules and helpers every layer may use; `claudestub` and `natstest` are imported by tests " +
-			"only.",
+		about: "Rules and helpers every layer may use; `claudestub`, `natstest`, `proctest` and `waitfor` " +
+			"are imported by tests only.",
 		pkgs: []string{"internal/claudestub", "internal/natstest", "internal/proc", "internal/allowenv",
-			"internal/fsroot", "internal/readable", "internal/termtext", "internal/jsonorder", "internal/clock"},
+			"internal/fsroot", "internal/readable", "internal/termtext", "internal/jsonorder", "internal/clock", "internal/proctest", "internal/waitfor", "internal/syncbuf"},
 	},
 }
 

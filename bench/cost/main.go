@@ -21,7 +21,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -33,6 +32,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/taskd/taskd/bench/taskdrun"
 )
 
 var (
@@ -207,51 +208,38 @@ func print(builds []*Build) {
 	}
 }
 
-// daemon starts `taskd run` with one worker on a fresh root and returns
-// once its startup scan is done.
-type daemon struct {
-	cmd  *exec.Cmd
-	list string
-}
+// daemon is `taskd run` with one worker on a fresh root.
+type daemon struct{ *taskdrun.Daemon }
 
+// start starts a daemon and returns once its startup scan is done and it
+// is idle.
 func start(work, bin string) (*daemon, error) {
 	root, err := os.MkdirTemp(work, "root-")
 	if err != nil {
 		return nil, err
 	}
 	os.Chmod(root, 0o700)
-	list := filepath.Join(root, "bench")
-	if err := os.Mkdir(list, 0o700); err != nil {
-		return nil, err
-	}
 	cfg := filepath.Join(root, ".config.json")
 	if err := os.WriteFile(cfg, []byte(`{"concurrency": 1}`), 0o600); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "run", "--root", root, "--config", cfg, "--log-level", "warn")
-	cmd.Stderr = os.Stderr
-	cmd.Env = append(os.Environ(), "HOME="+root)
-	if err := cmd.Start(); err != nil {
+	events := filepath.Join(root, "bench", ".taskd", "events.jsonl")
+	td, err := taskdrun.Start(taskdrun.Options{
+		Bin: bin, Root: root, Config: cfg, LogLevel: "warn", Env: []string{"HOME=" + root},
+		Ready:   func(*taskdrun.Daemon) bool { _, err := os.Stat(events); return err == nil },
+		Timeout: 30 * time.Second, Echo: os.Stderr,
+	})
+	if err != nil {
 		return nil, err
 	}
-	d := &daemon{cmd: cmd, list: list}
-	events := filepath.Join(list, ".taskd", "events.jsonl")
-	if err := waitFor(30*time.Second, func() bool { _, err := os.Stat(events); return err == nil }); err != nil {
-		d.stop()
-		return nil, fmt.Errorf("taskd did not start: %w", err)
-	}
+	d := &daemon{td}
 	d.idle()
 	return d, nil
 }
 
-func (d *daemon) stop() {
-	d.cmd.Process.Signal(os.Interrupt)
-	d.cmd.Wait()
-}
-
 // cpu is the daemon's user and system time so far, in clock ticks.
 func (d *daemon) cpu() int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.Pid()))
 	if err != nil {
 		return 0
 	}
@@ -283,7 +271,7 @@ func cpuRun(work, bin string, n int) (cpuMs, rate float64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	defer d.stop()
+	defer d.Stop()
 	before := d.cpu()
 	t0 := time.Now()
 	if err := d.run(n); err != nil {
@@ -301,30 +289,11 @@ func (d *daemon) run(n int) error {
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
 		body := fmt.Appendf(nil, `{"id": %q, "subject": "cost %s", "description": "", "activeForm": "costing", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`, id, id)
-		tmp := filepath.Join(d.list, ".drop"+id)
-		if err := os.WriteFile(tmp, body, 0o644); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, filepath.Join(d.list, id+".json")); err != nil {
+		if err := taskdrun.Drop(d.List, id, body); err != nil {
 			return err
 		}
 	}
-	events := filepath.Join(d.list, ".taskd", "events.jsonl")
-	return waitFor(10*time.Minute, func() bool {
-		data, _ := os.ReadFile(events)
-		return bytes.Count(data, []byte(`"type":"TaskSucceeded"`)) >= n
-	})
-}
-
-func waitFor(timeout time.Duration, cond func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not done after %s", timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return nil
+	return taskdrun.WaitFor(10*time.Minute, 5*time.Millisecond, func() bool { return taskdrun.Succeeded(d.List) >= n })
 }
 
 func median(s []float64) float64 {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/taskd/taskd/bench/taskdrun"
 )
 
 // straceRun runs n tasks with strace attached to the idle daemon and
@@ -20,18 +22,18 @@ func straceRun(work string, b *Build, n int) error {
 	if err != nil {
 		return err
 	}
-	defer d.stop()
+	defer d.Stop()
 	// Outside the root: the daemon watches the root, and a trace written
 	// inside it would wake the daemon with every line.
-	trace := filepath.Join(work, "strace-"+filepath.Base(filepath.Dir(d.list)))
-	pid := d.cmd.Process.Pid
+	trace := filepath.Join(work, "strace-"+filepath.Base(filepath.Dir(d.List)))
+	pid := d.Pid()
 	st := exec.Command("strace", "-f", "-qq", "-s", "256", "-e", "signal=none", "-o", trace, "-p", strconv.Itoa(pid))
 	st.Stderr = os.Stderr
 	if err := st.Start(); err != nil {
 		return err
 	}
 	defer st.Wait()
-	if err := waitFor(30*time.Second, func() bool { return traced(pid) }); err != nil {
+	if err := taskdrun.WaitFor(30*time.Second, 5*time.Millisecond, func() bool { return traced(pid) }); err != nil {
 		st.Process.Kill()
 		return fmt.Errorf("strace did not attach: %w", err)
 	}

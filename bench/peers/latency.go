@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/taskd/taskd/bench/taskdrun"
 )
 
 // A probe is a job that tells when it started: cmd(path) is the shell
@@ -149,7 +151,7 @@ func (b *bench) latency() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &eventCounter{path: filepath.Join(d.list, ".taskd", "events.jsonl")}
+	c := &eventCounter{path: filepath.Join(d.List, ".taskd", "events.jsonl")}
 	var own []float64 // taskd's own record: when its agent process had started
 	n := 0
 	for i := 1; i <= *latFlag; i++ {
@@ -157,14 +159,14 @@ func (b *bench) latency() ([]row, error) {
 			n++
 			id := strconv.Itoa(n)
 			t0 := time.Now()
-			if err := drop(d.list, id, taskJSON(id, cmd, "")); err != nil {
+			if err := taskdrun.Drop(d.List, id, taskJSON(id, cmd, "")); err != nil {
 				return err
 			}
 			return waitFor(30*time.Second, func() bool {
 				var r struct {
 					StartedAt time.Time `json:"startedAt"`
 				}
-				data, _ := os.ReadFile(filepath.Join(d.list, ".taskd", "runs", id, "1", "result.json"))
+				data, _ := os.ReadFile(filepath.Join(d.List, ".taskd", "runs", id, "1", "result.json"))
 				if json.Unmarshal(data, &r) != nil || r.StartedAt.IsZero() {
 					return false
 				}
@@ -173,11 +175,11 @@ func (b *bench) latency() ([]row, error) {
 			})
 		}, func() error { return waitFor(30*time.Second, func() bool { return c.count() >= n }) })
 		if err != nil {
-			d.stop()
+			d.Stop()
 			return nil, err
 		}
 	}
-	d.stop()
+	d.Stop()
 	// nq
 	nqDir := b.dir("nq")
 	nqEnv := append(os.Environ(), "NQDIR="+nqDir)

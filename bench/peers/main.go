@@ -45,7 +45,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -58,6 +57,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/taskd/taskd/bench/taskdrun"
 )
 
 var (
@@ -223,13 +224,7 @@ func (b *bench) dir(prefix string) string {
 // --- taskd ---
 
 // daemon is a running `taskd run`.
-type daemon struct {
-	cmd     *exec.Cmd
-	root    string
-	list    string
-	started time.Duration // from process start to "taskd started"
-	stderr  *lockedBuffer
-}
+type daemon struct{ *taskdrun.Daemon }
 
 // startTaskd starts taskd on root (whose list "bench" may hold tasks) with
 // the given concurrency, and waits until it has scanned.
@@ -239,48 +234,19 @@ func (b *bench) startTaskd(root string, workers int) (*daemon, error) {
 
 // startTaskdWith is startTaskd with the given safety rescan period.
 func (b *bench) startTaskdWith(root string, workers int, rescan string) (*daemon, error) {
-	list := filepath.Join(root, "bench")
-	os.MkdirAll(list, 0o700)
 	cfg := filepath.Join(b.work, fmt.Sprintf("config-%d-%s.json", workers, rescan))
 	os.WriteFile(cfg, fmt.Appendf(nil, `{"concurrency": %d, "rescan": %q}`, workers, rescan), 0o600)
-	cmd := exec.Command(b.taskd, "run", "--root", root, "--config", cfg, "--log-level", "info")
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+b.work)
-	d := &daemon{cmd: cmd, root: root, list: list, stderr: &lockedBuffer{}}
-	cmd.Stderr = d.stderr
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
+	d, err := taskdrun.Start(taskdrun.Options{Bin: b.taskd, Root: root, Config: cfg, LogLevel: "info",
+		Env: []string{"XDG_CONFIG_HOME=" + b.work}, Timeout: 10 * time.Minute})
+	if err != nil {
 		return nil, err
 	}
-	if err := waitFor(10*time.Minute, func() bool { return strings.Contains(d.stderr.String(), "taskd started") }); err != nil {
-		d.stop()
-		return nil, fmt.Errorf("taskd did not start: %v\n%s", err, d.stderr)
-	}
-	d.started = time.Since(t0)
-	return d, nil
-}
-
-func (d *daemon) stop() {
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	d.cmd.Wait()
+	return &daemon{d}, nil
 }
 
 func taskJSON(id, script string, extra string) []byte {
 	return fmt.Appendf(nil, `{"id": %q, "subject": "bench %s", "description": "", "activeForm": "bench %s", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [%s], "metadata": {"taskd": {"agent": "exec", "prompt": %q}}}`,
 		id, id, id, extra, script)
-}
-
-// drop writes a task file into a dot-file and renames it into the list.
-func drop(list, id string, data []byte) error {
-	tmp := filepath.Join(list, "."+id+".drop")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(list, id+".json"))
-}
-
-func succeeded(list string) int {
-	data, _ := os.ReadFile(filepath.Join(list, ".taskd", "events.jsonl"))
-	return bytes.Count(data, []byte(`"type":"TaskSucceeded"`))
 }
 
 // eventCounter counts TaskSucceeded events, reading only what was appended
@@ -385,24 +351,24 @@ func (b *bench) taskdThroughput(n, workers int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer d.stop()
-	inodes0, bytes0, err := diskUse(d.list)
+	defer d.Stop()
+	inodes0, bytes0, err := diskUse(d.List)
 	if err != nil {
 		return 0, err
 	}
 	start := time.Now()
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
-		if err := drop(d.list, id, taskJSON(id, "true", "")); err != nil {
+		if err := taskdrun.Drop(d.List, id, taskJSON(id, "true", "")); err != nil {
 			return 0, err
 		}
 	}
-	c := &eventCounter{path: filepath.Join(d.list, ".taskd", "events.jsonl")}
-	if err := waitEvery(2*time.Millisecond, 10*time.Minute, func() bool { return c.count() >= n }); err != nil {
+	c := &eventCounter{path: filepath.Join(d.List, ".taskd", "events.jsonl")}
+	if err := taskdrun.WaitFor(10*time.Minute, 2*time.Millisecond, func() bool { return c.count() >= n }); err != nil {
 		return 0, err
 	}
 	rate := float64(n) / time.Since(start).Seconds()
-	inodes, bytes, err := diskUse(d.list)
+	inodes, bytes, err := diskUse(d.List)
 	if err != nil {
 		return 0, err
 	}
@@ -461,7 +427,7 @@ func (b *bench) tspThroughput(n, workers int) (float64, error) {
 		}
 	}
 	tsp(env, "-w", last) // blocks without polling
-	err := waitEvery(2*time.Millisecond, 10*time.Minute, func() bool {
+	err := taskdrun.WaitFor(10*time.Minute, 2*time.Millisecond, func() bool {
 		out, err := tsp(env, "-l")
 		return err == nil && !strings.Contains(out, "running") && !strings.Contains(out, "queued")
 	})
@@ -532,8 +498,8 @@ func (b *bench) idle() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := idleOf(d.cmd.Process.Pid)
-	d.stop()
+	s, err := idleOf(d.Pid())
+	d.Stop()
 	if err != nil {
 		return nil, err
 	}
@@ -615,14 +581,14 @@ func (b *bench) scan(n int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := readProc(d.cmd.Process.Pid)
-	d.stop()
+	s, err := readProc(d.Pid())
+	d.Stop()
 	if err != nil {
 		return nil, err
 	}
 	os.RemoveAll(root)
 	return []row{
-		{name: fmt.Sprintf("taskd startup scan, %d finished tasks", n), unit: "s", values: map[string]float64{"taskd": d.started.Seconds()}},
+		{name: fmt.Sprintf("taskd startup scan, %d finished tasks", n), unit: "s", values: map[string]float64{"taskd": d.Started.Seconds()}},
 		{name: fmt.Sprintf("taskd RSS after the scan, %d tasks", n), unit: "MiB", values: map[string]float64{"taskd": mib(s.rss)}},
 	}, nil
 }
@@ -645,9 +611,9 @@ func (b *bench) queued() (row, error) {
 		if err != nil {
 			return 0, err
 		}
-		defer d.stop()
+		defer d.Stop()
 		defer os.RemoveAll(root)
-		s, err := readProc(d.cmd.Process.Pid)
+		s, err := readProc(d.Pid())
 		return s.rss, err
 	}
 	base, err := rssWith(0)
@@ -812,39 +778,5 @@ func loadavg() string {
 
 // waitFor polls cond every half millisecond until it holds.
 func waitFor(timeout time.Duration, cond func() bool) error {
-	return waitEvery(500*time.Microsecond, timeout, cond)
-}
-
-// waitEvery polls cond every period until it holds or timeout passes.
-func waitEvery(period, timeout time.Duration, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-	return nil
-}
-
-// lockedBuffer is a goroutine-safe buffer for a child's stderr.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return taskdrun.WaitFor(timeout, 500*time.Microsecond, cond)
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
+
+	"github.com/taskd/taskd/bench/taskdrun"
 )
 
 // TestTaskJSON: the task files the benchmark drops are taskd's, as taskd
@@ -16,7 +18,7 @@ import (
 // by what extra names.
 func TestTaskJSON(t *testing.T) {
 	list := t.TempDir()
-	if err := drop(list, "7", taskJSON("7", "echo 'hi there'", `"3", "4"`)); err != nil {
+	if err := taskdrun.Drop(list, "7", taskJSON("7", "echo 'hi there'", `"3", "4"`)); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(list)
@@ -53,8 +55,8 @@ func TestEventCounter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := c.count(); got != 2 || succeeded(list) != 2 {
-		t.Errorf("count = %d, succeeded = %d; want 2", got, succeeded(list))
+	if got := c.count(); got != 2 || taskdrun.Succeeded(list) != 2 {
+		t.Errorf("count = %d, succeeded = %d; want 2", got, taskdrun.Succeeded(list))
 	}
 	// Half a line: not counted until it is whole.
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)

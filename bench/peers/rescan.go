@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/taskd/taskd/bench/taskdrun"
 )
 
 // The safety rescan (the configuration's "rescan", every 5 minutes by
@@ -49,8 +51,8 @@ func (b *bench) rescan(n int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.stop()
-	pid := d.cmd.Process.Pid
+	defer d.Stop()
+	pid := d.Pid()
 	// Idle: a few seconds after the startup scan, well before the rescan.
 	settle := time.NewTimer(3 * time.Second)
 	<-settle.C
@@ -68,7 +70,7 @@ func (b *bench) rescan(n int) ([]row, error) {
 	// The rescan starts about rescanPeriod after the daemon did.
 	var began, read time.Time
 	last, quiet := read0, time.Now()
-	err = waitEvery(time.Millisecond, rescanPeriod+5*time.Minute, func() bool {
+	err = taskdrun.WaitFor(rescanPeriod+5*time.Minute, time.Millisecond, func() bool {
 		now, err := readChars(pid)
 		if err != nil {
 			return false

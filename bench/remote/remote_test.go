@@ -44,6 +44,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/internal/natstest"
+	"github.com/taskd/taskd/internal/waitfor"
 )
 
 var (
@@ -313,11 +314,6 @@ func writeJSON(b *testing.B, path string, v any) string {
 }
 
 func waitFor(b *testing.B, what string, cond func() bool) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	b.Helper()
+	waitfor.Cond(b, what, 5*time.Minute, cond)
 }

@@ -14,7 +14,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,6 +25,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/taskd/taskd/bench/taskdrun"
 )
 
 func main() {
@@ -109,36 +110,24 @@ func daemon(work, bin string, workers int) (root string, stop func(), err error)
 		return "", nil, err
 	}
 	os.Chmod(root, 0o700)
-	os.Mkdir(filepath.Join(root, "bench"), 0o700)
 	cfg := filepath.Join(root, ".config.json")
 	os.WriteFile(cfg, fmt.Appendf(nil, `{"concurrency": %d}`, workers), 0o600)
-	cmd := exec.Command(bin, "run", "--root", root, "--config", cfg, "--log-level", "warn")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	// The daemon is up once its list's event log is made.
+	events := filepath.Join(root, "bench", ".taskd", "events.jsonl")
+	d, err := taskdrun.Start(taskdrun.Options{Bin: bin, Root: root, Config: cfg, LogLevel: "warn", Echo: os.Stderr,
+		Ready: func(*taskdrun.Daemon) bool { _, err := os.Stat(events); return err == nil }, Timeout: 10 * time.Second})
+	if err != nil {
 		return "", nil, err
 	}
-	// The daemon is up once its startup event is logged.
-	events := filepath.Join(root, "bench", ".taskd", "events.jsonl")
-	if err := waitFor(10*time.Second, func() bool { _, err := os.Stat(events); return err == nil }); err != nil {
-		cmd.Process.Kill()
-		return "", nil, fmt.Errorf("taskd did not start: %w", err)
-	}
-	return root, func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }, nil
+	return root, d.Stop, nil
 }
 
 func taskJSON(i int) []byte {
 	return fmt.Appendf(nil, `{"id": "%d", "subject": "bench %d", "description": "", "activeForm": "bench %d", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`, i, i, i)
 }
 
-// drop writes task i the way a producer should: into a dot-file, then
-// renamed into the list.
-func drop(list string, i int) error {
-	tmp := filepath.Join(list, fmt.Sprintf(".drop%d", i))
-	if err := os.WriteFile(tmp, taskJSON(i), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(list, fmt.Sprintf("%d.json", i)))
-}
+// drop writes task i the way a producer should.
+func drop(list string, i int) error { return taskdrun.Drop(list, strconv.Itoa(i), taskJSON(i)) }
 
 func throughput(work, bin string, n, workers int) (float64, error) {
 	root, stop, err := daemon(work, bin, workers)
@@ -153,15 +142,8 @@ func throughput(work, bin string, n, workers int) (float64, error) {
 			return 0, err
 		}
 	}
-	err = waitFor(5*time.Minute, func() bool { return countSucceeded(list) >= n })
+	err = waitFor(5*time.Minute, func() bool { return taskdrun.Succeeded(list) >= n })
 	return float64(n) / time.Since(start).Seconds(), err
-}
-
-// countSucceeded counts TaskSucceeded events (cheaper than reading every
-// task file, and written right after each task's final state).
-func countSucceeded(list string) int {
-	data, _ := os.ReadFile(filepath.Join(list, ".taskd", "events.jsonl"))
-	return strings.Count(string(data), `"type":"TaskSucceeded"`)
 }
 
 func latency(work, bin string, runs int) (p50, p90 float64, err error) {
@@ -189,23 +171,12 @@ func latency(work, bin string, runs int) (p50, p90 float64, err error) {
 		}
 		samples = append(samples, float64(r.StartedAt.Sub(before).Microseconds())/1000)
 		// Let the daemon go idle again before the next sample.
-		waitFor(10*time.Second, func() bool { return countSucceeded(list) >= i })
+		waitFor(10*time.Second, func() bool { return taskdrun.Succeeded(list) >= i })
 	}
 	slices.Sort(samples)
 	return samples[len(samples)/2], samples[len(samples)*9/10], nil
 }
 
 func waitFor(timeout time.Duration, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-	return nil
+	return taskdrun.WaitFor(timeout, time.Millisecond, cond)
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/taskd/taskd/bench/taskdrun"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
@@ -39,7 +40,7 @@ func TestDrop(t *testing.T) {
 // TestCountSucceeded: the succeeded tasks of the event log taskd writes.
 func TestCountSucceeded(t *testing.T) {
 	list := t.TempDir()
-	if countSucceeded(list) != 0 {
+	if taskdrun.Succeeded(list) != 0 {
 		t.Fatal("counted a missing log")
 	}
 	log := eventlog.New(list)
@@ -49,7 +50,7 @@ func TestCountSucceeded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := countSucceeded(list); got != 2 {
+	if got := taskdrun.Succeeded(list); got != 2 {
 		t.Errorf("countSucceeded = %d, want 2", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -48,13 +49,7 @@ func startTestDaemon(t *testing.T, root string, fc *config.FileConfig) {
 // waitUntil waits for cond, failing the test after timeout.
 func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.Cond(t, what, timeout, cond)
 }
 
 func stateIn(t *testing.T, root, list, id string) task.State {

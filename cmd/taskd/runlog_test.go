@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
+	"github.com/taskd/taskd/internal/syncbuf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,9 +61,10 @@ func TestRunLog(t *testing.T) {
 	waitUntil(t, "task 3 to end", 30*time.Second, func() bool { return lines("task ended") == 3 })
 	mustCLI(t, "submit", "--root", root, "--list", "work", "--workflow", "demo", "--subject", "Walk the demo workflow")
 	waitUntil(t, "task 4 to end", 30*time.Second, func() bool { return lines("task ended") == 4 })
-	// Not a wait for something: a window in which the idle daemon rescans
-	// about ten times, and must log none of it.
-	time.Sleep(500 * time.Millisecond)
+	// The idle daemon rescans (each time it opens the list's directory to
+	// read it) ten times, and must log none of it.
+	rescans := dirOpens(t, filepath.Join(root, "work"))
+	waitUntil(t, "ten rescans of the idle daemon", 30*time.Second, func() bool { return rescans() >= 10 })
 	stop()
 
 	got := normaliseLog(logs.String(), dir)
@@ -107,21 +107,6 @@ func normaliseLog(s, dir string) string {
 	return b.String()
 }
 
-// lockedBuffer is a bytes.Buffer that a process's output and a test may
-// use at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// lockedBuffer is a log that a process or goroutine writes while the test
+// reads it.
+type lockedBuffer = syncbuf.Buffer

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/taskd/taskd/internal/waitfor"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,17 +145,11 @@ func (tm *term) format(f string) string {
 // timeout the test fails, showing the screen.
 func (tm *term) waitScreen(what string, timeout time.Duration, ok func(string) bool) string {
 	tm.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s := tm.screen()
-		if ok(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			tm.t.Fatalf("timed out after %v waiting for %s; the screen:\n%s", timeout, what, s)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var s string
+	if !waitfor.Within(timeout, func() bool { s = tm.screen(); return ok(s) }) {
+		tm.t.Fatalf("timed out after %v waiting for %s; the screen:\n%s", timeout, what, s)
 	}
+	return s
 }
 
 // waitFor waits until the screen shows text.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,15 +19,16 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// TestWalkthrough runs the shell blocks of the README's tour, verbatim
-// and in order, in one shell, as a new user pasting them into a terminal
-// would: on an empty home directory (so ~/.claude/tasks is new), with go
-// install writing to an empty GOPATH. Where the README says to look "a
-// moment later", it waits: before a block that answers a task with taskd
-// resolve, until that task waits for a person; before the last block,
-// until every task of the tour has ended as the README says. It checks
-// what the blocks print, and stops the daemon the first block started, by
-// its pid.
+// TestWalkthrough runs the shell blocks of the tour (docs/tour.md),
+// verbatim and in order, in one shell, as a new user pasting them into a
+// terminal would: on an empty home directory (so ~/.claude/tasks is new),
+// with go install writing to an empty GOPATH. Where the tour says to look
+// "a moment later", it waits: before a block that answers a task with
+// taskd resolve, until that task waits for a person; before the last
+// block, until every task of the tour has ended as the tour says. It
+// checks what the blocks print, and stops the daemon the first block
+// started, by its pid. The README's first task is the tour's beginning,
+// block for block, so it is run too.
 func TestWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and installs taskd and runs a daemon; skipped with -short")
@@ -36,16 +36,12 @@ func TestWalkthrough(t *testing.T) {
 	for _, tool := range []string{"jq", "make"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("TASKD_REQUIRE_TOOLS") == "1" {
-				t.Fatalf("%s is not on PATH, and TASKD_REQUIRE_TOOLS=1: the README's tour uses it", tool)
+				t.Fatalf("%s is not on PATH, and TASKD_REQUIRE_TOOLS=1: the tour (docs/tour.md) uses it", tool)
 			}
-			t.Skipf("%s is not on PATH: the README's tour uses it (install it, e.g. apt-get install %s, to run this test)", tool, tool)
+			t.Skipf("%s is not on PATH: the tour (docs/tour.md) uses it (install it, e.g. apt-get install %s, to run this test)", tool, tool)
 		}
 	}
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, err := tourBlocks(string(data))
+	blocks, err := tourBlocks(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,35 +81,66 @@ func TestWalkthrough(t *testing.T) {
 	}
 }
 
-// resolveLine finds the tasks a README block answers.
+// resolveLine finds the tasks a block of the tour answers.
 var resolveLine = regexp.MustCompile(`taskd resolve ([A-Za-z0-9_-]+)/([0-9]+) `)
 
-// tourBlocks returns the ```sh blocks of the README's "## A two-minute
-// tour" section.
-func tourBlocks(readme string) ([]string, error) {
-	const heading = "\n## A two-minute tour\n"
-	_, section, ok := strings.Cut(readme, heading)
+// tourBlocks returns the ```sh blocks of docs/tour.md, having checked
+// that the blocks of the README's "## A first task" section are its first
+// ones.
+func tourBlocks(t *testing.T) ([]string, error) {
+	t.Helper()
+	tour, err := os.ReadFile("../../docs/tour.md")
+	if err != nil {
+		return nil, err
+	}
+	blocks, err := shellBlocks("docs/tour.md", string(tour))
+	if err != nil {
+		return nil, err
+	}
+	if len(blocks) < 2 {
+		return nil, fmt.Errorf("docs/tour.md: %d shell blocks, want the daemon's and the tasks'", len(blocks))
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		return nil, err
+	}
+	const heading = "\n## A first task\n"
+	_, section, ok := strings.Cut(string(readme), heading)
 	if !ok {
 		return nil, fmt.Errorf("README.md has no %q section", strings.TrimSpace(heading))
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
+	first, err := shellBlocks("README.md", section)
+	if err != nil {
+		return nil, err
+	}
+	if len(first) == 0 || len(first) > len(blocks) {
+		return nil, fmt.Errorf("README.md: %d shell blocks in its first task, want the tour's first ones", len(first))
+	}
+	for i, b := range first {
+		if b != blocks[i] {
+			return nil, fmt.Errorf("README.md: block %d of the first task is not the tour's:\n%s\nthe tour's:\n%s", i+1, b, blocks[i])
+		}
+	}
+	return blocks, nil
+}
+
+// shellBlocks returns the bodies of the ```sh blocks of text, from the
+// file name.
+func shellBlocks(name, text string) ([]string, error) {
 	var blocks []string
 	for {
-		_, rest, ok := strings.Cut(section, "```sh\n")
+		_, rest, ok := strings.Cut(text, "```sh\n")
 		if !ok {
-			break
+			return blocks, nil
 		}
 		body, after, ok := strings.Cut(rest, "```")
 		if !ok {
-			return nil, errors.New("README.md: a code block of the tour is not closed")
+			return nil, fmt.Errorf("%s: a shell block is not closed", name)
 		}
 		blocks = append(blocks, body)
-		section = after
+		text = after
 	}
-	if len(blocks) < 2 {
-		return nil, fmt.Errorf("README.md: %d shell blocks in the tour, want the daemon's and the tasks'", len(blocks))
-	}
-	return blocks, nil
 }
 
 // walk is one shell session on a new home directory.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskd/taskd/internal/proc"
+	"github.com/taskd/taskd/internal/waitfor"
 )
 
 // startAgentGroup starts, as its own process group, a shell that runs a
@@ -54,15 +55,7 @@ func exited(pid int) bool {
 
 func waitCond(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	waitfor.Cond(t, what, 10*time.Second, cond)
 }
 
 func writeCmdJSON(t *testing.T, runDir, data string) {

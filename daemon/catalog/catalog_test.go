@@ -13,36 +13,20 @@ import (
 
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/catalog"
+	"github.com/taskd/taskd/internal/syncbuf"
+	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/workflows"
 )
 
-// syncBuffer is a log safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // setup returns a configuration directory, a list directory and a catalog
 // over them whose log is returned too.
-func setup(t *testing.T) (configDir, listDir string, c *catalog.Catalog, log *syncBuffer) {
+func setup(t *testing.T) (configDir, listDir string, c *catalog.Catalog, log *syncbuf.Buffer) {
 	t.Helper()
 	configDir, listDir = t.TempDir(), filepath.Join(t.TempDir(), "L")
 	if err := os.Mkdir(listDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	log = &syncBuffer{}
+	log = &syncbuf.Buffer{}
 	return configDir, listDir, catalog.New(configDir, slog.New(slog.NewTextHandler(log, nil))), log
 }
 
@@ -68,19 +52,6 @@ func write(t *testing.T, path string, data []byte) {
 	}
 }
 
-// waitFor waits for cond (the catalog looks at its directories at most
-// once a second), failing the test after a deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // nameOf returns the name of workflow id as the list at listDir sees it.
 func nameOf(c *catalog.Catalog, listDir, id string) string {
 	wf, _, ok := c.Workflows(listDir).Lookup(id)
@@ -98,16 +69,16 @@ func TestWorkflows(t *testing.T) {
 		t.Fatalf("quick-task is %q, want the built-in", got)
 	}
 	write(t, filepath.Join(configDir, "workflows", "quick-task.json"), quickTask(t, "Configured"))
-	waitFor(t, "the configuration's quick-task", func() bool { return nameOf(c, listDir, "quick-task") == "Configured" })
+	waitfor.Cond(t, "the configuration's quick-task", 30*time.Second, func() bool { return nameOf(c, listDir, "quick-task") == "Configured" })
 	write(t, filepath.Join(area.WorkflowsDir(listDir), "quick-task.json"), quickTask(t, "The list's"))
-	waitFor(t, "the list's quick-task", func() bool { return nameOf(c, listDir, "quick-task") == "The list's" })
+	waitfor.Cond(t, "the list's quick-task", 30*time.Second, func() bool { return nameOf(c, listDir, "quick-task") == "The list's" })
 	if other := filepath.Join(t.TempDir(), "M"); nameOf(c, other, "quick-task") != "Configured" {
 		t.Error("another list sees the first list's workflow")
 	}
 	if err := os.Remove(filepath.Join(area.WorkflowsDir(listDir), "quick-task.json")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the list's quick-task to go", func() bool { return nameOf(c, listDir, "quick-task") == "Configured" })
+	waitfor.Cond(t, "the list's quick-task to go", 30*time.Second, func() bool { return nameOf(c, listDir, "quick-task") == "Configured" })
 }
 
 // TestCheckWorkflow: a known, valid workflow passes; an unknown one and a
@@ -209,7 +180,7 @@ func TestCommands(t *testing.T) {
 	}
 
 	write(t, filepath.Join(area.CommandsDir(listDir), "ship.md"), []byte("Ship it.\n"))
-	waitFor(t, "the new command file", func() bool { return c.Commands(listDir).Has("ship") })
+	waitfor.Cond(t, "the new command file", 30*time.Second, func() bool { return c.Commands(listDir).Has("ship") })
 }
 
 // TestCatalog_Concurrent: lists looked up from many goroutines (run with

@@ -12,6 +12,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -59,26 +60,17 @@ func TestProgressWriter_LatestAtMostEveryInterval(t *testing.T) {
 	j := runningJob(t)
 	w := &progressWriter{j: j}
 	w.Progress(agent.Progress{Turns: 1})
-	deadline := time.Now().Add(10 * time.Second)
-	for turnsOnFile(t, j) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the first report was not written")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitfor.Cond(t, "the first report to be written", 10*time.Second, func() bool { return turnsOnFile(t, j) == 1 })
 	for n := 2; n <= 50; n++ {
 		w.Progress(agent.Progress{Turns: n})
 	}
-	deadline = time.Now().Add(ProgressInterval + 10*time.Second)
-	for turnsOnFile(t, j) != 50 {
-		if got := turnsOnFile(t, j); got != 1 && got != 50 {
+	waitfor.Cond(t, "the latest report to be written", ProgressInterval+10*time.Second, func() bool {
+		got := turnsOnFile(t, j)
+		if got != 1 && got != 50 {
 			t.Fatalf("an intermediate report (%d) was written; want only the latest", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the latest report was not written")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return got == 50
+	})
 	w.Progress(agent.Progress{Turns: 51}) // due in an interval: dropped by close
 	w.close()
 	w.Progress(agent.Progress{Turns: 52}) // after close: nothing

@@ -1,55 +1,25 @@
 package notify_test
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/notify"
+	"github.com/taskd/taskd/internal/syncbuf"
+	"github.com/taskd/taskd/internal/waitfor"
 )
 
-// logBuffer is a log safe for the notifier's goroutine and the test.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func newLog() (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
+func newLog() (*slog.Logger, *syncbuf.Buffer) {
+	b := &syncbuf.Buffer{}
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
-}
-
-// waitFor waits for cond, failing the test after a deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestWants: which states are notified; a nil notifier (no command)
@@ -185,13 +155,13 @@ func TestNotify_Timeout(t *testing.T) {
 	log, logs := newLog()
 	n := notify.New(&config.Notify{Command: []string{"sh", "-c", `sleep 60 & echo $! > "$NOTIFY_OUT/child"; wait`}, Timeout: 500 * time.Millisecond}, log)
 	n.Send(notify.Notice{List: "L", ID: "1", State: "failed"})
-	waitFor(t, "the timeout's log line", func() bool { return strings.Contains(logs.String(), "notification command timed out") })
+	waitfor.Cond(t, "the timeout's log line", 30*time.Second, func() bool { return strings.Contains(logs.String(), "notification command timed out") })
 	data, err := os.ReadFile(filepath.Join(dir, "child"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	waitFor(t, "the command's child to be killed", func() bool { return gone(pid) })
+	waitfor.Cond(t, "the command's child to be killed", 30*time.Second, func() bool { return gone(pid) })
 	n.Close()
 }
 

@@ -19,9 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/taskd/taskd/internal/fsroot"
 )
@@ -92,18 +90,11 @@ func (r Record) check() error {
 // Update changes root's record with fn under the lock and writes it back
 // if fn returns nil. A file that does not parse is replaced.
 func Update(ctx context.Context, root string, fn func(*Record) error) error {
-	lockPath := filepath.Join(root, LockName)
-	if fi, err := os.Lstat(lockPath); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file: remove it (taskd makes its own)", lockPath)
-	}
-	lock, err := fsroot.OpenRegular(lockPath, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
+	lock, err := fsroot.LockFile(ctx, filepath.Join(root, LockName))
 	if err != nil {
-		return fmt.Errorf("lock %s: %w", lockPath, err)
+		return err
 	}
 	defer lock.Close() // releases the flock
-	if err := fsroot.Flock(ctx, lock, true); err != nil {
-		return fmt.Errorf("lock %s: %w", lockPath, err)
-	}
 	r, err := Read(root)
 	var pe *fs.PathError
 	if err != nil && errors.As(err, &pe) {

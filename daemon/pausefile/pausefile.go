@@ -22,10 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
@@ -118,19 +116,11 @@ func Read(root string) (Record, error) {
 // now). A file that does not parse is replaced: it holds nothing the task
 // files do not also say.
 func Update(ctx context.Context, root string, now time.Time, fn func(*Record) error) error {
-	lockPath := filepath.Join(root, LockName)
-	if fi, err := os.Lstat(lockPath); err == nil && !fi.Mode().IsRegular() {
-		// A link would have the lock made, or taken, somewhere else.
-		return fmt.Errorf("%s is not a regular file: remove it (taskd makes its own)", lockPath)
-	}
-	lock, err := fsroot.OpenRegular(lockPath, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
+	lock, err := fsroot.LockFile(ctx, filepath.Join(root, LockName))
 	if err != nil {
-		return fmt.Errorf("lock %s: %w", lockPath, err)
+		return err
 	}
 	defer lock.Close() // releases the flock
-	if err := fsroot.Flock(ctx, lock, true); err != nil {
-		return fmt.Errorf("lock %s: %w", lockPath, err)
-	}
 	r, _ := Read(root)
 	if err := fn(&r); err != nil {
 		return err

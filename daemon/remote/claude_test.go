@@ -11,6 +11,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/claudestub"
+	"github.com/taskd/taskd/internal/syncbuf"
 )
 
 // Ensure a claude attempt a worker runs — the real Claude Code CLI against
@@ -40,7 +41,7 @@ func TestRemote_ClaudeLooksLocal(t *testing.T) {
 
 	logs := exec.Command(taskdBinary(t), "logs", "--root", c.root, "-f", "l/1")
 	logs.Env = append(os.Environ(), "HOME="+filepath.Join(c.dir, "home"), "TASKD_ROOT=")
-	var out syncBuffer
+	var out syncbuf.Buffer
 	logs.Stdout, logs.Stderr = &out, &out
 	if err := logs.Start(); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@ import (
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/natstest"
+	"github.com/taskd/taskd/internal/syncbuf"
+	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -59,6 +61,9 @@ const (
 	workerPassword      = "worker-s3cret"
 )
 
+// heartbeat is how often a cluster's workers publish their heartbeat.
+const heartbeat = 500 * time.Millisecond
+
 // workerKeys is how many worker keys a cluster makes (and its
 // coordinator trusts).
 const workerKeys = 6
@@ -69,7 +74,7 @@ type proc struct {
 	args []string
 	env  []string // over the cluster's environment
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *syncbuf.Buffer
 	done chan struct{}
 }
 
@@ -253,7 +258,7 @@ func (c *cluster) workerWith(name string, extra map[string]any, flags ...string)
 	}
 	config := c.workerConfig(name, extra)
 	args := []string{taskdBinary(c.t), "worker", "--config", config, "--name", name,
-		"--state", filepath.Join(c.dir, "state-"+name), "--heartbeat", "500ms", "--grace", "1s", "--log-level", "debug"}
+		"--state", filepath.Join(c.dir, "state-"+name), "--heartbeat", heartbeat.String(), "--grace", "1s", "--log-level", "debug"}
 	p := &proc{name: name, args: append(args, flags...), env: c.workerEnv}
 	c.workers[name] = p
 	c.start(p)
@@ -268,7 +273,7 @@ func (c *cluster) start(p *proc) {
 		"XDG_STATE_HOME="+filepath.Join(c.dir, "state"), "TASKD_ROOT=")
 	p.cmd.Env = append(p.cmd.Env, p.env...)
 	if p.out == nil {
-		p.out = &syncBuffer{}
+		p.out = &syncbuf.Buffer{}
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -397,12 +402,8 @@ func (c *cluster) read(list, id string) *taskfile.Task {
 // waitFor polls cond until it holds or timeout passes.
 func (c *cluster) waitFor(what string, timeout time.Duration, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out after %s waiting for %s\n%s", timeout, what, c.logs())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitfor.Within(timeout, cond) {
+		c.t.Fatalf("timed out after %s waiting for %s\n%s", timeout, what, c.logs())
 	}
 }
 
@@ -442,22 +443,4 @@ func execTask(script, cwd string, extra map[string]any) string {
 	}
 	data, _ := json.Marshal(tf)
 	return string(data)
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

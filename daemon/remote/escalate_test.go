@@ -17,6 +17,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/waitfor"
 )
 
 // A rogue is a client of the cluster's server with some role's
@@ -69,13 +70,8 @@ func (r *rogue) refused(t *testing.T, what, subject string, try func(ctx context
 		t.Errorf("%s: a worker's credentials were allowed to", what)
 		return
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !r.wasDenied(subject) {
-		if time.Now().After(deadline) {
-			t.Errorf("%s: failed, but the server reported no permission violation for %s (%v)", what, subject, r.denied)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !waitfor.Within(5*time.Second, func() bool { return r.wasDenied(subject) }) {
+		t.Errorf("%s: failed, but the server reported no permission violation for %s (%v)", what, subject, r.denied)
 	}
 }
 

@@ -1,7 +1,6 @@
 package remote_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/task"
 	procs "github.com/taskd/taskd/internal/proc"
+	"github.com/taskd/taskd/internal/proctest"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -76,7 +76,7 @@ sleep 300`
 		return errA == nil && errB == nil
 	})
 	a, b := pidIn(t, filepath.Join(m, "a")), pidIn(t, filepath.Join(m, "b"))
-	cgroup := workerCgroup(t, c, "w1")
+	agent, cgroup := workerAgent(t, c, "w1")
 	if (cgroup != "") != (mode == "cgroup") {
 		t.Fatalf("the worker's cmd.json records cgroup %q in the %s mode", cgroup, mode)
 	}
@@ -103,14 +103,18 @@ sleep 300`
 		w.cmd.Process.Signal(syscall.SIGTERM)
 		<-w.done
 	case "crash":
+		// Nothing kills them while no worker runs: once the worker is
+		// reaped every signal its death sends is sent, and the agent it
+		// started has died of its own (its parent-death signal); then they
+		// still run, with no signal on its way to end them.
 		c.kill(w)
-		time.Sleep(500 * time.Millisecond) // nothing kills them while no worker runs
-		if !running(a) || !running(b) {
+		c.waitFor("the agent to die with its worker", 30*time.Second, func() bool { return !proctest.Running(agent) })
+		if !proctest.Running(a) || !proctest.Running(b) || proctest.Doomed(a) || proctest.Doomed(b) {
 			t.Fatal("the escaped processes died with the worker: nothing left to check")
 		}
 		c.restart(w)
 	}
-	c.waitFor("the escaped processes to die", 30*time.Second, func() bool { return !running(a) && !running(b) })
+	c.waitFor("the escaped processes to die", 30*time.Second, func() bool { return !proctest.Running(a) && !proctest.Running(b) })
 	if cgroup != "" {
 		c.waitFor("the attempt's cgroup to be removed", 20*time.Second, func() bool {
 			_, err := os.Stat(cgroup)
@@ -119,9 +123,9 @@ sleep 300`
 	}
 }
 
-// workerCgroup returns the cgroup the cmd.json of the attempt running on
-// worker name records, once it records the agent's pid.
-func workerCgroup(t *testing.T, c *cluster, name string) string {
+// workerAgent returns the agent's pid and the cgroup the cmd.json of the
+// attempt running on worker name records, once it records the pid.
+func workerAgent(t *testing.T, c *cluster, name string) (pid int, cgroup string) {
 	t.Helper()
 	var rec struct {
 		PID    int    `json:"pid"`
@@ -135,7 +139,7 @@ func workerCgroup(t *testing.T, c *cluster, name string) string {
 		data, _ := os.ReadFile(found[0])
 		return json.Unmarshal(data, &rec) == nil && rec.PID > 0
 	})
-	return rec.Cgroup
+	return rec.PID, rec.Cgroup
 }
 
 // pidIn reads the pid a process wrote to path.
@@ -147,16 +151,6 @@ func pidIn(t *testing.T, path string) int {
 		t.Fatalf("pid file %s: %q", path, data)
 	}
 	return pid
-}
-
-// running reports whether process pid runs (a zombie does not).
-func running(pid int) bool {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z'
 }
 
 // TestRemote_OutputCapped: an attempt on a worker is cut by the

@@ -37,13 +37,27 @@ func TestRemote_OutageIsNotALostWorker(t *testing.T) {
 		return strings.Count(string(data), "\n") == len(ids)
 	})
 
+	missed := func(w *proc) int { return strings.Count(w.out.String(), "cannot publish the heartbeat") }
+	before := map[*proc]int{}
+	for _, w := range c.workers {
+		before[w] = missed(w)
+	}
 	c.nats.Stop()
 	stopped := time.Now()
 	if err := os.WriteFile(goOn, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c.drop("l", "late", execTask(`echo "late 1" >> `+ran, marks, nil))
-	time.Sleep(outage) // the outage itself: nothing to wait for
+	// The outage lasts until every worker has missed the heartbeats of
+	// outage: its coordinator heard nothing of it for that long.
+	c.waitFor("every worker to miss the heartbeats of the outage", outage+time.Minute, func() bool {
+		for _, w := range c.workers {
+			if missed(w)-before[w] < int(outage/heartbeat) {
+				return false
+			}
+		}
+		return true
+	})
 	c.nats.Restart()
 	t.Logf("the server was down for %s", time.Since(stopped).Round(time.Second))
 

@@ -18,6 +18,7 @@ import (
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/subagent"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -196,7 +197,7 @@ func TestConverge(t *testing.T) {
 			}()
 			// Converge waits for the last result; once it is delivered (a
 			// write to the child's file), Converge wakes.
-			waitFor(t, "the convergence to be recorded", func() bool { return slices.Contains(h.Events("1"), "ConvergenceInitiated") })
+			waitfor.Cond(t, "the convergence to be recorded", 30*time.Second, func() bool { return slices.Contains(h.Events("1"), "ConvergenceInitiated") })
 			select {
 			case c := <-done:
 				t.Fatalf("Converge returned before the last result was delivered: %+v, %v", c.out, c.err)
@@ -315,18 +316,6 @@ func TestOwns(t *testing.T) {
 		if got := subagent.Owns(tt.kind, h.Read("1")); got != tt.want {
 			t.Errorf("Owns(%v, %s) = %v, want %v", tt.kind, tt.td, got, tt.want)
 		}
-	}
-}
-
-// waitFor waits for cond, failing the test after a deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

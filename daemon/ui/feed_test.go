@@ -77,6 +77,26 @@ func writeFile(t *testing.T, path, data string) {
 	}
 }
 
+// writeNewer writes path as the daemon writes a note about file: at
+// once, by a rename, and newer than file (its time is set a second after
+// file's, not left to the clock's resolution).
+func writeNewer(t *testing.T, path, file, data string) {
+	t.Helper()
+	info, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := path + ".tmp"
+	writeFile(t, tmp, data)
+	later := info.ModTime().Add(time.Second)
+	if err := os.Chtimes(tmp, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func appendFile(t *testing.T, path, data string) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
@@ -116,8 +136,7 @@ func TestFeed(t *testing.T) {
 
 	writeFile(t, filepath.Join(list, "3.json"), `{"id": "3", "subject": "bad agent", "status": "pending", "blocks": [], "blockedBy": [], "owner": "taskd"}`)
 	await(t, msgs, "task 3", func(s *snapshot) bool { return taskOf(s, "l", "3") != nil })
-	time.Sleep(10 * time.Millisecond) // the note is newer than the file
-	writeFile(t, filepath.Join(list, ".taskd", "rejected", "3.json.txt"), list+"/3.json: unknown agent \"x\"\n\nHow to fix it: name a profile.\n")
+	writeNewer(t, filepath.Join(list, ".taskd", "rejected", "3.json.txt"), filepath.Join(list, "3.json"), list+"/3.json: unknown agent \"x\"\n\nHow to fix it: name a profile.\n")
 	await(t, msgs, "task 3 rejected", func(s *snapshot) bool { t := taskOf(s, "l", "3"); return t != nil && t.Rejected != "" })
 
 	writeFile(t, filepath.Join(list, "6.json"), `{"id": "6", "subject": "held", "status": "pending", "blocks": [], "blockedBy": [], "owner": "taskd", "metadata": {"taskd": {"agent": "claude"}}}`)

@@ -19,8 +19,12 @@ func (w *Worker) beat(ctx context.Context) {
 	failed := false
 	for {
 		if err := w.publishBeat(ctx, false); err != nil {
-			if !failed && ctx.Err() == nil {
+			switch {
+			case ctx.Err() != nil:
+			case !failed:
 				w.log.Warn("cannot publish the heartbeat yet", "err", err)
+			default:
+				w.log.Debug("cannot publish the heartbeat", "err", err)
 			}
 			failed = true
 		} else {

@@ -3,6 +3,7 @@ package fsroot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -242,4 +243,24 @@ func FlockFD(ctx context.Context, fd int, name string, exclusive bool) error {
 		case <-t.C:
 		}
 	}
+}
+
+// LockFile takes the exclusive flock of the lock file at path, making
+// the file if it is missing, and waits for it until ctx is done; closing
+// the file it returns releases the lock. Anything but a regular file in
+// its place is refused, saying to remove it: a link would have the lock
+// made, or taken, somewhere else.
+func LockFile(ctx context.Context, path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file: remove it (taskd makes its own)", path)
+	}
+	lock, err := OpenRegular(path, os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := Flock(ctx, lock, true); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return lock, nil
 }

@@ -1,7 +1,9 @@
 package fsroot
 
 import (
+	"context"
 	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -119,5 +121,52 @@ func closeFD(fd int) {
 func closeFile(f *os.File) {
 	if f != nil {
 		f.Close()
+	}
+}
+
+// TestLockFile: the lock is made when missing and held until the file is
+// closed (another taker waits, and gives up when its context ends); a
+// link or a FIFO in its place is refused and left as it is.
+func TestLockFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".lock")
+	lock, err := LockFile(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if l, err := LockFile(ctx, path); !errors.Is(err, context.DeadlineExceeded) {
+		if l != nil {
+			l.Close()
+		}
+		t.Fatalf("a second LockFile while the first holds it: %v, want the context's deadline", err)
+	}
+	lock.Close()
+	again, err := LockFile(t.Context(), path)
+	if err != nil {
+		t.Fatalf("LockFile after the first was closed: %v", err)
+	}
+	again.Close()
+
+	target := filepath.Join(dir, "elsewhere")
+	link := filepath.Join(dir, "link.lock")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.lock")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{link, fifo} {
+		if l, err := LockFile(t.Context(), p); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			if l != nil {
+				l.Close()
+			}
+			t.Errorf("LockFile(%s) = %v, want it refused", filepath.Base(p), err)
+		}
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the link's target was made: %v", err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/taskd/taskd/internal/syncbuf"
 )
 
 // A Process is a real nats-server process, as an operator runs one: its
@@ -25,7 +27,7 @@ type Process struct {
 	port  int
 	cmd   *exec.Cmd
 	done  chan struct{}
-	out   *lockedBuffer
+	out   *syncbuf.Buffer
 	env   []string
 	store string
 }
@@ -131,7 +133,7 @@ func StartProcess(t testing.TB, extra string, env ...string) *Process {
 // t ends.
 func StartProcessFile(t testing.TB, conf string, port int, store string, env ...string) *Process {
 	t.Helper()
-	p := &Process{t: t, bin: Binary(t), dir: filepath.Dir(conf), conf: conf, port: port, store: store, out: &lockedBuffer{},
+	p := &Process{t: t, bin: Binary(t), dir: filepath.Dir(conf), conf: conf, port: port, store: store, out: &syncbuf.Buffer{},
 		env: append(os.Environ(), env...)}
 	p.start()
 	t.Cleanup(func() {
@@ -248,23 +250,6 @@ func (p *Process) Wipe() {
 	if err := os.RemoveAll(p.store); err != nil {
 		p.t.Fatal(err)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // Pid is the process id of the running server.

@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"github.com/taskd/taskd/internal/waitfor"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -26,13 +27,7 @@ func reaping(t *testing.T) {
 // waitCond waits for cond, at most a deadline.
 func waitCond(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitfor.Cond(t, what, 20*time.Second, cond)
 }
 
 // gone reports whether process pid no longer exists, not even as a

@@ -12,8 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/taskd/taskd/daemon/agent"
@@ -22,6 +20,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/internal/jsonorder"
+	"github.com/taskd/taskd/internal/syncbuf"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -43,7 +42,7 @@ type Harness struct {
 	Cwd  string    // a working directory for tasks, outside the root
 	List *job.List // the list "l"
 	Env  *job.Env
-	Log  *Buffer // what the jobs logged
+	Log  *syncbuf.Buffer // what the jobs logged
 }
 
 // New returns a harness for t.
@@ -70,7 +69,7 @@ func New(t testing.TB, o Options) *Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &Buffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	runner := o.Runner
 	if runner == nil {
@@ -156,21 +155,3 @@ func (FreeSlot) Acquire(context.Context) error { return nil }
 func (FreeSlot) Release()                      {}
 func (FreeSlot) Ready() bool                   { return true }
 func (FreeSlot) StepAside()                    {}
-
-// A Buffer is a log safe for concurrent writers.
-type Buffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *Buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *Buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
