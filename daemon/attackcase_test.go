@@ -239,7 +239,7 @@ func (env *attackEnv) do(op attackOp) error {
 	case "link":
 		p := env.path(a[0])
 		os.MkdirAll(filepath.Dir(p), 0o700)
-		return os.Symlink(env.path(a[1]), p)
+		return plantLink(env.path(a[1]), p)
 	case "hardlink":
 		p := env.path(a[0])
 		os.MkdirAll(filepath.Dir(p), 0o700)
@@ -311,4 +311,31 @@ func treeOf(dir string) map[string]string {
 		return nil
 	})
 	return out
+}
+
+// plantLink puts a symbolic link to target at p, as an attacker racing the
+// daemon would: whatever is at p is replaced — a directory the daemon
+// made again (its .taskd, say) is moved aside to p.old-N first — and the
+// link goes in by a rename, so the path is never missing for long.
+func plantLink(target, p string) error {
+	tmp := p + ".link"
+	os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	for n := 1; ; n++ {
+		err := os.Rename(tmp, p)
+		if err == nil {
+			return nil
+		}
+		fi, serr := os.Lstat(p)
+		if serr != nil || !fi.IsDir() || n > 100 {
+			os.Remove(tmp)
+			return err
+		}
+		if err := os.Rename(p, fmt.Sprintf("%s.old-%d", p, n)); err != nil && !os.IsNotExist(err) {
+			os.Remove(tmp)
+			return err
+		}
+	}
 }
