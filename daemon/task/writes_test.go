@@ -2,9 +2,6 @@ package task_test
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,27 +13,9 @@ import (
 // defaults) and fails on a raw write of metadata.taskd.state — a Set or
 // Delete of "state" — or of a task file's Status.
 func TestStateWritesOnlyHere(t *testing.T) {
-	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			switch rel {
-			case filepath.Join("daemon", "task"), "taskfile", "testdata", ".git", "bench":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
+	m := parseModule(t, filepath.Join("..", ".."))
+	fset := m.fset
+	for _, f := range m.files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.CallExpr:
@@ -60,10 +39,6 @@ func TestStateWritesOnlyHere(t *testing.T) {
 			}
 			return true
 		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
