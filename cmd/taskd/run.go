@@ -12,6 +12,7 @@ import (
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/remote"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/proc"
 )
 
@@ -197,7 +198,7 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 // startCPUProfile profiles the process's CPU into file until the
 // function it returns is called.
 func startCPUProfile(file string) (stop func(), err error) {
-	f, err := os.Create(file)
+	f, err := fsroot.OpenRegular(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
