@@ -289,18 +289,19 @@ func populated(dir string) bool { return eventIs(dir, "populated 1") }
 
 // eventIs reports whether cgroup dir's cgroup.events has line.
 func eventIs(dir, line string) bool {
-	data, err := readSmall(filepath.Join(dir, "cgroup.events"))
+	data, err := ReadKernelFile(filepath.Join(dir, "cgroup.events"))
 	if err != nil {
 		return false
 	}
 	return bytes.Contains(append([]byte{'\n'}, data...), []byte("\n"+line+"\n"))
 }
 
-// readSmall reads a small file of the cgroup file system with a bare
-// descriptor: open, read until the end, close. (os.ReadFile adds a stat
-// and the runtime poller's attempt to register the file, a handful of
-// system calls for every attempt's end.)
-func readSmall(path string) ([]byte, error) {
+// ReadKernelFile reads a small file the kernel makes up as it is read (in
+// /proc, or a cgroup's) with a bare descriptor: open, read until the end,
+// close. (os.ReadFile adds a stat and the runtime poller's attempt to
+// register the file, a handful of system calls each time, for every
+// attempt.)
+func ReadKernelFile(path string) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
