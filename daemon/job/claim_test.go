@@ -147,15 +147,22 @@ func TestClaim_Refused(t *testing.T) {
 
 // TestClaim_FromStaleSeen: a job given the file as the loop read it
 // (Seen) claims from those bytes, but a file changed since decides: a
-// cancel written after the loop's read is not claimed over, and another
-// writer's field is kept under the claim.
+// cancel written after the loop's read is not claimed over, one taken
+// back is claimed, and another writer's field is kept under the claim.
 func TestClaim_FromStaleSeen(t *testing.T) {
 	tests := []struct {
 		name    string
+		seen    string // the file as read before the job claims
 		now     string // the file when the job claims
 		wantErr error
 		want    func(*taskfile.Task) bool
 	}{
+		{
+			name: "cancel taken back since",
+			seen: `{"id": "1", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true", "cancel": true}}}`,
+			now:  pending,
+			want: func(tf *taskfile.Task) bool { return task.Of(tf) == task.Running },
+		},
 		{
 			name:    "cancelled since",
 			now:     `{"id": "1", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true", "cancel": true}}}`,
@@ -169,7 +176,11 @@ func TestClaim_FromStaleSeen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j, path := newJob(t, pending)
+			first := pending
+			if tt.seen != "" {
+				first = tt.seen
+			}
+			j, path := newJob(t, first)
 			seen, err := j.List.Dir.Read("1")
 			if err != nil {
 				t.Fatal(err)
