@@ -151,21 +151,6 @@ func (j Scope) Emit(ev eventlog.Event) {
 	j.List.Emit(ev)
 }
 
-// Enter implements agent.Gate: an agent of the job waits for its slot.
-func (j *Job) Enter(ctx context.Context) error { return j.Slot.Acquire(ctx) }
-
-// Started implements agent.Gate.
-func (j *Job) Started(time.Time) {}
-
-// Exited implements agent.Gate: the job keeps its slot until it ends.
-func (j *Job) Exited() {}
-
-// RunAgent runs attempt a with the job's runner; its agent waits for the
-// job's slot unless a has a gate of its own (agentrun.go).
-func (j *Job) RunAgent(ctx context.Context, a *agent.Attempt) (agent.Result, agent.Outcome) {
-	return j.runAgent(ctx, a)
-}
-
 // writeTimeout bounds a state write that must happen even while the
 // daemon stops (the final state of an attempt).
 const writeTimeout = 30 * time.Second
