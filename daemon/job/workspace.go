@@ -87,7 +87,7 @@ func (j *Job) workspace(t *taskfile.Task, sp task.Spec, cwd string) (string, err
 			}
 		}
 	}
-	made, err := worktree.Create(ctx, place.State, cwd, path, branch, from)
+	made, err := worktree.Create(ctx, place.State, worktree.Spec{Dir: cwd, Path: path, Branch: branch, From: from})
 	if err != nil {
 		return "", fmt.Errorf("metadata.taskd.worktree: %w", err)
 	}
