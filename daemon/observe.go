@@ -62,7 +62,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	}
 	wf, _ := tf.Metadata.String("workflowType")
 	if err == nil && wf == "" && !sp.State.Ended() && tf.Status != taskfile.StatusCompleted {
-		err = plain.CheckPrompt(d.inspect(l, id), tf, sp)
+		err = plain.CheckPrompt(d.inspect(l, id), sp)
 	}
 	if err != nil {
 		d.reject(l, id, e, err.Error(), fixFor(err))
