@@ -35,7 +35,7 @@ func deliverResult(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	l.Events.Append(eventlog.Event{Type: eventlog.MessageDelivered, List: l.ID, Task: parent, Data: map[string]any{"from": id, "name": msg.Name, "success": *msg.Success}})
 	subagent.Ended(ctx, j, t) // subagent and handoff events, before delivered is set
 	t, err = l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
-		task.Meta(t).Set("delivered", true)
+		task.Change(t, func(r *task.Record) { r.Delivered = true })
 		subagent.MarkEndReported(t)
 		return nil
 	})

@@ -323,10 +323,8 @@ func ContinueLoop(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 		rec := task.RecordOf(t)
 		rec.Result = task.Object(job.ShortResult(res, area.RelRunDir(id, sp.Attempt)))
 		rec.FinishedAt = time.Time{}
-		if _, err := task.Apply(t, task.Iterate, rec); err != nil {
-			return err
-		}
-		task.Meta(t).Set("loopIteration", iteration)
-		return nil
+		rec.LoopIteration = iteration
+		_, err := task.Apply(t, task.Iterate, rec)
+		return err
 	})
 }

@@ -381,21 +381,32 @@ func subjectFor(opt PushOptions) string {
 
 // AddChild appends id to collection coll of t's children.
 func AddChild(t *taskfile.Task, coll, id string) {
-	ch := task.Meta(t).EnsureObject("children")
-	ids := task.Strings(ch, coll)
-	if !slices.Contains(ids, id) {
-		ch.Set(coll, append(ids, id))
-	}
+	task.Change(t, func(r *task.Record) {
+		ch := childrenOf(r)
+		if ids := task.Strings(ch, coll); !slices.Contains(ids, id) {
+			ch.Set(coll, append(ids, id))
+		}
+	})
 }
 
 // MoveChild moves id from one collection to another.
 func MoveChild(t *taskfile.Task, from, to, id string) {
-	ch := task.Meta(t).EnsureObject("children")
-	ids := task.Strings(ch, from)
-	if i := slices.Index(ids, id); i >= 0 {
-		ch.Set(from, slices.Delete(ids, i, i+1))
-	}
+	task.Change(t, func(r *task.Record) {
+		ch := childrenOf(r)
+		ids := task.Strings(ch, from)
+		if i := slices.Index(ids, id); i >= 0 {
+			ch.Set(from, slices.Delete(ids, i, i+1))
+		}
+	})
 	AddChild(t, to, id)
+}
+
+// childrenOf returns r's children, made empty if it has none.
+func childrenOf(r *task.Record) *taskfile.Object {
+	if r.Children == nil {
+		r.Children = taskfile.NewObject()
+	}
+	return r.Children
 }
 
 // Names returns the names of every child of parent (all collections).

@@ -86,9 +86,10 @@ func StartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Tas
 		}
 		rec := task.RecordOf(t)
 		rec.Failures, rec.Error, rec.RetryAt = 0, "", time.Time{}
+		rec.Hold, rec.Iteration, rec.GuardAt, rec.RetryOf = nil, 0, 0, 0
 		task.Store(t, rec)
 		m := task.Meta(t)
-		for _, k := range []string{"cancel", "resolve", "resolveNote", "hitl", "iteration", "guardAt", "retryOf"} {
+		for _, k := range []string{"cancel", "resolve", "resolveNote"} {
 			m.Delete(k)
 		}
 		return nil

@@ -72,15 +72,16 @@ func Answer(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	case kind == "guard":
 		t, err = l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 			m := task.Meta(t)
-			appendTrace(m, personEntry(currentStep(t), "", answer, takeNote(m)))
+			entry := personEntry(currentStep(t), "", answer, takeNote(m))
 			m.Delete("resolve")
-			m.Delete("hitl")
+			rec := task.RecordOf(t)
+			appendTrace(&rec, entry)
+			rec.Hold = nil
 			if answer == actionContinue {
-				n, _ := m.Int("iteration")
-				m.Set("guardAt", n+softGuard)
+				rec.GuardAt = rec.Iteration + softGuard
+				task.Store(t, rec)
 				return nil
 			}
-			rec := task.RecordOf(t)
 			rec.Error = fmt.Sprintf("stopped at the loop guard (%s); the steps so far are in metadata.taskd.stepTrace; run it again with taskd retry, or from its first step with taskd restart", answer)
 			_, err := task.Apply(t, task.Stop, rec)
 			return err
@@ -107,7 +108,12 @@ func refuse(ctx context.Context, j *job.Job, answer, why string) (*taskfile.Task
 			return job.ErrNotRunnable // answered again meanwhile
 		}
 		m.Delete("resolve")
-		m.EnsureObject("hitl").Set("refused", why)
+		task.Change(t, func(r *task.Record) {
+			if r.Hold == nil {
+				r.Hold = taskfile.NewObject()
+			}
+			r.Hold.Set("refused", why)
+		})
 		return nil
 	})
 	if err != nil {

@@ -39,10 +39,12 @@ func (j *Job) AnswerPermission(ctx context.Context) (*taskfile.Task, error) {
 		}
 		sp, answer = s, s.Resolve
 		m := task.Meta(t)
-		h := m.Object("hitl")
+		rec := task.RecordOf(t)
+		h := rec.Hold
 		m.Delete("resolve")
 		if opts := task.Strings(h, "options"); len(opts) > 0 && !slices.Contains(opts, answer) {
 			h.Set("refused", fmt.Sprintf("%q is not an answer here; answer one of: %s", answer, strings.Join(opts, ", ")))
+			task.Store(t, rec)
 			return nil
 		}
 		switch answer {
@@ -62,23 +64,20 @@ func (j *Job) AnswerPermission(ctx context.Context) (*taskfile.Task, error) {
 				g := taskfile.NewObject()
 				g.Set("session", session)
 				g.Set("tools", grant)
-				m.Set("grant", g)
+				rec.Grant = g
 			}
 			fallthrough
 		case AnswerRetry:
-			rec := task.RecordOf(t)
-			rec.Error = ""
+			rec.Error, rec.Hold = "", nil
 			if _, err := task.Apply(t, task.Restart, rec); err != nil {
 				return err
 			}
-			m.Delete("hitl")
 		case AnswerFail:
-			rec := task.RecordOf(t)
 			rec.Error, rec.FinishedAt = "a person answered fail: "+firstString(h, "reason"), j.Now()
+			rec.Hold = nil
 			if _, err := task.Apply(t, task.Fail, rec); err != nil {
 				return err
 			}
-			m.Delete("hitl")
 		}
 		return nil
 	})

@@ -148,16 +148,15 @@ func (j *Job) FinishUnjudged(ctx context.Context, sp task.Spec, res agent.Result
 			rec.FinishedAt = j.Now()
 			rec.Result = task.Object(ShortResult(res, runDir))
 			rec.InterruptedSession = ""
+			if res.Progress != nil {
+				rec.Progress = task.Object(asValue(res.Progress))
+			}
+			rec.Grant = nil
+			rec.Hold = verdictHITL(q, sp.Attempt)
 			if _, err := task.End(t, task.AskPerson, rec); err != nil {
 				return err
 			}
-			m := task.Meta(t)
-			if res.Progress != nil {
-				m.Set("progress", asValue(res.Progress))
-			}
-			m.Delete("grant")
-			m.Delete("resolve")
-			m.Set("hitl", verdictHITL(q, sp.Attempt))
+			task.Meta(t).Delete("resolve")
 			return nil
 		})
 		return err

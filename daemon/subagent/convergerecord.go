@@ -97,7 +97,7 @@ func (cg *converger) ensure(ctx context.Context, key string, line int, ids []str
 			ConflictResolution: req.ConflictResolution, OutputFormat: req.OutputFormat,
 			State: convergeWaiting, InitiatedAt: task.Stamp(time.Now())}
 		created = true
-		setRecord(m, "converges", append(recs, rec))
+		task.Change(t, func(r *task.Record) { r.Converges = listOf(append(recs, rec)) })
 		return nil
 	})
 	if err == nil && created {
@@ -142,7 +142,7 @@ func (cg *converger) update(ctx context.Context, key string, fn func(*convergeRe
 			if recs[i].Key == key {
 				fn(&recs[i])
 				out = recs[i]
-				setRecord(m, "converges", recs)
+				task.Change(t, func(r *task.Record) { r.Converges = listOf(recs) })
 				return nil
 			}
 		}

@@ -142,7 +142,7 @@ func (e childEnd) completeHandoffs(ctx context.Context) error {
 		if len(done) == 0 {
 			return job.ErrNotRunnable // nothing to write
 		}
-		setRecord(m, "handoffs", recs)
+		task.Change(t, func(r *task.Record) { r.Handoffs = listOf(recs) })
 		return nil
 	})
 	if err == job.ErrNotRunnable {
@@ -165,9 +165,7 @@ func (e childEnd) completeHandoffs(ctx context.Context) error {
 // MarkEndReported records, with delivered, that the end of a subagent's
 // current attempt has been reported.
 func MarkEndReported(t *taskfile.Task) {
-	m := task.Meta(t)
-	if _, ok := m.String("agentType"); ok {
-		n, _ := m.Int("attempt")
-		m.Set("endLogged", n)
+	if _, ok := task.Meta(t).String("agentType"); ok {
+		task.Change(t, func(r *task.Record) { r.EndLogged = r.Attempt })
 	}
 }

@@ -109,7 +109,7 @@ func (h *handoffs) ensure(ctx context.Context, child *taskfile.Task, req *prompt
 		rec.Name, _ = cm.String("name")
 		rec.AgentType, _ = cm.String("agentType")
 		created = true
-		setRecord(m, "handoffs", append(recs, rec))
+		task.Change(t, func(r *task.Record) { r.Handoffs = listOf(append(recs, rec)) })
 		return nil
 	})
 	if err != nil || !created {
@@ -147,7 +147,7 @@ func (h *handoffs) update(ctx context.Context, child string, line int, fn func(*
 		}
 		fn(&recs[found])
 		out = recs[found]
-		setRecord(m, "handoffs", recs)
+		task.Change(t, func(r *task.Record) { r.Handoffs = listOf(recs) })
 		return nil
 	})
 	return out, err

@@ -98,7 +98,7 @@ var Keys = []string{
 	"pauses", "pause", "retryAt", "error", "interrupted", "interruptedSession",
 	"cancelledBy", "cancelCause", "completedBy", "failedBlocker", "archived",
 	"hitl", "grant", "boundary", "workspace", "progress", "children", "wait",
-	"recurrence", "stepTrace", "handoffs", "converges", "iteration", "guardAt",
+	"recurrence", "iteration", "guardAt", "stepTrace", "handoffs", "converges",
 	"loopIteration", "endLogged", "retryOf", "cwdNote", "dispatch", "branchResult",
 	"delivered",
 }
@@ -117,11 +117,11 @@ var more = []struct {
 	{"children", func(r *Record) any { return &r.Children }},
 	{"wait", func(r *Record) any { return &r.Wait }},
 	{"recurrence", func(r *Record) any { return &r.Recurrence }},
+	{"iteration", func(r *Record) any { return &r.Iteration }},
+	{"guardAt", func(r *Record) any { return &r.GuardAt }},
 	{"stepTrace", func(r *Record) any { return &r.StepTrace }},
 	{"handoffs", func(r *Record) any { return &r.Handoffs }},
 	{"converges", func(r *Record) any { return &r.Converges }},
-	{"iteration", func(r *Record) any { return &r.Iteration }},
-	{"guardAt", func(r *Record) any { return &r.GuardAt }},
 	{"loopIteration", func(r *Record) any { return &r.LoopIteration }},
 	{"endLogged", func(r *Record) any { return &r.EndLogged }},
 	{"retryOf", func(r *Record) any { return &r.RetryOf }},
@@ -426,4 +426,12 @@ func timeOf(m *taskfile.Object, key string) time.Time {
 func intOf(m *taskfile.Object, key string) int {
 	n, _ := m.Int(key)
 	return int(n)
+}
+
+// Change applies change to task t's record and stores it (Store): for a
+// field the daemon writes outside a move of the state.
+func Change(t *taskfile.Task, change func(*Record)) {
+	rec := RecordOf(t)
+	change(&rec)
+	Store(t, rec)
 }
