@@ -193,13 +193,13 @@ func (j *Job) recordEnd(t *taskfile.Task, e attemptEnd) recorded {
 		r.end, r.endInfo = j.pauseEnd(rec, res, e.now) // too many pauses in a row fail
 	}
 	if res.Progress != nil {
-		m.Set("progress", asValue(res.Progress))
+		rec.Progress = task.Object(asValue(res.Progress))
 	}
 	if r.end.move != task.Pause {
 		rec.Pause, rec.Pauses = nil, 0
 	}
 	rec.InterruptedSession = ""
-	m.Delete("grant") // given to this attempt
+	rec.Grant = nil // given to this attempt
 	switch r.end.move {
 	case task.Wait:
 		// The agent ended its turn with children whose results it has
@@ -225,7 +225,8 @@ func (j *Job) recordEnd(t *taskfile.Task, e attemptEnd) recorded {
 	case task.Pause:
 		// paused: pauseEnd wrote the pause and when it ends (retryAt)
 	case task.AskPerson:
-		r.endInfo = askAboutDenials(m, res, filepath.Join(j.List.Path(), e.runDir))
+		r.endInfo = askAboutDenials(rec, res, filepath.Join(j.List.Path(), e.runDir))
+		m.Delete("resolve")
 		rec.Error = agent.DeniedText(res.Denials)
 	default:
 		msg := res.Error
