@@ -24,7 +24,7 @@ func deliverResult(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	m := t.Metadata.Object("taskd")
 	parent, _ := m.String("parent")
 	state := task.Of(t)
-	if delivered, _ := m.Bool("delivered"); parent == "" || delivered || !state.Ended() {
+	if parent == "" || task.RecordOf(t).Delivered || !state.Ended() {
 		return nil, errNotRunnable
 	}
 	msg := children.ResultMessage(l.Dir, t)

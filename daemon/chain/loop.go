@@ -89,8 +89,7 @@ type Looping struct {
 func (lg Looping) Check(ctx context.Context, res agent.Result) (iteration int, done bool, reason string, stopped error) {
 	j, t, sp, lp := lg.Job, lg.Task, lg.Spec, lg.Loop
 	l := j.List
-	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
-	iteration = int(n) + 1
+	iteration = task.RecordOf(t).LoopIteration + 1
 	satisfied := false
 	by := "count"
 	switch {

@@ -159,9 +159,9 @@ func ResolveNote(ctx context.Context, dir *taskfile.Dir, id, answer, note string
 		var options []string
 		switch {
 		case sp.State == task.NeedsHuman:
-			options = task.Strings(m.Object("hitl"), "options")
-		case sp.State == task.Succeeded && m.Object("boundary") != nil:
-			options = task.Strings(m.Object("boundary"), "options")
+			options = task.Strings(task.RecordOf(t).Hold, "options")
+		case sp.State == task.Succeeded && task.RecordOf(t).Boundary != nil:
+			options = task.Strings(task.RecordOf(t).Boundary, "options")
 			if len(options) == 0 {
 				options = []string{"continue"}
 			}

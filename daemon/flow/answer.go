@@ -35,8 +35,8 @@ func Answer(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	var answer, kind, refusal string
 	c, err := j.Claim(ctx, func(t *taskfile.Task, sp *task.Spec) error {
 		answer = sp.Resolve
-		m := t.Metadata.Object("taskd")
-		if sp.State == task.Succeeded && answer == Continue && m.Object("boundary") != nil {
+		rec := task.RecordOf(t)
+		if sp.State == task.Succeeded && answer == Continue && rec.Boundary != nil {
 			kind = "boundary"
 			_, err := task.Move(t, task.Restart) // a person runs it again, from where it stopped
 			return err
@@ -44,8 +44,8 @@ func Answer(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		if sp.State != task.NeedsHuman || answer == "" {
 			return job.ErrNotRunnable
 		}
-		kind, _ = m.Object("hitl").String("kind")
-		if opts := task.Strings(m.Object("hitl"), "options"); len(opts) > 0 && !slices.Contains(opts, answer) {
+		kind, _ = rec.Hold.String("kind")
+		if opts := task.Strings(rec.Hold, "options"); len(opts) > 0 && !slices.Contains(opts, answer) {
 			refusal = fmt.Sprintf("%q is not an answer here; answer %s", answer, orList(opts))
 			return errRefused
 		}

@@ -274,10 +274,9 @@ func (f *flowRun) apply(t *taskfile.Task, result string, also after, resp **navi
 // task pauses for a person (continue, abort or investigate); at the hard
 // limit it stops, left in_progress as /flow:run leaves it.
 func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
-	m := f.t.Metadata.Object("taskd")
-	n, _ := m.Int("iteration")
-	next, ok := m.Int("guardAt")
-	if !ok {
+	rec := task.RecordOf(f.t)
+	n, next := rec.Iteration, rec.GuardAt
+	if next == 0 {
 		next = softGuard
 	}
 	trace := traceLine(f.t, 8)

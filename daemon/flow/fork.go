@@ -227,7 +227,7 @@ func joinVerdict(l *job.List, t *taskfile.Task) (string, map[string]any) {
 		r := "failed"
 		if id, ok := branches.Object(name).String("childTaskId"); ok {
 			if c, err := l.Dir.Read(id); err == nil {
-				if br, _ := c.Metadata.Object("taskd").String("branchResult"); br == "passed" {
+				if task.RecordOf(c).BranchResult == "passed" {
 					r = "passed"
 				}
 			}

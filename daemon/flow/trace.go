@@ -41,8 +41,7 @@ func (e traceEntry) marker() bool { return e.result == "" }
 
 // readTrace returns the step trace of t, oldest first.
 func readTrace(t *taskfile.Task) []traceEntry {
-	v, _ := t.Metadata.Object("taskd").Get("stepTrace")
-	list, _ := v.([]any)
+	list := task.RecordOf(t).StepTrace
 	out := make([]traceEntry, 0, len(list))
 	for _, item := range list {
 		o, ok := item.(*taskfile.Object)

@@ -14,7 +14,7 @@ import (
 // AsksPermission reports whether task t waits for a person's answer to a
 // question about the tool calls its agent was refused (askAboutDenials).
 func AsksPermission(t *taskfile.Task) bool {
-	kind, _ := t.Metadata.Object("taskd").Object("hitl").String("kind")
+	kind, _ := task.RecordOf(t).Hold.String("kind")
 	return kind == "permission" && task.Of(t) == task.NeedsHuman
 }
 
@@ -103,7 +103,7 @@ type Grant struct {
 
 // GrantOf returns task t's grant, if it has one with a session.
 func GrantOf(t *taskfile.Task) (Grant, bool) {
-	o := t.Metadata.Object("taskd").Object("grant")
+	o := task.RecordOf(t).Grant
 	s, _ := o.String("session")
 	return Grant{Session: s, Tools: task.Strings(o, "tools")}, s != ""
 }

@@ -188,7 +188,7 @@ func verdictHITL(q VerdictQuestion, run int) *taskfile.Object {
 // AsksVerdict reports whether task t waits for a person's verdict on its
 // gate: needs_human with a hitl of kind "verdict" for gate.
 func AsksVerdict(t *taskfile.Task, gate string) bool {
-	h := t.Metadata.Object("taskd").Object("hitl")
+	h := task.RecordOf(t).Hold
 	kind, _ := h.String("kind")
 	g, _ := h.String("gate")
 	return kind == HITLVerdict && g == gate && task.Of(t) == task.NeedsHuman

@@ -42,8 +42,8 @@ func cmpOr[T int | float64](a, b T) T {
 // (metadata.taskd.workspace), or false.
 func WorkspaceOf(t *taskfile.Task) (worktree.Worktree, bool) {
 	var w worktree.Worktree
-	v, ok := t.Metadata.Object("taskd").Get("workspace")
-	if !ok || v == nil {
+	v := task.RecordOf(t).Workspace
+	if v == nil {
 		return w, false
 	}
 	if json.Unmarshal(taskfile.AppendJSON(nil, v), &w) != nil || w.Path == "" {

@@ -239,7 +239,7 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 			return nil, err
 		}
 	}
-	if len(task.Strings(t.Metadata.Object("taskd").Object("children"), children.Returns)) > 0 && out == agent.Finished && res.Success {
+	if len(task.Strings(task.RecordOf(t).Children, children.Returns)) > 0 && out == agent.Finished && res.Success {
 		return endOfChain(ctx, j, sp, res, nil) // its chain is made: it ends with it
 	}
 	e := &ended{j: j, t: t, sp: sp, res: res}

@@ -199,8 +199,7 @@ func goOn(ctx context.Context, j *job.Job, answer string) (*taskfile.Task, error
 		})
 	}
 	return e.succeed(ctx, func(lp *prompt.Loop) (int, bool, string, error) {
-		n, _ := t.Metadata.Object("taskd").Int("loopIteration")
-		iteration := int(n) + 1
+		iteration := task.RecordOf(t).LoopIteration + 1
 		done, reason := chain.Looping{Job: j, Task: t, Spec: sp, Loop: lp}.Decided(iteration, answer == answerBreak, "person")
 		return iteration, done, reason, nil
 	})

@@ -66,7 +66,7 @@ func Answer(ctx context.Context, j *job.Job) (t *taskfile.Task, err error, ok bo
 
 // hitlOf reads the handoff or converge question of t.
 func hitlOf(t *taskfile.Task) (hitlRecord, bool) {
-	h, ok := getRecord[hitlRecord](t.Metadata.Object("taskd"), "hitl")
+	h, ok := decodeValue[hitlRecord](task.RecordOf(t).Hold)
 	return h, ok && (h.Kind == "handoff" || h.Kind == "converge")
 }
 

@@ -49,8 +49,8 @@ const (
 	convergeDone    = "done"
 )
 
-func convergesOf(m *taskfile.Object) []convergeRecord {
-	return getRecords[convergeRecord](m, "converges")
+func convergesOf(t *taskfile.Task) []convergeRecord {
+	return decodeList[convergeRecord](task.RecordOf(t).Converges)
 }
 
 // converger runs convergences for one parent.
@@ -85,8 +85,7 @@ func (cg *converger) ensure(ctx context.Context, key string, line int, ids []str
 	var rec convergeRecord
 	created := false
 	_, err := cg.dir.Update(ctx, cg.parent, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		recs := convergesOf(m)
+		recs := convergesOf(t)
 		for _, r := range recs {
 			if r.Key == key {
 				rec, created = r, false
@@ -136,8 +135,7 @@ func markVoters(ctx context.Context, dir *taskfile.Dir, ids []string) error {
 func (cg *converger) update(ctx context.Context, key string, fn func(*convergeRecord)) (convergeRecord, error) {
 	var out convergeRecord
 	_, err := cg.dir.Update(ctx, cg.parent, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		recs := convergesOf(m)
+		recs := convergesOf(t)
 		for i := range recs {
 			if recs[i].Key == key {
 				fn(&recs[i])

@@ -41,12 +41,12 @@ type Wait struct {
 
 // WaitOf returns the wait of a task suspended by a leading line, or nil.
 func WaitOf(t *taskfile.Task) *Wait {
-	m := t.Metadata.Object("taskd")
-	w, ok := getRecord[Wait](m, "wait")
+	rec := task.RecordOf(t)
+	w, ok := decodeValue[Wait](rec.Wait)
 	if !ok || len(w.Children) == 0 {
 		return nil
 	}
-	if n, _ := m.Int("attempt"); int(n) != w.Attempt {
+	if rec.Attempt != w.Attempt {
 		return nil
 	}
 	if w.Deadline != "" {
@@ -141,11 +141,8 @@ func Release(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 // delivered to its parent (so that it can be run again, or its result
 // counted, without racing the delivery).
 func childDone(c *taskfile.Task) bool {
-	m := c.Metadata.Object("taskd")
-	s := task.Of(c)
-	delivered, _ := m.Bool("delivered")
-	archived, _ := m.Bool("archived")
-	return s.Ended() && (delivered || archived)
+	rec := task.RecordOf(c)
+	return rec.State.Ended() && (rec.Delivered || rec.Archived)
 }
 
 // waitTasks waits until done holds for the tasks ids of dir (a missing task
@@ -208,13 +205,11 @@ func restartChild(ctx context.Context, dir *taskfile.Dir, id, note string) (*tas
 	})
 }
 
-// getRecords decodes the array under key of m (entries that do not decode
+// decodeList decodes l, a task.Record's list (entries that do not decode
 // are skipped).
-func getRecords[T any](m *taskfile.Object, key string) []T {
-	v, _ := m.Get(key)
-	arr, _ := v.([]any)
+func decodeList[T any](l []any) []T {
 	var out []T
-	for _, e := range arr {
+	for _, e := range l {
 		var r T
 		if json.Unmarshal(taskfile.AppendJSON(nil, e), &r) == nil {
 			out = append(out, r)
@@ -223,14 +218,13 @@ func getRecords[T any](m *taskfile.Object, key string) []T {
 	return out
 }
 
-// getRecord decodes the value under key of m.
-func getRecord[T any](m *taskfile.Object, key string) (T, bool) {
+// decodeValue decodes o, a task.Record's object.
+func decodeValue[T any](o *taskfile.Object) (T, bool) {
 	var r T
-	v, ok := m.Get(key)
-	if !ok || v == nil {
+	if o == nil {
 		return r, false
 	}
-	return r, json.Unmarshal(taskfile.AppendJSON(nil, v), &r) == nil
+	return r, json.Unmarshal(taskfile.AppendJSON(nil, o), &r) == nil
 }
 
 // jsonValue returns v (any JSON-encodable value) as the parsed JSON a

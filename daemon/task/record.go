@@ -69,9 +69,10 @@ type Record struct {
 	Iteration     int
 	GuardAt       int
 	LoopIteration int
-	// EndLogged is the attempt whose end a subagent's events reported;
+	// EndLogged is the attempt whose end a subagent's events reported
+	// (nil: none; 0: a subagent refused before its first attempt);
 	// RetryOf the failed attempt a retry follows.
-	EndLogged int
+	EndLogged *int
 	RetryOf   int
 	// CwdNote is why a session's task runs in the home directory;
 	// Dispatch why an attempt for a remote worker waits; BranchResult a
@@ -197,6 +198,11 @@ func (r Record) clone() Record {
 			*p = (*p).Clone()
 		case *[]any:
 			*p = cloneList(*p)
+		case **int:
+			if *p != nil {
+				n := **p
+				*p = &n
+			}
 		}
 	}
 	return c
@@ -214,6 +220,11 @@ func read(m *taskfile.Object, key string, p any) {
 		*p = cloneList(l)
 	case *int:
 		*p = intOf(m, key)
+	case **int:
+		if n, ok := m.Int(key); ok {
+			v := int(n)
+			*p = &v
+		}
 	case *string:
 		*p, _ = m.String(key)
 	case *bool:
@@ -231,6 +242,11 @@ func value(p any) (v any, zero bool) {
 		return *p, *p == nil
 	case *int:
 		return *p, *p == 0
+	case **int:
+		if *p == nil {
+			return nil, true
+		}
+		return **p, false
 	case *string:
 		return *p, *p == ""
 	case *bool:
