@@ -97,7 +97,7 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 			}
 		}
 		var err error
-		t, err = j.List.Dir.Update(wctx, j.ID, func(t *taskfile.Task) error {
+		t, err = j.update(wctx, func(t *taskfile.Task) error {
 			e.now = j.Now()
 			userDone = t.Status == taskfile.StatusCompleted && task.Of(t) != task.Succeeded
 			if userDone {
