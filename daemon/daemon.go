@@ -323,7 +323,9 @@ func (d *Daemon) handleEvent(ev fsnotify.Event) {
 		return
 	}
 	if id, ok := taskID(name); ok {
-		l.dirty[id] = struct{}{}
+		// A write into the file in place (Claude Code's) leaves its inode
+		// as it was: what the daemon wrote there last is no longer in it.
+		l.dirty[id] = l.dirty[id] || ev.Has(fsnotify.Write)
 	} else if id, ok := lockOf(name); ok {
 		l.lockChanged(id) // a held task may be claimed now (settle.go)
 	} else if name == area.Name {
@@ -360,8 +362,12 @@ const freeAfterFiles = 10000
 func (d *Daemon) flushDirty() {
 	for _, id := range d.order {
 		l := d.lists[id]
-		for tid := range l.dirty {
+		for tid, inPlace := range l.dirty {
 			delete(l.dirty, tid)
+			if tf, ok := l.Dir.Own(tid, inPlace); ok {
+				d.reconcile(l, tid, tf, nil) // the daemon's own write: known, not read
+				continue
+			}
 			d.refresh(l, tid)
 		}
 		if l.namesDirty {

@@ -33,8 +33,8 @@ type list struct {
 	// waiters maps a task id to the tasks whose blockedBy names it, so a
 	// blocker's change re-evaluates exactly its dependents.
 	waiters    map[string]map[string]struct{}
-	dirty      map[string]struct{} // ids events pointed at, to refresh
-	ready      []readyTask         // runnable tasks, highest priority first, then in id order
+	dirty      map[string]bool // ids events pointed at, to refresh: true if one was a write in place
+	ready      []readyTask     // runnable tasks, highest priority first, then in id order
 	inReady    map[string]bool
 	candidates map[string]struct{}  // ids to evaluate at the next schedule
 	recheck    map[string]time.Time // files that did not parse, to read again
@@ -174,7 +174,8 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 		d.log.Warn("open list", "list", id, "err", err)
 		return
 	}
-	dir.KeepLockDirs() // in .taskd/locks: no inode made and freed per write
+	dir.KeepLockDirs()   // in .taskd/locks: no inode made and freed per write
+	dir.RememberWrites() // the loop does not read back what a job wrote (flushDirty)
 	l := newList(id, dir)
 	l.Events.SetRotation(eventlog.Rotation{MaxBytes: d.cfg.Retention.EventsMaxBytes, Keep: d.cfg.Retention.EventsKeep})
 	l.acceptedBefore = eventlog.Accepted(path)
@@ -206,7 +207,7 @@ func newList(id string, dir *taskfile.Dir) *list {
 	return &list{
 		List:    &job.List{ID: id, Dir: dir, Events: eventlog.New(dir.Path())},
 		entries: map[string]*entry{}, waiters: map[string]map[string]struct{}{}, kids: map[string]map[string]struct{}{},
-		dirty: map[string]struct{}{}, inReady: map[string]bool{},
+		dirty: map[string]bool{}, inReady: map[string]bool{},
 		candidates: map[string]struct{}{}, recheck: map[string]time.Time{},
 		clock: clock.Real,
 	}

@@ -33,6 +33,7 @@ type Dir struct {
 	path   string
 	mu     *sync.Mutex
 	spares *lockSpares // kept lock directories (KeepLockDirs); nil: made and removed
+	own    *ownWrites  // the bytes of its own writes (RememberWrites); nil: none
 }
 
 // Open returns the list at path, which must be an existing directory.

@@ -106,6 +106,9 @@ func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task)
 		if err != nil {
 			return nil, err
 		}
+		if d.own != nil {
+			tmp.stat()
+		}
 		replaced, err := d.replaceIfUnchanged(ctx, tmp, path, before)
 		tmp.Cleanup() // removes the temporary file unless it was renamed
 		if err != nil {
@@ -114,6 +117,7 @@ func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task)
 		if !replaced {
 			continue // someone else wrote the file: start over from their version
 		}
+		d.remember(id, tmp, data)
 		if opt&NoDirSync == 0 {
 			if err := syncerFor(d.path).sync(); err != nil {
 				return nil, err
@@ -151,7 +155,12 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 		if changed = !bytes.Equal(data, t.raw); changed {
 			var tmp *pendingFile
 			if tmp, err = prepareFile(d.path, path, data); err == nil {
-				err = tmp.replace()
+				if d.own != nil {
+					tmp.stat()
+				}
+				if err = tmp.replace(); err == nil {
+					d.remember(id, tmp, data)
+				}
 				tmp.Cleanup()
 			}
 		}

@@ -26,6 +26,8 @@ type pendingFile struct {
 	name    string // the temporary file
 	path    string // the file it is to replace
 	renamed bool   // set once replace has renamed it (or it is gone)
+	st      syscall.Stat_t
+	stated  bool // st holds the file as written (stat)
 }
 
 // prepareFile writes data to a temporary file next to path and fsyncs it, so

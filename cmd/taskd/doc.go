@@ -146,7 +146,7 @@
 //
 // # taskd run
 //
-//	taskd run [--root DIR] [--list ID]... [--config FILE] [--nats URL] [--insecure] [--log-format text|json] [--log-level LEVEL]
+//	taskd run [--root DIR] [--list ID]... [--config FILE] [--nats URL] [--insecure] [--log-format text|json] [--log-level LEVEL] [--cpuprofile FILE]
 //
 // Run runs the daemon in the foreground until it receives SIGINT or SIGTERM.
 // It is what the user service runs.

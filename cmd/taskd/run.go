@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/remote"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/proc"
 )
 
@@ -52,7 +54,7 @@ func loadConfig(root, configPath string, lists []string) (*config.Config, error)
 func init() {
 	register(&command{
 		name:  "run",
-		usage: "[--root DIR] [--list ID]... [--config FILE] [--nats URL] [--insecure] [--log-format text|json] [--log-level LEVEL]",
+		usage: "[--root DIR] [--list ID]... [--config FILE] [--nats URL] [--insecure] [--log-format text|json] [--log-level LEVEL] [--cpuprofile FILE]",
 		short: "run the daemon in the foreground",
 		group: "Daemon",
 		long: `
@@ -122,11 +124,19 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 	insecure := fs.Bool("insecure", false, "run even if the root or a list is another user's or writable by others")
 	format := fs.String("log-format", "text", "log format: text or json")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the daemon to this file until it stops (docs/proof.md)")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return inv.usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	log, err := newLogger(inv, *format, *level)
 	if err != nil {
@@ -183,6 +193,23 @@ func runDaemon(ctx context.Context, inv *invocation) error {
 		return cerr
 	}
 	return err
+}
+
+// startCPUProfile profiles the process's CPU into file until the
+// function it returns is called.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := fsroot.OpenRegular(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // newLogger is the logger of a long-running command: text or json (format)

@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/taskd/taskd/internal/proc"
 )
 
 // procStart returns when process pid started (clock ticks after boot,
 // /proc/<pid>/stat's starttime) and the boot it started in, if it exists.
 func procStart(pid int) (start uint64, boot string, ok bool) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	data, err := proc.ReadKernelFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return 0, "", false
 	}

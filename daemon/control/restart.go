@@ -10,16 +10,16 @@ import (
 )
 
 // restartCleared are the metadata.taskd fields of a run, not its record's,
-// that a restart clears: a cancel, an answer and its note, how a loop
-// ended.
-var restartCleared = []string{"cancel", "resolve", "resolveNote", "loopExit"}
+// that a restart clears: a cancel, an answer and its note.
+var restartCleared = []string{"cancel", "resolve", "resolveNote"}
 
 // clearRun clears, in rec, what a restart clears of a run besides its
 // failures, error, retryAt and finishedAt: what it waited for, and where
-// a loop or the loop guard had got to.
+// a loop or the loop guard had got to, how a loop ended.
 func clearRun(rec *task.Record) {
 	rec.Hold, rec.Boundary, rec.Wait, rec.Grant = nil, nil, nil, nil
 	rec.Iteration, rec.GuardAt, rec.LoopIteration, rec.RetryOf = 0, 0, 0, 0
+	rec.LoopExit = ""
 }
 
 // forkBranch refuses a workflow's fork branch: its fork is restarted.

@@ -82,6 +82,7 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 		c.Spec = sp
 		return markRunning(t, j.ID, sp, j.Now(), c.ahead)
 	})
+	j.remember(t, err)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ func (j *Job) Start(ctx context.Context, c *Claim) error {
 
 // start marks claim c, made ahead of the slot, running.
 func (j *Job) start(ctx context.Context, c *Claim) error {
-	t, err := j.List.Dir.Update(ctx, c.ID, func(t *taskfile.Task) error {
+	t, err := j.update(ctx, func(t *taskfile.Task) error {
 		if !c.holds(t) {
 			return ErrClaimChanged
 		}

@@ -17,7 +17,7 @@ func TestRecordMoreFields(t *testing.T) {
 	const file = `{"x":1.50,"hitl":{"reason":"r","kind":"guard"},"grant":{"session":"s"},"boundary":{"step":"a"},` +
 		`"workspace":{"path":"w"},"progress":{"turns":2},"children":{"queued":["3"]},"wait":{"ids":["4"]},` +
 		`"recurrence":{"runs":1},"stepTrace":[{"step":"a"}],"handoffs":[{"id":"5"}],"converges":[],"iteration":3,` +
-		`"guardAt":10,"loopIteration":2,"endLogged":1,"retryOf":1,"cwdNote":"n","dispatch":"d",` +
+		`"guardAt":10,"loopIteration":2,"loopExit":"count","returnsDone":true,"endLogged":1,"retryOf":1,"cwdNote":"n","dispatch":"d",` +
 		`"branchResult":"pass","delivered":true,"y":[1]}`
 	obj := func(v map[string]any) *taskfile.Object { return task.Object(v) }
 	tests := []struct {
@@ -58,6 +58,10 @@ func TestRecordMoreFields(t *testing.T) {
 			func(r *task.Record) { r.GuardAt = 0 }, ``},
 		{"loopIteration", func(r task.Record) any { return r.LoopIteration }, 2,
 			func(r *task.Record) { r.LoopIteration = 3 }, `"loopIteration":3,`},
+		{"loopExit", func(r task.Record) any { return r.LoopExit }, "count",
+			func(r *task.Record) { r.LoopExit = "" }, ``},
+		{"returnsDone", func(r task.Record) any { return r.ReturnsDone }, true,
+			func(r *task.Record) { r.ReturnsDone = false }, ``},
 		{"endLogged", func(r task.Record) any { return *r.EndLogged }, 1,
 			func(r *task.Record) { n := 0; r.EndLogged = &n }, `"endLogged":0,`},
 		{"endLogged (cleared)", func(r task.Record) any { return *r.EndLogged }, 1,

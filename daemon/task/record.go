@@ -69,6 +69,10 @@ type Record struct {
 	Iteration     int
 	GuardAt       int
 	LoopIteration int
+	// LoopExit is why a loop ended; ReturnsDone: the task's return chain
+	// ran to its end.
+	LoopExit    string
+	ReturnsDone bool
 	// EndLogged is the attempt whose end a subagent's events reported
 	// (nil: none; 0: a subagent refused before its first attempt);
 	// RetryOf the failed attempt a retry follows.
@@ -100,7 +104,7 @@ var Keys = []string{
 	"cancelledBy", "cancelCause", "completedBy", "failedBlocker", "archived",
 	"hitl", "grant", "boundary", "workspace", "progress", "children", "wait",
 	"recurrence", "iteration", "guardAt", "stepTrace", "handoffs", "converges",
-	"loopIteration", "endLogged", "retryOf", "cwdNote", "dispatch", "branchResult",
+	"loopIteration", "loopExit", "returnsDone", "endLogged", "retryOf", "cwdNote", "dispatch", "branchResult",
 	"delivered",
 }
 
@@ -124,6 +128,8 @@ var more = []struct {
 	{"handoffs", func(r *Record) any { return &r.Handoffs }},
 	{"converges", func(r *Record) any { return &r.Converges }},
 	{"loopIteration", func(r *Record) any { return &r.LoopIteration }},
+	{"loopExit", func(r *Record) any { return &r.LoopExit }},
+	{"returnsDone", func(r *Record) any { return &r.ReturnsDone }},
 	{"endLogged", func(r *Record) any { return &r.EndLogged }},
 	{"retryOf", func(r *Record) any { return &r.RetryOf }},
 	{"cwdNote", func(r *Record) any { return &r.CwdNote }},

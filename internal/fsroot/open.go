@@ -115,15 +115,12 @@ func openIn(dir int, base string, elems []string, flag int) (int, error) {
 	if err != nil {
 		return -1, pathErr("open", base, elems, len(elems), err)
 	}
-	if err := checkRegular(fd, flag&^os.O_TRUNC|unix.O_NOFOLLOW); err != nil {
+	if err := checkRegularStat(fd, flag&^os.O_TRUNC|unix.O_NOFOLLOW, &st); err != nil {
 		unix.Close(fd)
 		return -1, pathErr("open", base, elems, len(elems), err)
 	}
 	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return -1, pathErr("stat", base, elems, len(elems), err)
-		}
+		// st is the open file's (checkRegularStat): its links and size.
 		switch {
 		case st.Nlink > 1:
 			unix.Close(fd)

@@ -106,7 +106,12 @@ func notRegular(mode uint32, want string) error {
 // among flag: no F_GETFL is needed to keep the others.)
 func checkRegular(fd, flag int) error {
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	return checkRegularStat(fd, flag, &st)
+}
+
+// checkRegularStat is checkRegular leaving the open file's status in st.
+func checkRegularStat(fd, flag int, st *unix.Stat_t) error {
+	if err := unix.Fstat(fd, st); err != nil {
 		return err
 	}
 	if err := notRegular(uint32(st.Mode), "a regular file"); err != nil {

@@ -264,8 +264,12 @@ func removeCgroup(dir string) error {
 	}
 }
 
-// removeTree removes the cgroups in dir, deepest first, then dir.
+// removeTree removes the cgroups in dir, deepest first, then dir. Most
+// attempts make no cgroup of their own: dir alone is tried first.
 func removeTree(dir string) error {
+	if err := unix.Rmdir(dir); err == nil || errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
@@ -285,11 +289,41 @@ func populated(dir string) bool { return eventIs(dir, "populated 1") }
 
 // eventIs reports whether cgroup dir's cgroup.events has line.
 func eventIs(dir, line string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	data, err := ReadKernelFile(filepath.Join(dir, "cgroup.events"))
 	if err != nil {
 		return false
 	}
 	return bytes.Contains(append([]byte{'\n'}, data...), []byte("\n"+line+"\n"))
+}
+
+// ReadKernelFile reads a small file the kernel makes up as it is read (in
+// /proc, or a cgroup's) with a bare descriptor: open, read until the end,
+// close. (os.ReadFile adds a stat and the runtime poller's attempt to
+// register the file, a handful of system calls each time, for every
+// attempt.)
+func ReadKernelFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 0, 512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
 }
 
 // isCgroup reports whether dir is a cgroup v2 directory.
