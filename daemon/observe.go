@@ -72,8 +72,8 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	e.rec = rec
 	e.state, e.parent, e.retryAt = rec.State, sp.Parent, rec.RetryAt
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, rec.Archived
-	e.boundary = sp.State == task.Succeeded && tf.Metadata.Object("taskd").Object("boundary") != nil
-	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
+	e.boundary = sp.State == task.Succeeded && rec.Boundary != nil
+	e.delivered = rec.Delivered
 	e.children = children.WaitsFor(tf)
 	e.waitOnFailure = sp.OnBlockerFailure == "wait"
 	if e.priority != sp.Priority {
@@ -136,7 +136,7 @@ func (d *Daemon) tellAncestors(l *list, id string, e *entry, tf *taskfile.Task) 
 	var reason string
 	switch e.state {
 	case task.NeedsHuman:
-		reason, _ = tf.Metadata.Object("taskd").Object("hitl").String("reason")
+		reason, _ = e.rec.Hold.String("reason")
 		if reason == "" {
 			reason = "it waits for a person's answer"
 		}

@@ -89,8 +89,7 @@ type Looping struct {
 func (lg Looping) Check(ctx context.Context, res agent.Result) (iteration int, done bool, reason string, stopped error) {
 	j, t, sp, lp := lg.Job, lg.Task, lg.Spec, lg.Loop
 	l := j.List
-	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
-	iteration = int(n) + 1
+	iteration = task.RecordOf(t).LoopIteration + 1
 	satisfied := false
 	by := "count"
 	switch {
@@ -323,10 +322,8 @@ func ContinueLoop(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 		rec := task.RecordOf(t)
 		rec.Result = task.Object(job.ShortResult(res, area.RelRunDir(id, sp.Attempt)))
 		rec.FinishedAt = time.Time{}
-		if _, err := task.Apply(t, task.Iterate, rec); err != nil {
-			return err
-		}
-		task.Meta(t).Set("loopIteration", iteration)
-		return nil
+		rec.LoopIteration = iteration
+		_, err := task.Apply(t, task.Iterate, rec)
+		return err
 	})
 }

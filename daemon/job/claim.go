@@ -93,7 +93,7 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 // goesOn reports whether completed task t is one a person asked to go
 // on: a workflow that stopped at a stage boundary, answered "continue".
 func goesOn(t *taskfile.Task, sp task.Spec) bool {
-	return sp.State == task.Succeeded && sp.Resolve == "continue" && t.Metadata.Object("taskd").Object("boundary") != nil
+	return sp.State == task.Succeeded && sp.Resolve == "continue" && task.RecordOf(t).Boundary != nil
 }
 
 // slowClaim is how long a claim may take before its task is shown held.

@@ -42,8 +42,8 @@ func cmpOr[T int | float64](a, b T) T {
 // (metadata.taskd.workspace), or false.
 func WorkspaceOf(t *taskfile.Task) (worktree.Worktree, bool) {
 	var w worktree.Worktree
-	v, ok := t.Metadata.Object("taskd").Get("workspace")
-	if !ok || v == nil {
+	v := task.RecordOf(t).Workspace
+	if v == nil {
 		return w, false
 	}
 	if json.Unmarshal(taskfile.AppendJSON(nil, v), &w) != nil || w.Path == "" {
@@ -130,7 +130,7 @@ func (j *Job) recordWorkspace(ctx context.Context, id string, w worktree.Worktre
 	wctx, cancel := WriteContext(ctx)
 	defer cancel()
 	if _, err := j.List.Dir.Update(wctx, id, func(t *taskfile.Task) error {
-		task.Meta(t).Set("workspace", asValue(w))
+		task.Change(t, func(r *task.Record) { r.Workspace = task.Object(asValue(w)) })
 		return nil
 	}); err != nil {
 		return fmt.Errorf("record the worktree: %w", err)
@@ -176,7 +176,7 @@ func (j *Job) CommitWork(ctx context.Context, sp task.Spec, summary string) erro
 	}
 	return j.Persist(ctx, "the commit of the task's work is not recorded yet", sp.Parent, func(wctx context.Context) error {
 		_, err := j.List.Dir.Update(wctx, j.ID, func(t *taskfile.Task) error {
-			task.Meta(t).Set("workspace", asValue(done))
+			task.Change(t, func(r *task.Record) { r.Workspace = task.Object(asValue(done)) })
 			return nil
 		})
 		return err

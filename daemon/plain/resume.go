@@ -27,7 +27,7 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		if s.State != task.Waiting || len(children.Outstanding(l.Dir, t)) > 0 {
 			return false
 		}
-		ch := t.Metadata.Object("taskd").Object("children")
+		ch := task.RecordOf(t).Children
 		kids = append(task.Strings(ch, children.Parallel), task.Strings(ch, children.Sequential)...)
 		for _, k := range kids {
 			for _, coll := range []string{children.Parallel, children.Sequential} {

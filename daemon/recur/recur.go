@@ -56,9 +56,6 @@ type Record struct {
 	Missed  int `json:"missed,omitempty"`
 }
 
-// Key is the field of metadata.taskd that holds the Record.
-const Key = "recurrence"
-
 // maxMissed bounds the count of the times a schedule missed in one
 // downtime (an "@every 1s" schedule stopped for a year).
 const maxMissed = 100000
@@ -66,8 +63,8 @@ const maxMissed = 100000
 // Of returns the record task t holds (the zero Record if none).
 func Of(t *taskfile.Task) Record {
 	var r Record
-	if v, ok := t.Metadata.Object("taskd").Get(Key); ok && v != nil {
-		json.Unmarshal(taskfile.AppendJSON(nil, v), &r)
+	if o := task.RecordOf(t).Recurrence; o != nil {
+		json.Unmarshal(taskfile.AppendJSON(nil, o), &r)
 	}
 	return r
 }
@@ -76,8 +73,8 @@ func Of(t *taskfile.Task) Record {
 func set(t *taskfile.Task, r Record) {
 	data, _ := json.Marshal(r)
 	v, err := taskfile.ParseValue(data)
-	if err == nil {
-		task.Meta(t).Set(Key, v)
+	if o, ok := v.(*taskfile.Object); err == nil && ok {
+		task.Change(t, func(rec *task.Record) { rec.Recurrence = o })
 	}
 }
 

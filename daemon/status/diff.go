@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/area"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/daemon/worktree"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -33,7 +34,7 @@ func WriteDiff(ctx context.Context, out io.Writer, root, list, id string, stat b
 		return fmt.Errorf("task %s: %w", ref, err)
 	}
 	var w Worktree
-	if !decode(t.Metadata.Object("taskd"), "workspace", &w) || w.Path == "" {
+	if !decode(task.RecordOf(t).Workspace, &w) || w.Path == "" {
 		return fmt.Errorf("task %s has no git worktree (it runs in one with metadata.taskd.worktree: true, or taskd submit --worktree)", ref)
 	}
 	base, ok := worktree.StateOf(w.Path, root, list, id)
