@@ -192,17 +192,16 @@ var ErrNoJudge = errors.New("no judge for the loop's condition")
 
 // CheckLoop refuses, when a task is accepted, a loop with an until
 // condition that nothing can judge: the judge (the "judge" agent of the
-// configuration, else the task's own agent: agentName, its owner's profile
-// or the default) must read its prompt, not run it: a profile that runs
-// its prompt as a shell script (exec, sh -c) would fail on every
-// iteration.
-func CheckLoop(cfg *config.Config, t *taskfile.Task, lp *prompt.Loop, agentName string) error {
+// configuration, else the task's own agent: agentName, owner (the profile
+// the task's owner names) or the default) must read its prompt, not run
+// it: a profile that runs its prompt as a shell script (exec, sh -c)
+// would fail on every iteration.
+func CheckLoop(cfg *config.Config, owner string, lp *prompt.Loop, agentName string) error {
 	if lp == nil || lp.Until == "" {
 		return nil
 	}
 	name, explicit, whose := "judge", true, "the configuration's judge"
 	if !hasJudge(cfg) {
-		_, owner := task.Addressed(t)
 		name, whose = firstOf(agentName, owner), "the task's own agent"
 		explicit = name != ""
 	}

@@ -44,7 +44,7 @@ type Decide func(t *taskfile.Task, sp *task.Spec) error
 // status in_progress, state running, the attempt number and startedAt,
 // the fields Claude Code expects filled in; for a task of a Claude Code
 // session's list that names no cwd, the session's directory
-// (handoff.go). The write is durable (the
+// (sessiondir.go). The write is durable (the
 // directory fsynced) before Claim returns: no agent of the attempt starts
 // before it.
 //

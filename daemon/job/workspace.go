@@ -8,35 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/daemon/worktree"
 	"github.com/taskd/taskd/taskfile"
 )
-
-// budget is what an attempt of a task with spec sp, run by profile prof,
-// may spend: the task's maxTurns and maxCostUsd, else its list's, else
-// the profile's (docs/agents.md).
-func (j *Job) budget(sp task.Spec, prof *config.Profile) agent.Budget {
-	l := j.Config.ListSettings[j.List.ID]
-	b := agent.Budget{MaxTurns: sp.MaxTurns, MaxCostUSD: sp.MaxCostUSD}
-	if b.MaxTurns == 0 {
-		b.MaxTurns = cmpOr(l.MaxTurns, prof.MaxTurns)
-	}
-	if b.MaxCostUSD == 0 {
-		b.MaxCostUSD = cmpOr(l.MaxCostUSD, prof.MaxCostUSD)
-	}
-	return b
-}
-
-func cmpOr[T int | float64](a, b T) T {
-	if a != 0 {
-		return a
-	}
-	return b
-}
 
 // WorkspaceOf returns the git worktree task t records
 // (metadata.taskd.workspace), or false.
@@ -110,7 +87,7 @@ func (j *Job) workspace(t *taskfile.Task, sp task.Spec, cwd string) (string, err
 			}
 		}
 	}
-	made, err := worktree.Create(ctx, place.State, cwd, path, branch, from)
+	made, err := worktree.Create(ctx, place.State, worktree.Spec{Dir: cwd, Path: path, Branch: branch, From: from})
 	if err != nil {
 		return "", fmt.Errorf("metadata.taskd.worktree: %w", err)
 	}

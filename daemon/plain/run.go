@@ -114,7 +114,7 @@ func claimRun(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, tas
 		if wf, _ := t.Metadata.String("workflowType"); wf != "" || !runnable(t, *sp) {
 			return job.ErrNotRunnable // a workflow is package flow's
 		}
-		if pl, err := chain.PlanOf(j.Scope, t, *sp); err == nil && pl.HasBlock {
+		if pl, err := chain.PlanOf(j.Scope, *sp); err == nil && pl.HasBlock {
 			chain.CompileBlock(t, pl)
 			if c, err := task.ReadSpec(t); err == nil {
 				c.Attempt = sp.Attempt
@@ -143,7 +143,7 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	if err := subagent.CheckScope(j, t, sp, a); err != nil { // a delegated child's permissions
 		return nil, err
 	}
-	pl, err := chain.PlanOf(j.Scope, t, sp)
+	pl, err := chain.PlanOf(j.Scope, sp)
 	if err != nil {
 		return nil, err
 	}
