@@ -31,7 +31,9 @@ type kid struct {
 // script is the command of kid n (1-based) among kids.
 func (k kid) script(n int, kids []kid) string {
 	if k.hang {
-		return fmt.Sprintf("echo $$ > kid%d.pid; exec sleep 30", n)
+		// Longer than the whole test takes under any load: a hanging kid
+		// ends only by the cancel the test expects, never by itself.
+		return fmt.Sprintf("echo $$ > kid%d.pid; exec sleep 900", n)
 	}
 	ok, code := "true", "0"
 	if k.fail {

@@ -376,8 +376,10 @@ func TestChildren_WaitingParentSurvivesSIGKILL(t *testing.T) {
 	root := newRoot(t, "l")
 	h := &harness{t: t, root: root, logs: &syncBuffer{}}
 	marks := t.TempDir()
+	// The child's first run lasts until the daemon's death ends it; its
+	// second, after the restart, succeeds.
 	h.drop("l", "1", execTask("parent", `if [ -n "$TASKD_RESULTS" ]; then printf '%s' "$TASKD_RESULTS" > `+marks+`/resumed; exit 0; fi
-taskd push name=slow "echo started >> `+marks+`/child; sleep 1; echo '{\"success\": true, \"summary\": \"slow done\"}'" && taskd run`))
+taskd push name=slow "echo started >> `+marks+`/child; if [ \$(grep -c started `+marks+`/child) -eq 1 ]; then exec sleep 900; fi; echo '{\"success\": true, \"summary\": \"slow done\"}'" && taskd run`))
 	p := startDaemonProc(t, root, 2)
 	h.waitState("l", "1", task.Waiting, 30*time.Second)
 	h.waitFor("the child to run", 30*time.Second, func() bool { return readString(marks, "child") != "" })

@@ -24,7 +24,7 @@ func deliverResult(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	m := t.Metadata.Object("taskd")
 	parent, _ := m.String("parent")
 	state := task.Of(t)
-	if delivered, _ := m.Bool("delivered"); parent == "" || delivered || !state.Ended() {
+	if parent == "" || task.RecordOf(t).Delivered || !state.Ended() {
 		return nil, errNotRunnable
 	}
 	msg := children.ResultMessage(l.Dir, t)
@@ -35,7 +35,7 @@ func deliverResult(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	l.Events.Append(eventlog.Event{Type: eventlog.MessageDelivered, List: l.ID, Task: parent, Data: map[string]any{"from": id, "name": msg.Name, "success": *msg.Success}})
 	subagent.Ended(ctx, j, t) // subagent and handoff events, before delivered is set
 	t, err = l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
-		task.Meta(t).Set("delivered", true)
+		task.Change(t, func(r *task.Record) { r.Delivered = true })
 		subagent.MarkEndReported(t)
 		return nil
 	})

@@ -58,11 +58,11 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	}
 	sp, rec, err := task.Load(tf)
 	if err == nil {
-		err = d.validate(l, id, tf, sp, ownerProfile)
+		err = d.validate(l, id, tf, sp)
 	}
 	wf, _ := tf.Metadata.String("workflowType")
 	if err == nil && wf == "" && !sp.State.Ended() && tf.Status != taskfile.StatusCompleted {
-		err = plain.CheckPrompt(d.inspect(l, id), tf, sp)
+		err = plain.CheckPrompt(d.inspect(l, id), sp)
 	}
 	if err != nil {
 		d.reject(l, id, e, err.Error(), fixFor(err))
@@ -72,8 +72,8 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	e.rec = rec
 	e.state, e.parent, e.retryAt = rec.State, sp.Parent, rec.RetryAt
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, rec.Archived
-	e.boundary = sp.State == task.Succeeded && tf.Metadata.Object("taskd").Object("boundary") != nil
-	e.delivered, _ = tf.Metadata.Object("taskd").Bool("delivered")
+	e.boundary = sp.State == task.Succeeded && rec.Boundary != nil
+	e.delivered = rec.Delivered
 	e.children = children.WaitsFor(tf)
 	e.waitOnFailure = sp.OnBlockerFailure == "wait"
 	if e.priority != sp.Priority {
@@ -136,7 +136,7 @@ func (d *Daemon) tellAncestors(l *list, id string, e *entry, tf *taskfile.Task) 
 	var reason string
 	switch e.state {
 	case task.NeedsHuman:
-		reason, _ = tf.Metadata.Object("taskd").Object("hitl").String("reason")
+		reason, _ = e.rec.Hold.String("reason")
 		if reason == "" {
 			reason = "it waits for a person's answer"
 		}
@@ -155,8 +155,12 @@ func (d *Daemon) tellAncestors(l *list, id string, e *entry, tf *taskfile.Task) 
 // Every id the task names (parent, children, blockedBy) must be a task id:
 // ids name files, inboxes and run folders, so one that is not cannot be
 // met, and is refused here rather than waited on forever (see checkIDs).
-func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp task.Spec, ownerProfile string) error {
-	if err := d.cfg.CheckAgents(sp, ownerProfile); err != nil {
+//
+// It takes the file t as well as its Spec: task.Check reads the ids in
+// blockedBy and children and the fields where a NUL byte is refused, and
+// the workflow is metadata.workflowType: none of them is in a Spec.
+func (d *Daemon) validate(l *list, id string, t *taskfile.Task, sp task.Spec) error {
+	if err := d.cfg.CheckAgents(sp, sp.OwnerProfile); err != nil {
 		return err
 	}
 	if err := task.Check(t, id, sp); err != nil {

@@ -40,7 +40,7 @@ func (d *Daemon) evaluateSchedule(l *list, id string, e *entry) {
 	}
 }
 
-// fire is the job that does what a schedule needs (recur.Fire), and logs
+// fire is the job that does what a schedule needs (List.Fire), and logs
 // the run it made or the time it passed over.
 func (d *Daemon) fire(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	dir := j.List.Dir
@@ -55,7 +55,7 @@ func (d *Daemon) fire(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		}
 		return t.Status != taskfile.StatusCompleted && !task.Of(t).Ended()
 	}
-	t, run, err := recur.Fire(ctx, d.cfg, dir, j.ID, d.clock.Now(), going)
+	t, run, err := recur.List{Config: d.cfg, Dir: dir, Going: going}.Fire(ctx, j.ID, d.clock.Now())
 	if errors.Is(err, recur.ErrNothing) {
 		return nil, errNotRunnable
 	}

@@ -70,7 +70,7 @@ func (d *Daemon) observeRuns(l *list, id string, e *entry, ob observation, prevS
 // reasonOf is why task t, with record rec, needs a person (hitl.reason)
 // or failed (error).
 func reasonOf(t *taskfile.Task, rec task.Record) string {
-	if r, _ := t.Metadata.Object("taskd").Object("hitl").String("reason"); r != "" && rec.State == task.NeedsHuman {
+	if r, _ := rec.Hold.String("reason"); r != "" && rec.State == task.NeedsHuman {
 		return r
 	}
 	return rec.Error

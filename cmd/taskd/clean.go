@@ -125,12 +125,13 @@ func runClean(ctx context.Context, inv *invocation) error {
 		}
 	}
 	failed := false
+	c := cleaning{policy: p, tasks: tp, dryRun: *dryRun, list: *verbose || *dryRun}
 	for _, id := range lists {
-		if err := cleanTasks(ctx, inv, cfg, id, tp, *dryRun, *verbose || *dryRun); err != nil {
+		if err := cleanTasks(ctx, inv, cfg, id, c); err != nil {
 			fmt.Fprintf(inv.stderr, "taskd clean: %s: %v\n", id, err)
 			failed = true
 		}
-		if err := cleanList(inv, cfg, id, cleaning{policy: p, dryRun: *dryRun, list: *verbose || *dryRun}); err != nil {
+		if err := cleanList(inv, cfg, id, c); err != nil {
 			fmt.Fprintf(inv.stderr, "taskd clean: %s: %v\n", id, err)
 			failed = true
 		}
@@ -141,10 +142,12 @@ func runClean(ctx context.Context, inv *invocation) error {
 	return nil
 }
 
-// A cleaning is what taskd clean does to each list: apply policy, or
-// only say what it would remove (dryRun); list names each path.
+// A cleaning is what taskd clean does to each list: apply policy to its
+// run folders and tasks to its ended task files, or only say what it
+// would remove (dryRun); list names each path and task.
 type cleaning struct {
 	policy       retention.Policy
+	tasks        retention.TaskPolicy
 	dryRun, list bool
 }
 
@@ -192,9 +195,10 @@ func cleanList(inv *invocation, cfg *config.Config, id string, c cleaning) error
 	return err
 }
 
-// cleanTasks removes the task files of list id that policy p removes,
-// and prints what it did (each task with list set).
-func cleanTasks(ctx context.Context, inv *invocation, cfg *config.Config, id string, p retention.TaskPolicy, dryRun, list bool) error {
+// cleanTasks removes the task files of list id that c's task policy
+// removes, and prints what it did (each task with c.list set).
+func cleanTasks(ctx context.Context, inv *invocation, cfg *config.Config, id string, c cleaning) error {
+	p, dryRun, list := c.tasks, c.dryRun, c.list
 	if p == (retention.TaskPolicy{}) {
 		return nil
 	}

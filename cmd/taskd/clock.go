@@ -68,9 +68,18 @@ func startTime(at, in string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--at: %q is not a time such as 02:00, \"2026-01-05 02:00\" or 2026-01-05T02:00:00+01:00", at)
 }
 
-// setQueue records in metadata.taskd m what submit's flags say of when the
-// task starts: its priority, its notBefore, its schedule.
-func setQueue(ctx context.Context, m *taskfile.Object, priority int, at, in, schedule string, overlap bool) error {
+// queueFlags are what submit's flags say of when the task starts: its
+// priority, its start (--at or --in), its schedule and whether its runs
+// may overlap.
+type queueFlags struct {
+	priority         int
+	at, in, schedule string
+	overlap          bool
+}
+
+// set records q in metadata.taskd m: priority, notBefore, schedule.
+func (q queueFlags) set(ctx context.Context, m *taskfile.Object) error {
+	priority, at, in, schedule, overlap := q.priority, q.at, q.in, q.schedule, q.overlap
 	if priority < task.MinPriority || priority > task.MaxPriority {
 		return fmt.Errorf("--priority %d: it must be between %d and %d", priority, task.MinPriority, task.MaxPriority)
 	}

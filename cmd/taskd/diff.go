@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 
 	"github.com/taskd/taskd/daemon"
@@ -59,5 +60,10 @@ func runDiff(ctx context.Context, inv *invocation) error {
 	if _, err := ref.dir(); err != nil {
 		return err
 	}
-	return status.WriteDiff(ctx, inv.stdout, ref.root, ref.list, ref.id, *stat)
+	text, err := status.Diff(ctx, ref.root, ref.list, ref.id, *stat)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(inv.stdout, text)
+	return err
 }

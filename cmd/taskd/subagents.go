@@ -12,6 +12,7 @@ import (
 
 	"github.com/taskd/taskd/daemon/prompt"
 	"github.com/taskd/taskd/daemon/subagent"
+	"github.com/taskd/taskd/daemon/task"
 )
 
 // The subagent commands for agents: delegate, handoff,
@@ -180,7 +181,7 @@ func runDirOf(s *self) string {
 	if err != nil {
 		return ""
 	}
-	if rel, ok := t.Metadata.Object("taskd").String("runDir"); ok {
+	if rel := task.RecordOf(t).RunDir; rel != "" {
 		return filepath.Join(s.dir.Path(), rel)
 	}
 	return ""

@@ -385,7 +385,7 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	case err != nil:
 		return err
 	}
-	if err := setQueue(ctx, t.EnsureMetadata().EnsureObject("taskd"), *priority, *at, *in, *schedule, *overlap); err != nil {
+	if err := (queueFlags{priority: *priority, at: *at, in: *in, schedule: *schedule, overlap: *overlap}).set(ctx, t.EnsureMetadata().EnsureObject("taskd")); err != nil {
 		return inv.usageErrorf("%v", err)
 	}
 	listID := firstNonEmpty(*list, os.Getenv("TASKD_LIST"), "default")

@@ -78,7 +78,7 @@ func runWorkers(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	home, _ := os.UserHomeDir()
-	nc, err := remote.Connect(*url, n, "taskd workers", remote.CoordinatorInbox(n.PrefixOr()), home, slog.New(slog.DiscardHandler))
+	nc, err := remote.Connect(remote.Dial{URL: *url, NATS: n, Name: "taskd workers", Inbox: remote.CoordinatorInbox(n.PrefixOr()), Home: home, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ import (
 // to write them, compiled into the task file when the task starts.
 
 // overrideKeys are the metadata.taskd fields a block can set.
-var overrideKeys = []string{"model", "agent", "loop", "return", "parallel", "as", "auto"}
+var overrideKeys = task.BlockKeys
 
 // Plan is what a plain task's prompt asks for beyond its content.
 type Plan struct {
@@ -38,12 +38,13 @@ type Plan struct {
 	Content  string           // what the agent is given: the script's content, or the command's body
 }
 
-// PlanOf parses a plain task's prompt: its script, the overrides of a
-// /subtask line or of a command file it invokes (merged with the
-// invocation's block), and the effective content.
-func PlanOf(j job.Scope, t *taskfile.Task, sp task.Spec) (*Plan, error) {
+// PlanOf parses the prompt of a plain task with spec sp: its script, the
+// overrides of a /subtask line or of a command file it invokes (merged
+// with the invocation's block), and the effective content. It reads the
+// list's command files, through j's catalog.
+func PlanOf(j job.Scope, sp task.Spec) (*Plan, error) {
 	l := j.List
-	text := task.Prompt(t, sp)
+	text := sp.Text()
 	p := &Plan{}
 	if !prompt.HasCommands(text) {
 		p.Script = &prompt.Script{Content: strings.TrimSpace(text)}
@@ -87,18 +88,16 @@ func errOr(err error, msg string) string {
 }
 
 // CheckBlock reports a block that disagrees with fields already in the task
-// file, or names an agent taskd does not know.
-func CheckBlock(cfg *config.Config, t *taskfile.Task, p *Plan) error {
+// file (sp.Block), or names an agent taskd does not know.
+func CheckBlock(cfg *config.Config, sp task.Spec, p *Plan) error {
 	if !p.HasBlock {
 		return nil
 	}
-	m := t.Metadata.Object("taskd")
-	inh := task.Strings(m, "inherited")
 	for k, v := range p.Block.Fields() {
-		if slices.Contains(inh, k) {
+		if slices.Contains(sp.Inherited, k) {
 			continue // taken from another task: the block overrides it
 		}
-		if cur, ok := m.Get(k); ok && cur != nil && !sameValue(cur, v) {
+		if cur, ok := sp.Block[k]; ok && cur != nil && !sameValue(cur, v) {
 			return fmt.Errorf("metadata.taskd.%s and the prompt's block disagree; keep one of them", k)
 		}
 	}
@@ -176,8 +175,20 @@ func Overrides(t *taskfile.Task) (prompt.Overrides, error) {
 	fields := map[string]any{}
 	for _, k := range overrideKeys {
 		if v, ok := m.Get(k); ok {
-			fields[k] = toPlain(v)
+			fields[k] = v
 		}
+	}
+	return overridesFrom(fields)
+}
+
+// OverridesOf is Overrides of the fields spec sp read (sp.Block).
+func OverridesOf(sp task.Spec) (prompt.Overrides, error) { return overridesFrom(sp.Block) }
+
+// overridesFrom reads chain settings from the fields of a task file.
+func overridesFrom(block map[string]any) (prompt.Overrides, error) {
+	fields := make(map[string]any, len(block))
+	for k, v := range block {
+		fields[k] = toPlain(v)
 	}
 	return prompt.OverridesFromFields(fields)
 }

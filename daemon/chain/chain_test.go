@@ -107,7 +107,7 @@ func TestPlanOf(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h.Put("1", taskWith("1", tt.td))
 			tf := h.Read("1")
-			p, err := chain.PlanOf(h.Job("1", job.Run).Scope, tf, spec(t, tf))
+			p, err := chain.PlanOf(h.Job("1", job.Run).Scope, spec(t, tf))
 			if tt.planError != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.planError) {
 					t.Fatalf("PlanOf = %v, want %q", err, tt.planError)
@@ -120,7 +120,7 @@ func TestPlanOf(t *testing.T) {
 			if p.HasBlock != tt.hasBlock || p.Content != tt.content {
 				t.Errorf("plan: block %v, content %q; want %v, %q", p.HasBlock, p.Content, tt.hasBlock, tt.content)
 			}
-			err = chain.CheckBlock(h.Env.Config, tf, p)
+			err = chain.CheckBlock(h.Env.Config, spec(t, tf), p)
 			if tt.blockErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.blockErr) {
 					t.Errorf("CheckBlock = %v, want %q", err, tt.blockErr)
@@ -356,8 +356,7 @@ func TestCheckLoop(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := jobtest.New(t, jobtest.Options{Config: tt.fc})
-			h.Put("1", taskWith("1", `{"prompt":"x"}`))
-			err := chain.CheckLoop(h.Env.Config, h.Read("1"), tt.loop, tt.agent)
+			err := chain.CheckLoop(h.Env.Config, "", tt.loop, tt.agent)
 			if tt.ok != (err == nil) || err != nil && !errors.Is(err, chain.ErrNoJudge) {
 				t.Errorf("CheckLoop = %v, want ok %v", err, tt.ok)
 			}

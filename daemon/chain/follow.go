@@ -122,7 +122,7 @@ func CreateReturns(ctx context.Context, j *job.Job, t *taskfile.Task, ov prompt.
 // not (its name, id, state and error). ended is false while a step has
 // not ended.
 func ChainOutcome(l *job.List, t *taskfile.Task) (failure string, ended bool) {
-	for i, id := range task.Strings(t.Metadata.Object("taskd").Object("children"), children.Returns) {
+	for i, id := range task.Strings(task.RecordOf(t).Children, children.Returns) {
 		c, err := l.Dir.Read(id)
 		if err != nil {
 			if failure == "" {

@@ -25,8 +25,7 @@ const (
 // iteration's run folder keeps them. It is empty for a task that does not
 // loop and for a loop's first iteration.
 func IterationFeedback(l *job.List, t *taskfile.Task) string {
-	m := t.Metadata.Object("taskd")
-	done, _ := m.Int("loopIteration")
+	done := task.RecordOf(t).LoopIteration
 	ov, err := Overrides(t)
 	if err != nil || ov.Loop == nil || done == 0 {
 		return ""

@@ -89,8 +89,7 @@ type Looping struct {
 func (lg Looping) Check(ctx context.Context, res agent.Result) (iteration int, done bool, reason string, stopped error) {
 	j, t, sp, lp := lg.Job, lg.Task, lg.Spec, lg.Loop
 	l := j.List
-	n, _ := t.Metadata.Object("taskd").Int("loopIteration")
-	iteration = int(n) + 1
+	iteration = task.RecordOf(t).LoopIteration + 1
 	satisfied := false
 	by := "count"
 	switch {
@@ -193,17 +192,16 @@ var ErrNoJudge = errors.New("no judge for the loop's condition")
 
 // CheckLoop refuses, when a task is accepted, a loop with an until
 // condition that nothing can judge: the judge (the "judge" agent of the
-// configuration, else the task's own agent: agentName, its owner's profile
-// or the default) must read its prompt, not run it: a profile that runs
-// its prompt as a shell script (exec, sh -c) would fail on every
-// iteration.
-func CheckLoop(cfg *config.Config, t *taskfile.Task, lp *prompt.Loop, agentName string) error {
+// configuration, else the task's own agent: agentName, owner (the profile
+// the task's owner names) or the default) must read its prompt, not run
+// it: a profile that runs its prompt as a shell script (exec, sh -c)
+// would fail on every iteration.
+func CheckLoop(cfg *config.Config, owner string, lp *prompt.Loop, agentName string) error {
 	if lp == nil || lp.Until == "" {
 		return nil
 	}
 	name, explicit, whose := "judge", true, "the configuration's judge"
 	if !hasJudge(cfg) {
-		_, owner := task.Addressed(t)
 		name, whose = firstOf(agentName, owner), "the task's own agent"
 		explicit = name != ""
 	}
@@ -323,10 +321,8 @@ func ContinueLoop(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 		rec := task.RecordOf(t)
 		rec.Result = task.Object(job.ShortResult(res, area.RelRunDir(id, sp.Attempt)))
 		rec.FinishedAt = time.Time{}
-		if _, err := task.Apply(t, task.Iterate, rec); err != nil {
-			return err
-		}
-		task.Meta(t).Set("loopIteration", iteration)
-		return nil
+		rec.LoopIteration = iteration
+		_, err := task.Apply(t, task.Iterate, rec)
+		return err
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/prompt"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -95,7 +96,8 @@ func RunPlan(ctx context.Context, j *job.Job, t *taskfile.Task, res agent.Result
 	if _, err := j.Config.ResolveAgent(worker, true); err != nil {
 		return fmt.Errorf("the worker that runs the planned steps: %w", err)
 	}
-	if err := CheckLoop(j.Config, t, ov.Loop, firstOf(ov.Agent, worker)); err != nil {
+	_, owner := task.Addressed(t)
+	if err := CheckLoop(j.Config, owner, ov.Loop, firstOf(ov.Agent, worker)); err != nil {
 		return fmt.Errorf("the planner's workflow: %w", err)
 	}
 	name := t.ID + "-plan"

@@ -97,14 +97,13 @@ func SubstituteResults(l *job.List, t *taskfile.Task, text string) (string, erro
 				pending[name] = true
 				continue
 			}
-			m := c.Metadata.Object("taskd")
-			attempt, _ := m.Int("attempt")
+			rec := task.RecordOf(c)
 			out := ""
-			if res, ok := agent.ReadResult(l.RunDir(c.ID, int(attempt))); ok {
+			if res, ok := agent.ReadResult(l.RunDir(c.ID, rec.Attempt)); ok {
 				out = res.Output
 			}
 			if out == "" {
-				out, _ = m.Object("result").String("summary")
+				out, _ = rec.Result.String("summary")
 			}
 			results[name] = out
 		}

@@ -268,7 +268,7 @@ func blockAs(script *prompt.Script) string {
 // ($RESULT[name]: its as, else its name), that child's id.
 func resultNames(dir *taskfile.Dir, parent *taskfile.Task) map[string]string {
 	out := map[string]string{}
-	ch := parent.Metadata.Object("taskd").Object("children")
+	ch := task.RecordOf(parent).Children
 	for _, coll := range []string{Queued, Parallel, Sequential, Done} {
 		for _, id := range task.Strings(ch, coll) {
 			if c, err := dir.Read(id); err == nil {
@@ -352,7 +352,7 @@ func sequentialIdle(dir *taskfile.Dir, parentID string) bool {
 	if err != nil {
 		return false
 	}
-	for _, id := range task.Strings(parent.Metadata.Object("taskd").Object("children"), Sequential) {
+	for _, id := range task.Strings(task.RecordOf(parent).Children, Sequential) {
 		if c, err := dir.Read(id); err == nil {
 			if s := task.Of(c); !s.Ended() {
 				return false
@@ -381,26 +381,37 @@ func subjectFor(opt PushOptions) string {
 
 // AddChild appends id to collection coll of t's children.
 func AddChild(t *taskfile.Task, coll, id string) {
-	ch := task.Meta(t).EnsureObject("children")
-	ids := task.Strings(ch, coll)
-	if !slices.Contains(ids, id) {
-		ch.Set(coll, append(ids, id))
-	}
+	task.Change(t, func(r *task.Record) {
+		ch := childrenOf(r)
+		if ids := task.Strings(ch, coll); !slices.Contains(ids, id) {
+			ch.Set(coll, append(ids, id))
+		}
+	})
 }
 
 // MoveChild moves id from one collection to another.
 func MoveChild(t *taskfile.Task, from, to, id string) {
-	ch := task.Meta(t).EnsureObject("children")
-	ids := task.Strings(ch, from)
-	if i := slices.Index(ids, id); i >= 0 {
-		ch.Set(from, slices.Delete(ids, i, i+1))
-	}
+	task.Change(t, func(r *task.Record) {
+		ch := childrenOf(r)
+		ids := task.Strings(ch, from)
+		if i := slices.Index(ids, id); i >= 0 {
+			ch.Set(from, slices.Delete(ids, i, i+1))
+		}
+	})
 	AddChild(t, to, id)
+}
+
+// childrenOf returns r's children, made empty if it has none.
+func childrenOf(r *task.Record) *taskfile.Object {
+	if r.Children == nil {
+		r.Children = taskfile.NewObject()
+	}
+	return r.Children
 }
 
 // Names returns the names of every child of parent (all collections).
 func Names(dir *taskfile.Dir, parent *taskfile.Task) []string {
-	ch := parent.Metadata.Object("taskd").Object("children")
+	ch := task.RecordOf(parent).Children
 	var names []string
 	for _, coll := range []string{Queued, Parallel, Sequential, Done} {
 		for _, id := range task.Strings(ch, coll) {
@@ -437,7 +448,7 @@ func Start(ctx context.Context, dir *taskfile.Dir, parentID string, n int) ([]st
 	if err != nil {
 		return nil, err
 	}
-	queued := task.Strings(parent.Metadata.Object("taskd").Object("children"), Queued)
+	queued := task.Strings(task.RecordOf(parent).Children, Queued)
 	if n > 0 && len(queued) > n {
 		queued = queued[:n]
 	}
@@ -484,21 +495,21 @@ func List(dir *taskfile.Dir, parentID string) ([]Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch := parent.Metadata.Object("taskd").Object("children")
+	ch := task.RecordOf(parent).Children
 	var out []Status
 	for _, coll := range []string{Queued, Parallel, Sequential, Done} {
 		for _, id := range task.Strings(ch, coll) {
 			cs := Status{ID: id, Collection: coll}
 			if c, err := dir.Read(id); err == nil {
-				m := c.Metadata.Object("taskd")
-				cs.Name, _ = m.String("name")
-				cs.State, _ = m.String("state")
+				rec := task.RecordOf(c)
+				cs.Name, _ = c.Metadata.Object("taskd").String("name")
+				cs.State = string(rec.State)
 				if cs.Since = task.Since(c); cs.Since.IsZero() {
 					if fi, err := os.Stat(dir.File(id)); err == nil {
 						cs.Since = fi.ModTime()
 					}
 				}
-				if r := m.Object("result"); r != nil {
+				if r := rec.Result; r != nil {
 					cs.Summary, _ = r.String("summary")
 					if ok, isBool := r.Bool("success"); isBool {
 						cs.Success = &ok
@@ -532,7 +543,7 @@ func Named(dir *taskfile.Dir, parentID, name string) (string, error) {
 // workflow forks, forkState's branches.
 func WaitsFor(t *taskfile.Task) []string {
 	var ids []string
-	if ch := t.Metadata.Object("taskd").Object("children"); ch != nil {
+	if ch := task.RecordOf(t).Children; ch != nil {
 		for _, coll := range []string{Parallel, Sequential, Returns} {
 			for _, id := range task.Strings(ch, coll) {
 				if !slices.Contains(ids, id) {

@@ -27,7 +27,7 @@ import (
 // given.) A child that is gone is not waited for. The caller may be
 // inside an Update of t: only child files and the inbox are read.
 func Ungiven(dir *taskfile.Dir, t *taskfile.Task) []string {
-	ch := t.Metadata.Object("taskd").Object("children")
+	ch := task.RecordOf(t).Children
 	var out []string
 	var read []Message
 	var given map[string]bool
@@ -70,10 +70,10 @@ func Ungiven(dir *taskfile.Dir, t *taskfile.Task) []string {
 // (metadata.taskd.handoffs, metadata.taskd.converges); only the fields
 // read here matter.
 func givenByWaits(t *taskfile.Task) map[string]bool {
-	m := t.Metadata.Object("taskd")
+	rec := task.RecordOf(t)
 	given := map[string]bool{}
 	var handoffs []struct{ Child, Mode, State string }
-	if v, ok := m.Get("handoffs"); ok && json.Unmarshal(taskfile.AppendJSON(nil, v), &handoffs) == nil {
+	if v := rec.Handoffs; v != nil && json.Unmarshal(taskfile.AppendJSON(nil, v), &handoffs) == nil {
 		for _, h := range handoffs {
 			if h.Mode == "transfer-control" && h.State == "resolved" {
 				given[h.Child] = true
@@ -84,7 +84,7 @@ func givenByWaits(t *taskfile.Task) map[string]bool {
 		SubagentIDs []string `json:"subagentIds"`
 		State       string
 	}
-	if v, ok := m.Get("converges"); ok && json.Unmarshal(taskfile.AppendJSON(nil, v), &converges) == nil {
+	if v := rec.Converges; v != nil && json.Unmarshal(taskfile.AppendJSON(nil, v), &converges) == nil {
 		for _, c := range converges {
 			for _, id := range c.SubagentIDs {
 				given[id] = given[id] || c.State == "done"
@@ -98,7 +98,7 @@ func givenByWaits(t *taskfile.Task) map[string]bool {
 // steps of its return chain, that have not ended. The caller may be inside an Update of t: only child files are
 // read.
 func Outstanding(dir *taskfile.Dir, t *taskfile.Task) []string {
-	ch := t.Metadata.Object("taskd").Object("children")
+	ch := task.RecordOf(t).Children
 	var out []string
 	for _, coll := range []string{Parallel, Sequential, Returns} {
 		for _, id := range task.Strings(ch, coll) {
@@ -142,7 +142,7 @@ func ReleaseNext(ctx context.Context, dir *taskfile.Dir, parentID string) error 
 	if err != nil {
 		return err
 	}
-	for _, id := range task.Strings(parent.Metadata.Object("taskd").Object("children"), Sequential) {
+	for _, id := range task.Strings(task.RecordOf(parent).Children, Sequential) {
 		c, err := dir.Read(id)
 		if err != nil {
 			continue

@@ -86,9 +86,10 @@ func StartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Tas
 		}
 		rec := task.RecordOf(t)
 		rec.Failures, rec.Error, rec.RetryAt = 0, "", time.Time{}
+		rec.Hold, rec.Iteration, rec.GuardAt, rec.RetryOf = nil, 0, 0, 0
 		task.Store(t, rec)
 		m := task.Meta(t)
-		for _, k := range []string{"cancel", "resolve", "resolveNote", "hitl", "iteration", "guardAt", "retryOf"} {
+		for _, k := range []string{"cancel", "resolve", "resolveNote"} {
 			m.Delete(k)
 		}
 		return nil
@@ -158,9 +159,9 @@ func ResolveNote(ctx context.Context, dir *taskfile.Dir, id, answer, note string
 		var options []string
 		switch {
 		case sp.State == task.NeedsHuman:
-			options = task.Strings(m.Object("hitl"), "options")
-		case sp.State == task.Succeeded && m.Object("boundary") != nil:
-			options = task.Strings(m.Object("boundary"), "options")
+			options = task.Strings(task.RecordOf(t).Hold, "options")
+		case sp.State == task.Succeeded && task.RecordOf(t).Boundary != nil:
+			options = task.Strings(task.RecordOf(t).Boundary, "options")
 			if len(options) == 0 {
 				options = []string{"continue"}
 			}

@@ -9,11 +9,18 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// restartCleared are the metadata.taskd fields of a run that a restart
-// clears besides its record's failures, error, retryAt and finishedAt:
-// what it waited for, and where a loop or the loop guard had got to.
-var restartCleared = []string{"cancel", "resolve", "resolveNote", "hitl",
-	"boundary", "iteration", "guardAt", "loopIteration", "loopExit", "wait", "retryOf", "grant"}
+// restartCleared are the metadata.taskd fields of a run, not its record's,
+// that a restart clears: a cancel, an answer and its note.
+var restartCleared = []string{"cancel", "resolve", "resolveNote"}
+
+// clearRun clears, in rec, what a restart clears of a run besides its
+// failures, error, retryAt and finishedAt: what it waited for, and where
+// a loop or the loop guard had got to, how a loop ended.
+func clearRun(rec *task.Record) {
+	rec.Hold, rec.Boundary, rec.Wait, rec.Grant = nil, nil, nil, nil
+	rec.Iteration, rec.GuardAt, rec.LoopIteration, rec.RetryOf = 0, 0, 0, 0
+	rec.LoopExit = ""
+}
 
 // forkBranch refuses a workflow's fork branch: its fork is restarted.
 func forkBranch(t *taskfile.Task) error {
@@ -39,23 +46,22 @@ func RestartTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.T
 		}
 		rec := task.RecordOf(t)
 		rec.Failures, rec.Error, rec.RetryAt, rec.FinishedAt = 0, "", time.Time{}, time.Time{}
-		task.Store(t, rec)
-		m := task.Meta(t)
-		for _, k := range restartCleared {
-			m.Delete(k)
-		}
+		clearRun(&rec)
 		if wf, _ := t.Metadata.String("workflowType"); wf != "" {
 			t.Metadata.Set("currentStep", "")
 			t.Metadata.Set("retryCount", 0)
 			t.Metadata.Delete("forkState")
-			m.Delete("children")
+			rec.Children = nil
 			marker := taskfile.NewObject()
 			marker.Set("action", "restart")
 			marker.Set("by", "person")
 			marker.Set("at", task.Stamp(time.Now()))
-			v, _ := m.Get("stepTrace")
-			trace, _ := v.([]any)
-			m.Set("stepTrace", append(trace, marker))
+			rec.StepTrace = append(rec.StepTrace, marker)
+		}
+		task.Store(t, rec)
+		m := task.Meta(t)
+		for _, k := range restartCleared {
+			m.Delete(k)
 		}
 		return nil
 	})

@@ -35,8 +35,8 @@ func Answer(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	var answer, kind, refusal string
 	c, err := j.Claim(ctx, func(t *taskfile.Task, sp *task.Spec) error {
 		answer = sp.Resolve
-		m := t.Metadata.Object("taskd")
-		if sp.State == task.Succeeded && answer == Continue && m.Object("boundary") != nil {
+		rec := task.RecordOf(t)
+		if sp.State == task.Succeeded && answer == Continue && rec.Boundary != nil {
 			kind = "boundary"
 			_, err := task.Move(t, task.Restart) // a person runs it again, from where it stopped
 			return err
@@ -44,8 +44,8 @@ func Answer(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		if sp.State != task.NeedsHuman || answer == "" {
 			return job.ErrNotRunnable
 		}
-		kind, _ = m.Object("hitl").String("kind")
-		if opts := task.Strings(m.Object("hitl"), "options"); len(opts) > 0 && !slices.Contains(opts, answer) {
+		kind, _ = rec.Hold.String("kind")
+		if opts := task.Strings(rec.Hold, "options"); len(opts) > 0 && !slices.Contains(opts, answer) {
 			refusal = fmt.Sprintf("%q is not an answer here; answer %s", answer, orList(opts))
 			return errRefused
 		}
@@ -72,15 +72,16 @@ func Answer(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	case kind == "guard":
 		t, err = l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 			m := task.Meta(t)
-			appendTrace(m, personEntry(currentStep(t), "", answer, takeNote(m)))
+			entry := personEntry(currentStep(t), "", answer, takeNote(m))
 			m.Delete("resolve")
-			m.Delete("hitl")
+			rec := task.RecordOf(t)
+			appendTrace(&rec, entry)
+			rec.Hold = nil
 			if answer == actionContinue {
-				n, _ := m.Int("iteration")
-				m.Set("guardAt", n+softGuard)
+				rec.GuardAt = rec.Iteration + softGuard
+				task.Store(t, rec)
 				return nil
 			}
-			rec := task.RecordOf(t)
 			rec.Error = fmt.Sprintf("stopped at the loop guard (%s); the steps so far are in metadata.taskd.stepTrace; run it again with taskd retry, or from its first step with taskd restart", answer)
 			_, err := task.Apply(t, task.Stop, rec)
 			return err
@@ -107,7 +108,12 @@ func refuse(ctx context.Context, j *job.Job, answer, why string) (*taskfile.Task
 			return job.ErrNotRunnable // answered again meanwhile
 		}
 		m.Delete("resolve")
-		m.EnsureObject("hitl").Set("refused", why)
+		task.Change(t, func(r *task.Record) {
+			if r.Hold == nil {
+				r.Hold = taskfile.NewObject()
+			}
+			r.Hold.Set("refused", why)
+		})
 		return nil
 	})
 	if err != nil {

@@ -243,10 +243,11 @@ func (f *flowRun) apply(t *taskfile.Task, result string, also after, resp **navi
 	}
 	ApplyWriteThrough(t, wt)
 	m := task.Meta(t)
+	rec := task.RecordOf(t)
 	var entry *taskfile.Object
 	if also == afterAnswer {
 		entry = personEntry(step, result, string(r.Action), takeNote(m))
-		if h := m.Object("hitl"); h != nil {
+		if h := rec.Hold; h != nil {
 			if kind, _ := h.String("kind"); kind == job.HITLVerdict {
 				run, _ := h.Int("run")
 				entry.Set("attempt", run) // the step ran: a person gave its verdict
@@ -259,14 +260,12 @@ func (f *flowRun) apply(t *taskfile.Task, result string, also after, resp **navi
 		entry.Set("action", string(r.Action))
 		entry.Set("attempt", f.run)
 	}
-	also.apply(t)
-	m.Delete("grant") // given to the step that ran
-	rec := task.RecordOf(t)
+	also.apply(t, &rec)
+	rec.Grant = nil // given to the step that ran
 	rec.Attempt = f.run
+	rec.Iteration++
+	appendTrace(&rec, entry)
 	task.Store(t, rec)
-	n, _ := m.Int("iteration")
-	m.Set("iteration", n+1)
-	appendTrace(m, entry)
 	*resp = r
 	return nil
 }
@@ -275,10 +274,9 @@ func (f *flowRun) apply(t *taskfile.Task, result string, also after, resp **navi
 // task pauses for a person (continue, abort or investigate); at the hard
 // limit it stops, left in_progress as /flow:run leaves it.
 func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
-	m := f.t.Metadata.Object("taskd")
-	n, _ := m.Int("iteration")
-	next, ok := m.Int("guardAt")
-	if !ok {
+	rec := task.RecordOf(f.t)
+	n, next := rec.Iteration, rec.GuardAt
+	if next == 0 {
 		next = softGuard
 	}
 	trace := traceLine(f.t, 8)
@@ -343,19 +341,16 @@ func (f *flowRun) complete(ctx context.Context, resp *navigator.Response) (*task
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
 		rec := task.RecordOf(t)
 		rec.FinishedAt, rec.Error = time.Now(), ""
-		if _, err := task.End(t, task.Succeed, rec); err != nil {
-			return err
-		}
-		m := task.Meta(t)
-		m.Delete("boundary")
+		rec.Boundary = nil
 		if next != "" {
 			b := taskfile.NewObject()
 			b.Set("step", resp.CurrentStep)
 			b.Set("next", next)
 			b.Set("options", []string{Continue})
-			m.Set("boundary", b)
+			rec.Boundary = b
 		}
-		return nil
+		_, err := task.End(t, task.Succeed, rec)
+		return err
 	})
 	if err != nil {
 		return nil, err // no event for what the file does not say
@@ -393,12 +388,6 @@ func (f *flowRun) ask(ctx context.Context, kind, reason string, options []string
 	step := currentStep(f.t)
 	trace := traceLine(f.t, 8)
 	t, err := f.l.Dir.Update(ctx, f.id, func(t *taskfile.Task) error {
-		if _, err := task.End(t, task.AskPerson, task.RecordOf(t)); err != nil {
-			return err
-		}
-		m := task.Meta(t)
-		m.Delete("resolve")
-		m.Delete("grant") // given to the step that ran, if any
 		h := taskfile.NewObject()
 		h.Set("kind", kind)
 		h.Set("reason", reason)
@@ -408,7 +397,13 @@ func (f *flowRun) ask(ctx context.Context, kind, reason string, options []string
 		for _, k := range sortedKeys(more) {
 			h.Set(k, more[k])
 		}
-		m.Set("hitl", h)
+		rec := task.RecordOf(t)
+		rec.Grant = nil // given to the step that ran, if any
+		rec.Hold = h
+		if _, err := task.End(t, task.AskPerson, rec); err != nil {
+			return err
+		}
+		task.Meta(t).Delete("resolve")
 		return nil
 	})
 	if err != nil {
@@ -429,17 +424,16 @@ const (
 	afterAnswer        // a person's answer: resolve and hitl
 )
 
-func (a after) apply(t *taskfile.Task) {
+func (a after) apply(t *taskfile.Task, rec *task.Record) {
 	switch a {
 	case afterJoin:
 		t.Metadata.Delete("forkState")
-		task.Meta(t).Delete("children")
+		rec.Children = nil
 	case afterAnswer:
 		m := task.Meta(t)
 		m.Delete("resolve")
 		m.Delete("resolveNote")
-		m.Delete("hitl")
-		m.Delete("boundary")
+		rec.Hold, rec.Boundary = nil, nil
 	}
 }
 

@@ -70,13 +70,13 @@ func (f *flowRun) fork(ctx context.Context, resp *navigator.Response) (*taskfile
 		fs.Set("joinStrategy", resp.Fork.JoinStrategy)
 		fs.Set("branches", branches)
 		t.EnsureMetadata().Set("forkState", fs)
-		if _, err := task.Move(t, task.Wait); err != nil {
-			return err
+		rec := task.RecordOf(t)
+		if rec.Children == nil {
+			rec.Children = taskfile.NewObject()
 		}
-		m := task.Meta(t)
-		ch := m.EnsureObject("children")
-		ch.Set("parallel", ids)
-		return nil
+		rec.Children.Set("parallel", ids)
+		_, err := task.Apply(t, task.Wait, rec)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -199,11 +199,9 @@ func (f *flowRun) branchDone(ctx context.Context) (*taskfile.Task, error) {
 			rec.Error = uncommitted.Error()
 		}
 		rec.FinishedAt = time.Now()
-		if _, err := task.Apply(t, ev, rec); err != nil {
-			return err
-		}
-		task.Meta(t).Set("branchResult", verdict)
-		return nil
+		rec.BranchResult = verdict
+		_, err := task.Apply(t, ev, rec)
+		return err
 	})
 	typ := eventlog.TaskSucceeded
 	if state == task.Failed {
@@ -229,7 +227,7 @@ func joinVerdict(l *job.List, t *taskfile.Task) (string, map[string]any) {
 		r := "failed"
 		if id, ok := branches.Object(name).String("childTaskId"); ok {
 			if c, err := l.Dir.Read(id); err == nil {
-				if br, _ := c.Metadata.Object("taskd").String("branchResult"); br == "passed" {
+				if task.RecordOf(c).BranchResult == "passed" {
 					r = "passed"
 				}
 			}

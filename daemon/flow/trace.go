@@ -3,6 +3,7 @@ package flow
 import (
 	"strings"
 
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -40,8 +41,7 @@ func (e traceEntry) marker() bool { return e.result == "" }
 
 // readTrace returns the step trace of t, oldest first.
 func readTrace(t *taskfile.Task) []traceEntry {
-	v, _ := t.Metadata.Object("taskd").Get("stepTrace")
-	list, _ := v.([]any)
+	list := task.RecordOf(t).StepTrace
 	out := make([]traceEntry, 0, len(list))
 	for _, item := range list {
 		o, ok := item.(*taskfile.Object)
@@ -71,16 +71,14 @@ func sinceRestart(trace []traceEntry) []traceEntry {
 	return trace
 }
 
-// appendTrace adds entry to the step trace in m (metadata.taskd), keeping
-// the last maxTrace entries.
-func appendTrace(m *taskfile.Object, entry *taskfile.Object) {
-	v, _ := m.Get("stepTrace")
-	list, _ := v.([]any)
-	list = append(list, entry)
+// appendTrace adds entry to the step trace in rec, keeping the last
+// maxTrace entries.
+func appendTrace(rec *task.Record, entry *taskfile.Object) {
+	list := append(rec.StepTrace, entry)
 	if len(list) > maxTrace {
 		list = list[len(list)-maxTrace:]
 	}
-	m.Set("stepTrace", list)
+	rec.StepTrace = list
 }
 
 // traceLine renders the last n results of the step trace and the current

@@ -2,9 +2,29 @@ package job
 
 import (
 	"context"
+	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
 )
+
+// A job runs its agents itself: it is their gate (agent.Gate), so an
+// agent waits for the job's slot, and it hands each attempt to the
+// runner with the job's pauses and progress around it.
+
+// Enter implements agent.Gate: an agent of the job waits for its slot.
+func (j *Job) Enter(ctx context.Context) error { return j.Slot.Acquire(ctx) }
+
+// Started implements agent.Gate.
+func (j *Job) Started(time.Time) {}
+
+// Exited implements agent.Gate: the job keeps its slot until it ends.
+func (j *Job) Exited() {}
+
+// RunAgent runs attempt a with the job's runner; its agent waits for the
+// job's slot unless a has a gate of its own (runAgent).
+func (j *Job) RunAgent(ctx context.Context, a *agent.Attempt) (agent.Result, agent.Outcome) {
+	return j.runAgent(ctx, a)
+}
 
 // runAgent runs attempt a with the job's runner: its agent starts only
 // while its profile is not paused by a usage limit, and its progress is

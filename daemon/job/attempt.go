@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/taskd/taskd/daemon/agent"
+	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -61,7 +62,7 @@ func (j *Job) NewAttempt(t *taskfile.Task, sp task.Spec, agentName, step string)
 // Cwd resolves metadata.taskd.cwd: ~ is the home directory
 // (Config.Home), a relative path is relative to it, and no cwd means the
 // list's configured cwd, else the project directory of the Claude Code
-// session whose list it is (handoff.go), else the home directory.
+// session whose list it is (sessiondir.go), else the home directory.
 func (j Scope) Cwd(cwd string) (string, error) {
 	if cwd == "" {
 		cwd = j.Config.ListSettings[j.List.ID].Cwd
@@ -82,4 +83,26 @@ func (j Scope) Cwd(cwd string) (string, error) {
 		return filepath.Join(home, cwd), nil
 	}
 	return filepath.Clean(cwd), nil
+}
+
+// budget is what an attempt of a task with spec sp, run by profile prof,
+// may spend: the task's maxTurns and maxCostUsd, else its list's, else
+// the profile's (docs/agents.md).
+func (j *Job) budget(sp task.Spec, prof *config.Profile) agent.Budget {
+	l := j.Config.ListSettings[j.List.ID]
+	b := agent.Budget{MaxTurns: sp.MaxTurns, MaxCostUSD: sp.MaxCostUSD}
+	if b.MaxTurns == 0 {
+		b.MaxTurns = cmpOr(l.MaxTurns, prof.MaxTurns)
+	}
+	if b.MaxCostUSD == 0 {
+		b.MaxCostUSD = cmpOr(l.MaxCostUSD, prof.MaxCostUSD)
+	}
+	return b
+}
+
+func cmpOr[T int | float64](a, b T) T {
+	if a != 0 {
+		return a
+	}
+	return b
 }

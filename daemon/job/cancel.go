@@ -105,7 +105,7 @@ func (j *Job) CancelBelow(ctx context.Context, t *taskfile.Task) error {
 // children, and its fork's branches.
 func Kids(t *taskfile.Task) []string {
 	ids := children.WaitsFor(t)
-	for _, id := range task.Strings(t.Metadata.Object("taskd").Object("children"), children.Queued) {
+	for _, id := range task.Strings(task.RecordOf(t).Children, children.Queued) {
 		ids = append(ids, id)
 	}
 	return ids
@@ -183,7 +183,7 @@ func cancelError(dir *taskfile.Dir, t *taskfile.Task, rec task.Record, from task
 		doing = fmt.Sprintf("while it waited for a slot, before its agent started (attempt %d)", attempt)
 	case task.Waiting:
 		doing = "while waiting for " + count(kids, "child", "children")
-		if steps := len(task.Strings(t.Metadata.Object("taskd").Object("children"), children.Returns)); steps > 0 && kids == 0 {
+		if steps := len(task.Strings(task.RecordOf(t).Children, children.Returns)); steps > 0 && kids == 0 {
 			doing = fmt.Sprintf("while its return chain ran (%s)", count(steps, "step", "steps"))
 		} else if kids == 0 {
 			doing = "while waiting for the tasks it handed work to"
@@ -215,7 +215,7 @@ func reached(dir *taskfile.Dir, t *taskfile.Task, rec task.Record) int {
 	if by == "" {
 		by = t.ID
 	}
-	ch := t.Metadata.Object("taskd").Object("children")
+	ch := task.RecordOf(t).Children
 	n := 0
 	for _, coll := range []string{children.Parallel, children.Sequential} {
 		for _, id := range task.Strings(ch, coll) {

@@ -44,7 +44,7 @@ type Decide func(t *taskfile.Task, sp *task.Spec) error
 // status in_progress, state running, the attempt number and startedAt,
 // the fields Claude Code expects filled in; for a task of a Claude Code
 // session's list that names no cwd, the session's directory
-// (handoff.go). The write is durable (the
+// (sessiondir.go). The write is durable (the
 // directory fsynced) before Claim returns: no agent of the attempt starts
 // before it.
 //
@@ -100,7 +100,7 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 // goesOn reports whether completed task t is one a person asked to go
 // on: a workflow that stopped at a stage boundary, answered "continue".
 func goesOn(t *taskfile.Task, sp task.Spec) bool {
-	return sp.State == task.Succeeded && sp.Resolve == "continue" && t.Metadata.Object("taskd").Object("boundary") != nil
+	return sp.State == task.Succeeded && sp.Resolve == "continue" && task.RecordOf(t).Boundary != nil
 }
 
 // slowClaim is how long a claim may take before its task is shown held.

@@ -89,14 +89,14 @@ const (
 	AnswerLeave     = "leave"      // keep the question open
 )
 
-// askAboutDenials records, in the task's metadata m, the question to a
+// askAboutDenials records, in the task's record rec, the question to a
 // person about the tool calls res was refused: which, what each answer
 // grants — allow: exactly those calls (each call's rule, offered when
 // every call has one), allow-tool: their whole tools —, the session the
 // grant continues, and the fix (metadata.taskd.hitl, kind "permission").
 // It returns the event's data; the task's error (agent.DeniedText) is the
 // record's, set by the caller.
-func askAboutDenials(m *taskfile.Object, res agent.Result, logs string) map[string]any {
+func askAboutDenials(rec *task.Record, res agent.Result, logs string) map[string]any {
 	var tools, rules, loose []string
 	for _, d := range res.Denials {
 		if !slices.Contains(tools, d.Tool) {
@@ -136,8 +136,7 @@ func askAboutDenials(m *taskfile.Object, res agent.Result, logs string) map[stri
 	if res.SessionID != "" {
 		h.Set("session", res.SessionID)
 	}
-	m.Set("hitl", h)
-	m.Delete("resolve")
+	rec.Hold = h
 	info := map[string]any{"reason": reason, "kind": "permission", "denied": tools, "options": options}
 	if len(rules) > 0 {
 		info["grant"] = rules

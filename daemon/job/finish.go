@@ -61,7 +61,7 @@ func endOf(out agent.Outcome, res agent.Result, waiting, retry, ask bool) ending
 
 // Finish records how attempt sp.Attempt of the job's task ended, in one
 // durable write, and logs it: completed on success (with onSuccess's
-// fields set in the same write), or waiting if the agent ended its turn
+// decisions applied to the record in the same write), or waiting if the agent ended its turn
 // with children whose results it has not been given, running or ended; retrying with a backoff while
 // metadata.taskd.retries allows; failed, timed out or cancelled
 // otherwise (a cancelled task's children are told to cancel first); pending
@@ -72,7 +72,7 @@ func endOf(out agent.Outcome, res agent.Result, waiting, retry, ask bool) ending
 // fails is tried again until it works, the task held meanwhile (Persist):
 // the attempt's result is never lost to a re-run. Events are logged once
 // the write is done.
-func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out agent.Outcome, onSuccess map[string]any) (*taskfile.Task, error) {
+func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out agent.Outcome, onSuccess func(*task.Record)) (*taskfile.Task, error) {
 	if out == agent.Interrupted && res.Outcome == Detached {
 		return nil, ErrNotRunnable // it goes on elsewhere; recovered at the next start
 	}
@@ -151,9 +151,9 @@ type attemptEnd struct {
 	spec      task.Spec
 	res       agent.Result
 	out       agent.Outcome
-	runDir    string         // the attempt's run folder, relative to the list
-	session   string         // the session an interrupted attempt's next resumes
-	onSuccess map[string]any // fields a success (or a wait) writes besides
+	runDir    string             // the attempt's run folder, relative to the list
+	session   string             // the session an interrupted attempt's next resumes
+	onSuccess func(*task.Record) // what a success (or a wait) records besides (nil: nothing)
 	now       time.Time
 }
 
@@ -193,13 +193,13 @@ func (j *Job) recordEnd(t *taskfile.Task, e attemptEnd) recorded {
 		r.end, r.endInfo = j.pauseEnd(rec, res, e.now) // too many pauses in a row fail
 	}
 	if res.Progress != nil {
-		m.Set("progress", asValue(res.Progress))
+		rec.Progress = task.Object(asValue(res.Progress))
 	}
 	if r.end.move != task.Pause {
 		rec.Pause, rec.Pauses = nil, 0
 	}
 	rec.InterruptedSession = ""
-	m.Delete("grant") // given to this attempt
+	rec.Grant = nil // given to this attempt
 	switch r.end.move {
 	case task.Wait:
 		// The agent ended its turn with children whose results it has
@@ -207,10 +207,10 @@ func (j *Job) recordEnd(t *taskfile.Task, e attemptEnd) recorded {
 		// once all have ended, at once if they have. What its attempt
 		// decided (onSuccess) is recorded now.
 		rec.FinishedAt = time.Time{}
-		setAll(m, e.onSuccess)
+		e.decided(rec)
 	case task.Succeed:
 		rec.Error = ""
-		setAll(m, e.onSuccess)
+		e.decided(rec)
 	case task.Interrupt:
 		rec.FinishedAt = time.Time{}
 		rec.Interrupted++
@@ -225,7 +225,8 @@ func (j *Job) recordEnd(t *taskfile.Task, e attemptEnd) recorded {
 	case task.Pause:
 		// paused: pauseEnd wrote the pause and when it ends (retryAt)
 	case task.AskPerson:
-		r.endInfo = askAboutDenials(m, res, filepath.Join(j.List.Path(), e.runDir))
+		r.endInfo = askAboutDenials(rec, res, filepath.Join(j.List.Path(), e.runDir))
+		m.Delete("resolve")
 		rec.Error = agent.DeniedText(res.Denials)
 	default:
 		msg := res.Error
@@ -242,10 +243,10 @@ func (j *Job) recordEnd(t *taskfile.Task, e attemptEnd) recorded {
 	return r
 }
 
-// setAll sets every field of fields in m, in key order.
-func setAll(m *taskfile.Object, fields map[string]any) {
-	for _, k := range sortedKeys(fields) {
-		m.Set(k, fields[k])
+// decided applies to rec what the attempt decided, if it succeeded.
+func (e attemptEnd) decided(rec *task.Record) {
+	if e.onSuccess != nil {
+		e.onSuccess(rec)
 	}
 }
 
@@ -308,26 +309,4 @@ func ResultIn(rec task.Record) (summary string, costUSD *float64) {
 		}
 	}
 	return summary, costUSD
-}
-
-// KeepWaiting records a "leave" answer: the task keeps waiting for a
-// person, the answer is consumed.
-func (j *Job) KeepWaiting(ctx context.Context) (*taskfile.Task, error) {
-	l, id := j.List, j.ID
-	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
-		task.Meta(t).Delete("resolve")
-		return nil
-	})
-	if err == nil {
-		l.Events.Append(eventlog.Event{Type: eventlog.HumanResolved, List: l.ID, Task: id, Step: currentStepOf(t), Data: map[string]any{"answer": "leave"}})
-	}
-	return t, err
-}
-
-func currentStepOf(t *taskfile.Task) string {
-	if t == nil {
-		return ""
-	}
-	s, _ := t.Metadata.String("currentStep")
-	return s
 }

@@ -14,8 +14,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -141,38 +139,6 @@ type Job struct {
 	wrote atomic.Pointer[taskfile.Task]
 }
 
-// update is Dir.Update of the job's task. After a write of the job's own
-// it starts from the bytes that write left instead of reading the file
-// again: a file changed since is found under the locks, as any other
-// writer's change is, and the update starts over from the file. fn
-// failing on those bytes is asked again of the file as it is, so that
-// what fn refuses is always what the file says.
-func (j *Job) update(ctx context.Context, fn func(*taskfile.Task) error, opts ...taskfile.WriteOption) (*taskfile.Task, error) {
-	var t *taskfile.Task
-	err := errNotWritten
-	if last := j.wrote.Load(); last != nil && last.ID == j.ID {
-		t, err = j.List.Dir.UpdateFrom(ctx, last, fn, opts...)
-	}
-	if err != nil && !Retryable(err) && ctx.Err() == nil {
-		t, err = j.List.Dir.Update(ctx, j.ID, fn, opts...)
-	}
-	j.remember(t, err)
-	return t, err
-}
-
-// errNotWritten says the job has not written its task yet.
-var errNotWritten = errors.New("not written by the job")
-
-// remember keeps t, the task as a write of the job left it, for the job's
-// next write; after a failed write the file is read again.
-func (j *Job) remember(t *taskfile.Task, err error) {
-	if err != nil || t == nil {
-		j.wrote.Store(nil)
-		return
-	}
-	j.wrote.Store(t)
-}
-
 // ErrNotRunnable ends a job whose task changed before it could do its
 // work: the loop looks at the file again.
 var ErrNotRunnable = errors.New("task is no longer runnable")
@@ -186,21 +152,6 @@ func (j Scope) Emit(ev eventlog.Event) {
 	j.List.Emit(ev)
 }
 
-// Enter implements agent.Gate: an agent of the job waits for its slot.
-func (j *Job) Enter(ctx context.Context) error { return j.Slot.Acquire(ctx) }
-
-// Started implements agent.Gate.
-func (j *Job) Started(time.Time) {}
-
-// Exited implements agent.Gate: the job keeps its slot until it ends.
-func (j *Job) Exited() {}
-
-// RunAgent runs attempt a with the job's runner; its agent waits for the
-// job's slot unless a has a gate of its own (agentrun.go).
-func (j *Job) RunAgent(ctx context.Context, a *agent.Attempt) (agent.Result, agent.Outcome) {
-	return j.runAgent(ctx, a)
-}
-
 // writeTimeout bounds a state write that must happen even while the
 // daemon stops (the final state of an attempt).
 const writeTimeout = 30 * time.Second
@@ -210,8 +161,6 @@ const writeTimeout = 30 * time.Second
 func WriteContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 }
-
-func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // ParsePrompt parses a prompt of the task's list, with the list's command
 // files.

@@ -14,7 +14,7 @@ import (
 // AsksPermission reports whether task t waits for a person's answer to a
 // question about the tool calls its agent was refused (askAboutDenials).
 func AsksPermission(t *taskfile.Task) bool {
-	kind, _ := t.Metadata.Object("taskd").Object("hitl").String("kind")
+	kind, _ := task.RecordOf(t).Hold.String("kind")
 	return kind == "permission" && task.Of(t) == task.NeedsHuman
 }
 
@@ -39,10 +39,12 @@ func (j *Job) AnswerPermission(ctx context.Context) (*taskfile.Task, error) {
 		}
 		sp, answer = s, s.Resolve
 		m := task.Meta(t)
-		h := m.Object("hitl")
+		rec := task.RecordOf(t)
+		h := rec.Hold
 		m.Delete("resolve")
 		if opts := task.Strings(h, "options"); len(opts) > 0 && !slices.Contains(opts, answer) {
 			h.Set("refused", fmt.Sprintf("%q is not an answer here; answer one of: %s", answer, strings.Join(opts, ", ")))
+			task.Store(t, rec)
 			return nil
 		}
 		switch answer {
@@ -62,23 +64,20 @@ func (j *Job) AnswerPermission(ctx context.Context) (*taskfile.Task, error) {
 				g := taskfile.NewObject()
 				g.Set("session", session)
 				g.Set("tools", grant)
-				m.Set("grant", g)
+				rec.Grant = g
 			}
 			fallthrough
 		case AnswerRetry:
-			rec := task.RecordOf(t)
-			rec.Error = ""
+			rec.Error, rec.Hold = "", nil
 			if _, err := task.Apply(t, task.Restart, rec); err != nil {
 				return err
 			}
-			m.Delete("hitl")
 		case AnswerFail:
-			rec := task.RecordOf(t)
 			rec.Error, rec.FinishedAt = "a person answered fail: "+firstString(h, "reason"), j.Now()
+			rec.Hold = nil
 			if _, err := task.Apply(t, task.Fail, rec); err != nil {
 				return err
 			}
-			m.Delete("hitl")
 		}
 		return nil
 	})
@@ -104,7 +103,7 @@ type Grant struct {
 
 // GrantOf returns task t's grant, if it has one with a session.
 func GrantOf(t *taskfile.Task) (Grant, bool) {
-	o := t.Metadata.Object("taskd").Object("grant")
+	o := task.RecordOf(t).Grant
 	s, _ := o.String("session")
 	return Grant{Session: s, Tools: task.Strings(o, "tools")}, s != ""
 }

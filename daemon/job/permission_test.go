@@ -41,9 +41,9 @@ func TestAskAboutDenials(t *testing.T) {
 			[]string{"it runs again"}},
 	}
 	for _, tt := range tests {
-		m := taskfile.NewObject()
-		askAboutDenials(m, agent.Result{Denials: tt.denials, SessionID: tt.session}, "/logs")
-		h := m.Object("hitl")
+		var rec task.Record
+		askAboutDenials(&rec, agent.Result{Denials: tt.denials, SessionID: tt.session}, "/logs")
+		h := rec.Hold
 		if got := task.Strings(h, "options"); !slices.Equal(got, tt.wantOptions) {
 			t.Errorf("%s: options %v, want %v", tt.name, got, tt.wantOptions)
 		}

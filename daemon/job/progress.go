@@ -70,7 +70,7 @@ func (w *progressWriter) flush() {
 		if task.Of(t) != task.Running {
 			return errNotRunning
 		}
-		task.Meta(t).Set("progress", asValue(p))
+		task.Change(t, func(r *task.Record) { r.Progress = task.Object(asValue(p)) })
 		return nil
 	}, taskfile.NoDirSync)
 	if err != nil && !errors.Is(err, errNotRunning) {

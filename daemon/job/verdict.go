@@ -148,16 +148,15 @@ func (j *Job) FinishUnjudged(ctx context.Context, sp task.Spec, res agent.Result
 			rec.FinishedAt = j.Now()
 			rec.Result = task.Object(ShortResult(res, runDir))
 			rec.InterruptedSession = ""
+			if res.Progress != nil {
+				rec.Progress = task.Object(asValue(res.Progress))
+			}
+			rec.Grant = nil
+			rec.Hold = verdictHITL(q, sp.Attempt)
 			if _, err := task.End(t, task.AskPerson, rec); err != nil {
 				return err
 			}
-			m := task.Meta(t)
-			if res.Progress != nil {
-				m.Set("progress", asValue(res.Progress))
-			}
-			m.Delete("grant")
-			m.Delete("resolve")
-			m.Set("hitl", verdictHITL(q, sp.Attempt))
+			task.Meta(t).Delete("resolve")
 			return nil
 		})
 		return err
@@ -189,7 +188,7 @@ func verdictHITL(q VerdictQuestion, run int) *taskfile.Object {
 // AsksVerdict reports whether task t waits for a person's verdict on its
 // gate: needs_human with a hitl of kind "verdict" for gate.
 func AsksVerdict(t *taskfile.Task, gate string) bool {
-	h := t.Metadata.Object("taskd").Object("hitl")
+	h := task.RecordOf(t).Hold
 	kind, _ := h.String("kind")
 	g, _ := h.String("gate")
 	return kind == HITLVerdict && g == gate && task.Of(t) == task.NeedsHuman

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/task"
@@ -16,34 +15,12 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// budget is what an attempt of a task with spec sp, run by profile prof,
-// may spend: the task's maxTurns and maxCostUsd, else its list's, else
-// the profile's (docs/agents.md).
-func (j *Job) budget(sp task.Spec, prof *config.Profile) agent.Budget {
-	l := j.Config.ListSettings[j.List.ID]
-	b := agent.Budget{MaxTurns: sp.MaxTurns, MaxCostUSD: sp.MaxCostUSD}
-	if b.MaxTurns == 0 {
-		b.MaxTurns = cmpOr(l.MaxTurns, prof.MaxTurns)
-	}
-	if b.MaxCostUSD == 0 {
-		b.MaxCostUSD = cmpOr(l.MaxCostUSD, prof.MaxCostUSD)
-	}
-	return b
-}
-
-func cmpOr[T int | float64](a, b T) T {
-	if a != 0 {
-		return a
-	}
-	return b
-}
-
 // WorkspaceOf returns the git worktree task t records
 // (metadata.taskd.workspace), or false.
 func WorkspaceOf(t *taskfile.Task) (worktree.Worktree, bool) {
 	var w worktree.Worktree
-	v, ok := t.Metadata.Object("taskd").Get("workspace")
-	if !ok || v == nil {
+	v := task.RecordOf(t).Workspace
+	if v == nil {
 		return w, false
 	}
 	if json.Unmarshal(taskfile.AppendJSON(nil, v), &w) != nil || w.Path == "" {
@@ -110,7 +87,7 @@ func (j *Job) workspace(t *taskfile.Task, sp task.Spec, cwd string) (string, err
 			}
 		}
 	}
-	made, err := worktree.Create(ctx, place.State, cwd, path, branch, from)
+	made, err := worktree.Create(ctx, place.State, worktree.Spec{Dir: cwd, Path: path, Branch: branch, From: from})
 	if err != nil {
 		return "", fmt.Errorf("metadata.taskd.worktree: %w", err)
 	}
@@ -130,7 +107,7 @@ func (j *Job) recordWorkspace(ctx context.Context, id string, w worktree.Worktre
 	wctx, cancel := WriteContext(ctx)
 	defer cancel()
 	if _, err := j.List.Dir.Update(wctx, id, func(t *taskfile.Task) error {
-		task.Meta(t).Set("workspace", asValue(w))
+		task.Change(t, func(r *task.Record) { r.Workspace = task.Object(asValue(w)) })
 		return nil
 	}); err != nil {
 		return fmt.Errorf("record the worktree: %w", err)
@@ -185,7 +162,7 @@ func (j *Job) CommitWorkOf(ctx context.Context, t *taskfile.Task, sp task.Spec, 
 	}
 	return j.Persist(ctx, "the commit of the task's work is not recorded yet", sp.Parent, func(wctx context.Context) error {
 		_, err := j.List.Dir.Update(wctx, j.ID, func(t *taskfile.Task) error {
-			task.Meta(t).Set("workspace", asValue(done))
+			task.Change(t, func(r *task.Record) { r.Workspace = task.Object(asValue(done)) })
 			return nil
 		})
 		return err

@@ -214,7 +214,7 @@ func TestRun_Read(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Accepted while gone.md was there; it goes before the task starts.
-	if err := plain.CheckPrompt(h.Job("1", job.Run).Scope, h.Read("1"), spec(t, h.Read("1"))); err != nil {
+	if err := plain.CheckPrompt(h.Job("1", job.Run).Scope, spec(t, h.Read("1"))); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(h.Cwd, "gone.md"))
@@ -261,12 +261,54 @@ func TestCheckPrompt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h.Put("1", execTask("1", h.Cwd, tt.script, tt.more))
 			tf := h.Read("1")
-			err := plain.CheckPrompt(h.Job("1", job.Run).Scope, tf, spec(t, tf))
+			err := plain.CheckPrompt(h.Job("1", job.Run).Scope, spec(t, tf))
 			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 				t.Errorf("CheckPrompt = %v, want %q", err, tt.want)
 			}
 		})
 	}
+}
+
+// TestCheckPrompt_Spec: the check reads what a task asks for from its
+// Spec alone, with no task file: the description is the prompt unless
+// metadata.taskd.prompt is set, a block is checked against the fields
+// the task has (not those it inherited), a loop's judge falls back to the
+// owner's profile.
+func TestCheckPrompt_Spec(t *testing.T) {
+	h := jobtest.New(t, jobtest.Options{})
+	loop := map[string]any{"max": json.Number("2"), "until": "done"}
+	for _, tt := range []struct {
+		name string
+		sp   task.Spec
+		want string // "" accepted, else a part of the error
+	}{
+		{name: "the description as the prompt", sp: task.Spec{Description: "echo hi"}},
+		{name: "a bad description", sp: task.Spec{Description: "/frobnicate now\n\ngo"}, want: "frobnicate"},
+		{name: "the prompt over the description", sp: task.Spec{Prompt: "go", HasPrompt: true, Description: "/frobnicate now\n\ngo"}},
+		{name: "a block that disagrees", sp: task.Spec{Prompt: "/subtask{model:opus} go", HasPrompt: true, Block: map[string]any{"model": "haiku"}}, want: "disagree"},
+		{name: "a block that agrees", sp: task.Spec{Prompt: "/subtask{model:opus} go", HasPrompt: true, Block: map[string]any{"model": "opus"}}},
+		{name: "a block over an inherited field", sp: task.Spec{Prompt: "/subtask{model:opus} go", HasPrompt: true, Block: map[string]any{"model": "haiku"}, Inherited: []string{"model"}}},
+		{name: "a loop judged by the owner's exec profile", sp: task.Spec{Prompt: "go", HasPrompt: true, OwnerProfile: "exec", Block: map[string]any{"loop": loop}}, want: "judge"},
+		{name: "a loop judged by the owner's model", sp: task.Spec{Prompt: "go", HasPrompt: true, OwnerProfile: "claude", Block: map[string]any{"loop": loop}}},
+		{name: "a loop's agent over the owner's", sp: task.Spec{Prompt: "go", HasPrompt: true, OwnerProfile: "claude", Block: map[string]any{"loop": loop, "agent": "exec"}}, want: "judge"},
+		{name: "an unknown worker", sp: task.Spec{Prompt: "go", HasPrompt: true, Worker: "nobody-knows"}, want: "metadata.taskd.worker"},
+		{name: "two parallel items with one as", sp: task.Spec{Prompt: "go", HasPrompt: true, Block: map[string]any{"parallel": []any{"/subtask{as:x} a", "/subtask{as:x} b"}}}, want: "both have as"},
+		{name: "a bad parallel item", sp: task.Spec{Prompt: "go", HasPrompt: true, Block: map[string]any{"parallel": []any{"/frobnicate x"}}}, want: "parallel item 1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := plain.CheckPrompt(h.Job("1", job.Run).Scope, tt.sp)
+			if got := errText(err); tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("CheckPrompt = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // TestRecover: an attempt a dead daemon left running is recorded from its

@@ -26,24 +26,31 @@ import (
 // maxReadSize bounds what /read injects into a prompt.
 const maxReadSize = 1 << 20
 
-// CheckPrompt validates a plain task's prompt and chain fields when the
-// task is accepted: the prompt parses; every /read names a file inside the
-// directories /read may load from; a /subtask or /command block agrees with
-// the fields already in the file and names agents taskd knows; the fields
-// have the right types; a loop's until condition has a model to judge it;
-// every return and parallel item parses. Errors name the line, field or
-// item.
-func CheckPrompt(j job.Scope, t *taskfile.Task, sp task.Spec) error {
-	ov, err := chain.Overrides(t)
+// CheckPrompt validates the prompt and chain fields of a plain task with
+// spec sp when the task is accepted: the prompt parses; every /read names
+// a file inside the directories /read may load from; a /subtask or
+// /command block agrees with the fields already in the file and names
+// agents taskd knows; the fields have the right types; a loop's until
+// condition has a model to judge it; every return and parallel item
+// parses. Errors name the line, field or item.
+//
+// It reads no task file: what it checks is in sp (task.Load), and j is
+// the task's list in the daemon's environment. It reads the list's
+// command files (through j's catalog), and the file system where a /read
+// names a path: whether a path is allowed depends on where its links
+// lead (resolveRead).
+func CheckPrompt(j job.Scope, sp task.Spec) error {
+	ov, err := chain.OverridesOf(sp)
 	if err != nil {
 		return err
 	}
-	if text := task.Prompt(t, sp); prompt.HasCommands(text) {
-		pl, err := chain.PlanOf(j, t, sp)
-		if err != nil {
-			return err
-		}
-		if err := chain.CheckBlock(j.Config, t, pl); err != nil {
+	text := sp.Text()
+	pl, err := chain.PlanOf(j, sp) // one parse, for every check below
+	if err != nil {
+		return err
+	}
+	if prompt.HasCommands(text) {
+		if err := chain.CheckBlock(j.Config, sp, pl); err != nil {
 			return err
 		}
 		if pl.HasBlock {
@@ -63,14 +70,10 @@ func CheckPrompt(j job.Scope, t *taskfile.Task, sp task.Spec) error {
 			}
 		}
 	}
-	if err := chain.CheckLoop(j.Config, t, ov.Loop, ov.Agent); err != nil {
+	if err := chain.CheckLoop(j.Config, sp.OwnerProfile, ov.Loop, ov.Agent); err != nil {
 		return err
 	}
-	if text := task.Prompt(t, sp); strings.Contains(text, "$RESULT[") || prompt.HasTurns(text) {
-		pl, err := chain.PlanOf(j, t, sp)
-		if err != nil {
-			return err
-		}
+	if strings.Contains(text, "$RESULT[") || prompt.HasTurns(text) {
 		if _, err := prompt.ResultNames(pl.Content); err != nil {
 			return fmt.Errorf("prompt: %w", err)
 		}
@@ -78,8 +81,8 @@ func CheckPrompt(j job.Scope, t *taskfile.Task, sp task.Spec) error {
 			return fmt.Errorf("prompt: %w", err)
 		}
 	}
-	if w, _ := t.Metadata.Object("taskd").String("worker"); w != "" {
-		if _, err := j.Config.ResolveAgent(w, true); err != nil {
+	if sp.Worker != "" {
+		if _, err := j.Config.ResolveAgent(sp.Worker, true); err != nil {
 			return fmt.Errorf("metadata.taskd.worker: %w", err)
 		}
 	}

@@ -27,7 +27,7 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		if s.State != task.Waiting || len(children.Outstanding(l.Dir, t)) > 0 {
 			return false
 		}
-		ch := t.Metadata.Object("taskd").Object("children")
+		ch := task.RecordOf(t).Children
 		kids = append(task.Strings(ch, children.Parallel), task.Strings(ch, children.Sequential)...)
 		for _, k := range kids {
 			for _, coll := range []string{children.Parallel, children.Sequential} {
@@ -66,7 +66,7 @@ func Resume(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	if err != nil {
 		return subagent.Finish(ctx, j, sp, agent.Result{Error: err.Error(), Summary: err.Error(), ExitCode: -1}, agent.NotStarted)
 	}
-	if pl, err := chain.PlanOf(j.Scope, t, sp); err == nil {
+	if pl, err := chain.PlanOf(j.Scope, sp); err == nil {
 		a.Prompt = pl.Content // the leading commands ran in the first attempt
 		if !agent.IsModel(a.Profile) {
 			a.Script = pl.Content

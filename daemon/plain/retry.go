@@ -54,8 +54,8 @@ func personNote(t *taskfile.Task) string {
 // (metadata.taskd.retryOf, the attempt it retries), when that attempt is
 // the last one recorded and it failed.
 func retryFeedback(l *job.List, t *taskfile.Task, sp task.Spec) string {
-	m := t.Metadata.Object("taskd")
-	r := m.Object("result")
+	rec := task.RecordOf(t)
+	r := rec.Result
 	if ok, isBool := r.Bool("success"); !isBool || ok {
 		return ""
 	}
@@ -64,8 +64,7 @@ func retryFeedback(l *job.List, t *taskfile.Task, sp task.Spec) string {
 	if err != nil || n < 1 || n >= sp.Attempt {
 		return ""
 	}
-	retryOf, _ := m.Int("retryOf")
-	if sp.Failures == 0 && int(retryOf) != n {
+	if sp.Failures == 0 && rec.RetryOf != n {
 		return ""
 	}
 	dir := l.RunDir(t.ID, n)

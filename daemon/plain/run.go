@@ -114,7 +114,7 @@ func claimRun(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, tas
 		if wf, _ := t.Metadata.String("workflowType"); wf != "" || !runnable(t, *sp) {
 			return job.ErrNotRunnable // a workflow is package flow's
 		}
-		if pl, err := chain.PlanOf(j.Scope, t, *sp); err == nil && pl.HasBlock {
+		if pl, err := chain.PlanOf(j.Scope, *sp); err == nil && pl.HasBlock {
 			chain.CompileBlock(t, pl)
 			if c, err := task.ReadSpec(t); err == nil {
 				c.Attempt = sp.Attempt
@@ -143,7 +143,7 @@ func prepareAttempt(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.S
 	if err := subagent.CheckScope(j, t, sp, a); err != nil { // a delegated child's permissions
 		return nil, err
 	}
-	pl, err := chain.PlanOf(j.Scope, t, sp)
+	pl, err := chain.PlanOf(j.Scope, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 			return nil, err
 		}
 	}
-	if len(task.Strings(t.Metadata.Object("taskd").Object("children"), children.Returns)) > 0 && out == agent.Finished && res.Success {
+	if len(task.Strings(task.RecordOf(t).Children, children.Returns)) > 0 && out == agent.Finished && res.Success {
 		return endOfChain(ctx, j, sp, res, nil) // its chain is made: it ends with it
 	}
 	e := &ended{j: j, t: t, sp: sp, res: res}
@@ -319,7 +319,7 @@ type ended struct {
 func (e *ended) succeed(ctx context.Context, decide func(*prompt.Loop) (iteration int, done bool, reason string, stopped error)) (*taskfile.Task, error) {
 	j, t, sp, res := e.j, e.t, e.sp, e.res
 	ov, _ := chain.Overrides(t)
-	onSuccess := map[string]any{}
+	var onSuccess func(*task.Record)
 	if ov.Loop != nil {
 		iteration, done, reason, stopped := decide(ov.Loop)
 		var unjudged *chain.JudgeError
@@ -341,8 +341,7 @@ func (e *ended) succeed(ctx context.Context, decide func(*prompt.Loop) (iteratio
 		case !done:
 			return chain.ContinueLoop(ctx, j, sp, res, iteration)
 		}
-		onSuccess["loopIteration"] = iteration
-		onSuccess["loopExit"] = reason
+		onSuccess = func(r *task.Record) { r.LoopIteration, r.LoopExit = iteration, reason }
 	}
 	// Both are made before the success is written, each at most once,
 	// however long a full disk keeps them from being written (Persist).
@@ -373,7 +372,7 @@ func (e *ended) succeed(ctx context.Context, decide func(*prompt.Loop) (iteratio
 // onSuccess, what its attempt decided, recorded), and then ends as the
 // chain did — succeeded when every step did, else failed, naming the
 // step. The chain and the task are one unit.
-func endOfChain(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, onSuccess map[string]any) (*taskfile.Task, error) {
+func endOfChain(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, onSuccess func(*task.Record)) (*taskfile.Task, error) {
 	t, err := j.List.Dir.Read(j.ID)
 	if err != nil {
 		return nil, err
@@ -384,10 +383,13 @@ func endOfChain(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result,
 		res.Success, res.Error = false, failure
 		return j.Finish(ctx, sp, res, agent.NotStarted, nil)
 	case ended:
-		if onSuccess == nil {
-			onSuccess = map[string]any{}
+		loop := onSuccess
+		onSuccess = func(r *task.Record) {
+			if loop != nil {
+				loop(r)
+			}
+			r.ReturnsDone = true
 		}
-		onSuccess["returnsDone"] = true
 	}
 	return j.Finish(ctx, sp, res, agent.Finished, onSuccess) // waits while the chain runs
 }

@@ -117,32 +117,31 @@ func Answer(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 		}
 		answer = sp.Resolve
 		m := task.Meta(t)
-		h := m.Object("hitl")
+		rec := task.RecordOf(t)
+		h := rec.Hold
 		refused = !slices.Contains(task.Strings(h, "options"), answer)
 		if refused {
 			m.Delete("resolve")
 			h.Set("refused", fmt.Sprintf("%q is not an answer here; answer one of: %s", answer, strings.Join(task.Strings(h, "options"), ", ")))
+			task.Store(t, rec)
 			return nil
 		}
 		switch answer {
 		case answerLeave:
 			m.Delete("resolve")
 		case answerRetry:
-			rec := task.RecordOf(t)
-			rec.Error = ""
+			rec.Error, rec.Hold = "", nil
 			if _, err := task.Apply(t, task.Restart, rec); err != nil {
 				return err
 			}
-			m.Delete("hitl")
 		case answerFail:
 			reason, _ := h.String("reason")
-			rec := task.RecordOf(t)
 			rec.Error, rec.FinishedAt = "a person answered fail: "+reason, time.Now()
+			rec.Hold = nil
 			if _, err := task.Apply(t, task.Fail, rec); err != nil {
 				return err
 			}
 			m.Delete("resolve")
-			m.Delete("hitl")
 		default:
 			return errGoOn // claimed below
 		}
@@ -179,10 +178,11 @@ func goOn(ctx context.Context, j *job.Job, answer string) (*taskfile.Task, error
 		if sp.Resolve != answer || !(job.AsksVerdict(t, "until") || job.AsksVerdict(t, "vote")) {
 			return job.ErrNotRunnable // answered again meanwhile
 		}
-		m := task.Meta(t)
-		gate, _ = m.Object("hitl").String("gate")
-		m.Delete("resolve")
-		m.Delete("hitl")
+		rec := task.RecordOf(t)
+		gate, _ = rec.Hold.String("gate")
+		task.Meta(t).Delete("resolve")
+		rec.Hold = nil
+		task.Store(t, rec)
 		return nil
 	})
 	if err != nil {
@@ -199,8 +199,7 @@ func goOn(ctx context.Context, j *job.Job, answer string) (*taskfile.Task, error
 		})
 	}
 	return e.succeed(ctx, func(lp *prompt.Loop) (int, bool, string, error) {
-		n, _ := t.Metadata.Object("taskd").Int("loopIteration")
-		iteration := int(n) + 1
+		iteration := task.RecordOf(t).LoopIteration + 1
 		done, reason := chain.Looping{Job: j, Task: t, Spec: sp, Loop: lp}.Decided(iteration, answer == answerBreak, "person")
 		return iteration, done, reason, nil
 	})

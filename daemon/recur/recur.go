@@ -56,9 +56,6 @@ type Record struct {
 	Missed  int `json:"missed,omitempty"`
 }
 
-// Key is the field of metadata.taskd that holds the Record.
-const Key = "recurrence"
-
 // maxMissed bounds the count of the times a schedule missed in one
 // downtime (an "@every 1s" schedule stopped for a year).
 const maxMissed = 100000
@@ -66,8 +63,8 @@ const maxMissed = 100000
 // Of returns the record task t holds (the zero Record if none).
 func Of(t *taskfile.Task) Record {
 	var r Record
-	if v, ok := t.Metadata.Object("taskd").Get(Key); ok && v != nil {
-		json.Unmarshal(taskfile.AppendJSON(nil, v), &r)
+	if o := task.RecordOf(t).Recurrence; o != nil {
+		json.Unmarshal(taskfile.AppendJSON(nil, o), &r)
 	}
 	return r
 }
@@ -76,8 +73,8 @@ func Of(t *taskfile.Task) Record {
 func set(t *taskfile.Task, r Record) {
 	data, _ := json.Marshal(r)
 	v, err := taskfile.ParseValue(data)
-	if err == nil {
-		task.Meta(t).Set(Key, v)
+	if o, ok := v.(*taskfile.Object); err == nil && ok {
+		task.Change(t, func(rec *task.Record) { rec.Recurrence = o })
 	}
 }
 
@@ -116,13 +113,23 @@ var ErrNothing = errors.New("nothing is due")
 // and it has not ended.
 type Going func(id string) bool
 
-// Fire does what schedule id of dir needs at now (Decide): it computes its
-// next time, or makes the run that is due, or finishes making one a crash
-// cut short, or passes over a time while the last run goes on (going
-// says whether it does). It returns the schedule's file as it wrote it
-// and the id of the run it made ("" if none); ErrNothing when nothing was
-// due.
-func Fire(ctx context.Context, cfg *config.Config, dir *taskfile.Dir, id string, now time.Time, going Going) (*taskfile.Task, string, error) {
+// A List is the schedules of one task list, as Fire makes their runs:
+// the list's directory, the daemon's configuration (the runs' defaults)
+// and what says whether a run still goes.
+type List struct {
+	Config *config.Config
+	Dir    *taskfile.Dir
+	Going  Going
+}
+
+// Fire does what schedule id of the list needs at now (Decide): it
+// computes its next time, or makes the run that is due, or finishes
+// making one a crash cut short, or passes over a time while the last run
+// goes on (Going says whether it does). It returns the schedule's file as
+// it wrote it and the id of the run it made ("" if none); ErrNothing when
+// nothing was due.
+func (l List) Fire(ctx context.Context, id string, now time.Time) (*taskfile.Task, string, error) {
+	cfg, dir, going := l.Config, l.Dir, l.Going
 	var rec Record
 	var sched *calendar.Schedule
 	recovering := false

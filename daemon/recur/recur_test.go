@@ -66,7 +66,7 @@ func TestFire_ExactlyOnce(t *testing.T) {
 	cfg, dir := schedule(t, recur.Record{For: "@every 2s", Next: t0})
 	ctx := context.Background()
 	for range 2 {
-		_, _, err := recur.Fire(ctx, cfg, dir, "1", t0, notGoing)
+		_, _, err := recur.List{Config: cfg, Dir: dir, Going: notGoing}.Fire(ctx, "1", t0)
 		if err != nil && err != recur.ErrNothing {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestFire_AfterACrash(t *testing.T) {
 	ctx := context.Background()
 	t.Run("before the run's file", func(t *testing.T) {
 		cfg, dir := schedule(t, recur.Record{For: "@every 2s", Next: t0, Firing: t0})
-		if _, run, err := recur.Fire(ctx, cfg, dir, "1", t0.Add(time.Minute), notGoing); err != nil || run == "" {
+		if _, run, err := (recur.List{Config: cfg, Dir: dir, Going: notGoing}).Fire(ctx, "1", t0.Add(time.Minute)); err != nil || run == "" {
 			t.Fatalf("Fire = %q, %v", run, err)
 		}
 		if runs := runsOf(t, dir); len(runs) != 1 {
@@ -113,7 +113,7 @@ func TestFire_AfterACrash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, run, err := recur.Fire(ctx, cfg, dir, "1", t0.Add(time.Minute), notGoing)
+		_, run, err := recur.List{Config: cfg, Dir: dir, Going: notGoing}.Fire(ctx, "1", t0.Add(time.Minute))
 		if err != nil || run != created.ID {
 			t.Fatalf("Fire = %q, %v; want the run %s found", run, err, created.ID)
 		}
@@ -132,7 +132,7 @@ func TestFire_AfterACrash(t *testing.T) {
 func TestFire_SkipsWhileGoing(t *testing.T) {
 	cfg, dir := schedule(t, recur.Record{For: "@every 2s", Next: t0, LastRun: "9", Runs: 1})
 	going := func(id string) bool { return id == "9" }
-	if _, run, err := recur.Fire(context.Background(), cfg, dir, "1", t0, going); err != nil || run != "" {
+	if _, run, err := (recur.List{Config: cfg, Dir: dir, Going: going}).Fire(context.Background(), "1", t0); err != nil || run != "" {
 		t.Fatalf("Fire = %q, %v; want nothing made", run, err)
 	}
 	s, _ := dir.Read("1")
@@ -146,7 +146,7 @@ func TestFire_SkipsWhileGoing(t *testing.T) {
 func TestFire_NewAndChanged(t *testing.T) {
 	for _, rec := range []recur.Record{{}, {For: "@every 1h", Next: t0.Add(-time.Hour), Runs: 4}} {
 		cfg, dir := schedule(t, rec)
-		if _, run, err := recur.Fire(context.Background(), cfg, dir, "1", t0, notGoing); err != nil || run != "" {
+		if _, run, err := (recur.List{Config: cfg, Dir: dir, Going: notGoing}).Fire(context.Background(), "1", t0); err != nil || run != "" {
 			t.Fatalf("%+v: Fire = %q, %v", rec, run, err)
 		}
 		s, _ := dir.Read("1")

@@ -45,14 +45,23 @@ func (c *Client) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.
 	return ack, c.Conn.Explain(err)
 }
 
-// Publish publishes data on the run subject kind of attempt id and waits
-// for the stream to store it. A non-empty msgID de-duplicates; dup
-// reports that the stream already had a message with that id.
-func (c *Client) Publish(ctx context.Context, id, kind string, data []byte, msgID string, hdr nats.Header) (dup bool, err error) {
-	m := &nats.Msg{Subject: runSubject(c.Prefix, id, kind), Data: data, Header: hdr}
+// A Message is what Publish sends on a run subject: Data, with Header
+// (nil: none). A non-empty ID de-duplicates it: the stream keeps one
+// message with that id.
+type Message struct {
+	Data   []byte
+	ID     string
+	Header nats.Header
+}
+
+// Publish publishes msg on the run subject kind of attempt id and waits
+// for the stream to store it; dup reports that the stream already had a
+// message with msg's ID.
+func (c *Client) Publish(ctx context.Context, id, kind string, msg Message) (dup bool, err error) {
+	m := &nats.Msg{Subject: runSubject(c.Prefix, id, kind), Data: msg.Data, Header: msg.Header}
 	var opts []jetstream.PublishOpt
-	if msgID != "" {
-		opts = append(opts, jetstream.WithMsgID(msgID))
+	if msg.ID != "" {
+		opts = append(opts, jetstream.WithMsgID(msg.ID))
 	}
 	ack, err := c.PublishMsg(ctx, m, opts...)
 	if err != nil {

@@ -66,16 +66,28 @@ type denial struct {
 	err error
 }
 
-// Connect connects to the NATS server at url with the credentials and TLS
-// settings of c (which may be nil), as client name, with replies to
-// subjects under inbox (CoordinatorInbox, WorkerInbox). A server that
-// answers and refuses the credentials, or whose certificate does not
-// verify, is an error at once (ErrRefused): waiting would not change it.
-// Otherwise the connection never gives up: it is made even while the
-// server is down, and it reconnects for as long as the process runs;
-// disconnects, reconnects, a refusal met while reconnecting and the
-// permissions the server denies are logged. ~ in a file name is home.
-func Connect(url string, c *config.NATS, name, inbox, home string, log *slog.Logger) (*Conn, error) {
+// A Dial is how Connect reaches the NATS server: at URL, with the
+// credentials and TLS settings of NATS (which may be nil), as client
+// Name, with replies to subjects under Inbox (CoordinatorInbox,
+// WorkerInbox); ~ in a file name is Home; Log is told what happens to
+// the connection.
+type Dial struct {
+	URL         string
+	NATS        *config.NATS
+	Name, Inbox string
+	Home        string
+	Log         *slog.Logger
+}
+
+// Connect connects to the NATS server as d says. A server that answers
+// and refuses the credentials, or whose certificate does not verify, is
+// an error at once (ErrRefused): waiting would not change it. Otherwise
+// the connection never gives up: it is made even while the server is
+// down, and it reconnects for as long as the process runs; disconnects,
+// reconnects, a refusal met while reconnecting and the permissions the
+// server denies are logged.
+func Connect(d Dial) (*Conn, error) {
+	url, c, name, inbox, home, log := d.URL, d.NATS, d.Name, d.Inbox, d.Home, d.Log
 	if c == nil {
 		c = &config.NATS{}
 	}

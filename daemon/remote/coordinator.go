@@ -119,7 +119,7 @@ func NewCoordinator(url string, cfg *config.Config, local *agent.Local, log *slo
 		return nil, err
 	}
 	prefix := n.PrefixOr()
-	nc, err := Connect(url, n, "taskd coordinator "+cfg.Root, CoordinatorInbox(prefix), cfg.Home, log)
+	nc, err := Connect(Dial{URL: url, NATS: n, Name: "taskd coordinator " + cfg.Root, Inbox: CoordinatorInbox(prefix), Home: cfg.Home, Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -165,7 +165,7 @@ func TestRemote_UnexpectedResultDropped(t *testing.T) {
 
 	// A worker the coordinator trusts publishes an end of an attempt
 	// nobody sent.
-	nc, err := remote.Connect(c.nats.URL(), &config.NATS{User: "worker", Password: workerPassword}, "test", remote.WorkerInbox("taskd", "test"), "", slog.New(slog.DiscardHandler))
+	nc, err := remote.Connect(remote.Dial{URL: c.nats.URL(), NATS: &config.NATS{User: "worker", Password: workerPassword}, Name: "test", Inbox: remote.WorkerInbox("taskd", "test"), Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestRemote_UnexpectedResultDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	end, _ := json.Marshal(remote.End{Worker: "stranger", List: "l", Task: "1", N: 1, Outcome: "finished"})
-	if _, err := client.Publish(context.Background(), "LateAttempt0000000001", remote.KindEnd, end, "", nil); err != nil {
+	if _, err := client.Publish(context.Background(), "LateAttempt0000000001", remote.KindEnd, remote.Message{Data: end}); err != nil {
 		t.Fatal(err)
 	}
 	c.waitFor("the coordinator to drop the result with a log line", 10*time.Second, func() bool {
@@ -195,7 +195,7 @@ func TestRemote_UnexpectedResultDropped(t *testing.T) {
 // coordinator's credentials and key.
 func (c *cluster) coordinatorClient() *remote.Client {
 	c.t.Helper()
-	nc, err := remote.Connect(c.nats.URL(), &config.NATS{User: "coordinator", Password: coordinatorPassword}, "test", remote.CoordinatorInbox("taskd"), "", slog.New(slog.DiscardHandler))
+	nc, err := remote.Connect(remote.Dial{URL: c.nats.URL(), NATS: &config.NATS{User: "coordinator", Password: coordinatorPassword}, Name: "test", Inbox: remote.CoordinatorInbox("taskd"), Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestRemote_CancelBeforeClaimKeepsAgentFromStarting(t *testing.T) {
 	// Stored as the coordinator stores a cancel, with the work still
 	// queued: as when a task is cancelled while a worker takes it.
 	cancel, _ := json.Marshal(remote.Cancel{Reason: remote.CancelReason})
-	if _, err := client.Publish(context.Background(), id, remote.KindCancel, cancel, id+".cancel", nil); err != nil {
+	if _, err := client.Publish(context.Background(), id, remote.KindCancel, remote.Message{Data: cancel, ID: id + ".cancel"}); err != nil {
 		t.Fatal(err)
 	}
 	c.worker("w1", "--profiles", "exec")

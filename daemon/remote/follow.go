@@ -373,7 +373,7 @@ func (c *Coordinator) recordStarted(fl *following, st Started) {
 // finds it too).
 func (c *Coordinator) sendCancel(id, reason string) bool {
 	data, _ := json.Marshal(Cancel{Reason: reason})
-	_, err := c.streams.Publish(context.Background(), id, KindCancel, data, id+".cancel", nil)
+	_, err := c.streams.Publish(context.Background(), id, KindCancel, Message{Data: data, ID: id + ".cancel"})
 	if err != nil {
 		c.log.Warn("cannot send a cancel to a worker yet", "attempt", id, "err", err)
 	}

@@ -20,7 +20,7 @@ func TestLock(t *testing.T) {
 	srv := natstest.Start(t)
 	log := slog.New(slog.DiscardHandler)
 	client := func() *Client {
-		nc, err := Connect(srv.URL(), nil, "test", CoordinatorInbox("taskd"), "", log)
+		nc, err := Connect(Dial{URL: srv.URL(), Name: "test", Inbox: CoordinatorInbox("taskd"), Log: log})
 		if err != nil {
 			t.Fatal(err)
 		}

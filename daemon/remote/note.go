@@ -57,11 +57,8 @@ func (n *note) write(reason string) bool {
 		return false
 	}
 	_, err = dir.Update(ctx, n.task, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		if reason == "" {
-			m.Delete("dispatch")
-		} else if task.Of(t) == task.Running {
-			m.Set("dispatch", reason)
+		if reason == "" || task.Of(t) == task.Running {
+			task.Change(t, func(r *task.Record) { r.Dispatch = reason })
 		}
 		return nil
 	})

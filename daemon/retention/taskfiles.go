@@ -81,9 +81,9 @@ func needed(tasks map[string]*taskfile.Task) map[string]bool {
 		for _, b := range t.BlockedBy {
 			kept[b] = true
 		}
-		m := t.Metadata.Object("taskd")
+		ch := task.RecordOf(t).Children
 		for _, coll := range []string{"queued", "parallel", "sequential", "done"} {
-			for _, c := range task.Strings(m.Object("children"), coll) {
+			for _, c := range task.Strings(ch, coll) {
 				kept[c] = true
 			}
 		}
@@ -146,10 +146,8 @@ func expired(dir *taskfile.Dir, t *taskfile.Task, p TaskPolicy, now time.Time) (
 // EndedAt is when task t of dir ended: its metadata.taskd.finishedAt,
 // else its file's modification time.
 func EndedAt(dir *taskfile.Dir, t *taskfile.Task) time.Time {
-	if s, ok := t.Metadata.Object("taskd").String("finishedAt"); ok {
-		if at, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			return at
-		}
+	if at := task.RecordOf(t).FinishedAt; !at.IsZero() {
+		return at
 	}
 	if fi, err := os.Lstat(dir.File(t.ID)); err == nil {
 		return fi.ModTime()

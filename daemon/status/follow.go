@@ -135,8 +135,6 @@ func LatestAttempt(dir *taskfile.Dir, id string) (int, bool) {
 	if err != nil {
 		return 0, true
 	}
-	m := t.Metadata.Object("taskd")
-	n, _ := m.Int("attempt")
-	state, _ := m.String("state")
-	return int(n), !task.State(state).Claimed() && state != ""
+	rec := task.RecordOf(t)
+	return rec.Attempt, !rec.State.Claimed() && rec.State != task.None
 }

@@ -66,10 +66,11 @@ type Progress struct {
 
 func runsOf(t *taskfile.Task, listDir string) Runs {
 	m := t.Metadata.Object("taskd")
+	rec := task.RecordOf(t)
 	var r Runs
 	r.Cwd, _ = m.String("cwd")
 	var ws Worktree
-	if decode(m, "workspace", &ws) && ws.Path != "" {
+	if decode(rec.Workspace, &ws) && ws.Path != "" {
 		r.Worktree = &ws
 	}
 	state := task.Of(t)
@@ -81,7 +82,7 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 		Estimated bool    `json:"costEstimated"`
 		Tokens    struct{ Input, Output, CacheRead, CacheWrite int64 }
 	}
-	if state == task.Running && decode(m, "progress", &p) {
+	if state == task.Running && decode(rec.Progress, &p) {
 		r.Progress = &Progress{Attempt: p.Attempt, Turns: p.Turns, LastTool: p.LastTool, CostUSD: p.CostUSD, Estimated: p.Estimated,
 			Tokens: p.Tokens.Input + p.Tokens.Output + p.Tokens.CacheRead + p.Tokens.CacheWrite}
 	}
@@ -90,25 +91,23 @@ func runsOf(t *taskfile.Task, listDir string) Runs {
 			Message string `json:"message"`
 			Profile string `json:"profile"`
 		}
-		decode(m, "pause", &lim)
+		decode(rec.Pause, &lim)
 		r.PausedBy, r.PausedProfile = lim.Message, lim.Profile
-		if at, ok := m.String("retryAt"); ok {
-			r.ResumesAt, _ = time.Parse(time.RFC3339Nano, at)
-		}
+		r.ResumesAt = rec.RetryAt
 	}
 	var res struct {
 		Summary   string           `json:"summary"`
 		CostUSD   *float64         `json:"costUsd"`
 		OutputCut map[string]int64 `json:"outputCut"`
 	}
-	if decode(m, "result", &res) {
+	if decode(rec.Result, &res) {
 		r.Summary, r.CostUSD = res.Summary, res.CostUSD
 		if len(res.OutputCut) > 0 {
 			r.OutputCut = res.OutputCut
 		}
 	}
-	r.CwdNote, _ = m.String("cwdNote")
-	if dir, ok := m.String("runDir"); ok && dir != "" {
+	r.CwdNote = rec.CwdNote
+	if dir := rec.RunDir; dir != "" {
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(listDir, dir)
 		}
@@ -137,10 +136,9 @@ func remoteOf(listDir, dir string) *Remote {
 }
 
 // decode reads metadata.taskd's key into v, reporting whether it could.
-func decode(m *taskfile.Object, key string, v any) bool {
-	raw, ok := m.Get(key)
-	if !ok || raw == nil {
+func decode(o *taskfile.Object, v any) bool {
+	if o == nil {
 		return false
 	}
-	return json.Unmarshal(taskfile.AppendJSON(nil, raw), v) == nil
+	return json.Unmarshal(taskfile.AppendJSON(nil, o), v) == nil
 }

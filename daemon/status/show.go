@@ -140,11 +140,8 @@ func Describe(root string, l *List, id string, lines int) (*Detail, error) {
 		}
 	}
 	if tf, err := taskfile.ReadFile(d.File); err == nil {
-		m := tf.Metadata.Object("taskd")
-		n, _ := m.Int("attempt")
-		d.Attempts = int(n)
-		d.StartedAt = stamp(m, "startedAt")
-		d.FinishedAt = stamp(m, "finishedAt")
+		rec := task.RecordOf(tf)
+		d.Attempts, d.StartedAt, d.FinishedAt = rec.Attempt, rec.StartedAt, rec.FinishedAt
 	}
 	runs := readRuns(listDir, id)
 	if len(runs) > 0 {
@@ -207,12 +204,6 @@ func reason(t *Task) string {
 		return "blocked by " + strings.Join(t.BlockedBy, ", ")
 	}
 	return ""
-}
-
-func stamp(m *taskfile.Object, key string) time.Time {
-	s, _ := m.String(key)
-	at, _ := time.Parse(time.RFC3339Nano, s)
-	return at
 }
 
 // A run is one attempt's run folder, as Show reads it.

@@ -149,20 +149,19 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 		ts.Parent, _ = t.Metadata.Object("taskd").String("parent")
 	}
 	m := t.Metadata.Object("taskd")
-	ts.State, _ = m.String("state")
+	rec := task.RecordOf(t)
+	ts.State = string(rec.State)
 	ts.Name, _ = m.String("name")
-	n, _ := m.Int("attempt")
-	ts.Attempt = int(n)
+	n := rec.Attempt
+	ts.Attempt = n
 	if ts.Workflow != "" && n > 0 {
 		// A workflow's attempt counts its steps' runs: that is its steps;
 		// its attempt is the current step's (the navigator's retries).
 		retries, _ := t.Metadata.Int("retryCount")
-		ts.Steps, ts.Attempt = int(n), int(retries)+1
+		ts.Steps, ts.Attempt = n, int(retries)+1
 	}
-	ts.Error, _ = m.String("error")
-	ts.Dispatch, _ = m.String("dispatch")
-	ts.Archived, _ = m.Bool("archived")
-	if h := m.Object("hitl"); h != nil && ts.State == string(task.NeedsHuman) {
+	ts.Error, ts.Dispatch, ts.Archived = rec.Error, rec.Dispatch, rec.Archived
+	if h := rec.Hold; h != nil && ts.State == string(task.NeedsHuman) {
 		ts.WaitingFor, _ = h.String("reason")
 		if r, ok := h.String("refused"); ok {
 			ts.WaitingFor += " (refused: " + r + ")"
@@ -175,7 +174,7 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 	if ts.State == string(task.Starting) {
 		ts.WaitingFor = StartingWaitsFor
 	}
-	if b := m.Object("boundary"); b != nil && ts.State == string(task.Succeeded) {
+	if b := rec.Boundary; b != nil && ts.State == string(task.Succeeded) {
 		next, _ := b.String("next")
 		ts.WaitingFor = "a stage boundary: answer continue to go on to " + next
 		ts.Options = task.Strings(b, "options")

@@ -21,8 +21,7 @@ func waitsOf(t *taskfile.Task) (string, []string) {
 	if task.Of(t) != task.Waiting {
 		return "", nil
 	}
-	m := t.Metadata.Object("taskd")
-	if w := m.Object("wait"); w != nil {
+	if w := task.RecordOf(t).Wait; w != nil {
 		if ids := task.Strings(w, "children"); len(ids) > 0 {
 			kind, _ := w.String("kind")
 			if kind == "" || kind == "results" {

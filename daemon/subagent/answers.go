@@ -66,7 +66,7 @@ func Answer(ctx context.Context, j *job.Job) (t *taskfile.Task, err error, ok bo
 
 // hitlOf reads the handoff or converge question of t.
 func hitlOf(t *taskfile.Task) (hitlRecord, bool) {
-	h, ok := getRecord[hitlRecord](t.Metadata.Object("taskd"), "hitl")
+	h, ok := decodeValue[hitlRecord](task.RecordOf(t).Hold)
 	return h, ok && (h.Kind == "handoff" || h.Kind == "converge")
 }
 
@@ -76,9 +76,8 @@ func refuseAnswer(ctx context.Context, j *job.Job, answer string, h hitlRecord) 
 	l, id := j.List, j.ID
 	h.Refused = fmt.Sprintf("%q is not an answer here; answer one of: %s", answer, strings.Join(h.Options, ", "))
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		m.Delete("resolve")
-		setRecord(m, "hitl", h)
+		task.Meta(t).Delete("resolve")
+		task.Change(t, func(r *task.Record) { r.Hold = objectOf(h) })
 		return nil
 	})
 	j.Log.Warn("answer is not an option", "list", l.ID, "task", id, "answer", answer, "options", h.Options, "err", err)
@@ -105,12 +104,11 @@ func abortByPerson(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) 
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
 		rec := task.RecordOf(t)
 		rec.Error, rec.FinishedAt = msg, time.Now()
+		rec.Hold = nil
 		if _, err := task.Apply(t, task.Fail, rec); err != nil {
 			return err
 		}
-		m := task.Meta(t)
-		m.Delete("resolve")
-		m.Delete("hitl")
+		task.Meta(t).Delete("resolve")
 		return nil
 	})
 	if err == nil {
@@ -190,12 +188,12 @@ func answerConverge(ctx context.Context, j *job.Job, h hitlRecord, answer string
 func rerun(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
 	return l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
-		if _, err := task.Move(t, task.Restart); err != nil {
+		rec := task.RecordOf(t)
+		rec.Hold = nil
+		if _, err := task.Apply(t, task.Restart, rec); err != nil {
 			return err
 		}
-		m := task.Meta(t)
-		m.Delete("resolve")
-		m.Delete("hitl")
+		task.Meta(t).Delete("resolve")
 		return nil
 	})
 }
@@ -214,10 +212,9 @@ func acceptAttempt(ctx context.Context, j *job.Job, sp task.Spec, h hitlRecord) 
 		}
 	}
 	t, err := l.Dir.Update(ctx, id, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		m.Delete("resolve")
-		m.Delete("hitl")
+		task.Meta(t).Delete("resolve")
 		rec := task.RecordOf(t)
+		rec.Hold = nil
 		if ok {
 			rec.Error = ""
 			_, err := task.Apply(t, task.Succeed, rec)

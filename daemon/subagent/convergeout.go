@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/task"
@@ -30,17 +29,15 @@ func loadInputs(dir *taskfile.Dir, ids []string) ([]convergeInput, error) {
 			return nil, fmt.Errorf("read child %s: %w", id, err)
 		}
 		m := c.Metadata.Object("taskd")
+		rec := task.RecordOf(c)
 		in := convergeInput{ID: id}
 		in.Name, _ = m.String("name")
-		in.State = task.Of(c)
-		if s, ok := m.String("finishedAt"); ok {
-			in.FinishedAt, _ = time.Parse(time.RFC3339Nano, s)
-		}
+		in.State, in.FinishedAt = rec.State, rec.FinishedAt
 		if res, ok := childResult(dir.Path(), c); ok {
 			in.Res = res
 		} else {
-			in.Res.Summary, _ = m.Object("result").String("summary")
-			in.Res.Error, _ = m.String("error")
+			in.Res.Summary, _ = rec.Result.String("summary")
+			in.Res.Error = rec.Error
 		}
 		if in.State != task.Succeeded {
 			in.Res.Success = false

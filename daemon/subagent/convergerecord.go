@@ -49,8 +49,8 @@ const (
 	convergeDone    = "done"
 )
 
-func convergesOf(m *taskfile.Object) []convergeRecord {
-	return getRecords[convergeRecord](m, "converges")
+func convergesOf(t *taskfile.Task) []convergeRecord {
+	return decodeList[convergeRecord](task.RecordOf(t).Converges)
 }
 
 // converger runs convergences for one parent.
@@ -85,8 +85,7 @@ func (cg *converger) ensure(ctx context.Context, key string, line int, ids []str
 	var rec convergeRecord
 	created := false
 	_, err := cg.dir.Update(ctx, cg.parent, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		recs := convergesOf(m)
+		recs := convergesOf(t)
 		for _, r := range recs {
 			if r.Key == key {
 				rec, created = r, false
@@ -97,7 +96,7 @@ func (cg *converger) ensure(ctx context.Context, key string, line int, ids []str
 			ConflictResolution: req.ConflictResolution, OutputFormat: req.OutputFormat,
 			State: convergeWaiting, InitiatedAt: task.Stamp(time.Now())}
 		created = true
-		setRecord(m, "converges", append(recs, rec))
+		task.Change(t, func(r *task.Record) { r.Converges = listOf(append(recs, rec)) })
 		return nil
 	})
 	if err == nil && created {
@@ -136,13 +135,12 @@ func markVoters(ctx context.Context, dir *taskfile.Dir, ids []string) error {
 func (cg *converger) update(ctx context.Context, key string, fn func(*convergeRecord)) (convergeRecord, error) {
 	var out convergeRecord
 	_, err := cg.dir.Update(ctx, cg.parent, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		recs := convergesOf(m)
+		recs := convergesOf(t)
 		for i := range recs {
 			if recs[i].Key == key {
 				fn(&recs[i])
 				out = recs[i]
-				setRecord(m, "converges", recs)
+				task.Change(t, func(r *task.Record) { r.Converges = listOf(recs) })
 				return nil
 			}
 		}

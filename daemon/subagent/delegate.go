@@ -95,7 +95,7 @@ func (pt Parent) Delegate(ctx context.Context, req *prompt.Delegate, opt Delegat
 		var system string
 		text, system = inheritContext(cfg, dir, parent, at.Name, req.Task)
 		extra["systemPrompt"] = system
-		if s, ok := parent.Metadata.Object("taskd").Object("result").String("sessionId"); ok && s != "" {
+		if s, ok := task.RecordOf(parent).Result.String("sessionId"); ok && s != "" {
 			extra["inheritSession"] = s
 		}
 	}

@@ -33,16 +33,16 @@ import (
 func Ended(ctx context.Context, j *job.Job, c *taskfile.Task) {
 	l := j.List
 	m := c.Metadata.Object("taskd")
+	rec := task.RecordOf(c)
 	parentID, _ := m.String("parent")
-	state := task.Of(c)
-	attempt, _ := m.Int("attempt")
+	state, attempt := rec.State, rec.Attempt
 	fields := subagentFields(l.Dir.Path(), c)
 	if state == task.Cancelled && timedOutByHandoff(l.Dir, parentID, c.ID) {
 		fields["outcome"] = "timeout" // cancelled because its handoff's time ran out
 	}
-	e := childEnd{j: j, c: c, parent: parentID, state: state, attempt: int(attempt), fields: fields}
+	e := childEnd{j: j, c: c, parent: parentID, state: state, attempt: attempt, fields: fields}
 	if _, isSub := m.String("agentType"); isSub {
-		if logged, ok := m.Int("endLogged"); !ok || logged != attempt {
+		if rec.EndLogged == nil || *rec.EndLogged != attempt {
 			e.report()
 		}
 	}
@@ -58,7 +58,7 @@ func timedOutByHandoff(dir *taskfile.Dir, parent, child string) bool {
 	if err != nil {
 		return false
 	}
-	return slices.ContainsFunc(handoffsOf(p.Metadata.Object("taskd")), func(r handoffRecord) bool {
+	return slices.ContainsFunc(handoffsOf(p), func(r handoffRecord) bool {
 		return r.Child == child && r.TimedOut && r.State != handoffResolved
 	})
 }
@@ -81,11 +81,10 @@ func (e childEnd) report() {
 	stop := maps.Clone(fields)
 	stop["event_type"] = trSubagentStop
 	l.Emit(eventlog.Event{Type: eventlog.TranscriptEvent, Task: c.ID, Parent: parentID, Attempt: attempt, Data: stop})
-	m := c.Metadata.Object("taskd")
 	switch state {
 	case task.Failed, task.Stopped:
 		f := maps.Clone(fields)
-		msg, _ := m.String("error")
+		msg := task.RecordOf(c).Error
 		f["error"] = msg
 		f["error_kind"] = "failure"
 		if strings.HasPrefix(msg, ErrScope.Error()+":") {
@@ -99,7 +98,7 @@ func (e childEnd) report() {
 	case task.TimedOut:
 		f := maps.Clone(fields)
 		f["source"] = "subagent"
-		if v, ok := m.Get("timeout"); ok {
+		if v, ok := c.Metadata.Object("taskd").Get("timeout"); ok {
 			if d, err := task.ParseTimeout(v); err == nil {
 				f["timeout"] = d.String()
 			}
@@ -115,14 +114,13 @@ func (e childEnd) completeHandoffs(ctx context.Context) error {
 	j, c, parentID, state, attempt, fields := e.j, e.c, e.parent, e.state, e.attempt, e.fields
 	l := j.List
 	parent, err := l.Dir.Read(parentID)
-	if err != nil || len(handoffsOf(parent.Metadata.Object("taskd"))) == 0 {
+	if err != nil || len(handoffsOf(parent)) == 0 {
 		return nil
 	}
 	var done []handoffRecord
 	_, err = l.Dir.Update(ctx, parentID, func(t *taskfile.Task) error {
 		done = nil
-		m := task.Meta(t)
-		recs := handoffsOf(m)
+		recs := handoffsOf(t)
 		for i := range recs {
 			r := &recs[i]
 			if r.Child != c.ID || r.State == handoffResolved || r.Completed != nil && *r.Completed == attempt {
@@ -142,7 +140,7 @@ func (e childEnd) completeHandoffs(ctx context.Context) error {
 		if len(done) == 0 {
 			return job.ErrNotRunnable // nothing to write
 		}
-		setRecord(m, "handoffs", recs)
+		task.Change(t, func(r *task.Record) { r.Handoffs = listOf(recs) })
 		return nil
 	})
 	if err == job.ErrNotRunnable {
@@ -165,9 +163,7 @@ func (e childEnd) completeHandoffs(ctx context.Context) error {
 // MarkEndReported records, with delivered, that the end of a subagent's
 // current attempt has been reported.
 func MarkEndReported(t *taskfile.Task) {
-	m := task.Meta(t)
-	if _, ok := m.String("agentType"); ok {
-		n, _ := m.Int("attempt")
-		m.Set("endLogged", n)
+	if _, ok := task.Meta(t).String("agentType"); ok {
+		task.Change(t, func(r *task.Record) { r.EndLogged = &r.Attempt })
 	}
 }

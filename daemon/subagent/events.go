@@ -66,8 +66,8 @@ func subagentFields(listDir string, c *taskfile.Task) map[string]any {
 		return f
 	}
 	f["outcome"] = outcomeOfState(state)
-	if s, ok := m.String("finishedAt"); ok {
-		f["completion_timestamp"] = s
+	if at := task.RecordOf(c).FinishedAt; !at.IsZero() {
+		f["completion_timestamp"] = task.Stamp(at)
 	}
 	res, found := childResult(listDir, c)
 	if found {
@@ -85,7 +85,7 @@ func subagentFields(listDir string, c *taskfile.Task) map[string]any {
 
 // childResult reads the result.json of c's last attempt.
 func childResult(listDir string, c *taskfile.Task) (agent.Result, bool) {
-	n, _ := c.Metadata.Object("taskd").Int("attempt")
+	n := task.RecordOf(c).Attempt
 	if n == 0 {
 		return agent.Result{}, false
 	}
@@ -96,8 +96,8 @@ func childResult(listDir string, c *taskfile.Task) (agent.Result, bool) {
 // directory) and the files its result says it changed (as it wrote them).
 func artifactPaths(c *taskfile.Task, res agent.Result, found bool) []string {
 	out := []string{}
-	if n, _ := c.Metadata.Object("taskd").Int("attempt"); n > 0 && found {
-		dir := area.RelRunDir(c.ID, int(n))
+	if n := task.RecordOf(c).Attempt; n > 0 && found {
+		dir := area.RelRunDir(c.ID, n)
 		out = append(out, filepath.Join(dir, "result.json"), filepath.Join(dir, "stdout.log"))
 	}
 	return append(out, resultFiles(res)...)
@@ -198,7 +198,7 @@ func cliMonitor(listDir string, ev eventlog.Event) (Link, bool) {
 	if err != nil {
 		return Link{}, false
 	}
-	for _, r := range handoffsOf(p.Metadata.Object("taskd")) {
+	for _, r := range handoffsOf(p) {
 		if r.Child == ev.Task && r.State != handoffResolved {
 			return Link{parent: parent, mode: r.Mode, agentType: r.AgentType}, true
 		}
@@ -217,7 +217,7 @@ func NewMirror(log *eventlog.Log) *Mirror {
 // Links returns the children task t (of id) monitors through handoffs
 // that are not resolved, by child id.
 func Links(id string, t *taskfile.Task) map[string]Link {
-	recs := handoffsOf(t.Metadata.Object("taskd"))
+	recs := handoffsOf(t)
 	if len(recs) == 0 {
 		return nil
 	}

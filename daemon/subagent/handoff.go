@@ -70,8 +70,8 @@ func (r *handoffRecord) deadline() time.Time {
 	return start.Add(d)
 }
 
-func handoffsOf(m *taskfile.Object) []handoffRecord {
-	return getRecords[handoffRecord](m, "handoffs")
+func handoffsOf(t *taskfile.Task) []handoffRecord {
+	return decodeList[handoffRecord](task.RecordOf(t).Handoffs)
 }
 
 // handoffs runs handoffs for one parent; it serves the daemon's prompt
@@ -94,8 +94,7 @@ func (h *handoffs) ensure(ctx context.Context, child *taskfile.Task, req *prompt
 	var rec handoffRecord
 	created := false
 	_, err := h.dir.Update(ctx, h.parent, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		recs := handoffsOf(m)
+		recs := handoffsOf(t)
 		for _, r := range recs {
 			if r.Child == child.ID && r.Line == line && (line > 0 || r.State != handoffResolved && r.Mode == mode) {
 				rec, created = r, false
@@ -109,7 +108,7 @@ func (h *handoffs) ensure(ctx context.Context, child *taskfile.Task, req *prompt
 		rec.Name, _ = cm.String("name")
 		rec.AgentType, _ = cm.String("agentType")
 		created = true
-		setRecord(m, "handoffs", append(recs, rec))
+		task.Change(t, func(r *task.Record) { r.Handoffs = listOf(append(recs, rec)) })
 		return nil
 	})
 	if err != nil || !created {
@@ -132,8 +131,7 @@ func (h *handoffs) ensure(ctx context.Context, child *taskfile.Task, req *prompt
 func (h *handoffs) update(ctx context.Context, child string, line int, fn func(*handoffRecord)) (handoffRecord, error) {
 	var out handoffRecord
 	_, err := h.dir.Update(ctx, h.parent, func(t *taskfile.Task) error {
-		m := task.Meta(t)
-		recs := handoffsOf(m)
+		recs := handoffsOf(t)
 		found := -1
 		for i := len(recs) - 1; i >= 0; i-- {
 			if r := &recs[i]; r.Child == child && r.Line == line {
@@ -147,7 +145,7 @@ func (h *handoffs) update(ctx context.Context, child string, line int, fn func(*
 		}
 		fn(&recs[found])
 		out = recs[found]
-		setRecord(m, "handoffs", recs)
+		task.Change(t, func(r *task.Record) { r.Handoffs = listOf(recs) })
 		return nil
 	})
 	return out, err
@@ -279,7 +277,7 @@ func (h *handoffs) settle(ctx context.Context, rec *handoffRecord, c *taskfile.T
 // completed logs HandoffComplete for an end of c that the delivery of its
 // result did not report (the handoff was recorded after it).
 func (h *handoffs) completed(ctx context.Context, rec *handoffRecord, c *taskfile.Task) error {
-	n, _ := c.Metadata.Object("taskd").Int("attempt")
+	n := task.RecordOf(c).Attempt
 	report := false
 	r, err := h.update(ctx, rec.Child, rec.Line, func(r *handoffRecord) {
 		// Decided on the record as stored: the delivery may just have

@@ -167,7 +167,7 @@ func handoffReport(l *job.List, c *taskfile.Task, rec *handoffRecord) string {
 // been given to it.
 func moveToDone(ctx context.Context, dir *taskfile.Dir, parent string, ids []string) error {
 	_, err := dir.Update(ctx, parent, func(t *taskfile.Task) error {
-		ch := t.Metadata.Object("taskd").Object("children")
+		ch := task.RecordOf(t).Children
 		for _, id := range ids {
 			for _, coll := range []string{children.Parallel, children.Sequential} {
 				if slices.Contains(task.Strings(ch, coll), id) {

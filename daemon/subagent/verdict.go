@@ -132,12 +132,11 @@ func finishNeedsHuman(ctx context.Context, j *job.Job, sp task.Spec, res agent.R
 
 // setHITL makes t wait for a person's answer to h, with rec.
 func setHITL(t *taskfile.Task, h hitlRecord, rec task.Record) error {
+	rec.Hold = objectOf(h)
 	if _, err := task.Apply(t, task.AskPerson, rec); err != nil {
 		return err
 	}
-	m := task.Meta(t)
-	m.Delete("resolve")
-	setRecord(m, "hitl", h)
+	task.Meta(t).Delete("resolve")
 	return nil
 }
 

@@ -41,12 +41,12 @@ type Wait struct {
 
 // WaitOf returns the wait of a task suspended by a leading line, or nil.
 func WaitOf(t *taskfile.Task) *Wait {
-	m := t.Metadata.Object("taskd")
-	w, ok := getRecord[Wait](m, "wait")
+	rec := task.RecordOf(t)
+	w, ok := decodeValue[Wait](rec.Wait)
 	if !ok || len(w.Children) == 0 {
 		return nil
 	}
-	if n, _ := m.Int("attempt"); int(n) != w.Attempt {
+	if rec.Attempt != w.Attempt {
 		return nil
 	}
 	if w.Deadline != "" {
@@ -82,11 +82,9 @@ func suspend(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec, w 
 	written, err := l.Dir.Update(ctx, t.ID, func(t *taskfile.Task) error {
 		rec := task.RecordOf(t)
 		unclaim(&rec, t.ID, sp.Attempt)
-		if _, err := task.Apply(t, task.Wait, rec); err != nil {
-			return err
-		}
-		setRecord(task.Meta(t), "wait", w)
-		return nil
+		rec.Wait = objectOf(w)
+		_, err := task.Apply(t, task.Wait, rec)
+		return err
 	})
 	if err != nil {
 		return err
@@ -126,12 +124,10 @@ func Release(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 			return job.ErrNotRunnable
 		}
 		sp = s
-		if _, err := task.Move(t, task.Release); err != nil {
-			return err
-		}
-		m := task.Meta(t)
-		m.Delete("wait")
-		return nil
+		rec := task.RecordOf(t)
+		rec.Wait = nil
+		_, err = task.Apply(t, task.Release, rec)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -145,11 +141,8 @@ func Release(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 // delivered to its parent (so that it can be run again, or its result
 // counted, without racing the delivery).
 func childDone(c *taskfile.Task) bool {
-	m := c.Metadata.Object("taskd")
-	s := task.Of(c)
-	delivered, _ := m.Bool("delivered")
-	archived, _ := m.Bool("archived")
-	return s.Ended() && (delivered || archived)
+	rec := task.RecordOf(c)
+	return rec.State.Ended() && (rec.Delivered || rec.Archived)
 }
 
 // waitTasks waits until done holds for the tasks ids of dir (a missing task
@@ -194,15 +187,16 @@ func restartChild(ctx context.Context, dir *taskfile.Dir, id, note string) (*tas
 		}
 		rec := task.RecordOf(t)
 		rec.Failures, rec.Error, rec.RetryAt, rec.FinishedAt = 0, "", time.Time{}, time.Time{}
+		rec.Delivered, rec.Hold = false, nil
+		if n := rec.Attempt; n > 0 {
+			rec.RetryOf = n
+		}
 		if _, err := task.Apply(t, task.Restart, rec); err != nil {
 			return err
 		}
 		m := task.Meta(t)
-		for _, k := range []string{"cancel", "delivered", "resolve", "hitl"} {
+		for _, k := range []string{"cancel", "resolve"} {
 			m.Delete(k)
-		}
-		if n := rec.Attempt; n > 0 {
-			m.Set("retryOf", n)
 		}
 		if note != "" {
 			m.Set("resolveNote", note)
@@ -211,13 +205,11 @@ func restartChild(ctx context.Context, dir *taskfile.Dir, id, note string) (*tas
 	})
 }
 
-// getRecords decodes the array under key of m (entries that do not decode
+// decodeList decodes l, a task.Record's list (entries that do not decode
 // are skipped).
-func getRecords[T any](m *taskfile.Object, key string) []T {
-	v, _ := m.Get(key)
-	arr, _ := v.([]any)
+func decodeList[T any](l []any) []T {
 	var out []T
-	for _, e := range arr {
+	for _, e := range l {
 		var r T
 		if json.Unmarshal(taskfile.AppendJSON(nil, e), &r) == nil {
 			out = append(out, r)
@@ -226,18 +218,18 @@ func getRecords[T any](m *taskfile.Object, key string) []T {
 	return out
 }
 
-// getRecord decodes the value under key of m.
-func getRecord[T any](m *taskfile.Object, key string) (T, bool) {
+// decodeValue decodes o, a task.Record's object.
+func decodeValue[T any](o *taskfile.Object) (T, bool) {
 	var r T
-	v, ok := m.Get(key)
-	if !ok || v == nil {
+	if o == nil {
 		return r, false
 	}
-	return r, json.Unmarshal(taskfile.AppendJSON(nil, v), &r) == nil
+	return r, json.Unmarshal(taskfile.AppendJSON(nil, o), &r) == nil
 }
 
-// setRecord stores v (any JSON-encodable value) under key of m.
-func setRecord(m *taskfile.Object, key string, v any) {
+// jsonValue returns v (any JSON-encodable value) as the parsed JSON a
+// task.Record field holds.
+func jsonValue(v any) any {
 	data, err := json.Marshal(v)
 	if err != nil {
 		panic(err) // records are plain structs: a programming error
@@ -246,7 +238,19 @@ func setRecord(m *taskfile.Object, key string, v any) {
 	if err != nil {
 		panic(err)
 	}
-	m.Set(key, val)
+	return val
+}
+
+// objectOf is jsonValue for a struct: an object (nil for a nil pointer).
+func objectOf(v any) *taskfile.Object {
+	o, _ := jsonValue(v).(*taskfile.Object)
+	return o
+}
+
+// listOf is jsonValue for a slice: a list (nil for a nil slice).
+func listOf(v any) []any {
+	l, _ := jsonValue(v).([]any)
+	return l
 }
 
 // stopWait bounds how long to wait for cancelled children to end: the

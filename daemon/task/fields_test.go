@@ -58,7 +58,10 @@ func viaVar(t *taskfile.Task) {
 func viaParam(t *taskfile.Task) {
 	clear(t.Metadata.Object("taskd"))
 	put(task.Meta(t), "attempt", 2)
+	setRecord(task.Meta(t), "stepTrace", []any{1})
 }
+
+func setRecord(m *taskfile.Object, key string, v any) { m.Set(key, v) }
 
 func clear(m *taskfile.Object) { m.Delete("startedAt") }
 
@@ -84,7 +87,7 @@ var cleared = []string{"hitl", "interrupted"}
 		got = append(got, v.key)
 	}
 	slices.Sort(got)
-	want := []string{"attempt", "error", "failures", "finishedAt", "interrupted", "retryAt", "startedAt"}
+	want := []string{"attempt", "error", "failures", "finishedAt", "hitl", "interrupted", "retryAt", "startedAt", "stepTrace"}
 	if !slices.Equal(got, want) {
 		t.Errorf("violations %v, want %v", got, want)
 	}

@@ -50,6 +50,43 @@ type Record struct {
 	// parent (Archive).
 	Archived bool
 
+	// The daemon's other records of the task (docs/tasks.md, "What taskd
+	// writes"), each as the file holds it: an object or a list is the
+	// parsed JSON, changed in place or replaced.
+	Hold       *taskfile.Object // hitl: why a needs_human task waits
+	Grant      *taskfile.Object // grant: a person's allow, until the attempt it gave ends
+	Boundary   *taskfile.Object // boundary: a workflow stopped at a stage boundary
+	Workspace  *taskfile.Object // workspace: the task's git worktree
+	Progress   *taskfile.Object // progress: a streaming agent's progress
+	Children   *taskfile.Object // children: a parent's children
+	Wait       *taskfile.Object // wait: a subagent parent's wait for its children
+	Recurrence *taskfile.Object // recurrence: a schedule's runs
+	StepTrace  []any            // stepTrace: a workflow's steps walked
+	Handoffs   []any            // handoffs: a subagent's handed-off results
+	Converges  []any            // converges: a subagent parent's converge requests
+	// Iteration is a workflow's step count, GuardAt its loop guard's next
+	// stop; LoopIteration a loop's iteration.
+	Iteration     int
+	GuardAt       int
+	LoopIteration int
+	// LoopExit is why a loop ended; ReturnsDone: the task's return chain
+	// ran to its end.
+	LoopExit    string
+	ReturnsDone bool
+	// EndLogged is the attempt whose end a subagent's events reported
+	// (nil: none; 0: a subagent refused before its first attempt);
+	// RetryOf the failed attempt a retry follows.
+	EndLogged *int
+	RetryOf   int
+	// CwdNote is why a session's task runs in the home directory;
+	// Dispatch why an attempt for a remote worker waits; BranchResult a
+	// workflow branch's verdict.
+	CwdNote      string
+	Dispatch     string
+	BranchResult string
+	// Delivered: an ended child's result reached its parent's inbox.
+	Delivered bool
+
 	// loaded is the record as RecordOf read it: Store writes only the
 	// fields changed since (nil: those that differ from the file).
 	loaded *Record
@@ -65,6 +102,40 @@ var Keys = []string{
 	"state", "startedAt", "attempt", "runDir", "finishedAt", "result", "failures",
 	"pauses", "pause", "retryAt", "error", "interrupted", "interruptedSession",
 	"cancelledBy", "cancelCause", "completedBy", "failedBlocker", "archived",
+	"hitl", "grant", "boundary", "workspace", "progress", "children", "wait",
+	"recurrence", "iteration", "guardAt", "stepTrace", "handoffs", "converges",
+	"loopIteration", "loopExit", "returnsDone", "endLogged", "retryOf", "cwdNote", "dispatch", "branchResult",
+	"delivered",
+}
+
+// more are the Record's fields after Archived, by key, in Keys' order: a
+// pointer to each, read, compared and written alike.
+var more = []struct {
+	key string
+	of  func(*Record) any
+}{
+	{"hitl", func(r *Record) any { return &r.Hold }},
+	{"grant", func(r *Record) any { return &r.Grant }},
+	{"boundary", func(r *Record) any { return &r.Boundary }},
+	{"workspace", func(r *Record) any { return &r.Workspace }},
+	{"progress", func(r *Record) any { return &r.Progress }},
+	{"children", func(r *Record) any { return &r.Children }},
+	{"wait", func(r *Record) any { return &r.Wait }},
+	{"recurrence", func(r *Record) any { return &r.Recurrence }},
+	{"iteration", func(r *Record) any { return &r.Iteration }},
+	{"guardAt", func(r *Record) any { return &r.GuardAt }},
+	{"stepTrace", func(r *Record) any { return &r.StepTrace }},
+	{"handoffs", func(r *Record) any { return &r.Handoffs }},
+	{"converges", func(r *Record) any { return &r.Converges }},
+	{"loopIteration", func(r *Record) any { return &r.LoopIteration }},
+	{"loopExit", func(r *Record) any { return &r.LoopExit }},
+	{"returnsDone", func(r *Record) any { return &r.ReturnsDone }},
+	{"endLogged", func(r *Record) any { return &r.EndLogged }},
+	{"retryOf", func(r *Record) any { return &r.RetryOf }},
+	{"cwdNote", func(r *Record) any { return &r.CwdNote }},
+	{"dispatch", func(r *Record) any { return &r.Dispatch }},
+	{"branchResult", func(r *Record) any { return &r.BranchResult }},
+	{"delivered", func(r *Record) any { return &r.Delivered }},
 }
 
 // Load reads task t's metadata.taskd once: what it asks for (ReadSpec)
@@ -110,15 +181,111 @@ func RecordOf(t *taskfile.Task) Record {
 	r.CompletedBy, _ = m.String("completedBy")
 	r.FailedBlocker, _ = m.String("failedBlocker")
 	r.Archived, _ = m.Bool("archived")
+	for _, f := range more {
+		read(m, f.key, f.of(&r))
+	}
 	for _, k := range Keys[1:] {
 		if v, ok := m.Get(k); ok && isZero(v, r, k) {
 			r.blank = append(r.blank, k)
 		}
 	}
-	was := r
-	was.Result, was.Pause = r.Result.Clone(), r.Pause.Clone()
+	was := r.clone()
 	r.loaded = &was
 	return r
+}
+
+// clone returns a copy of r that shares no object or list with it.
+func (r Record) clone() Record {
+	c := r
+	c.Result, c.Pause = r.Result.Clone(), r.Pause.Clone()
+	for _, f := range more {
+		switch p := f.of(&c).(type) {
+		case **taskfile.Object:
+			*p = (*p).Clone()
+		case *[]any:
+			*p = cloneList(*p)
+		case **int:
+			if *p != nil {
+				n := **p
+				*p = &n
+			}
+		}
+	}
+	return c
+}
+
+// read sets the field p points to from key of m; a value of the wrong
+// type reads as absent.
+func read(m *taskfile.Object, key string, p any) {
+	switch p := p.(type) {
+	case **taskfile.Object:
+		*p = m.Object(key).Clone()
+	case *[]any:
+		v, _ := m.Get(key)
+		l, _ := v.([]any)
+		*p = cloneList(l)
+	case *int:
+		*p = intOf(m, key)
+	case **int:
+		if n, ok := m.Int(key); ok {
+			v := int(n)
+			*p = &v
+		}
+	case *string:
+		*p, _ = m.String(key)
+	case *bool:
+		*p, _ = m.Bool(key)
+	}
+}
+
+// value returns the field p points to as Store writes it, and whether it
+// is its zero value (absent from the file).
+func value(p any) (v any, zero bool) {
+	switch p := p.(type) {
+	case **taskfile.Object:
+		return *p, *p == nil
+	case *[]any:
+		return *p, *p == nil
+	case *int:
+		return *p, *p == 0
+	case **int:
+		if *p == nil {
+			return nil, true
+		}
+		return **p, false
+	case *string:
+		return *p, *p == ""
+	case *bool:
+		return true, !*p
+	}
+	panic("task: a Record field of an unknown type")
+}
+
+// same reports whether the fields p and q point to hold the same value.
+func same(p, q any) bool {
+	a, za := value(p)
+	b, zb := value(q)
+	if za || zb {
+		return za == zb
+	}
+	switch a := a.(type) {
+	case *taskfile.Object:
+		return sameObject(a, b.(*taskfile.Object))
+	case []any:
+		return bytes.Equal(taskfile.AppendJSON(nil, a), taskfile.AppendJSON(nil, b))
+	}
+	return a == b
+}
+
+// cloneList returns a deep copy of l (nil for nil, empty for empty).
+func cloneList(l []any) []any {
+	if l == nil {
+		return nil
+	}
+	o := taskfile.NewObject()
+	o.Set("l", l)
+	c, _ := o.Clone().Get("l")
+	return c.([]any)
 }
 
 // Store writes rec's fields, its state aside (Apply moves it), into task
@@ -214,6 +381,12 @@ func changes(rec, was Record) []change {
 	if rec.Archived != was.Archived {
 		put("archived", true, !rec.Archived)
 	}
+	for _, f := range more {
+		if p := f.of(&rec); !same(p, f.of(&was)) {
+			v, zero := value(p)
+			put(f.key, v, zero)
+		}
+	}
 	return ops
 }
 
@@ -246,6 +419,12 @@ func isZero(v any, r Record, key string) bool {
 	case "archived":
 		return v != true
 	}
+	for _, f := range more {
+		if f.key == key {
+			_, zero := value(f.of(&r))
+			return zero
+		}
+	}
 	s, _ := v.(string)
 	return s == ""
 }
@@ -269,4 +448,12 @@ func timeOf(m *taskfile.Object, key string) time.Time {
 func intOf(m *taskfile.Object, key string) int {
 	n, _ := m.Int(key)
 	return int(n)
+}
+
+// Change applies change to task t's record and stores it (Store): for a
+// field the daemon writes outside a move of the state.
+func Change(t *taskfile.Task, change func(*Record)) {
+	rec := RecordOf(t)
+	change(&rec)
+	Store(t, rec)
 }

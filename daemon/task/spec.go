@@ -84,6 +84,36 @@ type Spec struct {
 	// failed for good or was cancelled (until a person starts it again),
 	// rather than fail at once ("fail", the default).
 	OnBlockerFailure string
+
+	// Description is the task's description: the prompt of a task whose
+	// metadata.taskd names none (Text).
+	Description string
+	// OwnerProfile is the profile the task's owner names
+	// ("taskd:<profile>", Addressed), if any.
+	OwnerProfile string
+	// Worker is the agent that runs the steps a planner plans
+	// (metadata.taskd.worker).
+	Worker string
+	// Inherited are the fields the task took from the task it follows
+	// (metadata.taskd.inherited), which a block of its prompt overrides.
+	Inherited []string
+	// Block are the fields a /subtask block or a command file's
+	// frontmatter can also set (BlockKeys), as the file holds them: package
+	// chain reads them (chain.OverridesOf, chain.CheckBlock).
+	Block map[string]any
+}
+
+// BlockKeys are the metadata.taskd fields a /subtask block or a command
+// file's frontmatter can set (Spec.Block).
+var BlockKeys = []string{"model", "agent", "loop", "return", "parallel", "as", "auto"}
+
+// Text is the prompt the task gives its agent: metadata.taskd.prompt, or
+// else its description.
+func (s Spec) Text() string {
+	if s.HasPrompt {
+		return s.Prompt
+	}
+	return s.Description
 }
 
 // fieldType lists the user-settable metadata.taskd fields and their types,
@@ -113,6 +143,8 @@ const (
 // and how to write it; they make the daemon reject the file.
 func ReadSpec(t *taskfile.Task) (Spec, error) {
 	var s Spec
+	s.Description = t.Description
+	_, s.OwnerProfile = Addressed(t)
 	td := t.Metadata.Object("taskd")
 	if v, ok := t.Metadata.Get("taskd"); ok && td == nil {
 		return s, fmt.Errorf(`metadata.taskd is %s; it must be an object such as {"prompt": "echo hi"}`, taskfile.TypeName(v))
@@ -190,6 +222,16 @@ func ReadSpec(t *taskfile.Task) (Spec, error) {
 	}
 	if at, ok := td.String("retryAt"); ok {
 		s.RetryAt, _ = time.Parse(time.RFC3339Nano, at)
+	}
+	s.Worker, _ = td.String("worker")
+	s.Inherited = Strings(td, "inherited")
+	for _, k := range BlockKeys {
+		if v, ok := td.Get(k); ok {
+			if s.Block == nil {
+				s.Block = map[string]any{}
+			}
+			s.Block[k] = v
+		}
 	}
 	return s, nil
 }

@@ -32,7 +32,7 @@ func TestReadSpec(t *testing.T) {
 		"resolve":"yes","permissionMode":"plan","tools":["Read"],"disallowedTools":["Bash"],"systemPrompt":"sys","worktree":true,
 		"labels":["gpu"],"maxTurns":5,"maxCostUsd":2.5,"onDenied":"fail","answerRequired":true,"state":"retrying","attempt":3,
 		"failures":1,"retryAt":"2030-01-02T03:04:05Z","parent":"7","sessionId":"abc","archived":true,"onBlockerFailure":"wait",
-		"unknownKey":{"kept":true},"model2":null}`))
+		"worker":"w","inherited":["model"],"unknownKey":{"kept":true},"model2":null}`))
 	sp, err := task.ReadSpec(tf)
 	if err != nil {
 		t.Fatal(err)
@@ -41,22 +41,26 @@ func TestReadSpec(t *testing.T) {
 		Cancel: true, Resolve: "yes", PermissionMode: "plan", Tools: []string{"Read"}, DisallowTools: []string{"Bash"},
 		SystemPrompt: "sys", Worktree: true, Labels: []string{"gpu"}, MaxTurns: 5, MaxCostUSD: 2.5, OnDenied: "fail",
 		AnswerRequired: true, State: task.Retrying, Attempt: 3, Failures: 1, RetryAt: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC),
-		Parent: "7", SessionID: "abc", Archived: true, OnBlockerFailure: "wait"}
+		Parent: "7", SessionID: "abc", Archived: true, OnBlockerFailure: "wait",
+		Description: "the description", Worker: "w", Inherited: []string{"model"}, Block: map[string]any{"agent": "a", "model": "m"}}
 	if got := sp; !reflect.DeepEqual(got, want) {
 		t.Errorf("ReadSpec:\n got  %+v\n want %+v", got, want)
 	}
-	if got := task.Prompt(tf, sp); got != "p" {
-		t.Errorf("Prompt = %q", got)
+	if got := task.Prompt(tf, sp); got != "p" || sp.Text() != "p" {
+		t.Errorf("Prompt = %q, Text = %q", got, sp.Text())
 	}
 	// Without metadata.taskd.prompt the description is the prompt; a
 	// timeout may be a number of seconds.
 	tf = parse(t, withTaskd(`{"timeout":1.5}`))
 	sp, err = task.ReadSpec(tf)
-	if err != nil || sp.HasPrompt || task.Prompt(tf, sp) != "the description" || sp.Timeout != 1500*time.Millisecond {
+	if err != nil || sp.HasPrompt || task.Prompt(tf, sp) != "the description" || sp.Text() != "the description" || sp.Timeout != 1500*time.Millisecond {
 		t.Errorf("ReadSpec = %+v, %v; prompt %q", sp, err, task.Prompt(tf, sp))
 	}
 	if sp, err := task.ReadSpec(parse(t, `{"id":"1","subject":"s"}`)); err != nil || !reflect.DeepEqual(sp, task.Spec{}) {
 		t.Errorf("ReadSpec of a task without metadata.taskd = %+v, %v", sp, err)
+	}
+	if sp, err := task.ReadSpec(parse(t, `{"id":"1","subject":"s","owner":"taskd:claude"}`)); err != nil || sp.OwnerProfile != "claude" {
+		t.Errorf("ReadSpec of a task owned by taskd:claude = %+v, %v", sp, err)
 	}
 }
 

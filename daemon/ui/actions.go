@@ -25,7 +25,7 @@ import (
 
 // This file holds what a person does from the view. Each action calls
 // what the command of the same name calls (package control, status.
-// WriteDiff), on the selected task; each that loses something (a running
+// Diff), on the selected task; each that loses something (a running
 // agent, where a task had got to, its files) asks first.
 
 // The verbs of the actions, as the view names them.
@@ -274,11 +274,11 @@ func (m *Model) diff() tea.Cmd {
 	}
 	root, list, id := m.opt.Root, t.List, t.ID
 	return m.run("diff", func(ctx context.Context) doneMsg {
-		var b bytes.Buffer
-		if err := status.WriteDiff(ctx, &b, root, list, id, false); err != nil {
+		text, err := status.Diff(ctx, root, list, id, false)
+		if err != nil {
 			return doneMsg{err: err}
 		}
-		return doneMsg{page: &pageMsg{text: b.Bytes()}}
+		return doneMsg{page: &pageMsg{text: []byte(text)}}
 	})
 }
 

@@ -36,7 +36,7 @@ func columnsFor(w int) columns {
 // tree draws the tree in a.
 func (m *Model) tree(a region) []string {
 	c := columnsFor(a.w)
-	lines := []string{m.paintIf("2", strings.TrimRight(cells(c, " ", " ", "ID", tt.Pad("STATE", c.state), "STEP", "ATT", "AGE", "SUBJECT"), " "))}
+	lines := []string{m.paintIf("2", strings.TrimRight(c.cells("  ", rowCells{"ID", tt.Pad("STATE", c.state), "STEP", "ATT", "AGE", "SUBJECT"}), " "))}
 	if len(m.rows) == 0 {
 		lines = append(lines, "", "   No task lists in "+m.path(m.opt.Root)+" yet: 'taskd submit' writes one.")
 	}
@@ -48,15 +48,21 @@ func (m *Model) tree(a region) []string {
 
 func (m *Model) paintIf(code, s string) string { return paint(m.opt.Color, code, s) }
 
-// cells lays out one row; state is padded (and painted) already.
-func cells(c columns, cursor, mark, id, state, step, att, age, subject string) string {
+// rowCells are the cells of one row of the tree, as written; state is
+// padded (and painted) already.
+type rowCells struct {
+	id, state, step, att, age, subject string
+}
+
+// cells lays out row r after lead (the cursor and the row's mark).
+func (c columns) cells(lead string, r rowCells) string {
 	var b strings.Builder
-	b.WriteString(cursor + mark + " ")
-	b.WriteString(tt.Pad(tt.Fit(id, c.id), c.id) + " " + state + " ")
+	b.WriteString(lead + " ")
+	b.WriteString(tt.Pad(tt.Fit(r.id, c.id), c.id) + " " + r.state + " ")
 	if c.step > 0 {
-		b.WriteString(tt.Pad(tt.Fit(step, c.step), c.step) + " ")
+		b.WriteString(tt.Pad(tt.Fit(r.step, c.step), c.step) + " ")
 	}
-	b.WriteString(tt.PadLeft(att, c.att) + " " + tt.PadLeft(age, c.age) + "  " + tt.Fit(subject, c.subject))
+	b.WriteString(tt.PadLeft(r.att, c.att) + " " + tt.PadLeft(r.age, c.age) + "  " + tt.Fit(r.subject, c.subject))
 	return b.String()
 }
 
@@ -117,7 +123,7 @@ func (m *Model) treeRow(r *row, selected bool, c columns, w int) string {
 		if !selected && r.person {
 			mark = m.paintIf(status.StateColors["needs_human"], mark)
 		}
-		line = strings.TrimRight(cells(c, cursor, mark, r.lead+t.ID, stateCell, step, att, status.Age(m.now, t.Since), subject), " ")
+		line = strings.TrimRight(c.cells(cursor+mark, rowCells{r.lead + t.ID, stateCell, step, att, status.Age(m.now, t.Since), subject}), " ")
 	}
 	if selected && m.opt.Color {
 		line = paint(true, "7", pad(line, w))

@@ -13,7 +13,7 @@
 // task's run folder with fsnotify, reads again only what changed, and
 // sends it to the model. The model (model.go, view.go) is pure: the same
 // messages give the same screen. Every action goes through the functions
-// the commands call (package control, status.WriteDiff), and every action
+// the commands call (package control, status.Diff), and every action
 // that loses something asks first.
 package ui
 

@@ -247,7 +247,7 @@ func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, lo
 	r.setEnding()
 	failed := false
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
-		dup, err := w.c.Publish(context.WithoutCancel(ctx), wk.ID, remote.KindEnd, data, wk.ID+".end", nil)
+		dup, err := w.c.Publish(context.WithoutCancel(ctx), wk.ID, remote.KindEnd, remote.Message{Data: data, ID: wk.ID + ".end"})
 		if err == nil {
 			if dup {
 				log.Info("the attempt's end was stored already")
@@ -338,7 +338,7 @@ func (g *gate) Started(at time.Time) {
 	go func() {
 		defer g.sent.Done()
 		for delay := 100 * time.Millisecond; delay < 30*time.Second; delay *= 2 {
-			if _, err := g.w.c.Publish(context.Background(), g.wk.ID, remote.KindStarted, data, g.wk.ID+".started", nil); err == nil {
+			if _, err := g.w.c.Publish(context.Background(), g.wk.ID, remote.KindStarted, remote.Message{Data: data, ID: g.wk.ID + ".started"}); err == nil {
 				return
 			}
 			sleep(context.Background(), delay)

@@ -100,7 +100,7 @@ func (s *shipper) ship(ctx context.Context) bool {
 func (s *shipper) send(ctx context.Context, kind string, off int64, data []byte) bool {
 	hdr := nats.Header{}
 	hdr.Set(remote.OffsetHeader, strconv.FormatInt(off, 10))
-	_, err := s.w.c.Publish(ctx, s.id, kind, data, "", hdr)
+	_, err := s.w.c.Publish(ctx, s.id, kind, remote.Message{Data: data, Header: hdr})
 	if err != nil && s.lastErr == nil {
 		s.w.log.Warn("cannot send an agent's output yet", "remote", s.id, "err", err)
 	}

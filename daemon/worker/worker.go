@@ -203,7 +203,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	prefix := w.cfg.NATS.PrefixOr()
-	nc, err := remote.Connect(w.cfg.URL, w.cfg.NATS, "taskd worker "+w.cfg.Name, remote.WorkerInbox(prefix, w.cfg.Name), w.cfg.Home, w.log)
+	nc, err := remote.Connect(remote.Dial{URL: w.cfg.URL, NATS: w.cfg.NATS, Name: "taskd worker " + w.cfg.Name, Inbox: remote.WorkerInbox(prefix, w.cfg.Name), Home: w.cfg.Home, Log: w.log})
 	if err != nil {
 		return err
 	}

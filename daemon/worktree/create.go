@@ -12,15 +12,21 @@ import (
 	"github.com/taskd/taskd/internal/fsroot"
 )
 
-// Create makes the worktree at path (inside base, by the path rule) on
-// branch from the repository that holds dir, or finds the one made there
-// before. A new branch starts at from (a branch; empty: the repository's
-// HEAD), and the worktree returned records that start (Base); a branch
-// that exists already (its worktree was removed) is checked out as it is,
-// and Base is left for the caller to keep. The directories up to path's
-// are made as the path rule makes them (0700); a link on the way, or at
-// path, is refused, never followed.
-func Create(ctx context.Context, base, dir, path, branch, from string) (Worktree, error) {
+// A Spec says which worktree Create makes: at Path (inside base, by the
+// path rule), on Branch, from the repository that holds Dir. A new branch
+// starts at From (a branch; empty: the repository's HEAD).
+type Spec struct {
+	Dir, Path, Branch, From string
+}
+
+// Create makes the worktree s names, or finds the one made there before.
+// The worktree returned records where a new branch starts (Base); a
+// branch that exists already (its worktree was removed) is checked out as
+// it is, and Base is left for the caller to keep. The directories up to
+// s.Path's are made as the path rule makes them (0700); a link on the
+// way, or at s.Path, is refused, never followed.
+func Create(ctx context.Context, base string, s Spec) (Worktree, error) {
+	dir, path, branch, from := s.Dir, s.Path, s.Branch, s.From
 	out, err := Git(ctx, Call{Dir: dir, Args: []string{"rev-parse", "--show-toplevel", "--path-format=absolute", "--git-common-dir"}})
 	top, common, _ := strings.Cut(out, "\n")
 	if err != nil || common == "" {

@@ -50,7 +50,7 @@ func TestHostileRepository(t *testing.T) {
 	log := t.TempDir()
 	r := hostileRepo(t, log)
 	state := t.TempDir()
-	w, err := Create(t.Context(), state, r, filepath.Join(state, "worktrees", "k", "l", "1"), Branch("l", "1"), "")
+	w, err := Create(t.Context(), state, Spec{Dir: r, Path: filepath.Join(state, "worktrees", "k", "l", "1"), Branch: Branch("l", "1")})
 	if err != nil {
 		t.Fatal(err)
 	}

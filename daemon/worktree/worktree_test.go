@@ -67,11 +67,11 @@ func TestCreateAndRemove(t *testing.T) {
 	state := t.TempDir()
 	p := Place{State: state, Root: "/home/me/.claude/tasks"}
 	start := run(t, r, "rev-parse", "HEAD")
-	a, err := Create(t.Context(), state, filepath.Join(r, "sub"), p.Path("l", "1"), Branch("l", "1"), "")
+	a, err := Create(t.Context(), state, Spec{Dir: filepath.Join(r, "sub"), Path: p.Path("l", "1"), Branch: Branch("l", "1")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Create(t.Context(), state, r, p.Path("l", "2"), Branch("l", "2"), "")
+	b, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("l", "2"), Branch: Branch("l", "2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestCreateAndRemove(t *testing.T) {
 			t.Errorf("%s: %v, %v; want a private directory", dir, fi.Mode().Perm(), err)
 		}
 	}
-	again, err := Create(t.Context(), state, filepath.Join(r, "sub"), a.Path, a.Branch, "")
+	again, err := Create(t.Context(), state, Spec{Dir: filepath.Join(r, "sub"), Path: a.Path, Branch: a.Branch})
 	again.Base = a.Base
 	if err != nil || again != a {
 		t.Errorf("made again: %+v, %v; want %+v", again, err, a)
@@ -113,7 +113,7 @@ func TestCreateAndRemove(t *testing.T) {
 	if list := run(t, r, "worktree", "list"); strings.Contains(list, a.Path) || !strings.Contains(list, b.Path) {
 		t.Errorf("git worktree list:\n%s", list)
 	}
-	c, err := Create(t.Context(), state, r, a.Path, a.Branch, "")
+	c, err := Create(t.Context(), state, Spec{Dir: r, Path: a.Path, Branch: a.Branch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestCreate_NoRepository(t *testing.T) {
 		t.Skip("git is not on PATH")
 	}
 	state := t.TempDir()
-	_, err := Create(t.Context(), state, t.TempDir(), filepath.Join(state, "worktrees", "k", "l", "1"), "taskd/l/1", "")
+	_, err := Create(t.Context(), state, Spec{Dir: t.TempDir(), Path: filepath.Join(state, "worktrees", "k", "l", "1"), Branch: "taskd/l/1"})
 	if !errors.Is(err, ErrNoRepository) {
 		t.Errorf("Create outside a repository: %v, want ErrNoRepository", err)
 	}
@@ -147,7 +147,7 @@ func TestCommit(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
 	state := t.TempDir()
-	w, err := Create(t.Context(), state, r, filepath.Join(state, "worktrees", "k", "l", "1"), Branch("l", "1"), "")
+	w, err := Create(t.Context(), state, Spec{Dir: r, Path: filepath.Join(state, "worktrees", "k", "l", "1"), Branch: Branch("l", "1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,11 +198,11 @@ func TestBranch_NoCollisions(t *testing.T) {
 	r := newRepo(t)
 	state := t.TempDir()
 	p := Place{State: state, Root: "/r"}
-	x, err := Create(t.Context(), state, r, p.Path("a", "b-1"), Branch("a", "b-1"), "")
+	x, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("a", "b-1"), Branch: Branch("a", "b-1")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := Create(t.Context(), state, r, p.Path("a-b", "1"), Branch("a-b", "1"), "")
+	y, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("a-b", "1"), Branch: Branch("a-b", "1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestMove(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
 	old, state := t.TempDir(), t.TempDir()
-	w, err := Create(t.Context(), old, filepath.Join(r, "sub"), filepath.Join(old, ".taskd", "worktrees", "1"), OldBranch("l", "1"), "")
+	w, err := Create(t.Context(), old, Spec{Dir: filepath.Join(r, "sub"), Path: filepath.Join(old, ".taskd", "worktrees", "1"), Branch: OldBranch("l", "1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestDiff(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
 	state := t.TempDir()
-	w, err := Create(t.Context(), state, r, filepath.Join(state, "worktrees", "k", "l", "1"), Branch("l", "1"), "")
+	w, err := Create(t.Context(), state, Spec{Dir: r, Path: filepath.Join(state, "worktrees", "k", "l", "1"), Branch: Branch("l", "1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestLinkRefused(t *testing.T) {
 	if err := os.Symlink(outside, p.Path("l", "1")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Create(t.Context(), state, r, p.Path("l", "1"), Branch("l", "1"), "")
+	_, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("l", "1"), Branch: Branch("l", "1")})
 	var ue *fsroot.UnsafeError
 	if !errors.As(err, &ue) || !errors.Is(err, fsroot.ErrLink) || ue.Path != p.Path("l", "1") || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("Create over a link: %v; want it refused, naming the link", err)
@@ -346,11 +346,11 @@ func TestLinkRefused(t *testing.T) {
 	if err := os.Symlink(t.TempDir(), filepath.Join(p.Dir(), "m")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Create(t.Context(), state, r, p.Path("m", "1"), Branch("m", "1"), ""); !errors.Is(err, fsroot.ErrLink) {
+	if _, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("m", "1"), Branch: Branch("m", "1")}); !errors.Is(err, fsroot.ErrLink) {
 		t.Errorf("Create below a link: %v; want it refused", err)
 	}
 
-	w, err := Create(t.Context(), state, r, p.Path("l", "2"), Branch("l", "2"), "")
+	w, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("l", "2"), Branch: Branch("l", "2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestForeignCheckoutRefused(t *testing.T) {
 	outsideHead := run(t, outside, "rev-parse", "HEAD")
 	state := t.TempDir()
 	p := Place{State: state, Root: "/r"}
-	w, err := Create(t.Context(), state, r, p.Path("l", "1"), Branch("l", "1"), "")
+	w, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("l", "1"), Branch: Branch("l", "1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +406,7 @@ func TestForeignCheckoutRefused(t *testing.T) {
 		t.Errorf("a commit was made in the other repository")
 	}
 
-	v, err := Create(t.Context(), state, r, p.Path("l", "2"), Branch("l", "2"), "")
+	v, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("l", "2"), Branch: Branch("l", "2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestCreate_AfterRemovalByHand(t *testing.T) {
 	r := newRepo(t)
 	state := t.TempDir()
 	p := Place{State: state, Root: "/r"}
-	w, err := Create(t.Context(), state, r, p.Path("l", "1"), Branch("l", "1"), "")
+	w, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("l", "1"), Branch: Branch("l", "1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +440,7 @@ func TestCreate_AfterRemovalByHand(t *testing.T) {
 	if err := os.RemoveAll(w.Path); err != nil {
 		t.Fatal(err)
 	}
-	again, err := Create(t.Context(), state, r, w.Path, w.Branch, "")
+	again, err := Create(t.Context(), state, Spec{Dir: r, Path: w.Path, Branch: w.Branch})
 	if err != nil {
 		t.Fatalf("made again after its directory was removed by hand: %v", err)
 	}
@@ -451,13 +451,13 @@ func TestCreate_AfterRemovalByHand(t *testing.T) {
 	if err := os.MkdirAll(p.Path("l", "2"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Create(t.Context(), state, r, p.Path("l", "2"), Branch("l", "2"), ""); err != nil {
+	if _, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("l", "2"), Branch: Branch("l", "2")}); err != nil {
 		t.Errorf("Create over an empty directory: %v", err)
 	}
 
 	run(t, r, "branch", "taskd/l/3")
 	run(t, r, "worktree", "add", "-q", filepath.Join(t.TempDir(), "mine"), "taskd/l/3")
-	if _, err := Create(t.Context(), state, r, p.Path("l", "3"), Branch("l", "3"), ""); err == nil || !strings.Contains(err.Error(), "already") {
+	if _, err := Create(t.Context(), state, Spec{Dir: r, Path: p.Path("l", "3"), Branch: Branch("l", "3")}); err == nil || !strings.Contains(err.Error(), "already") {
 		t.Errorf("Create of a branch checked out elsewhere: %v; want git's refusal", err)
 	}
 }

@@ -46,13 +46,12 @@ func (j *Job) recordSessionDir(t *taskfile.Task, sp *task.Spec) {
 		return
 	}
 	dir, note := j.sessionDir()
-	m := task.Meta(t)
 	switch {
 	case dir != "":
-		m.Set("cwd", dir)
-		m.Delete("cwdNote")
+		task.Meta(t).Set("cwd", dir)
+		task.Change(t, func(r *task.Record) { r.CwdNote = "" })
 		sp.Cwd = dir
 	case note != "":
-		m.Set("cwdNote", note)
+		task.Change(t, func(r *task.Record) { r.CwdNote = note })
 	}
 }
