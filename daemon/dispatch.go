@@ -11,16 +11,20 @@ import (
 )
 
 // work runs job j to its end: the handler of its kind of task does it,
-// given the task file as it is when the job starts.
+// given the task file as the loop last read it when it started the job
+// (j.Seen, handRead), or else as it is when the job starts.
 func (d *Daemon) work(ctx context.Context, j *job.Job) (*taskfile.Task, error) {
 	if j.Kind == job.Fire {
 		return d.fire(ctx, j) // recur.go
 	}
-	t, err := j.List.Dir.Read(j.ID)
-	if err != nil {
-		return nil, err
+	t := j.Seen
+	if t == nil || t.ID != j.ID {
+		var err error
+		if t, err = j.List.Dir.Read(j.ID); err != nil {
+			return nil, err
+		}
+		j.Seen = t
 	}
-	j.Seen = t
 	return handlerFor(j.Kind, t).Do(ctx, j, t)
 }
 

@@ -66,6 +66,7 @@ type list struct {
 	goneWorktrees map[string]worktree.Worktree // worktrees of deleted tasks whose jobs still run, by id
 	prepared      map[string]*work             // jobs that took a queued ticket, by task id, until they end (queue.go)
 	admitHeld     map[string]string            // tasks their list or profile holds back, with why (admission.go)
+	lastRead      map[string]*taskfile.Task    // task files as the loop last read them, for the jobs it starts (lastread.go)
 }
 
 // entry is what the loop remembers of one task file: enough to decide, not
@@ -351,6 +352,7 @@ func (d *Daemon) reconcile(l *list, id string, tf *taskfile.Task, err error) {
 	h := hashBytes(tf.Raw())
 	if e != nil && e.hash == h && e.reject == "" && e.badReason == "" {
 		d.unchanged(l, id)
+		l.keepRead(id, e, tf)
 		return // our own write, or an event for an unchanged file
 	}
 	if e == nil {
@@ -365,6 +367,7 @@ func (d *Daemon) reconcile(l *list, id string, tf *taskfile.Task, err error) {
 		e.changedInJob = true
 	}
 	d.observe(l, id, e, tf)
+	l.keepRead(id, e, tf)
 }
 
 // unchanged handles task id of l read with the bytes the loop last saw.
@@ -452,6 +455,7 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 	if e.reject != "" {
 		fsroot.Remove(l.Dir.Path(), rejectPath(l, id))
 	}
+	delete(l.lastRead, id)
 	l.setBlockedBy(id, nil)
 	l.setParent(id, e.parent, "")
 	l.unready(id)

@@ -460,6 +460,7 @@ func (d *Daemon) startJob(l *list, id string, kind job.Kind, p slots.Prep) bool 
 		l.preparedJobs()[id] = w
 	}
 	w.Job = &job.Job{Scope: d.inspect(l, id), Kind: kind, Slot: w.slot}
+	l.handRead(id, e, w, p == slots.Wait)
 	ctx, stop := context.WithCancelCause(d.ctx)
 	w.stop = stop
 	e.job = w
@@ -541,6 +542,7 @@ func (d *Daemon) finished(msg jobDone) {
 		if h := hashBytes(msg.task.Raw()); !changed || e.hash == h {
 			e.hash = h
 			d.observe(j.l, j.ID, e, msg.task)
+			j.l.keepRead(j.ID, e, msg.task)
 			return
 		}
 	}

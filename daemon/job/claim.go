@@ -60,9 +60,16 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 		return j.List.Dir.Update(ctx, j.ID, fn)
 	}
 	if seen := j.Seen; seen != nil && seen.ID == j.ID {
+		// The file as the job (or the loop, for it) read it: a claim
+		// refused on those bytes is decided again on the file as it is,
+		// so that what the claim refuses is always what the file says.
 		j.Seen = nil
 		update = func(fn func(*taskfile.Task) error) (*taskfile.Task, error) {
-			return j.List.Dir.UpdateFrom(ctx, seen, fn)
+			t, err := j.List.Dir.UpdateFrom(ctx, seen, fn)
+			if err != nil && !Retryable(err) && ctx.Err() == nil {
+				t, err = j.List.Dir.Update(ctx, j.ID, fn)
+			}
+			return t, err
 		}
 	}
 	t, err := update(func(t *taskfile.Task) error {

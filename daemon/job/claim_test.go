@@ -144,3 +144,68 @@ func TestClaim_Refused(t *testing.T) {
 		}
 	}
 }
+
+// TestClaim_FromStaleSeen: a job given the file as the loop read it
+// (Seen) claims from those bytes, but a file changed since decides: a
+// cancel written after the loop's read is not claimed over, one taken
+// back is claimed, and another writer's field is kept under the claim.
+func TestClaim_FromStaleSeen(t *testing.T) {
+	tests := []struct {
+		name    string
+		seen    string // the file as read before the job claims
+		now     string // the file when the job claims
+		wantErr error
+		want    func(*taskfile.Task) bool
+	}{
+		{
+			name: "cancel taken back since",
+			seen: `{"id": "1", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true", "cancel": true}}}`,
+			now:  pending,
+			want: func(tf *taskfile.Task) bool { return task.Of(tf) == task.Running },
+		},
+		{
+			name:    "cancelled since",
+			now:     `{"id": "1", "subject": "s", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true", "cancel": true}}}`,
+			wantErr: job.ErrNotRunnable,
+		},
+		{
+			name: "edited since",
+			now:  `{"id": "1", "subject": "edited", "owner": "taskd", "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`,
+			want: func(tf *taskfile.Task) bool { return tf.Subject == "edited" && task.Of(tf) == task.Running },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := pending
+			if tt.seen != "" {
+				first = tt.seen
+			}
+			j, path := newJob(t, first)
+			seen, err := j.List.Dir.Read("1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(tt.now), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			j.Seen = seen
+			_, err = j.Claim(t.Context(), attempt)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Claim = %v, want %v", err, tt.wantErr)
+			}
+			got, rerr := j.List.Dir.Read("1")
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			if tt.wantErr != nil {
+				if string(got.Raw()) != tt.now {
+					t.Errorf("refused claim left\n%s\nwant it untouched\n%s", got.Raw(), tt.now)
+				}
+				return
+			}
+			if !tt.want(got) {
+				t.Errorf("after the claim the file is\n%s", got.Raw())
+			}
+		})
+	}
+}

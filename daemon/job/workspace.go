@@ -131,6 +131,15 @@ func (j *Job) CommitWork(ctx context.Context, sp task.Spec, summary string) erro
 	if err != nil {
 		return err
 	}
+	return j.CommitWorkOf(ctx, t, sp, summary)
+}
+
+// CommitWorkOf is CommitWork of t, the job's task as its caller has just
+// read it: the file is not read again.
+func (j *Job) CommitWorkOf(ctx context.Context, t *taskfile.Task, sp task.Spec, summary string) error {
+	if t.ID != j.ID {
+		return fmt.Errorf("commit the task's work: given task %s, not the job's %s", t.ID, j.ID)
+	}
 	w, ok := WorkspaceOf(t)
 	if !ok {
 		return nil

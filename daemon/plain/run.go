@@ -248,7 +248,7 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	}
 	// The agent's work goes on its branch before anything that follows the
 	// success: children, follow-ups and returns start from it.
-	if err := j.CommitWork(ctx, sp, res.Summary); job.Retryable(err) {
+	if err := j.CommitWorkOf(ctx, t, sp, res.Summary); job.Retryable(err) {
 		return nil, err // the daemon stops: recovered from result.json
 	} else if err != nil {
 		res.Success, res.Error = false, err.Error()
