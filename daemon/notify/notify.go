@@ -11,6 +11,7 @@ package notify
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -135,6 +136,12 @@ func (n *Notifier) notify(nt Notice) {
 	err := proc.Run(cmd)
 	if ctx.Err() == context.DeadlineExceeded {
 		n.log.Warn("notification command timed out", "command", n.cfg.Command[0], "timeout", n.cfg.Timeout, "list", nt.List, "task", nt.ID)
+		return
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// The command itself succeeded; a process it left in the
+		// background still holds its output, which is not waited for.
+		n.log.Debug("notified; a process the command started kept its output open", "list", nt.List, "task", nt.ID, "state", nt.State)
 		return
 	}
 	if err != nil {

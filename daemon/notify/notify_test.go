@@ -238,3 +238,28 @@ func gone(pid int) bool {
 	_, after, _ := strings.Cut(string(data), ") ")
 	return strings.HasPrefix(after, "Z")
 }
+
+// TestNotify_BackgroundKeepsOutput: a command that succeeds but leaves a
+// process behind holding its output is not waited for past a second and
+// is not logged as failed.
+func TestNotify_BackgroundKeepsOutput(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("NOTIFY_OUT", dir)
+	log, logs := newLog()
+	n := notify.New(&config.Notify{Command: []string{"sh", "-c", `sleep 60 & echo $! > "$NOTIFY_OUT/child"; echo sent`}, Timeout: 30 * time.Second}, log)
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(filepath.Join(dir, "child")); err == nil {
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	n.Send(notify.Notice{List: "L", ID: "1", State: "failed"})
+	waitfor.Cond(t, "the notice's log line", 30*time.Second, func() bool {
+		return strings.Contains(logs.String(), "kept its output open")
+	})
+	n.Close()
+	if l := logs.String(); strings.Contains(l, "notification command failed") {
+		t.Errorf("log:\n%s\nwant no failure: the command succeeded", l)
+	}
+}
