@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -253,6 +254,14 @@ func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) 
 	h.t.Helper()
 	timeout *= patience
 	if !waitfor.WithinEvery(timeout, 5*time.Millisecond, cond) {
+		if dir := os.Getenv("TASKD_TEST_HANGDIR"); dir != "" {
+			f, _ := os.CreateTemp(dir, "hang-*.txt")
+			if f != nil {
+				fmt.Fprintf(f, "%s: %s\n", h.t.Name(), what)
+				pprof.Lookup("goroutine").WriteTo(f, 2)
+				f.Close()
+			}
+		}
 		h.t.Fatalf("timed out after %s waiting for %s\ndaemon log:\n%s", timeout, what, h.logs)
 	}
 }
