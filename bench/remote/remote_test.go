@@ -272,7 +272,7 @@ func measure(b *testing.B, bin string, r run) cost {
 	start(append([]string{"run", "--root", root, "--config", config, "--log-level", "warn"}, profile("run")...)...)
 	for i := range workers {
 		start(append([]string{"worker", "--config", workerConfigs[i], "--profiles", "exec", "--concurrency", strconv.Itoa(r.slots),
-			"--state", filepath.Join(dir, "state"+strconv.Itoa(i)), "--name", "w"+strconv.Itoa(i), "--log-level", "warn"}, profile("worker"+strconv.Itoa(i))...)...)
+			"--state", filepath.Join(dir, "state"+strconv.Itoa(i)), "--name", "w" + strconv.Itoa(i), "--log-level", "warn"}, profile("worker"+strconv.Itoa(i))...)...)
 	}
 	events := filepath.Join(list, ".taskd", "events.jsonl")
 	waitFor(b, "the daemon to start", func() bool { _, err := os.Stat(events); return err == nil })
