@@ -51,7 +51,7 @@ func (c *Coordinator) Reattach(ctx context.Context, listDir, runDir string) (age
 	_ = json.Unmarshal(work.Data, &w)
 	fl := &following{id: id, subject: subject, profile: w.Profile, labels: w.Labels, f: f, n: n, work: work}
 	if h, ok := f.holding(); ok {
-		fl.held = &h
+		fl.held, fl.saved = &h, true
 	}
 	c.log.Info("following an attempt sent to a worker before the daemon restarted", "task", taskID, "attempt", id)
 	stopWatch := c.watchFolder(f, w.Profile)
