@@ -42,19 +42,21 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 	}
 	msg := &nats.Msg{Subject: subject, Data: data}
 	c.signer.Sign(msg)
+	rem := map[string]any{"attempt": id, "subject": subject, "state": stateQueued}
 	cmd := map[string]any{
 		"cwd": a.Cwd, "env": a.Profile.Env, "profile": a.Profile.Name, "timeout": a.Timeout.String(),
 		"step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt, "output": a.Profile.Output,
-		"remote": map[string]any{"attempt": id, "subject": subject, "state": stateQueued},
+		"remote": rem,
 	}
 	if a.Session != "" {
 		cmd["sessionId"] = a.Session
 	}
-	// work.json and cmd.json name the remote attempt before it can exist:
-	// a daemon that dies from here on follows it at its next start, and
-	// publishes it if the server never got it.
-	if err := f.saveWork(msg); err != nil {
-		return c.settle(a, f, start, notStarted(fmt.Sprintf("write work.json: %v", err)))
+	// cmd.json names the remote attempt, and keeps it (or work.json
+	// does, written first), before it can exist: a daemon that dies from
+	// here on follows it at its next start, and publishes it if the
+	// server never got it.
+	if err := f.keepWork(msg, rem); err != nil {
+		return c.settle(a, f, start, notStarted(err.Error()))
 	}
 	if err := f.setCmd(cmd); err != nil {
 		return c.settle(a, f, start, notStarted(fmt.Sprintf("write cmd.json: %v", err)))
