@@ -13,7 +13,7 @@
 // workers is W (W times the slots); "per worker" is the ratio divided by
 // W, the share of that ideal that dispatch keeps.
 //
-//	go test ./bench/remote -run '^$' -bench Overhead -benchtime 1x [-jobs 100] [-reps 5] [-base main]
+//	go test ./bench/remote -run '^$' -bench Overhead -benchtime 1x [-jobs 100] [-reps 5] [-base main] [-cpuprofiles DIR]
 //
 // BenchmarkOverhead measures what dispatch adds to one attempt: -jobs jobs
 // of `true`, one at a time (a daemon of one slot, one worker of one
@@ -25,7 +25,9 @@
 // CPU time the daemon, the worker and the NATS server (a nats-server
 // process) spent per attempt. With -base, taskd built from another git
 // revision is measured the same way in the same run, each of the two
-// first in every other rep, for a before and after.
+// first in every other rep, for a before and after. With -cpuprofiles
+// DIR, the daemons and workers of this tree write CPU profiles (taskd run
+// and taskd worker --cpuprofile) into DIR/rep<N>, one per measurement.
 package remote_test
 
 import (
