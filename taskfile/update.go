@@ -120,7 +120,7 @@ func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task)
 		if d.own != nil {
 			tmp.stat()
 		}
-		replaced, err := d.replaceIfUnchanged(ctx, tmp, path, before)
+		replaced, err := d.replaceIfUnchanged(ctx, id, tmp, data, before)
 		tmp.Cleanup() // removes the temporary file unless it was renamed
 		if err != nil {
 			return nil, err
@@ -128,7 +128,6 @@ func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task)
 		if !replaced {
 			continue // someone else wrote the file: start over from their version
 		}
-		d.remember(id, tmp, data)
 		unsynced, err := d.dirSync(opt)
 		if err != nil {
 			return nil, err
@@ -168,9 +167,8 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 				if d.own != nil {
 					tmp.stat()
 				}
-				if err = tmp.replace(); err == nil {
-					d.remember(id, tmp, data)
-				}
+				d.remember(id, tmp, data) // before the rename: the loop's event may come at once
+				err = tmp.replace()
 				tmp.Cleanup()
 			}
 		}
@@ -215,15 +213,18 @@ func (d *Dir) Sync(t *Task) error {
 	return syncerFor(d.path).wait(t.unsynced)
 }
 
-// replaceIfUnchanged renames tmp over path, under every lock, if path still
-// holds want.
+// replaceIfUnchanged renames tmp, the new contents data of task id, over
+// its file, under every lock, if the file still holds want. The write is
+// remembered (Own) before the rename, so that the loop, told of the rename
+// at once, finds it.
 //
 // The task file's own lock (a directory, made and removed: two journal
 // operations that can each wait for a commit) is taken first and released
 // last, so the list's lock, which every write to the list takes, is held
 // only for the read and the rename. Every path takes the two in this
 // order.
-func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp *pendingFile, path string, want []byte) (bool, error) {
+func (d *Dir) replaceIfUnchanged(ctx context.Context, id string, tmp *pendingFile, data, want []byte) (bool, error) {
+	path := d.File(id)
 	unlockFile, err := d.lockFile(ctx, path)
 	if err != nil {
 		return false, err
@@ -241,6 +242,7 @@ func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp *pendingFile, path str
 	if !bytes.Equal(cur, want) {
 		return false, nil
 	}
+	d.remember(id, tmp, data)
 	return true, tmp.replace()
 }
 

@@ -223,7 +223,7 @@ var ErrClaimChanged = errors.New("the task file changed before its agent started
 // deleted, or given another state meanwhile does not (ErrClaimChanged),
 // and is decided on again as it now says.
 func (j *Job) Check(c *Claim) error {
-	t, err := j.List.Dir.Read(c.ID)
+	t, err := j.List.Dir.Current(c.ID)
 	if err != nil || !c.holds(t) {
 		return ErrClaimChanged
 	}

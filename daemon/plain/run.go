@@ -242,7 +242,7 @@ func sessionOf(l *job.List, id string) string {
 // (ended.succeed).
 func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
-	t, err := l.Dir.Read(id)
+	t, err := l.Dir.Current(id)
 	if err != nil {
 		return nil, err
 	}
