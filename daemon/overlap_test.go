@@ -97,13 +97,14 @@ type daemonTrace struct {
 	execs    map[string]int   // task → its agent's first execve
 	exits    map[string]int   // task → its agent's exit
 	dirSyncs []int
+	opens    map[string]int // task → opens of its file (openat, when traced)
 }
 
 // startTraced starts a daemon process with concurrency slots on a new
 // root with list l, under strace (the test is skipped without it), and
 // returns a harness on it and a function that stops the daemon and reads
 // its trace.
-func startTraced(t *testing.T, concurrency int) (*harness, func() *daemonTrace) {
+func startTraced(t *testing.T, concurrency int, calls ...string) (*harness, func() *daemonTrace) {
 	t.Helper()
 	strace, err := exec.LookPath("strace")
 	if err != nil {
@@ -120,7 +121,7 @@ func startTraced(t *testing.T, concurrency int) (*harness, func() *daemonTrace) 
 	}
 	out := filepath.Join(t.TempDir(), "trace")
 	wrap := []string{strace, "-f", "-qq", "-y", "-v", "-s", "8192", "-o", out,
-		"-e", "trace=fsync,rename,renameat,renameat2,execve,exit_group"}
+		"-e", "trace=" + strings.Join(append([]string{"fsync", "rename", "renameat", "renameat2", "execve", "exit_group"}, calls...), ",")}
 	p := startDaemonProcUnder(t, root, concurrency, h.logs, wrap)
 	return h, func() *daemonTrace {
 		// The daemon is strace's child, the first thread of the trace.
@@ -137,7 +138,7 @@ func startTraced(t *testing.T, concurrency int) (*harness, func() *daemonTrace) 
 }
 
 func newDaemonTrace(calls []tracedCall, list string) *daemonTrace {
-	tr := &daemonTrace{calls: calls, renames: map[string][]int{}, execs: map[string]int{}, exits: map[string]int{}}
+	tr := &daemonTrace{calls: calls, renames: map[string][]int{}, execs: map[string]int{}, exits: map[string]int{}, opens: map[string]int{}}
 	agents := map[int]string{} // an agent's process → its task
 	for i, c := range calls {
 		switch c.name {
@@ -160,6 +161,14 @@ func newDaemonTrace(calls []tracedCall, list string) *daemonTrace {
 			}
 			if _, seen := tr.execs[m[1]]; !seen {
 				tr.execs[m[1]], agents[c.pid] = i, m[1]
+			}
+		case "openat":
+			ps := c.paths()
+			if len(ps) != 1 || filepath.Dir(ps[0]) != list {
+				continue
+			}
+			if id, ok := strings.CutSuffix(filepath.Base(ps[0]), ".json"); ok && !strings.HasPrefix(id, ".") {
+				tr.opens[id]++
 			}
 		case "exit_group":
 			if id, ok := agents[c.pid]; ok {
@@ -199,8 +208,9 @@ func (tr *daemonTrace) checkDurableBeforeStart(t *testing.T, ids ...string) {
 }
 
 // TestOverlap_ClaimsShareDirSync runs a real daemon process under strace
-// with two slots and drops six tasks at once, the agents of the first two
-// waiting on a gate. It checks, on the system calls the daemon made:
+// with two slots: two tasks whose agents wait on a gate, then four tasks
+// dropped at once, two of which are claimed ahead of the slots while the
+// first two run. It checks, on the system calls the daemon made:
 //
 //   - no agent starts before its own claim is durable: its execve comes
 //     after an fsync of the list's directory made after its claim's
@@ -216,12 +226,13 @@ func TestOverlap_ClaimsShareDirSync(t *testing.T) {
 	h, stop := startTraced(t, 2)
 	wait, release := gate(t)
 	ids := []string{"1", "2", "3", "4", "5", "6"}
-	for _, id := range ids {
-		script := "true"
-		if id == "1" || id == "2" {
-			script = wait
-		}
-		h.drop("l", id, execTask("task "+id, script))
+	for _, id := range ids[:2] {
+		h.drop("l", id, execTask("task "+id, wait))
+	}
+	h.waitState("l", "1", task.Running, 30*time.Second)
+	h.waitState("l", "2", task.Running, 30*time.Second)
+	for _, id := range ids[2:] {
+		h.drop("l", id, execTask("task "+id, "true"))
 	}
 	h.waitPrepared("l", "3", "4")
 	h.waitState("l", "3", task.Starting, 30*time.Second)
@@ -232,11 +243,10 @@ func TestOverlap_ClaimsShareDirSync(t *testing.T) {
 	}
 	tr := stop()
 	tr.checkDurableBeforeStart(t, ids...)
-	// While 1 and 2 run, 3 and 4 are claimed and wait: from the later of
-	// their claims and of 1's and 2's starts (their claims durable) to the
-	// exit of the first of them, nothing asks for an fsync of the
-	// directory but 3 and 4.
-	from := max(tr.renames["3"][0], tr.renames["4"][0], tr.execs["1"], tr.execs["2"])
+	// While 1 and 2 run, 3 and 4 are claimed and wait: from the first of
+	// their claims to the exit of the first of 1 and 2, nothing asks for an
+	// fsync of the directory but 3 and 4.
+	from := min(tr.renames["3"][0], tr.renames["4"][0])
 	to := min(tr.exits["1"], tr.exits["2"])
 	if to == 0 {
 		t.Fatalf("the exits of the agents of 1 and 2 are not in the trace")
@@ -299,4 +309,39 @@ func traceBetween(calls []tracedCall, from, to int) string {
 		b.WriteString(strconv.Itoa(i) + " " + strconv.Itoa(c.pid) + " " + c.name + "(" + args + ") = " + c.ret + "\n")
 	}
 	return b.String()
+}
+
+// TestOverlap_TaskFileOpens counts, under strace, how often a real daemon
+// process with one slot, its start done, opens the files of twenty tasks
+// of true dropped at once: once by the loop, to learn of the task, and once under the
+// locks by each of its writes (the claim, its mark running when it was
+// claimed ahead, its end), to check that no other writer changed the file.
+// What the daemon wrote itself it does not read back: not the loop told
+// of the write, not the job looking at its task after the agent (at most
+// five opens per task on average, where reading back each write made
+// six or more).
+func TestOverlap_TaskFileOpens(t *testing.T) {
+	t.Parallel()
+	h, stop := startTraced(t, 1, "openat")
+	// Once the daemon has scanned the root at its start (a task that runs
+	// says it has), the tasks are dropped; the scan reads what it finds.
+	h.drop("l", "0", execTask("task", "true"))
+	h.waitState("l", "0", task.Succeeded, 60*time.Second)
+	const n = 20
+	for i := 1; i <= n; i++ {
+		h.drop("l", strconv.Itoa(i), execTask("task", "true"))
+	}
+	for i := 1; i <= n; i++ {
+		h.waitState("l", strconv.Itoa(i), task.Succeeded, 60*time.Second)
+	}
+	tr := stop()
+	total := 0
+	for i := 1; i <= n; i++ {
+		total += tr.opens[strconv.Itoa(i)]
+	}
+	perTask := float64(total) / n
+	t.Logf("%.2f opens of its file per task (%v)", perTask, tr.opens)
+	if perTask > 5 {
+		t.Errorf("%.2f opens of its file per task, want at most 5: %v", perTask, tr.opens)
+	}
 }
