@@ -137,6 +137,9 @@ type Job struct {
 	// wrote is the task file as the job's last write left it: the job's
 	// next write starts from its bytes (update).
 	wrote atomic.Pointer[taskfile.Task]
+	// mark is the running mark a claim made ahead of its slot still owes
+	// the file, its agent started (startmark.go).
+	mark atomic.Pointer[startMark]
 }
 
 // ErrNotRunnable ends a job whose task changed before it could do its
