@@ -16,7 +16,7 @@ import (
 // passed on the daemon's clock. An agent that ends sooner (a command of a
 // few milliseconds) is never marked running on disk: the write of its end
 // moves the task from starting, through running, to its end, in one write.
-const markDelay = 100 * time.Millisecond
+const markDelay = 250 * time.Millisecond
 
 // A startMark is the running mark a claim made ahead of its slot owes its
 // file once the agent has started: state running, status in_progress,
