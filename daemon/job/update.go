@@ -15,6 +15,8 @@ import (
 // what fn refuses is always what the file says. A running mark the job
 // still owes (startmark.go) is made in the same write, before fn.
 func (j *Job) update(ctx context.Context, fn func(*taskfile.Task) error, opts ...taskfile.WriteOption) (*taskfile.Task, error) {
+	j.writing.Lock()
+	defer j.writing.Unlock()
 	m := j.mark.Load()
 	if m != nil {
 		// The running mark the job still owes goes in this write, first.
