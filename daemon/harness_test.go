@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -255,15 +256,51 @@ func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) 
 	timeout *= patience
 	if !waitfor.WithinEvery(timeout, 5*time.Millisecond, cond) {
 		if dir := os.Getenv("TASKD_TEST_HANGDIR"); dir != "" {
-			f, _ := os.CreateTemp(dir, "hang-*.txt")
-			if f != nil {
-				fmt.Fprintf(f, "%s: %s\n", h.t.Name(), what)
-				pprof.Lookup("goroutine").WriteTo(f, 2)
-				f.Close()
-			}
+			h.keepHang(dir, what)
 		}
 		h.t.Fatalf("timed out after %s waiting for %s\ndaemon log:\n%s", timeout, what, h.logs)
 	}
+}
+
+// keepHang keeps what a timed-out wait leaves for a person to read, in dir
+// (TASKD_TEST_HANGDIR): every goroutine's stack in hang-*.txt and, beside
+// it in hang-*.root, a copy of the daemon's root — the task files, the event
+// logs, the run folders — and its log, as they were when the wait gave up.
+func (h *harness) keepHang(dir, what string) {
+	f, err := os.CreateTemp(dir, "hang-*.txt")
+	if err != nil {
+		h.t.Logf("keep the hang: %v", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s: %s\n", h.t.Name(), what)
+	pprof.Lookup("goroutine").WriteTo(f, 2)
+	kept := strings.TrimSuffix(f.Name(), ".txt") + ".root"
+	copyRegular(kept, h.root)
+	os.WriteFile(kept+".log", []byte(h.logs.String()), 0o644)
+	h.t.Logf("kept the goroutines in %s and the root in %s", f.Name(), kept)
+}
+
+// copyRegular copies the directories and regular files under src to dst,
+// skipping anything else (a lock's FIFO, a socket) and what vanishes while
+// it walks.
+func copyRegular(dst, src string) {
+	filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(src, path)
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case d.Type().IsRegular():
+			if data, err := os.ReadFile(path); err == nil {
+				os.WriteFile(to, data, 0o644)
+			}
+		}
+		return nil
+	})
 }
 
 // waitState waits until task id of list has metadata.taskd.state == state.
