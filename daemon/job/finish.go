@@ -80,6 +80,26 @@ func (j *Job) Finish(ctx context.Context, sp task.Spec, res agent.Result, out ag
 	if out == agent.Interrupted && e.session == "" {
 		e.session = agent.Session(j.List.RunDir(j.ID, sp.Attempt))
 	}
+	return j.finish(ctx, e)
+}
+
+// FinishWaiting records attempt sp.Attempt of the job's task, whose agent
+// succeeded, as Finish does, for a caller that found the task must wait
+// — for children whose results it has not been given, its parallel
+// items, its plan, the steps of its return chain: the task is written
+// waiting (with onSuccess's decisions) even if all it waited for has
+// ended since the caller looked. Finish would then record a success, and
+// what the caller does only once they have ended — the return chain, the
+// follow-ups, a vote, the chain's outcome — would never be done. The
+// loop resumes a waiting task whose children have all ended at once, and
+// the resume decides again from the file.
+func (j *Job) FinishWaiting(ctx context.Context, sp task.Spec, res agent.Result, onSuccess func(*task.Record)) (*taskfile.Task, error) {
+	return j.finish(ctx, attemptEnd{spec: sp, res: res, out: agent.Finished, runDir: area.RelRunDir(j.ID, sp.Attempt), session: res.SessionID, onSuccess: onSuccess, waits: true})
+}
+
+// finish is Finish of attempt end e.
+func (j *Job) finish(ctx context.Context, e attemptEnd) (*taskfile.Task, error) {
+	sp, res, out := e.spec, e.res, e.out
 	var r recorded
 	var userDone bool
 	var t *taskfile.Task
@@ -154,7 +174,10 @@ type attemptEnd struct {
 	runDir    string             // the attempt's run folder, relative to the list
 	session   string             // the session an interrupted attempt's next resumes
 	onSuccess func(*task.Record) // what a success (or a wait) records besides (nil: nothing)
-	now       time.Time
+	// waits is set when the caller found that a success waits
+	// (FinishWaiting): it waits even if nothing is left to wait for.
+	waits bool
+	now   time.Time
 }
 
 // recorded is what recordEnd decided: the ending, the record the task is
@@ -188,7 +211,7 @@ func (j *Job) recordEnd(t *taskfile.Task, e attemptEnd) recorded {
 		rec.Failures++
 	}
 	retry := failed && out != agent.NotStarted && out != agent.OverBudget && len(res.Denials) == 0 && rec.Failures <= sp.Retries
-	r.end = endOf(out, res, len(r.waiting) > 0, retry, ask)
+	r.end = endOf(out, res, len(r.waiting) > 0 || e.waits, retry, ask)
 	if r.end.move == task.Pause {
 		r.end, r.endInfo = j.pauseEnd(rec, res, e.now) // too many pauses in a row fail
 	}

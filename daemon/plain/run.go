@@ -273,8 +273,9 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 	}
 	if len(children.Ungiven(l.Dir, t)) > 0 {
 		// Its children's results come first, whether they have ended or
-		// not: it waits, and is resumed with them once all have ended.
-		return subagent.Finish(ctx, j, sp, res, out)
+		// not: it waits, and is resumed with them once all have ended —
+		// even if the last of them ends before the wait is written.
+		return j.FinishWaiting(ctx, sp, res, nil)
 	}
 	if ov, _ := chain.Overrides(t); ov.Auto {
 		if planned, _ := children.Named(l.Dir, id, id+"-plan"); planned == "" {
@@ -282,7 +283,7 @@ func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Resul
 				res.Success, res.Error = false, err.Error()
 				return subagent.Finish(ctx, j, sp, res, agent.NotStarted)
 			}
-			return subagent.Finish(ctx, j, sp, res, out) // waits for the plan
+			return j.FinishWaiting(ctx, sp, res, nil) // waits for the plan
 		}
 	}
 	if votes(t) {
@@ -399,15 +400,16 @@ func endOfChain(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result,
 		res.Success, res.Error = false, failure
 		return j.Finish(ctx, sp, res, agent.NotStarted, nil)
 	case ended:
-		loop := onSuccess
-		onSuccess = func(r *task.Record) {
-			if loop != nil {
-				loop(r)
+		return j.Finish(ctx, sp, res, agent.Finished, func(r *task.Record) {
+			if onSuccess != nil {
+				onSuccess(r)
 			}
 			r.ReturnsDone = true
-		}
+		})
 	}
-	return j.Finish(ctx, sp, res, agent.Finished, onSuccess) // waits while the chain runs
+	// It waits while the chain runs, even if its last step ends before
+	// the wait is written: the resume finds the chain's outcome.
+	return j.FinishWaiting(ctx, sp, res, onSuccess)
 }
 
 // loopCheck is Looping.Check, tried again (the task held meanwhile)
