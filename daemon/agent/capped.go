@@ -43,17 +43,24 @@ func createCappedLog(base, path string, limit int64) *cappedLog {
 	return newCappedLog(func() (int, error) { return openRaw(base, path, logFlags) }, base, path, limit)
 }
 
-// createCappedLogIn is createCappedLog of a log in folder, the run folder
-// open, path being its path inside base. folder must stay open until the
-// log is closed.
+// createCappedLogIn is createCappedLog of a new log in folder, the run
+// folder open, path being its path inside base: one no earlier run left
+// there (a folder made for the attempt, or one whose earlier logs were
+// removed, ClearEarlierLogs), so it is created exclusively, and anything
+// put at its name meanwhile fails it. folder must stay open until the log
+// is closed.
 func createCappedLogIn(folder *fsroot.Dir, base, path string, limit int64) *cappedLog {
-	return newCappedLog(func() (int, error) { return folder.OpenFD(filepath.Base(path), logFlags) }, base, path, limit)
+	return newCappedLog(func() (int, error) { return folder.OpenFD(filepath.Base(path), newLogFlags) }, base, path, limit)
 }
 
-// logFlags open a log, created or emptied. No link is followed and a
-// path that is not a regular file (a FIFO planted there) is refused
-// without being waited on (fsroot.OpenFD).
-const logFlags = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_TRUNC | syscall.O_APPEND
+// logFlags open a log, created or emptied; newLogFlags create one that
+// must not exist. No link is followed and a path that is not a regular
+// file (a FIFO planted there) is refused without being waited on
+// (fsroot.OpenFD).
+const (
+	logFlags    = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_TRUNC | syscall.O_APPEND
+	newLogFlags = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_EXCL | syscall.O_APPEND
+)
 
 func newCappedLog(open func() (int, error), base, path string, limit int64) *cappedLog {
 	limit = max(limit&^1, 2)

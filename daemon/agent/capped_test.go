@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // TestCappedLog: a log keeps what it is written up to its cap; past it,
@@ -123,35 +125,51 @@ func TestCappedLogPlanted(t *testing.T) {
 			}
 		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			base := t.TempDir()
-			target := filepath.Join(t.TempDir(), "elsewhere")
-			if err := os.WriteFile(target, []byte("keep me"), 0o600); err != nil {
+	makers := map[string]func(t *testing.T, base, path string) *cappedLog{
+		"emptied": func(t *testing.T, base, path string) *cappedLog { return createCappedLog(base, path, 1000) },
+		"new in its folder": func(t *testing.T, base, path string) *cappedLog {
+			folder, err := fsroot.OpenDir(base, filepath.Dir(path))
+			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(base, "stdout.log")
-			l := createCappedLog(base, path, 1000)
-			tt.plant(t, path, target)
-			done := make(chan error, 1)
-			go func() {
-				l.Write([]byte("hello\n"))
-				_, err := l.Close()
-				done <- err
-			}()
-			select {
-			case err := <-done:
-				if err == nil {
-					t.Errorf("writing through a planted %s: no error", tt.name)
+			t.Cleanup(func() { folder.Close() })
+			return createCappedLogIn(folder, base, path, 1000)
+		},
+	}
+	for _, tt := range tests {
+		for kind, makeLog := range makers {
+			t.Run(tt.name+"/"+kind, func(t *testing.T) {
+				t.Parallel()
+				base := t.TempDir()
+				target := filepath.Join(t.TempDir(), "elsewhere")
+				if err := os.WriteFile(target, []byte("keep me"), 0o600); err != nil {
+					t.Fatal(err)
 				}
-			case <-time.After(10 * time.Second):
-				t.Fatalf("writing the log waits on the planted %s", tt.name)
-			}
-			if got, _ := os.ReadFile(target); string(got) != "keep me" {
-				t.Errorf("the link's target = %q, want it untouched", got)
-			}
-		})
+				if err := os.Mkdir(filepath.Join(base, "run"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(base, "run", "stdout.log")
+				l := makeLog(t, base, path)
+				tt.plant(t, path, target)
+				done := make(chan error, 1)
+				go func() {
+					l.Write([]byte("hello\n"))
+					_, err := l.Close()
+					done <- err
+				}()
+				select {
+				case err := <-done:
+					if err == nil {
+						t.Errorf("writing through a planted %s: no error", tt.name)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("writing the log waits on the planted %s", tt.name)
+				}
+				if got, _ := os.ReadFile(target); string(got) != "keep me" {
+					t.Errorf("the link's target = %q, want it untouched", got)
+				}
+			})
+		}
 	}
 }
 

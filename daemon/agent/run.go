@@ -294,7 +294,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	// will be started. All of it is made while the job still waits for its
 	// slot; cmd.json is written again with the process group the moment
 	// the agent has started.
-	if err := writeNewFileIn(folder, "prompt.md", []byte(a.Prompt)); err != nil {
+	if err := writeNewFileIn(folder, "prompt.md", []byte(a.Prompt), made); err != nil {
 		return fail("write prompt.md: %v", err)
 	}
 	for name, data := range a.Files {

@@ -83,9 +83,16 @@ func writeNewFile(base, path string, data []byte) error {
 }
 
 // writeNewFileIn is writeNewFile of the file name in the run folder open
-// as folder.
-func writeNewFileIn(folder *fsroot.Dir, name string, data []byte) error {
-	fd, err := folder.OpenFD(name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC)
+// as folder. In a folder this attempt made (made), the file cannot be
+// there yet: it is created exclusively, which needs no look at what is
+// there before or after the open (fsroot.OpenFD), and anything there
+// fails it.
+func writeNewFileIn(folder *fsroot.Dir, name string, data []byte, made bool) error {
+	flags := syscall.O_WRONLY | syscall.O_CREAT | syscall.O_TRUNC
+	if made {
+		flags = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_EXCL
+	}
+	fd, err := folder.OpenFD(name, flags)
 	if err != nil {
 		return err
 	}
