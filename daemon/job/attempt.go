@@ -51,6 +51,7 @@ func (j *Job) NewAttempt(t *taskfile.Task, sp task.Spec, agentName, step string)
 	a := &agent.Attempt{
 		ListDir: j.List.Path(), ListID: j.List.ID, TaskID: t.ID, Parent: sp.Parent, N: sp.Attempt, Step: step,
 		Profile: prof, Prompt: prompt, Cwd: cwd, Timeout: timeout, Spec: sp, Gate: j, Budget: j.budget(sp, prof),
+		Clock: j.Now, // a limit's reset is read on the clock the pause is decided by
 	}
 	if !agent.IsModel(prof) {
 		a.Script = prompt // a program, a shell script, gets the prompt's content alone
