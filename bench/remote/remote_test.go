@@ -13,7 +13,7 @@
 // workers is W (W times the slots); "per worker" is the ratio divided by
 // W, the share of that ideal that dispatch keeps.
 //
-//	go test ./bench/remote -run '^$' -bench Overhead -benchtime 1x [-jobs 100] [-reps 5] [-base main]
+//	go test ./bench/remote -run '^$' -bench Overhead -benchtime 1x [-jobs 100] [-reps 5] [-base main] [-cpuprofiles DIR]
 //
 // BenchmarkOverhead measures what dispatch adds to one attempt: -jobs jobs
 // of `true`, one at a time (a daemon of one slot, one worker of one
@@ -25,7 +25,9 @@
 // CPU time the daemon, the worker and the NATS server (a nats-server
 // process) spent per attempt. With -base, taskd built from another git
 // revision is measured the same way in the same run, each of the two
-// first in every other rep, for a before and after.
+// first in every other rep, for a before and after. With -cpuprofiles
+// DIR, the daemons and workers of this tree write CPU profiles (taskd run
+// and taskd worker --cpuprofile) into DIR/rep<N>, one per measurement.
 package remote_test
 
 import (
@@ -55,6 +57,7 @@ var (
 	oslots   = flag.Int("overhead-slots", 1, "slots of the daemon, BenchmarkOverhead")
 	oworkers = flag.Int("overhead-workers", 1, "workers of BenchmarkOverhead, each of overhead-slots/overhead-workers slots")
 	base     = flag.String("base", "", "a git revision whose taskd BenchmarkOverhead also measures, in the same run")
+	profiles = flag.String("cpuprofiles", "", "a directory where BenchmarkOverhead's daemons and workers of this tree write CPU profiles (taskd --cpuprofile), one per measurement")
 )
 
 func BenchmarkDispatch(b *testing.B) {
@@ -88,6 +91,9 @@ func BenchmarkOverhead(b *testing.B) {
 					bin = bins[i]
 				}
 				one := run{slots: *oslots, prompt: "true", jobs: *jobs, warm: true}
+				if *profiles != "" && i == 0 {
+					one.profiles = filepath.Join(*profiles, fmt.Sprintf("rep%d", r+1))
+				}
 				local := measure(b, bin.path, one)
 				one.workers, one.slots = *oworkers, *oslots / *oworkers
 				remote := measure(b, bin.path, one)
@@ -192,6 +198,9 @@ type run struct {
 	workers, slots, jobs int
 	prompt               string
 	warm                 bool
+	// profiles, if set, is a directory the processes write CPU profiles
+	// into: local-run, remote-run, remote-worker0, ….
+	profiles string
 }
 
 // measure runs r's jobs through a daemon on a new root — with workers
@@ -249,10 +258,23 @@ func measure(b *testing.B, bin string, r run) cost {
 			p.Wait()
 		}
 	}()
-	start("run", "--root", root, "--config", config, "--log-level", "warn")
+	profile := func(name string) []string {
+		if r.profiles == "" {
+			return nil
+		}
+		if err := os.MkdirAll(r.profiles, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		kind := "local-"
+		if workers > 0 {
+			kind = "remote-"
+		}
+		return []string{"--cpuprofile", filepath.Join(r.profiles, kind+name+".pprof")}
+	}
+	start(append([]string{"run", "--root", root, "--config", config, "--log-level", "warn"}, profile("run")...)...)
 	for i := range workers {
-		start("worker", "--config", workerConfigs[i], "--profiles", "exec", "--concurrency", strconv.Itoa(r.slots),
-			"--state", filepath.Join(dir, "state"+strconv.Itoa(i)), "--name", "w"+strconv.Itoa(i), "--log-level", "warn")
+		start(append([]string{"worker", "--config", workerConfigs[i], "--profiles", "exec", "--concurrency", strconv.Itoa(r.slots),
+			"--state", filepath.Join(dir, "state"+strconv.Itoa(i)), "--name", "w" + strconv.Itoa(i), "--log-level", "warn"}, profile("worker"+strconv.Itoa(i))...)...)
 	}
 	events := filepath.Join(list, ".taskd", "events.jsonl")
 	waitFor(b, "the daemon to start", func() bool { _, err := os.Stat(events); return err == nil })

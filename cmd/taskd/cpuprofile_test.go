@@ -44,3 +44,17 @@ func TestRunCPUProfile(t *testing.T) {
 		t.Fatalf("taskd run --cpuprofile %s: err %v, want one naming the cpu profile", bad, err)
 	}
 }
+
+// TestWorkerCPUProfile: taskd worker --cpuprofile FILE that cannot be
+// created fails the start with the reason, before the worker does
+// anything else (the profile of a running worker is measured by
+// bench/remote's -cpuprofiles).
+func TestWorkerCPUProfile(t *testing.T) {
+	isolate(t)
+	bad := filepath.Join(t.TempDir(), "missing", "cpu.pprof")
+	var errOut bytes.Buffer
+	err := run(context.Background(), []string{"worker", "--nats", "nats://127.0.0.1:1", "--state", t.TempDir(), "--cpuprofile", bad}, &bytes.Buffer{}, &errOut)
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("cpu profile")) {
+		t.Fatalf("taskd worker --cpuprofile %s: err %v, want one naming the cpu profile", bad, err)
+	}
+}

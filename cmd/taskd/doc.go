@@ -202,7 +202,7 @@
 //
 // # taskd worker
 //
-//	taskd worker [--config FILE] [--nats URL] [--profiles claude,exec] [--label L]... [--concurrency N] [--dir-map FROM=TO]... [--state DIR] [--name NAME] [--heartbeat D] [--grace D] [--drain-timeout D] [--drain] [--log-format text|json] [--log-level LEVEL]
+//	taskd worker [--config FILE] [--nats URL] [--profiles claude,exec] [--label L]... [--concurrency N] [--dir-map FROM=TO]... [--state DIR] [--name NAME] [--heartbeat D] [--grace D] [--drain-timeout D] [--drain] [--log-format text|json] [--log-level LEVEL] [--cpuprofile FILE]
 //
 // Worker runs, on this machine, the agent attempts that a coordinator (taskd
 // run --nats URL, on the machine with the task directory) sends through the

@@ -34,7 +34,7 @@ func (d *dirMaps) Set(v string) error {
 func init() {
 	register(&command{
 		name:  "worker",
-		usage: "[--config FILE] [--nats URL] [--profiles claude,exec] [--label L]... [--concurrency N] [--dir-map FROM=TO]... [--state DIR] [--name NAME] [--heartbeat D] [--grace D] [--drain-timeout D] [--drain] [--log-format text|json] [--log-level LEVEL]",
+		usage: "[--config FILE] [--nats URL] [--profiles claude,exec] [--label L]... [--concurrency N] [--dir-map FROM=TO]... [--state DIR] [--name NAME] [--heartbeat D] [--grace D] [--drain-timeout D] [--drain] [--log-format text|json] [--log-level LEVEL] [--cpuprofile FILE]",
 		short: "run agents for a coordinator on another machine",
 		group: "Daemon",
 		long: `
@@ -115,11 +115,19 @@ func runWorker(ctx context.Context, inv *invocation) error {
 	drain := fs.Bool("drain", false, "drain the worker running on --state, and wait until it has stopped")
 	format := fs.String("log-format", "text", "log format: text or json")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the worker to this file until it stops (docs/distributed.md)")
 	if err := inv.parse(fs); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return inv.usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	home, _ := os.UserHomeDir()
 	if *state == "" {

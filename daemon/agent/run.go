@@ -59,6 +59,10 @@ type Attempt struct {
 	// OutputMax bounds each of the attempt's logs, in bytes (capped.go);
 	// 0: the configuration's.
 	OutputMax int64
+	// NoResult: Run writes no result.json, the caller records the result
+	// elsewhere (a worker sends it to its coordinator, and removes the
+	// run folder).
+	NoResult bool
 	// Report is told the progress of a streaming agent (watch.go); nil:
 	// nobody is.
 	Report Reporter
@@ -211,7 +215,7 @@ func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 	// or where it is kept while the run folder cannot take it (kept.go).
 	// An attempt cut short by the daemon's own stop leaves no result, so
 	// it is run again.
-	if out != Interrupted {
+	if out != Interrupted && !a.NoResult {
 		if kept, err := WriteResult(a.ListDir, dir, res); kept != "" {
 			r.log.Warn("the run folder cannot take result.json: the result is kept elsewhere until its end is recorded", "task", a.TaskID, "path", dir, "kept", kept, "err", err)
 		} else if err != nil {

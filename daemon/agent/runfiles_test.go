@@ -171,3 +171,29 @@ func TestAgentEnv(t *testing.T) {
 		t.Error("a variable the profile does not name reached the agent")
 	}
 }
+
+// TestRun_NoResult: an attempt with NoResult returns its result and
+// leaves no result.json; one without writes it.
+func TestRun_NoResult(t *testing.T) {
+	base := t.TempDir()
+	cfg, err := config.NewConfig(base, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := cfg.ResolveAgent("exec", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, noResult := range []bool{false, true} {
+		a := &Attempt{ListDir: base, ListID: "l", TaskID: "1", N: n + 1, Profile: prof, Cwd: t.TempDir(), Timeout: time.Minute,
+			Prompt: "exit 3", Script: "exit 3", NoResult: noResult}
+		res, outcome := NewLocal(cfg, slog.New(slog.DiscardHandler)).Run(t.Context(), a)
+		if outcome != Finished || res.ExitCode != 3 {
+			t.Fatalf("NoResult %v: Run = %+v, %v, want exit code 3", noResult, res, outcome)
+		}
+		_, err := os.Stat(filepath.Join(a.Dir(), "result.json"))
+		if got := err == nil; got == noResult {
+			t.Errorf("NoResult %v: result.json written = %v, want %v", noResult, got, !noResult)
+		}
+	}
+}

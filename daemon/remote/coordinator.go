@@ -21,9 +21,9 @@
 //   - The attempt's Gate is called as agent.Local calls it: Enter before the
 //     attempt is published, Started when the worker reports its agent
 //     started, Exited when it reports the end.
-//   - cmd.json and work.json name the remote attempt before it is
-//     published, so that after a crash recovery follows it (Reattach)
-//     instead of taking it for interrupted.
+//   - cmd.json names the remote attempt, and keeps it (or work.json
+//     does), before it is published, so that after a crash recovery
+//     follows it (Reattach) instead of taking it for interrupted.
 //   - Reports are taken only if signed by a trusted worker key, and of an
 //     attempt only from the worker that claimed it. A worker is alive as
 //     long as its heartbeats come; time the coordinator spends away from

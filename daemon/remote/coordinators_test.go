@@ -1,6 +1,7 @@
 package remote_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +67,9 @@ func TestRemote_OneCoordinatorPerPrefix(t *testing.T) {
 
 // Ensure an attempt the coordinator claimed and could not send before it
 // died (the server was away) is sent when it restarts, runs once, and is
-// not recorded interrupted — nothing is blamed on the server.
+// not recorded interrupted — nothing is blamed on the server: one of a
+// usual size, kept in cmd.json, and one larger than 64 KiB, kept in
+// work.json.
 func TestRemote_CrashBeforeSend(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, []string{"l"}, nil)
@@ -75,25 +78,59 @@ func TestRemote_CrashBeforeSend(t *testing.T) {
 	c.waitState("l", []string{"0"}, task.Succeeded, time.Minute)
 	marks := t.TempDir()
 	ran := filepath.Join(marks, "ran")
-	c.nats.Stop()
-	c.drop("l", "1", execTask(`echo "$TASKD_TASK_ID $TASKD_ATTEMPT" >> `+ran, marks, nil))
-	run := filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1")
-	c.waitFor("the attempt to be claimed and written, not sent", 30*time.Second, func() bool {
-		id, _ := remoteOf(run)
+	for _, tc := range []struct {
+		id   string
+		pad  int  // bytes of a comment in the script
+		file bool // work.json, not cmd.json, keeps it
+	}{
+		{"1", 0, false},
+		{"2", 64 << 10, true}, // beyond the 64 KiB cmd.json keeps
+	} {
+		c.nats.Stop()
+		script := `echo "$TASKD_TASK_ID $TASKD_ATTEMPT" >> ` + ran
+		if tc.pad > 0 {
+			script += "\n# " + strings.Repeat("x", tc.pad)
+		}
+		c.drop("l", tc.id, execTask(script, marks, nil))
+		run := filepath.Join(c.listDir("l"), ".taskd", "runs", tc.id, "1")
+		c.waitFor("the attempt to be claimed and written, not sent", 30*time.Second, func() bool {
+			id, _ := remoteOf(run)
+			return id != ""
+		})
 		_, err := os.Stat(filepath.Join(run, "work.json"))
-		return id != "" && err == nil
-	})
-	c.kill(c.coord)
-	c.nats.Restart()
-	c.restart(c.coord)
-	c.waitState("l", []string{"1"}, task.Succeeded, time.Minute)
-	checkRanOnce(t, ran)
+		if got := err == nil; got != tc.file {
+			t.Errorf("task %s: work.json written = %v, want %v", tc.id, got, tc.file)
+		}
+		if got := hasInlineWork(run); got == tc.file {
+			t.Errorf("task %s: cmd.json keeps the attempt = %v, want %v", tc.id, got, !tc.file)
+		}
+		c.kill(c.coord)
+		c.nats.Restart()
+		c.restart(c.coord)
+		c.waitState("l", []string{tc.id}, task.Succeeded, time.Minute)
+		if n, _ := c.read("l", tc.id).Metadata.Object("taskd").Int("attempt"); n != 1 {
+			t.Errorf("task %s took %d attempts, want 1", tc.id, n)
+		}
+	}
+	if n := checkRanOnce(t, ran); n != 2 {
+		t.Errorf("%d attempts ran, want 2", n)
+	}
 	for _, e := range c.events("l") {
 		if e.Type == eventlog.TaskInterrupted {
 			t.Errorf("attempt %s/%d was recorded interrupted: %v", e.Task, e.Attempt, e.Data["error"])
 		}
 	}
-	if n, _ := c.read("l", "1").Metadata.Object("taskd").Int("attempt"); n != 1 {
-		t.Errorf("the task took %d attempts, want 1", n)
+}
+
+// hasInlineWork reports whether run's cmd.json keeps the signed attempt.
+func hasInlineWork(run string) bool {
+	data, _ := os.ReadFile(filepath.Join(run, "cmd.json"))
+	var cmd struct {
+		Remote struct {
+			Work struct {
+				Data []byte `json:"data"`
+			} `json:"work"`
+		} `json:"remote"`
 	}
+	return json.Unmarshal(data, &cmd) == nil && len(cmd.Remote.Work.Data) > 0
 }

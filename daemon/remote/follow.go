@@ -57,6 +57,7 @@ type following struct {
 	work        *nats.Msg  // the signed work, to publish again if the server loses it
 
 	held    *holding  // the worker that claimed it
+	saved   bool      // cmd.json names held
 	started bool      // its agent runs
 	missing time.Time // since when its worker's heartbeats no longer list it
 	queued  time.Time // since when it waits for a worker
@@ -216,11 +217,23 @@ func (s storedMsg) Subject() string      { return s.m.Subject }
 func (s storedMsg) Headers() nats.Header { return s.m.Header }
 func (s storedMsg) Data() []byte         { return s.m.Data }
 
-// claimed records that worker h claimed attempt fl, in cmd.json too: a
-// restart after the server lost the Start knows it.
+// claimed records that worker h claimed attempt fl. cmd.json names it
+// with the agent's start (recordStarted), or, when the agent has not
+// started by the next check, then (saveClaim): an agent that starts at
+// once costs one rewrite of cmd.json, not two. A restart that finds no
+// worker in cmd.json asks the streams and the heartbeats, as it must
+// for a claim made while the coordinator was down.
 func (c *Coordinator) claimed(fl *following, h holding) {
-	fl.held = &h
+	fl.held, fl.saved = &h, false
 	fl.n.clear()
+}
+
+// saveClaim writes the worker that claimed attempt fl into cmd.json, in
+// state claimed: taskd status shows it while the worker prepares the
+// agent, and a restart after the server lost the Start knows it.
+func (c *Coordinator) saveClaim(fl *following) {
+	h := fl.held
+	fl.saved = true
 	err := fl.f.updateRemote(map[string]any{"worker": h.Worker, "key": h.Key, "boot": h.Boot, "seq": h.Seq, "state": stateClaimed})
 	if err != nil {
 		c.log.Warn("write cmd.json", "path", fl.f.dir, "err", err)
@@ -237,6 +250,9 @@ func (c *Coordinator) check(ctx context.Context, fl *following) (agent.Result, a
 		return agent.Result{}, 0, false
 	}
 	if fl.held != nil {
+		if !fl.saved && !fl.started {
+			c.saveClaim(fl)
+		}
 		v, why := c.pool.judge(*fl.held, fl.id)
 		switch {
 		case v == lost:
@@ -354,6 +370,10 @@ func (c *Coordinator) recordStarted(fl *following, st Started) {
 	r := map[string]any{}
 	for k, v := range fl.f.remoteInfo() {
 		r[k] = v
+	}
+	if h := fl.held; h != nil {
+		r["key"], r["boot"], r["seq"] = h.Key, h.Boot, h.Seq
+		fl.saved = true
 	}
 	r["worker"], r["state"] = st.Worker, stateRunning
 	if pid, ok := info["pid"]; ok {

@@ -17,8 +17,8 @@ import (
 // says which, or a worker's heartbeat lists it), ended meanwhile (its End
 // is in the runs stream), or unknown to the server — never published
 // (the daemon died first) or lost with the server's store — and then
-// published again from work.json. ok is false for an attempt that ran on
-// this machine.
+// published again from the copy cmd.json (or work.json) keeps. ok is
+// false for an attempt that ran on this machine.
 func (c *Coordinator) Reattach(ctx context.Context, listDir, runDir string) (agent.Result, agent.Outcome, bool) {
 	id, subject := remoteID(listDir, runDir)
 	if id == "" {
@@ -51,7 +51,7 @@ func (c *Coordinator) Reattach(ctx context.Context, listDir, runDir string) (age
 	_ = json.Unmarshal(work.Data, &w)
 	fl := &following{id: id, subject: subject, profile: w.Profile, labels: w.Labels, f: f, n: n, work: work}
 	if h, ok := f.holding(); ok {
-		fl.held = &h
+		fl.held, fl.saved = &h, true
 	}
 	c.log.Info("following an attempt sent to a worker before the daemon restarted", "task", taskID, "attempt", id)
 	stopWatch := c.watchFolder(f, w.Profile)

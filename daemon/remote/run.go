@@ -42,19 +42,21 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 	}
 	msg := &nats.Msg{Subject: subject, Data: data}
 	c.signer.Sign(msg)
+	rem := map[string]any{"attempt": id, "subject": subject, "state": stateQueued}
 	cmd := map[string]any{
 		"cwd": a.Cwd, "env": a.Profile.Env, "profile": a.Profile.Name, "timeout": a.Timeout.String(),
 		"step": a.Step, "attempt": a.N, "prompt": a.Profile.Prompt, "output": a.Profile.Output,
-		"remote": map[string]any{"attempt": id, "subject": subject, "state": stateQueued},
+		"remote": rem,
 	}
 	if a.Session != "" {
 		cmd["sessionId"] = a.Session
 	}
-	// work.json and cmd.json name the remote attempt before it can exist:
-	// a daemon that dies from here on follows it at its next start, and
-	// publishes it if the server never got it.
-	if err := f.saveWork(msg); err != nil {
-		return c.settle(a, f, start, notStarted(fmt.Sprintf("write work.json: %v", err)))
+	// cmd.json names the remote attempt, and keeps it (or work.json
+	// does, written first), before it can exist: a daemon that dies from
+	// here on follows it at its next start, and publishes it if the
+	// server never got it.
+	if err := f.keepWork(msg, rem); err != nil {
+		return c.settle(a, f, start, notStarted(err.Error()))
 	}
 	if err := f.setCmd(cmd); err != nil {
 		return c.settle(a, f, start, notStarted(fmt.Sprintf("write cmd.json: %v", err)))
@@ -163,11 +165,19 @@ func (c *Coordinator) settle(a *agent.Attempt, f *folder, start time.Time, e end
 // settle forgets one itself.
 const maxForgets = 1024
 
+// forgetDelay is how long what the runs stream holds of an ended attempt
+// is kept before it is forgotten. A purge that empties the stream's last
+// block has the server replace that block's file — one file created and
+// one removed per attempt, which costs more than the purge on a busy
+// disk; a moment later, the attempts that followed have records beside
+// it, and the purge only marks messages removed.
+const forgetDelay = 2 * time.Second
+
 // forget has what the runs stream holds of attempt id, whose end is
-// recorded, removed in the background (forgetting), so that the attempt's
-// job does not wait for the server. A record the daemon stops before
-// removing stays until the stream's age limit, as one the server could
-// not remove does.
+// recorded, removed in the background (forgetting), after forgetDelay,
+// so that the attempt's job does not wait for the server. A record the
+// daemon stops before removing stays until the stream's age limit, as
+// one the server could not remove does.
 func (c *Coordinator) forget(id string) {
 	select {
 	case c.forgets <- id:
@@ -176,20 +186,57 @@ func (c *Coordinator) forget(id string) {
 	}
 }
 
-// forgetting forgets the attempts handed to forget, until ctx ends.
+// forgetting forgets the attempts handed to forget, each forgetDelay
+// after, until ctx ends; then those still waiting, for as long as the
+// server answers within forgetFlush.
 func (c *Coordinator) forgetting(ctx context.Context) {
+	type due struct {
+		id string
+		at time.Time
+	}
+	var queue []due
+	timer := time.NewTimer(forgetDelay)
+	defer timer.Stop()
 	for {
+		var wake <-chan time.Time
+		if len(queue) > 0 {
+			timer.Reset(time.Until(queue[0].at))
+			wake = timer.C
+		}
 		select {
 		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), forgetFlush)
+			for _, d := range queue {
+				if fctx.Err() != nil {
+					break
+				}
+				c.forgetIn(fctx, d.id)
+			}
+			cancel()
 			return
 		case id := <-c.forgets:
-			c.forgetNow(id)
+			if len(queue) >= maxForgets {
+				c.forgetNow(queue[0].id)
+				queue = queue[1:]
+			}
+			queue = append(queue, due{id, time.Now().Add(forgetDelay)})
+		case now := <-wake:
+			for len(queue) > 0 && !queue[0].at.After(now) {
+				c.forgetNow(queue[0].id)
+				queue = queue[1:]
+			}
 		}
 	}
 }
 
-func (c *Coordinator) forgetNow(id string) {
-	if err := c.streams.Forget(context.Background(), id); err != nil {
+// forgetFlush bounds how long a stopping coordinator forgets the
+// attempts still waiting to be.
+const forgetFlush = 2 * time.Second
+
+func (c *Coordinator) forgetNow(id string) { c.forgetIn(context.Background(), id) }
+
+func (c *Coordinator) forgetIn(ctx context.Context, id string) {
+	if err := c.streams.Forget(ctx, id); err != nil {
 		c.log.Debug("forget a recorded attempt", "attempt", id, "err", err)
 	}
 }

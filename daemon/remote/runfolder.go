@@ -19,8 +19,7 @@ import (
 
 // A folder is the run folder of an attempt a worker runs, filled here as
 // agent.Local fills it for an agent of this machine: prompt.md and the
-// prompt commands' files before it is sent, work.json (the signed attempt,
-// to send it again), cmd.json (how it is, then was, started, with the
+// prompt commands' files before it is sent, cmd.json (how it is, then was, started, with the
 // remote attempt's id and the worker that claimed it, so that recovery
 // follows it), stdout.log and stderr.log growing as the worker sends the
 // bytes (each made at its first: a stream the agent never wrote to leaves
@@ -229,26 +228,52 @@ func (f *folder) holding() (holding, bool) {
 	return h, true
 }
 
-// savedWork is work.json: the signed message of the attempt, kept to
-// publish it again if the server loses it.
+// savedWork is the signed message of the attempt, kept to publish it
+// again if the server loses it: in cmd.json (remote.work), or, when it
+// is larger than inlineWork, in work.json.
 type savedWork struct {
 	Subject string      `json:"subject"`
 	Header  nats.Header `json:"header"`
 	Data    []byte      `json:"data"`
 }
 
-// saveWork writes work.json.
-func (f *folder) saveWork(m *nats.Msg) error {
-	return f.writeJSON("work.json", savedWork{Subject: m.Subject, Header: m.Header, Data: m.Data})
+// inlineWork is the largest attempt kept in cmd.json rather than in a
+// file of its own: cmd.json stays small for those who read it (taskd
+// status), and an attempt of a usual size costs one file, not two.
+const inlineWork = 64 << 10
+
+// keepWork keeps the signed message m: into remote, cmd.json's "remote"
+// object, or, if it is larger than inlineWork, into work.json.
+func (f *folder) keepWork(m *nats.Msg, remote map[string]any) error {
+	w := savedWork{Subject: m.Subject, Header: m.Header, Data: m.Data}
+	if len(m.Data) <= inlineWork {
+		remote["work"] = w
+		return nil
+	}
+	if err := f.writeJSON("work.json", w); err != nil {
+		return fmt.Errorf("write work.json: %w", err)
+	}
+	return nil
 }
 
-// loadWork reads work.json.
+// loadWork reads the signed message of the attempt that keepWork kept:
+// cmd.json's remote.work, else work.json.
 func (f *folder) loadWork() (*nats.Msg, error) {
+	var w savedWork
+	if kept, ok := f.remoteInfo()["work"]; ok {
+		data, err := json.Marshal(kept)
+		if err == nil {
+			err = json.Unmarshal(data, &w)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cmd.json's remote.work: %w", err)
+		}
+		return &nats.Msg{Subject: w.Subject, Header: w.Header, Data: w.Data}, nil
+	}
 	data, err := fsroot.ReadFile(f.base, f.path("work.json"), 64<<20)
 	if err != nil {
 		return nil, err
 	}
-	var w savedWork
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("work.json: %w", err)
 	}

@@ -288,6 +288,7 @@ func (w *Worker) attempt(wk remote.Work, cwd string) (*agent.Attempt, error) {
 		Profile: w.cfg.Defined[wk.Profile], Prompt: wk.Prompt, Script: wk.Script, Cwd: cwd,
 		Timeout: time.Duration(wk.Timeout), Session: wk.Session, Resume: wk.Resume, Sub: wk.Sub, Fork: wk.Fork, Files: wk.Files,
 		OutputMax: wk.OutputMax,
+		NoResult:  true, // the End carries it; the run folder goes with the attempt
 		Spec: task.Spec{Model: wk.Flags.Model, PermissionMode: wk.Flags.PermissionMode, Tools: wk.Flags.Tools,
 			DisallowTools: wk.Flags.DisallowTools, SystemPrompt: wk.Flags.SystemPrompt},
 		Budget: agent.Budget{MaxTurns: wk.Budget.MaxTurns, MaxCostUSD: wk.Budget.MaxCostUSD},

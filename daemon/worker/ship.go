@@ -110,14 +110,23 @@ func (s *shipper) send(ctx context.Context, kind string, off int64, data []byte)
 	return err == nil
 }
 
-// readAt reads at most n bytes of the file at path from off.
+// readAt reads at most n bytes of the file at path from off: a buffer
+// of what the file holds beyond off, not of n, since most reads find
+// little or nothing new.
 func readAt(path string, off int64, n int) ([]byte, error) {
 	f, err := fsroot.OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	buf := make([]byte, n)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() <= off {
+		return nil, nil
+	}
+	buf := make([]byte, min(int64(n), fi.Size()-off))
 	k, err := f.ReadAt(buf, off)
 	if k > 0 {
 		return buf[:k], nil
