@@ -98,7 +98,15 @@ func startDaemonProc(t *testing.T, root string, concurrency int, env ...string) 
 // startDaemonProcLog is startDaemonProc writing the daemon's log into log.
 func startDaemonProcLog(t *testing.T, root string, concurrency int, log *syncBuffer, env ...string) *daemonProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	return startDaemonProcUnder(t, root, concurrency, log, nil, env...)
+}
+
+// startDaemonProcUnder is startDaemonProcLog with the daemon started by
+// the command wrap (strace, say), given the daemon's command line last.
+func startDaemonProcUnder(t *testing.T, root string, concurrency int, log *syncBuffer, wrap []string, env ...string) *daemonProc {
+	t.Helper()
+	argv := append(append([]string(nil), wrap...), os.Args[0], "-test.run=^$")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "TASKD_TEST_DAEMON="+root, "TASKD_TEST_CONCURRENCY="+strconv.Itoa(concurrency),
 		"XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(root), "config"), // no user's workflows or commands
 		"XDG_STATE_HOME="+filepath.Join(filepath.Dir(root), "state"))   // the tasks' worktrees beside the root

@@ -20,8 +20,8 @@ import (
 // prepared ahead of a slot are starting: their claims are on disk (state,
 // attempt, start of the wait) while their files still say pending, which
 // is what Claude Code's list shows, and taskd status says they wait for a
-// slot. When the slots free, each is marked running just before its
-// agent starts, and every task runs once.
+// slot. When the slots free, each agent starts and its task is marked
+// running (startmark_test.go), and every task runs once.
 func TestAhead_StartingUntilItsSlot(t *testing.T) {
 	t.Parallel()
 	h := startDaemon(t, []string{"l"}, func(fc *config.FileConfig) { fc.Concurrency = 2 })

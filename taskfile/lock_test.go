@@ -66,6 +66,25 @@ func helper(args []string) error {
 			return err
 		}
 		fmt.Println(returnedMark)
+	case "defer": // defer DIR ID…: Updates with DeferDirSync (an ID with a trailing ! without), then Sync of each, a line on stdout after each
+		var written []*taskfile.Task
+		for _, id := range args[2:] {
+			opt := taskfile.DeferDirSync
+			if durable := strings.HasSuffix(id, "!"); durable {
+				id, opt = strings.TrimSuffix(id, "!"), 0
+			}
+			t, err := d.Update(ctx, id, increment("n"), opt)
+			if err != nil {
+				return err
+			}
+			written = append(written, t)
+		}
+		for _, t := range written {
+			if err := d.Sync(t); err != nil {
+				return err
+			}
+			fmt.Println(syncedMark + t.ID)
+		}
 	case "create-id": // create-id DIR ID: one Create, then a line on stdout
 		if _, err := d.Create(ctx, &taskfile.Task{ID: args[2], Subject: "new"}); err != nil {
 			return err

@@ -11,8 +11,9 @@ import (
 // modification time), so that the loop, told of the write by a file
 // event, need not read back what it wrote (Dir.Own).
 type ownWrites struct {
-	mu sync.Mutex
-	m  map[string]ownWrite
+	mu    sync.Mutex
+	m     map[string]ownWrite
+	bytes int // the raw bytes held in m
 }
 
 // An ownWrite is one task file as a write of this process left it.
@@ -23,9 +24,13 @@ type ownWrite struct {
 	raw      []byte
 }
 
-// maxOwnWrites bounds what is remembered: writes the loop is never told
-// of (a list it stopped serving) are forgotten all at once past it.
-const maxOwnWrites = 4096
+// maxOwnWrites and maxOwnBytes bound what is remembered: the writes of
+// tasks that have ended, and of lists no longer served, are forgotten all
+// at once past either.
+const (
+	maxOwnWrites = 4096
+	maxOwnBytes  = 16 << 20
+)
 
 // RememberWrites makes d remember the bytes of its own writes of task
 // files for Own. Call it before d is used.
@@ -39,10 +44,15 @@ func (d *Dir) remember(id string, tmp *pendingFile, raw []byte) {
 	}
 	w := ownWrite{dev: tmp.st.Dev, ino: tmp.st.Ino, size: tmp.st.Size, mtime: tmp.st.Mtim, raw: raw}
 	d.own.mu.Lock()
-	if len(d.own.m) >= maxOwnWrites {
+	if old, ok := d.own.m[id]; ok {
+		d.own.bytes -= len(old.raw)
+	}
+	if len(d.own.m) >= maxOwnWrites || d.own.bytes+len(raw) > maxOwnBytes {
 		clear(d.own.m)
+		d.own.bytes = 0
 	}
 	d.own.m[id] = w
+	d.own.bytes += len(raw)
 	d.own.mu.Unlock()
 }
 
@@ -50,34 +60,62 @@ func (d *Dir) remember(id string, tmp *pendingFile, raw []byte) {
 // if the file is still the one that write made — the same inode, size and
 // modification time — and the caller saw no write into the file in place
 // (inPlace: a file event of a write, as Claude Code makes). A write in
-// place changes the contents without a new inode, so only the caller's
-// events can tell; a rename over the file makes a new inode. The
-// remembered write is used once: each call forgets it. ok is false when
-// the file must be read (Read).
+// place changes the contents without a new inode: its modification time
+// tells, unless it kept the size and came within the file system's clock
+// tick of this process's write, which only the events can tell; a rename
+// over the file makes a new inode. A write in place seen, or a file found
+// changed, forgets the remembered write for good; else it is kept for the
+// next call (the loop's event, the job's next look at its file). ok is
+// false when the file must be read (Read).
 func (d *Dir) Own(id string, inPlace bool) (t *Task, ok bool) {
 	if d.own == nil {
 		return nil, false
 	}
 	d.own.mu.Lock()
 	w, found := d.own.m[id]
-	delete(d.own.m, id)
+	if found && inPlace {
+		d.own.forget(id, w)
+	}
 	d.own.mu.Unlock()
 	if !found || inPlace || !ValidID(id) {
 		return nil, false
 	}
 	path := d.File(id)
 	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
+	err := syscall.Lstat(path, &st)
+	if err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Dev != w.dev || st.Ino != w.ino || st.Size != w.size || st.Mtim != w.mtime {
+		d.own.mu.Lock()
+		if cur, ok := d.own.m[id]; ok && cur.ino == w.ino && cur.mtime == w.mtime {
+			d.own.forget(id, cur) // not a newer write made meanwhile
+		}
+		d.own.mu.Unlock()
 		return nil, false
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Dev != w.dev || st.Ino != w.ino || st.Size != w.size || st.Mtim != w.mtime {
-		return nil, false
-	}
-	t, err := Parse(w.raw, path, id)
+	t, err = Parse(w.raw, path, id)
 	if err != nil {
 		return nil, false
 	}
 	return t, true
+}
+
+// Current returns task id as its file holds it: as this process's last
+// write of it left it, if the file is still the one that write made and
+// no write in place has been seen since (Own), else read (Read). For a
+// writer that holds no file events of its own (a job after its agent
+// ran): a write in place that kept the size, within the file system's
+// clock tick of its own write, is missed until its event comes, and its
+// next Update's check under the locks finds it.
+func (d *Dir) Current(id string) (*Task, error) {
+	if t, ok := d.Own(id, false); ok {
+		return t, nil
+	}
+	return d.Read(id)
+}
+
+// forget drops the remembered write w of task id. The caller holds mu.
+func (o *ownWrites) forget(id string, w ownWrite) {
+	delete(o.m, id)
+	o.bytes -= len(w.raw)
 }
 
 // stat notes the temporary file's inode, size and modification time,

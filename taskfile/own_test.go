@@ -9,10 +9,11 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// TestDir_Own: a Dir that remembers its writes gives back, once, the task
-// as its last write left it while the file is the one that write made;
-// after a write in place (same inode, as Claude Code writes), a file
-// renamed over it, or the file removed, the caller reads the file.
+// TestDir_Own: a Dir that remembers its writes gives back the task as its
+// last write left it, as often as asked, while the file is the one that
+// write made; after a write in place (same inode, as Claude Code writes),
+// a file renamed over it, or the file removed, the caller reads the file,
+// then and from then on.
 func TestDir_Own(t *testing.T) {
 	ctx := context.Background()
 	const id = "1"
@@ -63,8 +64,8 @@ func TestDir_Own(t *testing.T) {
 			if ok && string(got.Raw()) != string(wrote.Raw()) {
 				t.Errorf("Own gave %s, want what the write left: %s", got.Raw(), wrote.Raw())
 			}
-			if _, again := d.Own(id, false); again {
-				t.Error("Own gave the same write twice")
+			if _, again := d.Own(id, false); again != tt.want {
+				t.Errorf("Own asked again: ok %v, want %v", again, tt.want)
 			}
 		})
 	}

@@ -29,7 +29,10 @@ func (d *Dir) Swap(ctx context.Context, id string, old, new []byte) error {
 		return err
 	}
 	defer tmp.Cleanup()
-	replaced, err := d.replaceIfUnchanged(ctx, tmp, path, old)
+	if d.own != nil {
+		tmp.stat()
+	}
+	replaced, err := d.replaceIfUnchanged(ctx, id, tmp, new, old)
 	if err != nil {
 		return err
 	}

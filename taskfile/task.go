@@ -42,6 +42,9 @@ type Task struct {
 
 	doc *Object // the file as read: key order and unknown fields
 	raw []byte  // the bytes as read, nil for a task not read from a file
+	// unsynced is the directory fsync a write made with DeferDirSync
+	// asked for and did not wait for (Dir.Sync); 0 for none.
+	unsynced uint64
 }
 
 // known lists the typed fields in the order Claude Code writes them; a

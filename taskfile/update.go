@@ -20,6 +20,17 @@ const (
 	// previous version is a safe state to fall back to, such as marking a
 	// task running that a restart would run again anyway.
 	NoDirSync WriteOption = 1 << iota
+	// DeferDirSync puts off the fsync of the directory after the rename
+	// until the writer needs the write durable: Dir.Sync of the task the
+	// write returned waits for it, unless an fsync of the directory made
+	// meanwhile by any writer (concurrent claims, the end of another
+	// attempt) has covered it already. So writes made close together,
+	// each by its own writer, share one fsync of the directory without
+	// waiting for each other. Until then the write is as NoDirSync's: the
+	// file is never torn or empty, but after a power loss its previous
+	// version may reappear; the writer must not act on the write (start
+	// anything a restart could not take back) before Sync returns.
+	DeferDirSync
 )
 
 // maxRetries bounds how often Update starts over because another writer
@@ -109,7 +120,7 @@ func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task)
 		if d.own != nil {
 			tmp.stat()
 		}
-		replaced, err := d.replaceIfUnchanged(ctx, tmp, path, before)
+		replaced, err := d.replaceIfUnchanged(ctx, id, tmp, data, before)
 		tmp.Cleanup() // removes the temporary file unless it was renamed
 		if err != nil {
 			return nil, err
@@ -117,13 +128,11 @@ func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task)
 		if !replaced {
 			continue // someone else wrote the file: start over from their version
 		}
-		d.remember(id, tmp, data)
-		if opt&NoDirSync == 0 {
-			if err := syncerFor(d.path).sync(); err != nil {
-				return nil, err
-			}
+		unsynced, err := d.dirSync(opt)
+		if err != nil {
+			return nil, err
 		}
-		t.doc, t.raw = out, data
+		t.doc, t.raw, t.unsynced = out, data, unsynced
 		return t, nil
 	}
 	return nil, fmt.Errorf("update task %s: the file kept changing under %d attempts: %w", id, maxRetries, ErrLocked)
@@ -158,9 +167,8 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 				if d.own != nil {
 					tmp.stat()
 				}
-				if err = tmp.replace(); err == nil {
-					d.remember(id, tmp, data)
-				}
+				d.remember(id, tmp, data) // before the rename: the loop's event may come at once
+				err = tmp.replace()
 				tmp.Cleanup()
 			}
 		}
@@ -171,25 +179,52 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 		return nil, err
 	}
 	if changed {
-		if opt&NoDirSync == 0 {
-			if err := syncerFor(d.path).sync(); err != nil {
-				return nil, err
-			}
+		unsynced, err := d.dirSync(opt)
+		if err != nil {
+			return nil, err
 		}
-		t.doc, t.raw = out, data
+		t.doc, t.raw, t.unsynced = out, data, unsynced
 	}
 	return t, nil
 }
 
-// replaceIfUnchanged renames tmp over path, under every lock, if path still
-// holds want.
+// dirSync makes a rename just done durable as opt says: an fsync of the
+// directory (shared with concurrent writers) before it returns; none
+// (NoDirSync); or a request for one, returned to be waited for by Sync
+// (DeferDirSync).
+func (d *Dir) dirSync(opt WriteOption) (unsynced uint64, err error) {
+	switch {
+	case opt&NoDirSync != 0:
+		return 0, nil
+	case opt&DeferDirSync != 0:
+		return syncerFor(d.path).request(), nil
+	}
+	return 0, syncerFor(d.path).sync()
+}
+
+// Sync returns once the write that returned t is durable. Only a write
+// made with DeferDirSync may not be yet: Sync waits until an fsync of the
+// directory that began after its rename has finished, and makes one if
+// none is under way. For any other task it returns at once.
+func (d *Dir) Sync(t *Task) error {
+	if t == nil || t.unsynced == 0 {
+		return nil
+	}
+	return syncerFor(d.path).wait(t.unsynced)
+}
+
+// replaceIfUnchanged renames tmp, the new contents data of task id, over
+// its file, under every lock, if the file still holds want. The write is
+// remembered (Own) before the rename, so that the loop, told of the rename
+// at once, finds it.
 //
 // The task file's own lock (a directory, made and removed: two journal
 // operations that can each wait for a commit) is taken first and released
 // last, so the list's lock, which every write to the list takes, is held
 // only for the read and the rename. Every path takes the two in this
 // order.
-func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp *pendingFile, path string, want []byte) (bool, error) {
+func (d *Dir) replaceIfUnchanged(ctx context.Context, id string, tmp *pendingFile, data, want []byte) (bool, error) {
+	path := d.File(id)
 	unlockFile, err := d.lockFile(ctx, path)
 	if err != nil {
 		return false, err
@@ -207,6 +242,7 @@ func (d *Dir) replaceIfUnchanged(ctx context.Context, tmp *pendingFile, path str
 	if !bytes.Equal(cur, want) {
 		return false, nil
 	}
+	d.remember(id, tmp, data)
 	return true, tmp.replace()
 }
 

@@ -196,11 +196,24 @@ func syncerFor(dir string) *dirSyncer {
 
 // sync returns once the directory's entries as they were when sync was
 // called are on disk.
-func (s *dirSyncer) sync() error {
+func (s *dirSyncer) sync() error { return s.wait(s.request()) }
+
+// request notes that the directory's entries as they are now are to be
+// made durable, without waiting: wait(request()) is sync. Until someone
+// waits, the request is met by the next fsync of the directory any
+// writer makes, and costs nothing of its own.
+func (s *dirSyncer) request() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	mine := s.seq
+	return s.seq
+}
+
+// wait returns once request mine is met: an fsync of the directory that
+// began after the request has finished, another writer's or its own.
+func (s *dirSyncer) wait(mine uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for s.done < mine {
 		if s.running {
 			s.cond.Wait()

@@ -20,7 +20,7 @@ var _ job.Handler = Tasks{}
 func (Tasks) Do(ctx context.Context, j *job.Job, t *taskfile.Task) (*taskfile.Task, error) {
 	switch j.Kind {
 	case job.Run:
-		c, err := j.Claim(ctx, func(t *taskfile.Task, sp *task.Spec) error {
+		c, err := j.ClaimToStart(ctx, func(t *taskfile.Task, sp *task.Spec) error {
 			if !job.Pending(t, *sp, j.Now()) {
 				return job.ErrNotRunnable
 			}

@@ -31,6 +31,10 @@ type Claim struct {
 	// ahead is set while the file says starting: the claim was made
 	// ahead of the job's slot, and Start marks it running.
 	ahead bool
+	// written is the claim's write, when the fsync of the list's
+	// directory that makes it durable was put off (ClaimToStart):
+	// Durable waits for it.
+	written *taskfile.Task
 }
 
 // A Decide function looks at a task under the claim's lock. It returns an
@@ -54,10 +58,38 @@ type Decide func(t *taskfile.Task, sp *task.Spec) error
 // durable; its attempt is prepared while other agents run, and Start
 // marks it running once the slot has come, just before its agent starts.
 func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
+	return j.claim(ctx, decide, false)
+}
+
+// ClaimToStart is Claim for an attempt whose agent starts through Start.
+// A claim made ahead of the slot is not made durable before it returns:
+// the fsync of the list's directory it needs is put off until Start (or
+// Durable, before the attempt does anything a restart could not take
+// back), and is then most often found done already by the fsync of
+// another write of the list — the claims of tasks prepared together, the
+// end of an attempt — so that they share one. Until then the file says
+// starting, and a power loss may bring back its version before the
+// claim; nothing of the attempt has run.
+func (j *Job) ClaimToStart(ctx context.Context, decide Decide) (*Claim, error) {
+	return j.claim(ctx, decide, true)
+}
+
+// Durable returns once claim c is durable: at once unless it was made
+// ahead of the slot by ClaimToStart and no fsync of the list's directory
+// has covered it since.
+func (j *Job) Durable(c *Claim) error { return j.List.Dir.Sync(c.written) }
+
+// claim is Claim, the claim's directory fsync put off when deferSync is
+// set and the claim is made ahead of the slot.
+func (j *Job) claim(ctx context.Context, decide Decide, deferSync bool) (*Claim, error) {
 	c := &Claim{ID: j.ID, ahead: j.Slot != nil && !j.Slot.Ready()}
 	defer j.holdWhileSlow()()
+	var opts []taskfile.WriteOption
+	if deferSync && c.ahead {
+		opts = append(opts, taskfile.DeferDirSync)
+	}
 	update := func(fn func(*taskfile.Task) error) (*taskfile.Task, error) {
-		return j.List.Dir.Update(ctx, j.ID, fn)
+		return j.List.Dir.Update(ctx, j.ID, fn, opts...)
 	}
 	if seen := j.Seen; seen != nil && seen.ID == j.ID {
 		// The file as the job (or the loop, for it) read it: a claim
@@ -65,9 +97,9 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 		// so that what the claim refuses is always what the file says.
 		j.Seen = nil
 		update = func(fn func(*taskfile.Task) error) (*taskfile.Task, error) {
-			t, err := j.List.Dir.UpdateFrom(ctx, seen, fn)
+			t, err := j.List.Dir.UpdateFrom(ctx, seen, fn, opts...)
 			if err != nil && !Retryable(err) && ctx.Err() == nil {
-				t, err = j.List.Dir.Update(ctx, j.ID, fn)
+				t, err = j.List.Dir.Update(ctx, j.ID, fn, opts...)
 			}
 			return t, err
 		}
@@ -94,6 +126,9 @@ func (j *Job) Claim(ctx context.Context, decide Decide) (*Claim, error) {
 		return nil, err
 	}
 	c.Task, c.Record = t, task.RecordOf(t)
+	if len(opts) > 0 {
+		c.written = t
+	}
 	return c, nil
 }
 
@@ -188,7 +223,7 @@ var ErrClaimChanged = errors.New("the task file changed before its agent started
 // deleted, or given another state meanwhile does not (ErrClaimChanged),
 // and is decided on again as it now says.
 func (j *Job) Check(c *Claim) error {
-	t, err := j.List.Dir.Read(c.ID)
+	t, err := j.List.Dir.Current(c.ID)
 	if err != nil || !c.holds(t) {
 		return ErrClaimChanged
 	}
@@ -197,8 +232,9 @@ func (j *Job) Check(c *Claim) error {
 
 // Start lets claim c's agent start, now that the job holds its slot: the
 // file must still hold the claim (Check). A claim made ahead of the slot
-// is marked running first: state running, status in_progress, startedAt
-// now. That write skips the directory's fsync: a starting task is
+// is made durable, if ClaimToStart put that off and no other write's
+// fsync has done it since (Durable), and marked running: state running,
+// status in_progress, startedAt now. That write skips the directory's fsync: a starting task is
 // recovered as a running one is (its agent's result read, or the attempt
 // run again), so falling back to it after a power loss is safe, and the
 // agent does not wait for a second fsync. The extra write is paid only
@@ -215,8 +251,12 @@ func (j *Job) Start(ctx context.Context, c *Claim) error {
 	})
 }
 
-// start marks claim c, made ahead of the slot, running.
+// start marks claim c, made ahead of the slot, running, once the claim is
+// durable.
 func (j *Job) start(ctx context.Context, c *Claim) error {
+	if err := j.Durable(c); err != nil {
+		return err
+	}
 	t, err := j.update(ctx, func(t *taskfile.Task) error {
 		if !c.holds(t) {
 			return ErrClaimChanged

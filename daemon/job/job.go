@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -137,6 +138,13 @@ type Job struct {
 	// wrote is the task file as the job's last write left it: the job's
 	// next write starts from its bytes (update).
 	wrote atomic.Pointer[taskfile.Task]
+	// mark is the running mark a claim made ahead of its slot still owes
+	// the file, its agent started (startmark.go).
+	mark atomic.Pointer[startMark]
+	// writing makes the job's own writes of its task (update) one at a
+	// time: the mark's write of its own and the attempt's end never race
+	// from the same bytes.
+	writing sync.Mutex
 }
 
 // ErrNotRunnable ends a job whose task changed before it could do its

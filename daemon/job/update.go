@@ -12,8 +12,20 @@ import (
 // again: a file changed since is found under the locks, as any other
 // writer's change is, and the update starts over from the file. fn
 // failing on those bytes is asked again of the file as it is, so that
-// what fn refuses is always what the file says.
+// what fn refuses is always what the file says. A running mark the job
+// still owes (startmark.go) is made in the same write, before fn.
 func (j *Job) update(ctx context.Context, fn func(*taskfile.Task) error, opts ...taskfile.WriteOption) (*taskfile.Task, error) {
+	j.writing.Lock()
+	defer j.writing.Unlock()
+	m := j.mark.Load()
+	if m != nil {
+		// The running mark the job still owes goes in this write, first.
+		inner := fn
+		fn = func(t *taskfile.Task) error {
+			m.apply(t)
+			return inner(t)
+		}
+	}
 	var t *taskfile.Task
 	err := errNotWritten
 	if last := j.wrote.Load(); last != nil && last.ID == j.ID {
@@ -23,6 +35,9 @@ func (j *Job) update(ctx context.Context, fn func(*taskfile.Task) error, opts ..
 		t, err = j.List.Dir.Update(ctx, j.ID, fn, opts...)
 	}
 	j.remember(t, err)
+	if m != nil && err == nil {
+		j.settleMark(m)
+	}
 	return t, err
 }
 

@@ -8,10 +8,10 @@ import (
 )
 
 // A claimGate lets a claimed task's agent start once the job holds its
-// slot and the file still holds the claim (marked running then, if it was
-// claimed ahead of the slot: job.Start); it logs the start and gives
-// the slot back the moment the agent exits (unless the task's loop
-// condition needs it next).
+// slot and the file still holds the claim (marked running once the agent
+// has started, if it was claimed ahead of the slot:
+// job.StartMarkingLater); it logs the start and gives the slot back the
+// moment the agent exits (unless the task's loop condition needs it next).
 type claimGate struct {
 	j        *job.Job
 	claim    *job.Claim
@@ -23,7 +23,7 @@ func (g *claimGate) Enter(ctx context.Context) error {
 	if err := g.j.Slot.Acquire(ctx); err != nil {
 		return err
 	}
-	return g.j.Start(ctx, g.claim)
+	return g.j.StartMarkingLater(ctx, g.claim)
 }
 
 func (g *claimGate) Started(time.Time) { g.logStart() }

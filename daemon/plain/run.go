@@ -64,6 +64,13 @@ func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, e
 		return nil, err
 	}
 	t, sp := c.Task, c.Spec
+	if !quietPreparation(t, sp) {
+		// What it does before its agent (a worktree, children, prompt
+		// commands) comes after its claim is durable.
+		if err := j.Durable(c); err != nil {
+			return j.NotStarted(ctx, c, nil, err)
+		}
+	}
 	// The start is logged once the attempt does something: its prompt
 	// commands run, its agent starts, or it ends without starting.
 	logStart := sync.OnceFunc(func() {
@@ -105,12 +112,21 @@ func runTaskOnce(ctx context.Context, j *job.Job, again bool) (*taskfile.Task, e
 	return afterAttempt(ctx, j, sp, res, out)
 }
 
+// quietPreparation reports whether preparing the attempt of t with spec
+// sp does nothing outside its run folder before its agent starts: no git
+// worktree, no parallel items, no prompt commands. Only then may its
+// claim become durable as late as its agent's start (job.Start).
+func quietPreparation(t *taskfile.Task, sp task.Spec) bool {
+	ov, err := chain.Overrides(t)
+	return err == nil && !sp.Worktree && len(ov.Parallel) == 0 && !prompt.HasCommands(task.Prompt(t, sp))
+}
+
 // claimRun claims the job's plain task for a new attempt if runnable
 // accepts it: the claim compiles its prompt's /subtask or /command block
 // into fields and numbers the attempt (a plain task's attempt is its run).
 // A task that has become a workflow is not runnable here.
 func claimRun(ctx context.Context, j *job.Job, runnable func(*taskfile.Task, task.Spec) bool) (*job.Claim, error) {
-	return j.Claim(ctx, func(t *taskfile.Task, sp *task.Spec) error {
+	return j.ClaimToStart(ctx, func(t *taskfile.Task, sp *task.Spec) error {
 		if wf, _ := t.Metadata.String("workflowType"); wf != "" || !runnable(t, *sp) {
 			return job.ErrNotRunnable // a workflow is package flow's
 		}
@@ -226,7 +242,7 @@ func sessionOf(l *job.List, id string) string {
 // (ended.succeed).
 func afterAttempt(ctx context.Context, j *job.Job, sp task.Spec, res agent.Result, out agent.Outcome) (*taskfile.Task, error) {
 	l, id := j.List, j.ID
-	t, err := l.Dir.Read(id)
+	t, err := l.Dir.Current(id)
 	if err != nil {
 		return nil, err
 	}
