@@ -211,6 +211,16 @@ func (c *Coordinator) forgetting(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			// Those handed over as ctx ended are forgotten too: select
+			// may have taken ctx's end before them.
+			for drained := false; !drained; {
+				select {
+				case id := <-c.forgets:
+					queue = append(queue, due{id: id})
+				default:
+					drained = true
+				}
+			}
 			fctx, cancel := context.WithTimeout(context.Background(), forgetFlush)
 			for _, d := range queue {
 				if fctx.Err() != nil {
