@@ -60,19 +60,23 @@ func fillDisk(t *testing.T, path string) {
 	}
 }
 
-// releaseSlot is a slot always free that says when it is given back.
-type releaseSlot struct{ released chan struct{} }
+// asideSlot is the slot of a claim made ahead of it, still in line,
+// that says when its job steps out of line. (Release would leave a
+// ticket in line: it gives back a slot held.)
+type asideSlot struct{ aside chan struct{} }
 
-func (releaseSlot) Acquire(context.Context) error { return nil }
-func (s releaseSlot) Release()                    { close(s.released) }
-func (releaseSlot) Ready() bool                   { return true }
-func (releaseSlot) StepAside()                    {}
+func (asideSlot) Acquire(context.Context) error { return nil }
+func (asideSlot) Release()                      {}
+func (asideSlot) Ready() bool                   { return false }
+func (s asideSlot) StepAside()                  { close(s.aside) }
 
-// TestNotStarted_FullDiskGivesSlotBack: a claim whose agent could not
-// start because the disk is full is taken back, which the full disk
-// fails too: the take-back is held until there is room, and meanwhile
-// the job's slot is free for the tasks behind it, which a job holding it
-// for as long as the disk stays full would keep from being tried at all.
+// TestNotStarted_FullDiskGivesSlotBack: a claim made ahead of its slot
+// whose agent could not start because the disk is full is taken back,
+// which the full disk fails too: the take-back is held until there is
+// room, and meanwhile the job is out of line (StepAside), its slot, if it
+// held one, free for the tasks behind it, which a job in line for as long
+// as the disk stays full would keep from their slots, or from being
+// tried at all.
 // With room again the claim is taken back and the cause returned: the
 // task is held, to be tried again.
 func TestNotStarted_FullDiskGivesSlotBack(t *testing.T) {
@@ -93,7 +97,7 @@ func TestNotStarted_FullDiskGivesSlotBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slot := releaseSlot{released: make(chan struct{})}
+	slot := asideSlot{aside: make(chan struct{})}
 	j := &job.Job{Scope: job.Scope{Env: &job.Env{Config: cfg, Log: slog.New(slog.DiscardHandler)},
 		List: &job.List{ID: "l", Dir: d, Events: eventlog.New(dir)}, ID: "1"}, Kind: job.Run, Slot: slot}
 	c, err := j.Claim(t.Context(), attempt)
@@ -113,18 +117,18 @@ func TestNotStarted_FullDiskGivesSlotBack(t *testing.T) {
 		done <- ended{t, err}
 	}()
 	select {
-	case <-slot.released:
+	case <-slot.aside:
 	case e := <-done:
-		t.Fatalf("NotStarted returned (%v) on the full disk before giving its slot back", e.err)
+		t.Fatalf("NotStarted returned (%v) on the full disk before stepping out of line", e.err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("the slot was not given back while the take-back of the claim waits for room")
+		t.Fatal("the job did not step out of line while the take-back of the claim waits for room")
 	}
 	select {
 	case e := <-done:
 		t.Fatalf("NotStarted returned (%v) while the disk is full: the claim cannot have been taken back", e.err)
 	default:
 	}
-	if got, want := task.Of(readTask(t, path)), task.Running; got != want {
+	if got, want := task.Of(readTask(t, path)), task.Starting; got != want {
 		t.Fatalf("on the full disk the task is %q, want %q (the take-back cannot be written)", got, want)
 	}
 	if err := os.Remove(filler); err != nil {
