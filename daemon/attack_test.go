@@ -323,8 +323,10 @@ func checkExpectation(t *testing.T, h *harness, env *attackEnv, exe string, op a
 		}
 	case "mode":
 		fi, err := os.Lstat(env.path(a[0]))
-		if err != nil || fmt.Sprintf("%04o", fi.Mode().Perm()) != a[1] {
-			t.Errorf("%s: mode %v (%v), want %s", a[0], fi.Mode().Perm(), err, a[1])
+		if err != nil {
+			t.Errorf("%s: %v, want mode %s", a[0], err, a[1])
+		} else if got := fmt.Sprintf("%04o", fi.Mode().Perm()); got != a[1] {
+			t.Errorf("%s: mode %s, want %s", a[0], got, a[1])
 		}
 	case "start-fails", "config-fails":
 		// checked when the daemon was started

@@ -135,12 +135,12 @@ func TestDaemon_ResultAndFailure(t *testing.T) {
 }
 
 // TestDaemon_RunFolderBeforeStart checks what an agent finds in its run
-// folder the moment it starts: its prompt and its logs; cmd.json follows
-// with the process group it was started in.
+// folder the moment it starts: its prompt, and no log (each is made at its
+// first byte); cmd.json follows with the process group it was started in.
 func TestDaemon_RunFolderBeforeStart(t *testing.T) {
 	t.Parallel()
 	h := startDaemon(t, []string{"l"})
-	script := `test -f "$TASKD_RUN_DIR/prompt.md" && test -f "$TASKD_RUN_DIR/stdout.log" && test -f "$TASKD_RUN_DIR/stderr.log" || exit 3`
+	script := `test -f "$TASKD_RUN_DIR/prompt.md" && ! test -e "$TASKD_RUN_DIR/stdout.log" && ! test -e "$TASKD_RUN_DIR/stderr.log" || exit 3`
 	for i := 1; i <= 5; i++ {
 		h.drop("l", fmt.Sprint(i), execTask("run folder", script))
 	}

@@ -260,7 +260,7 @@ func leftRunning(t *testing.T, root, list, id string, max int, until string) {
 // untilReady reports whether the recovered loop task id of list has made
 // its condition command's run folder (it waits for its slot, or runs).
 func (h *harness) untilReady(list, id string) bool {
-	_, err := os.Stat(filepath.Join(h.runDir(list, id), "until", "stdout.log"))
+	_, err := os.Stat(filepath.Join(h.runDir(list, id), "until", "prompt.md"))
 	return err == nil
 }
 

@@ -382,9 +382,12 @@
 // With -f it keeps printing as the agent writes, moves on to the next attempt
 // when one starts, and returns when the task has ended.
 //
-// Logs fails (status 1) when the task does not exist, when it has not run
-// yet (without -f, which waits for its first attempt), and when the
-// attempt's log file does not exist.
+// A log is made when the agent writes its first byte to it: one the agent
+// never wrote to is missing, and logs prints nothing for it (or its
+// standard error, as above); -f waits for it to appear while the attempt
+// runs. Logs fails (status 1) when the task does not exist, when it has not
+// run yet (without -f, which waits for its first attempt), and when the
+// attempt asked for has no run folder.
 //
 // # taskd tail
 //

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -47,9 +48,12 @@ halves, with lines saying what was cut between.
 With -f it keeps printing as the agent writes, moves on to the next attempt
 when one starts, and returns when the task has ended.
 
-Logs fails (status 1) when the task does not exist, when it has not run
-yet (without -f, which waits for its first attempt), and when the
-attempt's log file does not exist.
+A log is made when the agent writes its first byte to it: one the agent
+never wrote to is missing, and logs prints nothing for it (or its
+standard error, as above); -f waits for it to appear while the attempt
+runs. Logs fails (status 1) when the task does not exist, when it has not
+run yet (without -f, which waits for its first attempt), and when the
+attempt asked for has no run folder.
 `,
 			run: runLogs,
 		},
@@ -126,6 +130,14 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	}
 	if !*follow || ended && *attemptFlag > 0 {
 		data, err := fsroot.ReadRegular(filepath.Join(runs, fmt.Sprint(n), name(n)))
+		if errors.Is(err, os.ErrNotExist) {
+			// A log is made at its first byte: a missing one is empty,
+			// if the attempt has a run folder at all.
+			if fi, serr := os.Lstat(filepath.Join(runs, fmt.Sprint(n))); serr != nil || !fi.IsDir() {
+				return fmt.Errorf("task %s has no attempt %d", ref, n)
+			}
+			data, err = nil, nil
+		}
 		if err != nil {
 			return err
 		}

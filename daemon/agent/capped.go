@@ -19,53 +19,78 @@ import (
 // beside it. When it is closed, a line saying how much was cut and the
 // kept end are appended, and the ring removed. The file only ever grows,
 // so whoever follows it by offset (taskd logs -f, a worker sending it to
-// its coordinator) reads it as it is. Writing never fails and never
+// its coordinator) reads it as it is. It is created when its first byte
+// arrives: a stream that says nothing leaves no file, and every reader
+// takes a missing log for an empty one. Writing never fails and never
 // stops: the first error is kept for Close (a full disk loses output,
 // not the agent).
 type cappedLog struct {
 	base, path string
-	fd, ring   int   // the log, its ring (-1 until the head is full)
-	head, tail int64 // what is kept of the start, of the end
-	n          int64 // bytes written to it so far
-	err        error // the first error
-	held       bool  // past the head: the line saying so is written
+	open       func() (int, error) // creates the log, at its first byte
+	fd, ring   int                 // the log (-1 until its first byte), its ring (-1 until the head is full)
+	head, tail int64               // what is kept of the start, of the end
+	n          int64               // bytes written to it so far
+	err        error               // the first error
+	tried      bool                // open was called
+	held       bool                // past the head: the line saying so is written
 	closed     bool
 }
 
-// createCappedLog creates (or truncates) the log at path inside the list
-// directory base, keeping at most limit bytes of what it is written (and
-// two lines of its own).
-func createCappedLog(base, path string, limit int64) (*cappedLog, error) {
-	fd, err := openRaw(base, path, logFlags)
-	if err != nil {
-		return nil, err
-	}
-	return newCappedLog(fd, base, path, limit), nil
+// createCappedLog returns the log at path inside the list directory base,
+// created (or emptied) at its first byte, keeping at most limit bytes of
+// what it is written (and two lines of its own).
+func createCappedLog(base, path string, limit int64) *cappedLog {
+	return newCappedLog(func() (int, error) { return openRaw(base, path, logFlags) }, base, path, limit)
 }
 
-// createCappedLogIn is createCappedLog of a log in folder, the run folder
-// open, path being its path inside base.
-func createCappedLogIn(folder *fsroot.Dir, base, path string, limit int64) (*cappedLog, error) {
-	fd, err := folder.OpenFD(filepath.Base(path), logFlags)
-	if err != nil {
-		return nil, err
-	}
-	return newCappedLog(fd, base, path, limit), nil
+// createCappedLogIn is createCappedLog of a new log in folder, the run
+// folder open, path being its path inside base: one no earlier run left
+// there (a folder made for the attempt, or one whose earlier logs were
+// removed, ClearEarlierLogs), so it is created exclusively, and anything
+// put at its name meanwhile fails it. folder must stay open until the log
+// is closed.
+func createCappedLogIn(folder *fsroot.Dir, base, path string, limit int64) *cappedLog {
+	return newCappedLog(func() (int, error) { return folder.OpenFD(filepath.Base(path), newLogFlags) }, base, path, limit)
 }
 
-// logFlags open a log, created or emptied.
-const logFlags = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_TRUNC | syscall.O_APPEND
+// logFlags open a log, created or emptied; newLogFlags create one that
+// must not exist. No link is followed and a path that is not a regular
+// file (a FIFO planted there) is refused without being waited on
+// (fsroot.OpenFD).
+const (
+	logFlags    = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_TRUNC | syscall.O_APPEND
+	newLogFlags = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_EXCL | syscall.O_APPEND
+)
 
-func newCappedLog(fd int, base, path string, limit int64) *cappedLog {
+func newCappedLog(open func() (int, error), base, path string, limit int64) *cappedLog {
 	limit = max(limit&^1, 2)
-	return &cappedLog{base: base, path: path, fd: fd, ring: -1, head: limit / 2, tail: limit / 2}
+	return &cappedLog{base: base, path: path, open: open, fd: -1, ring: -1, head: limit / 2, tail: limit / 2}
+}
+
+// opened reports whether the log's file is open, creating it the first
+// time it is asked.
+func (l *cappedLog) opened() bool {
+	if !l.tried {
+		l.tried = true
+		fd, err := l.open()
+		if err != nil {
+			l.keep(fmt.Errorf("create %s: %w", filepath.Base(l.path), err))
+		} else {
+			l.fd = fd
+		}
+	}
+	return l.fd >= 0
 }
 
 // Write keeps what p adds to the log's head or its end. It always takes
 // all of p.
 func (l *cappedLog) Write(p []byte) (int, error) {
 	n := len(p)
-	if l.closed {
+	if l.closed || n == 0 {
+		return n, nil
+	}
+	if !l.opened() {
+		l.n += int64(n) // lost: the first error says why
 		return n, nil
 	}
 	if l.n < l.head {
@@ -115,6 +140,9 @@ func (l *cappedLog) Close() (cut int64, err error) {
 		return 0, l.err
 	}
 	l.closed = true
+	if l.fd < 0 {
+		return 0, l.err // nothing came, or the log could not be made
+	}
 	defer func() {
 		l.keep(closeFD(l.fd, l.path))
 	}()

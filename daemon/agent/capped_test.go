@@ -6,13 +6,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // TestCappedLog: a log keeps what it is written up to its cap; past it,
 // its first half, a line saying what is held back, a line saying how much
 // was cut, and its last half, in order, however the writes fall; the ring
-// beside it is gone once it is closed.
+// beside it is gone once it is closed. A log written nothing is never
+// created.
 func TestCappedLog(t *testing.T) {
 	t.Parallel()
 	const limit = 1000
@@ -36,10 +41,7 @@ func TestCappedLog(t *testing.T) {
 			t.Parallel()
 			base := t.TempDir()
 			path := filepath.Join(base, "stdout.log")
-			l, err := createCappedLog(base, path, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := createCappedLog(base, path, limit)
 			var all bytes.Buffer
 			for i, n := range tt.writes {
 				p := make([]byte, n)
@@ -58,8 +60,14 @@ func TestCappedLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := os.ReadFile(path)
+			got, err := os.ReadFile(path)
 			total := all.Len()
+			if total == 0 {
+				if !os.IsNotExist(err) {
+					t.Errorf("a log written nothing is a file (%v): want none", err)
+				}
+				return
+			}
 			if total <= limit/2 {
 				if !bytes.Equal(got, all.Bytes()) || cut != 0 {
 					t.Errorf("log = %q (cut %d), want all of %q", got, cut, all.Bytes())
@@ -93,6 +101,75 @@ func TestCappedLog(t *testing.T) {
 				t.Errorf("the ring is left: %v", err)
 			}
 		})
+	}
+}
+
+// TestCappedLogPlanted: a link or a FIFO planted at a log's path before
+// its first byte is refused, neither followed nor waited on; what the
+// agent writes is lost (the error says why), the target is untouched, and
+// the writer is never held.
+func TestCappedLogPlanted(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		plant func(t *testing.T, path, target string)
+	}{
+		{"symlink", func(t *testing.T, path, target string) {
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"fifo", func(t *testing.T, path, _ string) {
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	makers := map[string]func(t *testing.T, base, path string) *cappedLog{
+		"emptied": func(t *testing.T, base, path string) *cappedLog { return createCappedLog(base, path, 1000) },
+		"new in its folder": func(t *testing.T, base, path string) *cappedLog {
+			folder, err := fsroot.OpenDir(base, filepath.Dir(path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { folder.Close() })
+			return createCappedLogIn(folder, base, path, 1000)
+		},
+	}
+	for _, tt := range tests {
+		for kind, makeLog := range makers {
+			t.Run(tt.name+"/"+kind, func(t *testing.T) {
+				t.Parallel()
+				base := t.TempDir()
+				target := filepath.Join(t.TempDir(), "elsewhere")
+				if err := os.WriteFile(target, []byte("keep me"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Mkdir(filepath.Join(base, "run"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(base, "run", "stdout.log")
+				l := makeLog(t, base, path)
+				tt.plant(t, path, target)
+				done := make(chan error, 1)
+				go func() {
+					l.Write([]byte("hello\n"))
+					_, err := l.Close()
+					done <- err
+				}()
+				select {
+				case err := <-done:
+					if err == nil {
+						t.Errorf("writing through a planted %s: no error", tt.name)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("writing the log waits on the planted %s", tt.name)
+				}
+				if got, _ := os.ReadFile(target); string(got) != "keep me" {
+					t.Errorf("the link's target = %q, want it untouched", got)
+				}
+			})
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/taskd/taskd/daemon/area"
@@ -48,6 +49,37 @@ var keptRoot = sync.OnceValues(func() (string, error) {
 	return filepath.Join(dir, "results"), nil
 })
 
+// keptHere is set once this process keeps a result (writeKept).
+var keptHere atomic.Bool
+
+// keptLists holds, for each list directory looked at, whether its folder
+// of kept results existed when this process first looked: results
+// earlier processes kept for it.
+var keptLists = new(sync.Map)
+
+// mayBeKept reports whether a result may be kept for a run folder of the
+// list directory listDir: one an earlier process left for the list, or
+// one this process kept. While none may be, forgetting or settling a kept
+// result looks at nothing: the common case, a run folder that takes its
+// result, costs no system call in the runtime directory per attempt (one
+// per list, the first time).
+func mayBeKept(listDir string) bool {
+	if keptHere.Load() {
+		return true
+	}
+	if v, ok := keptLists.Load(listDir); ok {
+		return v.(bool)
+	}
+	dir, err := keptListDir(listDir)
+	if err != nil {
+		return false // nowhere to keep anything
+	}
+	_, err = os.Lstat(dir)
+	found := !errors.Is(err, fs.ErrNotExist)
+	keptLists.Store(listDir, found)
+	return found
+}
+
 var plainName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // keptDir returns the folder where the result of the run folder runDir is
@@ -64,16 +96,26 @@ func keptDir(runDir string) (dir, listDir string, err error) {
 	if len(parts) < 2 || slices.ContainsFunc(parts, notPlain) {
 		return "", "", fmt.Errorf("%s is not a run folder", runDir)
 	}
-	root, err := keptRoot()
+	listKept, err := keptListDir(listDir)
 	if err != nil {
 		return "", "", err
+	}
+	return filepath.Join(append([]string{listKept}, parts...)...), listDir, nil
+}
+
+// keptListDir returns the folder of the results kept for the list
+// directory listDir.
+func keptListDir(listDir string) (string, error) {
+	root, err := keptRoot()
+	if err != nil {
+		return "", err
 	}
 	sum := sha256.Sum256([]byte(listDir))
 	name := hex.EncodeToString(sum[:8])
 	if base := filepath.Base(listDir); !notPlain(base) {
 		name = base + "-" + name
 	}
-	return filepath.Join(append([]string{root, name}, parts...)...), listDir, nil
+	return filepath.Join(root, name), nil
 }
 
 // notPlain reports whether a path element is not a plain name: one that
@@ -110,6 +152,7 @@ func WriteResult(listDir, runDir string, res Result) (kept string, err error) {
 // need be, through a temporary file, synced: the result exists nowhere
 // else.
 func writeKept(dir string, data []byte) error {
+	keptHere.Store(true) // before it exists: SettleResult must look from now on
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -143,8 +186,8 @@ func KeptResult(runDir string) (string, error) {
 // ForgetKept removes a result kept for the run folder runDir, left by an
 // earlier run of the same attempt number: it is not this attempt's.
 func ForgetKept(runDir string) {
-	if dir, _, err := keptDir(runDir); err == nil {
-		os.Remove(filepath.Join(dir, "result.json"))
+	if dir, listDir, err := keptDir(runDir); err == nil && mayBeKept(listDir) {
+		syscall.Unlink(filepath.Join(dir, "result.json")) // a file: no rmdir after it, as os.Remove would try
 	}
 }
 
@@ -156,8 +199,8 @@ func ForgetKept(runDir string) {
 // is returned.
 func SettleResult(runDir string) error {
 	dir, listDir, err := keptDir(runDir)
-	if err != nil {
-		return nil // nowhere to keep anything: nothing kept
+	if err != nil || !mayBeKept(listDir) {
+		return nil // nowhere to keep anything, or nothing kept
 	}
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/taskd/taskd/daemon/area"
@@ -99,4 +100,73 @@ func TestKeptResult(t *testing.T) {
 		t.Errorf("ReadResult found a result after ForgetKept")
 	}
 	SettleResult(gone)
+}
+
+// TestForgetKept_EarlierProcess: a process that has kept nothing looks
+// once per list for the results kept for it: a result an earlier process
+// kept for a run folder is forgotten when the attempt runs again; with
+// nothing kept for the list, forgetting and settling look at nothing; a
+// result this process keeps after it looked is forgotten too.
+func TestForgetKept_EarlierProcess(t *testing.T) {
+	// Not parallel: it stands for a new process, whose globals it sets.
+	root := filepath.Join(t.TempDir(), "results")
+	oldRoot, oldHere, oldLists := keptRoot, keptHere.Load(), keptLists
+	newProcess := func() {
+		keptRoot = func() (string, error) { return root, nil }
+		keptHere.Store(false)
+		keptLists = new(sync.Map)
+	}
+	t.Cleanup(func() {
+		keptRoot = oldRoot
+		keptHere.Store(oldHere)
+		keptLists = oldLists
+	})
+	list := filepath.Join(t.TempDir(), "mylist")
+	runDir := area.RunDir(list, "7", 1)
+
+	newProcess()
+	if mayBeKept(list) {
+		t.Errorf("no folder of kept results: a result may be kept, want none")
+	}
+	if err := os.MkdirAll(filepath.Join(root, "otherlist-0123456789abcdef", "1", "1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	newProcess()
+	if mayBeKept(list) {
+		t.Errorf("results kept for another list only: one may be kept for this one, want none")
+	}
+
+	// An earlier process kept a result for the run folder.
+	kept, err := KeptResult(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kept, []byte(`{"summary": "old"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	newProcess()
+	ForgetKept(runDir)
+	if _, err := os.Stat(kept); !os.IsNotExist(err) {
+		t.Errorf("the result an earlier process kept is still there after ForgetKept: %v", err)
+	}
+
+	// This process keeps one after it looked: it is forgotten too.
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	newProcess()
+	ForgetKept(runDir) // looks: nothing kept
+	if mayBeKept(list) {
+		t.Fatal("nothing kept: a result may be kept, want none")
+	}
+	if err := writeKept(filepath.Dir(kept), []byte(`{"summary": "new"}`)); err != nil {
+		t.Fatal(err)
+	}
+	ForgetKept(runDir)
+	if _, err := os.Stat(kept); !os.IsNotExist(err) {
+		t.Errorf("the result this process kept is still there after ForgetKept: %v", err)
+	}
 }

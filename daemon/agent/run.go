@@ -288,12 +288,17 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		return fail("open the run folder: %v", err)
 	}
 	defer folder.Close()
+	if !made {
+		if err := ClearEarlierLogs(folder, base, dir); err != nil {
+			return fail("remove the earlier run's logs: %v", err)
+		}
+	}
 	// What the agent may read is in the run folder before it starts: its
 	// prompt and the files of its prompt commands, and cmd.json, how it
 	// will be started. All of it is made while the job still waits for its
 	// slot; cmd.json is written again with the process group the moment
 	// the agent has started.
-	if err := writeNewFileIn(folder, "prompt.md", []byte(a.Prompt)); err != nil {
+	if err := writeNewFileIn(folder, "prompt.md", []byte(a.Prompt), made); err != nil {
 		return fail("write prompt.md: %v", err)
 	}
 	for name, data := range a.Files {
@@ -312,15 +317,11 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	// The agent writes into pipes, whose other ends the daemon reads into
 	// the logs, bounded (capped.go).
 	limit := a.OutputLimit(r.cfg)
-	stdout, err := createCappedLogIn(folder, base, filepath.Join(dir, "stdout.log"), limit)
-	if err != nil {
-		return fail("create stdout.log: %v", err)
-	}
+	// Each log is created at its first byte: an agent that says nothing
+	// on one leaves no file for it.
+	stdout := createCappedLogIn(folder, base, filepath.Join(dir, "stdout.log"), limit)
 	defer stdout.Close()
-	stderr, err := createCappedLogIn(folder, base, filepath.Join(dir, "stderr.log"), limit)
-	if err != nil {
-		return fail("create stderr.log: %v", err)
-	}
+	stderr := createCappedLogIn(folder, base, filepath.Join(dir, "stderr.log"), limit)
 	defer stderr.Close()
 	for i, arg := range argv {
 		if strings.IndexByte(arg, 0) >= 0 {

@@ -83,9 +83,16 @@ func writeNewFile(base, path string, data []byte) error {
 }
 
 // writeNewFileIn is writeNewFile of the file name in the run folder open
-// as folder.
-func writeNewFileIn(folder *fsroot.Dir, name string, data []byte) error {
-	fd, err := folder.OpenFD(name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC)
+// as folder. In a folder this attempt made (made), the file cannot be
+// there yet: it is created exclusively, which needs no look at what is
+// there before or after the open (fsroot.OpenFD), and anything there
+// fails it.
+func writeNewFileIn(folder *fsroot.Dir, name string, data []byte, made bool) error {
+	flags := syscall.O_WRONLY | syscall.O_CREAT | syscall.O_TRUNC
+	if made {
+		flags = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_EXCL
+	}
+	fd, err := folder.OpenFD(name, flags)
 	if err != nil {
 		return err
 	}
@@ -104,6 +111,32 @@ func writeJSONIn(folder *fsroot.Dir, name string, v any) error {
 		return err
 	}
 	return folder.WriteFile(name, data)
+}
+
+// logNames are the logs of a run folder, each made at its first byte.
+var logNames = [...]string{"stdout.log", "stderr.log", "transcript.log"}
+
+// ClearEarlierLogs removes the logs an earlier run of the same attempt
+// number left in the run folder dir of the list directory base, open as
+// folder: this attempt's are made at their first byte, and one it never
+// writes must not show the earlier run's. A log's name taken by anything
+// but a regular file (a link, a FIFO) is refused, neither followed nor
+// waited on, and left where it is.
+func ClearEarlierLogs(folder *fsroot.Dir, base, dir string) error {
+	for _, name := range logNames {
+		fd, err := folder.OpenFD(name, syscall.O_RDONLY)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		syscall.Close(fd)
+		if err := fsroot.Remove(base, filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReadTail returns at most the last n bytes of the file at path inside the

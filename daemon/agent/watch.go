@@ -28,9 +28,9 @@ type Watcher struct {
 
 	mu         sync.Mutex
 	st         Stream
-	pending    []byte     // a line not yet ended
-	transcript *cappedLog // nil if it could not be made
-	cut        int64      // bytes cut from transcript.log, once finished
+	pending    []byte // a line not yet ended
+	transcript *cappedLog
+	cut        int64 // bytes cut from transcript.log, once finished
 	finished   bool
 }
 
@@ -61,7 +61,7 @@ func Watch(a *Attempt, limit int64, onSession func(id string)) *Watcher {
 		report: a.Report, onSession: onSession, budget: a.Budget, streamTurns: !a.boundsTurns(),
 		over: make(chan string, 1),
 	}
-	w.transcript, _ = createCappedLog(a.ListDir, filepath.Join(a.Dir(), "transcript.log"), limit)
+	w.transcript = createCappedLog(a.ListDir, filepath.Join(a.Dir(), "transcript.log"), limit)
 	return w
 }
 

@@ -442,7 +442,7 @@ func removeUnstarted(base, dir string) error {
 // it (one an earlier run of the same attempt number left stays).
 func removePrepared(a *agent.Attempt) error {
 	base, dir := a.ListDir, a.Dir()
-	names := []string{"cmd.json", "prompt.md", "stdout.log", "stderr.log"}
+	names := []string{"cmd.json", "prompt.md"} // its logs are made at their first byte: it has none
 	for name := range a.Files {
 		names = append(names, name)
 	}

@@ -20,7 +20,15 @@ func TestRemote_RunsOnWorker(t *testing.T) {
 	c.worker("w1", "--profiles", "exec")
 	work := t.TempDir()
 	c.drop("l", "1", execTask("echo out-$TASKD_TASK_ID; echo err >&2; pwd > where", work, nil))
-	c.waitState("l", []string{"1"}, task.Succeeded, 30*time.Second)
+	c.drop("l", "2", execTask("true", work, nil))
+	c.waitState("l", []string{"1", "2"}, task.Succeeded, 30*time.Second)
+	// A log is made at its first byte, here as on the worker: an agent
+	// that says nothing leaves none.
+	for _, name := range []string{"stdout.log", "stderr.log"} {
+		if _, err := os.Lstat(filepath.Join(c.listDir("l"), ".taskd", "runs", "2", "1", name)); !os.IsNotExist(err) {
+			t.Errorf("a remote attempt of true left %s (%v), want none", name, err)
+		}
+	}
 	run := filepath.Join(c.listDir("l"), ".taskd", "runs", "1", "1")
 	for name, want := range map[string]string{"stdout.log": "out-1\n", "stderr.log": "err\n", "prompt.md": "echo out-$TASKD_TASK_ID; echo err >&2; pwd > where"} {
 		got, err := os.ReadFile(filepath.Join(run, name))

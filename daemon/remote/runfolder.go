@@ -22,7 +22,8 @@ import (
 // prompt commands' files before it is sent, cmd.json (how it is, then was, started, with the
 // remote attempt's id and the worker that claimed it, so that recovery
 // follows it), stdout.log and stderr.log growing as the worker sends the
-// bytes, result.json the moment the End arrives. Every path goes through
+// bytes (each made at its first: a stream the agent never wrote to leaves
+// no file, as on this machine), result.json the moment the End arrives. Every path goes through
 // package fsroot. Safe for concurrent use.
 type folder struct {
 	base, dir string      // the list directory, the run folder
@@ -34,6 +35,7 @@ type folder struct {
 	mu    sync.Mutex     // protects the fields below
 	cmd   map[string]any // cmd.json
 	outFD int            // stdout.log, -1 when not open
+	ended bool           // close was called: no log is opened again
 	// feed, when set, is handed stdout's bytes as they land, in order
 	// and once each (fed: how far), under feedMu (watch).
 	feed    func([]byte)
@@ -63,6 +65,12 @@ func prepare(a *agent.Attempt, limit int64) (*folder, error) {
 	if f.d, err = fsroot.OpenDir(f.base, f.dir); err != nil {
 		return nil, fmt.Errorf("open the run folder: %w", err)
 	}
+	if !a.MadeDir {
+		if err := agent.ClearEarlierLogs(f.d, f.base, f.dir); err != nil {
+			f.close()
+			return nil, fmt.Errorf("remove the earlier run's logs: %w", err)
+		}
+	}
 	a.Prompt = strings.ToValidUTF8(a.Prompt, "\uFFFD")
 	a.Script = strings.ToValidUTF8(a.Script, "\uFFFD")
 	if err := f.writeFile("prompt.md", []byte(a.Prompt)); err != nil {
@@ -74,10 +82,6 @@ func prepare(a *agent.Attempt, limit int64) (*folder, error) {
 			f.close()
 			return nil, fmt.Errorf("write %s: %w", name, err)
 		}
-	}
-	if err := f.openLogs(true); err != nil {
-		f.close()
-		return nil, err
 	}
 	return f, nil
 }
@@ -94,28 +98,31 @@ func openFolder(base, runDir string, limit int64) (*folder, error) {
 	if f.d, err = fsroot.OpenDir(base, runDir); err != nil {
 		return nil, fmt.Errorf("open the run folder: %w", err)
 	}
-	if err := f.openLogs(false); err != nil {
-		f.close()
-		return nil, err
-	}
 	return f, nil
 }
 
 func (f *folder) path(name string) string { return filepath.Join(f.dir, name) }
 
-func (f *folder) openLogs(truncate bool) error {
-	flags := syscall.O_RDWR | syscall.O_CREAT
-	if truncate {
-		flags |= syscall.O_TRUNC
+// logFD returns the descriptor of the log of kind, opening it (made if
+// missing, kept if an attempt sent before a restart wrote it) at its
+// first chunk. The caller holds f.mu.
+func (f *folder) logFD(kind string) (int, error) {
+	fd, name := &f.outFD, "stdout.log"
+	if kind == KindErr {
+		fd, name = &f.errFD, "stderr.log"
 	}
-	var err error
-	if f.outFD, err = f.d.OpenFD("stdout.log", flags); err != nil {
-		return fmt.Errorf("create stdout.log: %w", err)
+	if *fd >= 0 {
+		return *fd, nil
 	}
-	if f.errFD, err = f.d.OpenFD("stderr.log", flags); err != nil {
-		return fmt.Errorf("create stderr.log: %w", err)
+	if f.ended {
+		return -1, errors.New("the run folder's logs are closed")
 	}
-	return nil
+	n, err := f.d.OpenFD(name, syscall.O_RDWR|syscall.O_CREAT)
+	if err != nil {
+		return -1, fmt.Errorf("create %s: %w", name, err)
+	}
+	*fd = n
+	return n, nil
 }
 
 // close closes the logs and the run folder: what is written after goes by
@@ -123,6 +130,7 @@ func (f *folder) openLogs(truncate bool) error {
 func (f *folder) close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.ended = true
 	for _, fd := range []*int{&f.outFD, &f.errFD} {
 		if *fd >= 0 {
 			syscall.Close(*fd)
@@ -294,12 +302,16 @@ func (f *folder) writeOutput(kind string, off int64, data []byte) error {
 func (f *folder) writeAt(kind string, off int64, data []byte) (fresh []byte, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fd, i := f.outFD, 0
+	i := 0
 	if kind == KindErr {
-		fd, i = f.errFD, 1
+		i = 1
 	}
-	if fd < 0 {
-		return nil, errors.New("the run folder's logs are closed")
+	if len(data) == 0 {
+		return nil, nil
+	}
+	fd, err := f.logFD(kind)
+	if err != nil {
+		return nil, err
 	}
 	// The worker keeps each log within limit and a few lines of its own; a
 	// worker that sends more (another version, another setting) is cut

@@ -53,6 +53,8 @@ func TestShowOutput(t *testing.T) {
 		{"a long log's end only", map[string]string{"stdout.log": "first\n" + long + "last\n"}, 2, "stdout.log", []string{"a line of the transcript", "last"}, true},
 		{"no lines asked", map[string]string{"stdout.log": "x\n"}, 0, "", nil, false},
 		{"nothing written", map[string]string{"stdout.log": "", "stderr.log": ""}, 10, "", nil, false},
+		{"no log made", map[string]string{}, 10, "", nil, false},
+		{"stderr alone made", map[string]string{"stderr.log": "why\n"}, 10, "stderr.log", []string{"why"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

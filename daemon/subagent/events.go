@@ -1,6 +1,7 @@
 package subagent
 
 import (
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -79,7 +80,7 @@ func subagentFields(listDir string, c *taskfile.Task) map[string]any {
 			f["tool_invocation_count"] = *res.ToolInvocations
 		}
 	}
-	f["artifact_paths"] = artifactPaths(c, res, found)
+	f["artifact_paths"] = artifactPaths(listDir, c, res, found)
 	return f
 }
 
@@ -93,12 +94,17 @@ func childResult(listDir string, c *taskfile.Task) (agent.Result, bool) {
 }
 
 // artifactPaths are a child's run folder files (relative to the list
-// directory) and the files its result says it changed (as it wrote them).
-func artifactPaths(c *taskfile.Task, res agent.Result, found bool) []string {
+// directory listDir) and the files its result says it changed (as it
+// wrote them). Its stdout.log is one only if the agent wrote to it: a log
+// is made at its first byte.
+func artifactPaths(listDir string, c *taskfile.Task, res agent.Result, found bool) []string {
 	out := []string{}
 	if n := task.RecordOf(c).Attempt; n > 0 && found {
 		dir := area.RelRunDir(c.ID, n)
-		out = append(out, filepath.Join(dir, "result.json"), filepath.Join(dir, "stdout.log"))
+		out = append(out, filepath.Join(dir, "result.json"))
+		if fi, err := os.Lstat(filepath.Join(listDir, dir, "stdout.log")); err == nil && fi.Mode().IsRegular() {
+			out = append(out, filepath.Join(dir, "stdout.log"))
+		}
 	}
 	return append(out, resultFiles(res)...)
 }

@@ -74,6 +74,8 @@ func (s *shipper) ship(ctx context.Context) bool {
 	kinds := [2]string{remote.KindOut, remote.KindErr}
 	for i := range s.paths {
 		for !s.cut[i] {
+			// A log not made yet (the agent has said nothing on it) has
+			// nothing to send.
 			data, err := readAt(s.paths[i], s.sent[i], remote.MaxChunk)
 			if err != nil || len(data) == 0 {
 				break

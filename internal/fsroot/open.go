@@ -54,7 +54,11 @@ func Mkdir(base, path string) error {
 	name := elems[len(elems)-1]
 	err = ignoringEINTR(func() error { return unix.Mkdirat(dir, name, DirMode) })
 	if err == nil {
-		unix.Fchmodat(dir, name, DirMode, 0) // the umask may have removed the owner's bits
+		// The umask may have removed the owner's bits (0277 removes
+		// write: TestModes). Knowing it would spare this call, but a
+		// process reads its umask only by setting it, which races with
+		// every file another goroutine creates.
+		unix.Fchmodat(dir, name, DirMode, 0)
 		return nil
 	}
 	if err == unix.EEXIST {
@@ -79,7 +83,9 @@ func Mkdir(base, path string) error {
 // with ErrLink. Anything but a regular file (a FIFO, a socket, a device)
 // is refused without being waited on (ErrNotRegular, special.go); a file
 // opened for writing that has other hard links (so that a write would
-// change a file elsewhere) fails too.
+// change a file elsewhere) fails too. With O_CREAT|O_EXCL the file is one
+// this call makes: anything at path (a link included) fails with an error
+// satisfying errors.Is(err, fs.ErrExist), and is left untouched.
 func OpenFD(base, path string, flag int) (int, error) {
 	elems, err := split(base, path)
 	if err != nil {
@@ -97,6 +103,17 @@ func OpenFD(base, path string, flag int) (int, error) {
 // others, open.
 func openIn(dir int, base string, elems []string, flag int) (int, error) {
 	name := elems[len(elems)-1]
+	if flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL {
+		// A file made by this very call: a new regular file with one
+		// link and nothing in it. Anything already there (a link, a
+		// FIFO, a file) fails the open with EEXIST, untouched; nothing
+		// is left to look at before or after.
+		fd, err := openat(dir, name, flag&^os.O_TRUNC|unix.O_NOFOLLOW, FileMode)
+		if err != nil {
+			return -1, pathErr("open", base, elems, len(elems), err)
+		}
+		return fd, nil
+	}
 	// What is there is looked at before it is opened (a device is not
 	// even opened), and the open never waits (O_NONBLOCK): a FIFO put
 	// there meanwhile is refused by the check of the open file.

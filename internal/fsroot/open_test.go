@@ -124,6 +124,56 @@ func TestHardLinkNotWritten(t *testing.T) {
 	}
 }
 
+// TestExclusiveCreate: OpenFD with O_CREAT|O_EXCL makes a new private
+// file, through the directory handle too; whatever is at the name already
+// (a link, a FIFO, a hard link, a file) fails it with fs.ErrExist, without
+// being followed, waited on or changed.
+func TestExclusiveCreate(t *testing.T) {
+	base, outside := setup(t)
+	target := filepath.Join(outside, "target")
+	os.WriteFile(target, []byte("keep"), 0o600)
+	dir := filepath.Join(base, "run")
+	os.Mkdir(dir, 0o700)
+	plants := map[string]func(p string) error{
+		"link":      func(p string) error { return os.Symlink(target, p) },
+		"fifo":      func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"hard link": func(p string) error { return os.Link(target, p) },
+		"file":      func(p string) error { return os.WriteFile(p, []byte("earlier"), 0o600) },
+	}
+	d, err := fsroot.OpenDir(base, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const flag = os.O_WRONLY | os.O_CREATE | os.O_EXCL | os.O_APPEND
+	for name, plant := range plants {
+		if err := plant(filepath.Join(dir, name)); err != nil {
+			t.Logf("cannot plant a %s here: %v", name, err)
+			continue
+		}
+		if fd, err := fsroot.OpenFD(base, "run/"+name, flag); !errors.Is(err, fs.ErrExist) {
+			syscall.Close(fd)
+			t.Errorf("OpenFD(O_EXCL) of a %s: %v, want fs.ErrExist", name, err)
+		}
+		if fd, err := d.OpenFD(name, flag); !errors.Is(err, fs.ErrExist) {
+			syscall.Close(fd)
+			t.Errorf("Dir.OpenFD(O_EXCL) of a %s: %v, want fs.ErrExist", name, err)
+		}
+	}
+	if got, _ := os.ReadFile(target); string(got) != "keep" {
+		t.Errorf("target = %q, want it unchanged", got)
+	}
+	fd, err := d.OpenFD("new.log", flag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Write(fd, []byte("x"))
+	syscall.Close(fd)
+	if fi, err := os.Lstat(filepath.Join(dir, "new.log")); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 || fi.Size() != 1 {
+		t.Errorf("the new file: %v, %v; want a regular file, 0600, of one byte", fi, err)
+	}
+}
+
 // What is made is private whatever the umask.
 func TestModes(t *testing.T) {
 	for _, mask := range []int{0, 0o022, 0o077, 0o277} {

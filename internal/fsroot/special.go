@@ -147,6 +147,10 @@ func OpenRegularFD(path string, flag int, perm os.FileMode) (int, error) {
 		if err := notRegular(uint32(st.Mode), "a regular file"); err != nil && !(st.Mode&unix.S_IFMT == unix.S_IFLNK && flag&unix.O_NOFOLLOW != 0) {
 			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 		}
+	} else if err == unix.ENOENT && flag&unix.O_CREAT == 0 {
+		// Nothing there and nothing to make: the open would say the same
+		// (a file looked for that is mostly absent costs one call).
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	fd, err := openat(unix.AT_FDCWD, path, flag|unix.O_NONBLOCK, uint32(perm.Perm()))
 	if err == unix.ENXIO {

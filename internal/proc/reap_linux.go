@@ -30,12 +30,17 @@ func Reap(log *slog.Logger) error {
 		signal.Notify(sig, syscall.SIGCHLD)
 		go func() {
 			again := time.NewTimer(time.Hour)
+			var scanned time.Time
 			for {
 				select {
 				case <-sig:
 				case <-again.C:
 				}
-				n, blocked := reapOrphans()
+				scan := time.Since(scanned) >= scanEvery
+				n, blocked := reapOrphans(scan)
+				if blocked && scan {
+					scanned = time.Now()
+				}
 				if blocked {
 					// A registered child's exit, not yet collected by
 					// its Wait, is ahead in the queue: look again soon.
@@ -54,10 +59,22 @@ func Reap(log *slog.Logger) error {
 // as a pointer.
 const pidOffset = (12 + unsafe.Sizeof(uintptr(0)) - 1) &^ (unsafe.Sizeof(uintptr(0)) - 1)
 
+// scanEvery bounds how often the reaper looks through /proc for the
+// children behind a registered child's exit that its Wait has not
+// collected yet (reapUnregistered reads every process's stat: hundreds of
+// system calls on a busy machine). Almost every agent's exit is such an
+// exit, for the moment before its Wait collects it; looking each time
+// would cost every task a scan of /proc. Instead the queue is looked at
+// again 50 ms later, by when the Wait has most often collected it, and
+// /proc is read at most once per scanEvery: an orphan that exits while
+// agents keep ending is collected within about a second.
+const scanEvery = time.Second
+
 // reapOrphans waits for every exited child that is not registered, and
 // reports how many it collected and whether a registered child's exit,
-// which its Wait has not collected yet, is still there.
-func reapOrphans() (n int, blocked bool) {
+// which its Wait has not collected yet, is still there, in front of the
+// others; with scan set, the others are then found through /proc.
+func reapOrphans(scan bool) (n int, blocked bool) {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	for {
@@ -74,7 +91,10 @@ func reapOrphans() (n int, blocked bool) {
 		if registered(pid) {
 			// The kernel shows this one first until it is collected:
 			// the others are found by their parent.
-			return n + reapUnregistered(), true
+			if scan {
+				n += reapUnregistered()
+			}
+			return n, true
 		}
 		if !reap(pid) {
 			return n, false
