@@ -411,7 +411,9 @@ func (d *Daemon) shutdown(stopJobs context.CancelCauseFunc) {
 			for _, id := range d.order {
 				l := d.lists[id]
 				l.Events.Append(eventlog.Event{Type: eventlog.DaemonStopped, List: id})
-				l.Events.Close()
+				if err := l.Events.Close(); err != nil {
+					d.log.Warn("close the event log", "list", id, "err", err)
+				}
 			}
 			d.held.Close()
 			d.log.Info("taskd stopped")

@@ -179,6 +179,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	dir.RememberWrites() // the loop does not read back what a job wrote (flushDirty)
 	l := newList(id, dir)
 	l.Events.SetRotation(eventlog.Rotation{MaxBytes: d.cfg.Retention.EventsMaxBytes, Keep: d.cfg.Retention.EventsKeep})
+	l.Events.KeepFailed(keptEvents)
 	l.acceptedBefore = eventlog.Accepted(path)
 	l.pauses, l.clock = d.pauses, d.clock
 	if err := area.CheckList(path, d.cfg.Insecure); err != nil {
@@ -221,6 +222,11 @@ func (d *Daemon) serve(l *list) {
 	d.order = append(d.order, l.ID)
 }
 
+// keptEvents is how many events a list's log keeps while its file
+// system cannot take them (a full disk), to write them once it can:
+// the ends recorded meanwhile are logged, in order, once each.
+const keptEvents = 4096
+
 func (d *Daemon) dropList(id string) {
 	l := d.lists[id]
 	d.watcher.Remove(l.Dir.Path())
@@ -229,7 +235,9 @@ func (d *Daemon) dropList(id string) {
 			e.job.stop(agent.ErrTaskGone)
 		}
 	}
-	l.Events.Close()
+	if err := l.Events.Close(); err != nil {
+		d.log.Warn("close the event log", "list", id, "err", err)
+	}
 	d.slots.Unserve(l.ID)
 	delete(d.lists, id)
 	d.order = slices.DeleteFunc(d.order, func(s string) bool { return s == id })

@@ -47,8 +47,11 @@ const daemonLockName = ".taskd.lock"
 var ErrAlreadyRunning = errors.New("another taskd is already running on this root")
 
 // lockPatience is how long a starting daemon tries to take the root's
-// lock before it concludes another daemon holds it.
-const lockPatience = 200 * time.Millisecond
+// lock before it concludes another daemon holds it. A command's check
+// holds it for microseconds, but on a machine whose cores are busy that
+// command may wait its turn for longer while holding it: two seconds, so
+// that a daemon started then does not take it for another daemon.
+const lockPatience = 2 * time.Second
 
 // lockRoot takes the daemon lock on root. The lock file records the
 // holder's pid for the message another daemon prints. The kernel releases

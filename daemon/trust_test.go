@@ -514,6 +514,32 @@ func smallDisk(t *testing.T, size int) string {
 	return dir
 }
 
+// keepOnFailure, when the test fails and TASKD_TEST_KEEP names a
+// directory, copies dir (the test's file system: task files, run folders,
+// the event log) and the daemon's log into a new directory under it, for
+// a failure that happens once in many runs to be read afterwards.
+func keepOnFailure(t *testing.T, dir string, log *syncBuffer) {
+	keep := os.Getenv("TASKD_TEST_KEEP")
+	if keep == "" {
+		return
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		to, err := os.MkdirTemp(keep, "kept-*")
+		if err != nil {
+			t.Logf("keep: %v", err)
+			return
+		}
+		if out, err := exec.Command("cp", "-a", dir, to).CombinedOutput(); err != nil {
+			t.Logf("keep: %v: %s", err, out)
+		}
+		os.WriteFile(filepath.Join(to, "daemon.log"), []byte(log.String()), 0o600)
+		t.Logf("kept %s and the daemon's log in %s", dir, to)
+	})
+}
+
 // fill writes path until its file system has no space left.
 func fill(t *testing.T, path string) {
 	t.Helper()
@@ -561,6 +587,7 @@ func TestTrust_DiskFull(t *testing.T) {
 	m := t.TempDir()    // on another file system: the agents' marks
 	gate := t.TempDir() // the agents end once gate/go exists
 	h := startDaemonProcHarness(t, root, 2)
+	keepOnFailure(t, disk, h.logs)
 	for i := 1; i <= n; i++ {
 		h.drop("l", strconv.Itoa(i), execTask("task "+strconv.Itoa(i),
 			"echo ran >> "+m+"/$TASKD_TASK_ID; while [ ! -e "+gate+"/go ]; do sleep 0.02; done"))
@@ -673,7 +700,19 @@ func TestTrust_DiskFull(t *testing.T) {
 		}
 		t.Fatalf("not every task ended:\n%s\ndaemon log:\n%s", b.String(), h.p.log)
 	}
-	evs := h.events("l")
+	for id, ts := range statusJSON(t, root, "l") {
+		if ts.Held != "" {
+			t.Errorf("task %s is still shown held: %s", id, ts.Held)
+		}
+	}
+	// A task file shows its end a moment before the end's event is
+	// logged: the events are counted once the daemon has stopped, its jobs
+	// done.
+	h.stopProc()
+	evs, err := eventlog.Read(list)
+	if err != nil {
+		t.Errorf("the event log: %v", err)
+	}
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
 		tf := h.read("l", id)
@@ -702,15 +741,6 @@ func TestTrust_DiskFull(t *testing.T) {
 		if c := countEvents(evs, eventlog.TaskSucceeded, id); c != 1 {
 			t.Errorf("task %s: %d TaskSucceeded events, want its end recorded once:\n%s", id, c, eventsOf(evs, id))
 		}
-	}
-	for id, ts := range statusJSON(t, root, "l") {
-		if ts.Held != "" {
-			t.Errorf("task %s is still shown held: %s", id, ts.Held)
-		}
-	}
-	h.stopProc()
-	if _, err := eventlog.Read(list); err != nil {
-		t.Errorf("the event log: %v", err)
 	}
 }
 

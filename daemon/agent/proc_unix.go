@@ -199,3 +199,23 @@ func StartedIn(runDir string) bool {
 	_, ok := ReadResult(runDir)
 	return ok
 }
+
+// Entered reports whether the attempt whose run folder is runDir had its
+// slot and went on to start its agent, as far as what it left shows
+// before KillLeftover removes it: its cgroup, made just before the agent
+// starts and removed once the agent has exited; or, for an attempt that
+// had no cgroup, cmd.json saying so, written before the agent started
+// (entered). A task claimed ahead of its slot is marked running only
+// after its agent has started (job.StartMarkingLater), so a restart finds
+// such a task starting whether or not its agent ran: this, with
+// StartedIn, tells them apart.
+func Entered(runDir string) bool {
+	if proc.Supervise().Made(marker(runDir)) {
+		return true
+	}
+	var info struct {
+		Entered bool `json:"entered"`
+	}
+	data, err := readRunFile(runDir, "cmd.json", 1<<20)
+	return err == nil && json.Unmarshal(data, &info) == nil && info.Entered
+}

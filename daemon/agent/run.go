@@ -92,6 +92,16 @@ type Gate interface {
 	Exited()
 }
 
+// A Marker is a Gate that may put off recording, in the task file, that
+// its attempt runs until after the agent has started (as taskd's own do).
+// A runner that hands the attempt on to something the daemon cannot find
+// again by the run folder alone (another machine) has it recorded first,
+// once Enter has returned: MarkRunning returns once it is written, or an
+// error if the task file no longer holds the attempt.
+type Marker interface {
+	MarkRunning(ctx context.Context) error
+}
+
 // Local runs attempts as processes of this machine. It is safe for
 // concurrent use.
 type Local struct {
@@ -349,6 +359,12 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	grp := proc.Supervise().Group(marker(dir))
 	if err := grp.Degraded(); err != nil {
 		r.log.Warn("the attempt's processes are known by their environment only", "task", a.TaskID, "path", dir, "err", err)
+	}
+	if gate != nil && grp.Cgroup() == "" {
+		// Its cgroup would show a restart that the attempt went on to
+		// start its agent (Entered); without one, cmd.json says so.
+		cmdInfo["entered"] = true
+		record()
 	}
 	pipes, err := newOutputPipes()
 	if err != nil {

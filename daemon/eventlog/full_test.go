@@ -2,10 +2,12 @@ package eventlog_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -133,4 +135,128 @@ func tornContext(data []byte) []byte {
 		}
 	}
 	return nil
+}
+
+// fillDisk writes path until its file system has no room left, the last
+// pages too.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 64<<10)
+	for _, n := range []int{len(chunk), 4096, 512, 1} {
+		for {
+			if _, err := f.Write(chunk[:n]); err != nil {
+				if !errors.Is(err, syscall.ENOSPC) {
+					t.Fatalf("fill: %v", err)
+				}
+				break
+			}
+		}
+	}
+}
+
+// TestAppend_KeptOnFullDisk: a log that keeps what a full disk refuses
+// (KeepFailed, as the daemon's do) writes those events once there is
+// room, before the next one, in order, each once; the first append that
+// finds room writes them, or else Close. Beyond its limit, an event is
+// refused, not kept. A log that keeps nothing (a taskd command's) drops
+// the event it could not write.
+func TestAppend_KeptOnFullDisk(t *testing.T) {
+	tests := []struct {
+		name     string
+		keep     int
+		close    bool // room comes back, then Close instead of an append
+		want     []string
+		wantKept []bool // per append on the full disk: kept (ErrKept)
+	}{
+		{"kept, written by the next append", 8, false, []string{"before", "a", "b", "c", "after"}, []bool{true, true, true}},
+		{"kept, written by Close", 8, true, []string{"before", "a", "b", "c"}, []bool{true, true, true}},
+		{"beyond the limit", 2, false, []string{"before", "a", "b", "after"}, []bool{true, true, false}},
+		{"not kept", 0, false, []string{"before", "after"}, []bool{false, false, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			disk := smallDisk(t, 64<<10)
+			list := filepath.Join(disk, "l")
+			if err := os.MkdirAll(filepath.Join(list, ".taskd"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			l := eventlog.New(list)
+			l.KeepFailed(tt.keep)
+			appendTask := func(id string) error { return l.Append(eventlog.Event{Type: "Test", List: "l", Task: id}) }
+			if err := appendTask("before"); err != nil {
+				t.Fatal(err)
+			}
+			// The log's page filled, then the disk: the next line needs a
+			// page there is none of.
+			pad := strings.Repeat("x", 4096)
+			if err := l.Append(eventlog.Event{Type: "Pad", List: "l", Data: map[string]any{"pad": pad[:4096-300]}}); err != nil {
+				t.Fatal(err)
+			}
+			filler := filepath.Join(disk, "filler")
+			fillDisk(t, filler)
+			for i, id := range []string{"a", "b", "c"} {
+				err := l.Append(eventlog.Event{Type: "Test", List: "l", Task: id, Data: map[string]any{"pad": pad[:400]}})
+				if err == nil {
+					t.Fatalf("append %s on the full disk: no error", id)
+				}
+				if got := errors.Is(err, eventlog.ErrKept); got != tt.wantKept[i] {
+					t.Errorf("append %s: %v; kept %v, want %v", id, err, got, tt.wantKept[i])
+				}
+			}
+			if err := os.Remove(filler); err != nil {
+				t.Fatal(err)
+			}
+			if tt.close {
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := appendTask("after"); err != nil {
+					t.Fatal(err)
+				}
+				l.Close()
+			}
+			evs, err := eventlog.Read(list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ev := range evs {
+				if ev.Type == "Test" {
+					got = append(got, ev.Task)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("the log holds %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestClose_FullDiskSaysWhatIsLost: events kept while the disk is full
+// and still not written when the log is closed are dropped, and Close
+// says how many.
+func TestClose_FullDiskSaysWhatIsLost(t *testing.T) {
+	disk := smallDisk(t, 64<<10)
+	list := filepath.Join(disk, "l")
+	if err := os.MkdirAll(filepath.Join(list, ".taskd"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l := eventlog.New(list)
+	l.KeepFailed(8)
+	fillDisk(t, filepath.Join(disk, "filler"))
+	for range 2 {
+		if err := l.Append(eventlog.Event{Type: "Test", List: "l"}); !errors.Is(err, eventlog.ErrKept) {
+			t.Fatalf("append on the full disk: %v, want it kept", err)
+		}
+	}
+	err := l.Close()
+	if err == nil || !strings.Contains(err.Error(), "2 events") {
+		t.Errorf("Close = %v, want it to say 2 events are not written", err)
+	}
 }

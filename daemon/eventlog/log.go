@@ -2,8 +2,10 @@
 // JSON object a line, appended with O_APPEND in one write per line, so
 // that lines from several processes never interleave and a crash leaves at
 // most a missing last line. The log is a record, not state: it is not
-// fsynced, and taskd never decides anything from it. docs/tasks.md lists
-// the event types and their fields.
+// fsynced, and taskd never decides anything from it. The daemon's logs
+// keep the events a full disk refuses and write them, in order and once
+// each, when it has room (KeepFailed). docs/tasks.md lists the event types
+// and their fields.
 package eventlog
 
 import (
@@ -11,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -102,14 +105,26 @@ type Log struct {
 	// last known, under mu.
 	rotation Rotation
 	size     int64
+	// keep, when set (KeepFailed), is how many lines whose append the
+	// file system failed (a full disk) are kept, under mu, in pending,
+	// oldest first: each is written before any line after it, by the
+	// next append that finds room, or by Close.
+	keep    int
+	pending [][]byte
 }
 
 func New(listDir string) *Log {
 	return &Log{list: listDir, path: area.EventsFile(listDir)}
 }
 
+// ErrKept is returned, wrapped, by an Append the file system failed whose
+// event is kept to be written later (KeepFailed).
+var ErrKept = errors.New("the event is kept until the log has room")
+
 // Append writes ev, stamping its time if unset. Failures are returned for
 // the caller to log; an event that cannot be written never stops work.
+// With KeepFailed set, an event the file system cannot take now (a full
+// disk) is kept, and written, once, before any later one, when it can.
 func (l *Log) Append(ev Event) error {
 	if l.muted.Load() {
 		return nil
@@ -127,6 +142,27 @@ func (l *Log) Append(ev Event) error {
 	line = append(line, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	err = l.writePending()
+	if err == nil {
+		err = l.writeLine(line)
+	}
+	if err != nil {
+		return l.keepFailed(line, err)
+	}
+	if l.rotation.MaxBytes > 0 && l.size >= l.rotation.MaxBytes {
+		// Other writers (taskd commands run by agents) may still append
+		// to the file now renamed: their lines land in the newest of the
+		// kept files.
+		l.f.Close()
+		l.f, l.size = nil, 0
+		err = Rotate(l.list, l.rotation.Keep)
+	}
+	return err
+}
+
+// writeLine appends line to the file, opening it first if it is not open.
+// The caller holds l.mu.
+func (l *Log) writeLine(line []byte) error {
 	if l.f == nil {
 		// Through fsroot: no link followed, never a file with other hard
 		// links, made 0600.
@@ -141,15 +177,50 @@ func (l *Log) Append(ev Event) error {
 	}
 	n, err := appendLine(l.f, line)
 	l.size += int64(n)
-	if err == nil && l.rotation.MaxBytes > 0 && l.size >= l.rotation.MaxBytes {
-		// Other writers (taskd commands run by agents) may still append
-		// to the file now renamed: their lines land in the newest of the
-		// kept files.
-		l.f.Close()
-		l.f, l.size = nil, 0
-		err = Rotate(l.list, l.rotation.Keep)
-	}
 	return err
+}
+
+// writePending writes the kept lines, oldest first, until one fails. The
+// caller holds l.mu.
+func (l *Log) writePending() error {
+	for len(l.pending) > 0 {
+		if err := l.writeLine(l.pending[0]); err != nil {
+			return err
+		}
+		l.pending[0] = nil
+		l.pending = l.pending[1:]
+	}
+	l.pending = nil
+	return nil
+}
+
+// keepFailed keeps line, whose append failed with err (or could not be
+// tried: an older line kept failed), to be written later, if KeepFailed
+// is set, err is the file system's (fsroot.WriteFailed: a full disk, say;
+// or a write it cut short) and fewer than the limit are kept; it returns err, wrapped with ErrKept
+// if the line is kept. The caller holds l.mu.
+func (l *Log) keepFailed(line []byte, err error) error {
+	if l.keep == 0 || !fsroot.WriteFailed(err) && !errors.Is(err, io.ErrShortWrite) { // a short write is undone (appendLine)
+		return err
+	}
+	if len(l.pending) >= l.keep {
+		return fmt.Errorf("%d events are kept already: %w", len(l.pending), err)
+	}
+	l.pending = append(l.pending, line)
+	return fmt.Errorf("%w: %w", ErrKept, err)
+}
+
+// KeepFailed makes the log keep up to n events whose append the file
+// system failed (a full disk, an I/O error), in memory, and write them,
+// in order and once each, before the next event appended when there is
+// room again, or at Close; 0 keeps none (the default). The daemon keeps
+// them: the end of an attempt recorded in its task file once the disk
+// has room, say, is logged even if the log's own file had none left at
+// that moment.
+func (l *Log) KeepFailed(n int) {
+	l.mu.Lock()
+	l.keep = n
+	l.mu.Unlock()
 }
 
 // appendLine writes line at the end of f, which is open with O_APPEND,
@@ -230,16 +301,23 @@ func (l *Log) SetTap(fn func(Event)) {
 // write.
 func (l *Log) Mute(muted bool) { l.muted.Store(muted) }
 
-// Close closes the log's file; a later Append opens it again.
+// Close writes the events kept (KeepFailed) if it can and closes the
+// log's file; a later Append opens it again. Events it could not write
+// are dropped, and the error says how many.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var lost error
+	if err := l.writePending(); err != nil {
+		lost = fmt.Errorf("%d events of %s not written: %w", len(l.pending), l.path, err)
+		l.pending = nil
+	}
 	if l.f == nil {
-		return nil
+		return lost
 	}
 	err := l.f.Close()
 	l.f = nil
-	return err
+	return errors.Join(lost, err)
 }
 
 // Read reads the event log of the list at listDir, the rotated files kept

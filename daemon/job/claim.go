@@ -322,7 +322,10 @@ func (j *Job) Withdraw(ctx context.Context, c *Claim) error {
 // back, so that the file says what it said before and the task is decided
 // on again as it says. It returns ErrClaimChanged when the file changed,
 // cause when it is a failure of the file system that may mend (the task
-// is then held: Retryable), ErrNotRunnable otherwise.
+// is then held: Retryable; the job steps out of line, giving up its slot,
+// before the claim is taken back, a write that fails too while the disk
+// is full), and
+// ErrNotRunnable otherwise.
 func (j *Job) NotStarted(ctx context.Context, c *Claim, a *agent.Attempt, cause error) (*taskfile.Task, error) {
 	if errors.Is(cause, agent.ErrPaused) && a != nil {
 		// Its profile was paused meanwhile: the task pauses with it, its
@@ -340,6 +343,16 @@ func (j *Job) NotStarted(ctx context.Context, c *Claim, a *agent.Attempt, cause 
 		res.Summary = res.Error
 		j.Emit(eventlog.Event{Type: eventlog.TaskStarted, Parent: c.Spec.Parent, Attempt: c.Spec.Attempt})
 		return j.Finish(ctx, c.Spec, res, agent.Cancelled, nil)
+	}
+	if Retryable(cause) && !errors.Is(cause, ErrClaimChanged) && j.Slot != nil {
+		// The job ends once the claim is taken back, its agent never to
+		// start: it leaves the line now, and its slot if it holds one
+		// goes to the tasks behind it. On a full disk the take-back is
+		// held too, for as long as the disk stays full; a ticket left in
+		// line meanwhile (a claim made ahead of its slot) would keep the
+		// tasks after it in its list from their slots, and every other
+		// task from even being tried (and held, visibly).
+		j.Slot.StepAside()
 	}
 	err := j.Persist(ctx, fmt.Sprintf("the claim of attempt %d, whose agent did not start, is not taken back yet", c.Spec.Attempt), c.Spec.Parent, func(wctx context.Context) error {
 		return j.Withdraw(wctx, c)

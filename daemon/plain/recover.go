@@ -18,12 +18,14 @@ func Recover(ctx context.Context, j *job.Job, sp task.Spec) (*taskfile.Task, err
 	l, id := j.List, j.ID
 	runDir := l.RunDir(id, sp.Attempt)
 	// What the attempt's agent left running goes first, whether or not
-	// the agent itself had ended.
+	// the agent itself had ended; what shows that it went on to start
+	// its agent is looked at before (its cgroup goes with the kill).
+	entered := agent.Entered(runDir)
 	killed := agent.KillLeftover(runDir)
 	if killed {
 		j.Log.Info("killed what the agent of an interrupted attempt left running", "list", l.ID, "task", id, "attempt", sp.Attempt)
 	}
-	if sp.State == task.Starting && !killed && !agent.StartedIn(runDir) {
+	if sp.State == task.Starting && !killed && !entered && !agent.StartedIn(runDir) {
 		// Claimed ahead of its slot, its agent never started.
 		return j.Unprepare(ctx, sp)
 	}

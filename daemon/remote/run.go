@@ -62,7 +62,13 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 		return c.settle(a, f, start, notStarted(fmt.Sprintf("write cmd.json: %v", err)))
 	}
 	if a.Gate != nil {
-		if err := a.Gate.Enter(ctx); err != nil {
+		err := a.Gate.Enter(ctx)
+		if m, ok := a.Gate.(agent.Marker); ok && err == nil {
+			// The task file says running before the attempt leaves this
+			// machine: what a restart follows is the task's attempt.
+			err = m.MarkRunning(ctx)
+		}
+		if err != nil {
 			a.Stopped = err
 			return agent.Result{Success: false, ExitCode: -1}, agent.StoppedOutcome(err)
 		}
@@ -205,6 +211,16 @@ func (c *Coordinator) forgetting(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			// Those handed over as ctx ended are forgotten too: select
+			// may have taken ctx's end before them.
+			for drained := false; !drained; {
+				select {
+				case id := <-c.forgets:
+					queue = append(queue, due{id: id})
+				default:
+					drained = true
+				}
+			}
 			fctx, cancel := context.WithTimeout(context.Background(), forgetFlush)
 			for _, d := range queue {
 				if fctx.Err() != nil {

@@ -186,6 +186,14 @@ func (g *Group) Close() error {
 // cgroup recorded, if it is that attempt's, and the one this daemon would
 // make for it), then every process carrying marker; its cgroups are
 // removed. It reports whether a process was killed.
+// Made reports whether the cgroup of the attempt whose processes carry
+// marker is there: made, once its attempt had its slot, just before its
+// agent started, and not yet removed (which its runner does once the
+// agent has exited). Always false when attempts get no cgroups.
+func (s *Supervisor) Made(marker string) bool {
+	return s.mode == ByCgroup && isCgroup(filepath.Join(s.base, cgroupName(marker)))
+}
+
 func (s *Supervisor) KillLeftover(marker, recorded string) bool {
 	name := cgroupName(marker)
 	var dirs []string

@@ -19,6 +19,7 @@ func (g *Group) started()                              {}
 func (g *Group) Kill() bool                            { return false }
 func (g *Group) Close() error                          { return nil }
 func (s *Supervisor) KillLeftover(string, string) bool { return false }
+func (s *Supervisor) Made(string) bool                 { return false }
 func (s *Supervisor) Close()                           {}
 
 // Marked finds nothing here.
