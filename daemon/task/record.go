@@ -185,7 +185,7 @@ func RecordOf(t *taskfile.Task) Record {
 		read(m, f.key, f.of(&r))
 	}
 	for _, k := range Keys[1:] {
-		if v, ok := m.Get(k); ok && isZero(v, r, k) {
+		if v, ok := m.Get(k); ok && isZero(v, &r, k) {
 			r.blank = append(r.blank, k)
 		}
 	}
@@ -400,7 +400,7 @@ func Object(v any) *taskfile.Object {
 }
 
 // isZero reports whether field key of r, read from v, is its zero value.
-func isZero(v any, r Record, key string) bool {
+func isZero(v any, r *Record, key string) bool {
 	switch key {
 	case "startedAt":
 		return r.StartedAt.IsZero()
@@ -421,7 +421,7 @@ func isZero(v any, r Record, key string) bool {
 	}
 	for _, f := range more {
 		if f.key == key {
-			_, zero := value(f.of(&r))
+			_, zero := value(f.of(r))
 			return zero
 		}
 	}
