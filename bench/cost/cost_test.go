@@ -108,7 +108,9 @@ func TestFloor_Files(t *testing.T) {
 		}
 		var task struct {
 			Status   string
-			Metadata struct{ Taskd struct{ State, StartedAt, FinishedAt string } }
+			Metadata struct {
+				Taskd struct{ State, StartedAt, FinishedAt string }
+			}
 		}
 		if err := json.Unmarshal(data, &task); err != nil {
 			t.Fatal(err)

@@ -1,11 +1,23 @@
 // Command cost measures what one task costs the daemon itself: the CPU
 // time of the `taskd run` process (user and system, its own threads
 // only, not the agents it starts) and the system calls it makes, per task
-// of `true` run through the exec profile with one worker. With -base it
-// measures a second build, of a git revision, in the same run, the two
-// taking turns, and prints the ratios.
+// of `true` run through the exec profile with one worker, beside the
+// floor: the same durable work done directly. With -base it measures a
+// second build, of a git revision, in the same run, the builds taking
+// turns, and prints the ratios.
 //
 //	go run ./bench/cost [-n 500] [-reps 3] [-strace 200] [-base main] [-json FILE]
+//
+// The floor (floor.go) is this program run again as a process of its
+// own, which does for each task, in a list directory of its own on the
+// same file system, what the contract requires of a task of `true` and
+// nothing else: the task file read, written durably as the claim before
+// the agent starts and as the end after, the run folder with its files,
+// `sh -c true` started with os/exec in a process group of its own with
+// two pipes and waited for, three event lines. It takes its turn with
+// the builds and is measured as they are, so the ratio of a build to the
+// floor is what the daemon's own work adds to what the file system and
+// the process start cost on this machine.
 //
 // CPU comes from /proc/PID/stat (utime and stime, which count every
 // thread the process ever had) read after the daemon's startup scan and
