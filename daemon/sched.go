@@ -94,7 +94,7 @@ func (d *Daemon) startNext(l *list) bool {
 		if bumped && rt.priority < floor {
 			return false // a task bumped from its place comes back first
 		}
-		e := rt.e // l.entries[rt.id], checked below for the task it starts
+		e := rt.e // l.entries[rt.id], looked up again for the task it starts
 		kind := job.Run
 		if e != nil {
 			kind = e.kind()
@@ -122,8 +122,11 @@ func (d *Daemon) startNext(l *list) bool {
 		}
 		l.ready = slices.Delete(l.ready, i, i+1)
 		delete(l.inReady, rt.id)
+		// The entry the queue holds is the task's (forget takes a task
+		// out of the queue with its entry); the map decides all the same.
+		e = l.entries[rt.id]
 		// runnable may look at files: it is asked after the room.
-		if e == nil || l.entries[rt.id] != e || e.job != nil || !l.runnable(rt.id, e) {
+		if e == nil || e.job != nil || !l.runnable(rt.id, e) {
 			i--
 			continue
 		}
