@@ -54,7 +54,7 @@ func TestCount(t *testing.T) {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if *floorFlag != "" {
-		if err := floorMain(*floorFlag, *nFlag); err != nil {
+		if err := floorMain(filepath.SplitList(*floorFlag), *nFlag, *concFlag); err != nil {
 			fmt.Fprintln(os.Stderr, "floor:", err)
 			os.Exit(1)
 		}
@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 // and three event lines; no temporary file, nothing else.
 func TestFloor_Files(t *testing.T) {
 	const n = 3
-	f, err := startFloor(t.TempDir(), n)
+	f, err := startFloor(t.TempDir(), n, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +79,9 @@ func TestFloor_Files(t *testing.T) {
 	}
 	f.Stop()
 	got := map[string]bool{} // path → is a directory
-	err = filepath.WalkDir(f.list, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && path != f.list {
-			rel, _ := filepath.Rel(f.list, path)
+	err = filepath.WalkDir(f.lists[0], func(path string, d fs.DirEntry, err error) error {
+		if err == nil && path != f.lists[0] {
+			rel, _ := filepath.Rel(f.lists[0], path)
 			got[rel] = d.IsDir()
 		}
 		return err
@@ -102,7 +102,7 @@ func TestFloor_Files(t *testing.T) {
 		t.Errorf("the floor left (path: is a directory)\n%v\nwant\n%v", got, want)
 	}
 	for i := 1; i <= n; i++ {
-		data, err := os.ReadFile(filepath.Join(f.list, fmt.Sprintf("%d.json", i)))
+		data, err := os.ReadFile(filepath.Join(f.lists[0], fmt.Sprintf("%d.json", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestFloor_Files(t *testing.T) {
 			t.Errorf("task %d ended as %+v", i, task)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(f.list, ".taskd", "events.jsonl"))
+	data, err := os.ReadFile(filepath.Join(f.lists[0], ".taskd", "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,15 +142,59 @@ func TestFloor_Files(t *testing.T) {
 	}
 }
 
+// TestFloor_Workers: the floor with two workers, in one list directory
+// and in two, does every task once: each ends succeeded, with its three
+// event lines in order, in the list it was dropped into.
+func TestFloor_Workers(t *testing.T) {
+	for _, lists := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d lists", lists), func(t *testing.T) {
+			const n = 8
+			f, err := startFloor(t.TempDir(), n, 2, lists)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.run(n); err != nil {
+				f.Stop()
+				t.Fatal(err)
+			}
+			f.Stop()
+			if len(f.lists) != lists {
+				t.Fatalf("%d list directories, want %d", len(f.lists), lists)
+			}
+			for _, list := range f.lists {
+				data, err := os.ReadFile(filepath.Join(list, ".taskd", "events.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string][]string{} // task → its events' types
+				for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+					var ev struct{ Type, Task string }
+					if err := json.Unmarshal([]byte(line), &ev); err != nil {
+						t.Fatalf("event line %q: %v", line, err)
+					}
+					got[ev.Task] = append(got[ev.Task], ev.Type)
+				}
+				want := map[string][]string{}
+				for i := 1; i <= n/lists; i++ {
+					want[fmt.Sprint(i)] = floorEvents[:]
+				}
+				if !maps.EqualFunc(got, want, slices.Equal) {
+					t.Errorf("events of %s by task %v, want %v", filepath.Base(list), got, want)
+				}
+			}
+		})
+	}
+}
+
 // TestFloor_Fails: a task the floor cannot do (its run folder is there
 // already) stops the run with the reason, which is not taken for done.
 func TestFloor_Fails(t *testing.T) {
-	f, err := startFloor(t.TempDir(), 3)
+	f, err := startFloor(t.TempDir(), 3, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	if err := os.MkdirAll(filepath.Join(f.list, ".taskd", "runs", "2"), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(f.lists[0], ".taskd", "runs", "2"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.run(3); err == nil || !strings.Contains(err.Error(), "mkdir .taskd/runs/2") {
@@ -168,7 +212,7 @@ func TestFloor_Syscalls(t *testing.T) {
 		t.Skip("strace is not installed (scripts/install-tools strace)")
 	}
 	const n = 4
-	b := &Build{Name: "floor", floor: true}
+	b := &Build{Name: "floor", floor: true, workers: 1, lists: 1}
 	if err := straceRun(t.TempDir(), b, n); err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,12 @@
 // Command cost measures what one task costs the daemon itself: the CPU
 // time of the `taskd run` process (user and system, its own threads
 // only, not the agents it starts) and the system calls it makes, per task
-// of `true` run through the exec profile with one worker, beside the
-// floor: the same durable work done directly. With -base it measures a
-// second build, of a git revision, in the same run, the builds taking
-// turns, and prints the ratios.
+// of `true` run through the exec profile with -concurrency slots (one
+// unless told), beside the floor: the same durable work done directly.
+// With -base it measures a second build, of a git revision, in the same
+// run, the builds taking turns, and prints the ratios.
 //
-//	go run ./bench/cost [-n 500] [-reps 3] [-strace 200] [-base main] [-json FILE]
+//	go run ./bench/cost [-n 500] [-reps 3] [-strace 200] [-concurrency 1] [-base main] [-json FILE]
 //
 // The floor (floor.go) is this program run again as a process of its
 // own, which does for each task, in a list directory of its own on the
@@ -55,14 +55,15 @@ var (
 	baseFlag   = flag.String("base", "", "also measure taskd built from this git revision, in the same run")
 	jsonFlag   = flag.String("json", "", "also write the results as JSON to this file (for bench/figures)")
 	topFlag    = flag.Int("top", 12, "system calls listed by name, the most frequent first")
-	floorFlag  = flag.String("floor", "", "internal: be the floor process, in this list directory holding -n tasks (cost runs itself so)")
+	concFlag   = flag.Int("concurrency", 1, "the daemon's slots, and the floor's workers; above 1 the floor is also measured with its workers each in a list directory of its own, and with one worker")
+	floorFlag  = flag.String("floor", "", "internal: be the floor process, in these list directories (separated as in PATH) holding -n tasks each, with -concurrency workers (cost runs itself so)")
 )
 
 func main() {
 	flag.Parse()
 	run := run
 	if *floorFlag != "" {
-		run = func() error { return floorMain(*floorFlag, *nFlag) }
+		run = func() error { return floorMain(filepath.SplitList(*floorFlag), *nFlag, *concFlag) }
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "cost:", err)
@@ -74,8 +75,10 @@ func main() {
 type Build struct {
 	Name string `json:"name"`
 	bin  string
-	// floor is set for the floor, which runs no taskd (floor.go).
-	floor bool
+	// floor is set for the floor, which runs no taskd (floor.go), with
+	// workers workers in lists list directories.
+	floor          bool
+	workers, lists int
 	// CPUPerTask is the daemon's CPU time per task, in milliseconds:
 	// the median of the runs, and every run's figure.
 	CPUPerTask float64   `json:"cpuPerTaskMs"`
@@ -124,9 +127,9 @@ type measured interface {
 // start starts b's process for n tasks, idle.
 func (b *Build) start(work string, n int) (measured, error) {
 	if b.floor {
-		return startFloor(work, n)
+		return startFloor(work, n, b.workers, b.lists)
 	}
-	return start(work, b.bin)
+	return start(work, b.bin, *concFlag)
 }
 
 func run() error {
@@ -152,8 +155,20 @@ func run() error {
 			return err
 		}
 	}
-	fl := &Build{Name: "floor", floor: true}
+	p := *concFlag
+	if p < 1 || *nFlag%p != 0 {
+		return errors.New("-concurrency must be at least 1 and divide -n")
+	}
+	fl := &Build{Name: "floor", floor: true, workers: p, lists: 1}
 	all := append(slices.Clip(builds), fl)
+	var floors []*Build // the floor's other forms, beside the table
+	if p > 1 {
+		floors = []*Build{
+			{Name: fmt.Sprintf("floor, %d workers in %d list directories", p, p), floor: true, workers: p, lists: p},
+			{Name: "floor, one worker", floor: true, workers: 1, lists: 1},
+		}
+		all = append(all, floors...)
+	}
 	rates := map[*Build][]float64{}
 	for rep := range *repsFlag {
 		// The builds and the floor take turns, so that the machine's load
@@ -181,6 +196,13 @@ func run() error {
 		b.OverFloor = &Ratios{CPU: ratio(b.CPUPerTask, fl.CPUPerTask), Syscalls: ratio(b.Syscalls, fl.Syscalls), OwnSyscalls: ratio(b.OwnSyscalls, fl.OwnSyscalls)}
 	}
 	print(builds, fl)
+	for _, b := range floors {
+		fmt.Printf("\n%s: %.3f ms of CPU per task, %.0f tasks/s (runs: %.3f ms)", b.Name, b.CPUPerTask, b.Rate, b.CPURuns)
+		if b.Syscalls > 0 {
+			fmt.Printf(", %.1f system calls per task, %.2f fsyncs", b.Syscalls, b.ByName["fsync"])
+		}
+		fmt.Println()
+	}
 	if *jsonFlag != "" {
 		data, _ := json.MarshalIndent(Report{Builds: builds, Floor: fl, FloorDoes: floorDoes}, "", "  ")
 		return os.WriteFile(*jsonFlag, append(data, '\n'), 0o644)
@@ -248,7 +270,7 @@ func print(builds []*Build, fl *Build) {
 		}
 		fmt.Printf(" "+format+" | %s |\n", v(fl), times(this, v(fl)))
 	}
-	row(fmt.Sprintf("CPU per task of `true`, P=1 (median of %d × %d tasks)", *repsFlag, *nFlag), "%.3f ms", func(b *Build) float64 { return b.CPUPerTask })
+	row(fmt.Sprintf("CPU per task of `true`, P=%d (median of %d × %d tasks)", *concFlag, *repsFlag, *nFlag), "%.3f ms", func(b *Build) float64 { return b.CPUPerTask })
 	row("tasks per second in those runs", "%.0f", func(b *Build) float64 { return b.Rate })
 	if *straceFlag > 0 {
 		row(fmt.Sprintf("system calls per task (%d tasks under strace)", *straceFlag), "%.1f", func(b *Build) float64 { return b.Syscalls })
@@ -287,19 +309,19 @@ func topNames(builds []*Build, top int) []string {
 	return sorted[:min(top, len(sorted))]
 }
 
-// daemon is `taskd run` with one worker on a fresh root.
+// daemon is `taskd run` on a fresh root.
 type daemon struct{ *taskdrun.Daemon }
 
-// start starts a daemon and returns once its startup scan is done and it
-// is idle.
-func start(work, bin string) (*daemon, error) {
+// start starts a daemon with concurrency slots and returns once its
+// startup scan is done and it is idle.
+func start(work, bin string, concurrency int) (*daemon, error) {
 	root, err := os.MkdirTemp(work, "root-")
 	if err != nil {
 		return nil, err
 	}
 	os.Chmod(root, 0o700)
 	cfg := filepath.Join(root, ".config.json")
-	if err := os.WriteFile(cfg, []byte(`{"concurrency": 1}`), 0o600); err != nil {
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, `{"concurrency": %d}`, concurrency), 0o600); err != nil {
 		return nil, err
 	}
 	events := filepath.Join(root, "bench", ".taskd", "events.jsonl")
