@@ -55,7 +55,7 @@ var (
 	baseFlag   = flag.String("base", "", "also measure taskd built from this git revision, in the same run")
 	jsonFlag   = flag.String("json", "", "also write the results as JSON to this file (for bench/figures)")
 	topFlag    = flag.Int("top", 12, "system calls listed by name, the most frequent first")
-	concFlag   = flag.Int("concurrency", 1, "the daemon's slots, and the floor's workers; above 1 the floor is also measured with its workers each in a list directory of its own, and with one worker")
+	concFlag   = flag.Int("concurrency", 1, "the daemon's slots, and the floor's workers; above 1 the first build is also measured with one slot, and the floor with its workers each in a list directory of its own and with one worker")
 	floorFlag  = flag.String("floor", "", "internal: be the floor process, in these list directories (separated as in PATH) holding -n tasks each, with -concurrency workers (cost runs itself so)")
 )
 
@@ -75,8 +75,8 @@ func main() {
 type Build struct {
 	Name string `json:"name"`
 	bin  string
-	// floor is set for the floor, which runs no taskd (floor.go), with
-	// workers workers in lists list directories.
+	// workers is the daemon's slots or the floor's workers; the floor
+	// (floor.go), which runs no taskd, works in lists list directories.
 	floor          bool
 	workers, lists int
 	// CPUPerTask is the daemon's CPU time per task, in milliseconds:
@@ -129,7 +129,7 @@ func (b *Build) start(work string, n int) (measured, error) {
 	if b.floor {
 		return startFloor(work, n, b.workers, b.lists)
 	}
-	return start(work, b.bin, *concFlag)
+	return start(work, b.bin, b.workers)
 }
 
 func run() error {
@@ -146,28 +146,29 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	builds := []*Build{{Name: "this tree"}}
+	p := *concFlag
+	if p < 1 || *nFlag%p != 0 {
+		return errors.New("-concurrency must be at least 1 and divide -n")
+	}
+	builds := []*Build{{Name: "this tree", workers: p}}
 	if *baseFlag != "" {
-		builds = append(builds, &Build{Name: *baseFlag})
+		builds = append(builds, &Build{Name: *baseFlag, workers: p})
 	}
 	for _, b := range builds {
 		if b.bin, err = build(work, b.Name); err != nil {
 			return err
 		}
 	}
-	p := *concFlag
-	if p < 1 || *nFlag%p != 0 {
-		return errors.New("-concurrency must be at least 1 and divide -n")
-	}
 	fl := &Build{Name: "floor", floor: true, workers: p, lists: 1}
 	all := append(slices.Clip(builds), fl)
-	var floors []*Build // the floor's other forms, beside the table
+	var others []*Build // measured at other concurrencies, beside the table
 	if p > 1 {
-		floors = []*Build{
+		others = []*Build{
+			{Name: builds[0].Name + ", one slot", bin: builds[0].bin, workers: 1},
 			{Name: fmt.Sprintf("floor, %d workers in %d list directories", p, p), floor: true, workers: p, lists: p},
 			{Name: "floor, one worker", floor: true, workers: 1, lists: 1},
 		}
-		all = append(all, floors...)
+		all = append(all, others...)
 	}
 	rates := map[*Build][]float64{}
 	for rep := range *repsFlag {
@@ -196,12 +197,24 @@ func run() error {
 		b.OverFloor = &Ratios{CPU: ratio(b.CPUPerTask, fl.CPUPerTask), Syscalls: ratio(b.Syscalls, fl.Syscalls), OwnSyscalls: ratio(b.OwnSyscalls, fl.OwnSyscalls)}
 	}
 	print(builds, fl)
-	for _, b := range floors {
-		fmt.Printf("\n%s: %.3f ms of CPU per task, %.0f tasks/s (runs: %.3f ms)", b.Name, b.CPUPerTask, b.Rate, b.CPURuns)
-		if b.Syscalls > 0 {
-			fmt.Printf(", %.1f system calls per task, %.2f fsyncs", b.Syscalls, b.ByName["fsync"])
-		}
+	if p > 1 {
 		fmt.Println()
+		for _, b := range append([]*Build{builds[0], fl}, others...) {
+			fmt.Printf("%s at %d: %.3f ms of CPU per task, %.0f tasks/s (runs: %.3f ms; %.0f tasks/s)", b.Name, b.workers, b.CPUPerTask, b.Rate, b.CPURuns, rates[b])
+			if b.Syscalls > 0 {
+				fmt.Printf(", %.1f system calls per task, %.2f fsyncs", b.Syscalls, b.ByName["fsync"])
+			}
+			fmt.Println()
+		}
+		// The ratios of runs made one after the other, which the
+		// machine's load moves less than it moves each.
+		for _, pair := range [][2]*Build{{builds[0], others[0]}, {fl, others[2]}, {others[1], others[2]}} {
+			by := make([]float64, len(rates[pair[0]]))
+			for i := range by {
+				by[i] = rates[pair[0]][i] / rates[pair[1]][i]
+			}
+			fmt.Printf("tasks/s of %s at %d over %s at 1: %.2f× (median; by run %.2f)\n", pair[0].Name, p, pair[1].Name, median(by), by)
+		}
 	}
 	if *jsonFlag != "" {
 		data, _ := json.MarshalIndent(Report{Builds: builds, Floor: fl, FloorDoes: floorDoes}, "", "  ")
