@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/taskd/taskd/daemon/config"
 )
 
 // TestCount: the daemon's calls of a trace, a split call counted once, a
@@ -44,6 +46,24 @@ func TestCount(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("total, own, forked, task file opens, openat, execve = %v, want %v", got, want)
+		}
+	}
+}
+
+// TestDaemonConfig: the configuration the daemon is started with gives
+// it the slots asked for, as the daemon reads it.
+func TestDaemonConfig(t *testing.T) {
+	for _, slots := range []int{1, 2} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		if err := os.WriteFile(path, daemonConfig(slots), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.LoadFileConfig(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Concurrency != slots {
+			t.Errorf("concurrency %d, want %d", c.Concurrency, slots)
 		}
 	}
 }

@@ -334,7 +334,7 @@ func start(work, bin string, concurrency int) (*daemon, error) {
 	}
 	os.Chmod(root, 0o700)
 	cfg := filepath.Join(root, ".config.json")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, `{"concurrency": %d}`, concurrency), 0o600); err != nil {
+	if err := os.WriteFile(cfg, daemonConfig(concurrency), 0o600); err != nil {
 		return nil, err
 	}
 	events := filepath.Join(root, "bench", ".taskd", "events.jsonl")
@@ -349,6 +349,11 @@ func start(work, bin string, concurrency int) (*daemon, error) {
 	d := &daemon{td}
 	idle(d.Pid())
 	return d, nil
+}
+
+// daemonConfig is the configuration file of a daemon with slots slots.
+func daemonConfig(slots int) []byte {
+	return fmt.Appendf(nil, `{"concurrency": %d}`, slots)
 }
 
 // cpu is process pid's user and system time so far, in clock ticks: its
