@@ -223,39 +223,40 @@ func (d *Dir) Sync(t *Task) error {
 // last, so the list's lock, which every write to the list takes, is held
 // only for the read and the rename. Every path takes the two in this
 // order.
+//
+// The file replaced is read through a descriptor kept open until both
+// locks are released: its last reference, so that the kernel frees its
+// inode then, in the close, and not in the rename. Freeing an inode can
+// wait for the write of its inode table block that an fsync has under
+// way (a millisecond or more on ext4 without a journal), and in the
+// rename every other writer of the list would wait for it too.
 func (d *Dir) replaceIfUnchanged(ctx context.Context, id string, tmp *pendingFile, data, want []byte) (bool, error) {
 	path := d.File(id)
 	unlockFile, err := d.lockFile(ctx, path)
 	if err != nil {
 		return false, err
 	}
-	defer unlockFile()
 	unlock, err := d.lockList(ctx)
 	if err != nil {
+		unlockFile()
 		return false, err
 	}
-	defer unlock()
-	cur, err := readRaw(path)
+	old, err := openTask(path)
 	if err != nil {
+		unlock()
+		unlockFile()
 		return false, err
 	}
-	if !bytes.Equal(cur, want) {
-		return false, nil
-	}
-	d.remember(id, tmp, data)
-	return true, tmp.replace()
-}
-
-// readRaw reads path's bytes, refusing what readFile refuses.
-func readRaw(path string) ([]byte, error) {
-	f, err := openTask(path)
+	replaced := false
+	cur, err := readWhole(old, make([]byte, 0, old.size+1))
 	if err != nil {
-		return nil, err
+		err = &fs.PathError{Op: "read", Path: path, Err: err}
+	} else if bytes.Equal(cur, want) {
+		d.remember(id, tmp, data)
+		replaced, err = true, tmp.replace()
 	}
-	defer f.close()
-	data, err := readWhole(f, make([]byte, 0, f.size+1))
-	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	return data, nil
+	unlock()
+	unlockFile()
+	old.close()
+	return replaced, err
 }
