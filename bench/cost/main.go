@@ -19,6 +19,15 @@
 // floor is what the daemon's own work adds to what the file system and
 // the process start cost on this machine.
 //
+// With -concurrency P the daemon has P slots and the floor P workers,
+// goroutines each taking the next task of the one list directory. Above
+// one, the first build is also measured with one slot, and the floor with
+// one worker and with its P workers each in a list directory of its own
+// (all task files of a list share one directory, whose lock the kernel
+// takes for every file created or renamed in it); the tasks per second
+// of each over its one-worker form, run by run, say what a second worker
+// gains, and whether the one directory is what holds it back.
+//
 // CPU comes from /proc/PID/stat (utime and stime, which count every
 // thread the process ever had) read after the daemon's startup scan and
 // again when the last task has succeeded and the daemon is idle, divided
