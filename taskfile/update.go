@@ -232,31 +232,34 @@ func (d *Dir) Sync(t *Task) error {
 // rename every other writer of the list would wait for it too.
 func (d *Dir) replaceIfUnchanged(ctx context.Context, id string, tmp *pendingFile, data, want []byte) (bool, error) {
 	path := d.File(id)
+	old := taskFile{fd: -1}
+	defer func() { // after the locks' release, deferred below
+		if old.fd >= 0 {
+			old.close()
+		}
+	}()
 	unlockFile, err := d.lockFile(ctx, path)
 	if err != nil {
 		return false, err
 	}
+	defer unlockFile()
 	unlock, err := d.lockList(ctx)
 	if err != nil {
-		unlockFile()
 		return false, err
 	}
-	old, err := openTask(path)
+	defer unlock()
+	f, err := openTask(path)
 	if err != nil {
-		unlock()
-		unlockFile()
-		return false, err
+		return false, err // nothing open (openTask closes what it refuses)
 	}
-	replaced := false
+	old = f
 	cur, err := readWhole(old, make([]byte, 0, old.size+1))
 	if err != nil {
-		err = &fs.PathError{Op: "read", Path: path, Err: err}
-	} else if bytes.Equal(cur, want) {
-		d.remember(id, tmp, data)
-		replaced, err = true, tmp.replace()
+		return false, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
-	unlock()
-	unlockFile()
-	old.close()
-	return replaced, err
+	if !bytes.Equal(cur, want) {
+		return false, nil
+	}
+	d.remember(id, tmp, data)
+	return true, tmp.replace()
 }
