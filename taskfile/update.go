@@ -226,10 +226,10 @@ func (d *Dir) Sync(t *Task) error {
 //
 // The file replaced is read through a descriptor kept open until both
 // locks are released: its last reference, so that the kernel frees its
-// inode then, in the close, and not in the rename. Freeing an inode can
-// wait for the write of its inode table block that an fsync has under
-// way (a millisecond or more on ext4 without a journal), and in the
-// rename every other writer of the list would wait for it too.
+// inode then, in the close, and not in the rename. Freeing an inode
+// takes a millisecond or more on a busy ext4 without a journal (a rename
+// that frees one took ten times as long as one that does not), and in
+// the rename every other writer of the list would wait for it too.
 func (d *Dir) replaceIfUnchanged(ctx context.Context, id string, tmp *pendingFile, data, want []byte) (bool, error) {
 	path := d.File(id)
 	old := taskFile{fd: -1}
