@@ -304,10 +304,11 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		}
 	}
 	// What the agent may read is in the run folder before it starts: its
-	// prompt and the files of its prompt commands, and cmd.json, how it
-	// will be started. All of it is made while the job still waits for its
-	// slot; cmd.json is written again with the process group the moment
-	// the agent has started.
+	// prompt and the files of its prompt commands. All of it is made while
+	// the job still waits for its slot. cmd.json, how the agent is
+	// started, is written the moment it has started, with its process
+	// group; before that only where a restart would learn from it
+	// (earlyRecord).
 	if err := writeNewFileIn(folder, "prompt.md", []byte(a.Prompt), made); err != nil {
 		return fail("write prompt.md: %v", err)
 	}
@@ -346,7 +347,10 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	} else if null := devNull(); null != nil {
 		cmd.Stdin = null // else exec opens the null device itself
 	}
-	record()
+	early := earlyRecord(made, cmdInfo)
+	if early {
+		record()
+	}
 	gate := a.Gate
 	if gate != nil {
 		if err := gate.Enter(ctx); err != nil {
@@ -360,10 +364,14 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	if err := grp.Degraded(); err != nil {
 		r.log.Warn("the attempt's processes are known by their environment only", "task", a.TaskID, "path", dir, "err", err)
 	}
-	if gate != nil && grp.Cgroup() == "" {
+	if grp.Cgroup() == "" && (gate != nil || !early) {
 		// Its cgroup would show a restart that the attempt went on to
-		// start its agent (Entered); without one, cmd.json says so.
-		cmdInfo["entered"] = true
+		// start its agent (Entered); without one, cmd.json says so (and
+		// is written before the start, as it is wherever attempts get
+		// no cgroup: the group could not be made).
+		if gate != nil {
+			cmdInfo["entered"] = true
+		}
 		record()
 	}
 	pipes, err := newOutputPipes()
@@ -486,6 +494,25 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		}
 	}
 	return res, out
+}
+
+// earlyRecord reports whether cmd.json is written before the agent starts,
+// as well as once it has: only where what a restart decides may read it
+// then. That is where attempts get no cgroup of their own (Entered reads
+// its entered); where cmd.json names a session (given to the agent, or
+// one it resumes), which an attempt interrupted before or as its agent
+// started passes on to the next (Session); and in a run folder an earlier
+// run of the same attempt number left, whose cmd.json, naming that run's
+// process, must not stand for this attempt's (StartedIn). Elsewhere a
+// restart decides the same without it: the attempt's cgroup, made just
+// before its agent starts, says whether it went on to start it
+// (Entered), and a cmd.json without a process group says no more than
+// none does (StartedIn, KillLeftover).
+func earlyRecord(made bool, cmdInfo map[string]any) bool {
+	if _, ok := cmdInfo["sessionId"]; ok || !made {
+		return true
+	}
+	return proc.Supervise().Mode() != proc.ByCgroup
 }
 
 // stopGroup asks the agent's process group to stop (SIGTERM), then kills
