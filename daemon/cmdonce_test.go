@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,7 +75,9 @@ func TestDaemon_SIGKILLAroundTheOneCmdJSON(t *testing.T) {
 	if got := countEvents(evs, eventlog.TaskInterrupted, "2"); got != 1 {
 		t.Errorf("task 2 interrupted %d times, want once (its agent ran when the second daemon died)", got)
 	}
-	if got := readString(marks, "1"); got != "1\n2\n" {
-		t.Errorf("task 1 ran attempts %q, want 1 and 2 (interrupted once)", got)
+	// (Task 1 may have been interrupted again, its end not yet recorded
+	// when its slot went to task 2.)
+	if got := readString(marks, "1"); !strings.HasPrefix(got, "1\n2\n") {
+		t.Errorf("task 1 ran attempts %q, want 1, then 2 after the first kill", got)
 	}
 }
