@@ -207,7 +207,15 @@ func StopOf(out Outcome) error {
 func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 	start := time.Now()
 	dir := a.Dir()
-	res, out := r.execAttempt(ctx, a, dir)
+	// The run folder, once made, is opened once for every file written
+	// into it, result.json the last.
+	var folder *fsroot.Dir
+	defer func() {
+		if folder != nil {
+			folder.Close()
+		}
+	}()
+	res, out := r.execAttempt(ctx, a, dir, &folder)
 	res.DurationMs = time.Since(start).Milliseconds()
 	if out != Finished && res.Error == "" {
 		res.Error = map[Outcome]string{
@@ -226,7 +234,7 @@ func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 	// An attempt cut short by the daemon's own stop leaves no result, so
 	// it is run again.
 	if out != Interrupted && !a.NoResult {
-		if kept, err := WriteResult(a.ListDir, dir, res); kept != "" {
+		if kept, err := writeResultIn(folder, a.ListDir, dir, res); kept != "" {
 			r.log.Warn("the run folder cannot take result.json: the result is kept elsewhere until its end is recorded", "task", a.TaskID, "path", dir, "kept", kept, "err", err)
 		} else if err != nil {
 			r.log.Warn("write result: it lives in memory only until its end is recorded", "task", a.TaskID, "path", dir, "err", err)
@@ -235,7 +243,9 @@ func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 	return res, out
 }
 
-func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result, Outcome) {
+// execAttempt is Run but for result.json. It sets *opened to the run
+// folder, open, for the caller to close.
+func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string, opened **fsroot.Dir) (Result, Outcome) {
 	// A task file may hold lone surrogates (a JavaScript string can); no
 	// agent reads them as text, so each becomes U+FFFD in what it is sent
 	// and in prompt.md, the record of it.
@@ -253,8 +263,6 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	}
 	// record writes cmd.json, the record of how the agent is (to be)
 	// started, replacing an earlier version whole.
-	// folder is the run folder, once made, opened once for the files
-	// written into it.
 	var folder *fsroot.Dir
 	record := func() {
 		err := fs.ErrClosed
@@ -297,7 +305,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	if folder, err = fsroot.OpenDir(base, dir); err != nil {
 		return fail("open the run folder: %v", err)
 	}
-	defer folder.Close()
+	*opened = folder
 	if !made {
 		if err := ClearEarlierLogs(folder, base, dir); err != nil {
 			return fail("remove the earlier run's logs: %v", err)
@@ -457,7 +465,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	// environment) does not hold the attempt.
 	pipes.wait(drained, drainWait)
 	cut := map[string]int64{}
-	logs := endedLogs{base: base, dir: dir, received: map[string]int64{}}
+	logs := endedLogs{base: base, dir: dir, folder: folder, received: map[string]int64{}}
 	for name, l := range map[string]*cappedLog{"stdout.log": stdout, "stderr.log": stderr} {
 		logs.received[name] = l.n
 		n, err := l.Close()

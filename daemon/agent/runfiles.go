@@ -147,6 +147,22 @@ func ReadTail(base, path string, n int64) ([]byte, error) {
 		return nil, err
 	}
 	defer syscall.Close(fd)
+	return readTailFD(fd, path, n)
+}
+
+// readTailIn is ReadTail of the file name in the run folder open as
+// folder.
+func readTailIn(folder *fsroot.Dir, name string, n int64) ([]byte, error) {
+	fd, err := folder.OpenFD(name, syscall.O_RDONLY|syscall.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	return readTailFD(fd, name, n)
+}
+
+// readTailFD is ReadTail of the file open as fd, at path.
+func readTailFD(fd int, path string, n int64) ([]byte, error) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
