@@ -284,15 +284,19 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string, opened 
 		msg := fmt.Sprintf(format, args...)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, NotStarted
 	}
-	made, err := mkdirRun(base, dir)
+	folder, made, err := mkdirRun(base, dir)
 	a.MadeDir = made
 	if held := notPrepared(a, []any{err}); held != nil {
 		return *held, Interrupted
+	}
+	if err != nil && made {
+		return fail("open the run folder: %v", err) // replaced as it was made
 	}
 	if err != nil {
 		msg := fmt.Sprintf("create run folder: %v", err)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, NotStarted
 	}
+	*opened = folder
 	ForgetKept(dir) // nor is one kept for an earlier run (kept.go)
 	if !made {
 		// A folder an earlier run of the same attempt number left (a task
@@ -302,10 +306,6 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string, opened 
 			return fail("remove the earlier run's result.json: %v", err)
 		}
 	}
-	if folder, err = fsroot.OpenDir(base, dir); err != nil {
-		return fail("open the run folder: %v", err)
-	}
-	*opened = folder
 	if !made {
 		if err := ClearEarlierLogs(folder, base, dir); err != nil {
 			return fail("remove the earlier run's logs: %v", err)

@@ -204,15 +204,12 @@ func jsonRecord(v any) ([]byte, error) {
 }
 
 // mkdirRun makes the run folder dir inside the list directory base, and
-// the folders on the way if need be, and reports whether it made dir; a
-// folder already there is used as it is. A link on the way, or at dir,
-// fails (fsroot.ErrLink).
-func mkdirRun(base, dir string) (made bool, err error) {
-	err = fsroot.Mkdir(base, dir)
-	if errors.Is(err, fs.ErrExist) {
-		return false, nil
-	}
-	return err == nil, err
+// the folders on the way if need be, and opens it; made reports whether
+// it made dir: a folder already there is used as it is. A link on the
+// way, or at dir, fails (fsroot.ErrLink). An error with made set is that
+// of the open of the folder made (replaced meanwhile).
+func mkdirRun(base, dir string) (folder *fsroot.Dir, made bool, err error) {
+	return fsroot.MkdirDir(base, dir)
 }
 
 // WriteJSONFile writes v as indented JSON, replacing path inside the list
