@@ -23,6 +23,7 @@ import (
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/claudestub"
+	"github.com/taskd/taskd/internal/disktest"
 	"github.com/taskd/taskd/internal/waitfor"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -491,29 +492,6 @@ while [ ! -e `+m+`/release ]; do sleep 0.01; done`)
 	h.stopProc()
 }
 
-// smallDisk mounts a tmpfs of size bytes at a new directory and returns
-// it; it is unmounted when the test ends. Without root, or where the
-// mount fails, the test is skipped, saying why.
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: mounting a small file system needs root")
-	}
-	dir := filepath.Join(t.TempDir(), "disk")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
-		t.Skipf("skipping: cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
 // keepOnFailure, when the test fails and TASKD_TEST_KEEP names a
 // directory, copies dir (the test's file system: task files, run folders,
 // the event log) and the daemon's log into a new directory under it, for
@@ -577,7 +555,7 @@ func fill(t *testing.T, path string) {
 // succeeded, each run exactly once, each end recorded once.
 func TestTrust_DiskFull(t *testing.T) {
 	t.Parallel()
-	disk := smallDisk(t, 4<<20)
+	disk := disktest.Small(t, 4<<20)
 	root := filepath.Join(disk, "tasks")
 	list := filepath.Join(root, "l")
 	if err := os.MkdirAll(list, 0o700); err != nil {

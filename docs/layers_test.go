@@ -84,10 +84,10 @@ var layers = []layer{
 	},
 	{
 		name: "Foundations",
-		about: "Rules and helpers every layer may use; `claudestub`, `natstest`, `proctest` and `waitfor` " +
+		about: "Rules and helpers every layer may use; `claudestub`, `disktest`, `natstest`, `proctest` and `waitfor` " +
 			"are imported by tests only.",
 		pkgs: []string{"internal/claudestub", "internal/natstest", "internal/proc", "internal/allowenv",
-			"internal/fsroot", "internal/readable", "internal/termtext", "internal/jsonorder", "internal/clock", "internal/proctest", "internal/waitfor", "internal/syncbuf"},
+			"internal/fsroot", "internal/readable", "internal/termtext", "internal/jsonorder", "internal/clock", "internal/proctest", "internal/disktest", "internal/waitfor", "internal/syncbuf"},
 	},
 }
 

@@ -10,30 +10,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/internal/disktest"
 )
-
-// smallDisk mounts a tmpfs of size bytes at a new directory, unmounted
-// when the test ends; without root, or where the mount fails, the test is
-// skipped, saying why.
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: mounting a small file system needs root")
-	}
-	dir := filepath.Join(t.TempDir(), "disk")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
-		t.Skipf("skipping: cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
 
 // TestAppend_FullDisk: writers of one list's log — the daemon's Log, and
 // others as taskd commands make them, each its own descriptor — append
@@ -42,7 +23,7 @@ func smallDisk(t *testing.T, size int) string {
 // back is an event that an Append reported written, and every event
 // reported written is there, once.
 func TestAppend_FullDisk(t *testing.T) {
-	disk := smallDisk(t, 256<<10)
+	disk := disktest.Small(t, 256<<10)
 	list := filepath.Join(disk, "l")
 	if err := os.MkdirAll(filepath.Join(list, ".taskd"), 0o700); err != nil {
 		t.Fatal(err)
@@ -137,28 +118,6 @@ func tornContext(data []byte) []byte {
 	return nil
 }
 
-// fillDisk writes path until its file system has no room left, the last
-// pages too.
-func fillDisk(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 64<<10)
-	for _, n := range []int{len(chunk), 4096, 512, 1} {
-		for {
-			if _, err := f.Write(chunk[:n]); err != nil {
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatalf("fill: %v", err)
-				}
-				break
-			}
-		}
-	}
-}
-
 // TestAppend_KeptOnFullDisk: a log that keeps what a full disk refuses
 // (KeepFailed, as the daemon's do) writes those events once there is
 // room, before the next one, in order, each once; the first append that
@@ -180,7 +139,7 @@ func TestAppend_KeptOnFullDisk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			disk := smallDisk(t, 64<<10)
+			disk := disktest.Small(t, 64<<10)
 			list := filepath.Join(disk, "l")
 			if err := os.MkdirAll(filepath.Join(list, ".taskd"), 0o700); err != nil {
 				t.Fatal(err)
@@ -198,7 +157,7 @@ func TestAppend_KeptOnFullDisk(t *testing.T) {
 				t.Fatal(err)
 			}
 			filler := filepath.Join(disk, "filler")
-			fillDisk(t, filler)
+			disktest.Fill(t, filler)
 			for i, id := range []string{"a", "b", "c"} {
 				err := l.Append(eventlog.Event{Type: "Test", List: "l", Task: id, Data: map[string]any{"pad": pad[:400]}})
 				if err == nil {
@@ -242,14 +201,14 @@ func TestAppend_KeptOnFullDisk(t *testing.T) {
 // and still not written when the log is closed are dropped, and Close
 // says how many.
 func TestClose_FullDiskSaysWhatIsLost(t *testing.T) {
-	disk := smallDisk(t, 64<<10)
+	disk := disktest.Small(t, 64<<10)
 	list := filepath.Join(disk, "l")
 	if err := os.MkdirAll(filepath.Join(list, ".taskd"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	l := eventlog.New(list)
 	l.KeepFailed(8)
-	fillDisk(t, filepath.Join(disk, "filler"))
+	disktest.Fill(t, filepath.Join(disk, "filler"))
 	for range 2 {
 		if err := l.Append(eventlog.Event{Type: "Test", List: "l"}); !errors.Is(err, eventlog.ErrKept) {
 			t.Fatalf("append on the full disk: %v, want it kept", err)

@@ -3,7 +3,6 @@ package job_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -16,49 +15,9 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/disktest"
 	"github.com/taskd/taskd/taskfile"
 )
-
-// smallDisk mounts a tmpfs of size bytes at a new directory, unmounted
-// when the test ends; without root, or where the mount fails, the test is
-// skipped, saying why.
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: mounting a small file system needs root")
-	}
-	dir := filepath.Join(t.TempDir(), "disk")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
-		t.Skipf("skipping: cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
-
-// fillDisk writes path until its file system has no room left, the last
-// pages too.
-func fillDisk(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 64<<10)
-	for _, n := range []int{len(chunk), 4096, 512, 1} {
-		for {
-			if _, err := f.Write(chunk[:n]); err != nil {
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatalf("fill: %v", err)
-				}
-				break
-			}
-		}
-	}
-}
 
 // asideSlot is the slot of a claim made ahead of it, still in line,
 // that says when its job steps out of line. (Release would leave a
@@ -80,7 +39,7 @@ func (s asideSlot) StepAside()                  { close(s.aside) }
 // With room again the claim is taken back and the cause returned: the
 // task is held, to be tried again.
 func TestNotStarted_FullDiskGivesSlotBack(t *testing.T) {
-	disk := smallDisk(t, 256<<10)
+	disk := disktest.Small(t, 256<<10)
 	dir := filepath.Join(disk, "l")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -105,7 +64,7 @@ func TestNotStarted_FullDiskGivesSlotBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	filler := filepath.Join(disk, "filler")
-	fillDisk(t, filler)
+	disktest.Fill(t, filler)
 	cause := &fs.PathError{Op: "write", Path: filepath.Join(dir, ".taskd", "runs", "1", "1", "cmd.json"), Err: syscall.ENOSPC}
 	type ended struct {
 		t   *taskfile.Task
