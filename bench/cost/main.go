@@ -1,11 +1,23 @@
 // Command cost measures what one task costs the daemon itself: the CPU
 // time of the `taskd run` process (user and system, its own threads
 // only, not the agents it starts) and the system calls it makes, per task
-// of `true` run through the exec profile with one worker. With -base it
-// measures a second build, of a git revision, in the same run, the two
-// taking turns, and prints the ratios.
+// of `true` run through the exec profile with one worker, beside the
+// floor: the same durable work done directly. With -base it measures a
+// second build, of a git revision, in the same run, the builds taking
+// turns, and prints the ratios.
 //
 //	go run ./bench/cost [-n 500] [-reps 3] [-strace 200] [-base main] [-json FILE]
+//
+// The floor (floor.go) is this program run again as a process of its
+// own, which does for each task, in a list directory of its own on the
+// same file system, what the contract requires of a task of `true` and
+// nothing else: the task file read, written durably as the claim before
+// the agent starts and as the end after, the run folder with its files,
+// `sh -c true` started with os/exec in a process group of its own with
+// two pipes and waited for, three event lines. It takes its turn with
+// the builds and is measured as they are, so the ratio of a build to the
+// floor is what the daemon's own work adds to what the file system and
+// the process start cost on this machine.
 //
 // CPU comes from /proc/PID/stat (utime and stime, which count every
 // thread the process ever had) read after the daemon's startup scan and
@@ -43,20 +55,27 @@ var (
 	baseFlag   = flag.String("base", "", "also measure taskd built from this git revision, in the same run")
 	jsonFlag   = flag.String("json", "", "also write the results as JSON to this file (for bench/figures)")
 	topFlag    = flag.Int("top", 12, "system calls listed by name, the most frequent first")
+	floorFlag  = flag.String("floor", "", "internal: be the floor process, in this list directory holding -n tasks (cost runs itself so)")
 )
 
 func main() {
 	flag.Parse()
+	run := run
+	if *floorFlag != "" {
+		run = func() error { return floorMain(*floorFlag, *nFlag) }
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "cost:", err)
 		os.Exit(1)
 	}
 }
 
-// A Build is one taskd binary and its figures.
+// A Build is one taskd binary and its figures, or the floor's.
 type Build struct {
 	Name string `json:"name"`
 	bin  string
+	// floor is set for the floor, which runs no taskd (floor.go).
+	floor bool
 	// CPUPerTask is the daemon's CPU time per task, in milliseconds:
 	// the median of the runs, and every run's figure.
 	CPUPerTask float64   `json:"cpuPerTaskMs"`
@@ -74,6 +93,40 @@ type Build struct {
 	ByName         map[string]float64 `json:"syscallsByName"`
 	// TaskFileOpens is the opens of a task file (N.json) per task.
 	TaskFileOpens float64 `json:"taskFileOpensPerTask"`
+	// OverFloor is a build's figures over the floor's, measured in the
+	// same run.
+	OverFloor *Ratios `json:"overFloor,omitempty"`
+}
+
+// Ratios are one set of figures over another's.
+type Ratios struct {
+	CPU         float64 `json:"cpuPerTask"`
+	Syscalls    float64 `json:"syscallsPerTask"`
+	OwnSyscalls float64 `json:"ownSyscallsPerTask"`
+}
+
+// A Report is what -json writes: the builds, the floor and what it does.
+type Report struct {
+	Builds    []*Build `json:"builds"`
+	Floor     *Build   `json:"floor"`
+	FloorDoes string   `json:"floorDoes"`
+}
+
+// A measured is the process whose cost per task is measured: a daemon,
+// or the floor.
+type measured interface {
+	Pid() int
+	// run has n tasks done and returns once they are.
+	run(n int) error
+	Stop()
+}
+
+// start starts b's process for n tasks, idle.
+func (b *Build) start(work string, n int) (measured, error) {
+	if b.floor {
+		return startFloor(work, n)
+	}
+	return start(work, b.bin)
 }
 
 func run() error {
@@ -99,12 +152,15 @@ func run() error {
 			return err
 		}
 	}
+	fl := &Build{Name: "floor", floor: true}
+	all := append(slices.Clip(builds), fl)
 	rates := map[*Build][]float64{}
 	for rep := range *repsFlag {
-		// The builds take turns, so that the machine's load falls on both.
-		for i := range builds {
-			b := builds[(i+rep)%len(builds)]
-			cpu, rate, err := cpuRun(work, b.bin, *nFlag)
+		// The builds and the floor take turns, so that the machine's load
+		// falls on each.
+		for i := range all {
+			b := all[(i+rep)%len(all)]
+			cpu, rate, err := cpuRun(work, b, *nFlag)
 			if err != nil {
 				return fmt.Errorf("%s: %w", b.Name, err)
 			}
@@ -113,7 +169,7 @@ func run() error {
 			fmt.Fprintf(os.Stderr, "cost: %s, run %d: %.3f ms of CPU per task, %.0f tasks/s\n", b.Name, rep+1, cpu, rate)
 		}
 	}
-	for _, b := range builds {
+	for _, b := range all {
 		b.CPUPerTask, b.Rate = median(b.CPURuns), median(rates[b])
 		if *straceFlag > 0 {
 			if err := straceRun(work, b, *straceFlag); err != nil {
@@ -121,12 +177,23 @@ func run() error {
 			}
 		}
 	}
-	print(builds)
+	for _, b := range builds {
+		b.OverFloor = &Ratios{CPU: ratio(b.CPUPerTask, fl.CPUPerTask), Syscalls: ratio(b.Syscalls, fl.Syscalls), OwnSyscalls: ratio(b.OwnSyscalls, fl.OwnSyscalls)}
+	}
+	print(builds, fl)
 	if *jsonFlag != "" {
-		data, _ := json.MarshalIndent(builds, "", "  ")
+		data, _ := json.MarshalIndent(Report{Builds: builds, Floor: fl, FloorDoes: floorDoes}, "", "  ")
 		return os.WriteFile(*jsonFlag, append(data, '\n'), 0o644)
 	}
 	return nil
+}
+
+// ratio is a over b, 0 when b is.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
 }
 
 // build builds taskd from the working tree, or from a git revision
@@ -152,38 +219,52 @@ func build(work, name string) (string, error) {
 	return bin, nil
 }
 
-func print(builds []*Build) {
+// print writes the table: each build's figures, the ratio of the first
+// to the second (-base), the floor's, and the first build's over the
+// floor's; then what the floor does.
+func print(builds []*Build, fl *Build) {
 	fmt.Printf("| measurement | %s |", builds[0].Name)
 	if len(builds) > 1 {
 		fmt.Printf(" %s | ratio |", builds[1].Name)
 	}
-	fmt.Println()
+	fmt.Printf(" floor | %s ÷ floor |\n", builds[0].Name)
 	fmt.Print("|---|---|")
 	if len(builds) > 1 {
 		fmt.Print("---|---|")
 	}
-	fmt.Println()
+	fmt.Println("---|---|")
+	times := func(a, b float64) string {
+		if b == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f×", a/b)
+	}
 	row := func(name, format string, v func(*Build) float64) {
-		fmt.Printf("| %s | "+format+" |", name, v(builds[0]))
+		this := v(builds[0])
+		fmt.Printf("| %s | "+format+" |", name, this)
 		if len(builds) > 1 {
 			base := v(builds[1])
-			ratio := "—"
-			if base != 0 {
-				ratio = fmt.Sprintf("%.2f×", v(builds[0])/base)
-			}
-			fmt.Printf(" "+format+" | %s |", base, ratio)
+			fmt.Printf(" "+format+" | %s |", base, times(this, base))
 		}
-		fmt.Println()
+		fmt.Printf(" "+format+" | %s |\n", v(fl), times(this, v(fl)))
 	}
-	row(fmt.Sprintf("daemon CPU per task of `true`, P=1 (median of %d × %d tasks)", *repsFlag, *nFlag), "%.3f ms", func(b *Build) float64 { return b.CPUPerTask })
+	row(fmt.Sprintf("CPU per task of `true`, P=1 (median of %d × %d tasks)", *repsFlag, *nFlag), "%.3f ms", func(b *Build) float64 { return b.CPUPerTask })
 	row("tasks per second in those runs", "%.0f", func(b *Build) float64 { return b.Rate })
-	if *straceFlag == 0 {
-		return
+	if *straceFlag > 0 {
+		row(fmt.Sprintf("system calls per task (%d tasks under strace)", *straceFlag), "%.1f", func(b *Build) float64 { return b.Syscalls })
+		row("— of which not the Go runtime's timed calls (sleeps, futexes, preemption)", "%.1f", func(b *Build) float64 { return b.OwnSyscalls })
+		row("— of which made by a forked agent before its execve", "%.1f", func(b *Build) float64 { return b.ForkedSyscalls })
+		row("opens of a task file per task", "%.2f", func(b *Build) float64 { return b.TaskFileOpens })
+		for _, n := range topNames(append(slices.Clip(builds), fl), *topFlag) {
+			row("— `"+n+"` per task", "%.2f", func(b *Build) float64 { return b.ByName[n] })
+		}
 	}
-	row(fmt.Sprintf("daemon system calls per task (%d tasks under strace)", *straceFlag), "%.1f", func(b *Build) float64 { return b.Syscalls })
-	row("— of which not the Go runtime's timed calls (sleeps, futexes, preemption)", "%.1f", func(b *Build) float64 { return b.OwnSyscalls })
-	row("— of which made by a forked agent before its execve", "%.1f", func(b *Build) float64 { return b.ForkedSyscalls })
-	row("opens of a task file per task", "%.2f", func(b *Build) float64 { return b.TaskFileOpens })
+	fmt.Printf("\nThe floor is %s.\n", floorDoes)
+}
+
+// topNames are the top system calls by name, the most frequent in any
+// of builds first.
+func topNames(builds []*Build, top int) []string {
 	names := map[string]float64{}
 	for _, b := range builds {
 		for n, v := range b.ByName {
@@ -203,9 +284,7 @@ func print(builds []*Build) {
 		}
 		return strings.Compare(a, b)
 	})
-	for _, n := range sorted[:min(*topFlag, len(sorted))] {
-		row("— `"+n+"` per task", "%.2f", func(b *Build) float64 { return b.ByName[n] })
-	}
+	return sorted[:min(top, len(sorted))]
 }
 
 // daemon is `taskd run` with one worker on a fresh root.
@@ -233,13 +312,14 @@ func start(work, bin string) (*daemon, error) {
 		return nil, err
 	}
 	d := &daemon{td}
-	d.idle()
+	idle(d.Pid())
 	return d, nil
 }
 
-// cpu is the daemon's user and system time so far, in clock ticks.
-func (d *daemon) cpu() int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.Pid()))
+// cpu is process pid's user and system time so far, in clock ticks: its
+// threads', not its children's.
+func cpu(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -251,12 +331,13 @@ func (d *daemon) cpu() int64 {
 	return utime + stime
 }
 
-// idle waits until the daemon's CPU time has not moved for half a second.
-func (d *daemon) idle() {
-	last, since := d.cpu(), time.Now()
+// idle waits until process pid's CPU time has not moved for half a
+// second.
+func idle(pid int) {
+	last, since := cpu(pid), time.Now()
 	for time.Since(since) < 500*time.Millisecond {
 		time.Sleep(50 * time.Millisecond)
-		if now := d.cpu(); now != last {
+		if now := cpu(pid); now != last {
 			last, since = now, time.Now()
 		}
 	}
@@ -266,20 +347,22 @@ func (d *daemon) idle() {
 // every Linux architecture taskd runs on.
 const clockTick = 10 * time.Millisecond
 
-func cpuRun(work, bin string, n int) (cpuMs, rate float64, err error) {
-	d, err := start(work, bin)
+// cpuRun has n tasks done by b's process and returns its CPU time per
+// task, from idle before to idle after, and the tasks per second.
+func cpuRun(work string, b *Build, n int) (cpuMs, rate float64, err error) {
+	p, err := b.start(work, n)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer d.Stop()
-	before := d.cpu()
+	defer p.Stop()
+	before := cpu(p.Pid())
 	t0 := time.Now()
-	if err := d.run(n); err != nil {
+	if err := p.run(n); err != nil {
 		return 0, 0, err
 	}
 	rate = float64(n) / time.Since(t0).Seconds()
-	d.idle()
-	ticks := d.cpu() - before
+	idle(p.Pid())
+	ticks := cpu(p.Pid()) - before
 	return float64(ticks) * float64(clockTick) / float64(time.Millisecond) / float64(n), rate, nil
 }
 
@@ -287,13 +370,16 @@ func cpuRun(work, bin string, n int) (cpuMs, rate float64, err error) {
 // and renamed in (as a producer should), and waits for all to succeed.
 func (d *daemon) run(n int) error {
 	for i := 1; i <= n; i++ {
-		id := strconv.Itoa(i)
-		body := fmt.Appendf(nil, `{"id": %q, "subject": "cost %s", "description": "", "activeForm": "costing", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`, id, id)
-		if err := taskdrun.Drop(d.List, id, body); err != nil {
+		if err := taskdrun.Drop(d.List, strconv.Itoa(i), taskBody(i)); err != nil {
 			return err
 		}
 	}
 	return taskdrun.WaitFor(10*time.Minute, 5*time.Millisecond, func() bool { return taskdrun.Succeeded(d.List) >= n })
+}
+
+// taskBody is task i of the run: `true` through the exec profile.
+func taskBody(i int) []byte {
+	return fmt.Appendf(nil, `{"id": "%d", "subject": "cost %d", "description": "", "activeForm": "costing", "status": "pending", "owner": "taskd", "blocks": [], "blockedBy": [], "metadata": {"taskd": {"agent": "exec", "prompt": "true"}}}`, i, i)
 }
 
 func median(s []float64) float64 {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,18 +14,23 @@ import (
 	"github.com/taskd/taskd/bench/taskdrun"
 )
 
-// straceRun runs n tasks with strace attached to the idle daemon and
-// fills b's system call figures.
+// straceRun runs n tasks with strace attached to b's idle process (the
+// daemon, or the floor) and fills b's system call figures.
 func straceRun(work string, b *Build, n int) error {
-	d, err := start(work, b.bin)
+	p, err := b.start(work, n)
 	if err != nil {
 		return err
 	}
-	defer d.Stop()
+	defer p.Stop()
 	// Outside the root: the daemon watches the root, and a trace written
 	// inside it would wake the daemon with every line.
-	trace := filepath.Join(work, "strace-"+filepath.Base(filepath.Dir(d.List)))
-	pid := d.Pid()
+	f, err := os.CreateTemp(work, "strace-")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	trace := f.Name()
+	pid := p.Pid()
 	st := exec.Command("strace", "-f", "-qq", "-s", "256", "-e", "signal=none", "-o", trace, "-p", strconv.Itoa(pid))
 	st.Stderr = os.Stderr
 	if err := st.Start(); err != nil {
@@ -37,18 +41,17 @@ func straceRun(work string, b *Build, n int) error {
 		st.Process.Kill()
 		return fmt.Errorf("strace did not attach: %w", err)
 	}
-	if err := d.run(n); err != nil {
+	if err := p.run(n); err != nil {
 		st.Process.Kill()
 		return err
 	}
-	d.idle()
+	idle(pid)
 	// SIGINT detaches strace and flushes its output.
 	st.Process.Signal(os.Interrupt)
 	if err := st.Wait(); err != nil && !strings.Contains(err.Error(), "interrupt") {
 		return fmt.Errorf("strace: %w", err)
 	}
-	f, err := os.Open(trace)
-	if err != nil {
+	if f, err = os.Open(trace); err != nil {
 		return err
 	}
 	defer f.Close()

@@ -99,3 +99,32 @@ func TestLogged(t *testing.T) {
 		t.Errorf("logged = %q, want %q", got, want)
 	}
 }
+
+// TestCostSummary: the sentence under bench/cost's table is made of its
+// figures: the floor's, the daemon's over it, and the daemon's own share
+// when it has one; no figures for the floor is an error, not a sentence.
+func TestCostSummary(t *testing.T) {
+	floor := costFigures{CPU: 1.5, Syscalls: 200, OwnSyscalls: 140}
+	for _, tt := range []struct {
+		name string
+		r    costReport
+		want string
+	}{
+		{"strace", costReport{Builds: []costFigures{{CPU: 4.5, Syscalls: 500, OwnSyscalls: 210}}, Floor: floor},
+			"The floor — the same durable writes, folders and process start done directly by Go, and nothing else — costs 1.50 ms of CPU and 200 system calls (140 without the Go runtime's timed calls) per task on this machine; the daemon costs 3.00× that in CPU and 2.50× in system calls (1.50× without the timed calls). Of its 4.50 ms per task, 1.50 ms is the work the contract requires done the plainest way, 3.00 ms its own."},
+		{"no strace", costReport{Builds: []costFigures{{CPU: 3}}, Floor: costFigures{CPU: 1.5}},
+			"The floor — the same durable writes, folders and process start done directly by Go, and nothing else — costs 1.50 ms of CPU per task on this machine; the daemon costs 2.00× that in CPU. Of its 3.00 ms per task, 1.50 ms is the work the contract requires done the plainest way, 1.50 ms its own."},
+		{"below the floor", costReport{Builds: []costFigures{{CPU: 1.2}}, Floor: costFigures{CPU: 1.5}},
+			"The floor — the same durable writes, folders and process start done directly by Go, and nothing else — costs 1.50 ms of CPU per task on this machine; the daemon costs 0.80× that in CPU."},
+	} {
+		got, err := costSummary(tt.r)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: costSummary = %q, %v\nwant %q", tt.name, got, err, tt.want)
+		}
+	}
+	for _, r := range []costReport{{Floor: floor}, {Builds: []costFigures{{CPU: 4}}}} {
+		if got, err := costSummary(r); err == nil {
+			t.Errorf("costSummary(%+v) = %q, want an error", r, got)
+		}
+	}
+}

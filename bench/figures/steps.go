@@ -96,8 +96,27 @@ func peersValue(prefix string, floor bool) (float64, bool) {
 	return 0, false
 }
 
+// A costReport is what bench/cost -json writes: the daemon's figures per
+// task (the first build's), the floor's, and what the floor does.
+type costReport struct {
+	Builds    []costFigures `json:"builds"`
+	Floor     costFigures   `json:"floor"`
+	FloorDoes string        `json:"floorDoes"`
+}
+
+type costFigures struct {
+	CPU         float64 `json:"cpuPerTaskMs"`
+	Syscalls    float64 `json:"syscallsPerTask"`
+	OwnSyscalls float64 `json:"ownSyscallsPerTask"`
+}
+
 func cost(out *bytes.Buffer) error {
-	args := []string{"run", "./bench/cost"}
+	file, done, err := tempFile("cost.json")
+	if err != nil {
+		return err
+	}
+	defer done()
+	args := []string{"run", "./bench/cost", "-json", file}
 	if *quick {
 		args = append(args, "-n", "200", "-reps", "1", "-strace", "50")
 	}
@@ -105,12 +124,47 @@ func cost(out *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var r costReport
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	summary, err := costSummary(r)
+	if err != nil {
+		return err
+	}
 	how := "`go run ./bench/cost`"
 	if *quick {
 		how = "`go run ./bench/cost -n 200 -reps 1 -strace 50`"
 	}
-	fmt.Fprintf(out, "### What a task costs the daemon\n\n%s (section [Benchmarks](#benchmarks)): the CPU time of the `taskd run` process alone (user and system, not the agents it starts) and its system calls, per task of `true` with one worker.\n\n%s\n", how, text)
+	fmt.Fprintf(out, "### What a task costs the daemon\n\n%s (section [Benchmarks](#benchmarks)): the CPU time of the `taskd run` process alone (user and system, not the agents it starts) and its system calls, per task of `true` with one worker, beside the floor measured the same way in the same run.\n\n%s\n%s\n\n", how, text, summary)
 	return nil
+}
+
+// costSummary says, from bench/cost's figures, what the floor costs per
+// task and the daemon's figures over it.
+func costSummary(r costReport) (string, error) {
+	if len(r.Builds) == 0 || r.Floor.CPU == 0 {
+		return "", fmt.Errorf("bench/cost gave no figures for the daemon or the floor: %+v", r)
+	}
+	d, f := r.Builds[0], r.Floor
+	var b strings.Builder
+	fmt.Fprintf(&b, "The floor — the same durable writes, folders and process start done directly by Go, and nothing else — costs %s ms of CPU", num(f.CPU))
+	if f.Syscalls > 0 {
+		fmt.Fprintf(&b, " and %s system calls (%s without the Go runtime's timed calls)", num(f.Syscalls), num(f.OwnSyscalls))
+	}
+	fmt.Fprintf(&b, " per task on this machine; the daemon costs %.2f× that in CPU", d.CPU/f.CPU)
+	if f.Syscalls > 0 && f.OwnSyscalls > 0 {
+		fmt.Fprintf(&b, " and %.2f× in system calls (%.2f× without the timed calls)", d.Syscalls/f.Syscalls, d.OwnSyscalls/f.OwnSyscalls)
+	}
+	b.WriteString(".")
+	if d.CPU > f.CPU {
+		fmt.Fprintf(&b, " Of its %s ms per task, %s ms is the work the contract requires done the plainest way, %s ms its own.", num(d.CPU), num(f.CPU), num(d.CPU-f.CPU))
+	}
+	return b.String(), nil
 }
 
 func writes(out *bytes.Buffer) error {

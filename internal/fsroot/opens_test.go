@@ -27,6 +27,7 @@ var openers = map[string]string{
 	"internal/proc":            "kernel files only: /proc and the cgroup file system",
 	"internal/natstest":        "a test server's certificates, in a test's directory",
 	"daemon/job/jobtest":       "a test harness's own files, in a test's directory",
+	"internal/disktest":        "a filler file on a test's own small disk",
 	"taskfile/dir.go":          "openTask: O_NONBLOCK, then fstat, with a task file's own errors",
 	"taskfile/spares.go":       "O_DIRECTORY, which never waits",
 	"taskfile/write.go":        "a new temporary file: O_CREAT|O_EXCL, which never opens what is there",
