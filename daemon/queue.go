@@ -22,6 +22,11 @@ import (
 type readyTask struct {
 	id       string
 	priority int
+	// e is its entry, l.entries[id] as long as it is queued: an entry is
+	// made only for an id that has none, and its task leaves the queue
+	// when it is dropped (forget), so the loop's look down the queue
+	// reads each task's kind and profile without a lookup by id.
+	e *entry
 }
 
 // compareReady orders the ready queue.
@@ -39,7 +44,7 @@ func (l *list) enqueue(id string, e *entry) {
 		return
 	}
 	l.inReady[id] = true
-	rt := readyTask{id: id, priority: e.priority}
+	rt := readyTask{id: id, priority: e.priority, e: e}
 	i, _ := slices.BinarySearchFunc(l.ready, rt, compareReady)
 	l.ready = slices.Insert(l.ready, i, rt)
 }
@@ -86,7 +91,7 @@ func (d *Daemon) bump(l *list, rt readyTask) bool {
 		if w.priority >= rt.priority || !d.slots.Queuing(w.slot.ticket) {
 			continue
 		}
-		if worst == nil || compareReady(readyTask{w.ID, w.priority}, readyTask{worst.ID, worst.priority}) > 0 {
+		if worst == nil || compareReady(readyTask{id: w.ID, priority: w.priority}, readyTask{id: worst.ID, priority: worst.priority}) > 0 {
 			worst = w
 		}
 	}

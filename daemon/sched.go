@@ -87,14 +87,14 @@ func (d *Daemon) startNext(l *list) bool {
 		profile string
 		prep    slots.Prep
 	}
-	var full map[noRoom]bool // what the limits left no room for in this look
+	var full []noRoom // what the limits left no room for in this look (few: a map costs more)
 	bumped, floor := l.bumpedFloor()
 	for i := 0; i < len(l.ready) && i < readyScan; i++ {
 		rt := l.ready[i]
 		if bumped && rt.priority < floor {
 			return false // a task bumped from its place comes back first
 		}
-		e := l.entries[rt.id]
+		e := rt.e // l.entries[rt.id], looked up again for the task it starts
 		kind := job.Run
 		if e != nil {
 			kind = e.kind()
@@ -113,18 +113,18 @@ func (d *Daemon) startNext(l *list) bool {
 		// looks (jobs release their slots), and a later task like one
 		// found without room must not take the room freed meanwhile.
 		key := noRoom{tag.Profile, p}
-		if full[key] {
+		if slices.Contains(full, key) {
 			continue
 		}
 		if !d.slots.HasRoom(l.ID, tag, p) && (i > 0 || !d.bump(l, rt) || !d.slots.HasRoom(l.ID, tag, p)) {
-			if full == nil {
-				full = map[noRoom]bool{}
-			}
-			full[key] = true
+			full = append(full, key)
 			continue
 		}
 		l.ready = slices.Delete(l.ready, i, i+1)
 		delete(l.inReady, rt.id)
+		// The entry the queue holds is the task's (forget takes a task
+		// out of the queue with its entry); the map decides all the same.
+		e = l.entries[rt.id]
 		// runnable may look at files: it is asked after the room.
 		if e == nil || e.job != nil || !l.runnable(rt.id, e) {
 			i--

@@ -239,7 +239,9 @@ func SizeText(n int64) string {
 // closed the pipe or r is closed. It never stops reading for the log's
 // sake: the agent is never held by its output.
 func drain(r *os.File, log io.Writer, feed func([]byte)) {
-	buf := make([]byte, 256<<10)
+	bp := drainBuffers.Get().(*[]byte)
+	defer drainBuffers.Put(bp)
+	buf := *bp
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
@@ -253,6 +255,15 @@ func drain(r *os.File, log io.Writer, feed func([]byte)) {
 		}
 	}
 }
+
+// drainBuffers are drain's read buffers, reused from one attempt to the
+// next: two of them per attempt, made anew, were most of what the daemon
+// allocated, and so most of its garbage collections. Neither log nor feed
+// keeps a buffer it was handed (io.Writer's contract).
+var drainBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 256<<10)
+	return &b
+}}
 
 // drainWait bounds how long an attempt's end waits for its pipes to be
 // read to their end once its processes are killed.

@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,22 +42,50 @@ type Event struct {
 }
 
 // MarshalJSON writes the fixed fields in order, then Data's keys (sorted),
-// as one line.
+// as one line: the bytes encoding/json writes for them, the fixed fields
+// written here without its reflection (an event is appended for every
+// step of every task).
 func (e Event) MarshalJSON() ([]byte, error) {
-	type fixed Event
-	head, err := json.Marshal(fixed(e))
+	ts, err := e.TS.MarshalJSON()
 	if err != nil {
+		type fixed Event
+		_, err = json.Marshal(fixed(e)) // the error as encoding/json words it
 		return nil, err
 	}
+	b := make([]byte, 0, 160)
+	b = append(append(b, `{"ts":`...), ts...)
+	b = appendField(b, "type", e.Type, false)
+	b = appendField(b, "list", e.List, false)
+	b = appendField(b, "task", e.Task, true)
+	b = appendField(b, "parent", e.Parent, true)
+	b = appendField(b, "step", e.Step, true)
+	if e.Attempt != 0 {
+		b = strconv.AppendInt(append(b, `,"attempt":`...), int64(e.Attempt), 10)
+	}
 	if len(e.Data) == 0 {
-		return head, nil
+		return append(b, '}'), nil
 	}
 	tail, err := json.Marshal(e.Data)
 	if err != nil {
 		return nil, err
 	}
-	out := append(head[:len(head)-1], ',')
-	return append(out, tail[1:]...), nil
+	return append(append(b, ','), tail[1:]...), nil
+}
+
+// appendField appends `,"key":value` to b, value quoted as encoding/json
+// quotes a string; nothing if value is empty and omitEmpty.
+func appendField(b []byte, key, value string, omitEmpty bool) []byte {
+	if value == "" && omitEmpty {
+		return b
+	}
+	b = append(append(append(b, `,"`...), key...), `":`...)
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(value) // a string always has a JSON form
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), value...), '"')
 }
 
 // UnmarshalJSON reads an event line, keeping the extra fields in Data.
@@ -135,8 +164,9 @@ func (l *Log) Append(ev Event) error {
 	if tap := l.tap.Load(); tap != nil {
 		defer (*tap)(ev) // runs after the lock is released: the tap may append
 	}
-	line, err := json.Marshal(ev)
+	line, err := ev.MarshalJSON()
 	if err != nil {
+		_, err = json.Marshal(ev) // the error as encoding/json words it
 		return err
 	}
 	line = append(line, '\n')

@@ -184,22 +184,31 @@ func RecordOf(t *taskfile.Task) Record {
 	for _, f := range more {
 		read(m, f.key, f.of(&r))
 	}
-	for _, k := range Keys[1:] {
-		if v, ok := m.Get(k); ok && isZero(v, r, k) {
+	for k, v := range m.All() {
+		if recordKey[k] && isZero(v, &r, k) {
 			r.blank = append(r.blank, k)
 		}
 	}
-	was := r.clone()
-	r.loaded = &was
+	r.loaded = r.clone()
 	return r
 }
 
+// recordKey holds Keys but state: the keys RecordOf reads a field of.
+var recordKey = func() map[string]bool {
+	m := make(map[string]bool, len(Keys))
+	for _, k := range Keys[1:] {
+		m[k] = true
+	}
+	return m
+}()
+
 // clone returns a copy of r that shares no object or list with it.
-func (r Record) clone() Record {
-	c := r
+func (r *Record) clone() *Record {
+	c := new(Record)
+	*c = *r
 	c.Result, c.Pause = r.Result.Clone(), r.Pause.Clone()
 	for _, f := range more {
-		switch p := f.of(&c).(type) {
+		switch p := f.of(c).(type) {
 		case **taskfile.Object:
 			*p = (*p).Clone()
 		case *[]any:
@@ -400,7 +409,7 @@ func Object(v any) *taskfile.Object {
 }
 
 // isZero reports whether field key of r, read from v, is its zero value.
-func isZero(v any, r Record, key string) bool {
+func isZero(v any, r *Record, key string) bool {
 	switch key {
 	case "startedAt":
 		return r.StartedAt.IsZero()
@@ -421,7 +430,7 @@ func isZero(v any, r Record, key string) bool {
 	}
 	for _, f := range more {
 		if f.key == key {
-			_, zero := value(f.of(&r))
+			_, zero := value(f.of(r))
 			return zero
 		}
 	}
@@ -438,6 +447,9 @@ func sameObject(a, b *taskfile.Object) bool {
 
 func timeOf(m *taskfile.Object, key string) time.Time {
 	s, _ := m.String(key)
+	if s == "" {
+		return time.Time{} // absent: no time to parse
+	}
 	at, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}
