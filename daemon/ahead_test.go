@@ -40,13 +40,18 @@ func (h *harness) runDir(list, id string) string {
 }
 
 // waitPrepared waits until attempt 1 of each task of list is prepared: its
-// cmd.json written, without the process group of a started agent.
+// prompt.md written, and no process group of a started agent in its
+// cmd.json (which, where attempts get cgroups, is written only once the
+// agent has started).
 func (h *harness) waitPrepared(list string, ids ...string) {
 	h.t.Helper()
 	h.waitFor(list+"/"+strings.Join(ids, ",")+" prepared ahead of the slot", 10*time.Second, func() bool {
 		for _, id := range ids {
+			if _, err := os.Stat(filepath.Join(h.runDir(list, id), "prompt.md")); err != nil {
+				return false
+			}
 			data, err := os.ReadFile(filepath.Join(h.runDir(list, id), "cmd.json"))
-			if err != nil || strings.Contains(string(data), `"pid"`) {
+			if err == nil && strings.Contains(string(data), `"pid"`) || err != nil && !os.IsNotExist(err) {
 				return false
 			}
 		}

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/proc"
 )
 
@@ -73,8 +73,8 @@ func runAttack(t *testing.T, c attackCase, exe string) {
 	t.Logf("%s", c.about)
 	env := newAttackEnv(t)
 	if c.umask >= 0 {
-		old := syscall.Umask(c.umask)
-		t.Cleanup(func() { syscall.Umask(old) })
+		old := fsroot.SetUmask(c.umask)
+		t.Cleanup(func() { fsroot.SetUmask(old) })
 	}
 	if !slices.ContainsFunc(c.before, func(op attackOp) bool { return op.verb == "list" }) {
 		os.Mkdir(filepath.Join(env.root, "l"), 0o700)

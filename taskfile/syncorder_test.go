@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -232,5 +233,47 @@ func TestWriteProtocol_SyscallOrder(t *testing.T) {
 				t.Errorf("after the traced write: %v", err)
 			}
 		})
+	}
+}
+
+// TestUpdate_ReplacedFileClosedOutsideLocks: Update reads the file it
+// replaces through a descriptor opened under the list's lock, before the
+// rename, and closes it only once the list's lock is released (the close
+// of .lock), so that the kernel frees the replaced inode outside the lock
+// every writer of the list waits for, not in the rename.
+func TestUpdate_ReplacedFileClosedOutsideLocks(t *testing.T) {
+	t.Parallel()
+	d, err := taskfile.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "7"
+	if _, err := d.Create(t.Context(), &taskfile.Task{ID: id, Subject: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	dir, target, lock := d.Path(), d.File(id), filepath.Join(d.Path(), ".lock")
+	calls := traceSyscalls(t, "update "+dir+" "+id)
+	var rename, lockOpen, lockClose, oldOpen, oldClose = -1, -1, -1, -1, -1
+	var lockFD, oldFD string
+	for _, c := range calls {
+		switch {
+		case c.name == "openat" && firstQuoted(c.args) == lock && c.ret != "-1":
+			lockOpen, lockFD, lockClose = c.i, c.ret, -1
+		case c.name == "openat" && firstQuoted(c.args) == target && c.ret != "-1" && rename < 0:
+			oldOpen, oldFD, oldClose = c.i, c.ret, -1
+		case (c.name == "rename" || c.name == "renameat" || c.name == "renameat2") && c.ret == "0" && slices.Contains(quoted(c.args), target):
+			rename = c.i
+		case c.name == "close" && firstArg(c.args) == lockFD && lockClose < 0 && lockOpen >= 0:
+			lockClose = c.i
+		case c.name == "close" && firstArg(c.args) == oldFD && oldClose < 0 && oldOpen >= 0:
+			oldClose = c.i
+		}
+	}
+	if rename < 0 || lockOpen < 0 || lockClose < 0 || oldOpen < 0 || oldClose < 0 {
+		t.Fatalf("trace lacks a call: rename %d, .lock opened %d closed %d, task file opened %d closed %d", rename, lockOpen, lockClose, oldOpen, oldClose)
+	}
+	if !(lockOpen < oldOpen && oldOpen < rename && rename < lockClose && lockClose < oldClose) {
+		t.Errorf(".lock opened %d, task file opened %d, renamed over %d, .lock closed %d, task file closed %d: want the task file read under the lock, before the rename, and closed after the lock's release",
+			lockOpen, oldOpen, rename, lockClose, oldClose)
 	}
 }

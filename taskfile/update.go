@@ -223,8 +223,21 @@ func (d *Dir) Sync(t *Task) error {
 // last, so the list's lock, which every write to the list takes, is held
 // only for the read and the rename. Every path takes the two in this
 // order.
+//
+// The file replaced is read through a descriptor kept open until both
+// locks are released: its last reference, so that the kernel frees its
+// inode then, in the close, and not in the rename. Freeing an inode
+// takes a millisecond or more on a busy ext4 without a journal (a rename
+// that frees one took ten times as long as one that does not), and in
+// the rename every other writer of the list would wait for it too.
 func (d *Dir) replaceIfUnchanged(ctx context.Context, id string, tmp *pendingFile, data, want []byte) (bool, error) {
 	path := d.File(id)
+	old := taskFile{fd: -1}
+	defer func() { // after the locks' release, deferred below
+		if old.fd >= 0 {
+			old.close()
+		}
+	}()
 	unlockFile, err := d.lockFile(ctx, path)
 	if err != nil {
 		return false, err
@@ -235,27 +248,18 @@ func (d *Dir) replaceIfUnchanged(ctx context.Context, id string, tmp *pendingFil
 		return false, err
 	}
 	defer unlock()
-	cur, err := readRaw(path)
+	f, err := openTask(path)
 	if err != nil {
-		return false, err
+		return false, err // nothing open (openTask closes what it refuses)
+	}
+	old = f
+	cur, err := readWhole(old, make([]byte, 0, old.size+1))
+	if err != nil {
+		return false, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	if !bytes.Equal(cur, want) {
 		return false, nil
 	}
 	d.remember(id, tmp, data)
 	return true, tmp.replace()
-}
-
-// readRaw reads path's bytes, refusing what readFile refuses.
-func readRaw(path string) ([]byte, error) {
-	f, err := openTask(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.close()
-	data, err := readWhole(f, make([]byte, 0, f.size+1))
-	if err != nil {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	return data, nil
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/taskd/taskd/daemon/config"
 )
 
 // TestCount: the daemon's calls of a trace, a split call counted once, a
@@ -48,13 +50,31 @@ func TestCount(t *testing.T) {
 	}
 }
 
+// TestDaemonConfig: the configuration the daemon is started with gives
+// it the slots asked for, as the daemon reads it.
+func TestDaemonConfig(t *testing.T) {
+	for _, slots := range []int{1, 2} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		if err := os.WriteFile(path, daemonConfig(slots), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.LoadFileConfig(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Concurrency != slots {
+			t.Errorf("concurrency %d, want %d", c.Concurrency, slots)
+		}
+	}
+}
+
 // TestMain makes the test binary a floor process when it is run as one
 // (startFloor runs the binary it is part of), so that the tests run the
 // floor as cost does.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if *floorFlag != "" {
-		if err := floorMain(*floorFlag, *nFlag); err != nil {
+		if err := floorMain(filepath.SplitList(*floorFlag), *nFlag, *concFlag); err != nil {
 			fmt.Fprintln(os.Stderr, "floor:", err)
 			os.Exit(1)
 		}
@@ -69,7 +89,7 @@ func TestMain(m *testing.M) {
 // and three event lines; no temporary file, nothing else.
 func TestFloor_Files(t *testing.T) {
 	const n = 3
-	f, err := startFloor(t.TempDir(), n)
+	f, err := startFloor(t.TempDir(), n, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +99,9 @@ func TestFloor_Files(t *testing.T) {
 	}
 	f.Stop()
 	got := map[string]bool{} // path → is a directory
-	err = filepath.WalkDir(f.list, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && path != f.list {
-			rel, _ := filepath.Rel(f.list, path)
+	err = filepath.WalkDir(f.lists[0], func(path string, d fs.DirEntry, err error) error {
+		if err == nil && path != f.lists[0] {
+			rel, _ := filepath.Rel(f.lists[0], path)
 			got[rel] = d.IsDir()
 		}
 		return err
@@ -102,7 +122,7 @@ func TestFloor_Files(t *testing.T) {
 		t.Errorf("the floor left (path: is a directory)\n%v\nwant\n%v", got, want)
 	}
 	for i := 1; i <= n; i++ {
-		data, err := os.ReadFile(filepath.Join(f.list, fmt.Sprintf("%d.json", i)))
+		data, err := os.ReadFile(filepath.Join(f.lists[0], fmt.Sprintf("%d.json", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +139,7 @@ func TestFloor_Files(t *testing.T) {
 			t.Errorf("task %d ended as %+v", i, task)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(f.list, ".taskd", "events.jsonl"))
+	data, err := os.ReadFile(filepath.Join(f.lists[0], ".taskd", "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,15 +162,59 @@ func TestFloor_Files(t *testing.T) {
 	}
 }
 
+// TestFloor_Workers: the floor with two workers, in one list directory
+// and in two, does every task once: each ends succeeded, with its three
+// event lines in order, in the list it was dropped into.
+func TestFloor_Workers(t *testing.T) {
+	for _, lists := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d lists", lists), func(t *testing.T) {
+			const n = 8
+			f, err := startFloor(t.TempDir(), n, 2, lists)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.run(n); err != nil {
+				f.Stop()
+				t.Fatal(err)
+			}
+			f.Stop()
+			if len(f.lists) != lists {
+				t.Fatalf("%d list directories, want %d", len(f.lists), lists)
+			}
+			for _, list := range f.lists {
+				data, err := os.ReadFile(filepath.Join(list, ".taskd", "events.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string][]string{} // task → its events' types
+				for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+					var ev struct{ Type, Task string }
+					if err := json.Unmarshal([]byte(line), &ev); err != nil {
+						t.Fatalf("event line %q: %v", line, err)
+					}
+					got[ev.Task] = append(got[ev.Task], ev.Type)
+				}
+				want := map[string][]string{}
+				for i := 1; i <= n/lists; i++ {
+					want[fmt.Sprint(i)] = floorEvents[:]
+				}
+				if !maps.EqualFunc(got, want, slices.Equal) {
+					t.Errorf("events of %s by task %v, want %v", filepath.Base(list), got, want)
+				}
+			}
+		})
+	}
+}
+
 // TestFloor_Fails: a task the floor cannot do (its run folder is there
 // already) stops the run with the reason, which is not taken for done.
 func TestFloor_Fails(t *testing.T) {
-	f, err := startFloor(t.TempDir(), 3)
+	f, err := startFloor(t.TempDir(), 3, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	if err := os.MkdirAll(filepath.Join(f.list, ".taskd", "runs", "2"), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(f.lists[0], ".taskd", "runs", "2"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.run(3); err == nil || !strings.Contains(err.Error(), "mkdir .taskd/runs/2") {
@@ -168,7 +232,7 @@ func TestFloor_Syscalls(t *testing.T) {
 		t.Skip("strace is not installed (scripts/install-tools strace)")
 	}
 	const n = 4
-	b := &Build{Name: "floor", floor: true}
+	b := &Build{Name: "floor", floor: true, workers: 1, lists: 1}
 	if err := straceRun(t.TempDir(), b, n); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -241,25 +243,47 @@ func (l *floorList) event(typ, id string) {
 	unix.Write(l.events, append(line, '\n'))
 }
 
-// floorMain is the floor process: in the list directory list, holding n
-// task files 1.json … n.json, it says "ready" on its standard output
-// once set up, waits for a line on its standard input, does the n tasks,
-// says "done" (or the error), and waits for its input to end before it
-// exits, idle, so that its CPU time can be read and a tracer detached.
-func floorMain(list string, n int) error {
-	l, err := openFloorList(list)
-	if err != nil {
-		return err
+// floorMain is the floor process: in the list directories lists, each
+// holding n task files 1.json … n.json, it says "ready" on its standard
+// output once set up, waits for a line on its standard input, does the
+// tasks with workers goroutines, each taking the next task of the list
+// it works in (worker w in lists[w % len(lists)]), says "done" (or the
+// first error), and waits for its input to end before it exits, idle, so
+// that its CPU time can be read and a tracer detached.
+func floorMain(lists []string, n, workers int) error {
+	ls := make([]*floorList, len(lists))
+	for i, list := range lists {
+		l, err := openFloorList(list)
+		if err != nil {
+			return err
+		}
+		defer l.close()
+		ls[i] = l
 	}
-	defer l.close()
 	in := bufio.NewReader(os.Stdin)
 	fmt.Println("ready")
 	if _, err := in.ReadString('\n'); err != nil {
 		return errors.New("no go-ahead on standard input")
 	}
-	for i := 1; i <= n; i++ {
-		if err = l.floorTask(strconv.Itoa(i)); err != nil {
-			break
+	next := make([]atomic.Int64, len(ls)) // the last task taken, by list
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			l, next := ls[w%len(ls)], &next[w%len(ls)]
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				if err := l.floorTask(strconv.FormatInt(i, 10)); err != nil {
+					next.Store(int64(n)) // the others stop too
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var err error
+	for range workers {
+		if werr := <-errs; err == nil {
+			err = werr
 		}
 	}
 	if err != nil {
@@ -273,35 +297,41 @@ func floorMain(list string, n int) error {
 
 // A floor is a floor process, run by this program from its own binary.
 type floor struct {
-	cmd  *exec.Cmd
-	list string
-	in   io.WriteCloser
-	out  *bufio.Reader
+	cmd   *exec.Cmd
+	lists []string
+	in    io.WriteCloser
+	out   *bufio.Reader
 }
 
-// startFloor makes a list directory in work, on the file system the
-// daemons' roots are on, drops n tasks of true into it as the daemon's
-// producer does, and starts a floor process there; it returns once the
-// process is set up and idle.
-func startFloor(work string, n int) (*floor, error) {
+// startFloor makes lists list directories in work, on the file system
+// the daemons' roots are on, drops n tasks of true into them as the
+// daemon's producer does (n/lists into each), and starts a floor process
+// with workers workers there; it returns once the process is set up and
+// idle.
+func startFloor(work string, n, workers, lists int) (*floor, error) {
 	root, err := os.MkdirTemp(work, "floor-")
 	if err != nil {
 		return nil, err
 	}
-	list := filepath.Join(root, "bench")
-	if err := os.Mkdir(list, 0o700); err != nil {
-		return nil, err
-	}
-	for i := 1; i <= n; i++ {
-		if err := taskdrun.Drop(list, strconv.Itoa(i), taskBody(i)); err != nil {
+	f := &floor{}
+	for i := range lists {
+		list := filepath.Join(root, "bench"+strconv.Itoa(i+1))
+		if err := os.Mkdir(list, 0o700); err != nil {
 			return nil, err
 		}
+		for j := 1; j <= n/lists; j++ {
+			if err := taskdrun.Drop(list, strconv.Itoa(j), taskBody(j)); err != nil {
+				return nil, err
+			}
+		}
+		f.lists = append(f.lists, list)
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	f := &floor{cmd: exec.Command(self, "-floor", list, "-n", strconv.Itoa(n)), list: list}
+	f.cmd = exec.Command(self, "-floor", strings.Join(f.lists, string(os.PathListSeparator)),
+		"-n", strconv.Itoa(n/lists), "-concurrency", strconv.Itoa(workers))
 	f.cmd.Stderr = os.Stderr
 	if f.in, err = f.cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -334,7 +364,11 @@ func (f *floor) run(n int) error {
 	if line != "done\n" {
 		return fmt.Errorf("floor: %q, %v", line, err)
 	}
-	if got := taskdrun.Succeeded(f.list); got != n {
+	got := 0
+	for _, list := range f.lists {
+		got += taskdrun.Succeeded(list)
+	}
+	if got != n/len(f.lists)*len(f.lists) {
 		return fmt.Errorf("floor: %d tasks succeeded of %d", got, n)
 	}
 	return nil

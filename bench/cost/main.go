@@ -1,12 +1,12 @@
 // Command cost measures what one task costs the daemon itself: the CPU
 // time of the `taskd run` process (user and system, its own threads
 // only, not the agents it starts) and the system calls it makes, per task
-// of `true` run through the exec profile with one worker, beside the
-// floor: the same durable work done directly. With -base it measures a
-// second build, of a git revision, in the same run, the builds taking
-// turns, and prints the ratios.
+// of `true` run through the exec profile with -concurrency slots (one
+// unless told), beside the floor: the same durable work done directly.
+// With -base it measures a second build, of a git revision, in the same
+// run, the builds taking turns, and prints the ratios.
 //
-//	go run ./bench/cost [-n 500] [-reps 3] [-strace 200] [-base main] [-json FILE]
+//	go run ./bench/cost [-n 500] [-reps 3] [-strace 200] [-concurrency 1] [-base main] [-json FILE]
 //
 // The floor (floor.go) is this program run again as a process of its
 // own, which does for each task, in a list directory of its own on the
@@ -18,6 +18,15 @@
 // the builds and is measured as they are, so the ratio of a build to the
 // floor is what the daemon's own work adds to what the file system and
 // the process start cost on this machine.
+//
+// With -concurrency P the daemon has P slots and the floor P workers,
+// goroutines each taking the next task of the one list directory. Above
+// one, the first build is also measured with one slot, and the floor with
+// one worker and with its P workers each in a list directory of its own
+// (all task files of a list share one directory, whose lock the kernel
+// takes for every file created or renamed in it); the tasks per second
+// of each over its one-worker form, run by run, say what a second worker
+// gains, and whether the one directory is what holds it back.
 //
 // CPU comes from /proc/PID/stat (utime and stime, which count every
 // thread the process ever had) read after the daemon's startup scan and
@@ -55,14 +64,15 @@ var (
 	baseFlag   = flag.String("base", "", "also measure taskd built from this git revision, in the same run")
 	jsonFlag   = flag.String("json", "", "also write the results as JSON to this file (for bench/figures)")
 	topFlag    = flag.Int("top", 12, "system calls listed by name, the most frequent first")
-	floorFlag  = flag.String("floor", "", "internal: be the floor process, in this list directory holding -n tasks (cost runs itself so)")
+	concFlag   = flag.Int("concurrency", 1, "the daemon's slots, and the floor's workers; above 1 the first build is also measured with one slot, and the floor with its workers each in a list directory of its own and with one worker")
+	floorFlag  = flag.String("floor", "", "internal: be the floor process, in these list directories (separated as in PATH) holding -n tasks each, with -concurrency workers (cost runs itself so)")
 )
 
 func main() {
 	flag.Parse()
 	run := run
 	if *floorFlag != "" {
-		run = func() error { return floorMain(*floorFlag, *nFlag) }
+		run = func() error { return floorMain(filepath.SplitList(*floorFlag), *nFlag, *concFlag) }
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "cost:", err)
@@ -74,8 +84,10 @@ func main() {
 type Build struct {
 	Name string `json:"name"`
 	bin  string
-	// floor is set for the floor, which runs no taskd (floor.go).
-	floor bool
+	// workers is the daemon's slots or the floor's workers; the floor
+	// (floor.go), which runs no taskd, works in lists list directories.
+	floor          bool
+	workers, lists int
 	// CPUPerTask is the daemon's CPU time per task, in milliseconds:
 	// the median of the runs, and every run's figure.
 	CPUPerTask float64   `json:"cpuPerTaskMs"`
@@ -124,9 +136,9 @@ type measured interface {
 // start starts b's process for n tasks, idle.
 func (b *Build) start(work string, n int) (measured, error) {
 	if b.floor {
-		return startFloor(work, n)
+		return startFloor(work, n, b.workers, b.lists)
 	}
-	return start(work, b.bin)
+	return start(work, b.bin, b.workers)
 }
 
 func run() error {
@@ -143,17 +155,30 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	builds := []*Build{{Name: "this tree"}}
+	p := *concFlag
+	if p < 1 || *nFlag%p != 0 {
+		return errors.New("-concurrency must be at least 1 and divide -n")
+	}
+	builds := []*Build{{Name: "this tree", workers: p}}
 	if *baseFlag != "" {
-		builds = append(builds, &Build{Name: *baseFlag})
+		builds = append(builds, &Build{Name: *baseFlag, workers: p})
 	}
 	for _, b := range builds {
 		if b.bin, err = build(work, b.Name); err != nil {
 			return err
 		}
 	}
-	fl := &Build{Name: "floor", floor: true}
+	fl := &Build{Name: "floor", floor: true, workers: p, lists: 1}
 	all := append(slices.Clip(builds), fl)
+	var others []*Build // measured at other concurrencies, beside the table
+	if p > 1 {
+		others = []*Build{
+			{Name: builds[0].Name + ", one slot", bin: builds[0].bin, workers: 1},
+			{Name: fmt.Sprintf("floor, %d workers in %d list directories", p, p), floor: true, workers: p, lists: p},
+			{Name: "floor, one worker", floor: true, workers: 1, lists: 1},
+		}
+		all = append(all, others...)
+	}
 	rates := map[*Build][]float64{}
 	for rep := range *repsFlag {
 		// The builds and the floor take turns, so that the machine's load
@@ -181,6 +206,25 @@ func run() error {
 		b.OverFloor = &Ratios{CPU: ratio(b.CPUPerTask, fl.CPUPerTask), Syscalls: ratio(b.Syscalls, fl.Syscalls), OwnSyscalls: ratio(b.OwnSyscalls, fl.OwnSyscalls)}
 	}
 	print(builds, fl)
+	if p > 1 {
+		fmt.Println()
+		for _, b := range append([]*Build{builds[0], fl}, others...) {
+			fmt.Printf("%s at %d: %.3f ms of CPU per task, %.0f tasks/s (runs: %.3f ms; %.0f tasks/s)", b.Name, b.workers, b.CPUPerTask, b.Rate, b.CPURuns, rates[b])
+			if b.Syscalls > 0 {
+				fmt.Printf(", %.1f system calls per task, %.2f fsyncs", b.Syscalls, b.ByName["fsync"])
+			}
+			fmt.Println()
+		}
+		// The ratios of runs made one after the other, which the
+		// machine's load moves less than it moves each.
+		for _, pair := range [][2]*Build{{builds[0], others[0]}, {fl, others[2]}, {others[1], others[2]}} {
+			by := make([]float64, len(rates[pair[0]]))
+			for i := range by {
+				by[i] = rates[pair[0]][i] / rates[pair[1]][i]
+			}
+			fmt.Printf("tasks/s of %s at %d over %s at 1: %.2f× (median; by run %.2f)\n", pair[0].Name, p, pair[1].Name, median(by), by)
+		}
+	}
 	if *jsonFlag != "" {
 		data, _ := json.MarshalIndent(Report{Builds: builds, Floor: fl, FloorDoes: floorDoes}, "", "  ")
 		return os.WriteFile(*jsonFlag, append(data, '\n'), 0o644)
@@ -248,7 +292,7 @@ func print(builds []*Build, fl *Build) {
 		}
 		fmt.Printf(" "+format+" | %s |\n", v(fl), times(this, v(fl)))
 	}
-	row(fmt.Sprintf("CPU per task of `true`, P=1 (median of %d × %d tasks)", *repsFlag, *nFlag), "%.3f ms", func(b *Build) float64 { return b.CPUPerTask })
+	row(fmt.Sprintf("CPU per task of `true`, P=%d (median of %d × %d tasks)", *concFlag, *repsFlag, *nFlag), "%.3f ms", func(b *Build) float64 { return b.CPUPerTask })
 	row("tasks per second in those runs", "%.0f", func(b *Build) float64 { return b.Rate })
 	if *straceFlag > 0 {
 		row(fmt.Sprintf("system calls per task (%d tasks under strace)", *straceFlag), "%.1f", func(b *Build) float64 { return b.Syscalls })
@@ -287,19 +331,19 @@ func topNames(builds []*Build, top int) []string {
 	return sorted[:min(top, len(sorted))]
 }
 
-// daemon is `taskd run` with one worker on a fresh root.
+// daemon is `taskd run` on a fresh root.
 type daemon struct{ *taskdrun.Daemon }
 
-// start starts a daemon and returns once its startup scan is done and it
-// is idle.
-func start(work, bin string) (*daemon, error) {
+// start starts a daemon with concurrency slots and returns once its
+// startup scan is done and it is idle.
+func start(work, bin string, concurrency int) (*daemon, error) {
 	root, err := os.MkdirTemp(work, "root-")
 	if err != nil {
 		return nil, err
 	}
 	os.Chmod(root, 0o700)
 	cfg := filepath.Join(root, ".config.json")
-	if err := os.WriteFile(cfg, []byte(`{"concurrency": 1}`), 0o600); err != nil {
+	if err := os.WriteFile(cfg, daemonConfig(concurrency), 0o600); err != nil {
 		return nil, err
 	}
 	events := filepath.Join(root, "bench", ".taskd", "events.jsonl")
@@ -314,6 +358,11 @@ func start(work, bin string) (*daemon, error) {
 	d := &daemon{td}
 	idle(d.Pid())
 	return d, nil
+}
+
+// daemonConfig is the configuration file of a daemon with slots slots.
+func daemonConfig(slots int) []byte {
+	return fmt.Appendf(nil, `{"concurrency": %d}`, slots)
 }
 
 // cpu is process pid's user and system time so far, in clock ticks: its

@@ -130,11 +130,23 @@ func notPlain(name string) bool {
 // where; err is the run folder's error (joined with the runtime
 // directory's if the result could not be kept either).
 func WriteResult(listDir, runDir string, res Result) (kept string, err error) {
+	return writeResultIn(nil, listDir, runDir, res)
+}
+
+// writeResultIn is WriteResult through folder, the run folder runDir
+// open, when it is not nil: the folder is not looked for again from the
+// list directory. A folder removed since it was opened cannot take the
+// result, which is then kept.
+func writeResultIn(folder *fsroot.Dir, listDir, runDir string, res Result) (kept string, err error) {
 	data, err := jsonRecord(res)
 	if err != nil {
 		return "", err
 	}
-	err = fsroot.WriteFile(listDir, filepath.Join(runDir, "result.json"), data)
+	if folder != nil {
+		err = folder.WriteFile("result.json", data)
+	} else {
+		err = fsroot.WriteFile(listDir, filepath.Join(runDir, "result.json"), data)
+	}
 	if err == nil {
 		return "", nil
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/taskd/taskd/internal/fsroot"
 )
 
 // StreamResult is the Result of an attempt whose agent streamed st and
@@ -78,6 +80,7 @@ func DeniedText(ds []Denial) string {
 // folder dir of the list directory base, and the bytes each received.
 type endedLogs struct {
 	base, dir string
+	folder    *fsroot.Dir // the run folder open, if it was
 	received  map[string]int64
 }
 
@@ -86,6 +89,10 @@ type endedLogs struct {
 func (l endedLogs) tail(name string, n int64) []byte {
 	if got, ok := l.received[name]; ok && got == 0 {
 		return nil
+	}
+	if l.folder != nil {
+		data, _ := readTailIn(l.folder, name, n)
+		return data
 	}
 	data, _ := ReadTail(l.base, filepath.Join(l.dir, name), n)
 	return data

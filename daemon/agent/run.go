@@ -207,7 +207,15 @@ func StopOf(out Outcome) error {
 func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 	start := time.Now()
 	dir := a.Dir()
-	res, out := r.execAttempt(ctx, a, dir)
+	// The run folder, once made, is opened once for every file written
+	// into it, result.json the last.
+	var folder *fsroot.Dir
+	defer func() {
+		if folder != nil {
+			folder.Close()
+		}
+	}()
+	res, out := r.execAttempt(ctx, a, dir, &folder)
 	res.DurationMs = time.Since(start).Milliseconds()
 	if out != Finished && res.Error == "" {
 		res.Error = map[Outcome]string{
@@ -226,7 +234,7 @@ func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 	// An attempt cut short by the daemon's own stop leaves no result, so
 	// it is run again.
 	if out != Interrupted && !a.NoResult {
-		if kept, err := WriteResult(a.ListDir, dir, res); kept != "" {
+		if kept, err := writeResultIn(folder, a.ListDir, dir, res); kept != "" {
 			r.log.Warn("the run folder cannot take result.json: the result is kept elsewhere until its end is recorded", "task", a.TaskID, "path", dir, "kept", kept, "err", err)
 		} else if err != nil {
 			r.log.Warn("write result: it lives in memory only until its end is recorded", "task", a.TaskID, "path", dir, "err", err)
@@ -235,7 +243,9 @@ func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 	return res, out
 }
 
-func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result, Outcome) {
+// execAttempt is Run but for result.json. It sets *opened to the run
+// folder, open, for the caller to close.
+func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string, opened **fsroot.Dir) (Result, Outcome) {
 	// A task file may hold lone surrogates (a JavaScript string can); no
 	// agent reads them as text, so each becomes U+FFFD in what it is sent
 	// and in prompt.md, the record of it.
@@ -253,8 +263,6 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	}
 	// record writes cmd.json, the record of how the agent is (to be)
 	// started, replacing an earlier version whole.
-	// folder is the run folder, once made, opened once for the files
-	// written into it.
 	var folder *fsroot.Dir
 	record := func() {
 		err := fs.ErrClosed
@@ -276,15 +284,19 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		msg := fmt.Sprintf(format, args...)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, NotStarted
 	}
-	made, err := mkdirRun(base, dir)
+	folder, made, err := mkdirRun(base, dir)
 	a.MadeDir = made
 	if held := notPrepared(a, []any{err}); held != nil {
 		return *held, Interrupted
+	}
+	if err != nil && made {
+		return fail("open the run folder: %v", err) // replaced as it was made
 	}
 	if err != nil {
 		msg := fmt.Sprintf("create run folder: %v", err)
 		return Result{Success: false, ExitCode: -1, Error: msg, Summary: msg}, NotStarted
 	}
+	*opened = folder
 	ForgetKept(dir) // nor is one kept for an earlier run (kept.go)
 	if !made {
 		// A folder an earlier run of the same attempt number left (a task
@@ -294,20 +306,17 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 			return fail("remove the earlier run's result.json: %v", err)
 		}
 	}
-	if folder, err = fsroot.OpenDir(base, dir); err != nil {
-		return fail("open the run folder: %v", err)
-	}
-	defer folder.Close()
 	if !made {
 		if err := ClearEarlierLogs(folder, base, dir); err != nil {
 			return fail("remove the earlier run's logs: %v", err)
 		}
 	}
 	// What the agent may read is in the run folder before it starts: its
-	// prompt and the files of its prompt commands, and cmd.json, how it
-	// will be started. All of it is made while the job still waits for its
-	// slot; cmd.json is written again with the process group the moment
-	// the agent has started.
+	// prompt and the files of its prompt commands. All of it is made while
+	// the job still waits for its slot. cmd.json, how the agent is
+	// started, is written the moment it has started, with its process
+	// group; before that only where a restart would learn from it
+	// (earlyRecord).
 	if err := writeNewFileIn(folder, "prompt.md", []byte(a.Prompt), made); err != nil {
 		return fail("write prompt.md: %v", err)
 	}
@@ -346,7 +355,10 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	} else if null := devNull(); null != nil {
 		cmd.Stdin = null // else exec opens the null device itself
 	}
-	record()
+	early := earlyRecord(made, cmdInfo)
+	if early {
+		record()
+	}
 	gate := a.Gate
 	if gate != nil {
 		if err := gate.Enter(ctx); err != nil {
@@ -360,10 +372,14 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	if err := grp.Degraded(); err != nil {
 		r.log.Warn("the attempt's processes are known by their environment only", "task", a.TaskID, "path", dir, "err", err)
 	}
-	if gate != nil && grp.Cgroup() == "" {
+	if grp.Cgroup() == "" && (gate != nil || !early) {
 		// Its cgroup would show a restart that the attempt went on to
-		// start its agent (Entered); without one, cmd.json says so.
-		cmdInfo["entered"] = true
+		// start its agent (Entered); without one, cmd.json says so (and
+		// is written before the start, as it is wherever attempts get
+		// no cgroup: the group could not be made).
+		if gate != nil {
+			cmdInfo["entered"] = true
+		}
 		record()
 	}
 	pipes, err := newOutputPipes()
@@ -449,7 +465,7 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 	// environment) does not hold the attempt.
 	pipes.wait(drained, drainWait)
 	cut := map[string]int64{}
-	logs := endedLogs{base: base, dir: dir, received: map[string]int64{}}
+	logs := endedLogs{base: base, dir: dir, folder: folder, received: map[string]int64{}}
 	for name, l := range map[string]*cappedLog{"stdout.log": stdout, "stderr.log": stderr} {
 		logs.received[name] = l.n
 		n, err := l.Close()
@@ -486,6 +502,25 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string) (Result
 		}
 	}
 	return res, out
+}
+
+// earlyRecord reports whether cmd.json is written before the agent starts,
+// as well as once it has: only where what a restart decides may read it
+// then. That is where attempts get no cgroup of their own (Entered reads
+// its entered); where cmd.json names a session (given to the agent, or
+// one it resumes), which an attempt interrupted before or as its agent
+// started passes on to the next (Session); and in a run folder an earlier
+// run of the same attempt number left, whose cmd.json, naming that run's
+// process, must not stand for this attempt's (StartedIn). Elsewhere a
+// restart decides the same without it: the attempt's cgroup, made just
+// before its agent starts, says whether it went on to start it
+// (Entered), and a cmd.json without a process group says no more than
+// none does (StartedIn, KillLeftover).
+func earlyRecord(made bool, cmdInfo map[string]any) bool {
+	if _, ok := cmdInfo["sessionId"]; ok || !made {
+		return true
+	}
+	return proc.Supervise().Mode() != proc.ByCgroup
 }
 
 // stopGroup asks the agent's process group to stop (SIGTERM), then kills

@@ -147,6 +147,22 @@ func ReadTail(base, path string, n int64) ([]byte, error) {
 		return nil, err
 	}
 	defer syscall.Close(fd)
+	return readTailFD(fd, path, n)
+}
+
+// readTailIn is ReadTail of the file name in the run folder open as
+// folder.
+func readTailIn(folder *fsroot.Dir, name string, n int64) ([]byte, error) {
+	fd, err := folder.OpenFD(name, syscall.O_RDONLY|syscall.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	return readTailFD(fd, name, n)
+}
+
+// readTailFD is ReadTail of the file open as fd, at path.
+func readTailFD(fd int, path string, n int64) ([]byte, error) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
@@ -188,15 +204,12 @@ func jsonRecord(v any) ([]byte, error) {
 }
 
 // mkdirRun makes the run folder dir inside the list directory base, and
-// the folders on the way if need be, and reports whether it made dir; a
-// folder already there is used as it is. A link on the way, or at dir,
-// fails (fsroot.ErrLink).
-func mkdirRun(base, dir string) (made bool, err error) {
-	err = fsroot.Mkdir(base, dir)
-	if errors.Is(err, fs.ErrExist) {
-		return false, nil
-	}
-	return err == nil, err
+// the folders on the way if need be, and opens it; made reports whether
+// it made dir: a folder already there is used as it is. A link on the
+// way, or at dir, fails (fsroot.ErrLink). An error with made set is that
+// of the open of the folder made (replaced meanwhile).
+func mkdirRun(base, dir string) (folder *fsroot.Dir, made bool, err error) {
+	return fsroot.MkdirDir(base, dir)
 }
 
 // WriteJSONFile writes v as indented JSON, replacing path inside the list

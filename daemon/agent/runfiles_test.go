@@ -53,10 +53,11 @@ func TestMkdirRun(t *testing.T) {
 		{filepath.Join(root, "runs", "1", "2"), false}, // there already
 	} {
 		dir := tt.dir
-		made, err := mkdirRun(root, dir)
+		folder, made, err := mkdirRun(root, dir)
 		if err != nil {
 			t.Fatalf("mkdirRun(%s): %v", dir, err)
 		}
+		folder.Close()
 		if made != tt.made {
 			t.Errorf("mkdirRun(%s) made = %v, want %v", dir, made, tt.made)
 		}
@@ -68,14 +69,14 @@ func TestMkdirRun(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mkdirRun(root, file); err == nil {
+	if _, _, err := mkdirRun(root, file); err == nil {
 		t.Error("mkdirRun over a file succeeded")
 	}
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(root, "runs", "2")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mkdirRun(root, filepath.Join(root, "runs", "2", "1")); !errors.Is(err, fsroot.ErrLink) {
+	if _, _, err := mkdirRun(root, filepath.Join(root, "runs", "2", "1")); !errors.Is(err, fsroot.ErrLink) {
 		t.Errorf("mkdirRun through a link: %v, want fsroot.ErrLink", err)
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {

@@ -18,7 +18,7 @@
 //
 // Privacy. Directories made here are 0700 and files 0600, whatever the
 // process's umask (a umask only ever removes bits, and directories are
-// chmodded after mkdir in case it removed the owner's).
+// chmodded after mkdir when it may have removed the owner's: umask.go).
 //
 // Trust. CheckPrivate says whether a directory may be served: it must
 // belong to the process's effective user and not be writable by group or

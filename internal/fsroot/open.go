@@ -52,13 +52,8 @@ func Mkdir(base, path string) error {
 	}
 	defer unix.Close(dir)
 	name := elems[len(elems)-1]
-	err = ignoringEINTR(func() error { return unix.Mkdirat(dir, name, DirMode) })
+	err = mkdirat(dir, name)
 	if err == nil {
-		// The umask may have removed the owner's bits (0277 removes
-		// write: TestModes). Knowing it would spare this call, but a
-		// process reads its umask only by setting it, which races with
-		// every file another goroutine creates.
-		unix.Fchmodat(dir, name, DirMode, 0)
 		return nil
 	}
 	if err == unix.EEXIST {
@@ -74,6 +69,47 @@ func Mkdir(base, path string) error {
 		}
 	}
 	return pathErr("mkdir", base, elems, len(elems), err)
+}
+
+// MkdirDir makes the directory path inside base as Mkdir does, and opens
+// it: the Dir of the directory this call made (made), or of the one that
+// was there already. A link at path, or on the way, fails with ErrLink,
+// anything else there but a directory as OpenDirFD fails; nothing is
+// opened twice.
+func MkdirDir(base, path string) (d *Dir, made bool, err error) {
+	elems, err := split(base, path)
+	if err != nil {
+		return nil, false, err
+	}
+	dir, err := walk(base, elems[:len(elems)-1], true)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unix.Close(dir)
+	name := elems[len(elems)-1]
+	if err := mkdirat(dir, name); err == nil {
+		made = true
+	} else if err != unix.EEXIST {
+		return nil, false, pathErr("mkdir", base, elems, len(elems), err)
+	}
+	// What is opened is what was made unless it was replaced meanwhile,
+	// and then a link is not followed, nor anything but a directory
+	// opened.
+	fd, err := openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, made, pathErr("open", base, elems, len(elems), err)
+	}
+	return &Dir{fd: fd, base: base, elems: elems}, made, nil
+}
+
+// mkdirat makes the directory name in dir, mode 0700: chmodded after the
+// mkdir when the umask may have removed the owner's bits (umask.go).
+func mkdirat(dir int, name string) error {
+	err := ignoringEINTR(func() error { return unix.Mkdirat(dir, name, DirMode) })
+	if err == nil && !ownerBitsKept() {
+		unix.Fchmodat(dir, name, DirMode, 0)
+	}
+	return err
 }
 
 // OpenFD opens the file path inside base with flag (O_CLOEXEC and O_NOFOLLOW

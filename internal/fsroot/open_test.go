@@ -177,7 +177,7 @@ func TestExclusiveCreate(t *testing.T) {
 // What is made is private whatever the umask.
 func TestModes(t *testing.T) {
 	for _, mask := range []int{0, 0o022, 0o077, 0o277} {
-		old := syscall.Umask(mask)
+		old := fsroot.SetUmask(mask)
 		base, _ := setup(t)
 		if err := fsroot.MkdirAll(base, ".taskd/runs/a/1"); err != nil {
 			t.Fatal(err)
@@ -190,7 +190,7 @@ func TestModes(t *testing.T) {
 		if err := fsroot.WriteFile(base, ".taskd/rejected/x.json.txt", []byte("x")); err != nil {
 			t.Fatal(err)
 		}
-		syscall.Umask(old)
+		fsroot.SetUmask(old)
 		for _, p := range []string{".taskd", ".taskd/runs", ".taskd/runs/a/1", ".taskd/rejected"} {
 			if fi, err := os.Stat(filepath.Join(base, p)); err != nil || fi.Mode().Perm() != 0o700 {
 				t.Errorf("umask %04o: %s is %v (%v), want 0700", mask, p, fi.Mode().Perm(), err)

@@ -25,10 +25,8 @@ func walk(base string, elems []string, create bool) (int, error) {
 	for i, e := range elems {
 		next, err := openat(fd, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
 		if err == unix.ENOENT && create {
-			err = ignoringEINTR(func() error { return unix.Mkdirat(fd, e, DirMode) })
+			err = mkdirat(fd, e)
 			if err == nil || err == unix.EEXIST {
-				// The umask may have removed the owner's bits.
-				unix.Fchmodat(fd, e, DirMode, 0)
 				next, err = openat(fd, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
 			}
 		}
