@@ -156,3 +156,35 @@ func BenchmarkParseMarshalText(b *testing.B) {
 		task.Marshal()
 	}
 }
+
+// BenchmarkOwn: the task as the process's own last write left it, asked
+// for again and again (the loop's event and the job's next look), and an
+// update starting from the bytes that write returned (UpdateFrom, as a
+// job's next write), without its durable write.
+func BenchmarkOwn(b *testing.B) {
+	d := mustOpen(b)
+	d.RememberWrites()
+	writeRaw(b, d, "1.json", benchTask)
+	ctx := context.Background()
+	wrote, err := d.Update(ctx, "1", increment("n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("own", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := d.Own("1", false); !ok {
+				b.Fatal("not own")
+			}
+		}
+	})
+	b.Run("update-from", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			// The update finds nothing to write and reads the file again.
+			if _, err := d.UpdateFrom(ctx, wrote, func(*taskfile.Task) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

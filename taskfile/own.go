@@ -1,6 +1,7 @@
 package taskfile
 
 import (
+	"bytes"
 	"sync"
 	"syscall"
 )
@@ -9,10 +10,12 @@ import (
 // (the daemon) remembers of its own writes: for each task file, the bytes
 // its last write left and the file that write made (its inode, size and
 // modification time), so that the loop, told of the write by a file
-// event, need not read back what it wrote (Dir.Own).
+// event, need not read back what it wrote (Dir.Own), and those bytes
+// parsed, once asked for, so that the loop and the job that wrote them,
+// each looking at the task again, do not parse them again and again.
 type ownWrites struct {
 	mu    sync.Mutex
-	m     map[string]ownWrite
+	m     map[string]*ownWrite
 	bytes int // the raw bytes held in m
 }
 
@@ -22,6 +25,9 @@ type ownWrite struct {
 	size     int64
 	mtime    syscall.Timespec
 	raw      []byte
+	// parsed is raw parsed, nil until first asked for (parse). It is
+	// never changed, and handed out only as copies; set under mu.
+	parsed *Task
 }
 
 // maxOwnWrites and maxOwnBytes bound what is remembered: the writes of
@@ -34,7 +40,7 @@ const (
 
 // RememberWrites makes d remember the bytes of its own writes of task
 // files for Own. Call it before d is used.
-func (d *Dir) RememberWrites() { d.own = &ownWrites{m: map[string]ownWrite{}} }
+func (d *Dir) RememberWrites() { d.own = &ownWrites{m: map[string]*ownWrite{}} }
 
 // remember notes that task id's file is now tmp, whose contents are raw,
 // if d remembers its writes; tmp was stated before it was renamed.
@@ -42,7 +48,7 @@ func (d *Dir) remember(id string, tmp *pendingFile, raw []byte) {
 	if d.own == nil || !tmp.stated {
 		return
 	}
-	w := ownWrite{dev: tmp.st.Dev, ino: tmp.st.Ino, size: tmp.st.Size, mtime: tmp.st.Mtim, raw: raw}
+	w := &ownWrite{dev: tmp.st.Dev, ino: tmp.st.Ino, size: tmp.st.Size, mtime: tmp.st.Mtim, raw: raw}
 	d.own.mu.Lock()
 	if old, ok := d.own.m[id]; ok {
 		d.own.bytes -= len(old.raw)
@@ -91,11 +97,45 @@ func (d *Dir) Own(id string, inPlace bool) (t *Task, ok bool) {
 		d.own.mu.Unlock()
 		return nil, false
 	}
-	t, err = Parse(w.raw, path, id)
+	t, err = d.parse(w.raw, path, id)
 	if err != nil {
 		return nil, false
 	}
 	return t, true
+}
+
+// parse returns raw, bytes of task id's file at path, parsed: a copy of
+// the task kept with this process's last write of the file if raw are
+// that write's bytes (parsed once, for every caller), else parsed now.
+// The task returned is the caller's to change.
+func (d *Dir) parse(raw []byte, path, id string) (*Task, error) {
+	if d.own == nil {
+		return Parse(raw, path, id)
+	}
+	d.own.mu.Lock()
+	w := d.own.m[id]
+	var kept *Task
+	if w != nil {
+		kept = w.parsed
+	}
+	d.own.mu.Unlock()
+	if w == nil || !bytes.Equal(w.raw, raw) {
+		return Parse(raw, path, id)
+	}
+	if kept != nil {
+		return kept.Clone(), nil
+	}
+	t, err := Parse(raw, path, id)
+	if err != nil {
+		return nil, err
+	}
+	kept = t.Clone()
+	d.own.mu.Lock()
+	if d.own.m[id] == w && w.parsed == nil {
+		w.parsed = kept
+	}
+	d.own.mu.Unlock()
+	return t, nil
 }
 
 // Current returns task id as its file holds it: as this process's last
@@ -113,7 +153,7 @@ func (d *Dir) Current(id string) (*Task, error) {
 }
 
 // forget drops the remembered write w of task id. The caller holds mu.
-func (o *ownWrites) forget(id string, w ownWrite) {
+func (o *ownWrites) forget(id string, w *ownWrite) {
 	delete(o.m, id)
 	o.bytes -= len(w.raw)
 }

@@ -2,6 +2,7 @@ package taskfile_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -78,5 +79,53 @@ func TestDir_Own(t *testing.T) {
 	}
 	if _, ok := d.Own(id, false); ok {
 		t.Error("Own answered for a Dir that does not remember its writes")
+	}
+}
+
+// TestDir_Own_Copies: the task Own and UpdateFrom give from a remembered
+// write is the caller's own: a change to one (a field, the metadata, a
+// metadata key in place) is seen neither by the next Own nor by an update
+// from the same bytes, each of which gives the task as the file holds it.
+func TestDir_Own_Copies(t *testing.T) {
+	ctx := context.Background()
+	d := mustOpen(t)
+	d.RememberWrites()
+	writeRaw(t, d, "1.json", `{"id": "1", "subject": "s", "status": "pending", "blocks": ["2"], "blockedBy": [], "extra": {"k": [1]}, "metadata": {"taskd": {"state": "queued"}}}`)
+	wrote, err := d.Update(ctx, "1", func(t *taskfile.Task) error { t.Subject = "ours"; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(wrote.Raw())
+	change := func(t *taskfile.Task) {
+		t.Subject = "changed"
+		t.Blocks[0] = "3"
+		t.Metadata.Object("taskd").Set("state", "running")
+		t.EnsureMetadata().Set("added", true)
+	}
+	for i := range 3 {
+		got, ok := d.Own("1", false)
+		if !ok {
+			t.Fatalf("Own %d: not answered", i)
+		}
+		if m := string(got.Marshal()); m != want {
+			t.Fatalf("Own %d gave\n%s\nwant\n%s", i, m, want)
+		}
+		change(got)
+	}
+	for i := range 2 {
+		var saw string
+		if _, err := d.UpdateFrom(ctx, wrote, func(t *taskfile.Task) error {
+			saw = string(t.Marshal())
+			change(t)
+			return errors.New("no write")
+		}); err == nil {
+			t.Fatal("UpdateFrom: want the update's error")
+		}
+		if saw != want {
+			t.Fatalf("UpdateFrom %d started from\n%s\nwant\n%s", i, saw, want)
+		}
+	}
+	if got, _ := d.Own("1", false); string(got.Marshal()) != want {
+		t.Errorf("Own after the updates gave %s, want %s", got.Marshal(), want)
 	}
 }

@@ -86,7 +86,7 @@ func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task)
 		var err error
 		fromSeen := seen != nil
 		if fromSeen {
-			t, err = Parse(seen, path, id)
+			t, err = d.parse(seen, path, id)
 			seen = nil
 		} else {
 			t, err = readFile(path, id)

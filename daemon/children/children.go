@@ -543,7 +543,7 @@ func Named(dir *taskfile.Dir, parentID, name string) (string, error) {
 // workflow forks, forkState's branches.
 func WaitsFor(t *taskfile.Task) []string {
 	var ids []string
-	if ch := task.RecordOf(t).Children; ch != nil {
+	if ch := task.FieldOf(t, func(r *task.Record) **taskfile.Object { return &r.Children }); ch != nil {
 		for _, coll := range []string{Parallel, Sequential, Returns} {
 			for _, id := range task.Strings(ch, coll) {
 				if !slices.Contains(ids, id) {

@@ -27,7 +27,7 @@ import (
 // given.) A child that is gone is not waited for. The caller may be
 // inside an Update of t: only child files and the inbox are read.
 func Ungiven(dir *taskfile.Dir, t *taskfile.Task) []string {
-	ch := task.RecordOf(t).Children
+	ch := task.FieldOf(t, func(r *task.Record) **taskfile.Object { return &r.Children })
 	var out []string
 	var read []Message
 	var given map[string]bool

@@ -103,7 +103,7 @@ type Grant struct {
 
 // GrantOf returns task t's grant, if it has one with a session.
 func GrantOf(t *taskfile.Task) (Grant, bool) {
-	o := task.RecordOf(t).Grant
+	o := task.FieldOf(t, func(r *task.Record) **taskfile.Object { return &r.Grant })
 	s, _ := o.String("session")
 	return Grant{Session: s, Tools: task.Strings(o, "tools")}, s != ""
 }

@@ -19,7 +19,7 @@ import (
 // (metadata.taskd.workspace), or false.
 func WorkspaceOf(t *taskfile.Task) (worktree.Worktree, bool) {
 	var w worktree.Worktree
-	v := task.RecordOf(t).Workspace
+	v := task.FieldOf(t, func(r *task.Record) **taskfile.Object { return &r.Workspace })
 	if v == nil {
 		return w, false
 	}

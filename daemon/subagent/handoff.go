@@ -71,7 +71,7 @@ func (r *handoffRecord) deadline() time.Time {
 }
 
 func handoffsOf(t *taskfile.Task) []handoffRecord {
-	return decodeList[handoffRecord](task.RecordOf(t).Handoffs)
+	return decodeList[handoffRecord](task.FieldOf(t, func(r *task.Record) *[]any { return &r.Handoffs }))
 }
 
 // handoffs runs handoffs for one parent; it serves the daemon's prompt

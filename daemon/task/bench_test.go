@@ -56,6 +56,14 @@ func BenchmarkRecordOf(b *testing.B) {
 			}
 		}
 	})
+	b.Run("field", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if w := task.FieldOf(t, func(r *task.Record) **taskfile.Object { return &r.Workspace }); w != nil {
+				b.Fatalf("workspace %v, want none", w)
+			}
+		}
+	})
 	b.Run("store", func(b *testing.B) {
 		at := time.Date(2026, 11, 27, 13, 0, 0, 0, time.UTC)
 		b.ReportAllocs()

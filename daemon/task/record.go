@@ -193,6 +193,32 @@ func RecordOf(t *taskfile.Task) Record {
 	return r
 }
 
+// FieldOf returns the one field of the record task t's file holds that
+// field picks, as RecordOf(t) has it, without reading the others: for an
+// accessor that needs one field of the record, and is asked often, as in
+//
+//	task.FieldOf(t, func(r *task.Record) **taskfile.Object { return &r.Children })
+//
+// A field after Archived (more) is read alone; any other from the whole
+// record.
+func FieldOf[T any](t *taskfile.Task, field func(*Record) *T) T {
+	var r Record
+	p := field(&r)
+	for _, f := range more {
+		if f.of(&r) != any(p) {
+			continue
+		}
+		if t != nil {
+			if m := t.Metadata.Object("taskd"); m != nil {
+				read(m, f.key, p)
+			}
+		}
+		return *p
+	}
+	r = RecordOf(t)
+	return *field(&r)
+}
+
 // recordKey holds Keys but state: the keys RecordOf reads a field of.
 var recordKey = func() map[string]bool {
 	m := make(map[string]bool, len(Keys))
