@@ -111,8 +111,8 @@ func startDaemonProcUnder(t *testing.T, root string, concurrency int, log *syncB
 		"XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(root), "config"), // no user's workflows or commands
 		"XDG_STATE_HOME="+filepath.Join(filepath.Dir(root), "state"))   // the tasks' worktrees beside the root
 	cmd.Env = append(cmd.Env, env...)
-	if builtBin != "" {
-		cmd.Env = append(cmd.Env, "TASKD_TEST_EXE="+builtBin)
+	if bin := builtTaskd(); bin != "" {
+		cmd.Env = append(cmd.Env, "TASKD_TEST_EXE="+bin)
 	}
 	p := &daemonProc{cmd: cmd, log: log}
 	cmd.Stderr = p.log

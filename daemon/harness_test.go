@@ -13,6 +13,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,6 +69,17 @@ var (
 	buildErr  error
 )
 
+// built is the path of the taskd binary once taskdBinary has built it:
+// read by tests that run while another may be building it.
+var built atomic.Value
+
+// builtTaskd returns the taskd binary taskdBinary built, or "" if none
+// is built (yet).
+func builtTaskd() string {
+	bin, _ := built.Load().(string)
+	return bin
+}
+
 // taskdBinary builds cmd/taskd once per test run.
 func taskdBinary(t testing.TB) string {
 	t.Helper()
@@ -81,7 +93,9 @@ func taskdBinary(t testing.TB) string {
 		out, err := exec.Command("go", "build", "-o", builtBin, "../cmd/taskd").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			return
 		}
+		built.Store(builtBin)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
