@@ -3,7 +3,6 @@ package daemon
 import (
 	"errors"
 
-	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/parallel"
 	"github.com/taskd/taskd/daemon/task"
 )
@@ -57,8 +56,7 @@ func (d *Daemon) spend(l *list, e *entry) {
 	if e.state == task.Running || !d.admit.Bounded(l.ID, e.profile) {
 		return
 	}
-	_, cost := job.ResultIn(e.rec)
-	at := e.rec.StartedAt
+	cost, at := e.costUSD, e.startedAt
 	if cost == nil || at.IsZero() || at.Equal(e.spentFor) {
 		return
 	}

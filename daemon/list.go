@@ -72,23 +72,29 @@ type list struct {
 // entry is what the loop remembers of one task file: enough to decide, not
 // the whole task (which is re-read whenever something is done with it).
 type entry struct {
-	hash      uint64 // of the bytes last reconciled
-	status    string
-	owned     bool
-	state     task.State
-	rec       task.Record // the daemon's record of the task, as last observed (task.Load)
-	parent    string
-	blockedBy []string
-	retryAt   time.Time
-	cancel    bool
-	resolve   string
-	boundary  bool // a workflow completed at a stage boundary: resolve "continue" walks on
-	archived  bool
-	delivered bool           // an ended child's result is in its parent's inbox
-	children  []string       // the children a waiting parent waits for
-	returnOf  string         // the task whose return chain this one is a step of
-	accepted  bool           // TaskAccepted was logged by this daemon
-	wait      *subagent.Wait // what a task suspended by /handoff or /converge waits for (waits.go)
+	hash   uint64 // of the bytes last reconciled
+	status string
+	owned  bool
+	state  task.State
+	// What the loop keeps of the daemon's record of the task as last
+	// observed (task.Load), and no more: a list of finished tasks costs
+	// little memory. Whatever acts on the task reads its record again.
+	startedAt  time.Time // when its latest attempt started
+	costUSD    *float64  // what its latest attempt's result says it cost
+	holdReason string    // why it waits for a person (its hitl's reason)
+	failure    string    // why it failed, timed out or was stopped (error)
+	parent     string
+	blockedBy  []string
+	retryAt    time.Time
+	cancel     bool
+	resolve    string
+	boundary   bool // a workflow completed at a stage boundary: resolve "continue" walks on
+	archived   bool
+	delivered  bool           // an ended child's result is in its parent's inbox
+	children   []string       // the children a waiting parent waits for
+	returnOf   string         // the task whose return chain this one is a step of
+	accepted   bool           // TaskAccepted was logged by this daemon
+	wait       *subagent.Wait // what a task suspended by /handoff or /converge waits for (waits.go)
 
 	reject    string    // why the current file is refused ("" when accepted)
 	cycle     string    // the blockedBy cycle the task is in, if any

@@ -16,6 +16,7 @@ import (
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
+	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/plain"
 	"github.com/taskd/taskd/daemon/recur"
 	"github.com/taskd/taskd/daemon/task"
@@ -69,7 +70,9 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		return
 	}
 	d.clearReject(l, id, e)
-	e.rec = rec
+	e.startedAt, e.failure = rec.StartedAt, rec.Error
+	_, e.costUSD = job.ResultIn(rec)
+	e.holdReason, _ = rec.Hold.String("reason")
 	e.state, e.parent, e.retryAt = rec.State, sp.Parent, rec.RetryAt
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, rec.Archived
 	e.boundary = sp.State == task.Succeeded && rec.Boundary != nil
@@ -136,12 +139,12 @@ func (d *Daemon) tellAncestors(l *list, id string, e *entry, tf *taskfile.Task) 
 	var reason string
 	switch e.state {
 	case task.NeedsHuman:
-		reason, _ = e.rec.Hold.String("reason")
+		reason = e.holdReason
 		if reason == "" {
 			reason = "it waits for a person's answer"
 		}
 	case task.Failed, task.TimedOut, task.Stopped:
-		reason = e.rec.Error
+		reason = e.failure
 	default:
 		return
 	}
