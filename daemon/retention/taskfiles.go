@@ -45,7 +45,10 @@ func PlanTasks(dir *taskfile.Dir, p TaskPolicy, now time.Time) ([]TaskRemoval, e
 	if err != nil {
 		return nil, err
 	}
-	tasks := make(map[string]*taskfile.Task, len(ids))
+	// Each file is read, and decided on, alone: what is kept of it is its
+	// summary, not the task, so a list of many ended tasks costs little
+	// memory.
+	sums := make(map[string]*summary, len(ids))
 	for _, id := range ids {
 		t, err := dir.Read(id)
 		switch {
@@ -54,52 +57,67 @@ func PlanTasks(dir *taskfile.Dir, p TaskPolicy, now time.Time) ([]TaskRemoval, e
 		case err != nil:
 			return nil, fmt.Errorf("task %s cannot be read, and might need any other: %w", id, err)
 		}
-		tasks[id] = t
+		sums[id] = summarize(dir, t, p, now)
 	}
-	kept := needed(tasks)
+	kept := needed(sums)
 	var out []TaskRemoval
 	for _, id := range ids {
-		t := tasks[id]
-		if t == nil || kept[id] {
-			continue
-		}
-		if why, ok := expired(dir, t, p, now); ok {
-			out = append(out, TaskRemoval{ID: id, Why: why})
+		if s := sums[id]; s != nil && !kept[id] && s.removal != "" {
+			out = append(out, TaskRemoval{ID: id, Why: s.removal})
 		}
 	}
 	return out, nil
 }
 
+// A summary is what PlanTasks keeps of a task file: whether the task has
+// ended, its parent, whether it is a schedule, the ids it needs if it
+// has not ended, and why policy p removes it if p does.
+type summary struct {
+	ended, schedule bool
+	parent          string
+	needs           []string // its blockers, its children, its schedule's last run
+	removal         string   // why it goes ("": it stays)
+}
+
+// summarize is task t's summary under policy p at now.
+func summarize(dir *taskfile.Dir, t *taskfile.Task, p TaskPolicy, now time.Time) *summary {
+	s := &summary{ended: Ended(t), schedule: isSchedule(t), parent: parentOf(t)}
+	if s.ended {
+		s.removal, _ = expired(dir, t, p, now)
+		return s
+	}
+	s.needs = append(s.needs, t.BlockedBy...)
+	ch := task.RecordOf(t).Children
+	for _, coll := range []string{"queued", "parallel", "sequential", "done"} {
+		s.needs = append(s.needs, task.Strings(ch, coll)...)
+	}
+	if r := recur.Of(t); r.LastRun != "" {
+		s.needs = append(s.needs, r.LastRun)
+	}
+	return s
+}
+
 // needed returns the ids the tasks that have not ended need.
-func needed(tasks map[string]*taskfile.Task) map[string]bool {
+func needed(sums map[string]*summary) map[string]bool {
 	kept := map[string]bool{}
-	for id, t := range tasks {
-		if Ended(t) {
+	for id, s := range sums {
+		if s.ended {
 			continue
 		}
 		kept[id] = true
-		for _, b := range t.BlockedBy {
-			kept[b] = true
-		}
-		ch := task.RecordOf(t).Children
-		for _, coll := range []string{"queued", "parallel", "sequential", "done"} {
-			for _, c := range task.Strings(ch, coll) {
-				kept[c] = true
-			}
-		}
-		if r := recur.Of(t); r.LastRun != "" {
-			kept[r.LastRun] = true
+		for _, n := range s.needs {
+			kept[n] = true
 		}
 		// Its ancestors: the tree it is in stays whole.
 		seen := map[string]bool{id: true}
-		for p := parentOf(t); p != "" && !seen[p] && tasks[p] != nil; p = parentOf(tasks[p]) {
+		for p := s.parent; p != "" && !seen[p] && sums[p] != nil; p = sums[p].parent {
 			seen[p], kept[p] = true, true
 		}
 	}
 	// The children of a task that has not ended: it may read their
 	// results.
-	for id, t := range tasks {
-		if p := parentOf(t); p != "" && tasks[p] != nil && !Ended(tasks[p]) && !isSchedule(tasks[p]) {
+	for id, s := range sums {
+		if p := sums[s.parent]; s.parent != "" && p != nil && !p.ended && !p.schedule {
 			kept[id] = true
 		}
 	}
