@@ -14,7 +14,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/internal/proc"
 )
 
@@ -91,14 +90,7 @@ func TestRun_CmdJSONOnceWithCgroup(t *testing.T) {
 		t.Skip("attempts get no cgroups here: ", proc.Supervise())
 	}
 	base := t.TempDir()
-	cfg, err := config.NewConfig(base, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := cfg.ResolveAgent("exec", true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, prof := execProfile(t, base)
 	a := &Attempt{ListDir: base, ListID: "l", TaskID: "1", N: 1, Profile: prof, Cwd: t.TempDir(), Timeout: time.Minute, Prompt: "true"}
 	a.Script = a.Prompt
 	g := &watchGate{t: t, dir: a.Dir()}
@@ -134,14 +126,7 @@ func TestRun_CmdJSONOnceWithCgroup(t *testing.T) {
 // names that run's process).
 func TestRun_CmdJSONEarlyWhereARestartReadsIt(t *testing.T) {
 	base := t.TempDir()
-	cfg, err := config.NewConfig(base, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := cfg.ResolveAgent("exec", true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, prof := execProfile(t, base)
 	for _, tc := range []struct {
 		name    string
 		session string

@@ -98,9 +98,9 @@ func (f enterGate) Enter(context.Context) error { f(); return nil }
 func (enterGate) Started(time.Time)             {}
 func (enterGate) Exited()                       {}
 
-// execAttemptOf returns an attempt of the exec profile running script in
-// list directory base.
-func execAttemptOf(t *testing.T, base, id, script string) (*Local, *Attempt) {
+// execProfile is the configuration of the list directory base, with no
+// file of its own, and its exec profile.
+func execProfile(t *testing.T, base string) (*config.Config, *config.Profile) {
 	t.Helper()
 	cfg, err := config.NewConfig(base, nil, nil)
 	if err != nil {
@@ -110,6 +110,14 @@ func execAttemptOf(t *testing.T, base, id, script string) (*Local, *Attempt) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg, prof
+}
+
+// execAttemptOf returns an attempt of the exec profile running script in
+// list directory base.
+func execAttemptOf(t *testing.T, base, id, script string) (*Local, *Attempt) {
+	t.Helper()
+	cfg, prof := execProfile(t, base)
 	a := &Attempt{ListDir: base, ListID: "l", TaskID: id, N: 1, Profile: prof, Cwd: t.TempDir(), Timeout: time.Minute, Prompt: script}
 	a.Script = script
 	return NewLocal(cfg, slog.New(slog.DiscardHandler)), a

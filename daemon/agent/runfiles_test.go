@@ -115,14 +115,7 @@ func TestProgramCache(t *testing.T) {
 // agent, and prompt.md, as valid UTF-8, the surrogate one U+FFFD.
 func TestExec_LoneSurrogate(t *testing.T) {
 	base := t.TempDir()
-	cfg, err := config.NewConfig(base, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := cfg.ResolveAgent("exec", true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, prof := execProfile(t, base)
 	out := filepath.Join(t.TempDir(), "got")
 	a := &Attempt{ListDir: base, ListID: "l", TaskID: "1", N: 1, Profile: prof, Cwd: t.TempDir(), Timeout: time.Minute,
 		Prompt: "printf '%s' 'a\xed\xa0\x80b' > " + out}
@@ -177,14 +170,7 @@ func TestAgentEnv(t *testing.T) {
 // leaves no result.json; one without writes it.
 func TestRun_NoResult(t *testing.T) {
 	base := t.TempDir()
-	cfg, err := config.NewConfig(base, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := cfg.ResolveAgent("exec", true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, prof := execProfile(t, base)
 	for n, noResult := range []bool{false, true} {
 		a := &Attempt{ListDir: base, ListID: "l", TaskID: "1", N: n + 1, Profile: prof, Cwd: t.TempDir(), Timeout: time.Minute,
 			Prompt: "exit 3", Script: "exit 3", NoResult: noResult}
