@@ -49,10 +49,13 @@ func TestDeferDirSync_SharedFsync(t *testing.T) {
 			for _, id := range tt.ids {
 				id = strings.TrimSuffix(id, "!")
 				target := d.File(id)
-				renames := ops.find("renameat", func(c syscallRec, _ string) bool {
-					q := quoted(c.args)
-					return c.ret == "0" && len(q) == 2 && filepath.Base(q[0]) != "" && strings.HasPrefix(filepath.Base(q[0]), "."+id+".json") && q[1] == target
-				})
+				var renames []int
+				for _, name := range []string{"renameat", "renameat2"} { // renameat2: the exchange of an update
+					renames = append(renames, ops.find(name, func(c syscallRec, _ string) bool {
+						q := quoted(c.args)
+						return c.ret == "0" && len(q) == 2 && filepath.Base(q[0]) != "" && strings.HasPrefix(filepath.Base(q[0]), "."+id+".json") && q[1] == target
+					})...)
+				}
 				if len(renames) != 1 {
 					t.Fatalf("task %s: %d renames onto its file, want 1", id, len(renames))
 				}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/taskd/taskd/internal/fsroot"
@@ -34,6 +35,44 @@ type Dir struct {
 	mu     *sync.Mutex
 	spares *lockSpares // kept lock directories (KeepLockDirs); nil: made and removed
 	own    *ownWrites  // the bytes of its own writes (RememberWrites); nil: none
+}
+
+// replaceHooks holds the functions BeforeReplace gave, by list directory;
+// hooked counts them, so that a write looks for one only while a test
+// has set one.
+var (
+	replaceHooks sync.Map // cleaned absolute path → func(id string)
+	hooked       atomic.Int32
+)
+
+// BeforeReplace makes every write of a task file of the list directory
+// dir by this process (Update, UpdateFrom, Swap, through any Dir opened
+// on it) call fn, with the task's id, just before its new contents take
+// the file's place: holding every lock, the file found as the write
+// expects. It is the one moment of a write no writer that takes the
+// locks can act in, for a test to act in as one that takes none does (a
+// person's rm). The returned function removes fn.
+func BeforeReplace(dir string, fn func(id string)) (remove func()) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = filepath.Clean(dir)
+	}
+	replaceHooks.Store(abs, fn)
+	hooked.Add(1)
+	return sync.OnceFunc(func() {
+		replaceHooks.Delete(abs)
+		hooked.Add(-1)
+	})
+}
+
+// aboutToReplace calls the function BeforeReplace gave for d, if any.
+func (d *Dir) aboutToReplace(id string) {
+	if hooked.Load() == 0 {
+		return
+	}
+	if fn, ok := replaceHooks.Load(d.path); ok {
+		fn.(func(string))(id)
+	}
 }
 
 // Open returns the list at path, which must be an existing directory.

@@ -62,6 +62,19 @@ func (d *Dir) remember(id string, tmp *pendingFile, raw []byte) {
 	d.own.mu.Unlock()
 }
 
+// forgetWrite drops what remember noted of the write of tmp as task id's
+// file, which did not take its place after all.
+func (d *Dir) forgetWrite(id string, tmp *pendingFile) {
+	if d.own == nil || !tmp.stated {
+		return
+	}
+	d.own.mu.Lock()
+	if w, ok := d.own.m[id]; ok && w.dev == tmp.st.Dev && w.ino == tmp.st.Ino {
+		d.own.forget(id, w)
+	}
+	d.own.mu.Unlock()
+}
+
 // Own returns task id as this process's last write of its file left it,
 // if the file is still the one that write made — the same inode, size and
 // modification time — and the caller saw no write into the file in place

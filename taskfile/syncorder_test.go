@@ -187,10 +187,12 @@ func TestWriteProtocol_SyscallOrder(t *testing.T) {
 				q := quoted(c.args)
 				return c.ret == "0" && len(q) == 2 && isTemp(q[0]) && q[1] == target
 			})
-			places = append(places, ops.find(tt.place, func(c syscallRec, _ string) bool {
-				q := quoted(c.args)
-				return c.ret == "0" && len(q) == 2 && isTemp(q[0]) && q[1] == target
-			})...)
+			for _, name := range []string{tt.place, tt.place + "at2"} { // renameat2: the exchange of an update
+				places = append(places, ops.find(name, func(c syscallRec, _ string) bool {
+					q := quoted(c.args)
+					return c.ret == "0" && len(q) == 2 && isTemp(q[0]) && q[1] == target
+				})...)
+			}
 			if got, want := len(places), 1; got != want {
 				t.Fatalf("%d successful %s calls of a temporary file onto %s, want %d", got, tt.place, target, want)
 			}

@@ -167,9 +167,12 @@ func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) 
 				if d.own != nil {
 					tmp.stat()
 				}
+				d.aboutToReplace(id)
 				d.remember(id, tmp, data) // before the rename: the loop's event may come at once
-				err = tmp.replace()
-				tmp.Cleanup()
+				if err = tmp.replaceExisting(); err != nil {
+					d.forgetWrite(id, tmp)
+				}
+				defer tmp.Cleanup() // the old file, after the locks' release
 			}
 		}
 	}
@@ -213,10 +216,12 @@ func (d *Dir) Sync(t *Task) error {
 	return syncerFor(d.path).wait(t.unsynced)
 }
 
-// replaceIfUnchanged renames tmp, the new contents data of task id, over
-// its file, under every lock, if the file still holds want. The write is
-// remembered (Own) before the rename, so that the loop, told of the rename
-// at once, finds it.
+// replaceIfUnchanged puts tmp, the new contents data of task id, in place
+// of its file, under every lock, if the file still holds want; a file
+// removed meanwhile by a writer that takes no lock stays removed
+// (replaceExisting), an error satisfying errors.Is(err, fs.ErrNotExist).
+// The write is remembered (Own) before the rename, so that the loop, told
+// of the rename at once, finds it.
 //
 // The task file's own lock (a directory, made and removed: two journal
 // operations that can each wait for a commit) is taken first and released
@@ -260,6 +265,11 @@ func (d *Dir) replaceIfUnchanged(ctx context.Context, id string, tmp *pendingFil
 	if !bytes.Equal(cur, want) {
 		return false, nil
 	}
+	d.aboutToReplace(id)
 	d.remember(id, tmp, data)
-	return true, tmp.replace()
+	if err := tmp.replaceExisting(); err != nil {
+		d.forgetWrite(id, tmp)
+		return false, err
+	}
+	return true, nil
 }

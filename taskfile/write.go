@@ -1,6 +1,7 @@
 package taskfile
 
 import (
+	"errors"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -25,7 +26,7 @@ type pendingFile struct {
 	fd      int
 	name    string // the temporary file
 	path    string // the file it is to replace
-	renamed bool   // set once replace has renamed it (or it is gone)
+	renamed bool   // set once replace has renamed it (or it is gone); an exchange leaves the old file under name
 	st      syscall.Stat_t
 	stated  bool // st holds the file as written (stat)
 }
@@ -136,6 +137,33 @@ func (p *pendingFile) replace() error {
 	}
 	p.renamed = true
 	return nil
+}
+
+// replaceExisting is replace of a file that must still be there: the
+// temporary file and the file trade places in one step (exchange), which
+// fails, the file left gone, if it is gone. A writer that found the file
+// as it expected under the locks must not bring it back when someone
+// removed it meanwhile without them (a person's rm, which takes no lock):
+// a rename would create it again, and the task a person deleted would
+// live on, its agent running. The old file, under the temporary name
+// after the exchange, is removed by Cleanup, which the caller calls once
+// it has released the locks. A missing file is an error satisfying
+// errors.Is(err, fs.ErrNotExist). Where the system or the file system
+// cannot exchange two files, it is replace, and the file may come back.
+func (p *pendingFile) replaceExisting() error {
+	if err := p.closeFD(); err != nil {
+		return err
+	}
+	err := exchange(p.name, p.path)
+	switch {
+	case err == nil:
+		return nil // p.name is the old file now, for Cleanup to remove
+	case errors.Is(err, errors.ErrUnsupported):
+		return p.replace()
+	}
+	syscall.Unlink(p.name)
+	p.renamed = true // nothing left for Cleanup
+	return &os.LinkError{Op: "replace", Old: p.name, New: p.path, Err: err}
 }
 
 // Cleanup closes the temporary file and removes it if it was not renamed.

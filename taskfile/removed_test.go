@@ -1,0 +1,71 @@
+package taskfile_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"testing"
+
+	"github.com/taskd/taskd/taskfile"
+)
+
+// TestDir_WriteKeepsARemovalMadeWithoutLocks: a task file removed by a
+// writer that takes no lock (a person's rm) in the moment between a
+// write's check of the file, under the locks, and its new contents
+// taking the file's place stays removed: the write fails as for a file
+// that is gone, and leaves nothing behind in the list directory.
+func TestDir_WriteKeepsARemovalMadeWithoutLocks(t *testing.T) {
+	t.Parallel()
+	const task = `{"id":"1","subject":"a","status":"pending"}`
+	for _, tt := range []struct {
+		name  string
+		write func(ctx context.Context, d *taskfile.Dir) error
+	}{
+		{"Update", func(ctx context.Context, d *taskfile.Dir) error {
+			_, err := d.Update(ctx, "1", func(t *taskfile.Task) error { t.Subject = "b"; return nil })
+			return err
+		}},
+		{"UpdateFrom", func(ctx context.Context, d *taskfile.Dir) error {
+			seen, err := d.Read("1")
+			if err != nil {
+				return err
+			}
+			_, err = d.UpdateFrom(ctx, seen, func(t *taskfile.Task) error { t.Subject = "b"; return nil })
+			return err
+		}},
+		{"Swap", func(ctx context.Context, d *taskfile.Dir) error {
+			return d.Swap(ctx, "1", []byte(task), []byte(`{"id":"1","subject":"b"}`))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := mustOpen(t)
+			d.RememberWrites()
+			path := writeRaw(t, d, "1.json", task)
+			removed := 0
+			defer taskfile.BeforeReplace(d.Path(), func(id string) {
+				if err := os.Remove(path); err != nil {
+					t.Errorf("rm %s: %v", path, err)
+				}
+				removed++
+			})()
+			err := tt.write(t.Context(), d)
+			if removed != 1 {
+				t.Fatalf("the file was removed %d times, want once: the write never got to replace it", removed)
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s of a file removed meanwhile = %v, want fs.ErrNotExist", tt.name, err)
+			}
+			if data, err := os.ReadFile(path); err == nil {
+				t.Errorf("the removed file is back, holding %s", data)
+			}
+			if _, ok := d.Own("1", false); ok {
+				t.Error("the write that did not happen is remembered as the file's contents")
+			}
+			if entries, _ := os.ReadDir(d.Path()); len(entries) > 1 || len(entries) == 1 && entries[0].Name() != ".lock" {
+				t.Errorf("left in the list directory: %v", entries)
+			}
+		})
+	}
+}
