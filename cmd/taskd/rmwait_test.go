@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,9 @@ func TestRm(t *testing.T) {
 	startTestDaemon(t, root, &config.FileConfig{})
 	runCLI(t, "submit", "--root", root, "--list", "l", "--agent", "exec", "true")
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	runCLI(t, "submit", "--root", root, "--list", "l", "--agent", "exec", "echo $$ > "+pidFile+"; exec sleep 60")
+	// The pid file appears whole (renamed into place): one the shell has
+	// only created when rm stops it would name no process.
+	runCLI(t, "submit", "--root", root, "--list", "l", "--agent", "exec", "echo $$ > "+pidFile+".new && mv "+pidFile+".new "+pidFile+"; exec sleep 60")
 	if _, _, code := runCLI(t, "wait", "--root", root, "--timeout", "30s", "l/1"); code != 0 {
 		t.Fatal("task 1 did not succeed")
 	}
@@ -87,9 +90,12 @@ func TestRm(t *testing.T) {
 		t.Errorf("rm --force left the file: %v", err)
 	}
 	data, _ := os.ReadFile(pidFile)
-	pid := strings.TrimSpace(string(data))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		t.Fatalf("the agent's pid file holds %q, not a process id", data)
+	}
 	waitUntil(t, "the removed task's agent to be stopped", 30*time.Second, func() bool {
-		_, err := os.Stat("/proc/" + pid)
+		_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 		return os.IsNotExist(err)
 	})
 	if _, _, code := runCLI(t, "rm", "--root", root, "l/2"); code != 1 {
