@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -490,6 +492,13 @@ func (d *Daemon) finished(msg jobDone) {
 	if j.slot.exited {
 		defer d.costRecorded(j)
 	}
+	if msg.err != nil && msg.err != errNotRunnable && fileGone(j.l, j.ID, msg.err) {
+		// Its task file was removed while it worked (taskd rm --force, a
+		// person's rm): nothing outside the task went wrong, and the task
+		// is not held; the loop forgets it (refresh, below).
+		d.log.Debug("task job ended: its file is gone", "list", j.l.ID, "task", j.ID, "err", msg.err)
+		msg.err = errNotRunnable
+	}
 	if msg.err != nil && msg.err != errNotRunnable {
 		d.log.Warn("task job", "list", j.l.ID, "task", j.ID, "err", msg.err)
 	}
@@ -548,6 +557,16 @@ func (d *Daemon) finished(msg jobDone) {
 	}
 	e.hash = 0 // unknown: read it again
 	d.refresh(j.l, j.ID)
+}
+
+// fileGone reports whether err, a job's, is task id's file of l missing,
+// and it is still missing.
+func fileGone(l *list, id string, err error) bool {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	_, serr := os.Lstat(l.Dir.File(id))
+	return errors.Is(serr, fs.ErrNotExist)
 }
 
 // errNotRunnable ends a job whose task changed before it could start.
