@@ -17,6 +17,9 @@
 //     fsyncing the directory. A reader sees the old file or the new one,
 //     never part of either, and a completed write survives a crash or power
 //     loss. Temporary files start with "." and are swept by Dir.Sweep.
+//     An update replaces a file only while it is there: on Linux the new
+//     file and the old are exchanged in one step, so a file removed by a
+//     writer that takes no lock (a person's rm) is never brought back.
 //
 //   - Locked. Dir.Update and Dir.Create are read-modify-write cycles under an
 //     in-process mutex, a flock(2) on the list's .lock file (never deleted,

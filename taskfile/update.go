@@ -47,8 +47,10 @@ const maxRetries = 1000
 //     other writers),
 //  4. take Claude Code's lock on the task file (<id>.json.lock), then the
 //     in-process mutex and the flock on <dir>/.lock, check that the file
-//     still holds the bytes read in step 1 and rename the temporary file
-//     over it, then release the locks,
+//     still holds the bytes read in step 1 and put the temporary file in
+//     its place (exchanged with it, so that a file removed meanwhile by a
+//     writer that takes no lock stays removed: replaceExisting), then
+//     release the locks,
 //  5. fsync the directory, shared with concurrent writers of the same
 //     directory (group commit), unless NoDirSync is given.
 //
