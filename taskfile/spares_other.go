@@ -12,6 +12,3 @@ import (
 func renameNoReplace(olddir int, oldpath string, newdir int, newpath string) error {
 	return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: errors.ErrUnsupported}
 }
-
-// exchange is not available here: a file is replaced by a rename.
-func exchange(oldpath, newpath string) error { return errors.ErrUnsupported }
