@@ -176,8 +176,9 @@ func readWhole(f taskFile, data []byte) ([]byte, error) {
 // regular file with Go's network poller on every open: five system calls
 // more for each of the several reads a task's run makes.)
 type taskFile struct {
-	fd   int
-	size int64
+	fd       int
+	size     int64
+	dev, ino uint64 // which file it is
 }
 
 // Read reads from the file; at its end it returns io.EOF.
@@ -238,7 +239,7 @@ func openTask(path string) (taskFile, error) {
 			fmt.Sprintf("If you trust its contents, make it yours: cp %s %s.new && mv %s.new %s (as uid %d); taskd reads only its own user's task files.", path, path, path, path, uid),
 			"the file belongs to another user (uid %d; taskd runs as uid %d), who could make taskd run commands as you", st.Uid, uid)
 	}
-	return taskFile{fd: fd, size: st.Size}, nil
+	return taskFile{fd: fd, size: st.Size, dev: uint64(st.Dev), ino: st.Ino}, nil
 }
 
 // readAll reads r into buf, stopping one byte past MaxSize.

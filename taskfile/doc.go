@@ -19,7 +19,9 @@
 //     loss. Temporary files start with "." and are swept by Dir.Sweep.
 //     An update replaces a file only while it is there: on Linux the new
 //     file and the old are exchanged in one step, so a file removed by a
-//     writer that takes no lock (a person's rm) is never brought back.
+//     writer that takes no lock (a person's rm) is never brought back,
+//     and one such a writer renamed into place is not lost: the update
+//     starts over from it.
 //
 //   - Locked. Dir.Update and Dir.Create are read-modify-write cycles under an
 //     in-process mutex, a flock(2) on the list's .lock file (never deleted,

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/taskd/taskd/taskfile"
@@ -65,6 +67,74 @@ func TestDir_WriteKeepsARemovalMadeWithoutLocks(t *testing.T) {
 			}
 			if entries, _ := os.ReadDir(d.Path()); len(entries) > 1 || len(entries) == 1 && entries[0].Name() != ".lock" {
 				t.Errorf("left in the list directory: %v", entries)
+			}
+		})
+	}
+}
+
+// TestDir_WriteKeepsAReplacementMadeWithoutLocks: a task file replaced by
+// a writer that takes no lock (a person's mv of an edited copy) in the
+// same moment is not lost: an update starts over from it, keeping the
+// edit, and a swap, whose old bytes it no longer holds, is refused.
+func TestDir_WriteKeepsAReplacementMadeWithoutLocks(t *testing.T) {
+	t.Parallel()
+	const task = `{"id":"1","subject":"a","status":"pending"}`
+	const edited = `{"id":"1","subject":"a","status":"pending","owner":"edited"}`
+	for _, tt := range []struct {
+		name  string
+		write func(ctx context.Context, d *taskfile.Dir) error
+		check func(t *testing.T, got *taskfile.Task, err error)
+	}{
+		{"Update", func(ctx context.Context, d *taskfile.Dir) error {
+			_, err := d.Update(ctx, "1", func(t *taskfile.Task) error { t.Subject = "b"; return nil })
+			return err
+		}, func(t *testing.T, got *taskfile.Task, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Subject != "b" || got.Owner != "edited" {
+				t.Errorf("after the update the file holds %s, want the edit (owner edited) and the update (subject b)", got.Raw())
+			}
+		}},
+		{"Swap", func(ctx context.Context, d *taskfile.Dir) error {
+			err := d.Swap(ctx, "1", []byte(task), []byte(`{"id":"1","subject":"b"}`))
+			if !errors.Is(err, taskfile.ErrChanged) {
+				t.Errorf("Swap of a file replaced meanwhile = %v, want ErrChanged", err)
+			}
+			return nil
+		}, func(t *testing.T, got *taskfile.Task, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got.Raw()) != edited {
+				t.Errorf("after the refused swap the file holds %s, want the edit %s", got.Raw(), edited)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := mustOpen(t)
+			d.RememberWrites()
+			path := writeRaw(t, d, "1.json", task)
+			copyPath := filepath.Join(t.TempDir(), "1.json")
+			if err := os.WriteFile(copyPath, []byte(edited), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var once sync.Once
+			defer taskfile.BeforeReplace(d.Path(), func(id string) {
+				once.Do(func() {
+					if err := os.Rename(copyPath, path); err != nil {
+						t.Errorf("mv: %v", err)
+					}
+				})
+			})()
+			if err := tt.write(t.Context(), d); err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			got, err := d.Read("1")
+			tt.check(t, got, err)
+			if entries, _ := os.ReadDir(d.Path()); len(entries) != 2 {
+				t.Errorf("the list directory holds %v, want .lock and 1.json", entries)
 			}
 		})
 	}

@@ -221,7 +221,8 @@ func (d *Dir) Sync(t *Task) error {
 // replaceIfUnchanged puts tmp, the new contents data of task id, in place
 // of its file, under every lock, if the file still holds want; a file
 // removed meanwhile by a writer that takes no lock stays removed
-// (replaceExisting), an error satisfying errors.Is(err, fs.ErrNotExist).
+// (replaceExisting), an error satisfying errors.Is(err, fs.ErrNotExist),
+// and one it replaced (by a rename) stays in place, reported as a change.
 // The write is remembered (Own) before the rename, so that the loop, told
 // of the rename at once, finds it.
 //
@@ -272,6 +273,14 @@ func (d *Dir) replaceIfUnchanged(ctx context.Context, id string, tmp *pendingFil
 	if err := tmp.replaceExisting(); err != nil {
 		d.forgetWrite(id, tmp)
 		return false, err
+	}
+	if !tmp.exchangedWith(old) {
+		// Between the check and the exchange a writer that takes no lock
+		// put another file in the task file's place (a person's mv of an
+		// edited copy): it goes back, and the update starts over from it.
+		d.forgetWrite(id, tmp)
+		tmp.exchangeBack()
+		return false, nil
 	}
 	return true, nil
 }

@@ -166,6 +166,30 @@ func (p *pendingFile) replaceExisting() error {
 	return &os.LinkError{Op: "replace", Old: p.name, New: p.path, Err: err}
 }
 
+// exchangedWith reports whether the file replaceExisting put in the
+// temporary file's place is f, the file the writer checked, or whether
+// it did not exchange them at all. Another is a file a writer that
+// takes no lock renamed into place meanwhile.
+func (p *pendingFile) exchangedWith(f taskFile) bool {
+	if p.renamed {
+		return true // renamed over, not exchanged: nothing to tell
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p.name, &st); err != nil {
+		return true // gone meanwhile: nothing to put back
+	}
+	return uint64(st.Dev) == f.dev && st.Ino == f.ino
+}
+
+// exchangeBack undoes replaceExisting's exchange: the file it took the
+// place of goes back, and the temporary file holds the new contents
+// again, for Cleanup to remove. If the file's place is empty by now (it
+// was removed since), the file stays under the temporary name, and
+// Cleanup removes it: it was removed last.
+func (p *pendingFile) exchangeBack() {
+	exchange(p.name, p.path)
+}
+
 // Cleanup closes the temporary file and removes it if it was not renamed.
 func (p *pendingFile) Cleanup() {
 	p.closeFD()
