@@ -32,8 +32,9 @@ import (
 const rescanBound = 40 << 20
 
 // rescanPeriod is the rescan period the measured daemon runs with: long
-// enough for the daemon to be idle after its startup scan.
-const rescanPeriod = 20 * time.Second
+// enough for the daemon to be idle after its startup scan and retention's
+// first pass.
+const rescanPeriod = 30 * time.Second
 
 func (b *bench) rescan(n int) ([]row, error) {
 	root := b.dir("root")
@@ -53,9 +54,12 @@ func (b *bench) rescan(n int) ([]row, error) {
 	}
 	defer d.Stop()
 	pid := d.Pid()
-	// Idle: a few seconds after the startup scan, well before the rescan.
-	settle := time.NewTimer(3 * time.Second)
-	<-settle.C
+	// Idle: once the daemon has read nothing for a second after its start
+	// (the startup scan, and retention's first look at every file), well
+	// before the rescan.
+	if err := quietFor(pid, time.Second, rescanPeriod-2*time.Second); err != nil {
+		return nil, fmt.Errorf("the daemon's start with %d files did not settle before its rescan (raise rescanPeriod): %w", n, err)
+	}
 	idle, err := readProc(pid)
 	if err != nil {
 		return nil, err
@@ -108,6 +112,24 @@ func (b *bench) rescan(n int) ([]row, error) {
 	}, nil
 }
 
+// stamp is how taskd writes a time into a task file.
+const stamp = "2006-01-02T15:04:05.000Z07:00"
+
+// quietFor waits up to timeout for process pid to read nothing for d.
+func quietFor(pid int, d, timeout time.Duration) error {
+	last, quiet := int64(-1), time.Now()
+	return taskdrun.WaitFor(timeout, 10*time.Millisecond, func() bool {
+		now, err := readChars(pid)
+		if err != nil {
+			return false
+		}
+		if now != last {
+			last, quiet = now, time.Now()
+		}
+		return time.Since(quiet) >= d
+	})
+}
+
 // readChars returns the bytes process pid has read (rchar: from files,
 // the page cache included, pipes and sockets).
 func readChars(pid int) (int64, error) {
@@ -119,9 +141,14 @@ func readChars(pid int) (int64, error) {
 }
 
 // writeFinished writes n task files that ended as succeeded into list and
-// returns their size in bytes.
+// returns their size in bytes. They ended an hour ago: well within the
+// default retention of succeeded tasks, so the daemon measured keeps them
+// (files that ended longer ago than that are removed at its start, and the
+// measurement would be of their removal).
 func writeFinished(list string, n int) (int64, error) {
 	var size int64
+	ended := time.Now().Add(-time.Hour).UTC()
+	started, finished := ended.Add(-time.Second).Format(stamp), ended.Format(stamp)
 	for i := 1; i <= n; i++ {
 		id := strconv.Itoa(i)
 		data := fmt.Appendf(nil, `{
@@ -138,12 +165,12 @@ func writeFinished(list string, n int) (int64, error) {
       "agent": "exec",
       "state": "succeeded",
       "attempt": 1,
-      "startedAt": "2026-01-01T00:00:00.000Z",
-      "finishedAt": "2026-01-01T00:00:01.000Z",
+      "startedAt": %q,
+      "finishedAt": %q,
       "result": {"success": true, "summary": "done", "exitCode": 0, "runDir": ".taskd/runs/%s/1"}
     }
   }
-}`, id, id, id, id)
+}`, id, id, id, started, finished, id)
 		if err := os.WriteFile(filepath.Join(list, id+".json"), data, 0o644); err != nil {
 			return 0, err
 		}
