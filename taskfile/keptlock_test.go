@@ -100,17 +100,17 @@ func TestKeepLockOpen_Replaced(t *testing.T) {
 				}
 			}
 			fd, ok := flockOther(t, lock) // the file there now
-			defer unix.Close(fd)
 			if !ok {
+				unix.Close(fd)
 				t.Fatal("the new lock file is locked already")
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 			_, err := d.Update(ctx, "1", increment("count"))
 			cancel()
+			unix.Close(fd) // once: closed twice, the number may be another test's file by then
 			if !errors.Is(err, taskfile.ErrLocked) {
 				t.Fatalf("write while another holds the lock file now at the path: err %v, want ErrLocked", err)
 			}
-			unix.Close(fd)
 			if _, err := d.Update(t.Context(), "1", increment("count")); err != nil {
 				t.Fatal(err)
 			}

@@ -1,13 +1,17 @@
 package taskfile_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/taskd/taskd/taskfile"
 )
@@ -137,5 +141,99 @@ func TestDir_WriteKeepsAReplacementMadeWithoutLocks(t *testing.T) {
 				t.Errorf("the list directory holds %v, want .lock and 1.json", entries)
 			}
 		})
+	}
+}
+
+// TestDir_TornReadWriteKeepsAReplacementMadeWithoutLocks: an update whose
+// read without locks caught the file half written in place (as Claude
+// Code writes it, under its lock: here the real proper-lockfile holds it)
+// reads it again under the lock, and a file a writer that takes no lock
+// renames into place in the moment of that write (a person's mv of an
+// edited copy) is not lost: the update starts over from it, keeping the
+// edit. (The write that read under the lock took the renamed file out
+// and removed it.)
+func TestDir_TornReadWriteKeepsAReplacementMadeWithoutLocks(t *testing.T) {
+	t.Parallel()
+	node := nodeTools(t)
+	const whole = `{"id":"1","subject":"a","status":"pending"}`
+	const edited = `{"id":"1","subject":"a","status":"pending","owner":"edited"}`
+	d := mustOpen(t)
+	d.RememberWrites()
+	path := writeRaw(t, d, "1.json", whole)
+
+	holder := exec.Command("node", filepath.Join(node, "lock-hold.js"), path)
+	stdin, _ := holder.StdinPipe()
+	stdout, _ := holder.StdoutPipe()
+	holder.Stderr = os.Stderr
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "locked" {
+		t.Fatalf("lock-hold.js did not take the lock: %q", lines.Text())
+	}
+	// Half of a write in place, as a reader without the lock finds it.
+	if err := os.WriteFile(path, []byte(whole[:len(whole)/2]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	copyPath := filepath.Join(t.TempDir(), "1.json")
+	if err := os.WriteFile(copyPath, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	moved := false
+	defer taskfile.BeforeReplace(d.Path(), func(id string) {
+		once.Do(func() {
+			if err := os.Rename(copyPath, path); err != nil {
+				t.Errorf("mv: %v", err)
+			}
+			moved = true
+		})
+	})()
+	waiting := make(chan struct{}, 1)
+	updated := make(chan error, 1)
+	go func() {
+		ctx := taskfile.WithLockWait(context.Background(), func(string) { waiting <- struct{}{} })
+		_, err := d.Update(ctx, "1", func(t *taskfile.Task) error { t.Subject = "b"; return nil })
+		updated <- err
+	}()
+	select {
+	case <-waiting: // it read the torn file, and waits for the lock to read it whole
+	case err := <-updated:
+		t.Fatalf("the update did not wait for Claude Code's lock (err=%v)", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the update never waited for Claude Code's lock")
+	}
+	// The write in place ends, and the lock is released.
+	if err := os.WriteFile(path, []byte(whole), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, "release\n")
+	if !lines.Scan() || lines.Text() != "released" {
+		t.Fatalf("lock-hold.js did not release: %q", lines.Text())
+	}
+	select {
+	case err := <-updated:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the update still waits 20s after the lock was released")
+	}
+	holder.Wait()
+	if !moved {
+		t.Fatal("the update never got to replace the file")
+	}
+	got, err := d.Read("1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Subject != "b" || got.Owner != "edited" {
+		t.Errorf("after the update the file holds %s, want the edit (owner edited) and the update (subject b)", got.Raw())
+	}
+	if entries, _ := os.ReadDir(d.Path()); len(entries) != 2 {
+		t.Errorf("the list directory holds %v, want .lock and 1.json", entries)
 	}
 }

@@ -95,8 +95,13 @@ func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task)
 		}
 		if errors.Is(err, ErrInvalidJSON) {
 			// Claude Code rewrites task files in place: an unlocked read can
-			// catch one half written. Under its lock the file is whole.
-			return d.updateLocked(ctx, id, path, fn, opt)
+			// catch one half written. Under its lock the file is whole: the
+			// round goes on from a read there, and its write is checked and
+			// made as any is (replaceIfUnchanged), so that a change since
+			// the read, a removal or a file renamed into place by a writer
+			// that takes no lock included, is not lost.
+			fromSeen = false
+			t, err = d.readLocked(ctx, path, id)
 		}
 		if err != nil {
 			return nil, err
@@ -140,57 +145,21 @@ func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task)
 	return nil, fmt.Errorf("update task %s: the file kept changing under %d attempts: %w", id, maxRetries, ErrLocked)
 }
 
-// updateLocked is Update holding every lock for the whole cycle.
-func (d *Dir) updateLocked(ctx context.Context, id, path string, fn func(*Task) error, opt WriteOption) (*Task, error) {
+// readLocked reads task id's file at path holding its lock and the
+// list's, so that no writer that takes them, Claude Code writing the file
+// in place included, is halfway through it.
+func (d *Dir) readLocked(ctx context.Context, path, id string) (*Task, error) {
 	unlockFile, err := d.lockFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
+	defer unlockFile()
 	unlock, err := d.lockList(ctx)
 	if err != nil {
-		unlockFile()
 		return nil, err
 	}
-	t, err := readFile(path, id)
-	if err == nil {
-		err = fn(t)
-	}
-	if err == nil && t.ID != id {
-		err = fmt.Errorf("update task %s: the update changed the id to %q", id, t.ID)
-	}
-	var out *Object
-	var data []byte
-	changed := false
-	if err == nil {
-		out, data = t.encode()
-		if changed = !bytes.Equal(data, t.raw); changed {
-			var tmp *pendingFile
-			if tmp, err = prepareFile(d.path, path, data); err == nil {
-				if d.own != nil {
-					tmp.stat()
-				}
-				d.aboutToReplace(id)
-				d.remember(id, tmp, data) // before the rename: the loop's event may come at once
-				if err = tmp.replaceExisting(); err != nil {
-					d.forgetWrite(id, tmp)
-				}
-				defer tmp.Cleanup() // the old file, after the locks' release
-			}
-		}
-	}
-	unlock()
-	unlockFile()
-	if err != nil {
-		return nil, err
-	}
-	if changed {
-		unsynced, err := d.dirSync(opt)
-		if err != nil {
-			return nil, err
-		}
-		t.doc, t.raw, t.unsynced = out, data, unsynced
-	}
-	return t, nil
+	defer unlock()
+	return readFile(path, id)
 }
 
 // dirSync makes a rename just done durable as opt says: an fsync of the
