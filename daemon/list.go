@@ -208,6 +208,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 		d.log.Info("removed leftovers of a crashed writer", "list", id, "files", removed)
 	}
 	d.sweepWorktrees(l)
+	d.sweepKept(l)
 }
 
 // newList returns the loop's state for list id, read from dir: empty, not
@@ -464,8 +465,11 @@ func (d *Daemon) forget(l *list, id string, e *entry) {
 			}
 			l.goneWorktrees[id] = e.workspace // removed when the job has ended
 		}
-	} else if e.workspace.Path != "" {
-		d.removeWorktree(l.List, id, e.workspace)
+	} else {
+		if e.workspace.Path != "" {
+			d.removeWorktree(l.List, id, e.workspace)
+		}
+		d.forgetKept(l, id) // with a job, when it has ended (finished)
 	}
 	if e.reject != "" {
 		fsroot.Remove(l.Dir.Path(), rejectPath(l, id))

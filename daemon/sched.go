@@ -511,6 +511,9 @@ func (d *Daemon) finished(msg jobDone) {
 			delete(j.l.goneWorktrees, j.ID)
 			d.removeWorktree(j.l.List, j.ID, w)
 		}
+		if e == nil && fileGone(j.l, j.ID, fs.ErrNotExist) {
+			d.forgetKept(j.l, j.ID)
+		}
 		return
 	}
 	e.job = nil

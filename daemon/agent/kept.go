@@ -248,3 +248,35 @@ func SettleResult(runDir string) error {
 	}
 	return nil
 }
+
+// ForgetTask removes every result kept for task id of the list
+// directory listDir (each attempt's, each sub-folder's): its task file is
+// gone, and no end of it will be recorded. The list's folder goes once
+// empty.
+func ForgetTask(listDir, id string) error {
+	dir, err := keptListDir(listDir)
+	if err != nil || notPlain(id) || !mayBeKept(listDir) {
+		return nil // nowhere to keep anything, nothing kept, or no task's name
+	}
+	if err := os.RemoveAll(filepath.Join(dir, id)); err != nil {
+		return fmt.Errorf("remove the results kept for task %s: %w", id, err)
+	}
+	os.Remove(dir) // fails while another task's result is kept
+	return nil
+}
+
+// KeptTasks returns the ids of the tasks of the list directory listDir
+// a result is kept for.
+func KeptTasks(listDir string) []string {
+	dir, err := keptListDir(listDir)
+	if err != nil || !mayBeKept(listDir) {
+		return nil
+	}
+	f, err := fsroot.OpenDirectory(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	return slices.DeleteFunc(names, notPlain)
+}
