@@ -67,6 +67,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	}
 	if err != nil {
 		d.reject(l, id, e, err.Error(), fixFor(err))
+		d.cancelRefused(l, id, e, tf)
 		return
 	}
 	d.clearReject(l, id, e)
@@ -284,12 +285,31 @@ func (d *Daemon) reject(l *list, id string, e *entry, problem, fix string) {
 	if e.job != nil {
 		// A running task's file was broken by hand; the job keeps its copy.
 		d.log.Warn("task file changed into something taskd rejects while it runs", "list", l.ID, "task", id, "err", problem)
+		fix += runsOn
 	}
 	if e.reject == problem {
 		return
 	}
 	e.reject = problem
 	d.writeRejection(l, id, id+".json", problem, fix)
+}
+
+// runsOn ends the fix of a rejection of a task whose agent runs.
+const runsOn = " Meanwhile the task's agent runs on, and its end is recorded in the file when it ends; metadata.taskd.cancel: true in the file, or taskd cancel, stops it."
+
+// cancelRefused stops the job of task id, whose file tf taskd refuses
+// (a rejection), if the file asks for a cancel: an edit that leaves a
+// file taskd refuses does not stop the task's agent by itself (a slip,
+// fixed a moment later, would cost the agent's work), but a cancel in it
+// is heeded whatever else it says (docs/tasks.md#bad-files).
+func (d *Daemon) cancelRefused(l *list, id string, e *entry, tf *taskfile.Task) {
+	if e.job == nil {
+		return
+	}
+	if cancel, _ := tf.Metadata.Object("taskd").Bool("cancel"); cancel {
+		d.log.Info("cancel of a task whose file is rejected: its agent is stopped", "list", l.ID, "task", id)
+		e.job.stop(agent.ErrCancelled)
+	}
 }
 
 // writeRejection writes the note on file name of l (task id, or "" for a

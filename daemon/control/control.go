@@ -126,13 +126,14 @@ func CancelTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Ta
 		if ok, _ := task.Addressed(t); !ok {
 			return ErrNotTaskd
 		}
-		sp, err := task.ReadSpec(t)
-		if err != nil {
+		if _, err := task.ReadSpec(t); err != nil && !task.Of(t).Active() {
 			return err
 		}
-		switch sp.State {
+		// A file the daemon rejects is cancelled all the same while its
+		// attempt is under way: its agent runs on until a cancel stops it.
+		switch st := task.Of(t); st {
 		case task.Succeeded, task.Failed, task.Cancelled, task.TimedOut:
-			return fmt.Errorf("task %s has already ended (%s)", id, sp.State)
+			return fmt.Errorf("task %s has already ended (%s)", id, st)
 		}
 		task.Meta(t).Set("cancel", true)
 		return nil
