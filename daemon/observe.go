@@ -51,7 +51,14 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		l.wakeWaiters(id)
 	}
 	if !owned {
-		d.clearReject(l, id, e)
+		if e.job != nil {
+			// Taken from taskd while its agent runs: shown as a rejection,
+			// never left running unseen.
+			d.reject(l, id, e, fmt.Sprintf("the file no longer addresses taskd (owner %q, no metadata.taskd) while the task's agent runs", tf.Owner),
+				`Give the task back to taskd (owner "taskd"), or stop its agent: taskd cancel, or "cancel": true in metadata.taskd.`+runsOn)
+		} else {
+			d.clearReject(l, id, e)
+		}
 		e.state, e.parent, e.children, e.delivered = "", "", nil, false
 		l.setParent(id, prevParent, "")
 		e.seen = false
@@ -66,7 +73,11 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 		err = plain.CheckPrompt(d.inspect(l, id), sp)
 	}
 	if err != nil {
-		d.reject(l, id, e, err.Error(), fixFor(err))
+		fix := fixFor(err)
+		if e.job != nil {
+			fix += runsOn
+		}
+		d.reject(l, id, e, err.Error(), fix)
 		d.cancelRefused(l, id, e, tf)
 		return
 	}
@@ -265,7 +276,11 @@ func (d *Daemon) badFile(l *list, id string, e *entry, bad *taskfile.BadFileErro
 			return
 		}
 	}
-	d.reject(l, id, e, reason, bad.Fix)
+	fix := bad.Fix
+	if e.job != nil {
+		fix += runsOnBad
+	}
+	d.reject(l, id, e, reason, fix)
 }
 
 func (l *list) recheckAt(id string, at time.Time) {
@@ -285,7 +300,6 @@ func (d *Daemon) reject(l *list, id string, e *entry, problem, fix string) {
 	if e.job != nil {
 		// A running task's file was broken by hand; the job keeps its copy.
 		d.log.Warn("task file changed into something taskd rejects while it runs", "list", l.ID, "task", id, "err", problem)
-		fix += runsOn
 	}
 	if e.reject == problem {
 		return
@@ -294,8 +308,13 @@ func (d *Daemon) reject(l *list, id string, e *entry, problem, fix string) {
 	d.writeRejection(l, id, id+".json", problem, fix)
 }
 
-// runsOn ends the fix of a rejection of a task whose agent runs.
-const runsOn = " Meanwhile the task's agent runs on, and its end is recorded in the file when it ends; metadata.taskd.cancel: true in the file, or taskd cancel, stops it."
+// runsOn ends the fix of a rejection of a task whose agent runs: of a
+// file that parses, and of one that does not (badFile), which no cancel
+// can be written into.
+const (
+	runsOn    = " Meanwhile the task's agent runs on, and its end is recorded in the file when it ends; metadata.taskd.cancel: true in the file, or taskd cancel, stops it."
+	runsOnBad = " Meanwhile the task's agent runs on; fix the file and taskd cancel stops it, or taskd rm --force removes the task and stops it."
+)
 
 // cancelRefused stops the job of task id, whose file tf taskd refuses
 // (a rejection), if the file asks for a cancel: an edit that leaves a

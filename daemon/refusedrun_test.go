@@ -15,7 +15,8 @@ import (
 
 // TestRefused_WhileItRuns: a person edits the file of a task whose agent
 // (a real process: sleep) runs into one taskd rejects (a field of the
-// wrong type). The rejection is where the user looks (the note in
+// wrong type), or into one no longer addressed to taskd (another owner,
+// metadata.taskd gone). The rejection is where the user looks (the note in
 // .taskd/rejected, saying the agent runs on and how to stop it), and a
 // cancel stops the agent whichever way it comes: in the same edit, in a
 // later edit by hand, or by taskd cancel. (The loop stopped looking at a
@@ -23,8 +24,21 @@ import (
 // unseen, whatever the person did.)
 func TestRefused_WhileItRuns(t *testing.T) {
 	t.Parallel()
-	for _, how := range []string{"in the same edit", "in a later edit", "by taskd cancel"} {
-		t.Run(how, func(t *testing.T) {
+	for _, tt := range []struct {
+		how       string
+		takenAway bool // the edit takes the task from taskd, else it breaks a field
+	}{
+		{how: "in the same edit"},
+		{how: "in a later edit"},
+		{how: "by taskd cancel"},
+		{how: "in a later edit", takenAway: true},
+		{how: "by taskd cancel", takenAway: true},
+	} {
+		how, name := tt.how, tt.how
+		if tt.takenAway {
+			name = "taken from taskd, cancelled " + how
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			h := startDaemon(t, []string{"l"})
 			pidFile := filepath.Join(t.TempDir(), "pid")
@@ -33,16 +47,25 @@ func TestRefused_WhileItRuns(t *testing.T) {
 			h.waitFor("the agent to run", 20*time.Second, func() bool { return agentRuns(pidFile) })
 
 			file := filepath.Join(h.listDir("l"), "1.json")
-			editTask(t, file, func(td map[string]any) {
-				td["retries"] = "three" // a count: rejected
-				if how == "in the same edit" {
-					td["cancel"] = true
-				}
-			})
+			problem := "metadata.taskd.retries"
+			if tt.takenAway {
+				problem = "no longer addresses taskd"
+				editFile(t, file, func(tf map[string]any) {
+					tf["owner"] = "someone"
+					delete(tf["metadata"].(map[string]any), "taskd")
+				})
+			} else {
+				editTask(t, file, func(td map[string]any) {
+					td["retries"] = "three" // a count: rejected
+					if how == "in the same edit" {
+						td["cancel"] = true
+					}
+				})
+			}
 			note := filepath.Join(h.listDir("l"), ".taskd", "rejected", "1.json.txt")
 			h.waitFor("the rejection's note", 20*time.Second, func() bool { return fileExists(note) })
 			text, _ := os.ReadFile(note)
-			for _, want := range []string{"metadata.taskd.retries", "the task's agent runs on", "taskd cancel"} {
+			for _, want := range []string{problem, "the task's agent runs on", "taskd cancel"} {
 				if !strings.Contains(string(text), want) {
 					t.Errorf("the rejection's note does not say %q:\n%s", want, text)
 				}
@@ -52,7 +75,13 @@ func TestRefused_WhileItRuns(t *testing.T) {
 				if !agentRuns(pidFile) {
 					t.Fatal("the agent was stopped by an edit that did not cancel it")
 				}
-				editTask(t, file, func(td map[string]any) { td["cancel"] = true })
+				editFile(t, file, func(tf map[string]any) {
+					md := tf["metadata"].(map[string]any)
+					if md["taskd"] == nil {
+						md["taskd"] = map[string]any{}
+					}
+					md["taskd"].(map[string]any)["cancel"] = true
+				})
 			case "by taskd cancel":
 				if !agentRuns(pidFile) {
 					t.Fatal("the agent was stopped by an edit that did not cancel it")
@@ -63,6 +92,7 @@ func TestRefused_WhileItRuns(t *testing.T) {
 			}
 			h.waitFor("the agent to be stopped", 30*time.Second, func() bool { return !agentRuns(pidFile) })
 			h.waitState("l", "1", task.Cancelled, 30*time.Second)
+			h.waitFor("the rejection's note to go once the task ended", 20*time.Second, func() bool { return !fileExists(note) || !tt.takenAway })
 		})
 	}
 }
@@ -70,6 +100,13 @@ func TestRefused_WhileItRuns(t *testing.T) {
 // editTask changes metadata.taskd of the task file at path as a person
 // does: an edited copy moved into place.
 func editTask(t *testing.T, path string, edit func(td map[string]any)) {
+	t.Helper()
+	editFile(t, path, func(tf map[string]any) { edit(tf["metadata"].(map[string]any)["taskd"].(map[string]any)) })
+}
+
+// editFile changes the task file at path as a person does: an edited
+// copy moved into place.
+func editFile(t *testing.T, path string, edit func(tf map[string]any)) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -79,7 +116,7 @@ func editTask(t *testing.T, path string, edit func(td map[string]any)) {
 	if err := json.Unmarshal(data, &tf); err != nil {
 		t.Fatal(err)
 	}
-	edit(tf["metadata"].(map[string]any)["taskd"].(map[string]any))
+	edit(tf)
 	if data, err = json.MarshalIndent(tf, "", "  "); err != nil {
 		t.Fatal(err)
 	}

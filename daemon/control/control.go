@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskd/taskd/daemon/area"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -123,7 +124,7 @@ func reopen(t *taskfile.Task, id string, refuse func(*taskfile.Task) error) erro
 // (SIGKILL after the grace period), a waiting task is not started.
 func CancelTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Task, error) {
 	return dir.Update(ctx, id, func(t *taskfile.Task) error {
-		if ok, _ := task.Addressed(t); !ok {
+		if ok, _ := task.Addressed(t); !ok && !refusedRunning(dir, id) {
 			return ErrNotTaskd
 		}
 		if _, err := task.ReadSpec(t); err != nil && !task.Of(t).Active() {
@@ -138,6 +139,14 @@ func CancelTask(ctx context.Context, dir *taskfile.Dir, id string) (*taskfile.Ta
 		task.Meta(t).Set("cancel", true)
 		return nil
 	})
+}
+
+// refusedRunning reports whether the daemon rejected the file of task id
+// of dir while the task's agent runs: a task taken from taskd meanwhile
+// (no longer addressed to it) is cancelled all the same.
+func refusedRunning(dir *taskfile.Dir, id string) bool {
+	_, err := os.Lstat(area.RejectNote(dir.Path(), id+".json"))
+	return err == nil
 }
 
 // Resolve answers a task that waits for a person: answer must be one of
