@@ -210,7 +210,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 	defer rescan.Stop()
 	wake := d.clock.NewTimer(time.Hour)
 	defer wake.Stop()
-	retain := d.clock.NewTimer(retainEvery)
+	retain := time.NewTicker(retainEvery)
 	defer retain.Stop()
 	d.retain()
 	for {
@@ -245,8 +245,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 			rescan.Reset(d.cfg.Rescan)
 		case <-wake.C():
 			d.wakeDue()
-		case <-retain.C():
-			retain.Reset(retainEvery)
+		case <-retain.C:
 			d.retain()
 		}
 		if d.fullScan {

@@ -12,8 +12,8 @@ import (
 	"github.com/taskd/taskd/taskfile"
 )
 
-// retainEvery is how often, by the daemon's clock, the daemon applies its
-// retention policy (and once at start).
+// retainEvery is how often the daemon applies its retention policy (and
+// once at start).
 const retainEvery = time.Hour
 
 // retain applies the retention policy (config.Retention) to every list
@@ -43,6 +43,7 @@ func (d *Daemon) retain() {
 	go func() {
 		defer d.background.Done()
 		defer d.retaining.Store(false)
+		start := time.Now()
 		for i, l := range lists {
 			if d.ctx.Err() != nil {
 				return
@@ -53,6 +54,7 @@ func (d *Daemon) retain() {
 			}
 			lists[i].tasks = nil // done with: its memory goes
 		}
+		d.log.Debug("retention: pass done", "lists", len(lists), "took", time.Since(start).Round(time.Millisecond))
 	}()
 }
 
