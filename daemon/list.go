@@ -191,6 +191,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 	}
 	dir.KeepLockDirs()   // in .taskd/locks: no inode made and freed per write
 	dir.RememberWrites() // the loop does not read back what a job wrote (flushDirty)
+	dir.KeepLockOpen()   // .lock opened once, not per write
 	l := newList(id, dir)
 	l.Events.SetRotation(eventlog.Rotation{MaxBytes: d.cfg.Retention.EventsMaxBytes, Keep: d.cfg.Retention.EventsKeep})
 	l.Events.KeepFailed(keptEvents)

@@ -34,6 +34,7 @@ type Dir struct {
 	mu     *sync.Mutex
 	spares *lockSpares // kept lock directories (KeepLockDirs); nil: made and removed
 	own    *ownWrites  // the bytes of its own writes (RememberWrites); nil: none
+	kept   *keptLock   // the list's lock file kept open (KeepLockOpen); nil: opened per write
 }
 
 // Open returns the list at path, which must be an existing directory.

@@ -48,6 +48,17 @@ func dirMutex(path string) *sync.Mutex {
 func (d *Dir) lockList(ctx context.Context) (unlock func(), err error) {
 	d.mu.Lock()
 	path := filepath.Join(d.path, listLockName)
+	if k := d.kept; k != nil {
+		unlock, err := k.lock(ctx, path)
+		if err != nil {
+			d.mu.Unlock()
+			return nil, fmt.Errorf("lock list %s: %w", d.path, err)
+		}
+		return func() {
+			unlock()
+			d.mu.Unlock()
+		}, nil
+	}
 	fd, err := fsroot.OpenRegularFD(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		d.mu.Unlock()

@@ -39,6 +39,7 @@ func helper(args []string) error {
 	}
 	if os.Getenv("TASKD_TASKFILE_KEEP") != "" {
 		d.KeepLockDirs()
+		d.KeepLockOpen()
 	}
 	switch args[0] {
 	case "increment": // increment DIR ID KEY N
@@ -122,6 +123,7 @@ func lockModes(t *testing.T, test func(t *testing.T, open func(t testing.TB) *ta
 		open := func(t testing.TB) *taskfile.Dir {
 			d := mustOpen(t)
 			d.KeepLockDirs()
+			d.KeepLockOpen()
 			return d
 		}
 		helper := func(args ...string) *exec.Cmd {

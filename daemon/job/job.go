@@ -141,6 +141,8 @@ type Job struct {
 	// mark is the running mark a claim made ahead of its slot still owes
 	// the file, its agent started (startmark.go).
 	mark atomic.Pointer[startMark]
+	// markTimer guards the write of each mark's own write (startMark.write).
+	markTimer sync.Mutex
 	// writing makes the job's own writes of its task (update) one at a
 	// time: the mark's write of its own and the attempt's end never race
 	// from the same bytes.

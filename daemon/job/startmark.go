@@ -23,17 +23,17 @@ const markDelay = 250 * time.Millisecond
 // file once the agent has started: state running, status in_progress,
 // startedAt when the agent started.
 type startMark struct {
-	c    *Claim
-	at   time.Time
-	done chan struct{} // closed once the mark is made or not needed
+	c     *Claim
+	at    time.Time
+	write clock.Stopper // the mark's own write, markDelay after at
 }
 
-// newTimer is a timer of the daemon's clock.
-func (e *Env) newTimer(d time.Duration) clock.Timer {
+// afterFunc calls f once d has passed on the daemon's clock.
+func (e *Env) afterFunc(d time.Duration, f func()) clock.Stopper {
 	if e.Clock == nil {
-		return clock.Real.NewTimer(d)
+		return clock.Real.AfterFunc(d, f)
 	}
-	return e.Clock.NewTimer(d)
+	return e.Clock.AfterFunc(d, f)
 }
 
 // errMarkGone ends the write of a running mark the file no longer needs:
@@ -63,18 +63,18 @@ func (j *Job) StartMarkingLater(ctx context.Context, c *Claim) error {
 	if err != nil {
 		return err
 	}
-	m := &startMark{c: c, at: j.Now(), done: make(chan struct{})}
+	m := &startMark{c: c, at: j.Now()}
 	j.mark.Store(m)
-	timer := j.newTimer(markDelay)
-	go func() {
-		defer timer.Stop()
-		select {
-		case <-timer.C():
-			j.writeMark(ctx, m)
-		case <-m.done:
-		case <-ctx.Done():
-		}
-	}()
+	// No goroutine waits for the mark's time: the function runs then,
+	// unless a write has made the mark before (settleMark stops it). A
+	// job whose context ends meanwhile leaves it to run and do nothing.
+	write := j.afterFunc(markDelay, func() { j.writeMark(ctx, m) })
+	j.markTimer.Lock()
+	m.write = write
+	j.markTimer.Unlock()
+	if j.mark.Load() != m {
+		write.Stop() // settled before its write was set
+	}
 	return nil
 }
 
@@ -138,6 +138,11 @@ func (j *Job) MarkRunning(ctx context.Context) error {
 // settleMark forgets mark m: a write made it, or the file no longer needs it.
 func (j *Job) settleMark(m *startMark) {
 	if j.mark.CompareAndSwap(m, nil) {
-		close(m.done)
+		j.markTimer.Lock()
+		write := m.write
+		j.markTimer.Unlock()
+		if write != nil {
+			write.Stop()
+		}
 	}
 }

@@ -18,6 +18,16 @@ type Clock interface {
 	// NewTimer returns a timer that sends the time on its channel once d
 	// has passed on this clock.
 	NewTimer(d time.Duration) Timer
+	// AfterFunc calls f in a goroutine of its own once d has passed on
+	// this clock, unless Stop is called first: no goroutine waits
+	// meanwhile (time.AfterFunc).
+	AfterFunc(d time.Duration, f func()) Stopper
+}
+
+// A Stopper stops a function's call by AfterFunc that has not begun;
+// it reports whether it stopped it.
+type Stopper interface {
+	Stop() bool
 }
 
 // A Timer is a time.Timer of a Clock.
@@ -27,7 +37,7 @@ type Timer interface {
 	// not it fired or was stopped; a value it sent and nobody took is
 	// dropped.
 	Reset(d time.Duration)
-	Stop()
+	Stop() bool
 }
 
 // Real is the system's clock.
@@ -45,6 +55,11 @@ func (realClock) NewTimer(d time.Duration) Timer {
 
 const minWait = time.Millisecond
 
+// AfterFunc implements Clock.
+func (realClock) AfterFunc(d time.Duration, f func()) Stopper {
+	return time.AfterFunc(d, f)
+}
+
 type realTimer struct{ t *time.Timer }
 
 func (r *realTimer) C() <-chan time.Time { return r.t.C }
@@ -53,7 +68,7 @@ func (r *realTimer) C() <-chan time.Time { return r.t.C }
 // not taken.
 func (r *realTimer) Reset(d time.Duration) { r.t.Reset(max(d, minWait)) }
 
-func (r *realTimer) Stop() { r.t.Stop() }
+func (r *realTimer) Stop() bool { return r.t.Stop() }
 
 // A Fake is a clock a test sets. It stands still until Set or Advance
 // moves it; its timers fire when it reaches their time. Safe for
@@ -94,6 +109,10 @@ func (f *Fake) Set(t time.Time) {
 	for ft := range f.timers {
 		if !ft.at.After(f.now) {
 			delete(f.timers, ft)
+			if ft.fn != nil {
+				go ft.fn()
+				continue
+			}
 			select {
 			case ft.c <- f.now:
 			default:
@@ -109,10 +128,26 @@ func (f *Fake) NewTimer(d time.Duration) Timer {
 	return ft
 }
 
+// AfterFunc implements Clock: f is called once the clock is moved to
+// d from now, or past it.
+func (f *Fake) AfterFunc(d time.Duration, fn func()) Stopper {
+	ft := &fakeTimer{f: f, fn: fn}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ft.at = f.now.Add(d)
+	if d <= 0 {
+		go fn()
+		return ft
+	}
+	f.timers[ft] = struct{}{}
+	return ft
+}
+
 type fakeTimer struct {
 	f  *Fake
 	at time.Time
-	c  chan time.Time
+	c  chan time.Time // nil for AfterFunc's
+	fn func()         // AfterFunc's function
 }
 
 func (t *fakeTimer) C() <-chan time.Time { return t.c }
@@ -134,8 +169,11 @@ func (t *fakeTimer) Reset(d time.Duration) {
 	f.timers[t] = struct{}{}
 }
 
-func (t *fakeTimer) Stop() {
+// Stop implements Timer and Stopper.
+func (t *fakeTimer) Stop() bool {
 	t.f.mu.Lock()
 	defer t.f.mu.Unlock()
+	_, pending := t.f.timers[t]
 	delete(t.f.timers, t)
+	return pending
 }

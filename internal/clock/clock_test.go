@@ -49,3 +49,39 @@ func TestFake(t *testing.T) {
 		t.Fatal("a timer of no wait did not fire at once")
 	}
 }
+
+// TestFakeAfterFunc: a fake clock calls a function of AfterFunc when it
+// is moved to or past its time, never before, once; a stopped one never.
+func TestFakeAfterFunc(t *testing.T) {
+	c := clock.NewFake(time.Date(2031, 3, 3, 12, 0, 0, 0, time.UTC))
+	called := make(chan string, 2)
+	c.AfterFunc(time.Second, func() { called <- "first" })
+	stopped := c.AfterFunc(time.Second, func() { called <- "stopped" })
+	if !stopped.Stop() {
+		t.Error("Stop of a pending function: false, want true")
+	}
+	c.Advance(999 * time.Millisecond)
+	select {
+	case got := <-called:
+		t.Fatalf("%s called before its time", got)
+	default:
+	}
+	c.Advance(time.Millisecond)
+	select {
+	case got := <-called:
+		if got != "first" {
+			t.Fatalf("called %s, want first", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("not called at its time")
+	}
+	c.Advance(time.Hour)
+	if stopped.Stop() {
+		t.Error("Stop of a stopped function: true, want false")
+	}
+	select {
+	case got := <-called:
+		t.Fatalf("%s called again, or after Stop", got)
+	default:
+	}
+}

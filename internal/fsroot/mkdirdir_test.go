@@ -33,6 +33,7 @@ func TestMkdirDir(t *testing.T) {
 		{".taskd/runs/1/1", true}, // the folders on the way made too
 		{".taskd/runs/1/2", true},
 		{".taskd/runs/1/2", false},
+		{".taskd/runs/2/1", true}, // only the folder on the way next to it made
 	} {
 		d, made, err := fsroot.MkdirDir(base, filepath.Join(base, tc.path))
 		if err != nil {
@@ -63,6 +64,7 @@ func TestMkdirDir(t *testing.T) {
 	}{
 		{"link", fsroot.ErrLink},
 		{"link/1", fsroot.ErrLink},
+		{"link/1/2", fsroot.ErrLink},
 		{"fifo", fsroot.ErrNotRegular},
 		{"file", nil}, // any error
 	} {

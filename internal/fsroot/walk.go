@@ -18,9 +18,18 @@ func walk(base string, elems []string, create bool) (int, error) {
 	if len(elems) == 0 {
 		return fd, nil
 	}
-	if next, err := openBeneath(fd, elems); err == nil {
+	next, err := openBeneath(fd, elems)
+	if err == nil {
 		unix.Close(fd)
 		return next, nil
+	}
+	if err == unix.ENOENT && create && len(elems) > 1 {
+		// Most often only the last is missing (a task's first run
+		// folder): its parent opened in one call, it is made there.
+		if parent, err := openBeneath(fd, elems[:len(elems)-1]); err == nil {
+			unix.Close(fd)
+			return makeLast(parent, base, elems)
+		}
 	}
 	for i, e := range elems {
 		next, err := openat(fd, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
@@ -35,6 +44,22 @@ func walk(base string, elems []string, create bool) (int, error) {
 			return -1, pathErr("open", base, elems, i+1, err)
 		}
 		fd = next
+	}
+	return fd, nil
+}
+
+// makeLast makes the last of elems in parent, the directory of the
+// others, open, and opens it as walk does; parent is closed.
+func makeLast(parent int, base string, elems []string) (int, error) {
+	defer unix.Close(parent)
+	name := elems[len(elems)-1]
+	err := mkdirat(parent, name)
+	if err != nil && err != unix.EEXIST {
+		return -1, pathErr("open", base, elems, len(elems), err)
+	}
+	fd, err := openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return -1, pathErr("open", base, elems, len(elems), err)
 	}
 	return fd, nil
 }
