@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -54,7 +55,12 @@ func (d *Daemon) retain() {
 			}
 			lists[i].tasks = nil // done with: its memory goes
 		}
-		d.log.Debug("retention: pass done", "lists", len(lists), "took", time.Since(start).Round(time.Millisecond))
+		// What the pass knew of every task, and planned from it, is
+		// garbage now: give it back to the system, as the scan does,
+		// since the daemon may idle for an hour.
+		lists = nil
+		debug.FreeOSMemory()
+		d.log.Debug("retention: pass done", "took", time.Since(start).Round(time.Millisecond))
 	}()
 }
 
