@@ -71,54 +71,62 @@ type list struct {
 
 // entry is what the loop remembers of one task file: enough to decide, not
 // the whole task (which is re-read whenever something is done with it).
+// There is one per task file, finished ones too: its flags are together
+// at its end, where they share words.
 type entry struct {
 	hash   uint64 // of the bytes last reconciled
 	status string
-	owned  bool
 	state  task.State
 	// What the loop keeps of the daemon's record of the task as last
 	// observed (task.Load), and no more: a list of finished tasks costs
 	// little memory. Whatever acts on the task reads its record again.
 	startedAt  time.Time // when its latest attempt started
+	finishedAt time.Time // when it last ended (retention goes by it)
 	costUSD    *float64  // what its latest attempt's result says it cost
 	holdReason string    // why it waits for a person (its hitl's reason)
 	failure    string    // why it failed, timed out or was stopped (error)
 	parent     string
-	blockedBy  []string
-	retryAt    time.Time
-	cancel     bool
-	resolve    string
-	boundary   bool // a workflow completed at a stage boundary: resolve "continue" walks on
-	archived   bool
-	delivered  bool           // an ended child's result is in its parent's inbox
-	children   []string       // the children a waiting parent waits for
-	returnOf   string         // the task whose return chain this one is a step of
-	accepted   bool           // TaskAccepted was logged by this daemon
-	wait       *subagent.Wait // what a task suspended by /handoff or /converge waits for (waits.go)
+	// branchOf is the parent retention follows when it is not parent: a
+	// task's metadata.parentTaskId without a metadata.taskd.parent, or
+	// the parent of a task that is not taskd's (retention.ParentOf).
+	branchOf  string
+	blockedBy []string
+	retryAt   time.Time
+	resolve   string
+	children  []string       // the children a waiting parent waits for
+	returnOf  string         // the task whose return chain this one is a step of
+	wait      *subagent.Wait // what a task suspended by /handoff or /converge waits for (waits.go)
 
 	reject    string    // why the current file is refused ("" when accepted)
 	cycle     string    // the blockedBy cycle the task is in, if any
 	badSince  time.Time // when the current unparsable bytes were first seen
 	badReason string
 
-	job *work // non-nil while a job works on the task
+	job       *work     // non-nil while a job works on the task
+	jobErrors int       // consecutive jobs that failed for reasons outside the task
+	holdUntil time.Time // no new job before this, after such failures
+
+	priority     int               // metadata.taskd.priority: the highest starts first
+	notBefore    time.Time         // metadata.taskd.notBefore: not started before
+	recur        *recurrence       // a schedule's expression and what its file records (recur.go)
+	scheduledFor time.Time         // a schedule's run: the time it was made for
+	settleMisses int               // settling jobs in a row that found nothing to do (settle.go)
+	profile      string            // the agent profile a plain task runs with
+	spentFor     time.Time         // the startedAt of the attempt whose cost was counted (admission.go)
+	workspace    worktree.Worktree // the task's git worktree, if it has one (Path set)
+
+	owned     bool // the task is taskd's
+	cancel    bool // metadata.taskd.cancel
+	boundary  bool // a workflow completed at a stage boundary: resolve "continue" walks on
+	archived  bool
+	delivered bool // an ended child's result is in its parent's inbox
+	accepted  bool // TaskAccepted was logged by this daemon
 	// changedInJob is set when the file was seen to change while a job
 	// worked on the task: the job's report is then trusted as the file's
 	// contents only if it is what was seen last.
-	changedInJob bool
-	jobErrors    int       // consecutive jobs that failed for reasons outside the task
-	holdUntil    time.Time // no new job before this, after such failures
-
-	priority      int               // metadata.taskd.priority: the highest starts first
-	notBefore     time.Time         // metadata.taskd.notBefore: not started before
-	recur         *recurrence       // a schedule's expression and what its file records (recur.go)
-	scheduledFor  time.Time         // a schedule's run: the time it was made for
-	waitOnFailure bool              // metadata.taskd.onBlockerFailure is "wait"
-	settleMisses  int               // settling jobs in a row that found nothing to do (settle.go)
-	seen          bool              // observed as taskd's before: a change of state is news
-	profile       string            // the agent profile a plain task runs with
-	spentFor      time.Time         // the startedAt of the attempt whose cost was counted (admission.go)
-	workspace     worktree.Worktree // the task's git worktree, if it has one (Path set)
+	changedInJob  bool
+	waitOnFailure bool // metadata.taskd.onBlockerFailure is "wait"
+	seen          bool // observed as taskd's before: a change of state is news
 }
 
 var hashSeed = maphash.MakeSeed()

@@ -19,6 +19,7 @@ import (
 	"github.com/taskd/taskd/daemon/job"
 	"github.com/taskd/taskd/daemon/plain"
 	"github.com/taskd/taskd/daemon/recur"
+	"github.com/taskd/taskd/daemon/retention"
 	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/taskfile"
@@ -60,6 +61,7 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 			d.clearReject(l, id, e)
 		}
 		e.state, e.parent, e.children, e.delivered = "", "", nil, false
+		e.finishedAt, e.branchOf = time.Time{}, retention.ParentOf(tf)
 		l.setParent(id, prevParent, "")
 		e.seen = false
 		return
@@ -86,6 +88,10 @@ func (d *Daemon) observe(l *list, id string, e *entry, tf *taskfile.Task) {
 	_, e.costUSD = job.ResultIn(rec)
 	e.holdReason, _ = rec.Hold.String("reason")
 	e.state, e.parent, e.retryAt = rec.State, sp.Parent, rec.RetryAt
+	e.finishedAt, e.branchOf = rec.FinishedAt, ""
+	if p := retention.ParentOf(tf); p != sp.Parent {
+		e.branchOf = p
+	}
 	e.cancel, e.resolve, e.archived = sp.Cancel, sp.Resolve, rec.Archived
 	e.boundary = sp.State == task.Succeeded && rec.Boundary != nil
 	e.delivered = rec.Delivered

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/area"
@@ -122,13 +124,24 @@ func (d *Daemon) sweepWorktrees(l *list) {
 
 // retainWorktrees removes the worktrees of list l's tasks that ended
 // longer ago than p keeps what ended tasks leave (their finishedAt, else
-// their file's time).
-func (d *Daemon) retainWorktrees(l *job.List, p retention.Policy, now time.Time) {
+// their file's time). Which did is what tasks says; the file of each
+// such task is read again just before its worktree goes, and that of a
+// task tasks does not know is read to decide. A worktree of a task not
+// in tasks stays.
+func (d *Daemon) retainWorktrees(l *job.List, p retention.Policy, now time.Time, tasks []retention.TaskInfo) {
 	if d.cfg.StateDir == "" {
 		return
 	}
+	byID := func(k retention.TaskInfo, id string) int { return strings.Compare(k.ID, id) }
 	for _, place := range d.worktreePlaces(l) {
 		for _, id := range worktreeIDs(place[0], place[1]) {
+			i, found := slices.BinarySearchFunc(tasks, id, byID)
+			if !found {
+				continue
+			}
+			if k := tasks[i]; k.Known && (!k.Ended || !k.EndedAt.IsZero() && now.Sub(k.EndedAt) <= p.MaxAge) {
+				continue
+			}
 			t, err := l.Dir.Read(id)
 			if err != nil || !retention.Ended(t) || now.Sub(endedAt(l, t)) <= p.MaxAge {
 				continue

@@ -1,11 +1,14 @@
 // Package retention keeps a list's area from growing without bound. A
 // Policy says how long the run folders and inboxes of ended tasks are kept
 // and how many run folders each keeps; Plan lists what the policy removes
-// from one list, Apply removes it. Nothing of a task that has not ended is
-// ever touched, nor anything newer than the policy's age but its surplus
-// run folders; task files are never removed (they are the user's, and
-// Claude Code's). The daemon applies its policy at start and every hour;
-// `taskd clean` applies it on demand.
+// from one list, Apply removes it. A TaskPolicy says how long the files of
+// taskd's ended tasks are kept; PlanTasks (reading every file) and
+// PlanKnown (from what the daemon knows of each, a TaskInfo) list those it
+// removes, each checked again under its lock (StillExpired). Nothing of a
+// task that has not ended is ever touched, nor anything newer than the
+// policy's age but its surplus run folders; the files of tasks that are
+// not taskd's are never removed. The daemon applies its policies at start
+// and every hour; `taskd clean` applies them on demand.
 //
 // The event log is bounded by rotation (package eventlog), and the kept
 // lock directories of processes that are gone by PlanLocks.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/recur"
@@ -25,6 +27,32 @@ type TaskRemoval struct {
 	ID, Why string
 }
 
+// A TaskInfo is what is known of one task file without reading it: the
+// daemon fills it from its own last reading of the file, so that a pass
+// of retention over many ended tasks reads none of them again.
+type TaskInfo struct {
+	ID string
+	// Known says the fields below are what the file says; when false
+	// (the file did not parse, was refused, or changed since it was
+	// read), PlanKnown reads the file.
+	Known bool
+	// Owned: the task is taskd's. Ended: it will do nothing more unless
+	// a person starts it again (see Ended). Schedule: it is a schedule.
+	Owned, Ended, Schedule bool
+	State                  task.State // taskd's task's state
+	Parent                 string     // metadata.taskd.parent, else metadata.parentTaskId
+	EndedAt                time.Time  // metadata.taskd.finishedAt; zero: the file's modification time
+}
+
+// InfoOf is what task t's file says of it.
+func InfoOf(t *taskfile.Task) TaskInfo {
+	owned, _ := task.Addressed(t)
+	return TaskInfo{
+		ID: t.ID, Known: true, Owned: owned, Ended: Ended(t), Schedule: isSchedule(t),
+		State: task.Of(t), Parent: ParentOf(t), EndedAt: task.RecordOf(t).FinishedAt,
+	}
+}
+
 // PlanTasks lists the task files of dir that policy p removes at now:
 // taskd's tasks that ended longer ago than p keeps them (their
 // metadata.taskd.finishedAt, else their file's time), unless a task that
@@ -36,7 +64,8 @@ type TaskRemoval struct {
 //
 // The runs of a schedule are removed like any task, the last one kept.
 // A file that cannot be read needs every id it might name: while one is
-// there, nothing is planned.
+// there, nothing is planned. Every file is read; PlanKnown reads only
+// those of tasks that have not ended.
 func PlanTasks(dir *taskfile.Dir, p TaskPolicy, now time.Time) ([]TaskRemoval, error) {
 	if p.Succeeded == 0 && p.Failed == 0 {
 		return nil, nil
@@ -45,31 +74,52 @@ func PlanTasks(dir *taskfile.Dir, p TaskPolicy, now time.Time) ([]TaskRemoval, e
 	if err != nil {
 		return nil, err
 	}
-	// Each file is read, and decided on, alone: what is kept of it is its
-	// summary, not the task, so a list of many ended tasks costs little
-	// memory.
-	sums := make(map[string]*summary, len(ids))
-	for _, id := range ids {
-		t, err := dir.Read(id)
+	tasks := make([]TaskInfo, len(ids))
+	for i, id := range ids {
+		tasks[i].ID = id
+	}
+	return PlanKnown(dir, p, now, tasks)
+}
+
+// PlanKnown is PlanTasks over the tasks of dir as tasks says they are:
+// the file of a task known to have ended is not read (when it goes, it
+// is read under its lock first: StillExpired); the file of every other
+// task is, for what it needs, as PlanTasks reads it. A file not in tasks
+// is neither read nor removed.
+func PlanKnown(dir *taskfile.Dir, p TaskPolicy, now time.Time, tasks []TaskInfo) ([]TaskRemoval, error) {
+	if p.Succeeded == 0 && p.Failed == 0 {
+		return nil, nil
+	}
+	// Each file is decided on alone: what is kept of it is its summary,
+	// not the task, so a list of many ended tasks costs little memory.
+	sums := make(map[string]*summary, len(tasks))
+	for _, k := range tasks {
+		if k.Known && k.Ended {
+			sums[k.ID] = summarize(dir, k, nil, p, now)
+			continue
+		}
+		t, err := dir.Read(k.ID)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue // removed meanwhile
 		case err != nil:
-			return nil, fmt.Errorf("task %s cannot be read, and might need any other: %w", id, err)
+			return nil, fmt.Errorf("task %s cannot be read, and might need any other: %w", k.ID, err)
 		}
-		sums[id] = summarize(dir, t, p, now)
+		sums[k.ID] = summarize(dir, InfoOf(t), t, p, now)
 	}
 	kept := needed(sums)
 	var out []TaskRemoval
-	for _, id := range ids {
-		if s := sums[id]; s != nil && !kept[id] && s.removal != "" {
-			out = append(out, TaskRemoval{ID: id, Why: s.removal})
+	for _, k := range tasks {
+		if s := sums[k.ID]; s != nil && !kept[k.ID] && s.removal != "" {
+			out = append(out, TaskRemoval{ID: k.ID, Why: s.removal})
+			s.removal = "" // once, were an id twice in tasks
 		}
 	}
+	slices.SortFunc(out, func(a, b TaskRemoval) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
-// A summary is what PlanTasks keeps of a task file: whether the task has
+// A summary is what PlanKnown keeps of a task file: whether the task has
 // ended, its parent, whether it is a schedule, the ids it needs if it
 // has not ended, and why policy p removes it if p does.
 type summary struct {
@@ -79,11 +129,12 @@ type summary struct {
 	removal         string   // why it goes ("": it stays)
 }
 
-// summarize is task t's summary under policy p at now.
-func summarize(dir *taskfile.Dir, t *taskfile.Task, p TaskPolicy, now time.Time) *summary {
-	s := &summary{ended: Ended(t), schedule: isSchedule(t), parent: parentOf(t)}
+// summarize is the summary of task k under policy p at now; t is its
+// file as read, nil for a task known to have ended.
+func summarize(dir *taskfile.Dir, k TaskInfo, t *taskfile.Task, p TaskPolicy, now time.Time) *summary {
+	s := &summary{ended: k.Ended, schedule: k.Schedule, parent: k.Parent}
 	if s.ended {
-		s.removal, _ = expired(dir, t, p, now)
+		s.removal, _ = k.expired(dir, p, now)
 		return s
 	}
 	s.needs = append(s.needs, t.BlockedBy...)
@@ -131,9 +182,9 @@ func isSchedule(t *taskfile.Task) bool {
 	return s != ""
 }
 
-// parentOf is t's parent: metadata.taskd.parent, or a workflow branch's
-// metadata.parentTaskId.
-func parentOf(t *taskfile.Task) string {
+// ParentOf is t's parent as retention follows it: metadata.taskd.parent,
+// or a workflow branch's metadata.parentTaskId.
+func ParentOf(t *taskfile.Task) string {
 	if p, _ := t.Metadata.Object("taskd").String("parent"); p != "" {
 		return p
 	}
@@ -141,33 +192,33 @@ func parentOf(t *taskfile.Task) string {
 	return p
 }
 
-// expired reports whether taskd's task t ended longer ago than p keeps
+// expired reports whether taskd's task k ended longer ago than p keeps
 // it, and why it goes.
-func expired(dir *taskfile.Dir, t *taskfile.Task, p TaskPolicy, now time.Time) (string, bool) {
-	if owned, _ := task.Addressed(t); !owned || !Ended(t) {
+func (k TaskInfo) expired(dir *taskfile.Dir, p TaskPolicy, now time.Time) (string, bool) {
+	if !k.Owned || !k.Ended {
 		return "", false
 	}
-	keep, what := p.Failed, "ended ("+string(task.Of(t))+")"
-	if task.Of(t) == task.Succeeded {
+	keep, what := p.Failed, "ended ("+string(k.State)+")"
+	if k.State == task.Succeeded {
 		keep, what = p.Succeeded, "succeeded"
 	}
 	if keep == 0 {
 		return "", false
 	}
-	age := now.Sub(EndedAt(dir, t))
+	age := now.Sub(k.endedAt(dir))
 	if age <= keep {
 		return "", false
 	}
 	return fmt.Sprintf("%s %s ago", what, Days(age)), true
 }
 
-// EndedAt is when task t of dir ended: its metadata.taskd.finishedAt,
+// endedAt is when task k of dir ended: its metadata.taskd.finishedAt,
 // else its file's modification time.
-func EndedAt(dir *taskfile.Dir, t *taskfile.Task) time.Time {
-	if at := task.RecordOf(t).FinishedAt; !at.IsZero() {
-		return at
+func (k TaskInfo) endedAt(dir *taskfile.Dir) time.Time {
+	if !k.EndedAt.IsZero() {
+		return k.EndedAt
 	}
-	if fi, err := os.Lstat(dir.File(t.ID)); err == nil {
+	if fi, err := os.Lstat(dir.File(k.ID)); err == nil {
 		return fi.ModTime()
 	}
 	return time.Time{}
@@ -181,7 +232,7 @@ func StillExpired(dir *taskfile.Dir, p TaskPolicy, now time.Time) func(*taskfile
 		if t == nil {
 			return errors.New("it does not parse now: it is kept")
 		}
-		if _, ok := expired(dir, t, p, now); !ok {
+		if _, ok := InfoOf(t).expired(dir, p, now); !ok {
 			return errors.New("it changed: it is kept")
 		}
 		return nil
