@@ -776,7 +776,9 @@
 // running agent (SIGTERM to its process group, SIGKILL after the grace
 // period) and records the task as cancelled; a task that has not run is
 // cancelled without running; the tasks below a cancelled task are cancelled
-// with it. 'taskd retry' runs it again.
+// with it. 'taskd retry' runs it again. A running task whose file the
+// daemon rejects, or that an edit took from taskd meanwhile, is cancelled
+// too: its agent does not run on unseen.
 //
 // A task is named LIST/ID, by the path of its file (which must be
 // <root>/<list>/<id>.json: a file outside the root is refused), or by its id alone:

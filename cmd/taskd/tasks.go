@@ -168,7 +168,9 @@ Cancel sets metadata.taskd.cancel in each task file. The daemon stops a
 running agent (SIGTERM to its process group, SIGKILL after the grace
 period) and records the task as cancelled; a task that has not run is
 cancelled without running; the tasks below a cancelled task are cancelled
-with it. 'taskd retry' runs it again.
+with it. 'taskd retry' runs it again. A running task whose file the
+daemon rejects, or that an edit took from taskd meanwhile, is cancelled
+too: its agent does not run on unseen.
 
 ` + taskNames + `
 
