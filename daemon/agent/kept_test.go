@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -168,5 +169,53 @@ func TestForgetKept_EarlierProcess(t *testing.T) {
 	ForgetKept(runDir)
 	if _, err := os.Stat(kept); !os.IsNotExist(err) {
 		t.Errorf("the result this process kept is still there after ForgetKept: %v", err)
+	}
+}
+
+// TestForgetTask: the results kept for a task whose file is gone — each
+// attempt's, a judge's — go with the task's folder, and the list's folder
+// once nothing else is kept for it; another task's stay. KeptTasks names
+// the tasks something is kept for.
+func TestForgetTask(t *testing.T) {
+	t.Parallel()
+	list := filepath.Join(t.TempDir(), "mylist")
+	if err := os.MkdirAll(area.RunsDir(list, ""), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"7", "8"} { // a file where the task's run folders belong: nothing taken
+		if err := os.WriteFile(area.RunsDir(list, id), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dir := range []string{area.RunDir(list, "7", 1), area.RunDir(list, "7", 2), filepath.Join(area.RunDir(list, "7", 2), "judge"), area.RunDir(list, "8", 1)} {
+		if kept, _ := WriteResult(list, dir, Result{Summary: "done"}); kept == "" {
+			t.Fatalf("the result for %s is not kept", dir)
+		}
+	}
+	if got := KeptTasks(list); len(got) != 2 || !slices.Contains(got, "7") || !slices.Contains(got, "8") {
+		t.Errorf("KeptTasks = %v, want 7 and 8", got)
+	}
+	if err := ForgetTask(list, "7"); err != nil {
+		t.Fatal(err)
+	}
+	kept7, _ := KeptResult(area.RunDir(list, "7", 1))
+	if _, err := os.Lstat(filepath.Dir(filepath.Dir(kept7))); !os.IsNotExist(err) {
+		t.Errorf("task 7's folder of kept results is still there: %v", err)
+	}
+	if _, ok := ReadResult(area.RunDir(list, "8", 1)); !ok {
+		t.Error("task 8's kept result went with task 7's")
+	}
+	if got := KeptTasks(list); len(got) != 1 || got[0] != "8" {
+		t.Errorf("KeptTasks = %v, want 8", got)
+	}
+	if err := ForgetTask(list, "8"); err != nil {
+		t.Fatal(err)
+	}
+	listKept, _ := keptListDir(list)
+	if _, err := os.Lstat(listKept); !os.IsNotExist(err) {
+		t.Errorf("the list's folder of kept results is still there with nothing in it: %v", err)
+	}
+	if err := ForgetTask(list, "../8"); err != nil {
+		t.Errorf("ForgetTask of a name that is not a task's: %v, want nothing done", err)
 	}
 }
