@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -100,7 +101,10 @@ func TestKeepLockOpen_Replaced(t *testing.T) {
 				}
 			}
 			fd, ok := flockOther(t, lock) // the file there now
-			defer unix.Close(fd)
+			// Closed once: a second close would close whatever descriptor
+			// a test running in parallel got under the same number since.
+			release := sync.OnceFunc(func() { unix.Close(fd) })
+			defer release()
 			if !ok {
 				t.Fatal("the new lock file is locked already")
 			}
@@ -110,7 +114,7 @@ func TestKeepLockOpen_Replaced(t *testing.T) {
 			if !errors.Is(err, taskfile.ErrLocked) {
 				t.Fatalf("write while another holds the lock file now at the path: err %v, want ErrLocked", err)
 			}
-			unix.Close(fd)
+			release()
 			if _, err := d.Update(t.Context(), "1", increment("count")); err != nil {
 				t.Fatal(err)
 			}
