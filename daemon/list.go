@@ -33,6 +33,7 @@ type list struct {
 	// waiters maps a task id to the tasks whose blockedBy names it, so a
 	// blocker's change re-evaluates exactly its dependents.
 	waiters    map[string]map[string]struct{}
+	scanned    uint32          // scans of the list so far (entry.scanned)
 	dirty      map[string]bool // ids events pointed at, to refresh: true if one was a write in place
 	ready      []readyTask     // runnable tasks, highest priority first, then in id order
 	inReady    map[string]bool
@@ -115,6 +116,9 @@ type entry struct {
 	spentFor     time.Time         // the startedAt of the attempt whose cost was counted (admission.go)
 	workspace    worktree.Worktree // the task's git worktree, if it has one (Path set)
 
+	// scanned is the list's scan that last found the task's file
+	// (list.scanned): an entry a scan did not find is looked at again.
+	scanned   uint32
 	owned     bool // the task is taskd's
 	cancel    bool // metadata.taskd.cancel
 	boundary  bool // a workflow completed at a stage boundary: resolve "continue" walks on
@@ -317,29 +321,32 @@ func (d *Daemon) scanList(l *list) {
 		d.log.Warn("list tasks", "list", l.ID, "err", err)
 		return
 	}
-	present := make(map[string]bool, len(ids))
+	l.scanned++ // marks the entries of the files found by this scan
 	if l.refused == nil {
 		d.noteMisnamed(l, misnamed)
 		// Files whose bytes are those last reconciled are not parsed again:
-		// a rescan of unchanged lists makes little garbage.
-		known := make(map[string]uint64, len(l.entries))
-		for id, e := range l.entries {
-			if e.hash != 0 && e.reject == "" && e.badReason == "" {
-				known[id] = e.hash
+		// a rescan of unchanged lists makes little garbage (the hashes are
+		// a slice beside ids, not a map: a rescan of 100,000 files).
+		known := make([]uint64, len(ids))
+		for i, id := range ids {
+			if e := l.entries[id]; e != nil && e.reject == "" && e.badReason == "" {
+				known[i] = e.hash
 			}
 		}
 		readTasks(l.Dir, ids, known, func(id string, tf *taskfile.Task, err error, same bool) {
-			present[id] = true
 			if same {
 				d.unchanged(l, id)
-				return
+			} else {
+				d.reconcile(l, id, tf, err)
 			}
-			d.reconcile(l, id, tf, err)
+			if e := l.entries[id]; e != nil {
+				e.scanned = l.scanned
+			}
 		})
 		l.acceptedBefore = nil
 	}
-	for id := range l.entries {
-		if !present[id] {
+	for id, e := range l.entries {
+		if e.scanned != l.scanned {
 			d.refresh(l, id)
 		}
 	}
@@ -411,16 +418,16 @@ const scanBatch = 256
 // readTasks reads task files ids of dir and calls fn with each, in the
 // order of ids, from the calling goroutine. The files are read (opened,
 // read and parsed: most of a scan's time) by one goroutine per CPU, a
-// batch ahead of fn; a file whose bytes hash to known[id] is not parsed,
-// and fn is told it is the same.
-func readTasks(dir *taskfile.Dir, ids []string, known map[string]uint64, fn func(id string, tf *taskfile.Task, err error, same bool)) {
+// batch ahead of fn; a file whose bytes hash to known[i] (0: not known)
+// is not parsed, and fn is told it is the same.
+func readTasks(dir *taskfile.Dir, ids []string, known []uint64, fn func(id string, tf *taskfile.Task, err error, same bool)) {
 	type result struct {
 		tf   *taskfile.Task
 		err  error
-		same bool // the bytes hash to known[id]: not parsed
+		same bool // the bytes hash to known[i]: not parsed
 	}
 	workers := runtime.GOMAXPROCS(0)
-	read := func(batch []string) <-chan []result {
+	read := func(batch []string, known []uint64) <-chan []result {
 		c := make(chan []result, 1)
 		go func() {
 			out := make([]result, len(batch))
@@ -437,7 +444,7 @@ func readTasks(dir *taskfile.Dir, ids []string, known map[string]uint64, fn func
 							continue
 						}
 						buf = data
-						if h, ok := known[id]; ok && hashBytes(data) == h {
+						if h := known[i]; h != 0 && hashBytes(data) == h {
 							out[i].same = true
 							continue
 						}
@@ -450,7 +457,10 @@ func readTasks(dir *taskfile.Dir, ids []string, known map[string]uint64, fn func
 		}()
 		return c
 	}
-	batch := func(i int) []string { return ids[min(i, len(ids)):min(i+scanBatch, len(ids))] }
+	batch := func(i int) ([]string, []uint64) {
+		from, to := min(i, len(ids)), min(i+scanBatch, len(ids))
+		return ids[from:to], known[from:to]
+	}
 	ahead := read(batch(0))
 	for i := 0; i < len(ids); i += scanBatch {
 		cur := ahead

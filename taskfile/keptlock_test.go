@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -100,17 +101,20 @@ func TestKeepLockOpen_Replaced(t *testing.T) {
 				}
 			}
 			fd, ok := flockOther(t, lock) // the file there now
+			// Closed once: a second close would close whatever descriptor
+			// a test running in parallel got under the same number since.
+			release := sync.OnceFunc(func() { unix.Close(fd) })
+			defer release()
 			if !ok {
-				unix.Close(fd)
 				t.Fatal("the new lock file is locked already")
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 			_, err := d.Update(ctx, "1", increment("count"))
 			cancel()
-			unix.Close(fd) // once: closed twice, the number may be another test's file by then
 			if !errors.Is(err, taskfile.ErrLocked) {
 				t.Fatalf("write while another holds the lock file now at the path: err %v, want ErrLocked", err)
 			}
+			release()
 			if _, err := d.Update(t.Context(), "1", increment("count")); err != nil {
 				t.Fatal(err)
 			}
