@@ -259,6 +259,7 @@ func (d *Daemon) dropList(id string) {
 		d.log.Warn("close the event log", "list", id, "err", err)
 	}
 	d.slots.Unserve(l.ID)
+	l.Dir.CloseLock() // a job stopped above that writes again opens it again
 	delete(d.lists, id)
 	d.order = slices.DeleteFunc(d.order, func(s string) bool { return s == id })
 	d.log.Info("list went away", "list", id)

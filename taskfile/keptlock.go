@@ -44,6 +44,21 @@ func (d *Dir) KeepLockOpen() {
 	d.kept = k.(*keptLock)
 }
 
+// CloseLock closes the list's lock file kept open (KeepLockOpen), once
+// its writer is done with the list: its directory is gone, and the
+// descriptor would otherwise hold the removed file for as long as the
+// process runs. A write made after it opens the lock file again.
+func (d *Dir) CloseLock() {
+	if d.kept == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.kept.fd >= 0 {
+		d.kept.close()
+	}
+}
+
 // maxLockReopens bounds how often lock opens the lock file anew because
 // the path kept naming another file than the one it had just locked.
 const maxLockReopens = 100
