@@ -35,6 +35,9 @@ func (d *Daemon) retain() {
 		tasks []retention.TaskInfo
 	}
 	var lists []served
+	// Files changed from now on are read again before anything goes
+	// (retention.ChangedSince).
+	since := time.Now().Add(-snapshotLag)
 	for _, id := range d.order {
 		if l := d.lists[id]; l.refused == nil {
 			lists = append(lists, served{l.List, l.known()})
@@ -49,7 +52,7 @@ func (d *Daemon) retain() {
 			if d.ctx.Err() != nil {
 				return
 			}
-			d.retainTasks(d.ctx, l.List, tp, l.tasks)
+			d.retainTasks(d.ctx, l.List, tp, l.tasks, since)
 			if p.MaxAge > 0 {
 				d.retainList(d.ctx, l.List, p, l.tasks)
 			}
@@ -63,6 +66,13 @@ func (d *Daemon) retain() {
 		d.log.Debug("retention: pass done", "took", time.Since(start).Round(time.Millisecond))
 	}()
 }
+
+// snapshotLag is how much earlier than the loop's snapshot of what it
+// knows (known) a file's change time may read for a change made after it:
+// the kernel stamps files with a coarse clock, a tick behind. (A change
+// made before the snapshot whose event the loop has not taken yet is
+// missed, as a change between a read and a removal always was.)
+const snapshotLag = 20 * time.Millisecond
 
 // known is what the loop knows of l's tasks, by id, for retention: a
 // file the loop has not read as it is now (refused, unparsable, changed
@@ -120,12 +130,13 @@ func (d *Daemon) retainList(ctx context.Context, l *job.List, p retention.Policy
 
 // retainTasks removes the files of list l's tasks that ended longer ago
 // than p keeps them, with their run folders and inboxes, unless a task
-// that has not ended needs them (retention.PlanKnown, from tasks); each
-// is checked again under its lock just before. The loop, seeing a file
-// gone, removes its worktree (its branch stays).
-func (d *Daemon) retainTasks(ctx context.Context, l *job.List, p retention.TaskPolicy, tasks []retention.TaskInfo) {
+// that has not ended needs them (retention.PlanSince, from tasks, what
+// the loop knew at since, and the files changed after); each is checked
+// again under its lock just before. The loop, seeing a file gone,
+// removes its worktree (its branch stays).
+func (d *Daemon) retainTasks(ctx context.Context, l *job.List, p retention.TaskPolicy, tasks []retention.TaskInfo, since time.Time) {
 	now := d.clock.Now()
-	rs, err := retention.PlanKnown(l.Dir, p, now, tasks)
+	rs, err := retention.PlanSince(l.Dir, p, now, tasks, since)
 	if err != nil {
 		d.log.Warn("retention: look at the list's ended tasks", "list", l.ID, "err", err)
 		return
