@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -17,5 +18,9 @@ func TestMain(m *testing.M) {
 	// A daemon run inside this binary does not become the reaper of
 	// its descendants: the tests start git and sh without package proc.
 	becomeReaper = func(*slog.Logger) error { return nil }
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtTaskd.bin != "" {
+		os.RemoveAll(filepath.Dir(builtTaskd.bin)) // the binary the terminal tests built
+	}
+	os.Exit(code)
 }

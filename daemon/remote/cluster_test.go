@@ -84,6 +84,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary taskdBinary built, once every test is done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
 // taskdBinary builds cmd/taskd once per test run.
 func taskdBinary(t testing.TB) string {
 	t.Helper()
