@@ -151,7 +151,7 @@ func TestShow_errorsAndAttacks(t *testing.T) {
 	// standard output a link: nothing is read through them, nothing waits.
 	run := filepath.Join(root, "demo", ".taskd", "runs", "7", "2")
 	secret := filepath.Join(t.TempDir(), "secret")
-	os.WriteFile(secret, []byte(`{"costUsd": 999, "turns": 999}`+"\nSECRET\n"), 0o600)
+	os.WriteFile(secret, []byte(`{"costUsd": 86421357, "turns": 86421357}`+"\nSECRET\n"), 0o600)
 	for name, make := range map[string]func(string) error{
 		"transcript.log": func(p string) error { return syscall.Mkfifo(p, 0o600) },
 		"result.json":    func(p string) error { return os.Symlink(secret, p) },
@@ -179,7 +179,7 @@ func TestShow_errorsAndAttacks(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &d); code != 0 || err != nil {
 		t.Fatalf("show: exit %d, %v, %s", code, err, errOut)
 	}
-	if strings.Contains(out, "SECRET") || strings.Contains(out, "999") {
+	if strings.Contains(out, "SECRET") || strings.Contains(out, "86421357") {
 		t.Errorf("show read through a link:\n%s", out)
 	}
 	if d.Summary == "" || d.Output != nil {
