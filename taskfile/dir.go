@@ -38,12 +38,14 @@ type Dir struct {
 	kept   *keptLock   // the list's lock file kept open (KeepLockOpen); nil: opened per write
 }
 
-// replaceHooks holds the functions BeforeReplace gave, by list directory;
+// replaceHooks holds the functions BeforeReplace gave, and
+// foundNothingHooks those WhenReplaceFindsNoFile gave, by list directory;
 // hooked counts them, so that a write looks for one only while a test
 // has set one.
 var (
-	replaceHooks sync.Map // cleaned absolute path → func(id string)
-	hooked       atomic.Int32
+	replaceHooks      sync.Map // cleaned absolute path → func(id string)
+	foundNothingHooks sync.Map // likewise
+	hooked            atomic.Int32
 )
 
 // BeforeReplace makes every write of a task file of the list directory
@@ -54,24 +56,35 @@ var (
 // locks can act in, for a test to act in as one that takes none does (a
 // person's rm). The returned function removes fn.
 func BeforeReplace(dir string, fn func(id string)) (remove func()) {
+	return setHook(&replaceHooks, dir, fn)
+}
+
+// WhenReplaceFindsNoFile is BeforeReplace for the moment after a write
+// found no file to put its new contents in place of (removed since its
+// check) and before it looks whether one is there again.
+func WhenReplaceFindsNoFile(dir string, fn func(id string)) (remove func()) {
+	return setHook(&foundNothingHooks, dir, fn)
+}
+
+func setHook(hooks *sync.Map, dir string, fn func(id string)) (remove func()) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		abs = filepath.Clean(dir)
 	}
-	replaceHooks.Store(abs, fn)
+	hooks.Store(abs, fn)
 	hooked.Add(1)
 	return sync.OnceFunc(func() {
-		replaceHooks.Delete(abs)
+		hooks.Delete(abs)
 		hooked.Add(-1)
 	})
 }
 
-// aboutToReplace calls the function BeforeReplace gave for d, if any.
-func (d *Dir) aboutToReplace(id string) {
+// callHook calls the function of hooks set for d, if any.
+func (d *Dir) callHook(hooks *sync.Map, id string) {
 	if hooked.Load() == 0 {
 		return
 	}
-	if fn, ok := replaceHooks.Load(d.path); ok {
+	if fn, ok := hooks.Load(d.path); ok {
 		fn.(func(string))(id)
 	}
 }

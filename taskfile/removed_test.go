@@ -237,3 +237,47 @@ func TestDir_TornReadWriteKeepsAReplacementMadeWithoutLocks(t *testing.T) {
 		t.Errorf("the list directory holds %v, want .lock and 1.json", entries)
 	}
 }
+
+// TestDir_WriteAcrossAnEditorsSave: an editor's save that renames the
+// task file away and writes it anew (vim's, by default) landing in the
+// moment of a write — the file away as the write puts its contents in
+// place, back a moment later — is not taken for a removal: the write
+// starts over from the file the editor wrote, and both changes are in
+// it.
+func TestDir_WriteAcrossAnEditorsSave(t *testing.T) {
+	t.Parallel()
+	d := mustOpen(t)
+	path := writeRaw(t, d, "1.json", `{"id":"1","subject":"a","description":"","status":"pending"}`)
+	saved := 0
+	defer taskfile.BeforeReplace(d.Path(), func(string) {
+		if saved == 0 {
+			if err := os.Rename(path, path+"~"); err != nil { // the save's first step
+				t.Errorf("rename away: %v", err)
+			}
+		}
+	})()
+	defer taskfile.WhenReplaceFindsNoFile(d.Path(), func(string) {
+		saved++
+		edited := `{"id":"1","subject":"a","description":"edited by a person","status":"pending"}`
+		if err := os.WriteFile(path, []byte(edited), 0o644); err != nil { // and its second
+			t.Errorf("write anew: %v", err)
+		}
+	})()
+	got, err := d.Update(t.Context(), "1", func(t *taskfile.Task) error { t.Subject = "b"; return nil })
+	if err != nil {
+		t.Fatalf("update across an editor's save: %v", err)
+	}
+	if saved != 1 {
+		t.Fatalf("the write found no file %d times, want once", saved)
+	}
+	if got.Subject != "b" || got.Description != "edited by a person" {
+		t.Errorf("after the update: subject %q, description %q; want both changes", got.Subject, got.Description)
+	}
+	onDisk, err := d.Read("1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onDisk.Subject != "b" || onDisk.Description != "edited by a person" {
+		t.Errorf("on disk: subject %q, description %q; want both changes", onDisk.Subject, onDisk.Description)
+	}
+}

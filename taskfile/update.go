@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 )
 
 // A WriteOption changes how Update makes a write durable.
@@ -237,10 +238,19 @@ func (d *Dir) replaceIfUnchanged(ctx context.Context, id string, tmp *pendingFil
 	if !bytes.Equal(cur, want) {
 		return false, nil
 	}
-	d.aboutToReplace(id)
+	d.callHook(&replaceHooks, id)
 	d.remember(id, tmp, data)
 	if err := tmp.replaceExisting(); err != nil {
 		d.forgetWrite(id, tmp)
+		if errors.Is(err, fs.ErrNotExist) {
+			d.callHook(&foundNothingHooks, id)
+			if _, serr := os.Lstat(path); serr == nil {
+				// The file was away for a moment: an editor's save (vim's,
+				// by default) renames it away and writes it anew. The
+				// update starts over from the file there now.
+				return false, nil
+			}
+		}
 		return false, err
 	}
 	if !tmp.exchangedWith(old) {
