@@ -52,7 +52,7 @@ var (
 // dir by this process (Update, UpdateFrom, Swap, through any Dir opened
 // on it) call fn, with the task's id, just before its new contents take
 // the file's place: holding every lock, the file found as the write
-// expects. It is the one moment of a write no writer that takes the
+// expects; and every Remove, just before it takes the file out. It is the one moment of a write no writer that takes the
 // locks can act in, for a test to act in as one that takes none does (a
 // person's rm). The returned function removes fn.
 func BeforeReplace(dir string, fn func(id string)) (remove func()) {
@@ -147,10 +147,26 @@ func (d *Dir) ReadRaw(id string, buf []byte) ([]byte, error) {
 }
 
 func readBytes(path string, buf []byte) ([]byte, error) {
+	data, _, err := readIdentified(path, buf)
+	return data, err
+}
+
+// A fileID says which file a read read: its device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// readIdentified is readBytes, also returning which file it read (known
+// once the file is open, whatever else fails).
+func readIdentified(path string, buf []byte) ([]byte, fileID, error) {
 	f, err := openTask(path)
 	if err != nil {
-		return nil, err
+		return nil, fileID{}, err
 	}
+	data, err := readOpen(path, f, buf)
+	return data, fileID{f.dev, f.ino}, err
+}
+
+// readOpen reads the task file f, open at path, into buf, and closes it.
+func readOpen(path string, f taskFile, buf []byte) ([]byte, error) {
 	defer f.close()
 	if f.size > MaxSize {
 		return nil, badFile(path, ErrTooLarge, "Task files hold at most 1 MiB; move large inputs into separate files and reference them (for example with /read).",
@@ -160,7 +176,7 @@ func readBytes(path string, buf []byte) ([]byte, error) {
 	if int64(cap(data)) < f.size+1 {
 		data = make([]byte, 0, f.size+1)
 	}
-	data, err = readWhole(f, data)
+	data, err := readWhole(f, data)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}

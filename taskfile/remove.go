@@ -5,7 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Remove removes the file of task id under the same locks as Update, if
@@ -28,10 +34,14 @@ func (d *Dir) Remove(ctx context.Context, id string, check func(t *Task, readErr
 	if err != nil {
 		return err
 	}
-	t, rerr := readFile(path, id)
+	data, checked, rerr := readIdentified(path, nil)
 	if errors.Is(rerr, fs.ErrNotExist) {
 		unlock()
 		return rerr
+	}
+	var t *Task
+	if rerr == nil {
+		t, rerr = Parse(data, path, id)
 	}
 	if rerr != nil {
 		t = nil
@@ -40,10 +50,55 @@ func (d *Dir) Remove(ctx context.Context, id string, check func(t *Task, readErr
 		unlock()
 		return err
 	}
-	err = os.Remove(path)
+	d.callHook(&replaceHooks, id)
+	err = d.takeOut(path, id, checked)
 	unlock()
 	if err != nil {
 		return fmt.Errorf("remove task %s: %w", id, err)
 	}
 	return syncerFor(d.path).sync()
+}
+
+// takeOut removes the task file at path, if it is the file checked (a
+// zero checked: whatever file is there). The file is first renamed to a
+// temporary name, where it is looked at: a file a writer that takes no
+// lock put in the task file's place since the check (a person's mv of an
+// edited copy) goes back, and nothing is removed. A file already gone is
+// not an error.
+func (d *Dir) takeOut(path, id string, checked fileID) error {
+	if checked == (fileID{}) {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	aside := filepath.Join(d.path, "."+id+".json"+strconv.FormatUint(rand.Uint64(), 10))
+	if err := os.Rename(path, aside); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(aside, &st); err != nil {
+		return nil // removed meanwhile by someone else
+	}
+	if (fileID{uint64(st.Dev), st.Ino}) == checked {
+		return os.Remove(aside)
+	}
+	if err := putBack(aside, path); err != nil {
+		return fmt.Errorf("another file was put in its place meanwhile and a third after it; the second is kept as %s: %w", aside, err)
+	}
+	return fmt.Errorf("another file was put in its place meanwhile: it is kept, and nothing was removed")
+}
+
+// putBack renames aside to path unless a file is at path.
+func putBack(aside, path string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, aside, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE)
+	if err == unix.EINVAL || err == unix.ENOSYS || err == unix.ENOTSUP || err == unix.EPERM {
+		if err = os.Link(aside, path); err == nil {
+			return os.Remove(aside)
+		}
+	}
+	return err
 }

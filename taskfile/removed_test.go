@@ -281,3 +281,43 @@ func TestDir_WriteAcrossAnEditorsSave(t *testing.T) {
 		t.Errorf("on disk: subject %q, description %q; want both changes", onDisk.Subject, onDisk.Description)
 	}
 }
+
+// TestDir_RemoveKeepsAReplacementMadeWithoutLocks: a file a writer that
+// takes no lock renames into the task file's place (a person's mv of an
+// edited copy) between Remove's check, under the locks, and the removal
+// is not removed: Remove fails, saying so, and the person's file is
+// there, whole; a Remove nobody disturbs removes the file and leaves
+// nothing behind.
+func TestDir_RemoveKeepsAReplacementMadeWithoutLocks(t *testing.T) {
+	t.Parallel()
+	for _, disturbed := range []bool{false, true} {
+		d := mustOpen(t)
+		path := writeRaw(t, d, "1.json", `{"id":"1","subject":"old","status":"completed"}`)
+		edited := `{"id":"1","subject":"edited by a person","status":"pending"}`
+		if disturbed {
+			defer taskfile.BeforeReplace(d.Path(), func(string) {
+				copyPath := filepath.Join(d.Path(), "1.json.edited")
+				if err := os.WriteFile(copyPath, []byte(edited), 0o644); err != nil {
+					t.Error(err)
+				}
+				if err := os.Rename(copyPath, path); err != nil {
+					t.Errorf("mv: %v", err)
+				}
+			})()
+		}
+		err := d.Remove(t.Context(), "1", func(*taskfile.Task, error) error { return nil })
+		data, rerr := os.ReadFile(path)
+		switch {
+		case !disturbed && (err != nil || !errors.Is(rerr, fs.ErrNotExist)):
+			t.Errorf("remove: err %v, the file afterwards: %v; want it removed", err, rerr)
+		case disturbed && (err == nil || string(data) != edited):
+			t.Errorf("remove while a person's mv put an edited copy in place: err %v, file %q (%v); want an error and the person's file", err, data, rerr)
+		}
+		entries, _ := os.ReadDir(d.Path())
+		for _, e := range entries {
+			if e.Name() != "1.json" && e.Name() != ".lock" {
+				t.Errorf("disturbed %v: %s left in the list directory", disturbed, e.Name())
+			}
+		}
+	}
+}
