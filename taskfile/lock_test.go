@@ -1,11 +1,9 @@
 package taskfile_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -283,18 +281,7 @@ func TestDir_HonoursClaudeCodeLock(t *testing.T) {
 		node := nodeTools(t)
 		d := open(t)
 		writeRaw(t, d, "7.json", `{"id": "7", "subject": "s", "metadata": {}}`)
-		cmd := exec.Command("node", filepath.Join(node, "lock-hold.js"), d.File("7"))
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer cmd.Process.Kill()
-		lines := bufio.NewScanner(stdout)
-		if !lines.Scan() || lines.Text() != "locked" {
-			t.Fatalf("lock-hold.js did not take the lock: %q", lines.Text())
-		}
+		release := holdClaudeLock(t, node, d.File("7"))
 		if fi, err := os.Stat(d.File("7") + ".lock"); err != nil || !fi.IsDir() {
 			t.Fatalf("proper-lockfile's lock is not the directory 7.json.lock: %v", err)
 		}
@@ -328,10 +315,7 @@ func TestDir_HonoursClaudeCodeLock(t *testing.T) {
 		if got := readCounter(t, d, "7", "n"); got != 0 {
 			t.Fatalf("file written while locked: n = %d", got)
 		}
-		io.WriteString(stdin, "release\n")
-		if !lines.Scan() || lines.Text() != "released" {
-			t.Fatalf("lock-hold.js did not release: %q", lines.Text())
-		}
+		release()
 		select {
 		case err := <-updated:
 			if err != nil {
@@ -346,7 +330,6 @@ func TestDir_HonoursClaudeCodeLock(t *testing.T) {
 		if len(waiting) != 0 {
 			t.Errorf("one wait was reported %d more times", len(waiting))
 		}
-		cmd.Wait()
 	})
 }
 

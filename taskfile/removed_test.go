@@ -161,18 +161,7 @@ func TestDir_TornReadWriteKeepsAReplacementMadeWithoutLocks(t *testing.T) {
 	d.RememberWrites()
 	path := writeRaw(t, d, "1.json", whole)
 
-	holder := exec.Command("node", filepath.Join(node, "lock-hold.js"), path)
-	stdin, _ := holder.StdinPipe()
-	stdout, _ := holder.StdoutPipe()
-	holder.Stderr = os.Stderr
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Process.Kill()
-	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() || lines.Text() != "locked" {
-		t.Fatalf("lock-hold.js did not take the lock: %q", lines.Text())
-	}
+	release := holdClaudeLock(t, node, path)
 	// Half of a write in place, as a reader without the lock finds it.
 	if err := os.WriteFile(path, []byte(whole[:len(whole)/2]), 0o644); err != nil {
 		t.Fatal(err)
@@ -210,10 +199,7 @@ func TestDir_TornReadWriteKeepsAReplacementMadeWithoutLocks(t *testing.T) {
 	if err := os.WriteFile(path, []byte(whole), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	io.WriteString(stdin, "release\n")
-	if !lines.Scan() || lines.Text() != "released" {
-		t.Fatalf("lock-hold.js did not release: %q", lines.Text())
-	}
+	release()
 	select {
 	case err := <-updated:
 		if err != nil {
@@ -222,7 +208,6 @@ func TestDir_TornReadWriteKeepsAReplacementMadeWithoutLocks(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the update still waits 20s after the lock was released")
 	}
-	holder.Wait()
 	if !moved {
 		t.Fatal("the update never got to replace the file")
 	}
@@ -318,6 +303,33 @@ func TestDir_RemoveKeepsAReplacementMadeWithoutLocks(t *testing.T) {
 			if e.Name() != "1.json" && e.Name() != ".lock" {
 				t.Errorf("disturbed %v: %s left in the list directory", disturbed, e.Name())
 			}
+		}
+	}
+}
+
+// holdClaudeLock takes Claude Code's lock on the task file at path with
+// the real proper-lockfile (lock-hold.js in node, the test Node tools'
+// directory), as Claude Code does, and returns once it is held; release
+// releases it (the holder ends with the test).
+func holdClaudeLock(t *testing.T, node, path string) (release func()) {
+	t.Helper()
+	holder := exec.Command("node", filepath.Join(node, "lock-hold.js"), path)
+	stdin, _ := holder.StdinPipe()
+	stdout, _ := holder.StdoutPipe()
+	holder.Stderr = os.Stderr
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "locked" {
+		t.Fatalf("lock-hold.js did not take the lock: %q", lines.Text())
+	}
+	return func() {
+		t.Helper()
+		io.WriteString(stdin, "release\n")
+		if !lines.Scan() || lines.Text() != "released" {
+			t.Fatalf("lock-hold.js did not release: %q", lines.Text())
 		}
 	}
 }
