@@ -94,8 +94,9 @@ func (d *Dir) takeOut(path, id string, checked fileID) error {
 
 // putBack renames aside to path unless a file is at path.
 func putBack(aside, path string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, aside, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE)
-	if err == unix.EINVAL || err == unix.ENOSYS || err == unix.ENOTSUP || err == unix.EPERM {
+	err := renameNoReplace(unix.AT_FDCWD, aside, unix.AT_FDCWD, path)
+	if err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, fs.ErrNotExist) {
+		// No such rename here: a link fails where a file is, as it does.
 		if err = os.Link(aside, path); err == nil {
 			return os.Remove(aside)
 		}
