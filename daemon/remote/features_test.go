@@ -111,6 +111,21 @@ func TestRemote_WorkingDirectories(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(marks, "tree")); strings.TrimSpace(string(data)) != "true" {
 		t.Errorf("the cloned task did not run in a git work tree: %q", data)
 	}
+	// The cloned attempt's own folder, its worktree's, goes with it; the
+	// others made none.
+	attempts := filepath.Join(c.dir, "state-w1", "attempts")
+	c.waitFor("the worker to remove the cloned attempt's folder", 30*time.Second, func() bool {
+		entries, err := os.ReadDir(attempts)
+		if err != nil {
+			return false
+		}
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), "list-") {
+				return false
+			}
+		}
+		return true
+	})
 	c.waitState("l", []string{"missing"}, task.Failed, 30*time.Second)
 	if msg, _ := c.read("l", "missing").Metadata.Object("taskd").String("error"); !strings.Contains(msg, "--dir-map") {
 		t.Errorf("a missing directory's error %q does not say how to map it", msg)

@@ -46,7 +46,12 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	ended := false
 	defer func() { w.unregister(wk.ID, ended) }()
-	defer w.removeAttemptDir(wk.ID) // last: after the worktree is removed
+	if wk.Repo != "" {
+		// Only a repository's worktree makes the attempt a folder of its
+		// own (workDir); a worker restarted after a crash removes what
+		// one left (the attempts folder's sweep).
+		defer w.removeAttemptDir(wk.ID) // last: after the worktree is removed
+	}
 	// A cancel stored before the attempt was registered here is read
 	// while it is claimed; one stored since comes through the
 	// subscription (onCancel), which finds it registered.
