@@ -15,10 +15,11 @@ import (
 // removed when the tests end. The user's runtime directory collects
 // nothing of the tests, and no test reads a real daemon's status files.
 //
-// Tests that pass and leave a file in it fail the run, naming the file:
-// a daemon a test stopped removes its status file, and an attempt whose
-// end is recorded takes its kept result back. A test that leaves one on
-// purpose (a daemon it killed) removes it itself.
+// Tests that pass and leave a file in its taskd folder fail the run,
+// naming the file: a daemon a test stopped removes its status file, the
+// next daemon removes the one a killed daemon left, and an attempt whose
+// end is recorded takes its kept result back. (Other programs' folders,
+// such as the Claude Code CLI's sockets, are not looked at.)
 func RunWithRuntimeDir(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "taskd-test-runtime-")
 	if err != nil {
@@ -31,7 +32,7 @@ func RunWithRuntimeDir(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
-	if left := Leftovers(dir); code == 0 && len(left) > 0 {
+	if left := Leftovers(filepath.Join(dir, "taskd")); code == 0 && len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: the tests left files in their runtime directory:\n")
 		for _, f := range left {
 			fmt.Fprintln(os.Stderr, "\t"+f)
