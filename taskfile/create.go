@@ -162,12 +162,24 @@ var tempName = regexp.MustCompile(`^\.([A-Za-z0-9_-]{1,128}\.json|\.highwatermar
 // 10 s stale limit, exactly when proper-lockfile would remove them too). It
 // returns the names removed. Nothing else is touched.
 func (d *Dir) Sweep(age time.Duration) ([]string, error) {
+	now := time.Now()
+	return d.sweep(now.Add(-age), now.Add(-lockStale))
+}
+
+// sweep removes the temporary files last changed before temps and the
+// lock directories last refreshed before locks. A temporary file's age is
+// that of its last change of name as well as of its contents: after a
+// write's exchange the temporary name holds the task file's old contents,
+// with their old modification time, until the writer has checked them and
+// unlinked or put them back — a file another process moved into place may
+// be among them. The exchange sets the inode's change time, so that file is
+// as young as the exchange.
+func (d *Dir) sweep(temps, locks time.Time) ([]string, error) {
 	entries, err := fsroot.ReadDirectory(d.path)
 	if err != nil {
 		return nil, err
 	}
 	var removed []string
-	now := time.Now()
 	for _, e := range entries {
 		name := e.Name()
 		isTemp := tempName.MatchString(name) && e.Type().IsRegular()
@@ -179,11 +191,10 @@ func (d *Dir) Sweep(age time.Duration) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		limit := age
-		if isLock {
-			limit = lockStale
+		if isLock && !fi.ModTime().Before(locks) {
+			continue
 		}
-		if now.Sub(fi.ModTime()) <= limit {
+		if isTemp && !lastChange(fi).Before(temps) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(d.path, name)); err == nil {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/taskd/taskd/taskfile"
 )
@@ -263,27 +262,6 @@ func TestDir_CreateAllocatesLikeClaudeCode(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(d.File("30")); string(data) != `{"id": "30"}` {
 		t.Errorf("existing file replaced: %s", data)
-	}
-}
-
-func TestDir_Sweep(t *testing.T) {
-	t.Parallel()
-	d := mustOpen(t)
-	old := time.Now().Add(-time.Hour)
-	for _, n := range []string{".7.json123", "..highwatermark99", "7.json"} {
-		writeRaw(t, d, n, "{}")
-		os.Chtimes(filepath.Join(d.Path(), n), old, old)
-	}
-	writeRaw(t, d, ".8.json456", "{}") // fresh: a writer may be using it
-	os.Mkdir(filepath.Join(d.Path(), "7.json.lock"), 0o755)
-	os.Chtimes(filepath.Join(d.Path(), "7.json.lock"), old, old)
-	os.Mkdir(filepath.Join(d.Path(), "8.json.lock"), 0o755) // held right now
-	removed, err := d.Sweep(time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := strings.Join(removed, " "), "..highwatermark99 .7.json123 7.json.lock"; got != want {
-		t.Errorf("Sweep removed %q, want %q", got, want)
 	}
 }
 

@@ -2,6 +2,9 @@ package taskfile
 
 import (
 	"errors"
+	"io/fs"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,4 +28,16 @@ func exchange(oldpath, newpath string) error {
 		}
 		return err
 	}
+}
+
+// lastChange is the later of fi's modification and change times: a rename
+// or an exchange changes the second only.
+func lastChange(fi fs.FileInfo) time.Time {
+	t := fi.ModTime()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if c := time.Unix(st.Ctim.Unix()); c.After(t) {
+			return c
+		}
+	}
+	return t
 }
