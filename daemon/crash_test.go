@@ -20,6 +20,7 @@ import (
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/disktest"
 	"github.com/taskd/taskd/internal/proc"
 	"github.com/taskd/taskd/taskfile"
 )
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 	// A secret in the daemon's environment, which no file the daemon
 	// writes may show (the attack corpus looks for it).
 	os.Setenv("TASKD_ATTACK_SECRET", attackSecret)
-	code := m.Run()
+	code := disktest.RunWithRuntimeDir(m)
 	if builtBin != "" {
 		os.RemoveAll(filepath.Dir(builtBin))
 	}

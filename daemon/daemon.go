@@ -163,6 +163,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer lock.Close()
+	d.held.RemoveLeft() // the status file a killed daemon left for root
 
 	w, err := fsnotify.NewWatcher()
 	if err != nil {

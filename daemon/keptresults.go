@@ -10,12 +10,13 @@ import (
 
 // A result kept in the runtime directory while its run folder could not
 // take it (agent/kept.go) waits there for its attempt's end to be
-// recorded. A task whose file is gone — taskd rm --force, a person's rm —
-// will have no end recorded: what was kept for it is removed once no job
-// of it runs (a job stopped by the removal may keep its agent's result as
-// it ends), and a daemon starting removes what was kept for tasks whose
-// files went while none ran. Nothing of a removed task is left to be
-// taken for the end of a task made later with its id.
+// recorded. A task whose file is gone — taskd rm --force, a person's rm,
+// its whole list removed — will have no end recorded: what was kept for
+// it is removed once no job of it runs (a job stopped by the removal may
+// keep its agent's result as it ends), and a daemon starting removes what
+// was kept for tasks whose files went while none ran. Nothing of a
+// removed task is left to be taken for the end of a task made later with
+// its id.
 
 // forgetKept removes the results kept for task id of l, whose file is
 // gone and whose job, if it had one, has ended.

@@ -503,7 +503,12 @@ func (d *Daemon) finished(msg jobDone) {
 		d.log.Warn("task job", "list", j.l.ID, "task", j.ID, "err", msg.err)
 	}
 	if d.lists[j.l.ID] != j.l {
-		return // the list went away meanwhile
+		// The list went away meanwhile, and the task's file with it:
+		// nothing will record the end of a result kept for it.
+		if fileGone(j.l, j.ID, fs.ErrNotExist) {
+			d.forgetKept(j.l, j.ID)
+		}
+		return
 	}
 	e := j.l.entries[j.ID]
 	if e == nil || e.job != j {

@@ -64,8 +64,10 @@ func TestDoctor_Agents(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-dummy")
 	t.Setenv("ANTHROPIC_BASE_URL", stub.URL)
 	t.Setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+	t.Setenv("TMPDIR", t.TempDir()) // the CLI's claude-<uid> folder, for both environments
 	cmd := exec.Command(os.Args[0], "run", "--root", root, "--config", cfgFile)
 	cmd.Env = []string{"TASKD_TEST_MAIN=1", "PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg"),
+		"XDG_RUNTIME_DIR=" + os.Getenv("XDG_RUNTIME_DIR"), "TMPDIR=" + os.Getenv("TMPDIR"), // the tests' own (TestMain)
 		"ANTHROPIC_BASE_URL=" + stub.URL, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 	var logs lockedBuffer
 	cmd.Stderr = &logs

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/taskd/taskd/internal/disktest"
 )
 
 // TestMain lets a test run this binary as taskd itself: with
@@ -18,7 +20,7 @@ func TestMain(m *testing.M) {
 	// A daemon run inside this binary does not become the reaper of
 	// its descendants: the tests start git and sh without package proc.
 	becomeReaper = func(*slog.Logger) error { return nil }
-	code := m.Run()
+	code := disktest.RunWithRuntimeDir(m)
 	if builtTaskd.bin != "" {
 		os.RemoveAll(filepath.Dir(builtTaskd.bin)) // the binary the terminal tests built
 	}

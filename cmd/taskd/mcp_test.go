@@ -300,7 +300,8 @@ func TestMCPInstall(t *testing.T) {
 	}
 	bin := taskdBinary(t)
 	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, "TASKD_TEST_MAIN=1")
+	// TMPDIR: the real CLI that --run starts keeps a folder in it.
+	env := append(os.Environ(), "HOME="+home, "TMPDIR="+t.TempDir(), "TASKD_TEST_MAIN=1")
 	run := func(args ...string) string {
 		cmd := exec.Command(bin, append([]string{"mcp", "install"}, args...)...)
 		cmd.Env = env

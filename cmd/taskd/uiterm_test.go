@@ -174,7 +174,7 @@ func liveDaemon(t *testing.T, home, cfg string) string {
 	env := []string{"HOME=" + home}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name != "HOME" && !strings.HasPrefix(name, "XDG_") && !strings.HasPrefix(name, "TASKD_") && !strings.HasPrefix(name, "CLAUDE_") && !strings.HasPrefix(name, "ANTHROPIC_") {
+		if name != "HOME" && (!strings.HasPrefix(name, "XDG_") || name == "XDG_RUNTIME_DIR") && !strings.HasPrefix(name, "TASKD_") && !strings.HasPrefix(name, "CLAUDE_") && !strings.HasPrefix(name, "ANTHROPIC_") {
 			env = append(env, kv)
 		}
 	}

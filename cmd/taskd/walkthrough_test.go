@@ -186,9 +186,9 @@ func newWalk(t *testing.T) *walk {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case name == "HOME" || name == "PATH" || name == "CLAUDE_CONFIG_DIR" ||
-			strings.HasPrefix(name, "TASKD_") || strings.HasPrefix(name, "XDG_"),
+			strings.HasPrefix(name, "TASKD_") || strings.HasPrefix(name, "XDG_") && name != "XDG_RUNTIME_DIR",
 			name == "GOPATH" || name == "GOBIN" || name == "GOCACHE" || name == "GOMODCACHE" || name == "GOENV":
-			continue // the new user's, set above, or none (other GO* settings are kept)
+			continue // the new user's, set above, or none (other GO* settings, and the tests' runtime directory, are kept)
 		}
 		env = append(env, kv)
 	}

@@ -99,7 +99,7 @@ func TestWorktree_RealClaude(t *testing.T) {
 	daemonEnv := []string{"TASKD_TEST_MAIN=1", "HOME=" + home}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name != "HOME" && !strings.HasPrefix(name, "XDG_") && !strings.HasPrefix(name, "TASKD_") && !strings.HasPrefix(name, "CLAUDE_") && !strings.HasPrefix(name, "ANTHROPIC_") {
+		if name != "HOME" && (!strings.HasPrefix(name, "XDG_") || name == "XDG_RUNTIME_DIR") && !strings.HasPrefix(name, "TASKD_") && !strings.HasPrefix(name, "CLAUDE_") && !strings.HasPrefix(name, "ANTHROPIC_") {
 			daemonEnv = append(daemonEnv, kv)
 		}
 	}

@@ -11,7 +11,8 @@
 // else /run/user/<uid>, a tmpfs on most systems; else a directory of the
 // user's own under the system's temporary directory), where taskd status
 // reads it. The file names the daemon's process, so a file a dead daemon
-// left is ignored, and it is removed when the daemon stops. When the task
+// left is ignored; it is removed when the daemon stops, and the next
+// daemon for the root removes one a killed daemon left. When the task
 // list and the runtime directory share a full file system, the reason
 // stays in the daemon's memory and its log. The same directory keeps the
 // results of attempts whose run folders cannot take them (package agent,
@@ -134,6 +135,34 @@ func (r *Registry) sorted() []Task {
 	}
 	slices.SortFunc(out, func(a, b Task) int { return cmp.Or(cmp.Compare(a.List, b.List), cmp.Compare(a.ID, b.ID)) })
 	return out
+}
+
+// RemoveLeft removes the status file (and a temporary file of a torn
+// write) a daemon that served root before left behind: one killed, which
+// could not remove it, and which nothing would replace while this daemon
+// holds no task. The caller serves root alone (it holds the root's daemon
+// lock), so no live daemon owns the file.
+func (r *Registry) RemoveLeft() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.path == "" || r.written {
+		return
+	}
+	tmps, _ := filepath.Glob(r.path + ".tmp*") // a write the kill tore
+	for _, tmp := range tmps {
+		os.Remove(tmp)
+	}
+	data, err := fsroot.ReadRegular(r.path)
+	if err != nil {
+		return // none, or not a file this package wrote
+	}
+	var sf statusFile
+	if json.Unmarshal(data, &sf) == nil && sf.Root != r.root {
+		return // another root's, whose name is the same hash
+	}
+	if err := os.Remove(r.path); err != nil && !errors.Is(err, fs.ErrNotExist) && r.onError != nil {
+		r.onError(fmt.Errorf("remove the status file a stopped daemon left: %w", err))
+	}
 }
 
 // Close removes the status file: a stopped daemon holds nothing.

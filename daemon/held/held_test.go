@@ -97,6 +97,48 @@ func TestRegistry_Close(t *testing.T) {
 	}
 }
 
+// TestRegistry_RemoveLeft: the status file a killed daemon left for the
+// root (and the temporary file of a write the kill tore) goes when the
+// next daemon serves the root; a file of another root under the same name
+// stays, and so does the file of the registry's own daemon.
+func TestRegistry_RemoveLeft(t *testing.T) {
+	runtimeDir(t)
+	for _, tt := range []struct {
+		name, root string // the root the file left names
+		want       bool   // whether it stays
+	}{
+		{"the root's", "/r", false},
+		{"another root's", "/other", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path, _ := held.StatusPath("/r")
+			data, _ := json.Marshal(map[string]any{"pid": 1, "root": tt.root, "tasks": []held.Task{{List: "L", ID: "1"}}})
+			if err := held.WriteFile(path, data); err != nil {
+				t.Fatal(err)
+			}
+			torn := path + ".tmp123"
+			if err := os.WriteFile(torn, data[:5], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			held.New("/r", func(err error) { t.Errorf("onError: %v", err) }).RemoveLeft()
+			if _, err := os.Stat(path); (err == nil) != tt.want {
+				t.Errorf("the file left: %v; want it kept %v", err, tt.want)
+			}
+			if _, err := os.Stat(torn); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the torn write: %v; want it removed", err)
+			}
+			os.Remove(path)
+		})
+	}
+	r := held.New("/r", nil)
+	defer r.Close()
+	r.Hold("L", "1", "disk full", time.Time{})
+	r.RemoveLeft()
+	if pid, tasks, _ := held.Read("/r"); pid != os.Getpid() || len(tasks) != 1 {
+		t.Errorf("RemoveLeft after the registry wrote its file: Read = %d, %v; want this process's file", pid, tasks)
+	}
+}
+
 // TestRegistry_WriteFails: a status file that cannot be written is
 // reported once per kind of failure, and the registry goes on in memory.
 func TestRegistry_WriteFails(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/task"
+	"github.com/taskd/taskd/internal/disktest"
 	"github.com/taskd/taskd/internal/natstest"
 	"github.com/taskd/taskd/internal/syncbuf"
 	"github.com/taskd/taskd/internal/waitfor"
@@ -86,7 +87,7 @@ var (
 
 // TestMain removes the binary taskdBinary built, once every test is done.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := disktest.RunWithRuntimeDir(m)
 	if builtBin != "" {
 		os.RemoveAll(filepath.Dir(builtBin))
 	}

@@ -110,10 +110,13 @@ func (s *Server) Replies() int {
 }
 
 // Env is the environment that points the CLI at s, with a private HOME
-// and XDG_CONFIG_HOME for the CLI's own files, so tests run in parallel.
+// and XDG_CONFIG_HOME for the CLI's own files, so tests run in parallel,
+// and a private TMPDIR: the CLI keeps a folder per working directory in
+// <TMPDIR>/claude-<uid>, which would collect in the system's.
 func (s *Server) Env(t testing.TB) []string {
 	return []string{"ANTHROPIC_BASE_URL=" + s.URL, "ANTHROPIC_API_KEY=sk-dummy",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(),
+		"TMPDIR=" + t.TempDir()}
 }
 
 func writeError(w http.ResponseWriter, status int) {

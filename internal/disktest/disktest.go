@@ -1,5 +1,6 @@
 // Package disktest gives a test a small file system of its own, to fill:
-// a tmpfs mounted for the test and unmounted when it ends. Mounting needs
+// a tmpfs mounted for the test and unmounted when it ends; and a test
+// binary a runtime directory of its own (RunWithRuntimeDir). Mounting needs
 // root; without it, or where the mount fails, the test is skipped, saying
 // why; elsewhere than on Linux it is always skipped. Imported by tests only.
 package disktest
