@@ -10,7 +10,6 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/held"
 	"github.com/taskd/taskd/daemon/task"
-	"github.com/taskd/taskd/internal/disktest"
 )
 
 // TestHeld_StatusFileOfAKilledDaemon: a daemon process holding a task (its
@@ -22,21 +21,9 @@ import (
 // file a killed one left.
 func TestHeld_StatusFileOfAKilledDaemon(t *testing.T) {
 	t.Parallel()
-	disk := disktest.Small(t, 4<<20)
-	root := filepath.Join(disk, "tasks")
-	if err := os.MkdirAll(filepath.Join(root, "l"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	h, disk, root, _ := endOnAFullDisk(t, "its end is held")
 	path, err := held.StatusPath(root)
 	if err != nil {
-		t.Fatal(err)
-	}
-	marks, gate := t.TempDir(), t.TempDir() // on another file system
-	h := startDaemonProcHarness(t, root, 1)
-	h.drop("l", "1", execTask("its end is held", "echo ran >> "+marks+"/ran; while [ ! -e "+gate+"/go ]; do sleep 0.02; done"))
-	h.waitFor("the agent to run", 30*time.Second, func() bool { return fileExists(filepath.Join(marks, "ran")) })
-	disktest.Fill(t, filepath.Join(disk, "filler"))
-	if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	isHeld := func() bool { return strings.Contains(statusJSON(t, root, "l")["1"].Held, "not recorded yet") }

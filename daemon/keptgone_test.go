@@ -28,20 +28,8 @@ func TestRemoved_KeptResultGoes(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			disk := disktest.Small(t, 4<<20)
-			root := filepath.Join(disk, "tasks")
+			h, disk, root, marks := endOnAFullDisk(t, "its result is kept")
 			list := filepath.Join(root, "l")
-			if err := os.MkdirAll(list, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			marks, gate := t.TempDir(), t.TempDir() // on another file system
-			h := startDaemonProcHarness(t, root, 1)
-			h.drop("l", "1", execTask("its result is kept", "echo ran >> "+marks+"/ran; while [ ! -e "+gate+"/go ]; do sleep 0.02; done"))
-			h.waitFor("the agent to run", 30*time.Second, func() bool { return fileExists(filepath.Join(marks, "ran")) })
-			disktest.Fill(t, filepath.Join(disk, "filler"))
-			if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
 			h.waitFor("the end of the attempt to be held", 60*time.Second, func() bool {
 				return strings.Contains(statusJSON(t, root, "l")["1"].Held, "the end of attempt 1 is not recorded yet")
 			})
@@ -90,4 +78,25 @@ func TestRemoved_KeptResultGoes(t *testing.T) {
 			h.stopProc()
 		})
 	}
+}
+
+// endOnAFullDisk starts a daemon process on a small disk of its own whose
+// task 1 of list l runs an agent (marking marks/ran) that ends only once
+// the disk has been filled (disk/filler): its end cannot be recorded.
+func endOnAFullDisk(t *testing.T, subject string) (h *procHarness, disk, root, marks string) {
+	t.Helper()
+	disk = disktest.Small(t, 4<<20)
+	root = filepath.Join(disk, "tasks")
+	if err := os.MkdirAll(filepath.Join(root, "l"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	marks, gate := t.TempDir(), t.TempDir() // on another file system
+	h = startDaemonProcHarness(t, root, 1)
+	h.drop("l", "1", execTask(subject, "echo ran >> "+marks+"/ran; while [ ! -e "+gate+"/go ]; do sleep 0.02; done"))
+	h.waitFor("the agent to run", 30*time.Second, func() bool { return fileExists(filepath.Join(marks, "ran")) })
+	disktest.Fill(t, filepath.Join(disk, "filler"))
+	if err := os.WriteFile(filepath.Join(gate, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h, disk, root, marks
 }
