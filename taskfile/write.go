@@ -28,14 +28,18 @@ type pendingFile struct {
 	path    string // the file it is to replace
 	renamed bool   // set once replace has renamed it (or it is gone); an exchange leaves the old file under name
 	st      syscall.Stat_t
-	stated  bool // st holds the file as written (stat)
+	stated  bool        // st holds the file as written (stat)
+	pool    *fileSpares // where the file left under name goes (nil: removed)
+	stale   int64       // bytes of a kept file's old contents, to cut after the write
 }
 
 // prepareFile writes data to a temporary file next to path and fsyncs it, so
 // that once renamed the new file can never be torn or empty, even after a
 // power loss. The file gets path's mode if path is a regular file, else
-// filePerm (less the umask). Call Cleanup when done with it.
-func prepareFile(dir, path string, data []byte) (*pendingFile, error) {
+// filePerm (less the umask). A file of pool (nil: none) is used for it
+// when one fits, and the file it replaces goes there (Cleanup). Call
+// Cleanup when done with it.
+func prepareFile(dir, path string, data []byte, pool *fileSpares) (*pendingFile, error) {
 	perm, chmod := uint32(filePerm), false
 	var st syscall.Stat_t
 	switch err := syscall.Lstat(path, &st); {
@@ -45,9 +49,16 @@ func prepareFile(dir, path string, data []byte) (*pendingFile, error) {
 		return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	}
 	p := &pendingFile{fd: -1, path: path}
+	if chmod {
+		p.pool = pool // a kept file's mode is set to path's; else a new file's would be unknown
+	}
 	prefix := filepath.Join(dir, "."+filepath.Base(path))
 	for range 10000 {
 		p.name = prefix + strconv.FormatUint(uint64(rand.Int64()), 10)
+		if fd, size, ok := p.pool.take(p.name); ok {
+			p.fd, p.stale = fd, size
+			break
+		}
 		fd, err := syscall.Open(p.name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, perm)
 		if err == syscall.EEXIST || err == syscall.EINTR {
 			continue
@@ -68,8 +79,10 @@ func prepareFile(dir, path string, data []byte) (*pendingFile, error) {
 	return p, nil
 }
 
-// fill writes data to the temporary file, gives it mode perm when asked
-// to (the umask may have narrowed it) and fsyncs it.
+// fill writes data to the temporary file, from its start, cuts what is
+// left after it of a kept file's old contents, gives it mode perm when
+// asked to (the umask may have narrowed it, a kept file had another
+// file's) and fsyncs it.
 func (p *pendingFile) fill(data []byte, perm uint32, chmod bool) error {
 	if chmod {
 		var st syscall.Stat_t
@@ -82,6 +95,7 @@ func (p *pendingFile) fill(data []byte, perm uint32, chmod bool) error {
 			}
 		}
 	}
+	size := int64(len(data))
 	for len(data) > 0 {
 		n, err := syscall.Write(p.fd, data)
 		if err == syscall.EINTR {
@@ -91,6 +105,11 @@ func (p *pendingFile) fill(data []byte, perm uint32, chmod bool) error {
 			return &fs.PathError{Op: "write", Path: p.name, Err: err}
 		}
 		data = data[n:]
+	}
+	if p.stale > size { // a kept file's old contents went on past the new
+		if err := syscall.Ftruncate(p.fd, size); err != nil {
+			return &fs.PathError{Op: "truncate", Path: p.name, Err: err}
+		}
 	}
 	for {
 		err := syscall.Fsync(p.fd)
@@ -190,11 +209,16 @@ func (p *pendingFile) exchangeBack() {
 	exchange(p.name, p.path)
 }
 
-// Cleanup closes the temporary file and removes it if it was not renamed.
+// Cleanup closes the temporary file and, if it was not renamed, removes
+// it, or keeps it for reuse in p's pool.
 func (p *pendingFile) Cleanup() {
 	p.closeFD()
 	if !p.renamed {
-		syscall.Unlink(p.name)
+		if p.pool != nil {
+			p.pool.keep(p.name)
+		} else {
+			syscall.Unlink(p.name)
+		}
 		p.renamed = true
 	}
 }
@@ -203,7 +227,7 @@ func (p *pendingFile) Cleanup() {
 // with create, a hard link that fails with fs.ErrExist instead of replacing
 // a file someone else made), fsync of the directory.
 func writeFile(dir, path string, data []byte, create bool) error {
-	tmp, err := prepareFile(dir, path, data)
+	tmp, err := prepareFile(dir, path, data, nil)
 	if err != nil {
 		return err
 	}

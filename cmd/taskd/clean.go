@@ -163,10 +163,9 @@ func cleanList(inv *invocation, cfg *config.Config, id string, c cleaning) error
 	}
 	rs, err := retention.Plan(dir.Path(), p, time.Now(), retention.Tasks(dir))
 	locks, lerr := retention.PlanLocks(dir.Path())
-	rs = append(rs, locks...)
-	if err == nil {
-		err = lerr
-	}
+	files, ferr := retention.PlanKeptFiles(dir.Path())
+	rs = append(append(rs, locks...), files...)
+	err = errors.Join(err, lerr, ferr)
 	var bytes int64
 	for _, r := range rs {
 		bytes += r.Bytes
