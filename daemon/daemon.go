@@ -164,6 +164,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer lock.Close()
 	d.held.RemoveLeft() // the status file a killed daemon left for root
+	if err := agent.ForgetRemovedLists(root); err != nil {
+		d.log.Warn("results kept for lists removed while no daemon ran", "err", err)
+	}
 
 	w, err := fsnotify.NewWatcher()
 	if err != nil {

@@ -15,18 +15,23 @@ import (
 // TestRemoved_KeptResultGoes: the agent of a task ends on a full disk, so
 // that its result is kept in the runtime directory and its end is held;
 // then a person removes the task's file with a plain rm — while the
-// daemon runs, or while it is down. The result kept for the task goes
-// (once the daemon has seen the removal, or once it starts again), and a
-// daemon started again, with room on the disk, brings nothing of the
-// task back: no file, no kept result, no agent.
+// daemon runs, or while it is down — or the whole list while it is down.
+// The result kept for the task goes (once the daemon has seen the
+// removal, or once it starts again), and a daemon started again, with
+// room on the disk, brings nothing of the task back: no file, no kept
+// result, no agent.
 func TestRemoved_KeptResultGoes(t *testing.T) {
 	t.Parallel()
-	for _, down := range []bool{false, true} {
-		name := "while the daemon runs"
-		if down {
-			name = "while the daemon is down"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		down, whole bool
+	}{
+		{"while the daemon runs", false, false},
+		{"while the daemon is down", true, false},
+		{"the whole list while the daemon is down", true, true},
+	} {
+		down := tt.down
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h, disk, root, marks := endOnAFullDisk(t, "its result is kept")
 			list := filepath.Join(root, "l")
@@ -45,17 +50,24 @@ func TestRemoved_KeptResultGoes(t *testing.T) {
 			if down {
 				h.p.kill(t)
 			}
-			if err := os.Remove(file); err != nil {
+			removed := file
+			gone := filepath.Dir(filepath.Dir(kept)) // the task's folder of kept results
+			if tt.whole {
+				removed, gone = list, filepath.Dir(gone) // and the list's
+			}
+			if err := os.RemoveAll(removed); err != nil {
 				t.Fatal(err)
 			}
 			if down {
 				h.restartProc(1)
 			}
-			taskKept := filepath.Dir(filepath.Dir(kept)) // the task's folder of kept results
 			h.waitFor("the results kept for the removed task to go", 30*time.Second, func() bool {
-				_, err := os.Lstat(taskKept)
+				_, err := os.Lstat(gone)
 				return os.IsNotExist(err)
 			})
+			if err := os.MkdirAll(list, 0o700); err != nil { // the list made again, if it went
+				t.Fatal(err)
+			}
 
 			// Room again, and a daemon started again: nothing of task 1
 			// comes back, and the list works on.

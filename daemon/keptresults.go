@@ -14,7 +14,8 @@ import (
 // its whole list removed — will have no end recorded: what was kept for
 // it is removed once no job of it runs (a job stopped by the removal may
 // keep its agent's result as it ends), and a daemon starting removes what
-// was kept for tasks whose files went while none ran. Nothing of a
+// was kept for tasks whose files, or whole lists, went while none ran
+// (agent.ForgetRemovedLists). Nothing of a
 // removed task is left to be taken for the end of a task made later with
 // its id.
 

@@ -280,3 +280,43 @@ func KeptTasks(listDir string) []string {
 	names, _ := f.Readdirnames(-1)
 	return slices.DeleteFunc(names, notPlain)
 }
+
+// ForgetRemovedLists removes the results kept for lists of the root
+// directory root that are gone: removed, whole, while no daemon ran, so
+// that no end of theirs will be recorded. A folder of kept results is
+// another root's (the runtime directory serves every daemon of the user)
+// unless its name is the one a list of root with its name would have;
+// those are left alone.
+func ForgetRemovedLists(root string) error {
+	results, err := keptRoot()
+	if err != nil {
+		return nil // nowhere to keep anything
+	}
+	f, err := fsroot.OpenDirectory(results)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look at the kept results: %w", err)
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	var errs []error
+	for _, name := range names {
+		i := strings.LastIndexByte(name, '-')
+		if i <= 0 || notPlain(name) {
+			continue
+		}
+		listDir := filepath.Join(root, name[:i])
+		if dir, err := keptListDir(listDir); err != nil || dir != filepath.Join(results, name) {
+			continue // another root's list
+		}
+		if _, err := os.Lstat(listDir); !errors.Is(err, fs.ErrNotExist) {
+			continue // there (or not to be told): its tasks are looked at one by one
+		}
+		if err := os.RemoveAll(filepath.Join(results, name)); err != nil {
+			errs = append(errs, fmt.Errorf("remove the results kept for the removed list %s: %w", listDir, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -219,3 +219,50 @@ func TestForgetTask(t *testing.T) {
 		t.Errorf("ForgetTask of a name that is not a task's: %v, want nothing done", err)
 	}
 }
+
+// TestForgetRemovedLists: the results kept for a list of the root that
+// is gone are removed; those of a list that is there, of another root's
+// list of the same name, and a folder that is not a list's, stay.
+func TestForgetRemovedLists(t *testing.T) {
+	// Not parallel: it sets the folder of kept results.
+	results := filepath.Join(t.TempDir(), "results")
+	old := keptRoot
+	keptRoot = func() (string, error) { return results, nil }
+	t.Cleanup(func() { keptRoot = old })
+	root, otherRoot := t.TempDir(), t.TempDir()
+
+	keep := func(listDir string) string {
+		t.Helper()
+		kept, err := KeptResult(area.RunDir(listDir, "7", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeKept(filepath.Dir(kept), []byte(`{"summary": "done"}`)); err != nil {
+			t.Fatal(err)
+		}
+		dir, _ := keptListDir(listDir)
+		return dir
+	}
+	gone := keep(filepath.Join(root, "gone"))
+	there := keep(filepath.Join(root, "there"))
+	if err := os.Mkdir(filepath.Join(root, "there"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	others := keep(filepath.Join(otherRoot, "gone"))
+	stray := filepath.Join(results, "notalist")
+	if err := os.MkdirAll(stray, 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := ForgetRemovedLists(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(gone); !os.IsNotExist(err) {
+		t.Errorf("the results kept for the removed list are still there: %v", err)
+	}
+	for _, dir := range []string{there, others, stray} {
+		if _, err := os.Lstat(dir); err != nil {
+			t.Errorf("%s: %v, want it left alone", dir, err)
+		}
+	}
+}
