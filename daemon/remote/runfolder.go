@@ -212,6 +212,14 @@ func (f *folder) setKey(key string, v any) error {
 	return f.setCmd(info)
 }
 
+// cmdKey returns key of cmd.json, and whether it has it.
+func (f *folder) cmdKey(key string) (any, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.cmd[key]
+	return v, ok
+}
+
 // holding is the worker cmd.json says claimed the attempt, if any.
 func (f *folder) holding() (holding, bool) {
 	r := f.remoteInfo()
