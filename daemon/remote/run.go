@@ -76,7 +76,7 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 	}
 	done := c.follow(id)
 	defer done()
-	n := &note{listDir: a.ListDir, task: a.TaskID, log: c.log}
+	n := &note{listDir: a.ListDir, task: a.TaskID, attempt: a.N, entered: cmd["entered"] == true, log: c.log}
 	defer n.clear()
 	fl := &following{id: id, subject: subject, profile: a.Profile.Name, labels: labels, f: f, n: n, gate: a.Gate, work: msg}
 	stopWatch := c.watch(a, f)

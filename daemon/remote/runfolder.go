@@ -391,12 +391,20 @@ func readCmd(base, runDir string) (map[string]any, error) {
 // cmd.json, and the subject its work was published on; "" if the attempt
 // ran here.
 func remoteID(base, runDir string) (id, subject string) {
+	id, subject, _ = remoteCmd(base, runDir)
+	return id, subject
+}
+
+// remoteCmd is remoteID, and whether cmd.json says the attempt passed its
+// gate (entered: written just before it was published).
+func remoteCmd(base, runDir string) (id, subject string, entered bool) {
 	info, err := readCmd(base, runDir)
 	if err != nil {
-		return "", ""
+		return "", "", false
 	}
 	r, _ := info["remote"].(map[string]any)
 	id, _ = r["attempt"].(string)
 	subject, _ = r["subject"].(string)
-	return id, subject
+	entered, _ = info["entered"].(bool)
+	return id, subject, entered
 }
