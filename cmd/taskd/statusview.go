@@ -296,6 +296,9 @@ func (r *renderer) row(t *status.Task, tree string) {
 		r.note("waiting for: ", waitsWords(t.Waits, v.names), "36")
 	case state == "starting":
 		r.note("waiting for: ", t.WaitingFor, "34")
+		if t.Dispatch != "" {
+			r.note("", t.Dispatch, "33") // its attempt, sent before the running mark, waits
+		}
 	case state == "running":
 		if t.Dispatch != "" {
 			r.note("", t.Dispatch, "33") // a worker's attempt waits (docs/distributed.md)

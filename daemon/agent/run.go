@@ -92,16 +92,6 @@ type Gate interface {
 	Exited()
 }
 
-// A Marker is a Gate that may put off recording, in the task file, that
-// its attempt runs until after the agent has started (as taskd's own do).
-// A runner that hands the attempt on to something the daemon cannot find
-// again by the run folder alone (another machine) has it recorded first,
-// once Enter has returned: MarkRunning returns once it is written, or an
-// error if the task file no longer holds the attempt.
-type Marker interface {
-	MarkRunning(ctx context.Context) error
-}
-
 // Local runs attempts as processes of this machine. It is safe for
 // concurrent use.
 type Local struct {

@@ -282,15 +282,6 @@ func (g pauseGate) Enter(ctx context.Context) error {
 	return nil
 }
 
-// MarkRunning passes agent.Marker on to the gate it wraps, if that gate
-// is one: a runner that asks for the mark gets it whatever wraps the gate.
-func (g pauseGate) MarkRunning(ctx context.Context) error {
-	if m, ok := g.Gate.(agent.Marker); ok {
-		return m.MarkRunning(ctx)
-	}
-	return nil
-}
-
 // PauseOf reads the pause a paused task's file records
 // (metadata.taskd.pause), or false.
 func PauseOf(t *taskfile.Task) (agent.Limit, bool) {

@@ -111,30 +111,6 @@ func (j *Job) writeMark(ctx context.Context, m *startMark) {
 	}
 }
 
-// MarkRunning writes the running mark the job still owes, if any, at once
-// rather than with its next write: for an attempt handed on to another
-// machine, whose restart must find the task running. A write that fails
-// is tried again as long as the job runs (Persist); a file that no longer
-// holds the claim is ErrClaimChanged, as for Start.
-func (j *Job) MarkRunning(ctx context.Context) error {
-	m := j.mark.Load()
-	if m == nil {
-		return nil
-	}
-	return j.Persist(ctx, fmt.Sprintf("the start of attempt %d is not recorded yet, and its agent waits for it", m.c.Spec.Attempt), m.c.Spec.Parent, func(wctx context.Context) error {
-		_, err := j.update(wctx, func(t *taskfile.Task) error {
-			if r := task.RecordOf(t); r.State != task.Running || !r.StartedAt.Equal(m.at) {
-				return ErrClaimChanged // the update could not mark it: not the claim's file any more
-			}
-			return nil
-		}, taskfile.NoDirSync)
-		if errors.Is(err, ErrClaimChanged) {
-			j.settleMark(m)
-		}
-		return err
-	})
-}
-
 // settleMark forgets mark m: a write made it, or the file no longer needs it.
 func (j *Job) settleMark(m *startMark) {
 	if j.mark.CompareAndSwap(m, nil) {

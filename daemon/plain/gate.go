@@ -28,9 +28,6 @@ func (g *claimGate) Enter(ctx context.Context) error {
 
 func (g *claimGate) Started(time.Time) { g.logStart() }
 
-// MarkRunning writes the running mark the claim still owes (agent.Marker).
-func (g *claimGate) MarkRunning(ctx context.Context) error { return g.j.MarkRunning(ctx) }
-
 func (g *claimGate) Exited() {
 	if g.release {
 		g.j.Slot.Release()

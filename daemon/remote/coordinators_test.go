@@ -134,3 +134,52 @@ func hasInlineWork(run string) bool {
 	}
 	return json.Unmarshal(data, &cmd) == nil && len(cmd.Remote.Work.Data) > 0
 }
+
+// Ensure an attempt claimed ahead of its slot, and sent to a worker while
+// its task still reads starting (the running mark comes with the job's
+// next write, as for a local agent), is followed by a coordinator killed
+// then and started again: its cmd.json says it passed its gate (entered),
+// and the restart does not take the claim back and run it a second time.
+func TestRemote_KilledWhileStartingFollowsTheAttempt(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, []string{"l"}, map[string]any{"concurrency": 1})
+	c.worker("w1", "--profiles", "exec")
+	marks := t.TempDir()
+	ran, release := filepath.Join(marks, "ran"), filepath.Join(marks, "release")
+	c.drop("l", "1", execTask(`while [ ! -e `+release+` ]; do sleep 0.05; done`, marks, nil))
+	c.waitState("l", []string{"1"}, task.Running, time.Minute)
+	c.drop("l", "2", execTask(`echo "$TASKD_TASK_ID $TASKD_ATTEMPT" >> `+ran, marks, nil))
+	c.waitState("l", []string{"2"}, task.Starting, time.Minute) // claimed ahead of the slot task 1 holds
+	touch(t, release)
+	cmd := filepath.Join(c.listDir("l"), ".taskd", "runs", "2", "1", "cmd.json")
+	deadline := time.Now().Add(time.Minute)
+	for !entered(cmd) {
+		if time.Now().After(deadline) {
+			t.Fatal("task 2's attempt never passed its gate")
+		}
+		time.Sleep(time.Millisecond) // polled: the kill must land before the running mark
+	}
+	c.kill(c.coord)
+	state := taskState(filepath.Join(c.listDir("l"), "2.json"))
+	t.Logf("task 2 read %s when the coordinator was killed", state)
+	if state != task.Starting && state != task.Running {
+		t.Fatalf("task 2 read %s when the coordinator was killed, want starting (or running)", state)
+	}
+	c.restart(c.coord)
+	c.waitState("l", []string{"2"}, task.Succeeded, time.Minute)
+	if n, _ := c.read("l", "2").Metadata.Object("taskd").Int("attempt"); n != 1 {
+		t.Errorf("task 2 took %d attempts, want 1", n)
+	}
+	if n := checkRanOnce(t, ran); n != 1 {
+		t.Errorf("%d attempts ran, want 1", n)
+	}
+}
+
+// entered reports whether cmd.json at path says its attempt passed its gate.
+func entered(path string) bool {
+	data, _ := os.ReadFile(path)
+	var cmd struct {
+		Entered bool `json:"entered"`
+	}
+	return json.Unmarshal(data, &cmd) == nil && cmd.Entered
+}

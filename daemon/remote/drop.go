@@ -57,7 +57,10 @@ func (c *Coordinator) watchEnds(ctx context.Context) {
 
 // expected reports whether a task of this daemon still runs attempt id, as
 // End e names it: its run folder records id and holds no result yet, and
-// its file says it runs.
+// its file says it runs that attempt (holdsAttempt). A task left starting
+// by a restart, its attempt published before the running mark was
+// written, is one: its recovery follows the attempt, and finds the End in
+// the runs stream only if it is not forgotten here.
 func (c *Coordinator) expected(id string, e End) bool {
 	if fsroot.CheckName(e.List) != nil || !taskfile.ValidID(e.Task) || e.N <= 0 {
 		return false
@@ -70,12 +73,30 @@ func (c *Coordinator) expected(id string, e End) bool {
 		}
 		runDir = filepath.Join(runDir, e.Sub)
 	}
-	if rid, _ := remoteID(listDir, runDir); rid != id {
+	rid, _, entered := remoteCmd(listDir, runDir)
+	if rid != id {
 		return false
 	}
 	if _, done := agent.ReadResult(runDir); done {
 		return false
 	}
 	t, err := taskfile.ReadFile(filepath.Join(listDir, e.Task+".json"))
-	return err == nil && task.Of(t) == task.Running
+	return err == nil && holdsAttempt(t, e.N, entered)
+}
+
+// holdsAttempt reports whether task file t says that the task's attempt
+// n, sent to a worker, may still go on: the task runs; or it is starting
+// attempt n — claimed ahead of its slot, its running mark comes with the
+// job's next write, which a restart may have come before — and the
+// attempt's cmd.json says it passed its gate (entered), as its recovery
+// reads it to follow the attempt rather than take the claim back.
+func holdsAttempt(t *taskfile.Task, n int, entered bool) bool {
+	r := task.RecordOf(t)
+	switch r.State {
+	case task.Running:
+		return true
+	case task.Starting:
+		return entered && r.Attempt == n
+	}
+	return false
 }

@@ -383,6 +383,11 @@ func (c *Coordinator) recordStarted(fl *following, st Started) {
 	delete(info, "startTime")
 	delete(info, "boot")
 	info["remote"] = r
+	// A task claimed ahead of its slot may still read starting: what
+	// tells its recovery that the attempt passed its gate stays.
+	if e, ok := fl.f.cmdKey("entered"); ok {
+		info["entered"] = e
+	}
 	if err := fl.f.setCmd(info); err != nil {
 		c.log.Warn("write cmd.json", "path", fl.f.dir, "err", err)
 	}

@@ -13,12 +13,14 @@ import (
 // says it: a server that is back within it costs no write.
 const noteDelay = 2 * time.Second
 
-// A note says in a running task's file why its attempt waits
+// A note says in a task's file why its attempt waits
 // (metadata.taskd.dispatch: the server cannot be reached, no worker has
 // taken it yet), and takes it away when it no longer does. taskd status
 // shows it. Only the attempt's own goroutine uses it.
 type note struct {
 	listDir, task string
+	attempt       int  // the attempt's number
+	entered       bool // its cmd.json says it passed its gate
 	log           *slog.Logger
 
 	since   time.Time // since when there is a reason to wait
@@ -48,7 +50,9 @@ func (n *note) clear() {
 }
 
 // write sets metadata.taskd.dispatch to reason (removes it if empty), if
-// the task still runs. It is no state change: the field only explains.
+// the task still runs the attempt (holdsAttempt: a task left starting,
+// its running mark not written yet, explains its wait too). It is no
+// state change: the field only explains.
 func (n *note) write(reason string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -57,7 +61,7 @@ func (n *note) write(reason string) bool {
 		return false
 	}
 	_, err = dir.Update(ctx, n.task, func(t *taskfile.Task) error {
-		if reason == "" || task.Of(t) == task.Running {
+		if reason == "" || holdsAttempt(t, n.attempt, n.entered) {
 			task.Change(t, func(r *task.Record) { r.Dispatch = reason })
 		}
 		return nil

@@ -25,7 +25,7 @@ func (c *Coordinator) Reattach(ctx context.Context, listDir, runDir string) (age
 		return agent.Result{}, agent.Finished, false
 	}
 	start := time.Now()
-	taskID, _, _ := runDirParts(listDir, runDir)
+	taskID, attempt, _ := runDirParts(listDir, runDir)
 	f, err := openFolder(listDir, runDir, (&agent.Attempt{}).OutputLimit(c.cfg))
 	if err != nil {
 		msg := "interrupted: its run folder cannot be read: " + err.Error()
@@ -42,7 +42,8 @@ func (c *Coordinator) Reattach(ctx context.Context, listDir, runDir string) (age
 	}
 	done := c.follow(id)
 	defer done()
-	n := &note{listDir: listDir, task: taskID, log: c.log}
+	entered, _ := f.cmdKey("entered")
+	n := &note{listDir: listDir, task: taskID, attempt: attempt, entered: entered == true, log: c.log}
 	defer n.clear()
 	if c.streamsFor(ctx, n) == nil {
 		return detachedEnding().res, agent.Interrupted, true

@@ -51,31 +51,32 @@ func (c *Coordinator) Run(ctx context.Context, a *agent.Attempt) (agent.Result, 
 	if a.Session != "" {
 		cmd["sessionId"] = a.Session
 	}
-	// cmd.json names the remote attempt, and keeps it (or work.json
-	// does, written first), before it can exist: a daemon that dies from
-	// here on follows it at its next start, and publishes it if the
-	// server never got it.
 	if err := f.keepWork(msg, rem); err != nil {
 		return c.settle(a, f, start, notStarted(err.Error()))
 	}
-	if err := f.setCmd(cmd); err != nil {
-		return c.settle(a, f, start, notStarted(fmt.Sprintf("write cmd.json: %v", err)))
-	}
 	if a.Gate != nil {
-		err := a.Gate.Enter(ctx)
-		if m, ok := a.Gate.(agent.Marker); ok && err == nil {
-			// The task file says running before the attempt leaves this
-			// machine: what a restart follows is the task's attempt.
-			err = m.MarkRunning(ctx)
-		}
-		if err != nil {
+		if err := a.Gate.Enter(ctx); err != nil {
 			a.Stopped = err
 			return agent.Result{Success: false, ExitCode: -1}, agent.StoppedOutcome(err)
 		}
+		cmd["entered"] = true
+	}
+	// cmd.json names the remote attempt, and keeps it (or work.json
+	// does, written first), before it can exist, and says that it passed
+	// its gate (entered), as agent.Local's says before its agent starts:
+	// a daemon that dies from here on follows it at its next start, and
+	// publishes it if the server never got it, even with its task left
+	// starting (claimed ahead of its slot, the running mark comes with
+	// the job's next write, as for a local agent; the recovery of such a
+	// task reads entered). One write, after the gate: before it, a
+	// restart has nothing to follow, and a task left starting goes back
+	// to pending.
+	if err := f.setCmd(cmd); err != nil {
+		return c.settle(a, f, start, notStarted(fmt.Sprintf("write cmd.json: %v", err)))
 	}
 	done := c.follow(id)
 	defer done()
-	n := &note{listDir: a.ListDir, task: a.TaskID, log: c.log}
+	n := &note{listDir: a.ListDir, task: a.TaskID, attempt: a.N, entered: cmd["entered"] == true, log: c.log}
 	defer n.clear()
 	fl := &following{id: id, subject: subject, profile: a.Profile.Name, labels: labels, f: f, n: n, gate: a.Gate, work: msg}
 	stopWatch := c.watch(a, f)

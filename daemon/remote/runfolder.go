@@ -212,6 +212,14 @@ func (f *folder) setKey(key string, v any) error {
 	return f.setCmd(info)
 }
 
+// cmdKey returns key of cmd.json, and whether it has it.
+func (f *folder) cmdKey(key string) (any, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.cmd[key]
+	return v, ok
+}
+
 // holding is the worker cmd.json says claimed the attempt, if any.
 func (f *folder) holding() (holding, bool) {
 	r := f.remoteInfo()
@@ -383,12 +391,20 @@ func readCmd(base, runDir string) (map[string]any, error) {
 // cmd.json, and the subject its work was published on; "" if the attempt
 // ran here.
 func remoteID(base, runDir string) (id, subject string) {
+	id, subject, _ = remoteCmd(base, runDir)
+	return id, subject
+}
+
+// remoteCmd is remoteID, and whether cmd.json says the attempt passed its
+// gate (entered: written just before it was published).
+func remoteCmd(base, runDir string) (id, subject string, entered bool) {
 	info, err := readCmd(base, runDir)
 	if err != nil {
-		return "", ""
+		return "", "", false
 	}
 	r, _ := info["remote"].(map[string]any)
 	id, _ = r["attempt"].(string)
 	subject, _ = r["subject"].(string)
-	return id, subject
+	entered, _ = info["entered"].(bool)
+	return id, subject, entered
 }

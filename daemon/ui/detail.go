@@ -144,6 +144,9 @@ func (m *Model) taskNotes(p *pane, l *status.List, t *status.Task, state string)
 		}
 	case string(task.Starting):
 		p.note("waiting for: ", t.WaitingFor, "34", 2)
+		if t.Dispatch != "" {
+			p.note("", t.Dispatch, "33", 2)
+		}
 	case "blocked":
 		p.note("blocked by: ", strings.Join(t.BlockedBy, ", ")+" (must complete first)", "", 2)
 	case string(task.Retrying):
