@@ -193,7 +193,7 @@ func (d *Daemon) openList(id string, de fs.DirEntry) {
 		d.log.Warn("open list", "list", id, "err", err)
 		return
 	}
-	dir.KeepLockDirs()   // in .taskd/locks and .taskd/files: no inode made and freed per write
+	dir.KeepLockDirs()   // in .taskd/locks: no inode made and freed per write
 	dir.RememberWrites() // the loop does not read back what a job wrote (flushDirty)
 	dir.KeepLockOpen()   // .lock opened once, not per write
 	l := newList(id, dir)

@@ -34,7 +34,6 @@ type Dir struct {
 	path   string
 	mu     *sync.Mutex
 	spares *lockSpares // kept lock directories (KeepLockDirs); nil: made and removed
-	files  *fileSpares // kept files writes replaced (KeepLockDirs); nil: removed
 	own    *ownWrites  // the bytes of its own writes (RememberWrites); nil: none
 	kept   *keptLock   // the list's lock file kept open (KeepLockOpen); nil: opened per write
 }

@@ -21,11 +21,7 @@
 //     file and the old are exchanged in one step, so a file removed by a
 //     writer that takes no lock (a person's rm) is never brought back,
 //     and one such a writer renamed into place is not lost: the update
-//     starts over from it. A long-running writer (KeepLockDirs) makes its
-//     temporary files of the files its writes replaced, kept in
-//     <list>/.taskd/files, where nobody else can see one change
-//     (keptfiles.go), instead of allocating an inode and freeing one for
-//     every write.
+//     starts over from it.
 //
 //   - Locked. Dir.Update and Dir.Create are read-modify-write cycles under an
 //     in-process mutex, a flock(2) on the list's .lock file (never deleted,

@@ -24,7 +24,7 @@ func (d *Dir) Swap(ctx context.Context, id string, old, new []byte) error {
 	if !ValidID(id) {
 		return &fs.PathError{Op: "swap", Path: path, Err: ErrInvalidID}
 	}
-	tmp, err := prepareFile(d.path, path, new, d.files)
+	tmp, err := prepareFile(d.path, path, new)
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func (d *Dir) update(ctx context.Context, id string, seen []byte, fn func(*Task)
 			}
 			return t, nil
 		}
-		tmp, err := prepareFile(d.path, path, data, d.files)
+		tmp, err := prepareFile(d.path, path, data)
 		if err != nil {
 			return nil, err
 		}

@@ -28,18 +28,14 @@ type pendingFile struct {
 	path    string // the file it is to replace
 	renamed bool   // set once replace has renamed it (or it is gone); an exchange leaves the old file under name
 	st      syscall.Stat_t
-	stated  bool        // st holds the file as written (stat)
-	pool    *fileSpares // where the file left under name goes (nil: removed)
-	stale   int64       // bytes of a kept file's old contents, to cut after the write
+	stated  bool // st holds the file as written (stat)
 }
 
 // prepareFile writes data to a temporary file next to path and fsyncs it, so
 // that once renamed the new file can never be torn or empty, even after a
 // power loss. The file gets path's mode if path is a regular file, else
-// filePerm (less the umask). A file of pool (nil: none) is used for it
-// when one fits, and the file it replaces goes there (Cleanup). Call
-// Cleanup when done with it.
-func prepareFile(dir, path string, data []byte, pool *fileSpares) (*pendingFile, error) {
+// filePerm (less the umask). Call Cleanup when done with it.
+func prepareFile(dir, path string, data []byte) (*pendingFile, error) {
 	perm, chmod := uint32(filePerm), false
 	var st syscall.Stat_t
 	switch err := syscall.Lstat(path, &st); {
@@ -49,16 +45,9 @@ func prepareFile(dir, path string, data []byte, pool *fileSpares) (*pendingFile,
 		return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	}
 	p := &pendingFile{fd: -1, path: path}
-	if chmod {
-		p.pool = pool // a kept file's mode is set to path's; else a new file's would be unknown
-	}
 	prefix := filepath.Join(dir, "."+filepath.Base(path))
 	for range 10000 {
 		p.name = prefix + strconv.FormatUint(uint64(rand.Int64()), 10)
-		if fd, size, ok := p.pool.take(p.name); ok {
-			p.fd, p.stale = fd, size
-			break
-		}
 		fd, err := syscall.Open(p.name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, perm)
 		if err == syscall.EEXIST || err == syscall.EINTR {
 			continue
@@ -79,10 +68,8 @@ func prepareFile(dir, path string, data []byte, pool *fileSpares) (*pendingFile,
 	return p, nil
 }
 
-// fill writes data to the temporary file, from its start, cuts what is
-// left after it of a kept file's old contents, gives it mode perm when
-// asked to (the umask may have narrowed it, a kept file had another
-// file's) and fsyncs it.
+// fill writes data to the temporary file, gives it mode perm when asked
+// to (the umask may have narrowed it) and fsyncs it.
 func (p *pendingFile) fill(data []byte, perm uint32, chmod bool) error {
 	if chmod {
 		var st syscall.Stat_t
@@ -95,7 +82,6 @@ func (p *pendingFile) fill(data []byte, perm uint32, chmod bool) error {
 			}
 		}
 	}
-	size := int64(len(data))
 	for len(data) > 0 {
 		n, err := syscall.Write(p.fd, data)
 		if err == syscall.EINTR {
@@ -105,11 +91,6 @@ func (p *pendingFile) fill(data []byte, perm uint32, chmod bool) error {
 			return &fs.PathError{Op: "write", Path: p.name, Err: err}
 		}
 		data = data[n:]
-	}
-	if p.stale > size { // a kept file's old contents went on past the new
-		if err := syscall.Ftruncate(p.fd, size); err != nil {
-			return &fs.PathError{Op: "truncate", Path: p.name, Err: err}
-		}
 	}
 	for {
 		err := syscall.Fsync(p.fd)
@@ -209,16 +190,11 @@ func (p *pendingFile) exchangeBack() {
 	exchange(p.name, p.path)
 }
 
-// Cleanup closes the temporary file and, if it was not renamed, removes
-// it, or keeps it for reuse in p's pool.
+// Cleanup closes the temporary file and removes it if it was not renamed.
 func (p *pendingFile) Cleanup() {
 	p.closeFD()
 	if !p.renamed {
-		if p.pool != nil {
-			p.pool.keep(p.name)
-		} else {
-			syscall.Unlink(p.name)
-		}
+		syscall.Unlink(p.name)
 		p.renamed = true
 	}
 }
@@ -227,7 +203,7 @@ func (p *pendingFile) Cleanup() {
 // with create, a hard link that fails with fs.ErrExist instead of replacing
 // a file someone else made), fsync of the directory.
 func writeFile(dir, path string, data []byte, create bool) error {
-	tmp, err := prepareFile(dir, path, data, nil)
+	tmp, err := prepareFile(dir, path, data)
 	if err != nil {
 		return err
 	}

@@ -163,9 +163,10 @@ func cleanList(inv *invocation, cfg *config.Config, id string, c cleaning) error
 	}
 	rs, err := retention.Plan(dir.Path(), p, time.Now(), retention.Tasks(dir))
 	locks, lerr := retention.PlanLocks(dir.Path())
-	files, ferr := retention.PlanKeptFiles(dir.Path())
-	rs = append(append(rs, locks...), files...)
-	err = errors.Join(err, lerr, ferr)
+	rs = append(rs, locks...)
+	if err == nil {
+		err = lerr
+	}
 	var bytes int64
 	for _, r := range rs {
 		bytes += r.Bytes
