@@ -29,7 +29,7 @@ func Recover(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec) (*
 		res, ok := agent.ReadResult(runDir)
 		if !ok {
 			var out agent.Outcome
-			if res, out, ok = j.Reattach(ctx, runDir); ok && out == agent.Interrupted {
+			if res, out, ok = j.Reattach(ctx, runDir, nil); ok && out == agent.Interrupted {
 				sp.Attempt = n
 				return j.Finish(ctx, sp, res, out, nil) // the step a worker ran was lost
 			}

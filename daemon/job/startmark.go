@@ -122,3 +122,27 @@ func (j *Job) settleMark(m *startMark) {
 		}
 	}
 }
+
+// MarkFollowed marks the task running whose attempt sp.Attempt, sent to a
+// worker before a restart that found the task still starting, is
+// followed again: its agent runs, and taskd status and Claude Code must
+// not show it waiting for a slot. startedAt is when the attempt was found
+// again. A file that no longer holds the attempt is left as it is; a
+// write that fails is logged and left to the end's write, which records
+// the end from starting as well.
+func (j *Job) MarkFollowed(ctx context.Context, sp task.Spec) {
+	wctx, cancel := WriteContext(ctx)
+	defer cancel()
+	_, err := j.update(wctx, func(t *taskfile.Task) error {
+		rec := task.RecordOf(t)
+		if rec.State != task.Starting || rec.Attempt != sp.Attempt {
+			return errMarkGone
+		}
+		rec.StartedAt = j.Now()
+		_, err := task.Apply(t, task.Start, rec)
+		return err
+	}, taskfile.NoDirSync)
+	if err != nil && !errors.Is(err, errMarkGone) {
+		j.Log.Warn("mark a followed attempt's task running", "list", j.List.ID, "task", j.ID, "attempt", sp.Attempt, "err", err)
+	}
+}

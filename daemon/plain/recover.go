@@ -33,8 +33,16 @@ func Recover(ctx context.Context, j *job.Job, sp task.Spec) (*taskfile.Task, err
 		j.Log.Info("recording the result of an attempt that ended while the daemon was down", "list", l.ID, "task", id, "attempt", sp.Attempt)
 		return afterAttempt(ctx, j, sp, res, agent.OutcomeOf(res))
 	}
-	if res, out, ok := j.Reattach(ctx, runDir); ok {
-		return afterAttempt(ctx, j, sp, res, out) // an attempt a worker ran
+	// An attempt a worker runs, or ran. A task left starting (its
+	// running mark not written before the restart) is marked running
+	// once its attempt is followed: its agent runs.
+	following := func() {
+		if sp.State == task.Starting {
+			j.MarkFollowed(ctx, sp)
+		}
+	}
+	if res, out, ok := j.Reattach(ctx, runDir, following); ok {
+		return afterAttempt(ctx, j, sp, res, out)
 	}
 	res := agent.Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
 	res.Summary = res.Error

@@ -19,7 +19,7 @@ import (
 // (the daemon died first) or lost with the server's store — and then
 // published again from the copy cmd.json (or work.json) keeps. ok is
 // false for an attempt that ran on this machine.
-func (c *Coordinator) Reattach(ctx context.Context, listDir, runDir string) (agent.Result, agent.Outcome, bool) {
+func (c *Coordinator) Reattach(ctx context.Context, listDir, runDir string, onFollow func()) (agent.Result, agent.Outcome, bool) {
 	id, subject := remoteID(listDir, runDir)
 	if id == "" {
 		return agent.Result{}, agent.Finished, false
@@ -55,6 +55,9 @@ func (c *Coordinator) Reattach(ctx context.Context, listDir, runDir string) (age
 		fl.held, fl.saved = &h, true
 	}
 	c.log.Info("following an attempt sent to a worker before the daemon restarted", "task", taskID, "attempt", id)
+	if onFollow != nil {
+		onFollow()
+	}
 	stopWatch := c.watchFolder(f, w.Profile)
 	res, out := c.await(ctx, fl)
 	stopWatch()

@@ -192,22 +192,28 @@ func TestRemote_EndOfAStartingTaskIsKeptForItsRecovery(t *testing.T) {
 }
 
 // Ensure an attempt whose task a restart found starting, followed with no
-// worker to take it, says why it waits in its task file
-// (metadata.taskd.dispatch) as a running task's does, and that the note
-// goes once a worker has run it.
+// worker to take it, is marked running once followed (its agent runs, or
+// will: the task no longer reads as waiting for a slot), says why it
+// waits in its task file (metadata.taskd.dispatch), and that the note goes
+// once a worker has run it.
 func TestRemote_StartingTaskSaysWhyItsAttemptWaits(t *testing.T) {
 	t.Parallel()
 	c, _, ran := startingAttempt(t)
 	c.restart(c.coord)
 	var note string
+	var state task.State
 	c.waitFor("task 2 to say why its attempt waits", time.Minute, func() bool {
 		tf := c.read("l", "2")
-		if tf == nil || task.Of(tf) != task.Starting {
+		if tf == nil {
 			return false
 		}
+		state = task.Of(tf)
 		note, _ = tf.Metadata.Object("taskd").String("dispatch")
 		return note != ""
 	})
+	if state != task.Running {
+		t.Errorf("task 2 reads %s while its followed attempt waits for a worker, want running", state)
+	}
 	t.Logf("task 2 says: %s", note)
 	if !strings.Contains(note, "worker") {
 		t.Errorf("the note %q does not speak of workers", note)
