@@ -2,7 +2,9 @@
 // it starts the daemon on a root with a list named bench, waits until the
 // daemon says it is ready, drops task files into the list the way a
 // producer should (written aside, then renamed in), counts the tasks that
-// succeeded, and stops the daemon.
+// succeeded, and stops the daemon. The daemon gets a runtime directory of
+// its own (XDG_RUNTIME_DIR, for its status file and kept results),
+// removed when it stops: a benchmark leaves nothing in the user's.
 package taskdrun
 
 import (
@@ -39,6 +41,7 @@ type Options struct {
 // A Daemon is a running `taskd run`.
 type Daemon struct {
 	Cmd     *exec.Cmd
+	Runtime string          // its runtime directory
 	List    string          // the list bench of its root
 	Stderr  *syncbuf.Buffer // what it wrote to stderr so far
 	Started time.Duration   // from its start until it was ready
@@ -51,9 +54,13 @@ func Start(o Options) (*Daemon, error) {
 	if err := os.MkdirAll(list, 0o700); err != nil {
 		return nil, err
 	}
+	runtime, err := os.MkdirTemp("", "taskd-bench-runtime-")
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(o.Bin, "run", "--root", o.Root, "--config", o.Config, "--log-level", o.LogLevel)
-	cmd.Env = append(os.Environ(), o.Env...)
-	d := &Daemon{Cmd: cmd, List: list, Stderr: &syncbuf.Buffer{}}
+	cmd.Env = append(append(os.Environ(), "XDG_RUNTIME_DIR="+runtime), o.Env...)
+	d := &Daemon{Cmd: cmd, Runtime: runtime, List: list, Stderr: &syncbuf.Buffer{}}
 	cmd.Stderr = d.Stderr
 	if o.Echo != nil {
 		cmd.Stderr = io.MultiWriter(d.Stderr, o.Echo)
@@ -64,6 +71,7 @@ func Start(o Options) (*Daemon, error) {
 	}
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
+		os.RemoveAll(runtime)
 		return nil, err
 	}
 	if err := WaitFor(o.Timeout, time.Millisecond, func() bool { return ready(d) }); err != nil {
@@ -77,10 +85,12 @@ func Start(o Options) (*Daemon, error) {
 // Pid is the daemon's process id.
 func (d *Daemon) Pid() int { return d.Cmd.Process.Pid }
 
-// Stop stops the daemon as a user does (SIGTERM) and waits for it.
+// Stop stops the daemon as a user does (SIGTERM), waits for it, and
+// removes its runtime directory.
 func (d *Daemon) Stop() {
 	d.Cmd.Process.Signal(syscall.SIGTERM)
 	d.Cmd.Wait()
+	os.RemoveAll(d.Runtime)
 }
 
 // Drop writes a task file into a dot-file of list and renames it in as

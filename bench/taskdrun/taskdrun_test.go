@@ -2,7 +2,10 @@ package taskdrun
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,5 +47,50 @@ func TestWaitFor(t *testing.T) {
 	}
 	if err := WaitFor(10*time.Millisecond, time.Millisecond, func() bool { return false }); err == nil {
 		t.Error("WaitFor of a condition that never holds returned nil")
+	}
+}
+
+// TestStart_RuntimeDirOfItsOwn: the daemon a benchmark starts runs with a
+// runtime directory of its own, not the user's, and Stop removes it.
+func TestStart_RuntimeDirOfItsOwn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds taskd")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "taskd")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/taskd")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build taskd: %v\n%s", err, out)
+	}
+	root := filepath.Join(dir, "root")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"concurrency": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Start(Options{Bin: bin, Root: root, Config: cfg, LogLevel: "info", Env: []string{"HOME=" + root}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	environ, err := os.ReadFile("/proc/" + strconv.Itoa(d.Pid()) + "/environ")
+	if err != nil {
+		d.Stop()
+		t.Fatal(err)
+	}
+	var got []string
+	for _, kv := range strings.Split(string(environ), "\x00") {
+		if strings.HasPrefix(kv, "XDG_RUNTIME_DIR=") {
+			got = append(got, kv)
+		}
+	}
+	d.Stop()
+	if want := "XDG_RUNTIME_DIR=" + d.Runtime; d.Runtime == "" || len(got) != 1 || got[0] != want {
+		t.Errorf("the daemon's environment holds %q, want only %q", got, want)
+	}
+	if _, err := os.Lstat(d.Runtime); !os.IsNotExist(err) {
+		t.Errorf("the daemon's runtime directory %s after Stop: %v, want it gone", d.Runtime, err)
 	}
 }
