@@ -17,10 +17,10 @@ type Reattacher interface {
 	// the list directory listDir, to end, fills its run folder as Run
 	// does, and returns how it ended with ok set. ok is false when the
 	// attempt is not one the runner sent elsewhere: recovery then goes on
-	// as for an agent of this machine. following, if not nil, is called
+	// as for an agent of this machine. onFollow, if not nil, is called
 	// once the runner has found the attempt and follows it, before it
 	// waits.
-	Reattach(ctx context.Context, listDir, runDir string, following func()) (res agent.Result, out agent.Outcome, ok bool)
+	Reattach(ctx context.Context, listDir, runDir string, onFollow func()) (res agent.Result, out agent.Outcome, ok bool)
 }
 
 // Detached is the Result.Outcome of an attempt that goes on elsewhere while
@@ -29,12 +29,12 @@ const Detached = "detached"
 
 // Reattach asks the job's runner what became of the attempt whose run
 // folder is runDir (see Reattacher); ok is false if the runner has no
-// attempts elsewhere or this was not one of them. following, if not nil,
+// attempts elsewhere or this was not one of them. onFollow, if not nil,
 // is called once the attempt is followed, before the wait.
-func (j *Job) Reattach(ctx context.Context, runDir string, following func()) (agent.Result, agent.Outcome, bool) {
+func (j *Job) Reattach(ctx context.Context, runDir string, onFollow func()) (agent.Result, agent.Outcome, bool) {
 	r, isRemote := j.Runner.(Reattacher)
 	if !isRemote {
 		return agent.Result{}, agent.Finished, false
 	}
-	return r.Reattach(ctx, j.List.Path(), runDir, following)
+	return r.Reattach(ctx, j.List.Path(), runDir, onFollow)
 }

@@ -36,12 +36,11 @@ func Recover(ctx context.Context, j *job.Job, sp task.Spec) (*taskfile.Task, err
 	// An attempt a worker runs, or ran. A task left starting (its
 	// running mark not written before the restart) is marked running
 	// once its attempt is followed: its agent runs.
-	following := func() {
-		if sp.State == task.Starting {
-			j.MarkFollowed(ctx, sp)
-		}
+	var onFollow func()
+	if sp.State == task.Starting {
+		onFollow = func() { j.MarkFollowed(ctx, sp) }
 	}
-	if res, out, ok := j.Reattach(ctx, runDir, following); ok {
+	if res, out, ok := j.Reattach(ctx, runDir, onFollow); ok {
 		return afterAttempt(ctx, j, sp, res, out)
 	}
 	res := agent.Result{Error: "interrupted: the daemon stopped while the agent ran", ExitCode: -1}
