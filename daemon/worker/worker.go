@@ -443,7 +443,7 @@ func (w *Worker) cancelled(r *run, id, subject string, hdr nats.Header, data []b
 	_ = json.Unmarshal(data, &c)
 	if c.Reason == remote.LostReason {
 		if r.cancel(errLost) {
-			w.log.Warn("stopping an agent whose attempt its coordinator recorded lost (this worker was silent too long)", "remote", id)
+			w.log.Warn("stopping an agent whose attempt its coordinator recorded lost (its log says why: this worker silent too long, restarted, or sharing its key with another)", "remote", id)
 		}
 		return
 	}
