@@ -329,7 +329,7 @@ func (c *Coordinator) lookFor(ctx context.Context, fl *following) bool {
 		return false // a worker that holds it may not have said so yet
 	}
 	c.log.Warn("publishing again an attempt the NATS server does not have, that no worker holds", "attempt", fl.id, "subject", fl.subject)
-	if err := c.publishWork(ctx, c.streams, fl); err != nil {
+	if err := c.publishWorkAgain(ctx, c.streams, fl); err != nil {
 		c.log.Warn("cannot publish an attempt again yet", "attempt", fl.id, "err", err)
 		return false
 	}
