@@ -207,7 +207,13 @@ func (w *Worker) lastCancel(ctx context.Context, id string) <-chan *nats.Msg {
 // worker process's.
 func (w *Worker) claimedHere(ctx context.Context, id string) bool {
 	prev, err := w.c.Last(context.WithoutCancel(ctx), id, remote.KindStart)
-	if err != nil || prev == nil || prev.Header.Get(remote.KeyHeader) != w.c.Signer.PublicKey() {
+	if err != nil || prev == nil {
+		return false
+	}
+	// Signed by this worker's key, not only naming it: anyone with a
+	// worker's credentials can store a claim that names it.
+	me := w.c.Signer.PublicKey()
+	if key, err := (remote.Trust{me: true}).Verify(prev.Subject, prev.Header, prev.Data); err != nil || key != me {
 		return false
 	}
 	var st remote.Start
