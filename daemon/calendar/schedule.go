@@ -97,8 +97,52 @@ func (s *Schedule) String() string { return s.expr }
 
 // Next returns the schedule's first time after t, or the zero time if it
 // has none in the next five years ("0 0 30 2 *").
+//
+// Where the clocks change, a schedule of fixed hours keeps to one run per
+// day as crontab(5) does: a time that the change skips ("0 2 * * *" when
+// 02:00 becomes 03:00) is run at the change, and a time that comes twice
+// (when 03:00 becomes 02:00 again) is run the first time only. A schedule
+// of every hour ("*/15 * * * *") keeps its times as they come.
 func (s *Schedule) Next(t time.Time) time.Time {
-	return s.s.Next(t)
+	n := s.s.Next(t)
+	spec, ok := s.s.(*cron.SpecSchedule)
+	if !ok || n.IsZero() || spec.Hour&allHours == allHours {
+		return n
+	}
+	loc := spec.Location
+	if loc == time.Local {
+		loc = t.Location() // as the library reads it
+	}
+	for x := t.In(loc); ; {
+		_, change := x.ZoneBounds()
+		if change.IsZero() || change.After(n) {
+			return n
+		}
+		_, before := change.Add(-time.Nanosecond).Zone()
+		_, after := change.Zone()
+		switch d := time.Duration(after-before) * time.Second; {
+		case d > 0 && change.After(t) && skipped(spec, change.In(time.FixedZone("", before)), d):
+			return change.In(n.Location())
+		case d < 0 && !n.Before(change) && n.Before(change.Add(-d)):
+			// n's time of day came before the change too: run it once.
+			return s.Next(change.Add(-d - time.Second))
+		}
+		x = change
+	}
+}
+
+// allHours is the hour field of a schedule of every hour.
+const allHours = 1<<24 - 1
+
+// skipped reports whether the spec has a time of day among those a change
+// of the clocks skips: the gap of length d from start, the change read on
+// the clocks before it.
+func skipped(spec *cron.SpecSchedule, start time.Time, d time.Duration) bool {
+	wall := time.Date(start.Year(), start.Month(), start.Day(), start.Hour(), start.Minute(), start.Second(), 0, time.UTC)
+	u := *spec
+	u.Location = time.UTC
+	first := u.Next(wall.Add(-time.Second))
+	return !first.IsZero() && first.Before(wall.Add(d))
 }
 
 // Missed counts the schedule's times after from up to now, stopping at
