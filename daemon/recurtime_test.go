@@ -57,3 +57,27 @@ func TestQueue_ScheduleAcrossDST(t *testing.T) {
 		t.Errorf("02:00 made a run again when it came a second time: %+v", rec)
 	}
 }
+
+// TestQueue_ScheduleClockSetBack: a daemon whose clock was two days ahead
+// computed a daily schedule's next time two days ahead; once the clock is
+// set right (back), the schedule runs at its next time on the clock as it
+// now is, not two days later. Before, the runs of the two days were lost.
+func TestQueue_ScheduleClockSetBack(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0.Add(48*time.Hour + 3*time.Hour)) // t0 is 12:00 UTC: 15:00 two days on
+	h := startDaemonClock(t, clk, []string{"l"})
+	h.drop("l", "1", execTask("nightly", "true", "taskd.schedule", `"CRON_TZ=UTC 0 2 * * *"`))
+	ahead := t0.Add(3 * 24 * time.Hour).Truncate(24 * time.Hour).Add(2 * time.Hour)
+	h.waitRecord("l", "1", "its next time on the clock ahead", func(r recur.Record) bool { return r.Next.Equal(ahead) })
+
+	clk.Back(48 * time.Hour)
+	h.settled("l", "c") // the loop looks again (in a daemon, at the latest at the safety rescan)
+	want := t0.Add(24 * time.Hour).Truncate(24 * time.Hour).Add(2 * time.Hour)
+	h.waitRecord("l", "1", "its next time on the clock set back", func(r recur.Record) bool { return r.Next.Equal(want) })
+	clk.Set(want)
+	rec := h.waitRecord("l", "1", "the run of the next day", func(r recur.Record) bool { return r.Runs == 1 })
+	if !rec.Last.Equal(want) || rec.Missed != 0 {
+		t.Errorf("after the clock was set back: %+v, want a run for %s", rec, want)
+	}
+	h.waitState("l", rec.LastRun, task.Succeeded, 20*time.Second)
+}

@@ -99,6 +99,11 @@ func Decide(s *calendar.Schedule, r Record, now time.Time) Decision {
 		return Due
 	case r.For != s.String() || r.Next.IsZero():
 		return Restart
+	case now.Before(r.Next) && s.Next(now).Before(r.Next):
+		// A time of the schedule comes before Next: Next was computed
+		// on a clock since set back (a next time is never after the
+		// schedule's first time after the moment it is computed).
+		return Restart
 	case !now.Before(r.Next):
 		return Due
 	}
