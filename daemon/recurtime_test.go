@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -80,4 +81,26 @@ func TestQueue_ScheduleClockSetBack(t *testing.T) {
 		t.Errorf("after the clock was set back: %+v, want a run for %s", rec, want)
 	}
 	h.waitState("l", rec.LastRun, task.Succeeded, 20*time.Second)
+}
+
+// TestQueue_ScheduleWithNoTime: a schedule with no time (February 30th)
+// makes no runs, and the daemon says so once and rests. Before, the loop
+// computed its next time again and again, a job after another, at full
+// CPU.
+func TestQueue_ScheduleWithNoTime(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	h := startDaemonClock(t, clk, []string{"l"})
+	h.drop("l", "1", execTask("never", "true", "taskd.schedule", `"0 0 30 2 *"`))
+	const said = `msg="the schedule has no time in the next five years: it makes no runs" list=l task=1`
+	h.waitFor("the daemon to say the schedule has no time", 20*time.Second, func() bool { return strings.Contains(h.logs.String(), said) })
+	h.settled("l", "c")
+	clk.Advance(time.Hour)
+	h.settled("l", "c2")
+	if n := strings.Count(h.logs.String(), said); n != 1 {
+		t.Errorf("said %d times, want once (the schedule was decided on again and again)", n)
+	}
+	if runs := h.runsOf("l", "1"); len(runs) != 0 {
+		t.Errorf("runs %v of a schedule with no time", runs)
+	}
 }

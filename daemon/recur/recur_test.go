@@ -184,4 +184,11 @@ func TestDecide(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
+	never, err := calendar.ParseSchedule("0 0 30 2 *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recur.Decide(never, recur.Record{For: never.String()}, t0); got != recur.Never {
+		t.Errorf("a schedule with no time, its next time computed: %v, want Never", got)
+	}
 }
