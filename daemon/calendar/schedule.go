@@ -50,11 +50,36 @@ func ParseSchedule(expr string) (*Schedule, error) {
 			return nil, err
 		}
 	}
+	if err := checkEvery(expr); err != nil {
+		return nil, err
+	}
 	s, err := parse(expr)
 	if err != nil {
 		return nil, fmt.Errorf("the schedule %q is not a cron expression (%v); write it like \"0 2 * * *\" (minute hour day-of-month month day-of-week), \"@daily\" or \"@every 1h\"", expr, err)
 	}
 	return &Schedule{expr: expr, s: s}, nil
+}
+
+// checkEvery refuses an "@every" of less than a second or of a part of
+// one: the library makes each an interval of whole seconds, at least one
+// ("@every -5m" and "@every 1.5s" ran every second).
+func checkEvery(expr string) error {
+	times := expr
+	if _, rest, ok := cutZone(expr); ok {
+		times = rest
+	}
+	arg, ok := strings.CutPrefix(times, "@every ")
+	if !ok {
+		return nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(arg))
+	switch {
+	case err != nil:
+		return nil // the parser says what is wrong
+	case d < time.Second || d%time.Second != 0:
+		return fmt.Errorf("the schedule %q is not a whole number of seconds, at least one; write it like \"@every 90s\" or \"@every 2h\"", expr)
+	}
+	return nil
 }
 
 // parse is the parser's Parse, with a panic of the library (it has some
