@@ -542,6 +542,11 @@ func (a *Attempt) argv() (argv []string, stdin string) {
 		text = a.Script
 	}
 	if p.Prompt == "arg" {
+		if k := KindOf(p); k != nil && k.Config().Model {
+			// A model's prompt is text: one that begins with "-" (a
+			// Markdown list, "--dangerously-…") is no option of its.
+			argv = append(argv, "--")
+		}
 		return append(argv, text), ""
 	}
 	return argv, text
