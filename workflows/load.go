@@ -77,6 +77,17 @@ func (s *Set) IDs() []string {
 // id): they define nothing, so no definition's Problems has them.
 func (s *Set) Unread() []navigator.Problem { return s.unread }
 
+// UnreadOf returns the problem of a file that would define id
+// (<id>.json, <id>/workflow.json) but could not be read, if there is one.
+func (s *Set) UnreadOf(id string) (navigator.Problem, bool) {
+	for _, p := range s.unread {
+		if p.File != "" && idOf(p.File) == id {
+			return p, true
+		}
+	}
+	return navigator.Problem{}, false
+}
+
 // Problems returns the problems of every definition, by id.
 func (s *Set) Problems() []navigator.Problem {
 	var out []navigator.Problem

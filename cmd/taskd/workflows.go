@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/taskd/taskd/navigator"
@@ -76,7 +75,7 @@ func runWorkflows(ctx context.Context, inv *invocation) error {
 		set := load()
 		d, ok := set.Get(args[0])
 		if !ok {
-			return nil, noWorkflow(args[0], set.Unread())
+			return nil, noWorkflow(args[0], set)
 		}
 		return d, nil
 	}
@@ -113,14 +112,11 @@ func runWorkflows(ctx context.Context, inv *invocation) error {
 	return inv.usageErrorf("unknown subcommand %q: want list, show, validate or diagram", sub)
 }
 
-// noWorkflow is the error for an id no definition has: a file that would
-// define it but could not be read says why.
-func noWorkflow(id string, unread []navigator.Problem) error {
-	for _, p := range unread {
-		base := filepath.Base(p.File)
-		if base == id+".json" || base == "workflow.json" && filepath.Base(filepath.Dir(p.File)) == id {
-			return fmt.Errorf("no workflow %q: %s", id, p)
-		}
+// noWorkflow is the error for an id no definition of set has: a file
+// that would define it but could not be read says why.
+func noWorkflow(id string, set *workflows.Set) error {
+	if p, ok := set.UnreadOf(id); ok {
+		return fmt.Errorf("no workflow %q: %s", id, p)
 	}
 	return fmt.Errorf("no workflow %q; run 'taskd workflows list' for the list", id)
 }
