@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/readable"
 )
@@ -152,7 +151,10 @@ func readRegular(p string, max int64) ([]byte, error) {
 
 // writeFile replaces the file p, which must lie in a root, with data,
 // creating its directories: a new file renamed into place, so that a link
-// at p is replaced, never followed.
+// at p is replaced, never followed. The path is checked with its links
+// resolved, and then written from the root that holds it, following no
+// link: a directory swapped for a link between the check and the write
+// fails the write instead of leading it out.
 func (sc *scope) writeFile(p string, data []byte) error {
 	if err := sc.inRoots(p); err != nil {
 		return err
@@ -160,22 +162,48 @@ func (sc *scope) writeFile(p string, data []byte) error {
 	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() && fi.Mode().Type() != fs.ModeSymlink {
 		return fmt.Errorf("%s is not a regular file (%s)", p, fi.Mode().Type())
 	}
-	if err := sc.mkdirAll(filepath.Dir(p)); err != nil {
+	// Where p is, with the links of its directory resolved: a link at p
+	// itself is replaced.
+	where := filepath.Join(resolvePath(filepath.Dir(p)), filepath.Base(p))
+	base, err := sc.rootOf(p, where)
+	if err != nil {
 		return err
 	}
-	return renameio.WriteFile(p, data, 0o644)
+	if err := fsroot.WriteShared(base, where, data); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
 }
 
-// mkdirAll creates directory dir, in a root, and those above it; with its
-// links resolved it must still be in a root once it exists.
+// mkdirAll creates directory dir, in a root, and those above it, from the
+// root that holds it, following no link (as writeFile).
 func (sc *scope) mkdirAll(dir string) error {
 	if err := sc.inRoots(dir); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	where := resolvePath(dir)
+	base, err := sc.rootOf(dir, where)
+	if err != nil {
 		return err
 	}
-	return sc.inRoots(dir)
+	if err := fsroot.MkdirShared(base, where); err != nil {
+		return fmt.Errorf("make %s: %w", dir, err)
+	}
+	return nil
+}
+
+// rootOf returns the root, with its links resolved, that holds where: p
+// with the links of its existing part resolved, a path below the root
+// whose every directory was a directory when it was looked at.
+func (sc *scope) rootOf(p, where string) (string, error) {
+	for _, d := range sc.roots {
+		for _, b := range []string{resolvePath(d), d} {
+			if within(where, b) {
+				return b, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s (which is %s) is %w: %s", p, where, ErrOutside, strings.Join(sc.roots, ", "))
 }
 
 // within reports whether p is dir or inside it (both absolute and clean).
