@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -117,36 +116,25 @@ const maxFile = 4 << 20
 
 // readFile reads the regular file p, which must be readable in sc, of at
 // most maxFile bytes. A FIFO or device is refused without blocking.
+//
+// The path is checked with its links resolved, and then read from the
+// root or plugin directory that holds it, following no link: a directory
+// swapped for a link between the check and the read fails the read
+// instead of leading it out.
 func (sc *scope) readFile(p string) ([]byte, error) {
 	if err := sc.readable(p); err != nil {
 		return nil, err
 	}
-	return readRegular(p, maxFile)
-}
-
-// readRegular reads the regular file p (following links) of at most max
-// bytes, refusing anything else without blocking on it.
-func readRegular(p string, max int64) ([]byte, error) {
-	f, err := fsroot.OpenRegular(p, os.O_RDONLY, 0)
+	where := resolvePath(p)
+	base, err := holder(p, where, append(append([]string(nil), sc.roots...), sc.plugins...))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	data, err := fsroot.ReadFile(base, where, maxFile)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
-	switch {
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file (%s)", p, fi.Mode().Type())
-	case fi.Size() > max:
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d read", p, fi.Size(), max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(data)) > max {
-		err = fmt.Errorf("%s is more than the %d bytes read", p, max)
-	}
-	return data, err
+	return data, nil
 }
 
 // writeFile replaces the file p, which must lie in a root, with data,
@@ -165,7 +153,7 @@ func (sc *scope) writeFile(p string, data []byte) error {
 	// Where p is, with the links of its directory resolved: a link at p
 	// itself is replaced.
 	where := filepath.Join(resolvePath(filepath.Dir(p)), filepath.Base(p))
-	base, err := sc.rootOf(p, where)
+	base, err := holder(p, where, sc.roots)
 	if err != nil {
 		return err
 	}
@@ -182,7 +170,7 @@ func (sc *scope) mkdirAll(dir string) error {
 		return err
 	}
 	where := resolvePath(dir)
-	base, err := sc.rootOf(dir, where)
+	base, err := holder(dir, where, sc.roots)
 	if err != nil {
 		return err
 	}
@@ -192,18 +180,18 @@ func (sc *scope) mkdirAll(dir string) error {
 	return nil
 }
 
-// rootOf returns the root, with its links resolved, that holds where: p
-// with the links of its existing part resolved, a path below the root
-// whose every directory was a directory when it was looked at.
-func (sc *scope) rootOf(p, where string) (string, error) {
-	for _, d := range sc.roots {
+// holder returns the directory of dirs, with its links resolved, that
+// holds where: p with the links of its existing part resolved, a path
+// below it whose every directory was a directory when it was looked at.
+func holder(p, where string, dirs []string) (string, error) {
+	for _, d := range dirs {
 		for _, b := range []string{resolvePath(d), d} {
 			if within(where, b) {
 				return b, nil
 			}
 		}
 	}
-	return "", fmt.Errorf("%s (which is %s) is %w: %s", p, where, ErrOutside, strings.Join(sc.roots, ", "))
+	return "", fmt.Errorf("%s (which is %s) is %w: %s", p, where, ErrOutside, strings.Join(dirs, ", "))
 }
 
 // within reports whether p is dir or inside it (both absolute and clean).

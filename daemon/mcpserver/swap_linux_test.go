@@ -23,19 +23,8 @@ func TestHostile_DirectorySwapped(t *testing.T) {
 	sub, swap := filepath.Join(e.project, "sub"), filepath.Join(e.project, "swap")
 	must(t, os.MkdirAll(filepath.Join(sub, ".flow"), 0o755))
 	must(t, os.Symlink(outside, swap))
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			unix.Renameat2(unix.AT_FDCWD, sub, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE)
-		}
-	}()
-	defer func() { close(stop); <-done }()
+	stop := swapping(t, sub, swap)
+	defer stop()
 	calls := []struct {
 		tool string
 		args map[string]any
@@ -58,4 +47,53 @@ func TestHostile_DirectorySwapped(t *testing.T) {
 	if written == 0 {
 		t.Error("no call wrote anything: the test did not test")
 	}
+}
+
+// TestHostile_WorkflowsSwapped: another process keeps exchanging the
+// project's .flow/workflows with a link to a directory outside that holds
+// a workflow of the same id, while the session lists and navigates the
+// project's workflows. What the server reads is the project's file or
+// nothing: never the one outside.
+func TestHostile_WorkflowsSwapped(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	outside := t.TempDir()
+	write(t, filepath.Join(outside, "x.json"), strings.Replace(ctxWorkflow, `"name": "Context"`, `"name": "OUTSIDE"`, 1))
+	flow := filepath.Join(e.project, ".flow")
+	write(t, filepath.Join(flow, "workflows", "x.json"), ctxWorkflow)
+	must(t, os.Symlink(outside, filepath.Join(flow, "swap")))
+	stop := swapping(t, filepath.Join(flow, "workflows"), filepath.Join(flow, "swap"))
+	defer stop()
+	read := 0
+	deadline := time.Now().Add(2 * time.Second)
+	for n := 0; time.Now().Before(deadline); n++ {
+		text, _ := e.call("ListWorkflows", map[string]any{"source": "project"})
+		if strings.Contains(text, "OUTSIDE") {
+			t.Fatalf("after %d calls, the server read the workflow outside the project: %s", n+1, text)
+		}
+		if strings.Contains(text, "Context") {
+			read++
+		}
+	}
+	if read == 0 {
+		t.Error("no call read the project's workflow: the test did not test")
+	}
+}
+
+// swapping keeps exchanging a and b (renameat2 RENAME_EXCHANGE) until the
+// function it returns is called.
+func swapping(t *testing.T, a, b string) (stop func()) {
+	t.Helper()
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+		}
+	}()
+	return func() { close(quit); <-done }
 }
