@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/taskd/taskd/internal/termtext"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/workflows"
 )
@@ -165,7 +166,7 @@ func listWorkflows(inv *invocation, set *workflows.Set, asJSON bool) error {
 		if !e.OK {
 			name = "INVALID (taskd workflows validate): " + name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, nodes, source, name)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termtext.Clean(e.ID), nodes, termtext.Clean(source), termtext.Clean(name))
 	}
 	return tw.Flush()
 }

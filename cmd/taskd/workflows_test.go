@@ -204,3 +204,34 @@ func TestWorkflows_Unreadable(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkflows_ControlCharacters: a workflow file (a cloned project's,
+// say) whose name, step names and edge labels carry escape sequences and
+// line breaks reaches the terminal through list and diagram without
+// them: no control character but the line ends, and a diagram line per
+// node and edge.
+func TestWorkflows_ControlCharacters(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	writeTask(t, filepath.Join(dir, "ev.json"), `{"name": "Evil\u001b]0;PWNED\u0007\u001b[31mred", "description": "x\u001b[2Jy",
+	  "nodes": {"start": {"type": "start"}, "x": {"type": "task", "name": "S\u001b[1mtep\nclick n0 call evil()", "command": "true\r"},
+	  "done": {"type": "end", "result": "success"}},
+	  "edges": [{"from": "start", "to": "x"}, {"from": "x", "to": "done", "label": "ok\u009b2J\nthen"}]}`)
+	for _, args := range [][]string{{"list"}, {"diagram", "ev"}} {
+		out, errOut, code := runCLI(t, append(append([]string{"workflows"}, args...), "--workflows", dir)...)
+		if code != 0 {
+			t.Fatalf("workflows %s: exit %d: %s", args[0], code, errOut)
+		}
+		for _, r := range out {
+			if r != '\n' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0) {
+				t.Errorf("workflows %s prints the control character %U:\n%q", args[0], r, out)
+				break
+			}
+		}
+		if args[0] == "diagram" {
+			if lines := strings.Count(out, "\n"); lines != 1+3+2 {
+				t.Errorf("the diagram has %d lines, want 6 (a label's line break ends a line):\n%s", lines, out)
+			}
+		}
+	}
+}
