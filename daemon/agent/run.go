@@ -542,11 +542,6 @@ func (a *Attempt) argv() (argv []string, stdin string) {
 		text = a.Script
 	}
 	if p.Prompt == "arg" {
-		if k := KindOf(p); k != nil && k.Config().Model {
-			// A model's prompt is text: one that begins with "-" (a
-			// Markdown list, "--dangerously-…") is no option of its.
-			argv = append(argv, "--")
-		}
 		return append(argv, text), ""
 	}
 	return argv, text
@@ -569,6 +564,18 @@ func NotADirectory(dir string) string {
 		return "is " + fsroot.KindOf(fi.Mode()) + ", not a directory"
 	}
 	return ""
+}
+
+// endOptions ends the options of a's command line with "--" when its
+// prompt follows as an argument: a kind whose program takes "--" so (the
+// claude, codex and opencode commands) calls it last in its Args, so that
+// a prompt that begins with "-" (a Markdown list, "--dangerously-…") is
+// the prompt and never one of the program's options.
+func endOptions(argv []string, a *Attempt) []string {
+	if a.Profile != nil && a.Profile.Prompt == "arg" {
+		return append(argv, "--")
+	}
+	return argv
 }
 
 // baseEnv are the variables every agent inherits from the daemon, besides
