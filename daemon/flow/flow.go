@@ -400,6 +400,7 @@ func (f *flowRun) ask(ctx context.Context, kind, reason string, options []string
 		rec := task.RecordOf(t)
 		rec.Grant = nil // given to the step that ran, if any
 		rec.Hold = h
+		rec.FinishedAt = time.Now() // the walk stops here: it waits since now
 		if _, err := task.End(t, task.AskPerson, rec); err != nil {
 			return err
 		}
