@@ -39,8 +39,12 @@ func TestStatus_InterruptedByTheDaemonsStop(t *testing.T) {
 		}
 	}
 	stop := start()
-	mustCLI(t, "submit", "--root", root, "--list", "l", "--agent", "exec", "while [ ! -e "+gate+" ]; do sleep 0.05; done; echo done")
-	waitUntil(t, "l/1 to run", time.Minute, func() bool { return stateIn(t, root, "l", "1") == task.Running })
+	began := filepath.Join(t.TempDir(), "began")
+	mustCLI(t, "submit", "--root", root, "--list", "l", "--agent", "exec", "touch "+began+"; while [ ! -e "+gate+" ]; do sleep 0.05; done; echo done")
+	waitUntil(t, "l/1's agent to run", time.Minute, func() bool {
+		_, err := os.Stat(began)
+		return err == nil && stateIn(t, root, "l", "1") == task.Running
+	})
 	stop()
 
 	out, _, _ := runCLI(t, "status", "--root", root, "l/1")
