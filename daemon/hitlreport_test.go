@@ -36,6 +36,11 @@ func TestFlow_RealClaudeEscalationSaysWhy(t *testing.T) {
 	if !strings.Contains(got, "max retries exceeded at verify") || !strings.Contains(got, reason) {
 		t.Errorf("hitl reason %q, want the spent retries and the check's report %q", got, reason)
 	}
+	// The work step after the failed check is told its report once:
+	// the summary, not an error that restates it.
+	if p := h.runText("l", "1", 3, "prompt.md"); !strings.Contains(p, "Summary: "+reason) || strings.Count(p, reason) != 2 {
+		t.Errorf("the second work step's prompt does not give the check's report once (summary, and the output's end):\n%s", p)
+	}
 	lists, err := status.Snapshot(h.root, []string{"l"}, false)
 	if err != nil || len(lists) != 1 || len(lists[0].Tasks) != 1 {
 		t.Fatalf("snapshot: %v %+v", err, lists)
