@@ -622,6 +622,9 @@
 //	              pause (a usage limit another task met) holds it back,
 //	              until when and why; under both, the 'taskd resume'
 //	              command that lifts the pause now
+//	interrupted:  on a pending task, that the daemon stopped while its
+//	              attempt ran, and that it runs again (a claude agent
+//	              resuming its session)
 //	error:        why a task failed, in the agent's own words where it
 //	              gave any, with where its logs are, and
 //	retry:        the 'taskd retry' and 'taskd logs' commands for it
@@ -901,9 +904,8 @@
 // the wait at once, with the reason, as a failure: one the daemon refused
 // (taskd status shows why), a file it does not read, and a task of Claude
 // Code's own (not addressed to taskd) that is not completed. A task that
-// waits for a person
-// keeps wait waiting; wait says so once on standard error, with the command
-// that answers it.
+// waits for a person keeps wait waiting; wait says so once on standard
+// error, with the command that answers it.
 //
 // A line says how the task ended, with the agent's summary (its first line)
 // or the error, and what its latest attempt cost when the agent reported

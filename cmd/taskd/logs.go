@@ -114,6 +114,13 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	if *attemptFlag > 0 {
 		n, ended = *attemptFlag, true
 	}
+	if n == 0 {
+		// A task that is not there (a typo, a task removed) has no
+		// output to wait for.
+		if _, err := dir.Read(ref.id); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("no task %s", ref)
+		}
+	}
 	if n == 0 && !*follow {
 		return fmt.Errorf("task %s has not run yet", ref)
 	}

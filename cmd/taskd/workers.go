@@ -102,8 +102,13 @@ func runWorkers(ctx context.Context, inv *invocation) error {
 	return nil
 }
 
-// printPool prints view as a table, ages relative to now.
+// printPool prints view as a table, ages relative to the server's clock
+// when it was read, else to now: the server's timestamps are of its own
+// clock, which may be off from this machine's.
 func printPool(w io.Writer, view *remote.PoolView, now time.Time) {
+	if !view.ServerTime.IsZero() {
+		now = view.ServerTime
+	}
 	if l := view.Coordinator; l != nil {
 		fmt.Fprintf(w, "coordinator: %s, renewed %s\n", clean(l.String()), ago(now, view.LockStored))
 	} else {

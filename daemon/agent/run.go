@@ -206,6 +206,10 @@ func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 		}
 	}()
 	res, out := r.execAttempt(ctx, a, dir, &folder)
+	if res.StartedAt != nil {
+		// How long the agent ran: not the wait for its slot before.
+		start = *res.StartedAt
+	}
 	res.DurationMs = time.Since(start).Milliseconds()
 	if out != Finished && res.Error == "" {
 		res.Error = map[Outcome]string{

@@ -47,7 +47,7 @@ func (c *Client) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.
 
 // A Message is what Publish sends on a run subject: Data, with Header
 // (nil: none). A non-empty ID de-duplicates it: the stream keeps one
-// message with that id.
+// message with that id and the same signature (msgID).
 type Message struct {
 	Data   []byte
 	ID     string
@@ -61,13 +61,25 @@ func (c *Client) Publish(ctx context.Context, id, kind string, msg Message) (dup
 	m := &nats.Msg{Subject: runSubject(c.Prefix, id, kind), Data: msg.Data, Header: msg.Header}
 	var opts []jetstream.PublishOpt
 	if msg.ID != "" {
-		opts = append(opts, jetstream.WithMsgID(msg.ID))
+		c.Signer.Sign(m)
+		opts = append(opts, jetstream.WithMsgID(msgID(msg.ID, m)))
 	}
 	ack, err := c.PublishMsg(ctx, m, opts...)
 	if err != nil {
 		return false, fmt.Errorf("publish %s of attempt %s: %w", kind, id, err)
 	}
 	return ack.Duplicate, nil
+}
+
+// msgID is the message id of signed message m, id and the start of its
+// signature: the same message sent again has the same, and nobody without
+// the signing key can store a message with it first — the runs stream
+// de-duplicates ids across its subjects, which any worker's credentials
+// may publish on, so an id anyone can guess could have a worker's End
+// dropped as a duplicate.
+func msgID(id string, m *nats.Msg) string {
+	sig := m.Header.Get(SigHeader)
+	return id + "." + sig[:min(len(sig), 22)]
 }
 
 // Last returns the last message on the run subject kind of attempt id,

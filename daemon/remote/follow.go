@@ -66,6 +66,8 @@ type following struct {
 	// untrusted says which worker the coordinator does not trust claimed
 	// it, if one did.
 	untrusted string
+	// forged says why its first claim is no worker's, if it is not.
+	forged string
 }
 
 // endGrace is how long an End may take to arrive after the worker's
@@ -289,6 +291,11 @@ func (c *Coordinator) check(ctx context.Context, fl *following) (agent.Result, a
 			fl.gen = gen
 		}
 	}
+	if fl.forged != "" {
+		c.log.Warn("an attempt's claim is forged; recording it interrupted, to run again", "attempt", fl.id, "why", fl.forged)
+		msg := "interrupted: " + fl.forged
+		return agent.Result{Error: msg, Summary: msg, ExitCode: -1}, agent.Interrupted, true
+	}
 	return agent.Result{}, 0, false
 }
 
@@ -316,12 +323,19 @@ func (c *Coordinator) lookFor(ctx context.Context, fl *following) bool {
 		if m == nil {
 			continue
 		}
-		if key, err := c.trust.Verify(m.Subject, m.Header, m.Data); kind == KindStart && errors.Is(err, ErrUntrusted) {
+		switch key, err := c.trust.Verify(m.Subject, m.Header, m.Data); {
+		case kind != KindStart || err == nil:
+		case errors.Is(err, ErrUntrusted):
 			// A worker the coordinator does not trust took it: what it
 			// reports is ignored. The operator must choose.
 			var st Start
 			_ = json.Unmarshal(m.Data, &st)
 			fl.untrusted = fmt.Sprintf("claimed by worker %s, whose key %s is not in nats.workerKeys: what it reports is ignored; add its key, or stop it", shortName(st.Worker), key)
+		default:
+			// Unsigned, or not signed by the key it names: no worker's
+			// claim, and no worker runs it (each finds it and leaves
+			// the attempt). It must run again under a new id.
+			fl.forged = fmt.Sprintf("its claim is not a worker's (%v): someone with the workers' NATS credentials took it", err)
 		}
 		return true // the tail brings it
 	}
@@ -329,7 +343,7 @@ func (c *Coordinator) lookFor(ctx context.Context, fl *following) bool {
 		return false // a worker that holds it may not have said so yet
 	}
 	c.log.Warn("publishing again an attempt the NATS server does not have, that no worker holds", "attempt", fl.id, "subject", fl.subject)
-	if err := c.publishWork(ctx, c.streams, fl); err != nil {
+	if err := c.publishWorkAgain(ctx, c.streams, fl); err != nil {
 		c.log.Warn("cannot publish an attempt again yet", "attempt", fl.id, "err", err)
 		return false
 	}

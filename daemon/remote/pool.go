@@ -24,20 +24,62 @@ type pool struct {
 	s         *Streams
 	trust     Trust
 	lostAfter time.Duration
-	log       interface{ Debug(string, ...any) }
+	log       interface {
+		Debug(string, ...any)
+		Warn(string, ...any)
+	}
 
 	mu      sync.Mutex
 	workers map[string]*seenWorker // by key
 }
 
-// seenWorker is a worker's latest heartbeat and when it was seen.
+// seenWorker is what was seen under a key: the heartbeats of each of its
+// boots (processes), the oldest first. One key is one worker, restarted
+// now and then; two processes that publish under one key at once are
+// two workers given the same key, each judged by its own heartbeats.
 type seenWorker struct {
-	hb    Heartbeat
-	at    time.Time // when this heartbeat (its boot and seq) was first seen here
-	boots []string  // the boots seen, oldest first
+	boots  []*seenBoot
+	warned time.Time // when two live boots were last logged
 }
 
-func newPool(s *Streams, trust Trust, lostAfter time.Duration, log interface{ Debug(string, ...any) }) *pool {
+// seenBoot is the latest heartbeat of one boot and when this machine saw
+// it, and when it saw the boot's first.
+type seenBoot struct {
+	hb    Heartbeat
+	at    time.Time // when this heartbeat (its boot and seq) was first seen here
+	first time.Time // when the boot was first seen here
+}
+
+func (w *seenWorker) boot(boot string) *seenBoot {
+	for _, b := range w.boots {
+		if b.hb.Boot == boot {
+			return b
+		}
+	}
+	return nil
+}
+
+// replacedBy returns the boot of the key first seen after b that b has not
+// been heard since, for longer than two of b's heartbeat intervals: a
+// new process took b's place (a worker restarted). Nil while b may
+// still be speaking: another process that shares its key.
+func (w *seenWorker) replacedBy(b *seenBoot, now time.Time) *seenBoot {
+	wait := 2 * time.Duration(b.hb.Interval)
+	if wait <= 0 {
+		wait = 10 * time.Second // twice the default interval
+	}
+	for _, n := range w.boots {
+		if n != b && n.first.After(b.first) && !b.at.After(n.first) && now.Sub(n.first) > wait {
+			return n
+		}
+	}
+	return nil
+}
+
+func newPool(s *Streams, trust Trust, lostAfter time.Duration, log interface {
+	Debug(string, ...any)
+	Warn(string, ...any)
+}) *pool {
 	return &pool{s: s, trust: trust, lostAfter: lostAfter, log: log, workers: map[string]*seenWorker{}}
 }
 
@@ -77,13 +119,33 @@ func (p *pool) take(subject string, hdr nats.Header, data []byte) {
 		w = &seenWorker{}
 		p.workers[key] = w
 	}
-	if w.hb.Boot == hb.Boot && hb.Seq <= w.hb.Seq && !w.at.IsZero() {
+	now := time.Now()
+	w.boots = slices.DeleteFunc(w.boots, func(o *seenBoot) bool { return now.Sub(o.at) > poolMaxAge })
+	b := w.boot(hb.Boot)
+	if b == nil {
+		b = &seenBoot{first: now}
+		w.boots = append(w.boots, b)
+	} else if hb.Seq <= b.hb.Seq {
 		return // delivered again
 	}
-	if !slices.Contains(w.boots, hb.Boot) {
-		w.boots = append(w.boots, hb.Boot)
+	b.hb, b.at = hb, now
+	p.sharedKey(key, w, b, now)
+}
+
+// sharedKey logs, once a minute, that boot b of key spoke after another
+// process took the key: two workers publish under one key.
+func (p *pool) sharedKey(key string, w *seenWorker, b *seenBoot, now time.Time) {
+	if now.Sub(w.warned) < time.Minute {
+		return
 	}
-	w.hb, w.at = hb, time.Now()
+	for _, o := range w.boots {
+		if o != b && o.first.After(b.first) && !o.hb.Stopped && now.Sub(o.at) < p.lostAfter {
+			w.warned = now
+			p.log.Warn("two workers publish heartbeats under one key: give each its own key (taskd keygen) and restart them",
+				"key", key, "worker", b.hb.Name, "host", b.hb.Host, "other", o.hb.Name, "otherHost", o.hb.Host)
+			return
+		}
+	}
 }
 
 // ReadHeartbeat checks and reads a heartbeat published on subject of
@@ -146,18 +208,17 @@ func (p *pool) judge(h holding, id string) (verdict, string) {
 	base := latest(h.At, since, p.s.MadeAt(), sure)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	w := p.workers[h.Key]
 	name := h.Worker
-	if w != nil {
-		if i, j := slices.Index(w.boots, h.Boot), slices.Index(w.boots, w.hb.Boot); i >= 0 && j > i {
-			return lost, fmt.Sprintf("worker %s restarted (its agents were stopped)", name)
-		}
-		if w.hb.Boot == h.Boot {
-			base = latest(base, w.at)
-			if w.hb.Stopped && !w.hb.Holds(id) {
+	if w := p.workers[h.Key]; w != nil {
+		if b := w.boot(h.Boot); b != nil {
+			if w.replacedBy(b, now) != nil {
+				return lost, fmt.Sprintf("worker %s restarted (its agents were stopped)", name)
+			}
+			base = latest(base, b.at)
+			if b.hb.Stopped && !b.hb.Holds(id) {
 				return lost, fmt.Sprintf("worker %s stopped", name)
 			}
-			if w.hb.Seq > h.Seq+1 && !w.hb.Holds(id) {
+			if b.hb.Seq > h.Seq+1 && !b.hb.Holds(id) {
 				return notHolding, fmt.Sprintf("worker %s no longer holds it", name)
 			}
 		}
@@ -185,8 +246,10 @@ func (p *pool) holder(id string) (holding, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for key, w := range p.workers {
-		if w.hb.Holds(id) && w.at.After(made) && !w.hb.Stopped {
-			return holding{Key: key, Boot: w.hb.Boot, Worker: w.hb.Name, Seq: w.hb.Seq, At: time.Now()}, true
+		for _, b := range w.boots {
+			if b.hb.Holds(id) && b.at.After(made) && !b.hb.Stopped {
+				return holding{Key: key, Boot: b.hb.Boot, Worker: b.hb.Name, Seq: b.hb.Seq, At: time.Now()}, true
+			}
 		}
 	}
 	return holding{}, false
@@ -209,18 +272,21 @@ func (p *pool) why(profile string, labels []string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var serving, able, free []string
+	now := time.Now()
 	for _, w := range p.workers {
-		hb := w.hb
-		if hb.Stopped || time.Since(w.at) > p.lostAfter || !slices.Contains(hb.Profiles, profile) {
-			continue
-		}
-		serving = append(serving, hb.Name)
-		if !hb.Serves(profile, labels) {
-			continue
-		}
-		able = append(able, hb.Name)
-		if !hb.Draining && len(hb.Attempts) < hb.Slots {
-			free = append(free, hb.Name)
+		for _, b := range w.boots {
+			hb := b.hb
+			if hb.Stopped || now.Sub(b.at) > p.lostAfter || w.replacedBy(b, now) != nil || !slices.Contains(hb.Profiles, profile) {
+				continue
+			}
+			serving = append(serving, hb.Name)
+			if !hb.Serves(profile, labels) {
+				continue
+			}
+			able = append(able, hb.Name)
+			if !hb.Draining && len(hb.Attempts) < hb.Slots {
+				free = append(free, hb.Name)
+			}
 		}
 	}
 	sort.Strings(serving)

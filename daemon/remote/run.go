@@ -306,14 +306,60 @@ func (c *Coordinator) publish(ctx context.Context, fl *following) *Streams {
 // publishWork publishes fl's work, signed as it was saved, once its
 // consumer is made.
 func (c *Coordinator) publishWork(ctx context.Context, s *Streams, fl *following) error {
-	if err := s.EnsureConsumer(ctx, fl.profile, fl.labels); err != nil {
+	_, err := c.publishWorkAs(ctx, s, fl, fl.id)
+	return err
+}
+
+// publishWorkAgain publishes fl's work again, which the work stream no
+// longer holds and no worker claimed (someone pulled it and took it off
+// the queue unclaimed, or the server lost it). A server that still
+// remembers its message id (the stream's deduplication window) would
+// drop it as a duplicate: it is then published under a new one. The
+// signature does not cover the message id.
+func (c *Coordinator) publishWorkAgain(ctx context.Context, s *Streams, fl *following) error {
+	c.resign(fl)
+	dup, err := c.publishWorkAs(ctx, s, fl, fl.id)
+	if err != nil || !dup {
 		return err
+	}
+	c.log.Warn("the NATS server remembers an attempt it no longer holds: taken off the queue without a claim (by a worker's credentials?); publishing it under a new message id", "attempt", fl.id)
+	_, err = c.publishWorkAs(ctx, s, fl, fl.id+"."+newID())
+	return err
+}
+
+// resign signs fl's work again, sent now, if it was sent more than half
+// of what workers accept ago (RunsMaxAge): a worker refuses an attempt
+// sent longer ago than that and takes it off the queue, so that one
+// kept in its run folder while the coordinator was away for a week would
+// be published again and refused for ever.
+func (c *Coordinator) resign(fl *following) {
+	var w Work
+	if err := json.Unmarshal(fl.work.Data, &w); err != nil || time.Since(w.Sent) < RunsMaxAge/2 {
+		return
+	}
+	w.Sent = time.Now().UTC()
+	data, err := json.Marshal(w)
+	if err != nil {
+		return
+	}
+	m := &nats.Msg{Subject: fl.work.Subject, Data: data}
+	c.signer.Sign(m)
+	c.log.Info("signing again an attempt sent too long ago for a worker to run it", "attempt", fl.id)
+	fl.work = m
+}
+
+func (c *Coordinator) publishWorkAs(ctx context.Context, s *Streams, fl *following, msgID string) (duplicate bool, err error) {
+	if err := s.EnsureConsumer(ctx, fl.profile, fl.labels); err != nil {
+		return false, err
 	}
 	m := &nats.Msg{Subject: fl.work.Subject, Data: fl.work.Data, Header: fl.work.Header}
 	pctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	_, err := s.JS.PublishMsg(pctx, m, jetstream.WithMsgID(fl.id))
-	return c.nc.Explain(err)
+	ack, err := s.JS.PublishMsg(pctx, m, jetstream.WithMsgID(msgID))
+	if err != nil {
+		return false, c.nc.Explain(err)
+	}
+	return ack.Duplicate, nil
 }
 
 // streamsFor waits for the streams, saying why in the task meanwhile.

@@ -28,6 +28,10 @@ type PoolView struct {
 	Workers     []WorkerInfo `json:"workers"`
 	Coordinator *Lock        `json:"coordinator,omitempty"`
 	LockStored  time.Time    `json:"coordinatorRenewed,omitzero"`
+	// ServerTime is the server's clock when the view was read, which
+	// Stored and LockStored are of: ages are told against it, not
+	// against a clock of another machine that may be off.
+	ServerTime time.Time `json:"serverTime,omitzero"`
 }
 
 // ReadPool reads the pool bucket of prefix p: every worker's latest
@@ -58,6 +62,12 @@ func ReadPool(ctx context.Context, nc *Conn, p string, trust Trust) (*PoolView, 
 	if err != nil {
 		return nil, nc.Explain(err)
 	}
+	made := time.Now()
+	defer func() {
+		if info := cons.CachedInfo(); info != nil && !info.TimeStamp.IsZero() {
+			view.ServerTime = info.TimeStamp.Add(time.Since(made))
+		}
+	}()
 	// Heartbeats go on arriving while they are read: the latest of each
 	// key is kept.
 	byKey := map[string]int{}

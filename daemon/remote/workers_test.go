@@ -83,6 +83,10 @@ func TestRemote_OperatorsView(t *testing.T) {
 			t.Errorf("taskd workers --json: %+v", w)
 		}
 	}
+	// Ages are told against the server's clock (here, this machine's).
+	if d := time.Since(view.ServerTime); d < -5*time.Second || d > 5*time.Second {
+		t.Errorf("taskd workers --json: serverTime %s is %s from now", view.ServerTime, d)
+	}
 
 	// Drain gpu1 while its agent runs: it finishes, nothing new goes to
 	// it, it stops.

@@ -36,6 +36,9 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	if w.endedHere(wk.ID) {
+		// Published again: its coordinator has nothing of it, and its
+		// End may have been lost with the server's store.
+		w.resendEnd(ctx, wk.ID)
 		_ = m.Ack()
 		return
 	}
@@ -207,7 +210,13 @@ func (w *Worker) lastCancel(ctx context.Context, id string) <-chan *nats.Msg {
 // worker process's.
 func (w *Worker) claimedHere(ctx context.Context, id string) bool {
 	prev, err := w.c.Last(context.WithoutCancel(ctx), id, remote.KindStart)
-	if err != nil || prev == nil || prev.Header.Get(remote.KeyHeader) != w.c.Signer.PublicKey() {
+	if err != nil || prev == nil {
+		return false
+	}
+	// Signed by this worker's key, not only naming it: anyone with a
+	// worker's credentials can store a claim that names it.
+	me := w.c.Signer.PublicKey()
+	if key, err := (remote.Trust{me: true}).Verify(prev.Subject, prev.Header, prev.Data); err != nil || key != me {
 		return false
 	}
 	var st remote.Start
@@ -272,6 +281,7 @@ func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, lo
 		case <-time.After(delay):
 		}
 	}
+	w.keepEnd(wk.ID, data)
 	log.Info("attempt ended", "outcome", e.Outcome, "success", f.res.Success)
 	return true
 }

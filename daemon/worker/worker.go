@@ -110,11 +110,14 @@ type Worker struct {
 	stopped sync.Once
 
 	hbSeq    atomic.Uint64 // the last heartbeat published
+	hbStored atomic.Uint64 // the pool bucket's sequence of the last one stored
+	resend   atomic.Bool   // the ends kept are to be sent again (the server lost its store)
 	draining atomic.Bool
 
 	mu      sync.Mutex          // protects the fields below
 	running map[string]*run     // attempts being handled here, by id
 	ended   []string            // attempts ended here lately, oldest first
+	ends    []keptEnd           // the Ends of the last of them, oldest first
 	pulling map[string]struct{} // consumers being pulled from, by name
 
 	repoMu sync.Mutex // serialises clones and worktrees of one cache
@@ -443,7 +446,7 @@ func (w *Worker) cancelled(r *run, id, subject string, hdr nats.Header, data []b
 	_ = json.Unmarshal(data, &c)
 	if c.Reason == remote.LostReason {
 		if r.cancel(errLost) {
-			w.log.Warn("stopping an agent whose attempt its coordinator recorded lost (this worker was silent too long)", "remote", id)
+			w.log.Warn("stopping an agent whose attempt its coordinator recorded lost (its log says why: this worker silent too long, restarted, or sharing its key with another)", "remote", id)
 		}
 		return
 	}
