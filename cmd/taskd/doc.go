@@ -988,7 +988,9 @@
 // then $XDG_CONFIG_HOME/taskd/workflows, then <list>/.taskd/workflows for the
 // list given with --list, then each --workflows directory, a later definition of
 // an id replacing an earlier one. A directory holds <id>.json files (or
-// <id>/workflow.json).
+// <id>/workflow.json). A file there that cannot be read (a FIFO, a directory,
+// a link in a list's own directory) defines nothing: list names it on standard
+// error, validate fails on it, show and diagram of its id say why.
 //
 //	list            every workflow: id, number of nodes, where it comes from,
 //	                name; definitions with errors are marked (--json: one JSON
