@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/taskd/taskd/internal/termtext"
 	"github.com/taskd/taskd/navigator"
 )
 
@@ -106,9 +107,11 @@ func label(n *navigator.Node) string {
 	return strings.Join(parts, "<br/>")
 }
 
-// escape makes text safe inside a quoted Mermaid label.
+// escape makes text safe inside a quoted Mermaid label: a line break
+// would end the statement, and an escape sequence reach the terminal the
+// diagram is printed on, so control characters become spaces.
 func escape(s string) string {
-	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;").Replace(s)
+	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;").Replace(termtext.Clean(s))
 }
 
 func hasEdge(wf *navigator.Workflow, from, to string) bool {

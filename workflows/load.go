@@ -45,7 +45,8 @@ func (d *Definition) Usable(m navigator.Mode) bool {
 // navigator.Catalog. A Set is not modified after Load returns and is safe
 // for concurrent use.
 type Set struct {
-	defs map[string]*Definition
+	defs   map[string]*Definition
+	unread []navigator.Problem // files and directories Load could not read or use
 }
 
 // Lookup returns the navigable workflow registered under id and its source
@@ -68,6 +69,23 @@ func (s *Set) Get(id string) (*Definition, bool) {
 // IDs returns the ids of all definitions in byte order.
 func (s *Set) IDs() []string {
 	return slices.Sorted(maps.Keys(s.defs))
+}
+
+// Unread returns the problems of the files and directories Load could not
+// read (a FIFO, a directory or a link where a workflow file belongs, a
+// directory it may not open) or did not use (a second definition of an
+// id): they define nothing, so no definition's Problems has them.
+func (s *Set) Unread() []navigator.Problem { return s.unread }
+
+// UnreadOf returns the problem of a file that would define id
+// (<id>.json, <id>/workflow.json) but could not be read, if there is one.
+func (s *Set) UnreadOf(id string) (navigator.Problem, bool) {
+	for _, p := range s.unread {
+		if p.File != "" && idOf(p.File) == id {
+			return p, true
+		}
+	}
+	return navigator.Problem{}, false
 }
 
 // Problems returns the problems of every definition, by id.
@@ -110,15 +128,14 @@ func Load(dirs ...string) (*Set, []navigator.Problem) {
 	for _, d := range builtins() {
 		s.defs[d.ID] = d
 	}
-	var problems []navigator.Problem
 	for _, dir := range dirs {
 		defs, dirProblems := loadDir(dir)
-		problems = append(problems, dirProblems...)
+		s.unread = append(s.unread, dirProblems...)
 		for _, d := range defs {
 			s.defs[d.ID] = d
 		}
 	}
-	return s, append(problems, s.Problems()...)
+	return s, append(slices.Clip(s.unread), s.Problems()...)
 }
 
 // Find returns the definition of id that Load(dirs...) would hold, reading

@@ -622,6 +622,9 @@
 //	              pause (a usage limit another task met) holds it back,
 //	              until when and why; under both, the 'taskd resume'
 //	              command that lifts the pause now
+//	interrupted:  on a pending task, that the daemon stopped while its
+//	              attempt ran, and that it runs again (a claude agent
+//	              resuming its session)
 //	error:        why a task failed, in the agent's own words where it
 //	              gave any, with where its logs are, and
 //	retry:        the 'taskd retry' and 'taskd logs' commands for it
@@ -901,9 +904,8 @@
 // the wait at once, with the reason, as a failure: one the daemon refused
 // (taskd status shows why), a file it does not read, and a task of Claude
 // Code's own (not addressed to taskd) that is not completed. A task that
-// waits for a person
-// keeps wait waiting; wait says so once on standard error, with the command
-// that answers it.
+// waits for a person keeps wait waiting; wait says so once on standard
+// error, with the command that answers it.
 //
 // A line says how the task ended, with the agent's summary (its first line)
 // or the error, and what its latest attempt cost when the agent reported
@@ -986,7 +988,9 @@
 // then $XDG_CONFIG_HOME/taskd/workflows, then <list>/.taskd/workflows for the
 // list given with --list, then each --workflows directory, a later definition of
 // an id replacing an earlier one. A directory holds <id>.json files (or
-// <id>/workflow.json).
+// <id>/workflow.json). A file there that cannot be read (a FIFO, a directory,
+// a link in a list's own directory) defines nothing: list names it on standard
+// error, validate fails on it, show and diagram of its id say why.
 //
 //	list            every workflow: id, number of nodes, where it comes from,
 //	                name; definitions with errors are marked (--json: one JSON

@@ -14,12 +14,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/eventlog"
 	"github.com/taskd/taskd/daemon/status"
 	"github.com/taskd/taskd/internal/fsroot"
+	"github.com/taskd/taskd/internal/termtext"
 )
 
 func init() {
@@ -111,6 +113,13 @@ func runLogs(ctx context.Context, inv *invocation) error {
 	n, ended := latest()
 	if *attemptFlag > 0 {
 		n, ended = *attemptFlag, true
+	}
+	if n == 0 {
+		// A task that is not there (a typo, a task removed) has no
+		// output to wait for.
+		if _, err := dir.Read(ref.id); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("no task %s", ref)
+		}
 	}
 	if n == 0 && !*follow {
 		return fmt.Errorf("task %s has not run yet", ref)
@@ -286,6 +295,11 @@ func (t *tailer) print(ev eventlog.Event) {
 	fmt.Fprintln(t.w, formatEvent(ev))
 }
 
+// unprintable reports whether c is no character to print as it is: a
+// control character (an escape sequence, a line break) or another that
+// is not graphic.
+func unprintable(c rune) bool { return !unicode.IsPrint(c) && c != ' ' }
+
 // formatEvent renders an event on one line: time, list/task, step, type,
 // attempt and the other fields as key=value.
 func formatEvent(ev eventlog.Event) string {
@@ -296,7 +310,7 @@ func formatEvent(ev eventlog.Event) string {
 		b.WriteString("/" + ev.Task)
 	}
 	if ev.Step != "" {
-		b.WriteString(" [" + ev.Step + "]")
+		b.WriteString(" [" + termtext.Clean(ev.Step) + "]")
 	}
 	b.WriteString(" " + ev.Type)
 	if ev.Attempt > 0 {
@@ -311,7 +325,7 @@ func formatEvent(ev eventlog.Event) string {
 		switch v := v.(type) {
 		case string:
 			s = v
-			if s == "" || strings.ContainsAny(s, " \t\n\"=") {
+			if s == "" || strings.ContainsAny(s, " \"=") || strings.IndexFunc(s, unprintable) >= 0 {
 				s = fmt.Sprintf("%q", fit(s, 120))
 			}
 		default:

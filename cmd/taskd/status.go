@@ -83,6 +83,9 @@ what to do:
 	              pause (a usage limit another task met) holds it back,
 	              until when and why; under both, the 'taskd resume'
 	              command that lifts the pause now
+	interrupted:  on a pending task, that the daemon stopped while its
+	              attempt ran, and that it runs again (a claude agent
+	              resuming its session)
 	error:        why a task failed, in the agent's own words where it
 	              gave any, with where its logs are, and
 	retry:        the 'taskd retry' and 'taskd logs' commands for it

@@ -279,6 +279,8 @@ func (r *renderer) row(t *status.Task, tree string) {
 	case (state == "pending" || state == "retrying" || state == "scheduled") && t.Pause != nil:
 		r.note("waiting for: ", pauseWords(v.now, t.Pause), "33")
 		r.note("", "resume now: "+firstNonEmpty(t.Pause.Resume, "taskd resume "+t.Pause.Profile), "")
+	case state == "pending" && t.Interrupted != "":
+		r.note("interrupted: ", t.Interrupted, "33")
 	case (state == "pending" || state == "retrying") && t.Window != "":
 		r.note("waiting for: ", t.Window, "36")
 	case state == "scheduled":

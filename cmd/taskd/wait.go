@@ -30,9 +30,8 @@ removed), 124 when --timeout passed first. A task no daemon will run ends
 the wait at once, with the reason, as a failure: one the daemon refused
 (taskd status shows why), a file it does not read, and a task of Claude
 Code's own (not addressed to taskd) that is not completed. A task that
-waits for a person
-keeps wait waiting; wait says so once on standard error, with the command
-that answers it.
+waits for a person keeps wait waiting; wait says so once on standard
+error, with the command that answers it.
 
 A line says how the task ended, with the agent's summary (its first line)
 or the error, and what its latest attempt cost when the agent reported

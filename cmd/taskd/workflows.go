@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/taskd/taskd/internal/termtext"
 	"github.com/taskd/taskd/navigator"
 	"github.com/taskd/taskd/workflows"
 )
@@ -22,7 +23,9 @@ Workflows works with the workflow definitions taskd knows: the built-ins,
 then $XDG_CONFIG_HOME/taskd/workflows, then <list>/.taskd/workflows for the
 list given with --list, then each --workflows directory, a later definition of
 an id replacing an earlier one. A directory holds <id>.json files (or
-<id>/workflow.json).
+<id>/workflow.json). A file there that cannot be read (a FIFO, a directory,
+a link in a list's own directory) defines nothing: list names it on standard
+error, validate fails on it, show and diagram of its id say why.
 
 	list            every workflow: id, number of nodes, where it comes from,
 	                name; definitions with errors are marked (--json: one JSON
@@ -70,9 +73,10 @@ func runWorkflows(ctx context.Context, inv *invocation) error {
 		if len(args) != 1 {
 			return nil, inv.usageErrorf("%s takes one workflow id", sub)
 		}
-		d, ok := load().Get(args[0])
+		set := load()
+		d, ok := set.Get(args[0])
 		if !ok {
-			return nil, fmt.Errorf("no workflow %q; run 'taskd workflows list' for the list", args[0])
+			return nil, noWorkflow(args[0], set)
 		}
 		return d, nil
 	}
@@ -81,7 +85,11 @@ func runWorkflows(ctx context.Context, inv *invocation) error {
 		if len(args) > 0 {
 			return inv.usageErrorf("list takes no arguments")
 		}
-		return listWorkflows(inv, load(), *asJSON)
+		set := load()
+		for _, p := range set.Unread() {
+			fmt.Fprintf(inv.stderr, "taskd: %s\n", p)
+		}
+		return listWorkflows(inv, set, *asJSON)
 	case "show":
 		d, err := lookup()
 		if err != nil {
@@ -103,6 +111,15 @@ func runWorkflows(ctx context.Context, inv *invocation) error {
 		return validateWorkflows(inv, load, args)
 	}
 	return inv.usageErrorf("unknown subcommand %q: want list, show, validate or diagram", sub)
+}
+
+// noWorkflow is the error for an id no definition of set has: a file
+// that would define it but could not be read says why.
+func noWorkflow(id string, set *workflows.Set) error {
+	if p, ok := set.UnreadOf(id); ok {
+		return fmt.Errorf("no workflow %q: %s", id, p)
+	}
+	return fmt.Errorf("no workflow %q; run 'taskd workflows list' for the list", id)
 }
 
 func listWorkflows(inv *invocation, set *workflows.Set, asJSON bool) error {
@@ -149,7 +166,7 @@ func listWorkflows(inv *invocation, set *workflows.Set, asJSON bool) error {
 		if !e.OK {
 			name = "INVALID (taskd workflows validate): " + name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, nodes, source, name)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termtext.Clean(e.ID), nodes, termtext.Clean(source), termtext.Clean(name))
 	}
 	return tw.Flush()
 }
@@ -158,14 +175,18 @@ func listWorkflows(inv *invocation, set *workflows.Set, asJSON bool) error {
 // and prints one line per problem (or "ok").
 func validateWorkflows(inv *invocation, load func() *workflows.Set, files []string) error {
 	var defs []*workflows.Definition
+	failed := false
 	if len(files) == 0 {
 		set := load()
 		for _, id := range set.IDs() {
 			d, _ := set.Get(id)
 			defs = append(defs, d)
 		}
+		for _, p := range set.Unread() {
+			fmt.Fprintln(inv.stdout, p)
+		}
+		failed = navigator.HasErrors(set.Unread())
 	}
-	failed := false
 	for _, f := range files {
 		d, err := workflows.LoadFile(f)
 		if err != nil {

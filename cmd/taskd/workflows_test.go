@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/taskd/taskd/workflows"
@@ -163,5 +165,73 @@ func TestWorkflows_Traps(t *testing.T) {
 	out, _, _ := runCLI(t, "workflows", "list", "--workflows", dir)
 	if got, want := strings.Count(out, "INVALID (taskd workflows validate)"), len(tests); got != want {
 		t.Errorf("list marks %d workflows invalid, want %d:\n%s", got, want, out)
+	}
+}
+
+// TestWorkflows_Unreadable: a workflow file taskd would load but cannot
+// read (a FIFO, a directory at <id>.json, a <id>/workflow.json that is a
+// socket's place) is said by every workflows command, as taskd doctor and
+// the daemon say it: validate fails naming it, list warns on standard
+// error, show and diagram of its id say why it is not there. None waits
+// on the FIFO.
+func TestWorkflows_Unreadable(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "piped.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "nested", "workflow.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nested := filepath.Join(dir, "nested", "workflow.json")
+	for _, c := range []struct {
+		args       []string
+		code       int
+		out, error string
+	}{
+		{[]string{"validate", "--workflows", dir}, 1, fifo + ": read workflow: ", "some workflows have errors"},
+		{[]string{"validate", "--workflows", dir}, 1, nested + ": read workflow: ", ""},
+		{[]string{"list", "--workflows", dir}, 0, "quick-task", fifo + ": read workflow: "},
+		{[]string{"list", "--json", "--workflows", dir}, 0, "quick-task", fifo + ": read workflow: "},
+		{[]string{"show", "piped", "--workflows", dir}, 1, "", fifo + ": read workflow: "},
+		{[]string{"diagram", "piped", "--workflows", dir}, 1, "", "FIFO"},
+		{[]string{"show", "nested", "--workflows", dir}, 1, "", nested + ": read workflow: "},
+	} {
+		out, errOut, code := runCLI(t, append([]string{"workflows"}, c.args...)...)
+		if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errOut, c.error) {
+			t.Errorf("workflows %s: exit %d (want %d)\nstdout (want %q):\n%s\nstderr (want %q):\n%s", strings.Join(c.args, " "), code, c.code, c.out, out, c.error, errOut)
+		}
+	}
+}
+
+// TestWorkflows_ControlCharacters: a workflow file (a cloned project's,
+// say) whose name, step names and edge labels carry escape sequences and
+// line breaks reaches the terminal through list and diagram without
+// them: no control character but the line ends, and a diagram line per
+// node and edge.
+func TestWorkflows_ControlCharacters(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	writeTask(t, filepath.Join(dir, "ev.json"), `{"name": "Evil\u001b]0;PWNED\u0007\u001b[31mred", "description": "x\u001b[2Jy",
+	  "nodes": {"start": {"type": "start"}, "x": {"type": "task", "name": "S\u001b[1mtep\nclick n0 call evil()", "command": "true\r"},
+	  "done": {"type": "end", "result": "success"}},
+	  "edges": [{"from": "start", "to": "x"}, {"from": "x", "to": "done", "label": "ok\u009b2J\nthen"}]}`)
+	for _, args := range [][]string{{"list"}, {"diagram", "ev"}} {
+		out, errOut, code := runCLI(t, append(append([]string{"workflows"}, args...), "--workflows", dir)...)
+		if code != 0 {
+			t.Fatalf("workflows %s: exit %d: %s", args[0], code, errOut)
+		}
+		for _, r := range out {
+			if r != '\n' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0) {
+				t.Errorf("workflows %s prints the control character %U:\n%q", args[0], r, out)
+				break
+			}
+		}
+		if args[0] == "diagram" {
+			if lines := strings.Count(out, "\n"); lines != 1+3+2 {
+				t.Errorf("the diagram has %d lines, want 6 (a label's line break ends a line):\n%s", lines, out)
+			}
+		}
 	}
 }

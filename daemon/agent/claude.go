@@ -88,7 +88,7 @@ func (claudeKind) Args(argv []string, a *Attempt) []string {
 	} else if a.Session != "" {
 		argv = append(argv, "--session-id", a.Session)
 	}
-	return argv
+	return endOptions(argv, a)
 }
 
 func (claudeKind) BoundsTurns() bool { return true }

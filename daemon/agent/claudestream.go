@@ -53,12 +53,13 @@ type claudeLine struct {
 	} `json:"event"`
 	APIMessageID string `json:"api_message_id"`
 	// result
-	IsError        bool     `json:"is_error"`
-	Result         *string  `json:"result"`
-	NumTurns       int      `json:"num_turns"`
-	TotalCost      *float64 `json:"total_cost_usd"`
-	APIErrorStatus int      `json:"api_error_status"`
-	Errors         []string `json:"errors"`
+	IsError        bool         `json:"is_error"`
+	Result         *string      `json:"result"`
+	NumTurns       int          `json:"num_turns"`
+	TotalCost      *float64     `json:"total_cost_usd"`
+	Usage          *claudeUsage `json:"usage"` // the run's tokens, all its calls
+	APIErrorStatus int          `json:"api_error_status"`
+	Errors         []string     `json:"errors"`
 	Denials        []struct {
 		ToolName  string         `json:"tool_name"`
 		ToolInput map[string]any `json:"tool_input"`
@@ -271,6 +272,11 @@ func claudeResult(l *claudeLine, s *Stream) []string {
 	}
 	if l.TotalCost != nil {
 		s.setCost(*l.TotalCost, false)
+	}
+	if u := l.Usage; u != nil {
+		// The CLI's own count, where the stream had only the output
+		// estimated from the text of each message (claudeAssistant).
+		s.Tokens = Tokens{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
 	}
 	if l.NumTurns > s.Turns {
 		s.Turns = l.NumTurns

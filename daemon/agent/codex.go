@@ -30,7 +30,7 @@ func (codexKind) Args(argv []string, a *Attempt) []string {
 	if a.Spec.Model != "" {
 		argv = append(argv, "--model", a.Spec.Model)
 	}
-	return argv
+	return endOptions(argv, a)
 }
 
 func (codexKind) BoundsTurns() bool { return false }

@@ -32,7 +32,7 @@ func (opencodeKind) Args(argv []string, a *Attempt) []string {
 	if a.Spec.Model != "" {
 		argv = append(argv, "--model", a.Spec.Model)
 	}
-	return argv
+	return endOptions(argv, a)
 }
 
 func (opencodeKind) BoundsTurns() bool { return false }

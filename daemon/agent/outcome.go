@@ -159,6 +159,11 @@ func (a *Attempt) ending(logs endedLogs, w *Watcher, exitCode int, out Outcome, 
 			return res, Paused
 		}
 	}
+	if res.Error == "" && exitCode == 0 && res.Summary != "" {
+		// It exited as a program that did its job, and said in its
+		// report that it did not: its reason is the error.
+		res.Error = "the agent reported failure: " + oneLine(res.Summary, 300)
+	}
 	if res.Error == "" {
 		// The agent's own last words: stderr's last line, else its
 		// plain stdout's.

@@ -206,6 +206,10 @@ func (r *Local) Run(ctx context.Context, a *Attempt) (Result, Outcome) {
 		}
 	}()
 	res, out := r.execAttempt(ctx, a, dir, &folder)
+	if res.StartedAt != nil {
+		// How long the agent ran: not the wait for its slot before.
+		start = *res.StartedAt
+	}
 	res.DurationMs = time.Since(start).Milliseconds()
 	if out != Finished && res.Error == "" {
 		res.Error = map[Outcome]string{
@@ -320,8 +324,8 @@ func (r *Local) execAttempt(ctx context.Context, a *Attempt, dir string, opened 
 		return fail("agent profile %q: %v. Install it, or point the profile at it in %s: {\"profiles\": {%q: {\"command\": [\"/full/path/to/%s\", …]}}}",
 			a.Profile.Name, err, r.cfg.FileName(), a.Profile.Name, filepath.Base(argv[0]))
 	}
-	if fi, err := os.Stat(a.Cwd); err != nil || !fi.IsDir() {
-		return fail("working directory %q does not exist; set metadata.taskd.cwd to an existing directory", a.Cwd)
+	if why := NotADirectory(a.Cwd); why != "" {
+		return fail("working directory %q %s; set metadata.taskd.cwd to an existing directory", a.Cwd, why)
 	}
 	// The agent writes into pipes, whose other ends the daemon reads into
 	// the logs, bounded (capped.go).
@@ -545,6 +549,37 @@ func (a *Attempt) argv() (argv []string, stdin string) {
 		return append(argv, text), ""
 	}
 	return argv, text
+}
+
+// NotADirectory says why dir (with its links followed) is no directory an
+// agent can start in: "does not exist", what it is instead, or the error
+// that stops it; "" when it is a directory.
+func NotADirectory(dir string) string {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "does not exist"
+	case err != nil:
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err // the path is said already
+		}
+		return fmt.Sprintf("cannot be used: %v", err)
+	case !fi.IsDir():
+		return "is " + fsroot.KindOf(fi.Mode()) + ", not a directory"
+	}
+	return ""
+}
+
+// endOptions ends the options of a's command line with "--" when its
+// prompt follows as an argument: a kind whose program takes "--" so (the
+// claude, codex and opencode commands) calls it last in its Args, so that
+// a prompt that begins with "-" (a Markdown list, "--dangerously-…") is
+// the prompt and never one of the program's options.
+func endOptions(argv []string, a *Attempt) []string {
+	if a.Profile != nil && a.Profile.Prompt == "arg" {
+		return append(argv, "--")
+	}
+	return argv
 }
 
 // baseEnv are the variables every agent inherits from the daemon, besides

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,12 +82,19 @@ func TestWorkflows(t *testing.T) {
 	waitfor.Cond(t, "the list's quick-task to go", 30*time.Second, func() bool { return nameOf(c, listDir, "quick-task") == "Configured" })
 }
 
-// TestCheckWorkflow: a known, valid workflow passes; an unknown one and a
-// broken one are refused with the reason, and the broken file is logged.
+// TestCheckWorkflow: a known, valid workflow passes; an unknown one, a
+// broken one and one whose file cannot be read (a FIFO) are refused with
+// the reason, and the broken file is logged.
 func TestCheckWorkflow(t *testing.T) {
-	_, listDir, c, log := setup(t)
+	configDir, listDir, c, log := setup(t)
+	if err := os.Mkdir(filepath.Join(configDir, "workflows"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	write(t, filepath.Join(area.WorkflowsDir(listDir), "broken.json"), []byte(`{"id":"broken","nodes":{"start":{"type":"start"}},"edges":[]}`))
 	write(t, filepath.Join(area.WorkflowsDir(listDir), "garbage.json"), []byte(`{not json`))
+	if err := syscall.Mkfifo(filepath.Join(configDir, "workflows", "piped.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		id   string
 		want error
@@ -95,6 +103,7 @@ func TestCheckWorkflow(t *testing.T) {
 		{"quick-task", nil, ""},
 		{"nope", catalog.ErrUnknownWorkflow, "known: "},
 		{"broken", catalog.ErrInvalidWorkflow, "its definition has errors"},
+		{"piped", catalog.ErrInvalidWorkflow, "its file cannot be read: " + filepath.Join(configDir, "workflows", "piped.json") + ": read workflow: "},
 	} {
 		err := c.CheckWorkflow(listDir, tt.id)
 		if tt.want == nil && err != nil || tt.want != nil && (!errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.text)) {
@@ -118,8 +127,8 @@ func TestWorkflows_LinkNotFollowed(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(area.WorkflowsDir(listDir), "evil.json")); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CheckWorkflow(listDir, "evil"); !errors.Is(err, catalog.ErrUnknownWorkflow) {
-		t.Errorf("a linked workflow: CheckWorkflow = %v, want it unknown", err)
+	if err := c.CheckWorkflow(listDir, "evil"); !errors.Is(err, catalog.ErrInvalidWorkflow) || !strings.Contains(err.Error(), "its file cannot be read") || !strings.Contains(err.Error(), "evil.json") {
+		t.Errorf("a linked workflow: CheckWorkflow = %v, want it unreadable, naming its file", err)
 	}
 	if !strings.Contains(log.String(), "evil.json") {
 		t.Errorf("the link was not logged:\n%s", log)

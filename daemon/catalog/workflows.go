@@ -112,5 +112,8 @@ func (c *Catalog) CheckWorkflow(listDir, id string) error {
 		}
 		return fmt.Errorf("%w %q: its definition has errors: %s", ErrInvalidWorkflow, id, strings.Join(msgs, "; "))
 	}
+	if p, ok := set.UnreadOf(id); ok {
+		return fmt.Errorf("%w %q: its file cannot be read: %s", ErrInvalidWorkflow, id, p)
+	}
 	return fmt.Errorf("%w %q (known: %s)", ErrUnknownWorkflow, id, strings.Join(set.IDs(), ", "))
 }

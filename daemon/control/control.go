@@ -177,6 +177,8 @@ func ResolveNote(ctx context.Context, dir *taskfile.Dir, id, answer, note string
 			}
 		case sp.State == task.Succeeded:
 			return fmt.Errorf("task %s has completed, and not at a stage boundary: there is nothing to continue; run it again with taskd retry, or from its first step with taskd restart", id)
+		case sp.State.Ended():
+			return fmt.Errorf("task %s does not wait for an answer (its state is %q); it has ended: run it again with taskd retry", id, sp.State)
 		default:
 			return fmt.Errorf("task %s does not wait for an answer (its state is %q)", id, sp.State)
 		}

@@ -262,6 +262,7 @@ func TestResolve(t *testing.T) {
 			refusal: "answer one of: ship"},
 		{name: "succeeded without a boundary", td: `{"state":"succeeded"}`, answer: "continue", refusal: "not at a stage boundary"},
 		{name: "running", td: `{"state":"running"}`, answer: "yes", refusal: `does not wait for an answer (its state is "running")`},
+		{name: "failed", td: `{"state":"failed"}`, answer: "passed", refusal: `does not wait for an answer (its state is "failed"); it has ended: run it again with taskd retry`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := newList(t)

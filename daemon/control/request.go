@@ -114,8 +114,11 @@ func (r Request) Task(base *taskfile.Task) (*taskfile.Task, error) {
 	if r.Workflow != "" {
 		md := t.EnsureMetadata()
 		md.Set("workflowType", r.Workflow)
+		// The steps are told userDescription, and the workflow's first
+		// write replaces the description: the prompt goes there, else
+		// the subject.
 		if _, ok := md.String("userDescription"); !ok {
-			md.Set("userDescription", firstNonEmpty(r.Subject, r.Prompt))
+			md.Set("userDescription", firstNonEmpty(r.Prompt, r.Subject))
 		}
 	}
 	if r.Autonomy {

@@ -99,7 +99,7 @@ func (f *flowRun) failureReport(e traceEntry) string {
 	if res.Summary != "" {
 		fmt.Fprintf(&b, "Summary: %s\n\n", agent.Truncate(res.Summary, reportText))
 	}
-	if res.Error != "" && res.Error != res.Summary {
+	if res.Error != "" && (res.Summary == "" || !strings.Contains(res.Error, res.Summary)) {
 		fmt.Fprintf(&b, "Error: %s\n\n", agent.Truncate(res.Error, reportText))
 	}
 	if node != nil && node.Command != "" {

@@ -8,6 +8,7 @@
 package flow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/taskd/taskd/daemon/agent"
@@ -300,6 +302,21 @@ func (f *flowRun) guard(ctx context.Context) (*taskfile.Task, bool, error) {
 	return nil, false, nil
 }
 
+// lastReport is what failed step e last reported, as its run folder keeps
+// it (its summary, else its error), for the person asked: " (it
+// reported: …)", or "" when it left none.
+func (f *flowRun) lastReport(e traceEntry) string {
+	if e.attempt <= 0 {
+		return ""
+	}
+	res, ok := agent.ReadResult(f.l.RunDir(f.id, e.attempt))
+	said := strings.Join(strings.Fields(cmp.Or(res.Summary, res.Error)), " ")
+	if !ok || said == "" {
+		return ""
+	}
+	return " (it reported: " + agent.Truncate(said, 300) + ")"
+}
+
 // hitlReason says why the workflow reached a human step.
 func (f *flowRun) hitlReason(resp *navigator.Response, prev *navigator.Response) string {
 	var why string
@@ -308,6 +325,9 @@ func (f *flowRun) hitlReason(resp *navigator.Response, prev *navigator.Response)
 		why = fmt.Sprintf("max retries exceeded at %s", last.step)
 	} else if last.result == "failed" {
 		why = fmt.Sprintf("%s failed", last.step)
+	}
+	if why != "" && last.result == "failed" {
+		why += f.lastReport(last)
 	}
 	if wf := f.workflow(); wf != nil {
 		if n := wf.Node(resp.CurrentStep); n != nil {
@@ -400,6 +420,7 @@ func (f *flowRun) ask(ctx context.Context, kind, reason string, options []string
 		rec := task.RecordOf(t)
 		rec.Grant = nil // given to the step that ran, if any
 		rec.Hold = h
+		rec.FinishedAt = time.Now() // the walk stops here: it waits since now
 		if _, err := task.End(t, task.AskPerson, rec); err != nil {
 			return err
 		}

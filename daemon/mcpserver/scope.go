@@ -3,13 +3,11 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
 	"github.com/taskd/taskd/internal/fsroot"
 	"github.com/taskd/taskd/internal/readable"
 )
@@ -118,41 +116,33 @@ const maxFile = 4 << 20
 
 // readFile reads the regular file p, which must be readable in sc, of at
 // most maxFile bytes. A FIFO or device is refused without blocking.
+//
+// The path is checked with its links resolved, and then read from the
+// root or plugin directory that holds it, following no link: a directory
+// swapped for a link between the check and the read fails the read
+// instead of leading it out.
 func (sc *scope) readFile(p string) ([]byte, error) {
 	if err := sc.readable(p); err != nil {
 		return nil, err
 	}
-	return readRegular(p, maxFile)
-}
-
-// readRegular reads the regular file p (following links) of at most max
-// bytes, refusing anything else without blocking on it.
-func readRegular(p string, max int64) ([]byte, error) {
-	f, err := fsroot.OpenRegular(p, os.O_RDONLY, 0)
+	where := resolvePath(p)
+	base, err := holder(p, where, append(append([]string(nil), sc.roots...), sc.plugins...))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	data, err := fsroot.ReadFile(base, where, maxFile)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
-	switch {
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file (%s)", p, fi.Mode().Type())
-	case fi.Size() > max:
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d read", p, fi.Size(), max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(data)) > max {
-		err = fmt.Errorf("%s is more than the %d bytes read", p, max)
-	}
-	return data, err
+	return data, nil
 }
 
 // writeFile replaces the file p, which must lie in a root, with data,
 // creating its directories: a new file renamed into place, so that a link
-// at p is replaced, never followed.
+// at p is replaced, never followed. The path is checked with its links
+// resolved, and then written from the root that holds it, following no
+// link: a directory swapped for a link between the check and the write
+// fails the write instead of leading it out.
 func (sc *scope) writeFile(p string, data []byte) error {
 	if err := sc.inRoots(p); err != nil {
 		return err
@@ -160,22 +150,48 @@ func (sc *scope) writeFile(p string, data []byte) error {
 	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() && fi.Mode().Type() != fs.ModeSymlink {
 		return fmt.Errorf("%s is not a regular file (%s)", p, fi.Mode().Type())
 	}
-	if err := sc.mkdirAll(filepath.Dir(p)); err != nil {
+	// Where p is, with the links of its directory resolved: a link at p
+	// itself is replaced.
+	where := filepath.Join(resolvePath(filepath.Dir(p)), filepath.Base(p))
+	base, err := holder(p, where, sc.roots)
+	if err != nil {
 		return err
 	}
-	return renameio.WriteFile(p, data, 0o644)
+	if err := fsroot.WriteShared(base, where, data); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
 }
 
-// mkdirAll creates directory dir, in a root, and those above it; with its
-// links resolved it must still be in a root once it exists.
+// mkdirAll creates directory dir, in a root, and those above it, from the
+// root that holds it, following no link (as writeFile).
 func (sc *scope) mkdirAll(dir string) error {
 	if err := sc.inRoots(dir); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	where := resolvePath(dir)
+	base, err := holder(dir, where, sc.roots)
+	if err != nil {
 		return err
 	}
-	return sc.inRoots(dir)
+	if err := fsroot.MkdirShared(base, where); err != nil {
+		return fmt.Errorf("make %s: %w", dir, err)
+	}
+	return nil
+}
+
+// holder returns the directory of dirs, with its links resolved, that
+// holds where: p with the links of its existing part resolved, a path
+// below it whose every directory was a directory when it was looked at.
+func holder(p, where string, dirs []string) (string, error) {
+	for _, d := range dirs {
+		for _, b := range []string{resolvePath(d), d} {
+			if within(where, b) {
+				return b, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s (which is %s) is %w: %s", p, where, ErrOutside, strings.Join(dirs, ", "))
 }
 
 // within reports whether p is dir or inside it (both absolute and clean).

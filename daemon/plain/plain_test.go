@@ -56,7 +56,7 @@ func TestRun(t *testing.T) {
 		{name: "fails with retries left", script: "exit 1", more: `"retries":2`, state: task.Retrying, status: taskfile.StatusPending,
 			events: []string{"TaskStarted", "TaskFailed", "TaskRetrying"}, err: "exit status 1"},
 		{name: "its result says it failed", script: `echo '{"success": false, "summary": "could not"}'`, state: task.Failed, status: taskfile.StatusPending,
-			events: []string{"TaskStarted", "TaskFailed"}, summary: "could not", err: "the agent failed"},
+			events: []string{"TaskStarted", "TaskFailed"}, summary: "could not", err: "the agent reported failure: could not"},
 		{name: "times out", script: "sleep 30", more: `"timeout":"1s"`, state: task.TimedOut, status: taskfile.StatusPending,
 			events: []string{"TaskStarted", "TaskTimedOut"}, err: "timed out"},
 	} {

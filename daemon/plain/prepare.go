@@ -64,7 +64,7 @@ func CheckPrompt(j job.Scope, sp task.Spec) error {
 		}
 		for _, st := range pl.Script.Leading {
 			if r, ok := st.Cmd.(*prompt.Read); ok {
-				if _, err := resolveRead(j, cwd, r.Path); err != nil {
+				if _, _, err := resolveRead(j, cwd, r.Path); err != nil {
 					return fmt.Errorf("prompt line %d: %w", st.Line, err)
 				}
 			}
@@ -126,19 +126,20 @@ func allowedRoots(j job.Scope) []string {
 // another user's home. ~ is the home directory and a relative path is
 // relative to the task's working directory. A path that cannot be resolved
 // (it does not exist) is returned as it is, to fail when it is read.
-func resolveRead(j job.Scope, cwd, path string) (string, error) {
+// The root that holds it is returned too, to open it from (readLimited).
+func resolveRead(j job.Scope, cwd, path string) (real, root string, err error) {
 	home := j.Config.Home
 	p := path
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if home == "" {
-			return "", errors.New("/read " + path + ": no home directory")
+			return "", "", errors.New("/read " + path + ": no home directory")
 		}
 		p = filepath.Join(home, strings.TrimPrefix(p[1:], "/"))
 	} else if !filepath.IsAbs(p) {
 		p = filepath.Join(cwd, p)
 	}
 	p = filepath.Clean(p)
-	real := p
+	real = p
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		real = r
 	} else if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
@@ -150,9 +151,13 @@ func resolveRead(j job.Scope, cwd, path string) (string, error) {
 	}
 	rule := readable.Rule{Home: home, Roots: []string{cwd, j.List.Dir.Path()}, Allowed: allowedRoots(j), Others: others(home)}
 	if err := rule.Check(p, real); err != nil {
-		return "", fmt.Errorf("/read %s: %w (the roots are the task's cwd %s, its list directory, and allowedRoots in the configuration; see docs/security.md)", path, err, cwd)
+		return "", "", fmt.Errorf("/read %s: %w (the roots are the task's cwd %s, its list directory, and allowedRoots in the configuration; see docs/security.md)", path, err, cwd)
 	}
-	return real, nil
+	root, ok := rule.RootOf(real)
+	if !ok {
+		return "", "", fmt.Errorf("/read %s: %s is in none of the roots", path, real)
+	}
+	return real, root, nil
 }
 
 // A transcriptEntry is one half of an injected tool round trip.
@@ -249,12 +254,12 @@ func runLeading(ctx context.Context, j *job.Job, t *taskfile.Task, sp task.Spec,
 // read records one /read round trip.
 func (p *prepared) read(j *job.Job, cwd, path string) {
 	call := map[string]any{"tool": "read", "path": path}
-	abs, err := resolveRead(j.Scope, cwd, path)
+	abs, root, err := resolveRead(j.Scope, cwd, path)
 	res := transcriptEntry{Role: "tool", Tool: "read", Path: path}
 	if err == nil {
 		call["path"] = abs
 		res.Path = abs
-		res.Content, err = readLimited(abs)
+		res.Content, err = readLimited(root, abs)
 	}
 	if err != nil {
 		res.Error = err.Error()
@@ -263,12 +268,16 @@ func (p *prepared) read(j *job.Job, cwd, path string) {
 }
 
 // readLimited reads the file at path, a path resolveRead returned (its
-// links resolved): a link found at its end now (put there since) is not
-// followed, nor is anything but a regular file read.
-func readLimited(path string) (string, error) {
-	f, err := fsroot.OpenRegular(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+// links resolved), opened from root, the root that holds it, following no
+// link: a link found on the way or at its end now (put there since) is
+// not followed, nor is anything but a regular file read.
+func readLimited(root, path string) (string, error) {
+	f, err := fsroot.OpenFile(root, path, os.O_RDONLY|syscall.O_NONBLOCK)
 	if errors.Is(err, fsroot.ErrNotRegular) {
 		return "", fmt.Errorf("%s is not a regular file; /read loads files: %w", path, err)
+	}
+	if errors.Is(err, fsroot.ErrLink) {
+		return "", fmt.Errorf("%s changed while it was read (a directory on the way is now a link): %w", path, err)
 	}
 	if err != nil {
 		return "", err

@@ -74,7 +74,7 @@ func retryFeedback(l *job.List, t *taskfile.Task, sp task.Spec) string {
 	if res.Summary != "" {
 		fmt.Fprintf(&b, "Summary: %s\n\n", agent.Truncate(res.Summary, retryText))
 	}
-	if res.Error != "" && res.Error != res.Summary {
+	if res.Error != "" && (res.Summary == "" || !strings.Contains(res.Error, res.Summary)) {
 		fmt.Fprintf(&b, "Error: %s\n\n", agent.Truncate(res.Error, retryText))
 	}
 	out := strings.TrimSpace(res.Output)

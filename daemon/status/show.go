@@ -147,6 +147,11 @@ func Describe(root string, l *List, id string, lines int) (*Detail, error) {
 	if len(runs) > 0 {
 		last := runs[len(runs)-1]
 		d.Agent = last.profile
+		if d.Cwd == "" && d.CwdNote == "" {
+			// A task that names no directory ran in its list's, or in
+			// the home directory: cmd.json says which.
+			d.Cwd = last.cwd
+		}
 		d.Last = last.usage()
 		if d.Last == nil && t.Progress != nil { // running: its progress so far
 			d.Last = progressUsage(t.Progress)
@@ -211,6 +216,7 @@ type run struct {
 	n       int
 	dir     string
 	profile string // cmd.json's
+	cwd     string // cmd.json's: where the agent ran
 	result  *runResult
 }
 
@@ -291,9 +297,10 @@ func readRuns(listDir, id string) []run {
 		r := run{n: n, dir: filepath.Join(runsDir, e.Name())}
 		var cmd struct {
 			Profile string `json:"profile"`
+			Cwd     string `json:"cwd"`
 		}
 		if readJSON(listDir, filepath.Join(r.dir, "cmd.json"), &cmd) {
-			r.profile = cmd.Profile
+			r.profile, r.cwd = cmd.Profile, cmd.Cwd
 		}
 		var res runResult
 		if readJSON(listDir, filepath.Join(r.dir, "result.json"), &res) {

@@ -5,6 +5,7 @@
 package status
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,8 +58,11 @@ type Task struct {
 	Archived   bool     `json:"archived,omitempty"`
 	// Held says why the daemon holds the task back (a write it needs
 	// failed), and HeldRetry when it tries again (Attend).
-	Held      string    `json:"held,omitempty"`
-	HeldRetry time.Time `json:"heldRetry,omitzero"`
+	// Interrupted says of a task a stopping daemon left pending that its
+	// attempt was interrupted, and that it runs again.
+	Interrupted string    `json:"interrupted,omitempty"`
+	Held        string    `json:"held,omitempty"`
+	HeldRetry   time.Time `json:"heldRetry,omitzero"`
 	// Below are the tasks under this one that need a person, failed or
 	// are held (Attend).
 	Below []Below `json:"below,omitempty"`
@@ -173,6 +177,12 @@ func fillStatus(ts *Task, t *taskfile.Task, owned bool, path string) {
 	}
 	if ts.State == string(task.Starting) {
 		ts.WaitingFor = StartingWaitsFor
+	}
+	if rec.State == task.None && rec.Interrupted > 0 {
+		ts.Interrupted = fmt.Sprintf("attempt %d was stopped with the daemon; it runs again when a daemon serves the list, at its turn", n)
+		if rec.InterruptedSession != "" {
+			ts.Interrupted += ", resuming its agent's session"
+		}
 	}
 	if b := rec.Boundary; b != nil && ts.State == string(task.Succeeded) {
 		next, _ := b.String("next")

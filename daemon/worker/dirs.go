@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/taskd/taskd/daemon/agent"
 	"github.com/taskd/taskd/daemon/remote"
 	"github.com/taskd/taskd/daemon/worktree"
 )
@@ -58,12 +59,12 @@ func mapPath(maps []Mapping, path string) string {
 func (w *Worker) workDir(ctx context.Context, wk remote.Work) (string, func(), error) {
 	if wk.Repo == "" {
 		dir := mapPath(w.cfg.DirMap, wk.Cwd)
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if why := agent.NotADirectory(dir); why != "" {
 			via := ""
 			if dir != wk.Cwd {
 				via = fmt.Sprintf(" (mapped from %q)", wk.Cwd)
 			}
-			return "", nil, fmt.Errorf("working directory %q%s does not exist on worker %s; map the coordinator's directories with taskd worker --dir-map FROM=TO, or give the task metadata.taskd.repo to clone", dir, via, w.cfg.Name)
+			return "", nil, fmt.Errorf("working directory %q%s %s on worker %s; map the coordinator's directories with taskd worker --dir-map FROM=TO, or give the task metadata.taskd.repo to clone", dir, via, why, w.cfg.Name)
 		}
 		return dir, func() {}, nil
 	}

@@ -19,6 +19,9 @@
 // Privacy. Directories made here are 0700 and files 0600, whatever the
 // process's umask (a umask only ever removes bits, and directories are
 // chmodded after mkdir when it may have removed the owner's: umask.go).
+// WriteShared and MkdirShared, for a user's project files (what taskd's
+// MCP server writes there), make them as other programs do, 0755 and 0644
+// less the umask, by the same path rule.
 //
 // Trust. CheckPrivate says whether a directory may be served: it must
 // belong to the process's effective user and not be writable by group or

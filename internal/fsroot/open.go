@@ -104,9 +104,13 @@ func MkdirDir(base, path string) (d *Dir, made bool, err error) {
 
 // mkdirat makes the directory name in dir, mode 0700: chmodded after the
 // mkdir when the umask may have removed the owner's bits (umask.go).
-func mkdirat(dir int, name string) error {
-	err := ignoringEINTR(func() error { return unix.Mkdirat(dir, name, DirMode) })
-	if err == nil && !ownerBitsKept() {
+func mkdirat(dir int, name string) error { return mkdiratMode(dir, name, DirMode) }
+
+// mkdiratMode makes the directory name in dir with mode: DirMode whatever
+// the umask, as mkdirat; any other mode less the umask, as mkdir(2).
+func mkdiratMode(dir int, name string, mode uint32) error {
+	err := ignoringEINTR(func() error { return unix.Mkdirat(dir, name, mode) })
+	if err == nil && mode == DirMode && !ownerBitsKept() {
 		unix.Fchmodat(dir, name, DirMode, 0)
 	}
 	return err
@@ -231,9 +235,54 @@ func WriteFile(base, path string, data []byte) error {
 	return writeIn(dir, base, elems, data)
 }
 
+// Shared is how WriteShared and MkdirShared make what they make: as a
+// program that writes a user's project does (mkdir 0755, files 0644, less
+// the umask), not privately as taskd's own files.
+var Shared = struct{ Dir, File uint32 }{0o755, 0o644}
+
+// WriteShared is WriteFile for a file of a user's own, such as a
+// project's, which is made as Shared says instead of private: path is
+// resolved from base following no link, its missing directories made on
+// the way, and the file replaced by rename.
+func WriteShared(base, path string, data []byte) error {
+	elems, err := split(base, path)
+	if err != nil {
+		return err
+	}
+	dir, err := walkMaking(base, elems[:len(elems)-1], Shared.Dir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	return writeInMode(dir, base, elems, data, Shared.File)
+}
+
+// MkdirShared is MkdirAll for a directory of a user's own, made as Shared
+// says. path may be base itself, which is only opened.
+func MkdirShared(base, path string) error {
+	var elems []string
+	if filepath.Clean(path) != filepath.Clean(base) {
+		var err error
+		if elems, err = split(base, path); err != nil {
+			return err
+		}
+	}
+	fd, err := walkMaking(base, elems, Shared.Dir)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return nil
+}
+
 // writeIn is WriteFile of the last of elems in dir, the directory of the
 // others, open.
 func writeIn(dir int, base string, elems []string, data []byte) error {
+	return writeInMode(dir, base, elems, data, FileMode)
+}
+
+// writeInMode is writeIn making the file with mode (less the umask).
+func writeInMode(dir int, base string, elems []string, data []byte, mode uint32) error {
 	name := elems[len(elems)-1]
 	var r [6]byte
 	rand.Read(r[:])
@@ -241,7 +290,7 @@ func writeIn(dir int, base string, elems []string, data []byte) error {
 	if len(tmp) > MaxName {
 		tmp = "." + hex.EncodeToString(r[:]) + ".tmp"
 	}
-	fd, err := openat(dir, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, FileMode)
+	fd, err := openat(dir, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, mode)
 	if err != nil {
 		return pathErr("create", base, elems, len(elems), err)
 	}

@@ -11,6 +11,17 @@ import (
 // to the one before and following no link, making a missing one (0700)
 // when create is set. It returns the last directory's descriptor.
 func walk(base string, elems []string, create bool) (int, error) {
+	var mode uint32
+	if create {
+		mode = DirMode
+	}
+	return walkMaking(base, elems, mode)
+}
+
+// walkMaking is walk making the missing directories with mode (less the
+// umask, unless mode is DirMode), none when mode is 0.
+func walkMaking(base string, elems []string, mode uint32) (int, error) {
+	create := mode != 0
 	fd, err := openat(unix.AT_FDCWD, base, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return -1, &fs.PathError{Op: "open", Path: base, Err: err}
@@ -28,13 +39,13 @@ func walk(base string, elems []string, create bool) (int, error) {
 		// folder): its parent opened in one call, it is made there.
 		if parent, err := openBeneath(fd, elems[:len(elems)-1]); err == nil {
 			unix.Close(fd)
-			return makeLast(parent, base, elems)
+			return makeLast(parent, base, elems, mode)
 		}
 	}
 	for i, e := range elems {
 		next, err := openat(fd, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
 		if err == unix.ENOENT && create {
-			err = mkdirat(fd, e)
+			err = mkdiratMode(fd, e, mode)
 			if err == nil || err == unix.EEXIST {
 				next, err = openat(fd, e, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
 			}
@@ -49,11 +60,11 @@ func walk(base string, elems []string, create bool) (int, error) {
 }
 
 // makeLast makes the last of elems in parent, the directory of the
-// others, open, and opens it as walk does; parent is closed.
-func makeLast(parent int, base string, elems []string) (int, error) {
+// others, open, with mode, and opens it as walk does; parent is closed.
+func makeLast(parent int, base string, elems []string, mode uint32) (int, error) {
 	defer unix.Close(parent)
 	name := elems[len(elems)-1]
-	err := mkdirat(parent, name)
+	err := mkdiratMode(parent, name, mode)
 	if err != nil && err != unix.EEXIST {
 		return -1, pathErr("open", base, elems, len(elems), err)
 	}

@@ -82,6 +82,25 @@ func (r Rule) Check(p, real string) error {
 	return fmt.Errorf("%s is %w%s", p, ErrOutside, extra)
 }
 
+// RootOf returns the root of r that holds real, a path Check allowed with
+// its links resolved: the root with its own links resolved when it holds
+// real so, else as written. A file is then opened from it following no
+// link (package fsroot), so that a directory swapped for a link after
+// Check cannot lead the read out.
+func (r Rule) RootOf(real string) (string, bool) {
+	for _, root := range append(slices.Clip(r.Roots), r.Allowed...) {
+		if !r.IsRoot(root) {
+			continue
+		}
+		for _, b := range []string{resolve(root), filepath.Clean(root)} {
+			if within(real, b) {
+				return b, true
+			}
+		}
+	}
+	return "", false
+}
+
 // IsRoot reports whether dir may be a root: not "/" and not an ancestor
 // of the home (it may be the home itself).
 func (r Rule) IsRoot(dir string) bool {
