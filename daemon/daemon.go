@@ -42,6 +42,9 @@ type Daemon struct {
 	cfg   *config.Config
 	log   *slog.Logger
 	clock clock.Clock // what the loop decides with: clock.Real unless an Option says otherwise
+	// lastNow is the clock's time the loop last saw: a later time before
+	// it is a clock set back (clockBack).
+	lastNow time.Time
 
 	lists map[string]*list // by list id; loop goroutine only
 	order []string         // list ids in the order they are served
@@ -218,6 +221,7 @@ func (d *Daemon) loop(ctx context.Context) error {
 	defer retain.Stop()
 	d.retain()
 	for {
+		d.clockBack()
 		d.schedule()
 		d.logSettled()
 		wake.Reset(d.nextWake())

@@ -128,6 +128,27 @@ func (l *list) waitUntil(id string, at time.Time) {
 	}
 }
 
+// clockBack considers again every task that waits for a time when the
+// clock reads earlier than the loop last saw (a system clock set back): a
+// schedule's next time computed before is then too far away (the
+// schedule computes it again, recur.Decide), and the wake-up the loop set
+// for it came from the clock as it was.
+func (d *Daemon) clockBack() {
+	now, was := d.clock.Now().Round(0), d.lastNow // the wall clock, not the monotonic one
+	d.lastNow = now
+	if !now.Before(was) {
+		return
+	}
+	d.log.Info("the clock was set back; the times tasks wait for are considered again", "now", now, "was", was)
+	for _, l := range d.lists {
+		for id := range l.dueAt {
+			l.consider(id)
+		}
+		clear(l.dueAt)
+		l.nextDue = time.Time{}
+	}
+}
+
 // wakeTimed considers again the tasks of l whose time has come (waitUntil).
 func (l *list) wakeTimed(now time.Time) {
 	if l.nextDue.IsZero() || now.Before(l.nextDue) {

@@ -35,6 +35,8 @@ func (d *Daemon) evaluateSchedule(l *list, id string, e *entry) {
 	switch recur.Decide(e.recur.sched, e.recur.rec, d.clock.Now()) {
 	case recur.Wait:
 		l.waitUntil(id, e.recur.rec.Next)
+	case recur.Never:
+		d.log.Warn("the schedule has no time in the next five years: it makes no runs", "list", l.ID, "task", id, "schedule", e.recur.sched.String())
 	default:
 		d.startJob(l, id, job.Fire, slots.Late)
 	}

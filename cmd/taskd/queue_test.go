@@ -404,3 +404,27 @@ func TestPause_Profile(t *testing.T) {
 		t.Errorf("--priority high: exit %d, want 2 (%s)", code, e.String())
 	}
 }
+
+// TestSubmit_RefusesWhatTheDaemonRejects: taskd submit refuses a task the
+// daemon would reject (a timeout of 0s, a negative one, one beyond what
+// taskd can wait), with the daemon's reason, and writes nothing. Before,
+// it wrote the file and the daemon rejected it.
+func TestSubmit_RefusesWhatTheDaemonRejects(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "tasks")
+	ctx := context.Background()
+	for _, tt := range []struct{ flags []string }{
+		{[]string{"--timeout", "0s"}},
+		{[]string{"--timeout", "-1s"}},
+		{[]string{"--timeout", "3000000h"}},
+	} {
+		var o, e bytes.Buffer
+		args := append(append([]string{"submit", "--root", root, "--list", "l", "--agent", "exec"}, tt.flags...), "true")
+		if code := exitCode(run(ctx, args, &o, &e), &e); code != 2 || !strings.Contains(e.String(), "metadata.taskd.timeout") {
+			t.Errorf("%v: exit %d, want 2 with the reason (%s)", tt.flags, code, e.String())
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(root, "l", "*.json")); len(files) != 0 {
+		t.Errorf("refused tasks were written: %v", files)
+	}
+}

@@ -197,6 +197,9 @@ func runResume(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	scope, resumed := l.Scope, l.Resumed
+	if l.Unreadable != nil {
+		fmt.Fprintf(inv.stdout, "the pause file could not be read (%v): it is replaced, and every pause it held is lifted\n", l.Unreadable)
+	}
 	if l.Held != nil {
 		fmt.Fprintf(inv.stdout, "%s: pause lifted (%s)\n", scope, l.Held.Reason)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/taskd/taskd/daemon"
 	"github.com/taskd/taskd/daemon/children"
 	"github.com/taskd/taskd/daemon/control"
+	"github.com/taskd/taskd/daemon/task"
 	"github.com/taskd/taskd/taskfile"
 )
 
@@ -389,6 +390,9 @@ func runSubmit(ctx context.Context, inv *invocation) error {
 	}
 	if err := (queueFlags{priority: *priority, at: *at, in: *in, schedule: *schedule, overlap: *overlap}).set(ctx, t.EnsureMetadata().EnsureObject("taskd")); err != nil {
 		return inv.usageErrorf("%v", err)
+	}
+	if _, err := task.ReadSpec(t); err != nil {
+		return inv.usageErrorf("%v", err) // the daemon would reject the file
 	}
 	listID := firstNonEmpty(*list, os.Getenv("TASKD_LIST"), "default")
 	dir, err := control.OpenList(r, listID, true)

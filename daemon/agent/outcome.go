@@ -110,6 +110,14 @@ func (a *Attempt) ending(logs endedLogs, w *Watcher, exitCode int, out Outcome, 
 	if w != nil {
 		s := w.Finish()
 		st = &s
+		if out == Finished {
+			// Its last lines, read as it exited or after (one without a
+			// newline), may have passed the budget: the outcome does not
+			// depend on which came first.
+			if why := w.budget.spent(st, w.streamTurns); why != "" {
+				out, over = OverBudget, why
+			}
+		}
 		res = StreamResult(st, exitCode)
 		p := st.Progress(a.N, time.Now())
 		res.Progress = &p

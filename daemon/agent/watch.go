@@ -181,6 +181,22 @@ func (b Budget) passed(st *Stream, streamTurns bool) string {
 	return ""
 }
 
+// spent says how an agent that ended by itself had passed budget b, by
+// what its whole stream st says ("" if it had not).
+func (b Budget) spent(st *Stream, streamTurns bool) string {
+	how := "about "
+	if st.CostKnown {
+		how = ""
+	}
+	if b.MaxCostUSD > 0 && st.CostUSD > b.MaxCostUSD {
+		return fmt.Sprintf("it ended having spent %s$%s, over its budget of $%s (maxCostUsd)", how, usd(st.CostUSD), usd(b.MaxCostUSD))
+	}
+	if streamTurns && b.MaxTurns > 0 && st.Turns > b.MaxTurns {
+		return fmt.Sprintf("it ended having taken %d turns, over its budget of %d (maxTurns)", st.Turns, b.MaxTurns)
+	}
+	return ""
+}
+
 // usd renders an amount of US dollars to a hundredth of a cent, without
 // trailing zeros.
 func usd(v float64) string { return strconv.FormatFloat(roundCost(v), 'f', -1, 64) }

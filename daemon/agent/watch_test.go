@@ -236,3 +236,29 @@ func TestBudget_BeforeNextTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestRun_OverBudgetOnLastLine: an agent whose last line (its result,
+// with its total cost) passes its budget, and which then exits, ends over
+// budget every time, whether the line ends with a newline or not. Before,
+// a line without one was read only at the end and passed for a success,
+// and with one the outcome was the race between the agent's exit and the
+// reading of its line.
+func TestRun_OverBudgetOnLastLine(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, script string }{
+		{"newline", "echo '" + initLine + "'; echo '" + resultLine + "'"},
+		{"no newline", "echo '" + initLine + "'; printf '%s' '" + resultLine + "'"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for range 5 {
+				r, a := streamAttempt(t, config.ProfileSpec{Output: OutputClaudeStream}, tt.script)
+				a.Budget = Budget{MaxCostUSD: 0.01} // the result says $0.0123
+				res, out := r.Run(t.Context(), a)
+				if out != OverBudget || res.Success || !strings.Contains(res.Error, "over its budget of $0.01 (maxCostUsd)") {
+					t.Fatalf("Run = %v, %+v; want over budget", out, res)
+				}
+			}
+		})
+	}
+}

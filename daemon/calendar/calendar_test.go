@@ -1,6 +1,7 @@
 package calendar_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,53 @@ func TestSchedule_Next(t *testing.T) {
 	}
 }
 
+// TestSchedule_DST: where the clocks change, a schedule of fixed hours
+// makes one run a day as crontab(5) does: a time the change skips runs at
+// the change (the library skipped the day), a time that comes twice runs
+// the first time only (the library ran it twice); a schedule of every hour
+// keeps its times. Without a zone, the times are those of the time given
+// (the daemon's clock reads local time).
+func TestSchedule_DST(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skip(err)
+	}
+	local := func(s string) time.Time { return at(s).In(paris) }
+	for _, tt := range []struct {
+		expr string
+		from time.Time
+		want []string
+	}{
+		// Paris, 2026-03-29: 02:00 CET becomes 03:00 CEST (01:00 UTC).
+		{"CRON_TZ=Europe/Paris 0 2 * * *", at("2026-03-28 12:00:00 UTC"), []string{"2026-03-29 01:00:00 UTC", "2026-03-30 00:00:00 UTC"}},
+		{"CRON_TZ=Europe/Paris 30 2 * * *", at("2026-03-28 12:00:00 UTC"), []string{"2026-03-29 01:00:00 UTC", "2026-03-30 00:30:00 UTC"}},
+		{"CRON_TZ=Europe/Paris 0 3 * * *", at("2026-03-28 12:00:00 UTC"), []string{"2026-03-29 01:00:00 UTC", "2026-03-30 01:00:00 UTC"}},
+		{"0 2 * * *", local("2026-03-28 12:00:00 UTC"), []string{"2026-03-29 01:00:00 UTC", "2026-03-30 00:00:00 UTC"}},
+		{"CRON_TZ=Europe/Paris 15 * * * *", at("2026-03-29 00:00:00 UTC"), []string{"2026-03-29 00:15:00 UTC", "2026-03-29 01:15:00 UTC"}},
+		// New York, 2026-03-08: 02:00 EST becomes 03:00 EDT (07:00 UTC).
+		{"CRON_TZ=America/New_York 0 2 * * *", at("2026-03-07 12:00:00 UTC"), []string{"2026-03-08 07:00:00 UTC", "2026-03-09 06:00:00 UTC"}},
+		// Paris, 2026-10-25: 03:00 CEST becomes 02:00 CET (01:00 UTC).
+		{"CRON_TZ=Europe/Paris 0 2 * * *", at("2026-10-24 12:00:00 UTC"), []string{"2026-10-25 00:00:00 UTC", "2026-10-26 01:00:00 UTC"}},
+		{"CRON_TZ=Europe/Paris 30 2 * * *", at("2026-10-25 00:45:00 UTC"), []string{"2026-10-26 01:30:00 UTC"}},
+		{"0 2 * * *", local("2026-10-24 12:00:00 UTC"), []string{"2026-10-25 00:00:00 UTC", "2026-10-26 01:00:00 UTC"}},
+		{"CRON_TZ=Europe/Paris 0 * * * *", at("2026-10-24 23:30:00 UTC"), []string{"2026-10-25 00:00:00 UTC", "2026-10-25 01:00:00 UTC", "2026-10-25 02:00:00 UTC"}},
+		{"CRON_TZ=UTC 0 2 * * *", at("2026-03-28 12:00:00 UTC"), []string{"2026-03-29 02:00:00 UTC"}},
+	} {
+		s, err := calendar.ParseSchedule(tt.expr)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.expr, err)
+		}
+		var got []string
+		for from := tt.from; len(got) < len(tt.want); {
+			from = s.Next(from)
+			got = append(got, from.UTC().Format("2006-01-02 15:04:05 MST"))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%q after %s = %v, want %v", tt.expr, tt.from.UTC(), got, tt.want)
+		}
+	}
+}
+
 func TestSchedule_Missed(t *testing.T) {
 	s, _ := calendar.ParseSchedule("@every 2s")
 	from := at("2031-03-03 12:00:08 UTC")
@@ -75,6 +123,11 @@ func TestSchedule_Hostile(t *testing.T) {
 		{"1-1000000 * * * *", "not a cron expression"},
 		{"@every -5s x", "not a cron expression"},
 		{"@fortnightly", "not a cron expression"},
+		{"@every -5m", "at least one"},
+		{"@every 0s", "at least one"},
+		{"@every 1ms", "at least one"},
+		{"@every 1.5s", "whole number of seconds"},
+		{"CRON_TZ=UTC @every -1h", "at least one"},
 		{"0 2 * * * * * *", "not a cron expression"},
 		{"0 2 * * *\n0 3 * * *", "control characters"},
 		{"0 2 * * \x00", "control characters"},

@@ -50,11 +50,36 @@ func ParseSchedule(expr string) (*Schedule, error) {
 			return nil, err
 		}
 	}
+	if err := checkEvery(expr); err != nil {
+		return nil, err
+	}
 	s, err := parse(expr)
 	if err != nil {
 		return nil, fmt.Errorf("the schedule %q is not a cron expression (%v); write it like \"0 2 * * *\" (minute hour day-of-month month day-of-week), \"@daily\" or \"@every 1h\"", expr, err)
 	}
 	return &Schedule{expr: expr, s: s}, nil
+}
+
+// checkEvery refuses an "@every" of less than a second or of a part of
+// one: the library makes each an interval of whole seconds, at least one
+// ("@every -5m" and "@every 1.5s" ran every second).
+func checkEvery(expr string) error {
+	times := expr
+	if _, rest, ok := cutZone(expr); ok {
+		times = rest
+	}
+	arg, ok := strings.CutPrefix(times, "@every ")
+	if !ok {
+		return nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(arg))
+	switch {
+	case err != nil:
+		return nil // the parser says what is wrong
+	case d < time.Second || d%time.Second != 0:
+		return fmt.Errorf("the schedule %q is not a whole number of seconds, at least one; write it like \"@every 90s\" or \"@every 2h\"", expr)
+	}
+	return nil
 }
 
 // parse is the parser's Parse, with a panic of the library (it has some
@@ -97,8 +122,52 @@ func (s *Schedule) String() string { return s.expr }
 
 // Next returns the schedule's first time after t, or the zero time if it
 // has none in the next five years ("0 0 30 2 *").
+//
+// Where the clocks change, a schedule of fixed hours keeps to one run per
+// day as crontab(5) does: a time that the change skips ("0 2 * * *" when
+// 02:00 becomes 03:00) is run at the change, and a time that comes twice
+// (when 03:00 becomes 02:00 again) is run the first time only. A schedule
+// of every hour ("*/15 * * * *") keeps its times as they come.
 func (s *Schedule) Next(t time.Time) time.Time {
-	return s.s.Next(t)
+	n := s.s.Next(t)
+	spec, ok := s.s.(*cron.SpecSchedule)
+	if !ok || n.IsZero() || spec.Hour&allHours == allHours {
+		return n
+	}
+	loc := spec.Location
+	if loc == time.Local {
+		loc = t.Location() // as the library reads it
+	}
+	for x := t.In(loc); ; {
+		_, change := x.ZoneBounds()
+		if change.IsZero() || change.After(n) {
+			return n
+		}
+		_, before := change.Add(-time.Nanosecond).Zone()
+		_, after := change.Zone()
+		switch d := time.Duration(after-before) * time.Second; {
+		case d > 0 && change.After(t) && skipped(spec, change.In(time.FixedZone("", before)), d):
+			return change.In(n.Location())
+		case d < 0 && !n.Before(change) && n.Before(change.Add(-d)):
+			// n's time of day came before the change too: run it once.
+			return s.Next(change.Add(-d - time.Second))
+		}
+		x = change
+	}
+}
+
+// allHours is the hour field of a schedule of every hour.
+const allHours = 1<<24 - 1
+
+// skipped reports whether the spec has a time of day among those a change
+// of the clocks skips: the gap of length d from start, the change read on
+// the clocks before it.
+func skipped(spec *cron.SpecSchedule, start time.Time, d time.Duration) bool {
+	wall := time.Date(start.Year(), start.Month(), start.Day(), start.Hour(), start.Minute(), start.Second(), 0, time.UTC)
+	u := *spec
+	u.Location = time.UTC
+	first := u.Next(wall.Add(-time.Second))
+	return !first.IsZero() && first.Before(wall.Add(d))
 }
 
 // Missed counts the schedule's times after from up to now, stopping at

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -42,6 +43,9 @@ type Lifted struct {
 	// Resumed are the tasks the profile's limit paused, made due now
 	// (LIST/ID).
 	Resumed []string
+	// Unreadable says why the file could not be read, when it could
+	// not: End replaced it, lifting whatever pause it held.
+	Unreadable error
 }
 
 // End lifts the pauses of scope s at root before they end by themselves,
@@ -50,13 +54,19 @@ type Lifted struct {
 // person's or budget's pause and a usage limit's, and makes every task
 // the profile's limit paused due at now (control.EndPause), so that a
 // daemon resumes it at once. It returns ErrNotPaused (wrapped) when
-// there was nothing to lift.
+// there was nothing to lift. A file that cannot be read (it does not
+// parse, or is not a regular file) is replaced, as every write replaces
+// it: the daemon holds what it last read of it until then, so a resume
+// that left it would lift nothing (Lifted.Unreadable says so).
 func End(ctx context.Context, root string, s Scope, now time.Time) (Lifted, error) {
 	var l Lifted
 	err := Update(ctx, root, now, func(rec *Record) error {
+		if _, err := Read(root); err != nil {
+			l.Unreadable = err
+		}
 		if s.Kind == "" {
 			s.Kind = Profile
-			if _, ok := rec.Lists[s.Name]; ok {
+			if _, ok := rec.Lists[s.Name]; ok || l.Unreadable != nil && isList(root, s.Name) {
 				s.Kind = List
 			}
 		}
@@ -68,7 +78,7 @@ func End(ctx context.Context, root string, s Scope, now time.Time) (Lifted, erro
 			l.Limit = &p
 			delete(rec.Profiles, s.Name)
 		}
-		if l.Held == nil && l.Limit == nil {
+		if l.Held == nil && l.Limit == nil && l.Unreadable == nil {
 			return errNoPause
 		}
 		return nil
@@ -87,10 +97,16 @@ func End(ctx context.Context, root string, s Scope, now time.Time) (Lifted, erro
 			return l, err
 		}
 	}
-	if l.Held == nil && l.Limit == nil && len(l.Resumed) == 0 {
+	if l.Held == nil && l.Limit == nil && len(l.Resumed) == 0 && l.Unreadable == nil {
 		return l, fmt.Errorf("%s is %w, and no task is paused by it", s, ErrNotPaused)
 	}
 	return l, nil
+}
+
+// isList reports whether root has a task list of that name.
+func isList(root, name string) bool {
+	fi, err := os.Lstat(filepath.Join(root, name))
+	return err == nil && fi.IsDir() && !strings.HasPrefix(name, ".")
 }
 
 // endPauses makes every task under root that a usage limit of profile

@@ -90,6 +90,7 @@ const (
 	Wait    Decision = iota // nothing until Record.Next
 	Due                     // a run is due, or one being made must be finished
 	Restart                 // Next must be computed (a new or changed schedule)
+	Never                   // the schedule has no time (in the next five years): nothing to do
 )
 
 // Decide says what schedule s, whose file records r, needs at now.
@@ -97,7 +98,17 @@ func Decide(s *calendar.Schedule, r Record, now time.Time) Decision {
 	switch {
 	case !r.Firing.IsZero():
 		return Due
-	case r.For != s.String() || r.Next.IsZero():
+	case r.For != s.String():
+		return Restart
+	case r.Next.IsZero():
+		if s.Next(now).IsZero() {
+			return Never // computed again, it would be none again
+		}
+		return Restart
+	case now.Before(r.Next) && s.Next(now).Before(r.Next):
+		// A time of the schedule comes before Next: Next was computed
+		// on a clock since set back (a next time is never after the
+		// schedule's first time after the moment it is computed).
 		return Restart
 	case !now.Before(r.Next):
 		return Due
@@ -143,7 +154,7 @@ func (l List) Fire(ctx context.Context, id string, now time.Time) (*taskfile.Tas
 		}
 		rec = Of(t)
 		switch Decide(sched, rec, now) {
-		case Wait:
+		case Wait, Never:
 			return ErrNothing
 		case Restart:
 			rec = Record{For: sched.String(), Next: sched.Next(now), Last: rec.Last, LastRun: rec.LastRun, Runs: rec.Runs, Skipped: rec.Skipped, Missed: rec.Missed}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskd/taskd/daemon/calendar"
 	"github.com/taskd/taskd/daemon/config"
 	"github.com/taskd/taskd/daemon/recur"
 	"github.com/taskd/taskd/daemon/task"
@@ -153,5 +154,41 @@ func TestFire_NewAndChanged(t *testing.T) {
 		if r := recur.Of(s); r.For != "@every 2s" || !r.Next.Equal(t0.Add(2*time.Second)) || r.Runs != rec.Runs {
 			t.Errorf("%+v: the schedule records %+v", rec, r)
 		}
+	}
+}
+
+// TestDecide: what a schedule needs at a time, from its record; a next
+// time further than the schedule's first time after now was computed on
+// a clock since set back, and is computed again.
+func TestDecide(t *testing.T) {
+	daily, err := calendar.ParseSchedule("CRON_TZ=UTC 0 2 * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tomorrow := t0.Truncate(24 * time.Hour).Add(26 * time.Hour) // t0 is 12:00: 02:00 the next day
+	for _, tt := range []struct {
+		name string
+		rec  recur.Record
+		now  time.Time
+		want recur.Decision
+	}{
+		{"new", recur.Record{}, t0, recur.Restart},
+		{"changed", recur.Record{For: "@daily", Next: tomorrow}, t0, recur.Restart},
+		{"waiting", recur.Record{For: daily.String(), Next: tomorrow}, t0, recur.Wait},
+		{"due", recur.Record{For: daily.String(), Next: tomorrow}, tomorrow, recur.Due},
+		{"firing", recur.Record{For: daily.String(), Next: tomorrow, Firing: t0}, t0, recur.Due},
+		{"clock set back a day", recur.Record{For: daily.String(), Next: tomorrow.Add(24 * time.Hour)}, t0, recur.Restart},
+		{"clock set back an hour", recur.Record{For: daily.String(), Next: tomorrow}, t0.Add(-time.Hour), recur.Wait},
+	} {
+		if got := recur.Decide(daily, tt.rec, tt.now); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	never, err := calendar.ParseSchedule("0 0 30 2 *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recur.Decide(never, recur.Record{For: never.String()}, t0); got != recur.Never {
+		t.Errorf("a schedule with no time, its next time computed: %v, want Never", got)
 	}
 }

@@ -3,6 +3,7 @@ package task
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -329,10 +330,17 @@ func ParseTimeout(v any) (time.Duration, error) {
 		return d, nil
 	case json.Number:
 		f, err := v.Float64()
-		if err != nil || f <= 0 {
+		ns := f * float64(time.Second)
+		switch {
+		case err != nil || f <= 0:
 			return 0, fmt.Errorf("%s is not a positive number of seconds", v)
+		case ns < 1:
+			return 0, fmt.Errorf("%s seconds is less than a nanosecond", v)
+		case ns >= math.MaxInt64:
+			// Converted, it would be negative: the default timeout.
+			return 0, fmt.Errorf("%s seconds is more than taskd can wait (%.0f seconds)", v, math.MaxInt64/float64(time.Second))
 		}
-		return time.Duration(f * float64(time.Second)), nil
+		return time.Duration(ns), nil
 	}
 	return 0, fmt.Errorf("is %s; write it like \"90s\" or \"10m\", or as a number of seconds", taskfile.TypeName(v))
 }

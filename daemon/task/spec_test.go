@@ -1,6 +1,7 @@
 package task_test
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -216,5 +217,32 @@ func TestMeta(t *testing.T) {
 	}
 	if got := task.Strings(tf.Metadata.Object("taskd"), "missing"); got != nil {
 		t.Errorf("Strings of a missing key = %v", got)
+	}
+}
+
+// TestParseTimeout: a timeout in seconds beyond what a duration holds, or
+// under a nanosecond, is refused; converted, the first was negative and
+// the second zero, and either gave the attempt the default timeout.
+func TestParseTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		in   any
+		want time.Duration
+		ok   bool
+	}{
+		{"90s", 90 * time.Second, true},
+		{json.Number("1.5"), 1500 * time.Millisecond, true},
+		{json.Number("1000000000"), 1e9 * time.Second, true},
+		{json.Number("1e12"), 0, false},
+		{json.Number("9300000000"), 0, false},
+		{json.Number("1e-10"), 0, false},
+		{json.Number("0"), 0, false},
+		{json.Number("-1"), 0, false},
+		{"0s", 0, false},
+		{"3000000h", 0, false},
+	} {
+		got, err := task.ParseTimeout(tt.in)
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("ParseTimeout(%v) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
 	}
 }

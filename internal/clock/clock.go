@@ -121,6 +121,14 @@ func (f *Fake) Set(t time.Time) {
 	}
 }
 
+// Back moves the clock d back, as a system clock set back by a person or
+// by time synchronisation; its timers keep the times they fire at.
+func (f *Fake) Back(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(-d)
+}
+
 // NewTimer implements Clock.
 func (f *Fake) NewTimer(d time.Duration) Timer {
 	ft := &fakeTimer{f: f, c: make(chan time.Time, 1)}
