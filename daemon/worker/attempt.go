@@ -36,9 +36,6 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	if w.endedHere(wk.ID) {
-		// Published again: its coordinator has nothing of it, and its
-		// End may have been lost with the server's store.
-		w.resendEnd(ctx, wk.ID)
 		_ = m.Ack()
 		return
 	}
@@ -281,7 +278,6 @@ func (w *Worker) end(ctx context.Context, r *run, wk remote.Work, f finished, lo
 		case <-time.After(delay):
 		}
 	}
-	w.keepEnd(wk.ID, data)
 	log.Info("attempt ended", "outcome", e.Outcome, "success", f.res.Success)
 	return true
 }

@@ -3,12 +3,10 @@ package worker
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskd/taskd/daemon/remote"
 )
 
@@ -36,9 +34,6 @@ func (w *Worker) beat(ctx context.Context) {
 			failed = false
 		}
 		w.lookForCancels(ctx)
-		if w.resend.Load() && w.resendEnds(ctx) {
-			w.resend.Store(false)
-		}
 		select {
 		case <-ctx.Done():
 			return
@@ -67,27 +62,11 @@ func (w *Worker) publishBeat(ctx context.Context, stopped bool) error {
 	}
 	data, _ := json.Marshal(hb)
 	m := &nats.Msg{Subject: remote.HeartbeatSubject(w.c.Prefix, w.c.Signer.PublicKey()), Data: data}
-	ack, err := w.c.PublishMsg(ctx, m)
-	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) {
-			w.storeLost() // the pool bucket is missing
-		}
+	if _, err := w.c.PublishMsg(ctx, m); err != nil {
 		return err
 	}
 	w.hbSeq.Store(seq)
-	if prev := w.hbStored.Swap(ack.Sequence); prev != 0 && ack.Sequence <= prev {
-		w.storeLost() // a stream's sequence only grows: the bucket was made again
-	}
 	return nil
-}
-
-// storeLost records that the server lost its store, and with it, maybe,
-// Ends stored while their coordinator was away: the next heartbeat sends
-// again the Ends kept.
-func (w *Worker) storeLost() {
-	if !w.resend.Swap(true) {
-		w.log.Warn("the NATS server lost its store; sending again the ends of the attempts that ended here lately")
-	}
 }
 
 // holding lists the attempts the worker holds, oldest first.

@@ -2,13 +2,9 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/taskd/taskd/daemon/remote"
 )
 
@@ -50,78 +46,6 @@ func (w *Worker) unregister(id string, ended bool) {
 			w.ended = w.ended[len(w.ended)-4096:]
 		}
 	}
-}
-
-// keptEnds is how many of the last Ends a worker keeps, to send them
-// again if the server loses its store.
-const keptEnds = 256
-
-// A keptEnd is the End of an attempt that ended here, as it was stored.
-type keptEnd struct {
-	id   string
-	data []byte
-}
-
-// keepEnd keeps the End of attempt id, data, stored.
-func (w *Worker) keepEnd(id string, data []byte) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.ends = append(w.ends, keptEnd{id, data})
-	if len(w.ends) > keptEnds {
-		w.ends = slices.Clone(w.ends[len(w.ends)-keptEnds:])
-	}
-}
-
-// resendEnds sends the Ends kept again, and reports whether the server
-// took them all. Each goes with a claim, which the new store lacks too;
-// an attempt someone has claimed in the new store is left alone. An End
-// its coordinator recorded before the loss lands in the runs stream
-// where nobody reads it, and goes with the stream's age limit.
-func (w *Worker) resendEnds(ctx context.Context) bool {
-	w.mu.Lock()
-	ends := slices.Clone(w.ends)
-	w.mu.Unlock()
-	for _, e := range ends {
-		if err := w.resendOne(ctx, e); err != nil {
-			w.log.Debug("cannot send an attempt's end again yet", "remote", e.id, "err", err)
-			return false
-		}
-	}
-	return true
-}
-
-// resendEnd sends the End of attempt id again, if it is kept.
-func (w *Worker) resendEnd(ctx context.Context, id string) {
-	w.mu.Lock()
-	i := slices.IndexFunc(w.ends, func(e keptEnd) bool { return e.id == id })
-	var e keptEnd
-	if i >= 0 {
-		e = w.ends[i]
-	}
-	w.mu.Unlock()
-	if i < 0 {
-		return
-	}
-	if err := w.resendOne(ctx, e); err != nil {
-		w.log.Debug("cannot send an attempt's end again", "remote", id, "err", err)
-	}
-}
-
-func (w *Worker) resendOne(ctx context.Context, e keptEnd) error {
-	st, _ := json.Marshal(remote.Start{Worker: w.cfg.Name, Boot: w.boot, Seq: w.hbSeq.Load(), Host: w.host, At: time.Now().UTC()})
-	claim := &nats.Msg{Subject: remote.RunSubject(w.c.Prefix, e.id, remote.KindStart), Data: st}
-	_, err := w.c.PublishMsg(ctx, claim, jetstream.WithExpectLastSequencePerSubject(0))
-	if remote.WrongLastSeq(err) {
-		return nil // the store has its claim, or another's
-	}
-	if err != nil {
-		return err
-	}
-	if _, err := w.c.Publish(ctx, e.id, remote.KindEnd, remote.Message{Data: e.data, ID: e.id + ".end"}); err != nil {
-		return err
-	}
-	w.log.Info("sent an attempt's end again", "remote", e.id)
-	return nil
 }
 
 // endedHere reports whether attempt id ended here lately.

@@ -110,14 +110,11 @@ type Worker struct {
 	stopped sync.Once
 
 	hbSeq    atomic.Uint64 // the last heartbeat published
-	hbStored atomic.Uint64 // the pool bucket's sequence of the last one stored
-	resend   atomic.Bool   // the ends kept are to be sent again (the server lost its store)
 	draining atomic.Bool
 
 	mu      sync.Mutex          // protects the fields below
 	running map[string]*run     // attempts being handled here, by id
 	ended   []string            // attempts ended here lately, oldest first
-	ends    []keptEnd           // the Ends of the last of them, oldest first
 	pulling map[string]struct{} // consumers being pulled from, by name
 
 	repoMu sync.Mutex // serialises clones and worktrees of one cache
