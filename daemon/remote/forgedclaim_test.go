@@ -61,11 +61,18 @@ func TestRemote_ForgedClaimIsNoWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Both attempts are pulled before either goes back to the queue: an
+	// attempt given back at once (Nak) is delivered again at once, and
+	// would be pulled a second time instead of the other.
+	var pulled []jetstream.Msg
 	for range 2 {
 		m, err := cons.Next(jetstream.FetchMaxWait(10 * time.Second))
 		if err != nil {
 			t.Fatalf("pull an attempt: %v", err)
 		}
+		pulled = append(pulled, m)
+	}
+	for _, m := range pulled {
 		a := m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
 		forged := &nats.Msg{Subject: remote.RunSubject("taskd", a, remote.KindStart), Header: nats.Header{}}
 		switch ids[a] {
